@@ -1,0 +1,40 @@
+//! The device trait: where a stream's bytes become durable. API SKELETON.
+
+use crate::scan::StreamSource;
+use crate::{Lsn, WalError};
+
+/// What a device is, for reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// "file", "pmem" or "null".
+    pub kind: &'static str,
+    /// Directory, region file, or empty.
+    pub location: String,
+}
+
+/// A log device holding one stream.
+///
+/// Writers copy their records into the device's buffer with [`Device::fill`] (a DRAM ring for
+/// files, the persistent ring itself for pmem); one flusher at a time makes ranges durable with
+/// [`Device::flush`], always with increasing, contiguous ranges.
+pub trait Device: Send + Sync + StreamSource {
+    fn info(&self) -> DeviceInfo;
+    /// Ring capacity: a writer may fill `[lsn, lsn + len)` only once `lsn + len <= reusable() + capacity()`.
+    fn capacity(&self) -> u64;
+    /// Ring bytes before this LSN may be overwritten (flushed to file, or destaged / truncated).
+    fn reusable(&self) -> Lsn;
+    /// Copy `bytes` to stream position `lsn`. Called concurrently by writers on disjoint ranges.
+    /// A pmem device persists them here (the fence must come from the writing thread).
+    fn fill(&self, lsn: Lsn, bytes: &[u8]);
+    /// True if `fill` alone makes bytes durable (pmem); then `flush` only records the watermark.
+    fn durable_on_fill(&self) -> bool;
+    /// Make `[from, to)` durable. Errors poison the stream, except `NoSpace`, which is retried.
+    fn flush(&self, from: Lsn, to: Lsn) -> Result<(), WalError>;
+    /// Check (and prepare, e.g. preallocate) space for bytes up to `upto`; `NoSpace` if there is none.
+    fn ensure_space(&self, upto: Lsn) -> Result<(), WalError>;
+    /// After recovery: discard everything at and after `end` durably, so no stale byte beyond it
+    /// can ever decode as a record, and make `end` the position of the next append.
+    fn reset_tail(&self, end: Lsn) -> Result<(), WalError>;
+    /// Space before `upto` is no longer needed (checkpoint truncation).
+    fn release(&self, upto: Lsn) -> Result<(), WalError>;
+}

@@ -1,0 +1,1 @@
+//! A device that keeps nothing: the no-logging baseline.
