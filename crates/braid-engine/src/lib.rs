@@ -1,1 +1,24 @@
-//! placeholder
+//! braid-engine: an embedded, in-memory, durable transactional store whose logging scales with
+//! cores. Tables of fixed-width rows indexed by u64 keys (hash or ordered), transactions under
+//! two-phase locking (NO_WAIT) or OCC with early lock release, stored procedures for command
+//! logging, and recovery through the logging scheme chosen at open. The engine knows nothing of
+//! a particular scheme: it calls the scheme's hooks on every row access and at commit
+//! (`braid_wal::scheme`).
+
+pub mod db;
+pub mod env;
+pub mod error;
+pub mod procedure;
+mod recovery;
+pub mod row;
+pub mod schema;
+pub mod table;
+pub mod txn;
+
+pub use braid_wal::scheme::{LogKind, SchemeKind, Ticket};
+pub use db::{Cc, Db, DeviceConfig, FileOptions, Loader, MemoryReport, Meta, OpenReport, Options, PmemOptions, Worker};
+pub use env::{Env, PmemEnv, SimPmem};
+pub use error::{EngineError, TxError};
+pub use procedure::{ParamReader, Params, Procedures};
+pub use schema::{Catalog, Column, ColumnType, IndexKind, Schema, TableDef, TableId};
+pub use txn::{RowWriter, Txn};

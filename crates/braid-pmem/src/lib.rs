@@ -1,21 +1,78 @@
 //! braid-pmem: persistent-memory regions and the persistence primitives every braid log and the
 //! REWIND library stand on.
 //!
-//! API SKELETON — bodies are filled in by the implementation.
+//! A [`Region`] is a byte range that is either a file mapped with `MAP_SHARED` (persistent
+//! memory on a DAX file system, or a file in `/dev/shm` standing in for it), anonymous DRAM
+//! ([`Region::anonymous`], a volatile log buffer), or a simulated persistent memory built by
+//! [`CrashSim`] that keeps a live and a durable image so tests can cut the power at any point.
+//!
+//! Durability follows the x86 persistence model the papers assume (Wang & Johnson 2014 §2,
+//! Huang et al. 2014 §2, REWIND §2): under [`Domain::Adr`] a store is durable once its cache
+//! line was written back (CLWB, else CLFLUSHOPT, else CLFLUSH, chosen at run time) and a fence
+//! (SFENCE) ordered the write-back; under [`Domain::Eadr`] the caches are in the persistence
+//! domain and only the fence is needed, to order streaming stores. The slower write latency of
+//! NVM is emulated the way the papers do it, with an extra busy-wait per persisted cache line.
+//!
+//! Memory model: a region is shared memory. Any number of threads may use one region at the
+//! same time as long as concurrent writers (and readers racing with writers) use disjoint byte
+//! ranges; overlapping concurrent plain accesses are a caller error. The 8-byte atomic
+//! accessors ([`Region::load_u64`], [`Region::store_u64`], [`Region::cas_u64`]) may be used
+//! concurrently on the same word. Out-of-range or misaligned accesses are caller bugs and
+//! panic with a message naming the offending range.
+//!
+//! This crate is the only one of the workspace allowed `unsafe`; every block carries a
+//! `SAFETY:` comment.
 
-use std::path::{Path, PathBuf};
+mod crash;
+mod delay;
+mod persist;
+mod region;
+mod stats;
+
+use std::path::PathBuf;
+
+pub use crash::{CrashMode, CrashSim};
+pub use delay::busy_wait_ns;
+pub use region::Region;
+pub use stats::PmemStats;
 
 /// Errors of the persistent-memory layer.
 #[derive(Debug, thiserror::Error)]
 pub enum PmemError {
     #[error("{path}: {source}")]
-    Io { path: PathBuf, #[source] source: std::io::Error },
-    #[error("{path} is not a braid region (bad magic); remove it or point braid at another file")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} is not a braid region (too short or bad magic); remove it or point braid at another file"
+    )]
     NotARegion { path: PathBuf },
-    #[error("{path}: region format version {found}, this braid reads version {expected}")]
-    Version { path: PathBuf, found: u32, expected: u32 },
-    #[error("{path}: region holds {found} bytes but {expected} were asked for; open it with its size or recreate it")]
-    SizeMismatch { path: PathBuf, found: u64, expected: u64 },
+    #[error(
+        "{path}: region format version {found}, this braid reads version {expected}; recreate the region with this braid or use the braid that wrote it"
+    )]
+    Version {
+        path: PathBuf,
+        found: u32,
+        expected: u32,
+    },
+    #[error(
+        "{path}: region holds {found} bytes but {expected} were asked for; open it with its size or recreate it"
+    )]
+    SizeMismatch {
+        path: PathBuf,
+        found: u64,
+        expected: u64,
+    },
+    #[error(
+        "{path}: damaged region header ({detail}); the file cannot be trusted, recreate the region"
+    )]
+    CorruptHeader { path: PathBuf, detail: String },
+    #[error(
+        "the cache-line flush instruction {kind:?} is not supported by this CPU; leave `flush` unset to detect the best one"
+    )]
+    FlushUnsupported { kind: FlushKind },
     #[error("region operation needs a CrashSim region")]
     NotSimulated,
 }
@@ -31,14 +88,36 @@ pub enum Domain {
 
 /// Cache-line write-back instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FlushKind { Clwb, ClflushOpt, Clflush, None }
+pub enum FlushKind {
+    /// `CLWB`: writes the line back and may keep it cached.
+    Clwb,
+    /// `CLFLUSHOPT`: writes back and invalidates, weakly ordered.
+    ClflushOpt,
+    /// `CLFLUSH`: writes back and invalidates, ordered with other CLFLUSHes and stores.
+    Clflush,
+    /// No flush instruction at all (flush calls are still counted and delayed); used to
+    /// measure the cost of everything but the write-back, or on non-x86 targets.
+    None,
+}
 
 impl FlushKind {
     /// Best instruction this CPU has (CLWB, else CLFLUSHOPT, else CLFLUSH), detected at run time.
-    pub fn detect() -> FlushKind { unimplemented!() }
+    /// Non-x86 targets have none of them and get [`FlushKind::None`].
+    pub fn detect() -> FlushKind {
+        [FlushKind::Clwb, FlushKind::ClflushOpt, FlushKind::Clflush]
+            .into_iter()
+            .find(|k| k.is_supported())
+            .unwrap_or(FlushKind::None)
+    }
+
+    /// Whether this CPU can execute the instruction (always true for [`FlushKind::None`]).
+    pub fn is_supported(self) -> bool {
+        persist::flush_supported(self)
+    }
 }
 
-#[derive(Debug, Clone, Copy)]
+/// How a region persists: durability domain, flush instruction, emulated NVM latency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PmemConfig {
     pub domain: Domain,
     /// `None` = detect at run time.
@@ -46,61 +125,23 @@ pub struct PmemConfig {
     /// Emulated extra NVM write latency per persisted cache line (busy-wait), nanoseconds.
     pub write_delay_ns: u64,
 }
+
 impl Default for PmemConfig {
-    fn default() -> Self { PmemConfig { domain: Domain::Adr, flush: None, write_delay_ns: 0 } }
+    fn default() -> Self {
+        PmemConfig {
+            domain: Domain::Adr,
+            flush: None,
+            write_delay_ns: 0,
+        }
+    }
 }
 
+/// Size of a CPU cache line, the unit of write-back.
 pub const CACHE_LINE: usize = 64;
 /// Bytes reserved at the start of a region file for its header; offsets in the API are relative
 /// to the usable area after it.
 pub const HEADER_SIZE: usize = 4096;
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PmemStats { pub lines_flushed: u64, pub fences: u64, pub nt_bytes: u64 }
-
-/// How a simulated power failure treats lines that were not persisted.
-#[derive(Debug, Clone, Copy)]
-pub enum CrashMode {
-    DropUnpersisted,
-    KeepRandom { seed: u64, keep_probability: f64 },
-}
-
-/// A mapped region: file-backed persistent memory, anonymous DRAM, or a CrashSim image.
-/// Cheap to clone (shared handle); Send + Sync. Concurrent writers must use disjoint ranges.
-#[derive(Clone)]
-pub struct Region { _p: () }
-
-impl std::fmt::Debug for Region {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { f.write_str("Region") }
-}
-
-impl Region {
-    pub fn create(_path: &Path, _size: usize, _cfg: PmemConfig) -> Result<Region, PmemError> { unimplemented!() }
-    pub fn open(_path: &Path, _expected_size: Option<usize>, _cfg: PmemConfig) -> Result<Region, PmemError> { unimplemented!() }
-    pub fn anonymous(_size: usize) -> Region { unimplemented!() }
-    pub fn len(&self) -> usize { unimplemented!() }
-    pub fn is_empty(&self) -> bool { self.len() == 0 }
-    pub fn config(&self) -> PmemConfig { unimplemented!() }
-    pub fn path(&self) -> Option<&Path> { unimplemented!() }
-    pub fn is_volatile(&self) -> bool { unimplemented!() }
-    pub fn write(&self, _off: usize, _src: &[u8]) { unimplemented!() }
-    pub fn write_nt(&self, _off: usize, _src: &[u8]) { unimplemented!() }
-    pub fn read(&self, _off: usize, _dst: &mut [u8]) { unimplemented!() }
-    pub fn fill(&self, _off: usize, _len: usize, _byte: u8) { unimplemented!() }
-    pub fn load_u64(&self, _off: usize) -> u64 { unimplemented!() }
-    pub fn store_u64(&self, _off: usize, _v: u64) { unimplemented!() }
-    pub fn cas_u64(&self, _off: usize, _old: u64, _new: u64) -> Result<u64, u64> { unimplemented!() }
-    pub fn flush(&self, _off: usize, _len: usize) { unimplemented!() }
-    pub fn fence(&self) { unimplemented!() }
-    pub fn persist(&self, _off: usize, _len: usize) { unimplemented!() }
-    pub fn stats(&self) -> PmemStats { unimplemented!() }
-    pub fn crash(&self, _mode: CrashMode) -> Result<Region, PmemError> { unimplemented!() }
-    pub fn freeze_after(&self, _events: u64) -> Result<(), PmemError> { unimplemented!() }
-    pub fn persist_events(&self) -> u64 { unimplemented!() }
-}
-
-/// Builder of simulated regions for power-failure tests.
-pub struct CrashSim;
-impl CrashSim {
-    pub fn region(_size: usize, _cfg: PmemConfig) -> Region { unimplemented!() }
-}
+/// Magic bytes at the start of every region file.
+pub const REGION_MAGIC: [u8; 8] = *b"BRAIDRGN";
+/// Region file format version this crate writes and reads.
+pub const REGION_VERSION: u32 = 1;

@@ -1,1 +1,83 @@
-//! placeholder
+//! braid-rewind: REWIND (Chatzistergiou, Cintra and Viglas, "REWIND: Recovery Write-Ahead
+//! System for In-Memory Non-Volatile Data-Structures", VLDB 2015) on braid-pmem.
+//!
+//! A [`Pool`] is a persistent region (a file, a CrashSim region for tests, or anonymous DRAM
+//! for baselines) holding a root object, a persistent heap ([`alloc`]) and one or more
+//! recoverable logs. Code updates persistent data structures in place inside
+//! [`Pool::transaction`]: every [`Tx::write`] first appends a physical (address, old, new)
+//! record to a log that lives in persistent memory and is recoverable itself (§3), then
+//! stores. An `Err` or a panic rolls the transaction back with compensation log records
+//! (CLRs); reopening a pool after a crash recovers the log structure, then runs analysis, redo
+//! (no-force) and undo (§4.5).
+//!
+//! Configurations ([`PoolConfig`]), the design space of §2-§3:
+//! * log layout: [`LogLayout::Simple`] (the atomic doubly-linked list of Alg. 1),
+//!   [`LogLayout::Optimized`] (bucketed) and [`LogLayout::Batch`] (a cache line of records
+//!   persisted with one fence);
+//! * [`Layers::One`] (the list alone) or [`Layers::Two`] (an atomic AVL index by transaction
+//!   over the list);
+//! * [`Policy::Force`] (user writes persisted by commit, log cleared at commit) or
+//!   [`Policy::NoForce`] (user writes cached, log cleared by checkpoints, redo at recovery);
+//! * one shared log or per-thread logs ([`LogMode`]).
+//!
+//! Isolation is the user's, as in REWIND: transactions of different threads must not write
+//! the same words concurrently (hold your locks until the transaction returns).
+//!
+//! On top of the library: a persistent B+-tree ([`btree`]) with a non-recoverable twin, a
+//! doubly-linked list ([`list`]), TPC-C New-Order ([`tpcc`]) and the experiments of the
+//! paper's evaluation ([`bench`]).
+
+pub mod alloc;
+pub mod bench;
+pub mod btree;
+pub mod list;
+pub mod tpcc;
+
+mod adll;
+mod avl;
+mod log;
+mod pool;
+mod pptr;
+mod record;
+mod recovery;
+mod tx;
+
+pub use alloc::HeapReport;
+pub use braid_pmem::{CrashMode, CrashSim, Domain, PmemConfig, Region};
+pub use log::LogLayout;
+pub use pool::{Layers, LogMode, Policy, Pool, PoolConfig, PoolStats};
+pub use pptr::{PPtr, Persist};
+pub use recovery::RecoveryReport;
+pub use tx::{Mem, RawMem, Tx};
+
+/// Errors of the REWIND library.
+#[derive(Debug, thiserror::Error)]
+pub enum RewindError {
+    #[error(transparent)]
+    Pmem(#[from] braid_pmem::PmemError),
+    #[error(
+        "the pool has no free block for {size} bytes; create a larger pool or free objects"
+    )]
+    OutOfMemory { size: usize },
+    #[error("cannot allocate {size} bytes: the largest block holds {max} bytes")]
+    TooLarge { size: usize, max: usize },
+    #[error(
+        "a log is full ({capacity} records); use shorter transactions, checkpoint more often \
+         (no-force), or create the pool with a larger log_capacity"
+    )]
+    LogFull { capacity: usize },
+    #[error("not a REWIND pool: {0}")]
+    NotAPool(String),
+    #[error("damaged pool: {0}")]
+    Corrupt(String),
+    #[error("double free of the object at offset {0:#x}")]
+    DoubleFree(u64),
+    #[error("offset {0:#x} is not the start of an allocated object")]
+    BadPointer(u64),
+    #[error("invalid pool configuration: {0}")]
+    Config(String),
+    #[error("the pool region of {have} bytes is too small; it needs at least {need} bytes")]
+    TooSmall { have: usize, need: usize },
+    #[error("the B+-tree or data structure rejected the operation: {0}")]
+    Invalid(String),
+}

@@ -37,4 +37,8 @@ pub trait Device: Send + Sync + StreamSource {
     fn reset_tail(&self, end: Lsn) -> Result<(), WalError>;
     /// Space before `upto` is no longer needed (checkpoint truncation).
     fn release(&self, upto: Lsn) -> Result<(), WalError>;
+    /// The stream has published `durable` as its durable watermark (every byte before it is
+    /// filled and durable). Called after each advance, possibly out of order from several
+    /// threads; devices that act on the durable point (pmem de-staging) keep the maximum.
+    fn note_durable(&self, _durable: Lsn) {}
 }

@@ -25,6 +25,8 @@ pub enum WalError {
     Pmem(Arc<braid_pmem::PmemError>),
     #[error("log stream {0} is shut down")]
     Closed(u32),
+    #[error("replaying transaction {txn} (stream {stream}, LSN {lsn}) failed: {cause}")]
+    Replay { stream: u32, lsn: u64, txn: u64, cause: String },
 }
 
 impl From<braid_pmem::PmemError> for WalError {

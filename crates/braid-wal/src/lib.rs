@@ -16,6 +16,7 @@ pub mod payload;
 pub mod pmem_device;
 pub mod record;
 pub mod scan;
+pub mod scheme;
 pub mod stream;
 
 pub use error::WalError;

@@ -1,36 +1,368 @@
-//! Payload codecs: redo operations and commands. API SKELETON.
+//! Payload codecs: redo operations (data logging) and commands (command logging, Taurus
+//! Section 3.4 / the "command logging" variant of every scheme).
+//!
+//! Redo payload: a sequence of operations, each (little endian)
+//! ```text
+//! u8  op      1 update | 2 insert | 3 delete
+//! u32 table
+//! u64 key
+//! update: u64 column mask, u32 len, len bytes (after-images of the masked columns, in order)
+//! insert: u32 len, len bytes (full row image)
+//! delete: nothing more
+//! ```
+//! Command payload: `u32 proc id, u32 len, len bytes of parameters`, nothing after.
+//!
+//! Decoders never panic; a [`PayloadError`] names the byte offset of the field that is bad.
+//! Choices: a redo payload may be empty (no operations); bytes after a command's parameters are
+//! an error (a command payload is exactly one command). Data longer than `u32::MAX` bytes cannot
+//! be encoded (a record is limited to [`crate::record::MAX_RECORD_LEN`] anyway): the encoders
+//! panic on it as a caller bug.
 
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 #[error("malformed payload at byte {at}: {what}")]
-pub struct PayloadError { pub at: usize, pub what: &'static str }
+pub struct PayloadError {
+    pub at: usize,
+    pub what: &'static str,
+}
+
+pub const OP_UPDATE: u8 = 1;
+pub const OP_INSERT: u8 = 2;
+pub const OP_DELETE: u8 = 3;
+
+/// Bytes of an op before its op-specific part: tag, table, key.
+const OP_HEAD: usize = 1 + 4 + 8;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RedoOp<'a> {
     /// After-image of the columns in `columns` (bit i = column i), concatenated in column order.
-    Update { table: u32, key: u64, columns: u64, data: &'a [u8] },
+    Update {
+        table: u32,
+        key: u64,
+        columns: u64,
+        data: &'a [u8],
+    },
     /// Full row image.
-    Insert { table: u32, key: u64, data: &'a [u8] },
-    Delete { table: u32, key: u64 },
+    Insert {
+        table: u32,
+        key: u64,
+        data: &'a [u8],
+    },
+    Delete {
+        table: u32,
+        key: u64,
+    },
+}
+
+impl RedoOp<'_> {
+    pub fn table(&self) -> u32 {
+        match *self {
+            RedoOp::Update { table, .. }
+            | RedoOp::Insert { table, .. }
+            | RedoOp::Delete { table, .. } => table,
+        }
+    }
+
+    pub fn key(&self) -> u64 {
+        match *self {
+            RedoOp::Update { key, .. }
+            | RedoOp::Insert { key, .. }
+            | RedoOp::Delete { key, .. } => key,
+        }
+    }
+
+    /// Bytes this op takes in a redo payload.
+    pub fn encoded_len(&self) -> usize {
+        match self {
+            RedoOp::Update { data, .. } => OP_HEAD + 8 + 4 + data.len(),
+            RedoOp::Insert { data, .. } => OP_HEAD + 4 + data.len(),
+            RedoOp::Delete { .. } => OP_HEAD,
+        }
+    }
+}
+
+fn len_u32(len: usize) -> [u8; 4] {
+    // A caller bug, documented in the module doc: no record can hold 4 GiB.
+    assert!(
+        len <= u32::MAX as usize,
+        "redo data of {len} bytes cannot be encoded"
+    );
+    (len as u32).to_le_bytes()
 }
 
 /// Builds a redo payload; reusable (clear) so workers do not allocate per transaction.
 #[derive(Debug, Default, Clone)]
-pub struct RedoBuf { pub bytes: Vec<u8> }
+pub struct RedoBuf {
+    pub bytes: Vec<u8>,
+}
 
 impl RedoBuf {
-    pub fn clear(&mut self) { self.bytes.clear() }
-    pub fn push(&mut self, _op: &RedoOp<'_>) { unimplemented!() }
+    pub fn clear(&mut self) {
+        self.bytes.clear()
+    }
+
+    fn push_head(&mut self, tag: u8, table: u32, key: u64) {
+        self.bytes.push(tag);
+        self.bytes.extend_from_slice(&table.to_le_bytes());
+        self.bytes.extend_from_slice(&key.to_le_bytes());
+    }
+
+    pub fn push(&mut self, op: &RedoOp<'_>) {
+        self.bytes.reserve(op.encoded_len());
+        match *op {
+            RedoOp::Update {
+                table,
+                key,
+                columns,
+                data,
+            } => {
+                self.push_head(OP_UPDATE, table, key);
+                self.bytes.extend_from_slice(&columns.to_le_bytes());
+                self.bytes.extend_from_slice(&len_u32(data.len()));
+                self.bytes.extend_from_slice(data);
+            }
+            RedoOp::Insert { table, key, data } => {
+                self.push_head(OP_INSERT, table, key);
+                self.bytes.extend_from_slice(&len_u32(data.len()));
+                self.bytes.extend_from_slice(data);
+            }
+            RedoOp::Delete { table, key } => self.push_head(OP_DELETE, table, key),
+        }
+    }
+
     /// Append an Update whose data is written by `fill` into a buffer of `len` bytes.
-    pub fn push_update_with(&mut self, _table: u32, _key: u64, _columns: u64, _len: usize, _fill: impl FnOnce(&mut [u8])) { unimplemented!() }
-    pub fn is_empty(&self) -> bool { self.bytes.is_empty() }
+    pub fn push_update_with(
+        &mut self,
+        table: u32,
+        key: u64,
+        columns: u64,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]),
+    ) {
+        let len_bytes = len_u32(len);
+        self.bytes.reserve(OP_HEAD + 12 + len);
+        self.push_head(OP_UPDATE, table, key);
+        self.bytes.extend_from_slice(&columns.to_le_bytes());
+        self.bytes.extend_from_slice(&len_bytes);
+        let at = self.bytes.len();
+        self.bytes.resize(at + len, 0);
+        fill(&mut self.bytes[at..]);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
 }
 
-pub struct RedoIter<'a> { _p: std::marker::PhantomData<&'a ()> }
+/// A cursor over a payload that reports offsets in errors.
+struct Cursor<'a> {
+    buf: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], PayloadError> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.buf.len());
+        match end {
+            Some(end) => {
+                let s = &self.buf[self.at..end];
+                self.at = end;
+                Ok(s)
+            }
+            None => Err(PayloadError { at: self.at, what }),
+        }
+    }
+
+    fn u8(&mut self, what: &'static str) -> Result<u8, PayloadError> {
+        Ok(self.take(1, what)?[0])
+    }
+
+    fn u32(&mut self, what: &'static str) -> Result<u32, PayloadError> {
+        let b = self.take(4, what)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn u64(&mut self, what: &'static str) -> Result<u64, PayloadError> {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(self.take(8, what)?);
+        Ok(u64::from_le_bytes(a))
+    }
+
+    /// A `u32` length followed by that many bytes.
+    fn data(
+        &mut self,
+        what_len: &'static str,
+        what_data: &'static str,
+    ) -> Result<&'a [u8], PayloadError> {
+        let n = self.u32(what_len)? as usize;
+        self.take(n, what_data)
+    }
+}
+
+/// Iterator over the ops of a redo payload; after an error it yields nothing more.
+pub struct RedoIter<'a> {
+    cur: Cursor<'a>,
+    failed: bool,
+}
+
+impl std::fmt::Debug for RedoIter<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedoIter")
+            .field("at", &self.cur.at)
+            .field("len", &self.cur.buf.len())
+            .finish()
+    }
+}
+
+impl<'a> RedoIter<'a> {
+    /// Byte offset of the next op.
+    pub fn offset(&self) -> usize {
+        self.cur.at
+    }
+
+    fn op(&mut self) -> Result<RedoOp<'a>, PayloadError> {
+        let start = self.cur.at;
+        let tag = self.cur.u8("truncated op tag")?;
+        let table = self.cur.u32("truncated table id")?;
+        let key = self.cur.u64("truncated key")?;
+        match tag {
+            OP_UPDATE => {
+                let columns = self.cur.u64("truncated column mask")?;
+                let data = self.cur.data(
+                    "truncated data length",
+                    "update data extends past the payload",
+                )?;
+                Ok(RedoOp::Update {
+                    table,
+                    key,
+                    columns,
+                    data,
+                })
+            }
+            OP_INSERT => {
+                let data = self.cur.data(
+                    "truncated data length",
+                    "insert data extends past the payload",
+                )?;
+                Ok(RedoOp::Insert { table, key, data })
+            }
+            OP_DELETE => Ok(RedoOp::Delete { table, key }),
+            _ => Err(PayloadError {
+                at: start,
+                what: "unknown redo op tag",
+            }),
+        }
+    }
+}
+
 impl<'a> Iterator for RedoIter<'a> {
     type Item = Result<RedoOp<'a>, PayloadError>;
-    fn next(&mut self) -> Option<Self::Item> { unimplemented!() }
-}
-pub fn decode_redo(_payload: &[u8]) -> RedoIter<'_> { unimplemented!() }
 
-pub fn encode_command(_proc_id: u32, _params: &[u8], _out: &mut Vec<u8>) { unimplemented!() }
-pub fn decode_command(_payload: &[u8]) -> Result<(u32, &[u8]), PayloadError> { unimplemented!() }
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.cur.at >= self.cur.buf.len() {
+            return None;
+        }
+        let r = self.op();
+        self.failed = r.is_err();
+        Some(r)
+    }
+}
+
+impl std::iter::FusedIterator for RedoIter<'_> {}
+
+pub fn decode_redo(payload: &[u8]) -> RedoIter<'_> {
+    RedoIter {
+        cur: Cursor {
+            buf: payload,
+            at: 0,
+        },
+        failed: false,
+    }
+}
+
+/// Append a command (stored procedure id and its serialized parameters) to `out`.
+pub fn encode_command(proc_id: u32, params: &[u8], out: &mut Vec<u8>) {
+    out.reserve(8 + params.len());
+    out.extend_from_slice(&proc_id.to_le_bytes());
+    out.extend_from_slice(&len_u32(params.len()));
+    out.extend_from_slice(params);
+}
+
+pub fn decode_command(payload: &[u8]) -> Result<(u32, &[u8]), PayloadError> {
+    let mut cur = Cursor {
+        buf: payload,
+        at: 0,
+    };
+    let proc_id = cur.u32("truncated procedure id")?;
+    let params = cur.data(
+        "truncated parameter length",
+        "parameters extend past the payload",
+    )?;
+    if cur.at != payload.len() {
+        return Err(PayloadError {
+            at: cur.at,
+            what: "trailing bytes after the parameters",
+        });
+    }
+    Ok((proc_id, params))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn redo_round_trip_and_errors() {
+        let mut b = RedoBuf::default();
+        b.push(&RedoOp::Insert {
+            table: 1,
+            key: 2,
+            data: b"row",
+        });
+        b.push_update_with(3, 4, 0b101, 2, |d| d.copy_from_slice(b"xy"));
+        b.push(&RedoOp::Delete { table: 5, key: 6 });
+        let ops: Vec<_> = decode_redo(&b.bytes).collect::<Result<_, _>>().unwrap();
+        assert_eq!(
+            ops,
+            vec![
+                RedoOp::Insert {
+                    table: 1,
+                    key: 2,
+                    data: b"row"
+                },
+                RedoOp::Update {
+                    table: 3,
+                    key: 4,
+                    columns: 0b101,
+                    data: b"xy"
+                },
+                RedoOp::Delete { table: 5, key: 6 },
+            ]
+        );
+        let mut bad = b.bytes.clone();
+        bad[20] = 9; // the second op's tag (first op: 13 + 4 + 3 = 20 bytes)
+        let r: Vec<_> = decode_redo(&bad).collect();
+        assert_eq!(r.len(), 2);
+        assert_eq!(
+            r[1],
+            Err(PayloadError {
+                at: 20,
+                what: "unknown redo op tag"
+            })
+        );
+        let cut = &b.bytes[..b.bytes.len() - 1];
+        let last = decode_redo(cut).last().unwrap();
+        assert_eq!(last.unwrap_err().at, b.bytes.len() - 8);
+    }
+
+    #[test]
+    fn command_round_trip_and_errors() {
+        let mut out = Vec::new();
+        encode_command(42, b"params", &mut out);
+        assert_eq!(decode_command(&out).unwrap(), (42, &b"params"[..]));
+        assert_eq!(decode_command(&out[..3]).unwrap_err().at, 0);
+        assert_eq!(decode_command(&out[..10]).unwrap_err().at, 8);
+        out.push(0);
+        assert_eq!(decode_command(&out).unwrap_err().at, 14);
+    }
+}

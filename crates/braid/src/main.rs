@@ -1,1 +1,60 @@
-fn main() {}
+//! `braid`: benchmark, crash-test, recover and inspect braid's logging schemes side by side.
+
+mod bench;
+mod common;
+mod crash;
+mod inspect;
+mod oracle;
+mod output;
+mod recover;
+
+use clap::{Parser, Subcommand};
+
+/// Scalable logging and recovery for in-memory transactional systems.
+#[derive(Debug, Parser)]
+#[command(name = "braid", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Run a workload under each logging scheme and compare throughput, latency and log volume.
+    Bench(bench::BenchArgs),
+    /// Recover a database directory and report replay speed.
+    Recover(recover::RecoverArgs),
+    /// Crash a running database (kill -9 or simulated power failure) and check recovery.
+    CrashTest(crash::CrashArgs),
+    /// Show a database's log streams and records.
+    Inspect(inspect::InspectArgs),
+    #[command(hide = true)]
+    CrashChild(crash::ChildArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        None => {
+            use clap::CommandFactory;
+            let _ = Cli::command().print_help();
+            Ok(())
+        }
+        Some(Cmd::Bench(a)) => bench::run(a),
+        Some(Cmd::Recover(a)) => recover::run(a),
+        Some(Cmd::Inspect(a)) => inspect::run(a),
+        Some(Cmd::CrashChild(a)) => crash::child(a),
+        Some(Cmd::CrashTest(a)) => match crash::run(a) {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                eprintln!("crash-test found violations");
+                std::process::exit(1);
+            }
+            Err(e) => Err(e),
+        },
+    };
+    if let Err(e) = result {
+        eprintln!("braid: {e}");
+        std::process::exit(2);
+    }
+}

@@ -1,0 +1,651 @@
+//! `Db`: open (create or recover) a database, hand out workers, and report on it.
+//!
+//! A database directory holds `braid.json` (format version, scheme, logging kind, stream count,
+//! device kind and the catalog), the log (`log/` segment files, or `pmem/stream-NNN.region`
+//! persistent rings with `destage/` segment files), and nothing else. Reopening with another
+//! scheme, stream count, device kind or schema is refused with a message that says what to do.
+//!
+//! The initial image of the tables comes from a loader the application passes to [`Db::open`]:
+//! it runs on creation and again on every recovery, before the log is replayed on top of it, so
+//! it must be deterministic (the workloads seed their generators). Until checkpoints exist this
+//! is how bulk loads stay out of the log.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use braid_pmem::{Domain, PmemConfig};
+use braid_wal::device::Device;
+use braid_wal::file_device::{FileDevice, FileDeviceConfig};
+use braid_wal::null_device::NullDevice;
+use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig, PmemWrite};
+use braid_wal::scan::ScanMode;
+use braid_wal::scheme::{self, LogKind, RecoveryReport, Scheme, SchemeConfig, SchemeKind, SchemeWorker};
+use serde::{Deserialize, Serialize};
+
+use crate::env::Env;
+use crate::error::{EngineError, TxError};
+use crate::procedure::Procedures;
+use crate::recovery::Replayer;
+use crate::row::{Row, RowState};
+use crate::schema::{Catalog, TableId};
+use crate::table::Table;
+use crate::txn::{Mode, Txn, TxnState};
+
+/// Concurrency control.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Cc {
+    /// Two-phase locking, NO_WAIT.
+    TwoPl,
+    /// Optimistic (Silo-style).
+    Occ,
+}
+
+impl Cc {
+    pub fn name(self) -> &'static str {
+        match self {
+            Cc::TwoPl => "2pl",
+            Cc::Occ => "occ",
+        }
+    }
+}
+
+impl std::str::FromStr for Cc {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "2pl" | "twopl" => Ok(Cc::TwoPl),
+            "occ" => Ok(Cc::Occ),
+            _ => Err(format!("unknown concurrency control {s:?}; use 2pl or occ")),
+        }
+    }
+}
+
+/// File log device options.
+#[derive(Debug, Clone)]
+pub struct FileOptions {
+    pub segment_size: u64,
+    pub buffer_size: usize,
+    pub direct: bool,
+}
+
+impl Default for FileOptions {
+    fn default() -> Self {
+        FileOptions { segment_size: 64 << 20, buffer_size: 16 << 20, direct: false }
+    }
+}
+
+/// Persistent-memory log device options.
+#[derive(Debug, Clone)]
+pub struct PmemOptions {
+    /// Bytes of log ring per stream.
+    pub ring_size: usize,
+    pub domain: Domain,
+    /// Emulated extra NVM latency per persisted cache line.
+    pub write_delay_ns: u64,
+    pub write: PmemWrite,
+    /// De-stage full ring space to segment files.
+    pub destage: bool,
+}
+
+impl Default for PmemOptions {
+    fn default() -> Self {
+        PmemOptions { ring_size: 64 << 20, domain: Domain::Adr, write_delay_ns: 0, write: PmemWrite::NonTemporal, destage: true }
+    }
+}
+
+/// Where the log goes.
+#[derive(Debug, Clone)]
+pub enum DeviceConfig {
+    Null,
+    File(FileOptions),
+    Pmem(PmemOptions),
+}
+
+impl DeviceConfig {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            DeviceConfig::Null => "null",
+            DeviceConfig::File(_) => "file",
+            DeviceConfig::Pmem(_) => "pmem",
+        }
+    }
+}
+
+/// How to open a database.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub scheme: SchemeKind,
+    pub logging: LogKind,
+    pub cc: Cc,
+    pub device: DeviceConfig,
+    /// Log streams asked for (the scheme may use fewer: serial uses one).
+    pub streams: usize,
+    pub group_delay: Duration,
+    pub group_bytes: usize,
+    pub max_workers: usize,
+    pub recovery_threads: usize,
+    pub scan_mode: ScanMode,
+    pub env: Env,
+    /// Stored in `braid.json` on creation (see [`Meta::app`]).
+    pub app: serde_json::Value,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            scheme: SchemeKind::Serial,
+            logging: LogKind::Data,
+            cc: Cc::TwoPl,
+            device: DeviceConfig::Pmem(PmemOptions::default()),
+            streams: 1,
+            group_delay: Duration::ZERO,
+            group_bytes: 1 << 20,
+            max_workers: 64,
+            recovery_threads: 1,
+            scan_mode: ScanMode::Strict,
+            env: Env::default(),
+            app: serde_json::Value::Null,
+        }
+    }
+}
+
+const META_FILE: &str = "braid.json";
+const META_FORMAT: u32 = 1;
+
+/// What `braid.json` records about a database.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Meta {
+    pub format: u32,
+    pub scheme: String,
+    pub streams: usize,
+    pub device: String,
+    /// Logging kind the database was created with (records carry their own kind; informative).
+    pub logging: String,
+    /// Pmem ring bytes per stream, for pmem devices.
+    #[serde(default)]
+    pub ring_size: Option<usize>,
+    /// Segment bytes, for file devices.
+    #[serde(default)]
+    pub segment_size: Option<u64>,
+    pub catalog: Catalog,
+    /// Whatever the application wants to find again on reopen (the workload and its
+    /// parameters, for the `braid` command).
+    #[serde(default)]
+    pub app: serde_json::Value,
+}
+
+impl Meta {
+    /// Read `braid.json` of the database in `dir`.
+    pub fn read(dir: &Path, env: &Env) -> Result<Meta, EngineError> {
+        let bytes = env
+            .read_file(&dir.join(META_FILE))?
+            .ok_or_else(|| EngineError::NotADatabase { path: dir.to_path_buf() })?;
+        serde_json::from_slice(&bytes).map_err(|e| EngineError::BadMeta { path: dir.to_path_buf(), why: e.to_string() })
+    }
+}
+
+/// Bulk loading of the initial image (not logged; see the module doc).
+pub struct Loader<'a> {
+    db: &'a DbInner,
+    rows: AtomicU64,
+}
+
+impl Loader<'_> {
+    /// Insert (or replace) a row of the initial image.
+    pub fn insert(&self, table: TableId, key: u64, image: &[u8]) -> Result<(), EngineError> {
+        let t = self
+            .db
+            .tables
+            .get(table.0 as usize)
+            .ok_or_else(|| EngineError::Load(format!("no table {}", table.0)))?;
+        if image.len() != t.schema.row_len() {
+            return Err(EngineError::Load(format!(
+                "table {}: row of {} bytes, the schema says {}",
+                t.name(),
+                image.len(),
+                t.schema.row_len()
+            )));
+        }
+        t.upsert(key, Arc::new(Row::new(image.into(), RowState::Live)));
+        self.rows.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    pub fn table(&self, name: &str) -> Option<TableId> {
+        self.db.table_id(name)
+    }
+
+    pub fn schema(&self, table: TableId) -> &crate::schema::Schema {
+        &self.db.tables[table.0 as usize].schema
+    }
+}
+
+pub(crate) struct DbInner {
+    pub(crate) dir: PathBuf,
+    pub(crate) tables: Vec<Table>,
+    pub(crate) cc: Cc,
+    pub(crate) logging: LogKind,
+    pub(crate) procs: Procedures,
+    pub(crate) scheme: Arc<dyn Scheme>,
+    pub(crate) opts: Options,
+    next_txn: AtomicU64,
+    next_worker: AtomicUsize,
+}
+
+impl DbInner {
+    pub(crate) fn table_id(&self, name: &str) -> Option<TableId> {
+        self.tables.iter().position(|t| t.name() == name).map(|i| TableId(i as u32))
+    }
+}
+
+/// What opening a database did.
+#[derive(Debug, Clone, Default)]
+pub struct OpenReport {
+    pub created: bool,
+    pub rows_loaded: u64,
+    pub load_seconds: f64,
+    pub recovery: RecoveryReport,
+}
+
+/// An open database. Cheap to clone.
+#[derive(Clone)]
+pub struct Db {
+    inner: Arc<DbInner>,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db").field("dir", &self.inner.dir).field("scheme", &self.inner.scheme.kind()).finish()
+    }
+}
+
+/// Memory used per row, measured from the live tables.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct MemoryReport {
+    pub rows: u64,
+    /// Row image bytes per row (the schema's width), averaged over tables by row count.
+    pub image_bytes_per_row: f64,
+    /// Engine overhead per row: row header (lock, version, latch, pointers), allocation headers
+    /// and the index entry.
+    pub engine_bytes_per_row: f64,
+    /// The logging scheme's per-row metadata.
+    pub scheme_bytes_per_row: f64,
+}
+
+impl Db {
+    /// Open the database in `dir`, creating it if the directory is empty or absent, recovering
+    /// it from its log otherwise. `loader` builds the initial image (see the module doc).
+    pub fn open(
+        dir: &Path,
+        opts: Options,
+        catalog: Catalog,
+        procs: Procedures,
+        loader: &dyn Fn(&Loader<'_>) -> Result<(), EngineError>,
+    ) -> Result<(Db, OpenReport), EngineError> {
+        Db::open_with_progress(dir, opts, catalog, procs, loader, &|_| {})
+    }
+
+    /// [`Db::open`] with a callback told how many log bytes recovery has read so far.
+    pub fn open_with_progress(
+        dir: &Path,
+        mut opts: Options,
+        catalog: Catalog,
+        procs: Procedures,
+        loader: &dyn Fn(&Loader<'_>) -> Result<(), EngineError>,
+        progress: &dyn Fn(u64),
+    ) -> Result<(Db, OpenReport), EngineError> {
+        catalog.validate()?;
+        if opts.scheme == SchemeKind::None {
+            opts.device = DeviceConfig::Null;
+        } else if matches!(opts.device, DeviceConfig::Null) {
+            return Err(EngineError::Config(format!(
+                "scheme {} needs a log device (pmem or file); only scheme none runs without one",
+                opts.scheme
+            )));
+        }
+        if opts.logging == LogKind::Command && !opts.scheme.supports_command_logging() {
+            return Err(EngineError::Config(format!("scheme {} cannot log commands; use --logging data", opts.scheme)));
+        }
+        let streams = opts.scheme.streams_for(opts.streams);
+        let env = opts.env.clone();
+        let meta_path = dir.join(META_FILE);
+        let meta = Meta {
+            format: META_FORMAT,
+            scheme: opts.scheme.name().to_string(),
+            streams,
+            device: opts.device.kind().to_string(),
+            logging: opts.logging.name().to_string(),
+            ring_size: match &opts.device {
+                DeviceConfig::Pmem(p) => Some(p.ring_size),
+                _ => None,
+            },
+            segment_size: match &opts.device {
+                DeviceConfig::File(f) => Some(f.segment_size),
+                _ => None,
+            },
+            catalog: catalog.clone(),
+            app: opts.app.clone(),
+        };
+        let created = match env.read_file(&meta_path)? {
+            Some(bytes) => {
+                let found: Meta = serde_json::from_slice(&bytes)
+                    .map_err(|e| EngineError::BadMeta { path: dir.to_path_buf(), why: e.to_string() })?;
+                check_meta(dir, &found, &meta)?;
+                false
+            }
+            None => {
+                if env.fs.exists(dir) {
+                    let entries = env.fs.list_dir(dir).map_err(|e| EngineError::Io { path: dir.to_path_buf(), source: e })?;
+                    if !entries.is_empty() {
+                        return Err(EngineError::NotADatabase { path: dir.to_path_buf() });
+                    }
+                }
+                let bytes = serde_json::to_vec_pretty(&meta).map_err(|e| EngineError::Config(e.to_string()))?;
+                env.write_file_atomic(&meta_path, &bytes)?;
+                true
+            }
+        };
+
+        let devices = make_devices(dir, &opts, streams)?;
+        let tables: Vec<Table> = catalog.tables.iter().enumerate().map(|(i, d)| Table::new(i as u32, d.clone())).collect();
+        // The scheme is opened after the initial image is built; a placeholder fills the slot.
+        let mut inner = DbInner {
+            dir: dir.to_path_buf(),
+            tables,
+            cc: opts.cc,
+            logging: opts.logging,
+            procs,
+            scheme: Arc::new(scheme::none::NoLogging),
+            opts: opts.clone(),
+            next_txn: AtomicU64::new(1),
+            next_worker: AtomicUsize::new(0),
+        };
+        let load_start = Instant::now();
+        let rows_loaded = {
+            let l = Loader { db: &inner, rows: AtomicU64::new(0) };
+            loader(&l)?;
+            l.rows.load(Ordering::Relaxed)
+        };
+        let load_seconds = load_start.elapsed().as_secs_f64();
+        let scfg = SchemeConfig {
+            kind: opts.scheme,
+            logging: opts.logging,
+            max_workers: opts.max_workers,
+            group_delay: opts.group_delay,
+            group_bytes: opts.group_bytes,
+            scan_mode: opts.scan_mode,
+            recovery_threads: opts.recovery_threads.max(1),
+        };
+        let (scheme, recovery) = {
+            let replayer = Replayer::new(&inner);
+            scheme::open(&scfg, devices, &replayer, progress)?
+        };
+        inner.scheme = scheme;
+        inner.next_txn = AtomicU64::new(recovery.max_txn + 1);
+        let report = OpenReport { created, rows_loaded, load_seconds, recovery };
+        Ok((Db { inner: Arc::new(inner) }, report))
+    }
+
+    /// A worker: one per thread that runs transactions.
+    pub fn worker(&self) -> Result<Worker, EngineError> {
+        let id = self.inner.next_worker.fetch_add(1, Ordering::Relaxed);
+        let scheme = self.inner.scheme.worker(id)?;
+        Ok(Worker { db: self.clone(), id, scheme, st: TxnState::default(), ids: 0..0 })
+    }
+
+    pub fn table(&self, name: &str) -> Option<TableId> {
+        self.inner.table_id(name)
+    }
+
+    pub fn table_names(&self) -> Vec<String> {
+        self.inner.tables.iter().map(|t| t.name().to_string()).collect()
+    }
+
+    pub fn schema(&self, table: TableId) -> &crate::schema::Schema {
+        &self.inner.tables[table.0 as usize].schema
+    }
+
+    pub fn rows(&self, table: TableId) -> usize {
+        self.inner.tables[table.0 as usize].len()
+    }
+
+    /// Non-transactional read of the committed image (for checks after recovery or a run).
+    pub fn peek(&self, table: TableId, key: u64) -> Option<Vec<u8>> {
+        let row = self.inner.tables.get(table.0 as usize)?.get(key)?;
+        if row.state() != RowState::Live {
+            return None;
+        }
+        Some(row.read(|b| b.to_vec()).0)
+    }
+
+    /// Visit every live row of a table (any order), non-transactionally.
+    pub fn for_each_row(&self, table: TableId, mut f: impl FnMut(u64, &[u8])) {
+        self.inner.tables[table.0 as usize].for_each(|k, r| {
+            if r.state() == RowState::Live {
+                r.read(|b| f(k, b));
+            }
+        });
+    }
+
+    /// Visit live rows with keys in `[lo, hi]` of an ordered table in key order,
+    /// non-transactionally.
+    pub fn range_rows(&self, table: TableId, lo: u64, hi: u64, mut f: impl FnMut(u64, &[u8])) {
+        use std::ops::Bound::Included;
+        self.inner.tables[table.0 as usize].range(Included(lo), Included(hi), |k, r| {
+            if r.state() == RowState::Live {
+                r.read(|b| f(k, b));
+            }
+            true
+        });
+    }
+
+    pub fn scheme(&self) -> SchemeKind {
+        self.inner.scheme.kind()
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.inner.opts
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// Bytes, records and flushes the log streams have seen since opening.
+    pub fn log_stats(&self) -> braid_wal::stream::StreamStats {
+        let mut s = braid_wal::stream::StreamStats::default();
+        for st in self.inner.scheme.streams() {
+            let x = st.stats();
+            s.bytes += x.bytes;
+            s.records += x.records;
+            s.flushes += x.flushes;
+        }
+        s
+    }
+
+    /// Per-row memory, measured from the tables (see [`MemoryReport`]).
+    pub fn memory_report(&self) -> MemoryReport {
+        let mut rows = 0u64;
+        let mut image = 0u64;
+        for t in &self.inner.tables {
+            let n = t.len() as u64;
+            rows += n;
+            image += n * t.schema.row_len() as u64;
+        }
+        // Row header + Arc counts + boxed image allocation header + index entry (key, Arc
+        // pointer, and the index's own per-entry overhead, about one word).
+        let engine = std::mem::size_of::<Row>() + 16 + 16 + 8 + 8 + 8;
+        let scheme = 8; // the stamp word inside Row is counted here rather than in `engine`
+        MemoryReport {
+            rows,
+            image_bytes_per_row: if rows == 0 { 0.0 } else { image as f64 / rows as f64 },
+            engine_bytes_per_row: (engine - scheme) as f64,
+            scheme_bytes_per_row: scheme as f64,
+        }
+    }
+
+    /// Flush the log and stop its background threads.
+    pub fn close(&self) -> Result<(), EngineError> {
+        self.inner.scheme.close()?;
+        Ok(())
+    }
+}
+
+fn check_meta(dir: &Path, found: &Meta, want: &Meta) -> Result<(), EngineError> {
+    let d = dir.display();
+    if found.format != META_FORMAT {
+        return Err(EngineError::Mismatch(format!(
+            "{d} was written by braid format {}, this braid reads format {META_FORMAT}",
+            found.format
+        )));
+    }
+    if found.scheme != want.scheme {
+        return Err(EngineError::Mismatch(format!(
+            "{d} was created with scheme {}; reopen it with --scheme {}, or use a new directory for scheme {}",
+            found.scheme, found.scheme, want.scheme
+        )));
+    }
+    if found.streams != want.streams {
+        return Err(EngineError::Mismatch(format!(
+            "{d} was created with {} log streams; reopen it with --logs {}, or use a new directory",
+            found.streams, found.streams
+        )));
+    }
+    if found.device != want.device {
+        return Err(EngineError::Mismatch(format!(
+            "{d} keeps its log on a {} device; reopen it with --device {}, or use a new directory",
+            found.device, found.device
+        )));
+    }
+    if found.ring_size.is_some() && want.ring_size.is_some() && found.ring_size != want.ring_size {
+        return Err(EngineError::Mismatch(format!(
+            "{d} has pmem log rings of {} bytes; reopen it with that ring size, or use a new directory",
+            found.ring_size.unwrap_or_default()
+        )));
+    }
+    if found.catalog != want.catalog {
+        let mut why = String::from("the tables differ");
+        for (i, (a, b)) in found.catalog.tables.iter().zip(&want.catalog.tables).enumerate() {
+            if a != b {
+                why = format!("table {i} is {} in the database but {} was asked for", a.name, b.name);
+                if a.name == b.name {
+                    why = format!("table {} has other columns or index than asked for", a.name);
+                }
+                break;
+            }
+        }
+        if found.catalog.tables.len() != want.catalog.tables.len() {
+            why = format!(
+                "the database has {} tables, {} were asked for",
+                found.catalog.tables.len(),
+                want.catalog.tables.len()
+            );
+        }
+        return Err(EngineError::Mismatch(format!(
+            "schema mismatch in {d}: {why}; open it with the workload and options that created it"
+        )));
+    }
+    Ok(())
+}
+
+fn make_devices(dir: &Path, opts: &Options, streams: usize) -> Result<Vec<Arc<dyn Device>>, EngineError> {
+    let env = &opts.env;
+    let mut out: Vec<Arc<dyn Device>> = Vec::with_capacity(streams);
+    for i in 0..streams {
+        let id = i as u32;
+        match &opts.device {
+            DeviceConfig::Null => out.push(Arc::new(NullDevice::new())),
+            DeviceConfig::File(f) => {
+                let mut cfg = FileDeviceConfig::new(dir.join("log"), id);
+                cfg.segment_size = f.segment_size;
+                cfg.buffer_size = f.buffer_size;
+                cfg.direct = f.direct;
+                out.push(Arc::new(FileDevice::open(env.fs.clone(), cfg)?));
+            }
+            DeviceConfig::Pmem(p) => {
+                let pcfg = PmemConfig { domain: p.domain, flush: None, write_delay_ns: p.write_delay_ns };
+                let path = dir.join("pmem").join(format!("stream-{i:03}.region"));
+                let region = env.region(&path, p.ring_size + braid_pmem::HEADER_SIZE, pcfg)?;
+                let destage = p.destage.then(|| FileDeviceConfig::new(dir.join("destage"), id));
+                let cfg = PmemDeviceConfig { stream: id, write: p.write, destage };
+                out.push(Arc::new(PmemDevice::open(region, cfg)?));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A thread's handle for running transactions.
+pub struct Worker {
+    db: Db,
+    id: usize,
+    scheme: Box<dyn SchemeWorker>,
+    st: TxnState,
+    ids: std::ops::Range<u64>,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker").field("id", &self.id).finish()
+    }
+}
+
+/// Transaction ids are handed to workers in blocks, so id allocation is not a shared hot spot.
+const ID_BLOCK: u64 = 1024;
+
+impl Worker {
+    pub fn id(&self) -> usize {
+        self.id
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    fn next_id(&mut self) -> u64 {
+        if self.ids.is_empty() {
+            let start = self.db.inner.next_txn.fetch_add(ID_BLOCK, Ordering::Relaxed);
+            self.ids = start..start + ID_BLOCK;
+        }
+        let id = self.ids.start;
+        self.ids.start += 1;
+        id
+    }
+
+    /// Begin an ad-hoc transaction (logged as data).
+    pub fn begin(&mut self) -> Txn<'_> {
+        let id = self.next_id();
+        Txn::new(&self.db.inner, &mut *self.scheme, &mut self.st, id, Mode::Normal)
+    }
+
+    /// Run stored procedure `proc_id` with `params` as one transaction and commit it. With
+    /// command logging the call itself is logged; otherwise its writes are.
+    pub fn call(&mut self, proc_id: u32, params: &[u8]) -> Result<braid_wal::scheme::Ticket, TxError> {
+        self.call_hooked(proc_id, params, &mut |_| {})
+    }
+
+    /// [`Worker::call`], with `before_commit` told the transaction id once the procedure has run
+    /// and just before the commit starts (crash tests record their intent there).
+    pub fn call_hooked(
+        &mut self,
+        proc_id: u32,
+        params: &[u8],
+        before_commit: &mut dyn FnMut(u64),
+    ) -> Result<braid_wal::scheme::Ticket, TxError> {
+        let f = self.db.inner.procs.get(proc_id).cloned().ok_or(TxError::UnknownProcedure(proc_id))?;
+        let mut tx = self.begin();
+        tx.set_command(proc_id, params);
+        match f(&mut tx, params) {
+            Ok(()) => {
+                before_commit(tx.id());
+                tx.commit()
+            }
+            Err(e) => {
+                tx.abort();
+                Err(e)
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! Where a database keeps its bytes: the real machine (files through [`RealFs`], persistent
+//! memory as mapped region files), or simulations for power-failure tests (a [`FaultFs`]-style
+//! file system and [`CrashSim`](braid_pmem::CrashSim) regions) that can be crashed as a whole.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use braid_pmem::{CrashMode, CrashSim, PmemConfig, PmemError, Region};
+use braid_wal::fs::{Fs, OpenOpts, RealFs};
+use parking_lot::Mutex;
+
+use crate::error::EngineError;
+
+/// Simulated persistent memory: CrashSim regions by path, crashed together.
+#[derive(Clone, Default)]
+pub struct SimPmem {
+    regions: Arc<Mutex<BTreeMap<PathBuf, Region>>>,
+}
+
+impl std::fmt::Debug for SimPmem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimPmem").field("regions", &self.regions.lock().len()).finish()
+    }
+}
+
+impl SimPmem {
+    pub fn new() -> SimPmem {
+        SimPmem::default()
+    }
+
+    /// The region at `path`, created (zeroed) if absent.
+    pub fn region(&self, path: &Path, size: usize, cfg: PmemConfig) -> Result<Region, PmemError> {
+        let mut m = self.regions.lock();
+        if let Some(r) = m.get(path) {
+            if r.len() != size {
+                return Err(PmemError::SizeMismatch { path: path.to_path_buf(), found: r.len() as u64, expected: size as u64 });
+            }
+            return Ok(r.clone());
+        }
+        let r = CrashSim::region(size, cfg);
+        m.insert(path.to_path_buf(), r.clone());
+        Ok(r)
+    }
+
+    /// Cut power: a new set of regions holding what each region had made durable (and,
+    /// depending on `mode`, some of what it had not). `mode` gets each region's index, so each
+    /// may use its own seed.
+    pub fn crash(&self, mode: impl Fn(usize) -> CrashMode) -> Result<SimPmem, PmemError> {
+        let m = self.regions.lock();
+        let mut out = BTreeMap::new();
+        for (i, (p, r)) in m.iter().enumerate() {
+            out.insert(p.clone(), r.crash(mode(i))?);
+        }
+        Ok(SimPmem { regions: Arc::new(Mutex::new(out)) })
+    }
+
+    /// Stop every region's durable image after `events` more persist events each.
+    pub fn freeze_after(&self, events: u64) -> Result<(), PmemError> {
+        for r in self.regions.lock().values() {
+            r.freeze_after(events)?;
+        }
+        Ok(())
+    }
+}
+
+/// Persistent memory: real mapped files, or simulated regions.
+#[derive(Clone, Debug)]
+pub enum PmemEnv {
+    Files,
+    Sim(SimPmem),
+}
+
+/// A database's environment.
+#[derive(Clone, Debug)]
+pub struct Env {
+    pub fs: Arc<dyn Fs>,
+    pub pmem: PmemEnv,
+}
+
+impl Default for Env {
+    fn default() -> Self {
+        Env { fs: Arc::new(RealFs), pmem: PmemEnv::Files }
+    }
+}
+
+impl Env {
+    /// Open or create the pmem region at `path` with `size` usable bytes.
+    pub fn region(&self, path: &Path, size: usize, cfg: PmemConfig) -> Result<Region, EngineError> {
+        match &self.pmem {
+            PmemEnv::Sim(s) => Ok(s.region(path, size, cfg)?),
+            PmemEnv::Files => {
+                if path.exists() {
+                    Ok(Region::open(path, Some(size), cfg)?)
+                } else {
+                    if let Some(parent) = path.parent() {
+                        std::fs::create_dir_all(parent)
+                            .map_err(|e| EngineError::Io { path: parent.to_path_buf(), source: e })?;
+                    }
+                    Ok(Region::create(path, size, cfg)?)
+                }
+            }
+        }
+    }
+
+    /// Read a whole small file, or None if it does not exist.
+    pub fn read_file(&self, path: &Path) -> Result<Option<Vec<u8>>, EngineError> {
+        if !self.fs.exists(path) {
+            return Ok(None);
+        }
+        let io = |e| EngineError::Io { path: path.to_path_buf(), source: e };
+        let f = self.fs.open(path, OpenOpts::default()).map_err(io)?;
+        let len = f.len().map_err(io)? as usize;
+        let mut buf = vec![0u8; len];
+        let mut at = 0;
+        while at < len {
+            let n = f.read_at(at as u64, &mut buf[at..]).map_err(io)?;
+            if n == 0 {
+                break;
+            }
+            at += n;
+        }
+        buf.truncate(at);
+        Ok(Some(buf))
+    }
+
+    /// Replace a small file atomically: write a temporary, fsync, rename, fsync the directory.
+    pub fn write_file_atomic(&self, path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let tmp = path.with_extension("tmp");
+        let io = |p: &Path, e| EngineError::Io { path: p.to_path_buf(), source: e };
+        self.fs.create_dir_all(dir).map_err(|e| io(dir, e))?;
+        let f = self.fs.open(&tmp, OpenOpts { create: true, truncate: true, direct: false }).map_err(|e| io(&tmp, e))?;
+        f.write_all_at(0, bytes).map_err(|e| io(&tmp, e))?;
+        f.sync_data().map_err(|e| io(&tmp, e))?;
+        drop(f);
+        self.fs.rename(&tmp, path).map_err(|e| io(path, e))?;
+        self.fs.sync_dir(dir).map_err(|e| io(dir, e))?;
+        Ok(())
+    }
+}

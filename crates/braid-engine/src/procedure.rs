@@ -1,0 +1,147 @@
+//! Stored procedures for command logging: deterministic transaction code registered by id. A
+//! command record holds the procedure id and its encoded parameters; recovery re-executes the
+//! procedure on the recovered state (without concurrency control, in the order the scheme's
+//! planner chooses).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::error::TxError;
+use crate::txn::Txn;
+
+/// The body of a stored procedure. It must be deterministic in its parameters and the database
+/// state it reads.
+pub type ProcFn = dyn Fn(&mut Txn<'_>, &[u8]) -> Result<(), TxError> + Send + Sync;
+
+/// The procedures a database can run and replay, by id.
+#[derive(Clone, Default)]
+pub struct Procedures {
+    map: HashMap<u32, (String, Arc<ProcFn>)>,
+}
+
+impl std::fmt::Debug for Procedures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut ids: Vec<_> = self.map.iter().map(|(k, v)| (*k, v.0.clone())).collect();
+        ids.sort();
+        f.debug_struct("Procedures").field("procs", &ids).finish()
+    }
+}
+
+impl Procedures {
+    pub fn new() -> Procedures {
+        Procedures::default()
+    }
+
+    /// Register `f` under `id`; replaces an earlier registration.
+    pub fn register(
+        &mut self,
+        id: u32,
+        name: impl Into<String>,
+        f: impl Fn(&mut Txn<'_>, &[u8]) -> Result<(), TxError> + Send + Sync + 'static,
+    ) {
+        self.map.insert(id, (name.into(), Arc::new(f)));
+    }
+
+    pub fn get(&self, id: u32) -> Option<&Arc<ProcFn>> {
+        self.map.get(&id).map(|(_, f)| f)
+    }
+
+    pub fn name(&self, id: u32) -> Option<&str> {
+        self.map.get(&id).map(|(n, _)| n.as_str())
+    }
+}
+
+/// Little-endian parameter encoding for procedures.
+#[derive(Debug, Default, Clone)]
+pub struct Params {
+    pub bytes: Vec<u8>,
+}
+
+impl Params {
+    pub fn new() -> Params {
+        Params::default()
+    }
+    pub fn clear(&mut self) {
+        self.bytes.clear()
+    }
+    pub fn u64(&mut self, v: u64) -> &mut Params {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    pub fn u32(&mut self, v: u32) -> &mut Params {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    pub fn f64(&mut self, v: f64) -> &mut Params {
+        self.u64(v.to_bits())
+    }
+    pub fn bytes(&mut self, b: &[u8]) -> &mut Params {
+        self.u32(b.len() as u32);
+        self.bytes.extend_from_slice(b);
+        self
+    }
+}
+
+/// Reads parameters written with [`Params`]; every read checks bounds.
+#[derive(Debug, Clone)]
+pub struct ParamReader<'a> {
+    buf: &'a [u8],
+    at: usize,
+}
+
+impl<'a> ParamReader<'a> {
+    pub fn new(buf: &'a [u8]) -> ParamReader<'a> {
+        ParamReader { buf, at: 0 }
+    }
+    fn take(&mut self, n: usize) -> Result<&'a [u8], TxError> {
+        if self.buf.len() - self.at < n {
+            return Err(TxError::BadRequest {
+                table: u32::MAX,
+                what: format!("procedure parameters end at byte {} (wanted {n} more)", self.at),
+            });
+        }
+        let s = &self.buf[self.at..self.at + n];
+        self.at += n;
+        Ok(s)
+    }
+    pub fn u64(&mut self) -> Result<u64, TxError> {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(self.take(8)?);
+        Ok(u64::from_le_bytes(b))
+    }
+    pub fn u32(&mut self) -> Result<u32, TxError> {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(self.take(4)?);
+        Ok(u32::from_le_bytes(b))
+    }
+    pub fn f64(&mut self) -> Result<f64, TxError> {
+        Ok(f64::from_bits(self.u64()?))
+    }
+    pub fn bytes(&mut self) -> Result<&'a [u8], TxError> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.at == self.buf.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_round_trip_and_bounds() {
+        let mut p = Params::new();
+        p.u64(5).u32(6).f64(1.5).bytes(b"abc");
+        let mut r = ParamReader::new(&p.bytes);
+        assert_eq!(r.u64().ok(), Some(5));
+        assert_eq!(r.u32().ok(), Some(6));
+        assert_eq!(r.f64().ok(), Some(1.5));
+        assert_eq!(r.bytes().ok(), Some(&b"abc"[..]));
+        assert!(r.is_empty());
+        assert!(r.u64().is_err());
+        let mut bad = ParamReader::new(&[255, 255, 255, 255]);
+        assert!(bad.bytes().is_err());
+    }
+}

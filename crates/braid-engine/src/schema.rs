@@ -1,0 +1,228 @@
+//! Fixed-width typed table schemas and row-image accessors.
+//!
+//! A row is a fixed-size byte image; each column has a fixed width and offset. Column masks in
+//! redo records are `u64` bit sets, so a table has at most 64 columns.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::EngineError;
+
+/// Column types. All are fixed width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ColumnType {
+    U64,
+    I64,
+    F64,
+    /// Fixed-width bytes (strings are padded with zeros).
+    Bytes(u32),
+}
+
+impl ColumnType {
+    pub fn width(self) -> usize {
+        match self {
+            ColumnType::U64 | ColumnType::I64 | ColumnType::F64 => 8,
+            ColumnType::Bytes(n) => n as usize,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Column {
+    pub name: String,
+    pub ty: ColumnType,
+}
+
+/// Which index a table's primary key lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum IndexKind {
+    /// Concurrent hash index: point lookups only.
+    Hash,
+    /// Concurrent B+-tree: point lookups and range scans.
+    Ordered,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableDef {
+    pub name: String,
+    pub columns: Vec<Column>,
+    pub index: IndexKind,
+}
+
+impl TableDef {
+    pub fn new(name: impl Into<String>, index: IndexKind) -> TableDef {
+        TableDef { name: name.into(), columns: Vec::new(), index }
+    }
+    pub fn column(mut self, name: impl Into<String>, ty: ColumnType) -> TableDef {
+        self.columns.push(Column { name: name.into(), ty });
+        self
+    }
+}
+
+/// The tables of a database, in id order (table id = position).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Catalog {
+    pub tables: Vec<TableDef>,
+}
+
+impl Catalog {
+    pub fn new() -> Catalog {
+        Catalog::default()
+    }
+    /// Add a table; returns its id.
+    pub fn add(&mut self, def: TableDef) -> TableId {
+        self.tables.push(def);
+        TableId((self.tables.len() - 1) as u32)
+    }
+    pub fn validate(&self) -> Result<(), EngineError> {
+        for t in &self.tables {
+            if t.columns.is_empty() || t.columns.len() > 64 {
+                return Err(EngineError::Schema(format!(
+                    "table {} has {} columns; a table needs 1 to 64",
+                    t.name,
+                    t.columns.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A table's id: its position in the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TableId(pub u32);
+
+/// A table definition with computed column offsets.
+#[derive(Debug, Clone)]
+pub struct Schema {
+    pub def: TableDef,
+    offsets: Vec<usize>,
+    row_len: usize,
+}
+
+impl Schema {
+    pub fn new(def: TableDef) -> Schema {
+        let mut offsets = Vec::with_capacity(def.columns.len());
+        let mut off = 0;
+        for c in &def.columns {
+            offsets.push(off);
+            off += c.ty.width();
+        }
+        Schema { def, offsets, row_len: off }
+    }
+    pub fn row_len(&self) -> usize {
+        self.row_len
+    }
+    pub fn columns(&self) -> usize {
+        self.offsets.len()
+    }
+    pub fn offset(&self, col: usize) -> usize {
+        self.offsets[col]
+    }
+    pub fn width(&self, col: usize) -> usize {
+        self.def.columns[col].ty.width()
+    }
+    /// Byte range of a column in the row image.
+    pub fn range(&self, col: usize) -> std::ops::Range<usize> {
+        let o = self.offsets[col];
+        o..o + self.width(col)
+    }
+    /// Bytes of the columns in `mask`, concatenated in column order.
+    pub fn mask_len(&self, mask: u64) -> usize {
+        (0..self.columns()).filter(|c| mask & (1 << c) != 0).map(|c| self.width(c)).sum()
+    }
+    /// A full mask (every column).
+    pub fn full_mask(&self) -> u64 {
+        if self.columns() == 64 { u64::MAX } else { (1u64 << self.columns()) - 1 }
+    }
+    /// Copy the columns in `mask` from `row` into `out` (concatenated).
+    pub fn gather(&self, row: &[u8], mask: u64, out: &mut [u8]) {
+        let mut o = 0;
+        for c in 0..self.columns() {
+            if mask & (1 << c) != 0 {
+                let r = self.range(c);
+                out[o..o + r.len()].copy_from_slice(&row[r.clone()]);
+                o += r.len();
+            }
+        }
+    }
+    /// Apply concatenated column data for `mask` onto `row`. Returns false if `data` has the
+    /// wrong length.
+    pub fn scatter(&self, row: &mut [u8], mask: u64, data: &[u8]) -> bool {
+        if self.columns() < 64 && mask >> self.columns() != 0 {
+            return false;
+        }
+        if self.mask_len(mask) != data.len() {
+            return false;
+        }
+        let mut o = 0;
+        for c in 0..self.columns() {
+            if mask & (1 << c) != 0 {
+                let r = self.range(c);
+                let n = r.len();
+                row[r].copy_from_slice(&data[o..o + n]);
+                o += n;
+            }
+        }
+        true
+    }
+}
+
+/// Read a little-endian u64 column from a row image.
+pub fn get_u64(schema: &Schema, row: &[u8], col: usize) -> u64 {
+    let r = schema.range(col);
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&row[r.start..r.start + 8]);
+    u64::from_le_bytes(b)
+}
+
+/// Write a little-endian u64 column into a row image.
+pub fn set_u64(schema: &Schema, row: &mut [u8], col: usize, v: u64) {
+    let r = schema.range(col);
+    row[r.start..r.start + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+pub fn get_i64(schema: &Schema, row: &[u8], col: usize) -> i64 {
+    get_u64(schema, row, col) as i64
+}
+
+pub fn set_i64(schema: &Schema, row: &mut [u8], col: usize, v: i64) {
+    set_u64(schema, row, col, v as u64)
+}
+
+pub fn get_f64(schema: &Schema, row: &[u8], col: usize) -> f64 {
+    f64::from_bits(get_u64(schema, row, col))
+}
+
+pub fn set_f64(schema: &Schema, row: &mut [u8], col: usize, v: f64) {
+    set_u64(schema, row, col, v.to_bits())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gather_scatter_round_trip() {
+        let s = Schema::new(
+            TableDef::new("t", IndexKind::Hash)
+                .column("a", ColumnType::U64)
+                .column("b", ColumnType::Bytes(3))
+                .column("c", ColumnType::F64),
+        );
+        assert_eq!(s.row_len(), 19);
+        let mut row = vec![0u8; 19];
+        set_u64(&s, &mut row, 0, 7);
+        row[8..11].copy_from_slice(b"xyz");
+        set_f64(&s, &mut row, 2, 2.5);
+        let mask = 0b101;
+        let mut out = vec![0u8; s.mask_len(mask)];
+        s.gather(&row, mask, &mut out);
+        let mut other = vec![0u8; 19];
+        assert!(s.scatter(&mut other, mask, &out));
+        assert_eq!(get_u64(&s, &other, 0), 7);
+        assert_eq!(get_f64(&s, &other, 2), 2.5);
+        assert_eq!(&other[8..11], &[0, 0, 0]);
+        assert!(!s.scatter(&mut other, mask, &out[1..]));
+        assert!(!s.scatter(&mut other, 1 << 5, &[]));
+    }
+}

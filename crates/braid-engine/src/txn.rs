@@ -1,0 +1,676 @@
+//! Transactions: reads, updates, inserts, deletes and range scans under two-phase locking
+//! (NO_WAIT) or optimistic concurrency control (Silo-style), with early lock release.
+//!
+//! Writes are buffered as full row images in the transaction and installed at commit, after the
+//! scheme has put the commit record in the log buffer and before the locks are released (early
+//! lock release, as in all four papers); the commit is acknowledged only through the returned
+//! [`Ticket`]. Under 2PL every access takes the row's logical lock at once and a conflict aborts
+//! (NO_WAIT). Under OCC reads take no lock and remember the row version; commit locks the write
+//! set (NO_WAIT), validates every version, then logs and installs. Range scans (ordered tables)
+//! are protected against phantoms by scanning twice (Silo; Taurus Sec. 3.4): commit counts the
+//! index entries in the scanned range again and aborts if the count changed.
+//!
+//! A transaction in replay mode (recovery re-executing a command) takes no locks, calls no
+//! scheme hooks and logs nothing: the recovery planner guarantees no conflicting replay runs
+//! concurrently.
+
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use braid_wal::payload::{RedoBuf, RedoOp, encode_command};
+use braid_wal::scheme::{Access, CommitRequest, LogKind, RowRef, SchemeWorker, Ticket};
+
+use crate::db::{Cc, DbInner};
+use crate::error::TxError;
+use crate::row::{Row, RowState};
+use crate::schema::{Schema, TableId};
+
+/// Above this many accesses, lookups of the access set go through a hash map.
+const LINEAR_LIMIT: usize = 16;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lock {
+    None,
+    Shared,
+    Exclusive,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Write {
+    None,
+    Update { mask: u64, img: usize },
+    Insert { img: usize },
+    Delete,
+    /// Inserted and deleted again by this transaction: nothing to install.
+    Gone,
+}
+
+struct Entry {
+    table: u32,
+    key: u64,
+    row: Arc<Row>,
+    lock: Lock,
+    read: bool,
+    version: u64,
+    write: Write,
+}
+
+struct ScanCheck {
+    table: u32,
+    lo: Bound<u64>,
+    hi: Bound<u64>,
+    count: usize,
+}
+
+/// Per-worker buffers reused by every transaction, so running one allocates little.
+#[derive(Default)]
+pub(crate) struct TxnState {
+    entries: Vec<Entry>,
+    lookup: HashMap<(u32, u64), usize>,
+    images: Vec<Vec<u8>>,
+    images_used: usize,
+    scans: Vec<ScanCheck>,
+    redo: RedoBuf,
+    command: Vec<u8>,
+    has_command: bool,
+    order: Vec<usize>,
+}
+
+impl TxnState {
+    fn reset(&mut self) {
+        self.entries.clear();
+        self.lookup.clear();
+        self.images_used = 0;
+        self.scans.clear();
+        self.redo.clear();
+        self.command.clear();
+        self.has_command = false;
+    }
+
+    fn find(&mut self, table: u32, key: u64) -> Option<usize> {
+        if self.entries.len() <= LINEAR_LIMIT {
+            self.entries.iter().position(|e| e.table == table && e.key == key)
+        } else {
+            if self.lookup.len() != self.entries.len() {
+                self.lookup.clear();
+                for (i, e) in self.entries.iter().enumerate() {
+                    self.lookup.insert((e.table, e.key), i);
+                }
+            }
+            self.lookup.get(&(table, key)).copied()
+        }
+    }
+
+    fn push(&mut self, e: Entry) -> usize {
+        let i = self.entries.len();
+        if i >= LINEAR_LIMIT {
+            if self.lookup.len() != i {
+                self.lookup.clear();
+                for (j, e) in self.entries.iter().enumerate() {
+                    self.lookup.insert((e.table, e.key), j);
+                }
+            }
+            self.lookup.insert((e.table, e.key), i);
+        }
+        self.entries.push(e);
+        i
+    }
+
+    fn new_image(&mut self) -> usize {
+        if self.images_used == self.images.len() {
+            self.images.push(Vec::new());
+        }
+        self.images_used += 1;
+        self.images_used - 1
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Normal,
+    Replay,
+}
+
+/// Column-level access to a row image being written; remembers which columns changed.
+pub struct RowWriter<'a> {
+    schema: &'a Schema,
+    image: &'a mut [u8],
+    mask: &'a mut u64,
+}
+
+impl RowWriter<'_> {
+    pub fn schema(&self) -> &Schema {
+        self.schema
+    }
+    pub fn get_u64(&self, col: usize) -> u64 {
+        crate::schema::get_u64(self.schema, self.image, col)
+    }
+    pub fn set_u64(&mut self, col: usize, v: u64) {
+        crate::schema::set_u64(self.schema, self.image, col, v);
+        *self.mask |= 1 << col;
+    }
+    pub fn get_i64(&self, col: usize) -> i64 {
+        self.get_u64(col) as i64
+    }
+    pub fn set_i64(&mut self, col: usize, v: i64) {
+        self.set_u64(col, v as u64)
+    }
+    pub fn get_f64(&self, col: usize) -> f64 {
+        f64::from_bits(self.get_u64(col))
+    }
+    pub fn set_f64(&mut self, col: usize, v: f64) {
+        self.set_u64(col, v.to_bits())
+    }
+    pub fn bytes(&self, col: usize) -> &[u8] {
+        &self.image[self.schema.range(col)]
+    }
+    /// Set a fixed-width column; shorter values are zero-padded, longer ones truncated.
+    pub fn set_bytes(&mut self, col: usize, v: &[u8]) {
+        let r = self.schema.range(col);
+        let dst = &mut self.image[r];
+        let n = v.len().min(dst.len());
+        dst[..n].copy_from_slice(&v[..n]);
+        dst[n..].fill(0);
+        *self.mask |= 1 << col;
+    }
+    /// The whole image, read-only.
+    pub fn image(&self) -> &[u8] {
+        self.image
+    }
+}
+
+/// A running transaction. Dropping it without `commit` aborts it.
+pub struct Txn<'w> {
+    db: &'w DbInner,
+    scheme: &'w mut dyn SchemeWorker,
+    st: &'w mut TxnState,
+    id: u64,
+    mode: Mode,
+    finished: bool,
+}
+
+impl<'w> Txn<'w> {
+    pub(crate) fn new(
+        db: &'w DbInner,
+        scheme: &'w mut dyn SchemeWorker,
+        st: &'w mut TxnState,
+        id: u64,
+        mode: Mode,
+    ) -> Txn<'w> {
+        st.reset();
+        Txn { db, scheme, st, id, mode, finished: false }
+    }
+
+    /// This transaction's id (unique within the database's log).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Whether this is a recovery re-execution (no locks, no logging).
+    pub fn is_replay(&self) -> bool {
+        self.mode == Mode::Replay
+    }
+
+    pub fn schema(&self, table: TableId) -> &'w Schema {
+        &self.db.tables[table.0 as usize].schema
+    }
+
+    fn cc(&self) -> Option<Cc> {
+        match self.mode {
+            Mode::Replay => None,
+            Mode::Normal => Some(self.db.cc),
+        }
+    }
+
+    fn table_check(&self, table: TableId) -> Result<(), TxError> {
+        if (table.0 as usize) < self.db.tables.len() {
+            Ok(())
+        } else {
+            Err(TxError::BadRequest { table: table.0, what: "no such table".into() })
+        }
+    }
+
+    /// Read a row: `f` sees the image this transaction would see. `None` if absent.
+    pub fn read<R>(&mut self, table: TableId, key: u64, f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>, TxError> {
+        self.table_check(table)?;
+        let t = table.0;
+        if let Some(i) = self.st.find(t, key) {
+            let e = &mut self.st.entries[i];
+            match e.write {
+                Write::Update { img, .. } | Write::Insert { img } => return Ok(Some(f(&self.st.images[img]))),
+                Write::Delete | Write::Gone => return Ok(None),
+                Write::None => {}
+            }
+            let (r, v) = e.row.read(f);
+            if self.db.cc == Cc::Occ && self.mode == Mode::Normal && e.read && v != e.version {
+                return Err(TxError::Conflict { table: t, key });
+            }
+            if !e.read {
+                e.read = true;
+                e.version = v;
+            }
+            return Ok(Some(r));
+        }
+        let Some(row) = self.db.tables[t as usize].get(key) else { return Ok(None) };
+        match self.cc() {
+            None => {
+                if row.state() != RowState::Live {
+                    return Ok(None);
+                }
+                Ok(Some(row.read(f).0))
+            }
+            Some(Cc::TwoPl) => {
+                if !row.try_lock_shared() {
+                    return Err(TxError::Conflict { table: t, key });
+                }
+                if row.state() != RowState::Live {
+                    row.unlock_shared();
+                    return Ok(None);
+                }
+                self.scheme.on_read(RowRef { table: t, key, stamp: &row.stamp });
+                let (r, v) = row.read(f);
+                self.st.push(Entry { table: t, key, row, lock: Lock::Shared, read: true, version: v, write: Write::None });
+                Ok(Some(r))
+            }
+            Some(Cc::Occ) => {
+                if row.is_locked_exclusive() {
+                    return Err(TxError::Conflict { table: t, key });
+                }
+                if row.state() != RowState::Live {
+                    return Ok(None);
+                }
+                self.scheme.on_read(RowRef { table: t, key, stamp: &row.stamp });
+                let (r, v) = row.read(f);
+                self.st.push(Entry { table: t, key, row, lock: Lock::None, read: true, version: v, write: Write::None });
+                Ok(Some(r))
+            }
+        }
+    }
+
+    /// Read one u64 column.
+    pub fn read_u64(&mut self, table: TableId, key: u64, col: usize) -> Result<Option<u64>, TxError> {
+        let schema = self.schema(table);
+        self.read(table, key, |img| crate::schema::get_u64(schema, img, col))
+    }
+
+    /// Take the write lock (2PL) and make a private image of an existing row. Returns the entry
+    /// index, or None if the row does not exist.
+    fn write_entry(&mut self, table: TableId, key: u64) -> Result<Option<usize>, TxError> {
+        let t = table.0;
+        if let Some(i) = self.st.find(t, key) {
+            let cc = self.cc();
+            let e = &mut self.st.entries[i];
+            match e.write {
+                Write::Update { .. } | Write::Insert { .. } => return Ok(Some(i)),
+                Write::Delete | Write::Gone => return Ok(None),
+                Write::None => {}
+            }
+            if cc == Some(Cc::TwoPl) && e.lock == Lock::Shared {
+                if !e.row.try_upgrade() {
+                    return Err(TxError::Conflict { table: t, key });
+                }
+                e.lock = Lock::Exclusive;
+            }
+            let row = e.row.clone();
+            let read_version = e.version;
+            if cc.is_some() {
+                self.scheme.on_write(RowRef { table: t, key, stamp: &row.stamp });
+            }
+            let img = self.st.new_image();
+            let v = row.copy_into(&mut self.st.images[img]);
+            let e = &mut self.st.entries[i];
+            if e.read && v != read_version && cc.is_some() {
+                return Err(TxError::Conflict { table: t, key });
+            }
+            e.version = v;
+            e.write = Write::Update { mask: 0, img };
+            return Ok(Some(i));
+        }
+        let Some(row) = self.db.tables[t as usize].get(key) else { return Ok(None) };
+        let lock = match self.cc() {
+            Some(Cc::TwoPl) => {
+                if !row.try_lock_exclusive() {
+                    return Err(TxError::Conflict { table: t, key });
+                }
+                Lock::Exclusive
+            }
+            Some(Cc::Occ) => {
+                if row.is_locked_exclusive() {
+                    return Err(TxError::Conflict { table: t, key });
+                }
+                Lock::None
+            }
+            None => Lock::None,
+        };
+        if row.state() != RowState::Live {
+            if lock == Lock::Exclusive {
+                row.unlock_exclusive();
+            }
+            return Ok(None);
+        }
+        if self.mode == Mode::Normal {
+            self.scheme.on_write(RowRef { table: t, key, stamp: &row.stamp });
+        }
+        let img = self.st.new_image();
+        let v = row.copy_into(&mut self.st.images[img]);
+        let i = self.st.push(Entry { table: t, key, row, lock, read: false, version: v, write: Write::Update { mask: 0, img } });
+        Ok(Some(i))
+    }
+
+    /// Update a row through `f`; returns false if the row does not exist.
+    pub fn update(&mut self, table: TableId, key: u64, f: impl FnOnce(&mut RowWriter<'_>)) -> Result<bool, TxError> {
+        self.table_check(table)?;
+        let Some(i) = self.write_entry(table, key)? else { return Ok(false) };
+        let schema = &self.db.tables[table.0 as usize].schema;
+        let e = &mut self.st.entries[i];
+        let (img, mut dummy, mask) = match &mut e.write {
+            Write::Update { mask, img } => (*img, 0u64, Some(mask)),
+            Write::Insert { img } => (*img, 0u64, None),
+            _ => return Ok(false),
+        };
+        let image = &mut self.st.images[img];
+        let mask_ref = match mask {
+            Some(m) => m,
+            None => &mut dummy,
+        };
+        let mut w = RowWriter { schema, image, mask: mask_ref };
+        f(&mut w);
+        Ok(true)
+    }
+
+    /// Insert a new row (its full image).
+    pub fn insert(&mut self, table: TableId, key: u64, image: &[u8]) -> Result<(), TxError> {
+        self.table_check(table)?;
+        let t = table.0;
+        let tab = &self.db.tables[t as usize];
+        if image.len() != tab.schema.row_len() {
+            return Err(TxError::BadRequest {
+                table: t,
+                what: format!("insert of {} bytes into rows of {} bytes", image.len(), tab.schema.row_len()),
+            });
+        }
+        if let Some(i) = self.st.find(t, key) {
+            let e = &self.st.entries[i];
+            if e.write == Write::Delete {
+                // Delete then insert in one transaction: an update of every column.
+                let img = self.st.new_image();
+                self.st.images[img].clear();
+                self.st.images[img].extend_from_slice(image);
+                let full = tab.schema.full_mask();
+                self.st.entries[i].write = Write::Update { mask: full, img };
+                return Ok(());
+            }
+            if e.write != Write::Gone {
+                return Err(TxError::DuplicateKey { table: t, key });
+            }
+        }
+        if self.mode == Mode::Replay {
+            let row = Arc::new(Row::new(image.to_vec().into_boxed_slice(), RowState::Live));
+            tab.upsert(key, row);
+            return Ok(());
+        }
+        let row = Arc::new(Row::new_locked(image.to_vec().into_boxed_slice()));
+        if let Err(_row) = tab.insert(key, row.clone()) {
+            let existing = tab.get(key);
+            return match existing {
+                Some(r) if r.is_locked_exclusive() => Err(TxError::Conflict { table: t, key }),
+                _ => Err(TxError::DuplicateKey { table: t, key }),
+            };
+        }
+        self.scheme.on_write(RowRef { table: t, key, stamp: &row.stamp });
+        let img = self.st.new_image();
+        self.st.images[img].clear();
+        self.st.images[img].extend_from_slice(image);
+        self.st.push(Entry { table: t, key, row, lock: Lock::Exclusive, read: false, version: 0, write: Write::Insert { img } });
+        Ok(())
+    }
+
+    /// Delete a row; returns false if it does not exist.
+    pub fn delete(&mut self, table: TableId, key: u64) -> Result<bool, TxError> {
+        self.table_check(table)?;
+        let t = table.0;
+        if self.mode == Mode::Replay {
+            return Ok(self.db.tables[t as usize].remove(key));
+        }
+        if let Some(i) = self.st.find(t, key) {
+            if let Write::Insert { .. } = self.st.entries[i].write {
+                let e = &mut self.st.entries[i];
+                e.row.set_state(RowState::Deleted);
+                self.db.tables[t as usize].remove_row(key, &e.row);
+                e.write = Write::Gone;
+                return Ok(true);
+            }
+        }
+        let Some(i) = self.write_entry(table, key)? else { return Ok(false) };
+        self.st.entries[i].write = Write::Delete;
+        Ok(true)
+    }
+
+    /// Scan an ordered table over `[lo, hi]` in key order, at most `limit` rows; `f` sees each
+    /// key and image and may stop the scan by returning false. Returns the rows visited.
+    pub fn scan(
+        &mut self,
+        table: TableId,
+        lo: Bound<u64>,
+        hi: Bound<u64>,
+        limit: usize,
+        mut f: impl FnMut(u64, &[u8]) -> bool,
+    ) -> Result<usize, TxError> {
+        self.table_check(table)?;
+        let t = table.0;
+        let tab = &self.db.tables[t as usize];
+        if !tab.is_ordered() {
+            return Err(TxError::BadRequest { table: t, what: "range scan on a hash-indexed table".into() });
+        }
+        let mut hits: Vec<(u64, Arc<Row>)> = Vec::new();
+        tab.range(lo, hi, |k, r| {
+            hits.push((k, r.clone()));
+            hits.len() < limit
+        });
+        let scanned_hi = if hits.len() >= limit { hits.last().map(|(k, _)| Bound::Included(*k)).unwrap_or(hi) } else { hi };
+        let count = hits.len();
+        let mut visited = 0;
+        for (k, _) in hits {
+            let mut go = true;
+            let found = self.read(table, k, |img| go = f(k, img))?;
+            if found.is_some() {
+                visited += 1;
+            }
+            if !go {
+                break;
+            }
+        }
+        if self.mode == Mode::Normal {
+            self.st.scans.push(ScanCheck { table: t, lo, hi: scanned_hi, count });
+        }
+        Ok(visited)
+    }
+
+    fn release(&mut self) {
+        for e in &self.st.entries {
+            match e.lock {
+                Lock::Shared => e.row.unlock_shared(),
+                Lock::Exclusive => e.row.unlock_exclusive(),
+                Lock::None => {}
+            }
+        }
+    }
+
+    /// Roll back: release every lock and undo inserts.
+    pub fn abort(mut self) {
+        self.abort_inner();
+    }
+
+    fn abort_inner(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        for e in &self.st.entries {
+            if let Write::Insert { .. } = e.write {
+                e.row.set_state(RowState::Deleted);
+                self.db.tables[e.table as usize].remove_row(e.key, &e.row);
+            }
+        }
+        self.release();
+        if self.mode == Mode::Normal {
+            self.scheme.abort();
+        }
+        self.st.reset();
+    }
+
+    /// Mark this transaction as the execution of a stored procedure, so command logging logs the
+    /// call instead of its writes.
+    pub(crate) fn set_command(&mut self, proc_id: u32, params: &[u8]) {
+        self.st.command.clear();
+        encode_command(proc_id, params, &mut self.st.command);
+        self.st.has_command = true;
+    }
+
+    fn validate(&mut self) -> Result<(), TxError> {
+        if self.db.cc == Cc::Occ {
+            // Lock the write set in a global order (NO_WAIT), then validate every version.
+            let mut order = std::mem::take(&mut self.st.order);
+            order.clear();
+            order.extend(
+                (0..self.st.entries.len())
+                    .filter(|&i| !matches!(self.st.entries[i].write, Write::None | Write::Insert { .. } | Write::Gone)),
+            );
+            order.sort_by_key(|&i| (self.st.entries[i].table, self.st.entries[i].key));
+            let mut result = Ok(());
+            for &i in &order {
+                let e = &mut self.st.entries[i];
+                if !e.row.try_lock_exclusive() {
+                    result = Err(TxError::Conflict { table: e.table, key: e.key });
+                    break;
+                }
+                e.lock = Lock::Exclusive;
+            }
+            self.st.order = order;
+            result?;
+            for e in &self.st.entries {
+                match e.write {
+                    Write::Insert { .. } | Write::Gone => continue,
+                    _ => {}
+                }
+                if e.row.version() != e.version || e.row.state() != RowState::Live {
+                    return Err(TxError::Conflict { table: e.table, key: e.key });
+                }
+                if e.lock == Lock::None && e.row.is_locked_exclusive() {
+                    return Err(TxError::Conflict { table: e.table, key: e.key });
+                }
+            }
+        }
+        for s in &self.st.scans {
+            let mut n = 0usize;
+            self.db.tables[s.table as usize].range(s.lo, s.hi, |_, _| {
+                n += 1;
+                true
+            });
+            if n != s.count {
+                return Err(TxError::Conflict { table: s.table, key: 0 });
+            }
+        }
+        Ok(())
+    }
+
+    fn build_redo(&mut self) {
+        let st = &mut *self.st;
+        st.redo.clear();
+        for e in &st.entries {
+            let schema = &self.db.tables[e.table as usize].schema;
+            match e.write {
+                Write::None | Write::Gone => {}
+                Write::Update { mask, img } => {
+                    if mask == 0 {
+                        continue;
+                    }
+                    let image = &st.images[img];
+                    st.redo.push_update_with(e.table, e.key, mask, schema.mask_len(mask), |buf| {
+                        schema.gather(image, mask, buf)
+                    });
+                }
+                Write::Insert { img } => st.redo.push(&RedoOp::Insert { table: e.table, key: e.key, data: &st.images[img] }),
+                Write::Delete => st.redo.push(&RedoOp::Delete { table: e.table, key: e.key }),
+            }
+        }
+    }
+
+    fn install(&mut self) {
+        for e in &self.st.entries {
+            match e.write {
+                Write::None | Write::Gone => {}
+                Write::Update { mask, img } => {
+                    if mask != 0 {
+                        e.row.install(&self.st.images[img]);
+                    }
+                }
+                Write::Insert { img } => {
+                    e.row.install(&self.st.images[img]);
+                    e.row.set_state(RowState::Live);
+                }
+                Write::Delete => {
+                    e.row.set_state(RowState::Deleted);
+                    self.db.tables[e.table as usize].remove_row(e.key, &e.row);
+                }
+            }
+        }
+    }
+
+    /// Commit: validate, log, install, release locks (early), and return the ticket that
+    /// resolves when the commit is durable. On error the transaction is rolled back.
+    pub fn commit(mut self) -> Result<Ticket, TxError> {
+        if self.mode == Mode::Replay {
+            self.install();
+            self.finished = true;
+            self.st.reset();
+            return Ok(Ticket::Durable);
+        }
+        if let Err(e) = self.validate() {
+            self.abort_inner();
+            return Err(e);
+        }
+        let read_only = self.st.entries.iter().all(|e| matches!(e.write, Write::None | Write::Gone));
+        let kind = if self.st.has_command && self.db.logging == LogKind::Command { LogKind::Command } else { LogKind::Data };
+        if !read_only && kind == LogKind::Data {
+            self.build_redo();
+        }
+        let payload: &[u8] = match (read_only, kind) {
+            (true, _) => &[],
+            (false, LogKind::Data) => &self.st.redo.bytes,
+            (false, LogKind::Command) => &self.st.command,
+        };
+        let req = CommitRequest { txn: self.id, kind, payload, read_only };
+        let ticket = match self.scheme.commit(&req) {
+            Ok(t) => t,
+            Err(e) => {
+                self.abort_inner();
+                return Err(TxError::Log(e));
+            }
+        };
+        self.install();
+        {
+            let st = &*self.st;
+            let mut rows = st.entries.iter().filter(|e| e.write != Write::Gone).map(|e| {
+                let access = match (e.read, e.write) {
+                    (true, Write::None) | (false, Write::None) => Access::Read,
+                    (true, _) => Access::ReadWrite,
+                    (false, _) => Access::Write,
+                };
+                (RowRef { table: e.table, key: e.key, stamp: &e.row.stamp }, access)
+            });
+            self.scheme.publish(&mut rows);
+        }
+        self.release();
+        self.finished = true;
+        self.st.reset();
+        Ok(ticket)
+    }
+}
+
+impl Drop for Txn<'_> {
+    fn drop(&mut self) {
+        self.abort_inner();
+    }
+}

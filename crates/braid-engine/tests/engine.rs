@@ -1,0 +1,274 @@
+//! Engine behaviour: transactions under 2PL and OCC, recovery through the serial scheme on
+//! pmem and file devices, command logging, and refusals on reopen.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::ops::Bound;
+use std::path::Path;
+
+use braid_engine::schema::{get_u64, set_u64};
+use braid_engine::*;
+
+fn catalog() -> Catalog {
+    let mut c = Catalog::new();
+    c.add(TableDef::new("acct", IndexKind::Hash).column("bal", ColumnType::U64).column("name", ColumnType::Bytes(8)));
+    c.add(TableDef::new("hist", IndexKind::Ordered).column("v", ColumnType::U64));
+    c
+}
+
+const ACCT: TableId = TableId(0);
+const HIST: TableId = TableId(1);
+const TRANSFER: u32 = 7;
+
+fn procs() -> Procedures {
+    let mut p = Procedures::new();
+    p.register(TRANSFER, "transfer", |tx, params| {
+        let mut r = ParamReader::new(params);
+        let (from, to, amount) = (r.u64()?, r.u64()?, r.u64()?);
+        let bal = tx.read_u64(ACCT, from, 0)?.ok_or(TxError::NotFound { table: 0, key: from })?;
+        if bal < amount {
+            return Err(TxError::UserAbort("insufficient funds".into()));
+        }
+        tx.update(ACCT, from, |w| w.set_u64(0, bal - amount))?;
+        tx.update(ACCT, to, |w| {
+            let b = w.get_u64(0);
+            w.set_u64(0, b + amount)
+        })?;
+        let id = tx.id();
+        let mut img = [0u8; 8];
+        img.copy_from_slice(&amount.to_le_bytes());
+        tx.insert(HIST, id, &img)?;
+        Ok(())
+    });
+    p
+}
+
+fn load(l: &Loader<'_>) -> Result<(), EngineError> {
+    for k in 0..10u64 {
+        let mut img = vec![0u8; 16];
+        img[0..8].copy_from_slice(&100u64.to_le_bytes());
+        l.insert(ACCT, k, &img)?;
+    }
+    Ok(())
+}
+
+fn opts(device: DeviceConfig, logging: LogKind, cc: Cc) -> Options {
+    Options { device, logging, cc, ..Options::default() }
+}
+
+fn pmem() -> DeviceConfig {
+    DeviceConfig::Pmem(PmemOptions { ring_size: 1 << 20, destage: false, ..PmemOptions::default() })
+}
+
+fn file() -> DeviceConfig {
+    DeviceConfig::File(FileOptions { segment_size: 64 << 10, buffer_size: 256 << 10, direct: false })
+}
+
+fn open(dir: &Path, o: Options) -> Db {
+    Db::open(dir, o, catalog(), procs(), &load).unwrap().0
+}
+
+fn total(db: &Db) -> u64 {
+    let mut sum = 0;
+    db.for_each_row(ACCT, |_, img| sum += get_u64(db.schema(ACCT), img, 0));
+    sum
+}
+
+fn run_transfers(db: &Db, n: u64) -> u64 {
+    let mut w = db.worker().unwrap();
+    let mut ok = 0;
+    for i in 0..n {
+        let mut p = Params::new();
+        p.u64(i % 10).u64((i * 3 + 1) % 10).u64(1 + i % 7);
+        match w.call(TRANSFER, &p.bytes) {
+            Ok(t) => {
+                t.wait().unwrap();
+                ok += 1;
+            }
+            Err(e) => assert!(matches!(e, TxError::UserAbort(_)), "{e}"),
+        }
+    }
+    ok
+}
+
+fn recovery_round_trip(device: DeviceConfig, logging: LogKind, cc: Cc) {
+    let base = tempfile::tempdir_in("/dev/shm").unwrap();
+    let dir = base.path().join("db");
+    let db = open(&dir, opts(device.clone(), logging, cc));
+    let ok = run_transfers(&db, 300);
+    assert!(ok > 100);
+    let before: Vec<Option<Vec<u8>>> = (0..10).map(|k| db.peek(ACCT, k)).collect();
+    let hist = db.rows(HIST);
+    assert_eq!(hist as u64, ok);
+    assert_eq!(total(&db), 1000);
+    db.close().unwrap();
+    drop(db);
+    let (db, report) = Db::open(&dir, opts(device.clone(), logging, cc), catalog(), procs(), &load).unwrap();
+    assert!(!report.created);
+    assert_eq!(report.recovery.txns, ok);
+    let after: Vec<Option<Vec<u8>>> = (0..10).map(|k| db.peek(ACCT, k)).collect();
+    assert_eq!(before, after);
+    assert_eq!(db.rows(HIST), hist);
+    assert_eq!(total(&db), 1000);
+    // Transactions after recovery append after the recovered log and recover in turn.
+    let more = run_transfers(&db, 50);
+    db.close().unwrap();
+    drop(db);
+    let (db, report) = Db::open(&dir, opts(device, logging, cc), catalog(), procs(), &load).unwrap();
+    assert_eq!(report.recovery.txns, ok + more);
+    assert_eq!(db.rows(HIST) as u64, ok + more);
+    assert_eq!(total(&db), 1000);
+}
+
+#[test]
+fn serial_pmem_data_recovers() {
+    recovery_round_trip(pmem(), LogKind::Data, Cc::TwoPl);
+}
+
+#[test]
+fn serial_pmem_command_recovers() {
+    recovery_round_trip(pmem(), LogKind::Command, Cc::TwoPl);
+}
+
+#[test]
+fn serial_file_data_occ_recovers() {
+    recovery_round_trip(file(), LogKind::Data, Cc::Occ);
+}
+
+#[test]
+fn serial_file_command_recovers() {
+    recovery_round_trip(file(), LogKind::Command, Cc::TwoPl);
+}
+
+#[test]
+fn reopen_refusals_say_what_to_do() {
+    let base = tempfile::tempdir_in("/dev/shm").unwrap();
+    let dir = base.path().join("db");
+    let db = open(&dir, opts(pmem(), LogKind::Data, Cc::TwoPl));
+    db.close().unwrap();
+    drop(db);
+    let err = |o: Options, c: Catalog| Db::open(&dir, o, c, procs(), &load).err().expect("refused").to_string();
+    let e = err(Options { scheme: SchemeKind::None, ..opts(pmem(), LogKind::Data, Cc::TwoPl) }, catalog());
+    assert!(e.contains("--scheme serial"), "{e}");
+    let e = err(opts(file(), LogKind::Data, Cc::TwoPl), catalog());
+    assert!(e.contains("--device pmem"), "{e}");
+    let mut other = catalog();
+    other.tables[0].columns.pop();
+    let e = err(opts(pmem(), LogKind::Data, Cc::TwoPl), other);
+    assert!(e.contains("schema mismatch") && e.contains("acct"), "{e}");
+    let junk = base.path().join("junk");
+    std::fs::create_dir_all(&junk).unwrap();
+    std::fs::write(junk.join("x"), b"x").unwrap();
+    let e = Db::open(&junk, opts(pmem(), LogKind::Data, Cc::TwoPl), catalog(), procs(), &load).err().unwrap().to_string();
+    assert!(e.contains("not a braid database"), "{e}");
+}
+
+#[test]
+fn unknown_procedure_in_command_log_is_refused() {
+    let base = tempfile::tempdir_in("/dev/shm").unwrap();
+    let dir = base.path().join("db");
+    let db = open(&dir, opts(pmem(), LogKind::Command, Cc::TwoPl));
+    assert!(run_transfers(&db, 5) > 0);
+    db.close().unwrap();
+    drop(db);
+    let e = Db::open(&dir, opts(pmem(), LogKind::Command, Cc::TwoPl), catalog(), Procedures::new(), &load)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("procedure 7") && e.contains("not registered"), "{e}");
+}
+
+fn mem_db(cc: Cc) -> (tempfile::TempDir, Db) {
+    let base = tempfile::tempdir_in("/dev/shm").unwrap();
+    let db = open(&base.path().join("db"), Options { scheme: SchemeKind::None, ..opts(DeviceConfig::Null, LogKind::Data, cc) });
+    (base, db)
+}
+
+#[test]
+fn two_phase_locking_is_no_wait() {
+    let (_d, db) = mem_db(Cc::TwoPl);
+    let mut a = db.worker().unwrap();
+    let mut b = db.worker().unwrap();
+    let mut ta = a.begin();
+    assert!(ta.update(ACCT, 1, |w| w.set_u64(0, 5)).unwrap());
+    let mut tb = b.begin();
+    assert!(matches!(tb.read(ACCT, 1, |_| ()), Err(TxError::Conflict { .. })));
+    // A shared lock blocks writers but not readers.
+    assert_eq!(tb.read_u64(ACCT, 2, 0).unwrap(), Some(100));
+    drop(tb);
+    ta.commit().unwrap().wait().unwrap();
+    let mut tb = b.begin();
+    assert_eq!(tb.read_u64(ACCT, 1, 0).unwrap(), Some(5));
+    let mut ta = a.begin();
+    assert_eq!(ta.read_u64(ACCT, 1, 0).unwrap(), Some(5));
+    assert!(matches!(ta.update(ACCT, 1, |w| w.set_u64(0, 6)), Err(TxError::Conflict { .. })));
+    drop(ta);
+    tb.commit().unwrap();
+    // Aborted writes and inserts leave nothing behind.
+    let mut ta = a.begin();
+    ta.update(ACCT, 3, |w| w.set_u64(0, 0)).unwrap();
+    ta.insert(HIST, 99, &[1; 8]).unwrap();
+    ta.abort();
+    assert_eq!(get_u64(db.schema(ACCT), &db.peek(ACCT, 3).unwrap(), 0), 100);
+    assert!(db.peek(HIST, 99).is_none());
+}
+
+#[test]
+fn occ_validation_catches_a_changed_read() {
+    let (_d, db) = mem_db(Cc::Occ);
+    let mut a = db.worker().unwrap();
+    let mut b = db.worker().unwrap();
+    let mut ta = a.begin();
+    let v = ta.read_u64(ACCT, 1, 0).unwrap().unwrap();
+    ta.update(ACCT, 2, |w| w.set_u64(0, v)).unwrap();
+    let mut tb = b.begin();
+    tb.update(ACCT, 1, |w| w.set_u64(0, 1)).unwrap();
+    tb.commit().unwrap();
+    assert!(matches!(ta.commit(), Err(TxError::Conflict { .. })));
+    assert_eq!(get_u64(db.schema(ACCT), &db.peek(ACCT, 2).unwrap(), 0), 100);
+}
+
+#[test]
+fn scans_see_own_writes_and_catch_phantoms() {
+    for cc in [Cc::TwoPl, Cc::Occ] {
+        let (_d, db) = mem_db(cc);
+        let mut a = db.worker().unwrap();
+        let mut t = a.begin();
+        for k in [10u64, 20, 30] {
+            let mut img = [0u8; 8];
+            img.copy_from_slice(&k.to_le_bytes());
+            t.insert(HIST, k, &img).unwrap();
+        }
+        t.commit().unwrap();
+        let mut t = a.begin();
+        let mut seen = Vec::new();
+        let n = t.scan(HIST, Bound::Included(0), Bound::Included(25), 10, |k, _| {
+            seen.push(k);
+            true
+        })
+        .unwrap();
+        assert_eq!((n, seen.clone()), (2, vec![10, 20]));
+        // Another transaction inserts into the scanned range: the scanner must abort.
+        let mut b = db.worker().unwrap();
+        let mut tb = b.begin();
+        tb.insert(HIST, 15, &[0; 8]).unwrap();
+        tb.commit().unwrap();
+        assert!(matches!(t.commit(), Err(TxError::Conflict { .. })), "{cc:?}");
+        // A delete then a scan in one transaction does not see the deleted row.
+        let mut t = a.begin();
+        assert!(t.delete(HIST, 10).unwrap());
+        let mut seen = Vec::new();
+        t.scan(HIST, Bound::Unbounded, Bound::Unbounded, 100, |k, _| {
+            seen.push(k);
+            true
+        })
+        .unwrap();
+        assert_eq!(seen, vec![15, 20, 30]);
+        t.commit().unwrap();
+        assert!(db.peek(HIST, 10).is_none());
+        let mut img = vec![0u8; 16];
+        set_u64(db.schema(ACCT), &mut img, 0, 1);
+        let mut t = a.begin();
+        assert!(matches!(t.insert(ACCT, 1, &img), Err(TxError::DuplicateKey { .. })));
+    }
+}

@@ -1,0 +1,356 @@
+//! [`CrashSim`]: simulated persistent memory for power-failure tests.
+//!
+//! A simulated region keeps two images. The *live* image is what loads see (the CPU caches and
+//! memory together); the *durable* image is what would survive a power failure. Under
+//! [`Domain::Adr`] only persisted data reaches the durable image, as in the x86 model the
+//! papers assume (REWIND §2, Wang & Johnson 2014 §4): `flush` snapshots each overlapping line's
+//! current live bytes as *pending*; `fence` moves pending snapshots (in the order they were
+//! taken) to the durable image; `write_nt` marks the words it wrote pending with their new
+//! content. Under [`Domain::Eadr`] every store (`write`, `write_nt`, `fill`, `store_u64`, a
+//! successful `cas_u64`) reaches the durable image at once.
+//!
+//! [`Region::crash`] builds the post-crash region. [`CrashMode::DropUnpersisted`] keeps the
+//! durable image only (flushed-but-unfenced lines are lost). [`CrashMode::KeepRandom`] adds a
+//! random subset, chosen by a seeded generator and hence deterministic, of the 8-byte words in
+//! which the live image differs from the durable one: unpersisted lines that the cache may have
+//! evicted on its own, at the 8-byte failure atomicity of the hardware. It also covers flushed
+//! but unfenced lines, since their live content differs from the durable one too.
+//!
+//! Crash points: [`Region::freeze_after`]`(n)` lets `n` more *persist events* change the
+//! durable image and then freezes it, so a test can run an operation to completion, crash, and
+//! repeat for every `n` up to [`Region::persist_events`] to visit every crash point. Events:
+//! each flushed line (numbered when flushed, applied at the next fence), each line written by
+//! `write_nt` (numbered at the fence that drains it), and each fence. Design choice beyond the
+//! specification: under eADR, where flushes are no-ops, each store call is an event as well,
+//! since every store changes the durable image and a crash may fall between any two of them.
+//!
+//! The live image is an array of `AtomicU64` words accessed only atomically (relaxed for bulk
+//! bytes, partial words by compare-and-swap), so a test may flush a line while another thread
+//! fills other bytes of it without a data race; the pending/durable state sits behind a mutex.
+//! Simulated regions execute no flush instruction and are slow; they exist for tests.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::Mutex;
+use rand::{Rng, SeedableRng, rngs::SmallRng};
+
+use crate::{CACHE_LINE, Domain, PmemConfig, Region};
+
+/// Words per cache line.
+const LINE_WORDS: usize = CACHE_LINE / 8;
+
+/// How a simulated power failure treats lines that were not persisted.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CrashMode {
+    /// Keep only what was persisted (flushed and fenced, or stored under eADR).
+    DropUnpersisted,
+    /// Also keep each unpersisted 8-byte word with probability `keep_probability` (clamped to
+    /// 0..=1), chosen deterministically from `seed`.
+    KeepRandom { seed: u64, keep_probability: f64 },
+}
+
+/// Builder of simulated regions for power-failure tests.
+#[derive(Debug)]
+pub struct CrashSim;
+
+impl CrashSim {
+    /// A simulated persistent region of `size` zero bytes with the durability domain and write
+    /// delay of `cfg` (the flush instruction is recorded but never executed).
+    pub fn region(size: usize, cfg: PmemConfig) -> Region {
+        Region::from_sim(size, cfg, None)
+    }
+}
+
+/// Source bytes of a store.
+#[derive(Clone, Copy)]
+pub(crate) enum Src<'a> {
+    Bytes(&'a [u8]),
+    Fill(u8),
+}
+
+impl Src<'_> {
+    #[inline]
+    fn at(&self, i: usize) -> u8 {
+        match self {
+            Src::Bytes(b) => b[i],
+            Src::Fill(x) => *x,
+        }
+    }
+}
+
+/// A line snapshot waiting for a fence.
+struct Pending {
+    line: usize,
+    words: [u64; LINE_WORDS],
+    /// Bit `i` set: word `i` of the line is to be made durable.
+    mask: u8,
+    /// Event number: given at flush time for flushes, at the fence for streaming stores.
+    event: Option<u64>,
+}
+
+struct SimState {
+    durable: Vec<u64>,
+    pending: Vec<Pending>,
+    events: u64,
+    /// Events numbered above this do not reach the durable image.
+    limit: Option<u64>,
+}
+
+impl SimState {
+    fn next_event(&mut self) -> bool {
+        self.events += 1;
+        self.allowed(self.events)
+    }
+
+    fn allowed(&self, event: u64) -> bool {
+        self.limit.is_none_or(|l| event <= l)
+    }
+}
+
+pub(crate) struct Sim {
+    /// Live image, whole lines (the tail past the region's size stays zero).
+    live: Box<[AtomicU64]>,
+    domain: Domain,
+    state: Mutex<SimState>,
+}
+
+impl Sim {
+    pub(crate) fn new(size: usize, domain: Domain, image: Option<Vec<u64>>) -> Sim {
+        let nwords = size.div_ceil(CACHE_LINE) * LINE_WORDS;
+        let durable = match image {
+            Some(mut img) => {
+                img.resize(nwords, 0);
+                img
+            }
+            None => vec![0; nwords],
+        };
+        let live = durable.iter().map(|&w| AtomicU64::new(w)).collect();
+        Sim {
+            live,
+            domain,
+            state: Mutex::new(SimState {
+                durable,
+                pending: Vec::new(),
+                events: 0,
+                limit: None,
+            }),
+        }
+    }
+
+    /// Store `len` bytes of `src` into the live image at `off` (bounds already checked).
+    fn store_live(&self, off: usize, len: usize, src: Src<'_>) {
+        let mut i = 0;
+        while i < len {
+            let pos = off + i;
+            let w = pos / 8;
+            let b = pos % 8;
+            let take = (8 - b).min(len - i);
+            if take == 8 {
+                let mut bytes = [0u8; 8];
+                for (k, byte) in bytes.iter_mut().enumerate() {
+                    *byte = src.at(i + k);
+                }
+                self.live[w].store(u64::from_ne_bytes(bytes), Ordering::Relaxed);
+            } else {
+                let merge = |old: u64| {
+                    let mut bytes = old.to_ne_bytes();
+                    for k in 0..take {
+                        bytes[b + k] = src.at(i + k);
+                    }
+                    Some(u64::from_ne_bytes(bytes))
+                };
+                // The closure always returns Some, so the update cannot fail.
+                let _ = self.live[w].fetch_update(Ordering::Relaxed, Ordering::Relaxed, merge);
+            }
+            i += take;
+        }
+    }
+
+    /// Word indices touched by `[off, off + len)`, `len > 0`.
+    fn words_of(off: usize, len: usize) -> std::ops::RangeInclusive<usize> {
+        off / 8..=(off + len - 1) / 8
+    }
+
+    /// Copy the live words `ws` to the durable image.
+    fn to_durable(&self, st: &mut SimState, ws: std::ops::RangeInclusive<usize>) {
+        for w in ws {
+            st.durable[w] = self.live[w].load(Ordering::Relaxed);
+        }
+    }
+
+    /// Under eADR: one event for one store; copy its words to the durable image if allowed.
+    fn eadr_store(&self, off: usize, len: usize, src: Src<'_>) {
+        let mut st = self.state.lock();
+        self.store_live(off, len, src);
+        if st.next_event() && len > 0 {
+            self.to_durable(&mut st, Self::words_of(off, len));
+        }
+    }
+
+    pub(crate) fn write(&self, off: usize, len: usize, src: Src<'_>) {
+        match self.domain {
+            Domain::Adr => self.store_live(off, len, src),
+            Domain::Eadr => self.eadr_store(off, len, src),
+        }
+    }
+
+    pub(crate) fn write_nt(&self, off: usize, len: usize, src: Src<'_>) {
+        if self.domain == Domain::Eadr {
+            return self.eadr_store(off, len, src);
+        }
+        self.store_live(off, len, src);
+        if len == 0 {
+            return;
+        }
+        let mut st = self.state.lock();
+        let first = off / CACHE_LINE;
+        let last = (off + len - 1) / CACHE_LINE;
+        for line in first..=last {
+            let lo = (line * CACHE_LINE).max(off);
+            let hi = ((line + 1) * CACHE_LINE).min(off + len);
+            let mut mask = 0u8;
+            for w in Self::words_of(lo, hi - lo) {
+                mask |= 1 << (w % LINE_WORDS);
+            }
+            let words = self.snapshot(line);
+            st.pending.push(Pending {
+                line,
+                words,
+                mask,
+                event: None,
+            });
+        }
+    }
+
+    fn snapshot(&self, line: usize) -> [u64; LINE_WORDS] {
+        let mut words = [0u64; LINE_WORDS];
+        for (i, w) in words.iter_mut().enumerate() {
+            *w = self.live[line * LINE_WORDS + i].load(Ordering::Relaxed);
+        }
+        words
+    }
+
+    pub(crate) fn read(&self, off: usize, dst: &mut [u8]) {
+        let mut i = 0;
+        while i < dst.len() {
+            let pos = off + i;
+            let b = pos % 8;
+            let take = (8 - b).min(dst.len() - i);
+            let bytes = self.live[pos / 8].load(Ordering::Relaxed).to_ne_bytes();
+            dst[i..i + take].copy_from_slice(&bytes[b..b + take]);
+            i += take;
+        }
+    }
+
+    pub(crate) fn load(&self, off: usize) -> u64 {
+        self.live[off / 8].load(Ordering::Acquire)
+    }
+
+    pub(crate) fn store(&self, off: usize, v: u64) {
+        match self.domain {
+            Domain::Adr => self.live[off / 8].store(v, Ordering::Release),
+            Domain::Eadr => {
+                let mut st = self.state.lock();
+                self.live[off / 8].store(v, Ordering::Release);
+                if st.next_event() {
+                    st.durable[off / 8] = v;
+                }
+            }
+        }
+    }
+
+    pub(crate) fn cas(&self, off: usize, old: u64, new: u64) -> Result<u64, u64> {
+        let word = &self.live[off / 8];
+        match self.domain {
+            Domain::Adr => word.compare_exchange(old, new, Ordering::AcqRel, Ordering::Acquire),
+            Domain::Eadr => {
+                let mut st = self.state.lock();
+                let r = word.compare_exchange(old, new, Ordering::AcqRel, Ordering::Acquire);
+                if r.is_ok() && st.next_event() {
+                    st.durable[off / 8] = new;
+                }
+                r
+            }
+        }
+    }
+
+    /// ADR flush (the region skips the call under eADR): snapshot each line as pending.
+    pub(crate) fn flush(&self, off: usize, len: usize) {
+        if len == 0 {
+            return;
+        }
+        let mut st = self.state.lock();
+        for line in off / CACHE_LINE..=(off + len - 1) / CACHE_LINE {
+            st.events += 1;
+            let event = Some(st.events);
+            let words = self.snapshot(line);
+            st.pending.push(Pending {
+                line,
+                words,
+                mask: 0xFF,
+                event,
+            });
+        }
+    }
+
+    pub(crate) fn fence(&self) {
+        let mut guard = self.state.lock();
+        let st = &mut *guard;
+        let pending = std::mem::take(&mut st.pending);
+        for p in &pending {
+            let event = match p.event {
+                Some(e) => e,
+                None => {
+                    st.events += 1;
+                    st.events
+                }
+            };
+            if !st.allowed(event) {
+                continue;
+            }
+            for (i, &w) in p.words.iter().enumerate() {
+                if p.mask & (1 << i) != 0 {
+                    st.durable[p.line * LINE_WORDS + i] = w;
+                }
+            }
+        }
+        // Keep the allocation for the next batch.
+        st.pending = pending;
+        st.pending.clear();
+        st.events += 1;
+    }
+
+    pub(crate) fn freeze_after(&self, n: u64) {
+        let mut st = self.state.lock();
+        st.limit = Some(st.events.saturating_add(n));
+    }
+
+    pub(crate) fn events(&self) -> u64 {
+        self.state.lock().events
+    }
+
+    /// The image a power failure now would leave.
+    pub(crate) fn crash_image(&self, mode: CrashMode) -> Vec<u64> {
+        let st = self.state.lock();
+        let mut image = st.durable.clone();
+        if let CrashMode::KeepRandom {
+            seed,
+            keep_probability,
+        } = mode
+        {
+            let p = if keep_probability.is_nan() {
+                0.0
+            } else {
+                keep_probability.clamp(0.0, 1.0)
+            };
+            let mut rng = SmallRng::seed_from_u64(seed);
+            for (i, slot) in image.iter_mut().enumerate() {
+                let live = self.live[i].load(Ordering::Relaxed);
+                if live != *slot && rng.gen_bool(p) {
+                    *slot = live;
+                }
+            }
+        }
+        image
+    }
+}

@@ -1,0 +1,501 @@
+//! Transactions (REWIND §4.2-§4.4): logging, commit, rollback, allocation and deferred frees.
+//!
+//! * [`Tx::write`] reads the old value, appends an UPDATE record (address, old, new) and only
+//!   then stores in place (write-ahead logging, §4.2). Writes are split into the aligned
+//!   8-byte words they touch; a word that does not change is not logged.
+//! * Under the Batch layout the in-place stores are deferred in a small per-transaction
+//!   buffer until the records covering them are synced: when the group is full
+//!   (`batch_group` records, §3.3 "the compiler needs to reorder the log calls and place them
+//!   in batches above the corresponding user writes"), at commit, or before an unlogged store
+//!   to the same words. Reads inside the transaction see the buffered values.
+//! * Force (§4.3): user stores are non-temporal; commit fences them, appends END, then clears
+//!   the transaction's records (END last) after processing its DELETE records. No-force:
+//!   user stores are cached; commit appends END; checkpoints clear the log. Batch commits log
+//!   END in the same group as the last records (§3.3: "commit log records can be reordered
+//!   safely before the user writes").
+//! * Rollback (§4.4): a ROLLBACK record, then for each UPDATE of the transaction, newest
+//!   first, a CLR and the old value restored (persisted at once under force, so that only the
+//!   last undo can be missing after a crash, which recovery redoes), then END.
+//! * [`Tx::init`] stores into an object allocated by the same transaction without logging
+//!   (choice beyond the paper): rollback frees the object so its old content never matters,
+//!   and the store is flushed and fenced before END, so it is durable when the transaction
+//!   commits under either policy.
+//! * Every transaction reserves log room for its own CLRs, ROLLBACK and END as it logs, so a
+//!   started transaction can always roll back; a forward record that does not fit fails with
+//!   `LogFull` (after a checkpoint and a retry under no-force).
+
+use std::sync::atomic::Ordering;
+
+use crate::RewindError;
+use crate::alloc::{BLOCK_HDR, header, parse_header};
+use crate::pool::{Inner, Log, Policy, RecRef, checkpoint};
+use crate::pptr::{PPtr, Persist};
+use crate::record::{Kind, Rec};
+
+/// Memory a data structure is written through: a REWIND transaction ([`Tx`]) or plain
+/// non-recoverable stores ([`RawMem`]). Offsets are pool offsets; word accesses are 8-byte
+/// aligned.
+pub trait Mem {
+    fn read_u64(&self, off: u64) -> u64;
+    fn read_bytes(&self, off: u64, out: &mut [u8]);
+    fn write_u64(&mut self, off: u64, v: u64) -> Result<(), RewindError>;
+    fn write_bytes(&mut self, off: u64, b: &[u8]) -> Result<(), RewindError>;
+    /// Store into an object allocated by this same transaction (not logged).
+    fn init_bytes(&mut self, off: u64, b: &[u8]) -> Result<(), RewindError>;
+    fn alloc(&mut self, size: usize) -> Result<u64, RewindError>;
+    fn free(&mut self, off: u64) -> Result<(), RewindError>;
+}
+
+/// A running transaction (see the module documentation).
+pub struct Tx<'p> {
+    p: &'p Inner,
+    log: &'p Log,
+    txid: u64,
+    /// Records appended (the two-layer key number).
+    n: u64,
+    recs: Vec<RecRef>,
+    /// Log records reserved and not yet used.
+    held: usize,
+    allocs: Vec<usize>,
+    frees: Vec<usize>,
+    /// Batch: deferred stores (word offset, value), oldest first.
+    pending: Vec<(usize, u64)>,
+    batch: bool,
+    force: bool,
+    group: usize,
+    need_fence: bool,
+}
+
+impl<'p> Tx<'p> {
+    pub(crate) fn new(p: &'p Inner, log: &'p Log) -> Tx<'p> {
+        Tx {
+            p,
+            log,
+            txid: p.next_txid.fetch_add(1, Ordering::Relaxed),
+            n: 0,
+            recs: Vec::new(),
+            held: 0,
+            allocs: Vec::new(),
+            frees: Vec::new(),
+            pending: Vec::new(),
+            batch: log.is_batch(),
+            force: p.cfg.policy == Policy::Force,
+            group: p.cfg.batch_group,
+            need_fence: false,
+        }
+    }
+
+    /// This transaction's identifier.
+    pub fn id(&self) -> u64 {
+        self.txid
+    }
+
+    /// Append a forward record (UPDATE or DELETE), reserving room for what undoing and
+    /// finishing it will log.
+    fn append_fwd(&mut self, rec: Rec) -> Result<(), RewindError> {
+        let first = self.recs.is_empty();
+        let hold = usize::from(rec.kind == Kind::Update) + if first { 2 } else { 0 };
+        let at = match self.log.append(&rec, self.n, Some(hold)) {
+            Err(RewindError::LogFull { .. }) if !self.force => {
+                checkpoint(self.p)?;
+                self.log.append(&rec, self.n, Some(hold))?
+            }
+            r => r?,
+        };
+        self.n += 1;
+        self.held += hold;
+        self.recs.push(at);
+        self.p.stats.records.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Append a record paid for by an earlier reservation (CLR, ROLLBACK, END).
+    fn append_reserved(&mut self, rec: Rec) -> Result<RecRef, RewindError> {
+        let hold = if self.held == 0 { Some(0) } else { None };
+        let at = self.log.append(&rec, self.n, hold)?;
+        self.held = self.held.saturating_sub(1);
+        self.n += 1;
+        Ok(at)
+    }
+
+    #[inline]
+    fn apply(&mut self, addr: usize, v: u64) {
+        let r = &self.p.r;
+        if self.force {
+            r.write_nt(addr, &v.to_le_bytes());
+            self.need_fence = true;
+        } else {
+            r.store_u64(addr, v);
+        }
+    }
+
+    fn flush_pending(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        self.log.sync();
+        let pending = std::mem::take(&mut self.pending);
+        for &(a, v) in &pending {
+            self.apply(a, v);
+        }
+        self.pending = pending;
+        self.pending.clear();
+    }
+
+    #[inline]
+    fn read_word(&self, addr: usize) -> u64 {
+        if !self.pending.is_empty()
+            && let Some(&(_, v)) = self.pending.iter().rev().find(|(a, _)| *a == addr)
+        {
+            return v;
+        }
+        self.p.r.load_u64(addr)
+    }
+
+    /// Logged store of one aligned word.
+    fn write_word(&mut self, addr: usize, new: u64) -> Result<(), RewindError> {
+        let old = self.read_word(addr);
+        if old == new {
+            return Ok(());
+        }
+        self.append_fwd(Rec::update(self.txid, addr as u64, old, new))?;
+        if self.batch {
+            self.pending.push((addr, new));
+            if self.pending.len() >= self.group {
+                self.flush_pending();
+            }
+        } else {
+            self.apply(addr, new);
+        }
+        Ok(())
+    }
+
+    /// Read a value (seeing this transaction's own writes).
+    pub fn read<T: Persist>(&self, p: PPtr<T>) -> T {
+        let mut buf = [0u8; 64];
+        if T::SIZE <= buf.len() {
+            self.read_into(p.offset(), &mut buf[..T::SIZE]);
+            T::load(&buf[..T::SIZE])
+        } else {
+            let mut v = vec![0u8; T::SIZE];
+            self.read_into(p.offset(), &mut v);
+            T::load(&v)
+        }
+    }
+
+    fn read_into(&self, off: u64, out: &mut [u8]) {
+        let off = off as usize;
+        self.p.r.read(off, out);
+        for &(a, v) in &self.pending {
+            let (lo, hi) = (a.max(off), (a + 8).min(off + out.len()));
+            if lo < hi {
+                let b = v.to_le_bytes();
+                out[lo - off..hi - off].copy_from_slice(&b[lo - a..hi - a]);
+            }
+        }
+    }
+
+    /// Logged in-place write (REWIND's `log` call followed by the store).
+    pub fn write<T: Persist>(&mut self, p: PPtr<T>, v: T) -> Result<(), RewindError> {
+        let mut buf = [0u8; 64];
+        if T::SIZE <= buf.len() {
+            v.store(&mut buf[..T::SIZE]);
+            self.write_range(p.offset(), &buf[..T::SIZE])
+        } else {
+            let mut b = vec![0u8; T::SIZE];
+            v.store(&mut b);
+            self.write_range(p.offset(), &b)
+        }
+    }
+
+    fn write_range(&mut self, off: u64, b: &[u8]) -> Result<(), RewindError> {
+        let off = off as usize;
+        let end = off + b.len();
+        let mut w = off & !7;
+        while w < end {
+            let new = if w >= off && w + 8 <= end {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(&b[w - off..w - off + 8]);
+                u64::from_le_bytes(a)
+            } else {
+                let mut cur = self.read_word(w).to_le_bytes();
+                let (lo, hi) = (w.max(off), (w + 8).min(end));
+                cur[lo - w..hi - w].copy_from_slice(&b[lo - off..hi - off]);
+                u64::from_le_bytes(cur)
+            };
+            self.write_word(w, new)?;
+            w += 8;
+        }
+        Ok(())
+    }
+
+    /// Unlogged store into an object allocated by this transaction (see the module docs).
+    pub fn init<T: Persist>(&mut self, p: PPtr<T>, v: T) -> Result<(), RewindError> {
+        let mut b = vec![0u8; T::SIZE];
+        v.store(&mut b);
+        self.init_range(p.offset(), &b)
+    }
+
+    fn init_range(&mut self, off: u64, b: &[u8]) -> Result<(), RewindError> {
+        let off = off as usize;
+        let fresh = self.allocs.iter().any(|&blk| {
+            let size = self.p.alloc.usable(blk);
+            off >= blk + BLOCK_HDR && off + b.len() <= blk + BLOCK_HDR + size
+        });
+        if !fresh {
+            return Err(RewindError::Invalid(format!(
+                "init of {} bytes at {off:#x}: not inside an object allocated by this transaction",
+                b.len()
+            )));
+        }
+        if self
+            .pending
+            .iter()
+            .any(|&(a, _)| a + 8 > off && a < off + b.len())
+        {
+            self.flush_pending();
+        }
+        let r = &self.p.r;
+        r.write(off, b);
+        r.flush(off, b.len());
+        self.need_fence = true;
+        Ok(())
+    }
+
+    /// Allocate `size` bytes in this transaction (undone if it rolls back).
+    pub fn alloc<T>(&mut self, size: usize) -> Result<PPtr<T>, RewindError> {
+        let (block, class) = self.p.alloc.take(size)?;
+        if let Err(e) = self.write_word(block, header(class, true)) {
+            self.p.alloc.release(block);
+            return Err(e);
+        }
+        self.allocs.push(block);
+        Ok(PPtr::from_offset((block + BLOCK_HDR) as u64))
+    }
+
+    /// Free an object: a DELETE record now, the actual free once it is safe (after commit
+    /// under force, at the next checkpoint under no-force).
+    pub fn free<T>(&mut self, p: PPtr<T>) -> Result<(), RewindError> {
+        let off = p.offset();
+        if off < BLOCK_HDR as u64 || off % 8 != 0 || off as usize >= self.p.r.len() {
+            return Err(RewindError::BadPointer(off));
+        }
+        let block = off as usize - BLOCK_HDR;
+        match parse_header(self.read_word(block)) {
+            Some((_, true)) => {}
+            Some((_, false)) => return Err(RewindError::DoubleFree(off)),
+            None => return Err(RewindError::BadPointer(off)),
+        }
+        if self.frees.contains(&block) {
+            return Err(RewindError::DoubleFree(off));
+        }
+        self.p.alloc.begin_free(off)?;
+        if let Err(e) = self.append_fwd(Rec::delete(self.txid, block as u64)) {
+            self.p.alloc.cancel_free(block);
+            return Err(e);
+        }
+        self.frees.push(block);
+        Ok(())
+    }
+
+    /// Set the pool's root pointer (logged).
+    pub fn set_root<T>(&mut self, p: PPtr<T>) -> Result<(), RewindError> {
+        self.write_word(crate::pool::H_ROOT, p.offset())
+    }
+
+    /// Commit (§4.3). On failure the transaction is handed back for rollback.
+    pub(crate) fn commit(mut self) -> Result<(), (Tx<'p>, RewindError)> {
+        if self.recs.is_empty() {
+            if self.need_fence {
+                self.p.r.fence();
+            }
+            self.p.stats.commits.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
+        let end = match self.log_end() {
+            Ok(e) => e,
+            Err(e) => return Err((self, e)),
+        };
+        self.log.unreserve(self.held);
+        self.held = 0;
+        let p = self.p;
+        if self.force {
+            for &b in &self.frees {
+                p.alloc.mark_free(b);
+            }
+            if !self.frees.is_empty() {
+                p.r.fence();
+            }
+            if let Err(e) = self.log.clear(&self.recs, Some(end)) {
+                // Committed and durable; the records are cleared by the next recovery.
+                self.recs.clear();
+                return Err((self, e));
+            }
+            for &b in &self.frees {
+                p.alloc.release(b);
+            }
+        } else {
+            let cap = self.log.capacity() as f64;
+            if self.log.live() as f64 > cap * p.cfg.checkpoint_fraction {
+                // The transaction is committed whatever happens here; a failed checkpoint
+                // leaves the records for the next one or for recovery.
+                let _ = checkpoint(p);
+            }
+        }
+        p.stats.commits.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn log_end(&mut self) -> Result<RecRef, RewindError> {
+        let p = self.p;
+        let _cut = p.cut.read().unwrap_or_else(|e| e.into_inner());
+        let seq = p.commit_seq.fetch_add(1, Ordering::SeqCst) + 1;
+        let end = Rec::end(self.txid, seq, false);
+        if self.batch {
+            if self.force {
+                self.flush_pending();
+                p.r.fence();
+                let at = self.append_reserved(end)?;
+                self.log.sync();
+                Ok(at)
+            } else {
+                let at = self.append_reserved(end)?;
+                self.log.sync();
+                let pending = std::mem::take(&mut self.pending);
+                for &(a, v) in &pending {
+                    self.apply(a, v);
+                }
+                Ok(at)
+            }
+        } else {
+            if self.force || self.need_fence {
+                p.r.fence();
+            }
+            self.append_reserved(end)
+        }
+    }
+
+    /// Roll back (§4.4).
+    pub(crate) fn rollback(mut self) -> Result<(), RewindError> {
+        let p = self.p;
+        // Deferred stores never reached memory; their records are compensated below like
+        // the others (restoring a value that is still there).
+        self.pending.clear();
+        if self.recs.is_empty() {
+            for &b in &self.frees {
+                p.alloc.cancel_free(b);
+            }
+            p.stats.aborts.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
+        let rb = self.append_reserved(Rec::rollback(self.txid))?;
+        self.recs.push(rb);
+        let mine = self.log.tx_records_rev(self.txid)?;
+        let mut skip = 0usize;
+        for (_, rec) in mine {
+            match rec.kind {
+                Kind::Clr => skip += 1,
+                Kind::Update if skip > 0 => skip -= 1,
+                Kind::Update => {
+                    let c = self.append_reserved(Rec::clr(self.txid, rec.addr, rec.old))?;
+                    self.recs.push(c);
+                    let a = rec.addr as usize;
+                    p.r.store_u64(a, rec.old);
+                    if self.force {
+                        p.r.persist(a, 8);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let end = {
+            let _cut = p.cut.read().unwrap_or_else(|e| e.into_inner());
+            let seq = p.commit_seq.fetch_add(1, Ordering::SeqCst) + 1;
+            let at = self.append_reserved(Rec::end(self.txid, seq, true))?;
+            self.log.sync();
+            at
+        };
+        self.log.unreserve(self.held);
+        self.held = 0;
+        if self.force {
+            self.log.clear(&self.recs, Some(end))?;
+        }
+        for &b in &self.allocs {
+            p.alloc.release(b);
+        }
+        for &b in &self.frees {
+            p.alloc.cancel_free(b);
+        }
+        p.stats.aborts.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+impl Mem for Tx<'_> {
+    fn read_u64(&self, off: u64) -> u64 {
+        self.read_word(off as usize)
+    }
+    fn read_bytes(&self, off: u64, out: &mut [u8]) {
+        self.read_into(off, out)
+    }
+    fn write_u64(&mut self, off: u64, v: u64) -> Result<(), RewindError> {
+        self.write_word(off as usize, v)
+    }
+    fn write_bytes(&mut self, off: u64, b: &[u8]) -> Result<(), RewindError> {
+        self.write_range(off, b)
+    }
+    fn init_bytes(&mut self, off: u64, b: &[u8]) -> Result<(), RewindError> {
+        self.init_range(off, b)
+    }
+    fn alloc(&mut self, size: usize) -> Result<u64, RewindError> {
+        Tx::alloc::<u8>(self, size).map(PPtr::offset)
+    }
+    fn free(&mut self, off: u64) -> Result<(), RewindError> {
+        Tx::free(self, PPtr::<u8>::from_offset(off))
+    }
+}
+
+/// Plain, non-recoverable access to a pool: stores are flushed and fenced (persistent but not
+/// atomic), nothing is logged, and allocation is immediate. On a pool in anonymous DRAM the
+/// flushes and fences are no-ops. This is the "NVM, no recoverability" baseline of REWIND
+/// Fig. 7 and the non-recoverable twin of the B+-tree.
+#[derive(Debug)]
+pub struct RawMem<'p> {
+    pool: &'p crate::Pool,
+}
+
+impl<'p> RawMem<'p> {
+    pub fn new(pool: &'p crate::Pool) -> RawMem<'p> {
+        RawMem { pool }
+    }
+}
+
+impl Mem for RawMem<'_> {
+    fn read_u64(&self, off: u64) -> u64 {
+        self.pool.inner.r.load_u64(off as usize)
+    }
+    fn read_bytes(&self, off: u64, out: &mut [u8]) {
+        self.pool.inner.r.read(off as usize, out)
+    }
+    fn write_u64(&mut self, off: u64, v: u64) -> Result<(), RewindError> {
+        let r = &self.pool.inner.r;
+        r.store_u64(off as usize, v);
+        r.persist(off as usize, 8);
+        Ok(())
+    }
+    fn write_bytes(&mut self, off: u64, b: &[u8]) -> Result<(), RewindError> {
+        let r = &self.pool.inner.r;
+        r.write(off as usize, b);
+        r.persist(off as usize, b.len());
+        Ok(())
+    }
+    fn init_bytes(&mut self, off: u64, b: &[u8]) -> Result<(), RewindError> {
+        self.write_bytes(off, b)
+    }
+    fn alloc(&mut self, size: usize) -> Result<u64, RewindError> {
+        self.pool.raw_alloc(size).map(PPtr::offset)
+    }
+    fn free(&mut self, off: u64) -> Result<(), RewindError> {
+        self.pool.raw_free(PPtr::<u8>::from_offset(off))
+    }
+}

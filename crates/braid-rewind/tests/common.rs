@@ -1,0 +1,26 @@
+//! Shared helpers for the integration tests.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use braid_rewind::{Layers, LogLayout, LogMode, Policy, PoolConfig};
+
+/// Every layout x policy x layer count, shared log, small logs.
+pub fn all_configs() -> Vec<PoolConfig> {
+    let mut v = Vec::new();
+    for layers in [Layers::One, Layers::Two] {
+        for layout in [LogLayout::Simple, LogLayout::Optimized, LogLayout::Batch] {
+            for policy in [Policy::Force, Policy::NoForce] {
+                v.push(PoolConfig {
+                    layout,
+                    policy,
+                    layers,
+                    logs: LogMode::Shared,
+                    bucket_records: 8,
+                    log_capacity: 256,
+                    batch_group: 4,
+                    checkpoint_fraction: 0.5,
+                });
+            }
+        }
+    }
+    v
+}

@@ -1,0 +1,158 @@
+//! Transactions: commit, rollback on error and on panic, allocation and deferred frees,
+//! reopening, per-thread logs. Every configuration.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use braid_rewind::{CrashMode, CrashSim, LogMode, PPtr, PmemConfig, Policy, Pool, RewindError};
+
+const SIZE: usize = 1 << 20;
+
+fn setup(cfg: braid_rewind::PoolConfig) -> (braid_rewind::Region, Pool, PPtr<u64>) {
+    let r = CrashSim::region(SIZE, PmemConfig::default());
+    let pool = Pool::create_in(r.clone(), cfg).unwrap();
+    let arr = pool
+        .transaction(|tx| -> Result<_, RewindError> {
+            let a: PPtr<u64> = tx.alloc(64)?;
+            for i in 0..8 {
+                tx.init(a.field::<u64>(8 * i), i)?;
+            }
+            tx.set_root(a)?;
+            Ok(a)
+        })
+        .unwrap();
+    (r, pool, arr)
+}
+
+fn words(pool: &Pool, a: PPtr<u64>) -> Vec<u64> {
+    (0..8).map(|i| pool.read(a.field::<u64>(8 * i))).collect()
+}
+
+#[test]
+fn commit_rollback_panic_every_config() {
+    for cfg in common::all_configs() {
+        let (r, pool, a) = setup(cfg);
+        assert_eq!(pool.root::<u64>(), a);
+        pool.transaction(|tx| -> Result<(), RewindError> {
+            tx.write(a, 100)?;
+            tx.write(a.field::<u64>(8), 101)?;
+            assert_eq!(tx.read(a), 100, "reads see own writes");
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(words(&pool, a)[..3], [100, 101, 2], "{cfg:?}");
+        // An error rolls back.
+        let e = pool.transaction(|tx| -> Result<(), RewindError> {
+            for i in 0..8 {
+                tx.write(a.field::<u64>(8 * i), 1000 + i)?;
+            }
+            let _tmp: PPtr<u64> = tx.alloc(100)?;
+            Err(RewindError::Invalid("no".into()))
+        });
+        assert!(e.is_err());
+        assert_eq!(words(&pool, a)[..3], [100, 101, 2], "{cfg:?}");
+        // A panic rolls back and keeps unwinding.
+        let p = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = pool.transaction(|tx| -> Result<(), RewindError> {
+                tx.write(a.field::<u64>(16), 55)?;
+                panic!("boom");
+            });
+        }));
+        assert!(p.is_err());
+        assert_eq!(words(&pool, a)[..3], [100, 101, 2], "{cfg:?}");
+        // Allocate and free.
+        let obj = pool
+            .transaction(|tx| -> Result<PPtr<u64>, RewindError> {
+                let o: PPtr<u64> = tx.alloc(24)?;
+                tx.init(o, 7)?;
+                tx.write(a.field::<u64>(56), o.offset())?;
+                Ok(o)
+            })
+            .unwrap();
+        let before = pool.heap_report().unwrap().allocated.len();
+        pool.transaction(|tx| -> Result<(), RewindError> {
+            tx.free(obj)?;
+            assert!(matches!(tx.free(obj), Err(RewindError::DoubleFree(_))));
+            tx.write(a.field::<u64>(56), 0)
+        })
+        .unwrap();
+        pool.checkpoint().unwrap();
+        assert_eq!(pool.heap_report().unwrap().allocated.len(), before - 1, "{cfg:?}");
+        pool.check_allocator().unwrap();
+        // Reopen after a clean stop and after a crash.
+        let expect = words(&pool, a);
+        drop(pool);
+        let c = r.crash(CrashMode::DropUnpersisted).unwrap();
+        let (pool2, rep) = Pool::open_in(c).unwrap();
+        assert_eq!(words(&pool2, a), expect, "{cfg:?} {rep:?}");
+        pool2.check_allocator().unwrap();
+        assert_eq!(pool2.heap_report().unwrap().allocated.len(), 1, "{cfg:?}");
+        assert_eq!(pool2.check_logs().unwrap(), 0);
+    }
+}
+
+#[test]
+fn per_thread_logs_and_threads() {
+    for policy in [Policy::Force, Policy::NoForce] {
+        for mut cfg in common::all_configs().into_iter().filter(|c| c.policy == policy) {
+            cfg.logs = LogMode::PerThread(2);
+            cfg.log_capacity = 512;
+            let (r, pool, _a) = setup(cfg);
+            // Each thread owns one counter object; 4 threads, 20 transactions each.
+            let objs: Vec<PPtr<u64>> = (0..4)
+                .map(|_| {
+                    pool.transaction(|tx| -> Result<_, RewindError> {
+                        let o: PPtr<u64> = tx.alloc(8)?;
+                        tx.init(o, 0)?;
+                        Ok(o)
+                    })
+                    .unwrap()
+                })
+                .collect();
+            std::thread::scope(|s| {
+                for &o in &objs {
+                    let pool = pool.clone();
+                    s.spawn(move || {
+                        for i in 0..20u64 {
+                            let res = pool.transaction(|tx| -> Result<(), RewindError> {
+                                let v = tx.read(o);
+                                tx.write(o, v + 1)?;
+                                if i % 5 == 4 {
+                                    return Err(RewindError::Invalid("abort".into()));
+                                }
+                                Ok(())
+                            });
+                            assert_eq!(res.is_ok(), i % 5 != 4);
+                        }
+                    });
+                }
+            });
+            for &o in &objs {
+                assert_eq!(pool.read(o), 16, "{cfg:?}");
+            }
+            let c = r.crash(CrashMode::DropUnpersisted).unwrap();
+            let (pool2, _) = Pool::open_in(c).unwrap();
+            for &o in &objs {
+                assert_eq!(pool2.read(o), 16, "{cfg:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn log_full_is_an_error_and_rolls_back() {
+    for cfg in common::all_configs() {
+        let (_r, pool, a) = setup(cfg);
+        let res = pool.transaction(|tx| -> Result<(), RewindError> {
+            for i in 0..10_000u64 {
+                tx.write(a.field::<u64>(8 * (i % 8)), 10_000 + i)?;
+            }
+            Ok(())
+        });
+        assert!(matches!(res, Err(RewindError::LogFull { .. })), "{cfg:?}: {res:?}");
+        assert_eq!(words(&pool, a), (0..8).collect::<Vec<_>>(), "{cfg:?}");
+        // And the pool still works.
+        pool.transaction(|tx| tx.write(a, 5)).unwrap();
+        assert_eq!(pool.read(a), 5);
+    }
+}

@@ -1,0 +1,202 @@
+//! The file-system seam: every byte the file log device writes goes through [`Fs`] and
+//! [`FsFile`], so tests can swap the real file system ([`RealFs`]) for an in-memory one that
+//! simulates crashes and injects faults ([`FaultFs`]).
+//!
+//! No paper section; this is infrastructure for the file devices of all schemes.
+//!
+//! Design choices where the contract is open:
+//! * [`FsFile::allocate`] reserves space *without changing the file size* (Linux
+//!   `fallocate(FALLOC_FL_KEEP_SIZE)`), so a file's size keeps telling how far it was written.
+//!   Where the file system cannot preallocate, [`RealFs`] falls back to extending the file with
+//!   `set_len` (the size then overstates the written extent; readers must treat zeros as
+//!   "nothing written").
+//! * Errors are plain [`std::io::Error`]s; [`is_no_space`] recognises ENOSPC from either
+//!   implementation.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+mod fault;
+mod real;
+
+pub use fault::{CrashOpts, FaultFs, FaultStats, FsOp, SyncFault, Unsynced};
+pub use real::{RealFile, RealFs};
+
+/// Alignment (bytes) that O_DIRECT offsets, lengths and buffers must have.
+pub const DIRECT_ALIGN: usize = 4096;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenOpts {
+    pub create: bool,
+    pub truncate: bool,
+    /// O_DIRECT: offsets, lengths and buffers must be aligned to 4096.
+    pub direct: bool,
+}
+
+impl OpenOpts {
+    /// Open an existing file for reading and writing.
+    pub fn existing() -> OpenOpts {
+        OpenOpts::default()
+    }
+
+    /// Create the file if it does not exist (keeping its contents if it does).
+    pub fn create() -> OpenOpts {
+        OpenOpts {
+            create: true,
+            ..OpenOpts::default()
+        }
+    }
+
+    /// Create the file, or truncate it to zero length if it exists.
+    pub fn create_truncate() -> OpenOpts {
+        OpenOpts {
+            create: true,
+            truncate: true,
+            direct: false,
+        }
+    }
+
+    /// The same options with O_DIRECT set to `direct`.
+    pub fn with_direct(self, direct: bool) -> OpenOpts {
+        OpenOpts { direct, ..self }
+    }
+}
+
+/// An open file, always readable and writable.
+pub trait FsFile: Send + Sync + std::fmt::Debug {
+    /// May write fewer bytes than asked (short write).
+    fn write_at(&self, off: u64, data: &[u8]) -> io::Result<usize>;
+    /// Write all of `data`, looping over short writes.
+    fn write_all_at(&self, mut off: u64, mut data: &[u8]) -> io::Result<()> {
+        while !data.is_empty() {
+            let n = self.write_at(off, data)?;
+            if n == 0 {
+                return Err(io::Error::new(io::ErrorKind::WriteZero, "write returned 0"));
+            }
+            off += n as u64;
+            data = &data[n..];
+        }
+        Ok(())
+    }
+    /// Read at `off`; fewer bytes than asked only at the end of the file.
+    fn read_at(&self, off: u64, buf: &mut [u8]) -> io::Result<usize>;
+    /// Read until `buf` is full or the end of the file; returns the bytes read.
+    fn read_full_at(&self, mut off: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let mut done = 0;
+        while done < buf.len() {
+            match self.read_at(off, &mut buf[done..]) {
+                Ok(0) => break,
+                Ok(n) => {
+                    done += n;
+                    off += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(done)
+    }
+    /// fdatasync.
+    fn sync_data(&self) -> io::Result<()>;
+    /// Reserve space up to `len` bytes without changing the file size
+    /// (`fallocate(FALLOC_FL_KEEP_SIZE)`); ENOSPC is reported here.
+    fn allocate(&self, len: u64) -> io::Result<()>;
+    fn set_len(&self, len: u64) -> io::Result<()>;
+    fn len(&self) -> io::Result<u64>;
+    fn is_empty(&self) -> io::Result<bool> {
+        Ok(self.len()? == 0)
+    }
+}
+
+/// A file system: a namespace of directories and files.
+pub trait Fs: Send + Sync + std::fmt::Debug {
+    fn create_dir_all(&self, path: &Path) -> io::Result<()>;
+    fn open(&self, path: &Path, opts: OpenOpts) -> io::Result<Box<dyn FsFile>>;
+    fn remove_file(&self, path: &Path) -> io::Result<()>;
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Full paths of the entries of a directory, sorted.
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>>;
+    /// fsync the directory so entries created, renamed or removed in it are durable.
+    fn sync_dir(&self, path: &Path) -> io::Result<()>;
+    fn exists(&self, path: &Path) -> bool;
+}
+
+/// True if `off`, `len` and the address `addr` are all multiples of [`DIRECT_ALIGN`], as an
+/// O_DIRECT transfer needs.
+pub fn is_direct_aligned(off: u64, addr: usize, len: usize) -> bool {
+    let mask = DIRECT_ALIGN - 1;
+    (off & mask as u64) == 0 && (addr & mask) == 0 && (len & mask) == 0
+}
+
+/// True if `e` says the device is out of space (ENOSPC, or EDQUOT: over quota).
+pub fn is_no_space(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::StorageFull
+        || e.kind() == io::ErrorKind::QuotaExceeded
+        || e.raw_os_error() == Some(rustix::io::Errno::NOSPC.raw_os_error())
+        || e.raw_os_error() == Some(rustix::io::Errno::DQUOT.raw_os_error())
+}
+
+/// True if `e` is EINVAL (what Linux returns when a file system refuses O_DIRECT, or for a
+/// misaligned direct transfer).
+pub fn is_invalid_input(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error())
+}
+
+/// A heap buffer whose slice starts at a [`DIRECT_ALIGN`]-aligned address, for O_DIRECT I/O.
+/// Safe code only: it over-allocates a `Vec` and slices at the first aligned address (the
+/// `Vec` is never grown, so its buffer never moves).
+#[derive(Debug)]
+pub struct AlignedBuf {
+    raw: Vec<u8>,
+    off: usize,
+    len: usize,
+}
+
+impl AlignedBuf {
+    /// A zeroed buffer of `len` bytes at an aligned address.
+    pub fn new(len: usize) -> AlignedBuf {
+        let raw = vec![0u8; len + DIRECT_ALIGN];
+        let addr = raw.as_ptr() as usize;
+        let off = (DIRECT_ALIGN - addr % DIRECT_ALIGN) % DIRECT_ALIGN;
+        AlignedBuf { raw, off, len }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        &self.raw[self.off..self.off + self.len]
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut self.raw[self.off..self.off + self.len]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligned_buf_is_aligned() {
+        for len in [0usize, 1, 4096, 10_000] {
+            let mut b = AlignedBuf::new(len);
+            assert_eq!(b.as_slice().as_ptr() as usize % DIRECT_ALIGN, 0);
+            assert_eq!(b.as_mut_slice().len(), len);
+            assert!(b.as_slice().iter().all(|&x| x == 0));
+        }
+    }
+
+    #[test]
+    fn enospc_is_recognised() {
+        let e = io::Error::from(rustix::io::Errno::NOSPC);
+        assert!(is_no_space(&e));
+        assert!(!is_no_space(&io::Error::from(rustix::io::Errno::IO)));
+        assert!(is_invalid_input(&io::Error::from(rustix::io::Errno::INVAL)));
+    }
+}

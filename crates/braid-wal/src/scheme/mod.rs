@@ -1,0 +1,294 @@
+//! The scheme seam: what the engine asks of a logging scheme, whatever the scheme is.
+//!
+//! The engine calls a [`SchemeWorker`] on every row access (with that row's scheme stamp, an
+//! `AtomicU64` the scheme may use as a GSN or as a handle to LSN vectors it keeps elsewhere), at
+//! commit with the transaction's log payload (redo images or a command), and once more after the
+//! record is in the log buffer but before the locks are released (early lock release: the
+//! scheme publishes the transaction's order into the rows it touched). A scheme never knows
+//! table layouts: payloads are opaque bytes built with [`crate::payload`].
+//!
+//! Recovery is the scheme's too: [`open`] scans the scheme's streams, decides which transactions
+//! committed and in what (partial) order, and hands each one to a [`Replay`] implemented by the
+//! engine, then starts the streams for new appends at the valid end.
+
+pub mod none;
+pub mod serial;
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use crate::device::Device;
+use crate::record::Kind;
+use crate::scan::{ScanEnd, ScanMode};
+use crate::stream::Stream;
+use crate::{Lsn, WalError};
+
+/// The logging schemes braid implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SchemeKind {
+    /// No logging: the baseline every figure is a ratio to.
+    None,
+    /// One central log, one LSN, group commit, early lock release.
+    Serial,
+}
+
+impl SchemeKind {
+    /// Every scheme that exists, in the order reports list them.
+    pub const ALL: &'static [SchemeKind] = &[SchemeKind::None, SchemeKind::Serial];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SchemeKind::None => "none",
+            SchemeKind::Serial => "serial",
+        }
+    }
+
+    /// Whether the scheme can log commands (stored-procedure calls) instead of data.
+    pub fn supports_command_logging(self) -> bool {
+        true
+    }
+
+    /// Streams the scheme uses when `requested` were asked for.
+    pub fn streams_for(self, requested: usize) -> usize {
+        match self {
+            SchemeKind::None => 0,
+            SchemeKind::Serial => 1,
+        }
+        .min(requested.max(1))
+    }
+}
+
+impl fmt::Display for SchemeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for SchemeKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        SchemeKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = SchemeKind::ALL.iter().map(|k| k.name()).collect();
+                format!("unknown scheme {s:?}; known schemes: {}", names.join(", "))
+            })
+    }
+}
+
+/// Data logging writes after-images; command logging writes stored-procedure calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LogKind {
+    Data,
+    Command,
+}
+
+impl LogKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            LogKind::Data => "data",
+            LogKind::Command => "command",
+        }
+    }
+    pub fn record_kind(self) -> Kind {
+        match self {
+            LogKind::Data => Kind::Redo,
+            LogKind::Command => Kind::Command,
+        }
+    }
+}
+
+impl fmt::Display for LogKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for LogKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "data" => Ok(LogKind::Data),
+            "command" => Ok(LogKind::Command),
+            _ => Err(format!("unknown logging kind {s:?}; use data or command")),
+        }
+    }
+}
+
+/// A row as a scheme sees it: an identity and the scheme's per-row stamp word.
+#[derive(Debug, Clone, Copy)]
+pub struct RowRef<'a> {
+    pub table: u32,
+    pub key: u64,
+    pub stamp: &'a AtomicU64,
+}
+
+/// How a transaction touched a row, for [`SchemeWorker::publish`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+    ReadWrite,
+}
+
+/// What the engine hands a scheme at commit.
+#[derive(Debug, Clone, Copy)]
+pub struct CommitRequest<'a> {
+    pub txn: u64,
+    pub kind: LogKind,
+    /// Encoded redo operations or command; empty for read-only transactions.
+    pub payload: &'a [u8],
+    pub read_only: bool,
+}
+
+/// Something that can tell when a commit is durable.
+pub trait DurabilityWait: Send + Sync {
+    fn wait(&self) -> Result<(), WalError>;
+    fn is_durable(&self) -> Result<bool, WalError>;
+}
+
+/// The promise a commit returns: resolves once the transaction (and everything it depends on) is
+/// durable. Commits are acknowledged only through it.
+pub enum Ticket {
+    /// Nothing to wait for (no logging).
+    Durable,
+    /// Durable once `stream` is durable up to `lsn`.
+    Stream { stream: Stream, lsn: Lsn },
+    /// Scheme-specific condition.
+    Waiter(Box<dyn DurabilityWait>),
+}
+
+impl fmt::Debug for Ticket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ticket::Durable => f.write_str("Ticket::Durable"),
+            Ticket::Stream { stream, lsn } => write!(f, "Ticket::Stream({}, {lsn})", stream.id()),
+            Ticket::Waiter(_) => f.write_str("Ticket::Waiter"),
+        }
+    }
+}
+
+impl Ticket {
+    /// Block until durable, or fail with the error that prevents it.
+    pub fn wait(&self) -> Result<(), WalError> {
+        match self {
+            Ticket::Durable => Ok(()),
+            Ticket::Stream { stream, lsn } => stream.wait_durable(*lsn),
+            Ticket::Waiter(w) => w.wait(),
+        }
+    }
+
+    /// Non-blocking check.
+    pub fn is_durable(&self) -> Result<bool, WalError> {
+        match self {
+            Ticket::Durable => Ok(true),
+            Ticket::Stream { stream, lsn } => stream.check_durable(*lsn),
+            Ticket::Waiter(w) => w.is_durable(),
+        }
+    }
+}
+
+/// One worker thread's view of the scheme.
+pub trait SchemeWorker: Send {
+    /// After the engine locked (2PL) or read (OCC) a row.
+    fn on_read(&mut self, _row: RowRef<'_>) {}
+    /// After the engine locked a row for writing.
+    fn on_write(&mut self, _row: RowRef<'_>) {}
+    /// Put the transaction's record in the log buffer; returns the durability ticket.
+    fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError>;
+    /// After `commit`, before the locks are released: publish the transaction's order into the
+    /// rows it touched.
+    fn publish(&mut self, _rows: &mut dyn Iterator<Item = (RowRef<'_>, Access)>) {}
+    /// The transaction aborted before `commit`.
+    fn abort(&mut self) {}
+}
+
+/// A running scheme.
+pub trait Scheme: Send + Sync {
+    fn kind(&self) -> SchemeKind;
+    /// A handle for worker thread `worker`.
+    fn worker(&self, worker: usize) -> Result<Box<dyn SchemeWorker>, WalError>;
+    /// The scheme's streams (for statistics and inspection).
+    fn streams(&self) -> &[Stream];
+    /// Flush everything and stop background threads.
+    fn close(&self) -> Result<(), WalError>;
+}
+
+/// The engine side of recovery.
+pub trait Replay: Sync {
+    /// Re-apply one committed transaction: redo images (data logging) or a re-executed command.
+    fn apply(&self, txn: u64, kind: LogKind, payload: &[u8]) -> Result<(), ReplayError>;
+}
+
+/// An error raised by the engine while replaying a transaction.
+pub type ReplayError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Scheme configuration shared by all schemes.
+#[derive(Debug, Clone)]
+pub struct SchemeConfig {
+    pub kind: SchemeKind,
+    pub logging: LogKind,
+    /// Worker threads that will ask for a [`SchemeWorker`].
+    pub max_workers: usize,
+    pub group_delay: Duration,
+    pub group_bytes: usize,
+    pub scan_mode: ScanMode,
+    pub recovery_threads: usize,
+}
+
+impl Default for SchemeConfig {
+    fn default() -> Self {
+        SchemeConfig {
+            kind: SchemeKind::Serial,
+            logging: LogKind::Data,
+            max_workers: 64,
+            group_delay: Duration::ZERO,
+            group_bytes: 1 << 20,
+            scan_mode: ScanMode::Strict,
+            recovery_threads: 1,
+        }
+    }
+}
+
+/// What recovery found and did.
+#[derive(Debug, Clone, Default)]
+pub struct RecoveryReport {
+    /// Transactions replayed.
+    pub txns: u64,
+    /// Records decoded (including ones not replayed).
+    pub records: u64,
+    /// Log bytes read.
+    pub bytes: u64,
+    /// Largest transaction id seen, so new ids never repeat one in the log.
+    pub max_txn: u64,
+    /// How each stream ended.
+    pub ends: Vec<ScanEnd>,
+    /// Seconds spent scanning and replaying.
+    pub seconds: f64,
+    /// Transactions found in the log but not replayed (not committed, or depending on
+    /// something lost), per stream.
+    pub skipped: u64,
+}
+
+/// Recover the scheme's devices through `replay`, then start the scheme for new transactions.
+pub fn open(
+    cfg: &SchemeConfig,
+    devices: Vec<Arc<dyn Device>>,
+    replay: &dyn Replay,
+    progress: &dyn Fn(u64),
+) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
+    match cfg.kind {
+        SchemeKind::None => Ok((Arc::new(none::NoLogging), RecoveryReport::default())),
+        SchemeKind::Serial => serial::open(cfg, devices, replay, progress),
+    }
+}
+
+/// Wrap a replay failure with the position it happened at.
+pub(crate) fn replay_failed(stream: u32, lsn: Lsn, txn: u64, e: ReplayError) -> WalError {
+    WalError::Replay { stream, lsn, txn, cause: e.to_string() }
+}

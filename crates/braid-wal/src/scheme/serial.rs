@@ -1,0 +1,168 @@
+//! `serial`: the baseline every paper beats. One central log stream shared by all workers, one
+//! LSN (the byte position in that stream), group commit by the stream's flusher, and early lock
+//! release: a transaction's locks go as soon as its record is in the log buffer; its commit is
+//! acknowledged once the stream is durable past the record's end.
+//!
+//! A read-only transaction logs nothing but may have read data whose writer is not durable yet
+//! (early lock release), so its ticket waits for everything appended before it.
+//!
+//! Recovery replays the stream in LSN order on one thread: every record that ends a transaction
+//! (flag COMMIT) is applied together with any earlier records of the same transaction; records
+//! of transactions that never committed are skipped.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::{
+    CommitRequest, LogKind, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeKind,
+    SchemeWorker, Ticket, replay_failed,
+};
+use crate::device::Device;
+use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
+use crate::scan::{Scanner, StreamSource};
+use crate::stream::{Stream, StreamConfig, StreamWriter};
+use crate::WalError;
+
+/// The central-log scheme.
+pub struct Serial {
+    streams: [Stream; 1],
+}
+
+struct SerialWorker {
+    stream: Stream,
+    writer: StreamWriter,
+}
+
+impl SchemeWorker for SerialWorker {
+    fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
+        if req.read_only {
+            return Ok(Ticket::Stream { stream: self.stream.clone(), lsn: self.stream.tail() });
+        }
+        let payload = [req.payload];
+        let spec = RecordSpec {
+            kind: req.kind.record_kind(),
+            flags: FLAG_COMMIT,
+            txn: req.txn,
+            stamp: &Stamp::None,
+            payload: &payload,
+        };
+        let (_, end) = self.writer.append(&spec)?;
+        Ok(Ticket::Stream { stream: self.stream.clone(), lsn: end })
+    }
+}
+
+impl Scheme for Serial {
+    fn kind(&self) -> SchemeKind {
+        SchemeKind::Serial
+    }
+    fn worker(&self, _worker: usize) -> Result<Box<dyn SchemeWorker>, WalError> {
+        let stream = self.streams[0].clone();
+        let writer = stream.writer()?;
+        Ok(Box::new(SerialWorker { stream, writer }))
+    }
+    fn streams(&self) -> &[Stream] {
+        &self.streams
+    }
+    fn close(&self) -> Result<(), WalError> {
+        self.streams[0].close()
+    }
+}
+
+/// Recover the central log and start it.
+pub fn open(
+    cfg: &SchemeConfig,
+    mut devices: Vec<Arc<dyn Device>>,
+    replay: &dyn Replay,
+    progress: &dyn Fn(u64),
+) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
+    if devices.len() != 1 {
+        return Err(WalError::Config(format!(
+            "the serial scheme uses exactly one log stream, {} devices were given",
+            devices.len()
+        )));
+    }
+    let device = devices.remove(0);
+    let started = Instant::now();
+    let mut report = RecoveryReport::default();
+    let end = replay_serial(&*device, cfg, replay, progress, &mut report)?;
+    report.seconds = started.elapsed().as_secs_f64();
+    let scfg = StreamConfig {
+        id: 0,
+        max_writers: cfg.max_workers.max(1),
+        group_delay: cfg.group_delay,
+        group_bytes: cfg.group_bytes,
+    };
+    let stream = Stream::start(device, end, scfg)?;
+    Ok((Arc::new(Serial { streams: [stream] }), report))
+}
+
+/// Replay one stream in LSN order; returns its valid end.
+pub(crate) fn replay_serial(
+    src: &dyn StreamSource,
+    cfg: &SchemeConfig,
+    replay: &dyn Replay,
+    progress: &dyn Fn(u64),
+    report: &mut RecoveryReport,
+) -> Result<u64, WalError> {
+    let mut scanner = Scanner::new(src, cfg.scan_mode);
+    // Records of transactions that span several records, until their commit.
+    let mut open_txns: HashMap<u64, Vec<(LogKind, Vec<u8>)>> = HashMap::new();
+    let mut last_progress = 0u64;
+    while let Some(rec) = scanner.next_record()? {
+        report.records += 1;
+        let h = rec.header;
+        report.max_txn = report.max_txn.max(h.txn);
+        let kind = match h.kind {
+            Kind::Redo => Some(LogKind::Data),
+            Kind::Command => Some(LogKind::Command),
+            Kind::Abort => {
+                open_txns.remove(&h.txn);
+                None
+            }
+            _ => None,
+        };
+        let commits = h.flags & FLAG_COMMIT != 0;
+        match (kind, commits) {
+            (Some(kind), true) => {
+                if let Some(earlier) = open_txns.remove(&h.txn) {
+                    for (k, p) in earlier {
+                        replay.apply(h.txn, k, &p).map_err(|e| replay_failed(0, h.lsn, h.txn, e))?;
+                    }
+                }
+                replay
+                    .apply(h.txn, kind, rec.payload)
+                    .map_err(|e| replay_failed(0, h.lsn, h.txn, e))?;
+                report.txns += 1;
+            }
+            (Some(kind), false) => {
+                open_txns.entry(h.txn).or_default().push((kind, rec.payload.to_vec()));
+            }
+            (None, _) if h.kind == Kind::Commit => {
+                if let Some(earlier) = open_txns.remove(&h.txn) {
+                    for (k, p) in earlier {
+                        replay.apply(h.txn, k, &p).map_err(|e| replay_failed(0, h.lsn, h.txn, e))?;
+                    }
+                    report.txns += 1;
+                }
+            }
+            _ => {}
+        }
+        let read = scanner.bytes_read();
+        if read - last_progress >= 1 << 20 {
+            progress(read - last_progress);
+            last_progress = read;
+        }
+    }
+    let read = scanner.bytes_read();
+    progress(read - last_progress);
+    report.bytes += read;
+    report.skipped += open_txns.len() as u64;
+    let end = scanner
+        .end()
+        .cloned()
+        .ok_or_else(|| WalError::Config("scanner stopped without an end".into()))?;
+    let end_lsn = end.end;
+    report.ends.push(end);
+    Ok(end_lsn)
+}

@@ -1,0 +1,194 @@
+//! The reservation protocol of a stream: the tail counter, one busy word per writer slot, and
+//! the ready point (Taurus, Xia et al. 2021, Alg. 1 `WriteLogBuffer` and Alg. 2).
+//!
+//! Taurus keeps `allocatedLSN[j]` and `filledLSN[j]` per worker and the log manager flushes up
+//! to `min(logLSN, allocatedLSN[j] for every worker j with allocatedLSN[j] >= filledLSN[j])`.
+//! The paper assumes the two words of a worker are read "together atomically"; here they are
+//! folded into one word per slot, `busy`:
+//!
+//! * `busy == IDLE` (`u64::MAX`): the writer is not between reserving and filling;
+//! * otherwise `busy` is a lower bound of the first byte the writer may still fill.
+//!
+//! A writer ([`Reservations::announce`], [`Reservations::try_reserve`],
+//! [`Reservations::finish`]):
+//!
+//! ```text
+//! S1  t = tail.load();  busy = t          // announce a lower bound BEFORE reserving
+//! R   tail.compare_exchange(t, t + len)   // reserve [t, t + len); on failure re-announce
+//! ..  copy the record into the buffer     // fill
+//! S3  busy = IDLE
+//! ```
+//!
+//! The flusher ([`Reservations::ready`]):
+//!
+//! ```text
+//! T   t = tail.load()
+//! B   for each slot: b = busy.load(); if b != IDLE { ready = min(ready, b) }
+//! ```
+//!
+//! **Why every byte before `ready` is filled.** All of S1, R, S3, T and B are `SeqCst`, so they
+//! are totally ordered (the order `S`). Take any reservation `[lsn, lsn + len)` with
+//! `lsn < ready <= t`. T read a tail value `> lsn`, i.e. the value written by R or by a later
+//! modification of `tail`, so `R <S T`. S1 comes before R in program order, hence
+//! `S1 <S R <S T <S B`: the load B of this writer's slot reads S1 or a later store to it. If it
+//! reads S1 (a value `<= lsn`, since `tail` only grows) — or a re-announcement made before R —
+//! then `ready <= lsn`, a contradiction. So it reads S3 or a store after S3 (the next record's
+//! S1, which follows S3 in program order); a `SeqCst` load reading a `SeqCst` store
+//! synchronises with it, so the fill (before S3) happens before B, and before everything the
+//! flusher does after computing `ready`. Without S1 the flusher could observe the reserved tail
+//! and an idle slot between R and the fill, and publish bytes nobody has written yet.
+//!
+//! `ready` is not monotonic (a slow writer may announce a tail value it read long ago), but the
+//! set of filled bytes is, so callers keep the maximum of the ready points they computed.
+//!
+//! Design choice: the reservation is a compare-and-swap rather than the paper's fetch-and-add,
+//! so that the stream can refuse a reservation the ring has no room for (checked against the
+//! `t` it is about to reserve at). A writer therefore never holds a reservation it cannot fill
+//! — with fetch-and-add a full ring that never drains (a pmem ring without de-staging) would
+//! leave a hole or force the stream to be poisoned. On a failed compare-and-swap the writer
+//! re-announces the tail value the failure returned (still a lower bound of where it will
+//! reserve), so the argument above is unchanged.
+//!
+//! The slot high-water mark (`high`) keeps the scan short: writers claim the lowest free slot
+//! and raise `high` before their first announcement; the flusher loads `high` after T, and a
+//! slot it misses was claimed after T, so every reservation made from it starts at or beyond
+//! the tail T observed.
+//!
+//! Under `--cfg loom` the atomics are loom's, so `tests/loom_stream.rs` model-checks this very
+//! code (two writers and a flusher).
+
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+#[cfg(not(loom))]
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::atomic::Ordering::{AcqRel, Relaxed, Release, SeqCst};
+
+use crossbeam_utils::CachePadded;
+
+use crate::Lsn;
+
+/// `busy` value of a slot whose writer is not between reserving and filling.
+pub const IDLE: u64 = u64::MAX;
+
+/// One writer's slot: its busy word and its statistics, on a cache line of its own.
+#[derive(Debug)]
+pub struct Slot {
+    busy: AtomicU64,
+    claimed: AtomicBool,
+    /// Records and bytes appended through this slot (written only by its owner).
+    records: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl Slot {
+    fn new() -> Slot {
+        Slot {
+            busy: AtomicU64::new(IDLE),
+            claimed: AtomicBool::new(false),
+            records: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+        }
+    }
+}
+
+/// The tail counter and the writer slots of one stream.
+#[derive(Debug)]
+pub struct Reservations {
+    tail: CachePadded<AtomicU64>,
+    /// Slots `[0, high)` may be in use.
+    high: CachePadded<AtomicUsize>,
+    slots: Box<[CachePadded<Slot>]>,
+}
+
+impl Reservations {
+    /// A stream whose next append goes to `start`, with `slots` writer slots.
+    pub fn new(start: Lsn, slots: usize) -> Reservations {
+        Reservations {
+            tail: CachePadded::new(AtomicU64::new(start)),
+            high: CachePadded::new(AtomicUsize::new(0)),
+            slots: (0..slots).map(|_| CachePadded::new(Slot::new())).collect(),
+        }
+    }
+
+    /// Number of slots.
+    pub fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The next position to be reserved.
+    #[inline]
+    pub fn tail(&self) -> Lsn {
+        self.tail.load(SeqCst)
+    }
+
+    /// Claim a free slot (the lowest); `None` if all are taken.
+    pub fn claim(&self) -> Option<usize> {
+        for (i, s) in self.slots.iter().enumerate() {
+            if s.claimed.compare_exchange(false, true, AcqRel, Relaxed).is_ok() {
+                // Before any announcement from this slot (see the module documentation).
+                self.high.fetch_max(i + 1, SeqCst);
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    /// Give a slot back. Its busy word must be IDLE (or the stream poisoned).
+    pub fn release(&self, slot: usize) {
+        self.slots[slot].claimed.store(false, Release);
+    }
+
+    /// S1: announce that this slot may fill bytes at or after `at`, where `at` is a tail value
+    /// read earlier (by [`Reservations::tail`] or returned by a failed
+    /// [`Reservations::try_reserve`]).
+    #[inline]
+    pub fn announce(&self, slot: usize, at: Lsn) {
+        self.slots[slot].busy.store(at, SeqCst);
+    }
+
+    /// R: reserve `[at, at + len)` if the tail is still `at`; else `Err(current tail)`. The
+    /// slot must have announced a value `<= at` first.
+    #[inline]
+    pub fn try_reserve(&self, at: Lsn, len: u64) -> Result<Lsn, Lsn> {
+        self.tail.compare_exchange(at, at + len, SeqCst, SeqCst)
+    }
+
+    /// S3: the slot's reservation is filled (or it gave up before reserving).
+    #[inline]
+    pub fn finish(&self, slot: usize) {
+        self.slots[slot].busy.store(IDLE, SeqCst);
+    }
+
+    /// Count one appended record in the slot's statistics (owner only).
+    #[inline]
+    pub fn count(&self, slot: usize, bytes: u64) {
+        let s = &self.slots[slot];
+        s.records.store(s.records.load(Relaxed) + 1, Relaxed);
+        s.bytes.store(s.bytes.load(Relaxed) + bytes, Relaxed);
+    }
+
+    /// Records and bytes appended through all slots.
+    pub fn totals(&self) -> (u64, u64) {
+        self.slots
+            .iter()
+            .fold((0, 0), |(r, b), s| (r + s.records.load(Relaxed), b + s.bytes.load(Relaxed)))
+    }
+
+    /// Alg. 2: the point before which every reserved byte is filled, and whether any slot was
+    /// busy (between reserving and filling) when looked at.
+    #[inline]
+    pub fn ready(&self) -> (Lsn, bool) {
+        let t = self.tail.load(SeqCst);
+        let high = self.high.load(SeqCst).min(self.slots.len());
+        let mut ready = t;
+        let mut busy = false;
+        for s in &self.slots[..high] {
+            let b = s.busy.load(SeqCst);
+            if b != IDLE {
+                busy = true;
+                ready = ready.min(b);
+            }
+        }
+        (ready, busy)
+    }
+}

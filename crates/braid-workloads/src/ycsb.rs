@@ -1,0 +1,382 @@
+//! YCSB as the Taurus paper runs it (Sec. 5.1): one table of 10 columns x 100 bytes, 1M rows,
+//! keys drawn from a Zipf distribution (theta 0.6), 2 accesses per transaction, each a read with
+//! probability 0.5 and otherwise an update of one column. Every parameter is configurable.
+//!
+//! Each transaction is the stored procedure [`YCSB_TXN`] whose parameters list the accesses, so
+//! it runs under data logging (the updated column's after-image is logged) and command logging
+//! (the call is logged) alike.
+//!
+//! `marked` mode exists for crash tests: an update rewrites the whole row with a value that
+//! names its writer ([`row_image`]: the writing transaction's id and the key), and every read
+//! records which writer it observed, so an oracle can check durability, atomicity and closure
+//! after recovery from the rows alone.
+
+use std::cell::RefCell;
+
+use braid_engine::schema::{ColumnType, IndexKind, TableDef};
+use braid_engine::{
+    Catalog, EngineError, Loader, ParamReader, Params, Procedures, TableId, Ticket, TxError, Worker,
+};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Zipf};
+use serde::Serialize;
+
+use crate::{Client, Workload};
+
+/// The procedure id of a YCSB transaction.
+pub const YCSB_TXN: u32 = 1;
+/// The one table.
+pub const TABLE: TableId = TableId(0);
+
+#[derive(Debug, Clone, Serialize)]
+pub struct YcsbConfig {
+    pub rows: u64,
+    pub columns: usize,
+    pub column_bytes: usize,
+    pub theta: f64,
+    pub accesses: usize,
+    pub read_fraction: f64,
+    /// Crash-test mode (see the module doc).
+    pub marked: bool,
+}
+
+impl Default for YcsbConfig {
+    fn default() -> Self {
+        YcsbConfig {
+            rows: 1_000_000,
+            columns: 10,
+            column_bytes: 100,
+            theta: 0.6,
+            accesses: 2,
+            read_fraction: 0.5,
+            marked: false,
+        }
+    }
+}
+
+/// One observed read in marked mode: the key and the transaction whose value was read
+/// (0 = the initial image).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Observed {
+    pub key: u64,
+    pub writer: u64,
+}
+
+thread_local! {
+    static OBSERVED: RefCell<Vec<Observed>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Take the reads this thread observed in marked mode since the last call.
+pub fn take_observed() -> Vec<Observed> {
+    OBSERVED.with(|o| std::mem::take(&mut *o.borrow_mut()))
+}
+
+/// Deterministic filler for column bytes.
+fn pattern(seed: u64, out: &mut [u8]) {
+    let mut x = seed ^ 0x9E37_79B9_7F4A_7C15;
+    for chunk in out.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let b = x.to_le_bytes();
+        chunk.copy_from_slice(&b[..chunk.len()]);
+    }
+}
+
+/// The full row image written by transaction `writer` (0 = initial load) for `key` in marked
+/// mode; also the initial image in every mode.
+pub fn row_image(cfg: &YcsbConfig, writer: u64, key: u64) -> Vec<u8> {
+    let mut img = vec![0u8; cfg.columns * cfg.column_bytes];
+    pattern(writer.wrapping_mul(0x100_0000_01B3) ^ key, &mut img);
+    if img.len() >= 16 {
+        img[0..8].copy_from_slice(&writer.to_le_bytes());
+        img[8..16].copy_from_slice(&key.to_le_bytes());
+    }
+    img
+}
+
+/// The writer named by a marked row image.
+pub fn writer_of(img: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&img[0..8]);
+    u64::from_le_bytes(b)
+}
+
+/// The YCSB workload.
+#[derive(Debug, Clone)]
+pub struct Ycsb {
+    pub cfg: YcsbConfig,
+}
+
+impl Ycsb {
+    pub fn new(cfg: YcsbConfig) -> Ycsb {
+        Ycsb { cfg }
+    }
+
+    fn table_def(&self) -> TableDef {
+        let mut t = TableDef::new("usertable", IndexKind::Hash);
+        for c in 0..self.cfg.columns {
+            t = t.column(
+                format!("field{c}"),
+                ColumnType::Bytes(self.cfg.column_bytes as u32),
+            );
+        }
+        t
+    }
+}
+
+/// One access of a transaction.
+#[derive(Debug, Clone, Copy)]
+struct AccessParam {
+    key: u64,
+    write: bool,
+    column: u8,
+    seed: u64,
+}
+
+fn encode_params(accesses: &[AccessParam], p: &mut Params) {
+    p.clear();
+    p.u32(accesses.len() as u32);
+    for a in accesses {
+        p.u64(a.key)
+            .u32(u32::from(a.write) | (u32::from(a.column) << 8))
+            .u64(a.seed);
+    }
+}
+
+/// The body of [`YCSB_TXN`].
+fn run_txn(cfg: &YcsbConfig, tx: &mut braid_engine::Txn<'_>, params: &[u8]) -> Result<(), TxError> {
+    let mut r = ParamReader::new(params);
+    let n = r.u32()?;
+    let width = cfg.column_bytes;
+    let mut sum = 0u64;
+    for _ in 0..n {
+        let key = r.u64()?;
+        let flags = r.u32()?;
+        let seed = r.u64()?;
+        let write = flags & 1 != 0;
+        let column = ((flags >> 8) & 0xff) as usize;
+        if !write {
+            let got = tx.read(TABLE, key, |img| {
+                if cfg.marked {
+                    writer_of(img)
+                } else {
+                    u64::from(img[column * width])
+                }
+            })?;
+            match got {
+                Some(v) => {
+                    if cfg.marked && !tx.is_replay() {
+                        OBSERVED.with(|o| o.borrow_mut().push(Observed { key, writer: v }));
+                    }
+                    sum = sum.wrapping_add(v);
+                }
+                None => {
+                    return Err(TxError::NotFound {
+                        table: TABLE.0,
+                        key,
+                    });
+                }
+            }
+        } else if cfg.marked {
+            let img = row_image(cfg, tx.id(), key);
+            let found = tx.update(TABLE, key, |w| {
+                for c in 0..cfg.columns {
+                    w.set_bytes(c, &img[c * width..(c + 1) * width]);
+                }
+            })?;
+            if !found {
+                return Err(TxError::NotFound {
+                    table: TABLE.0,
+                    key,
+                });
+            }
+        } else {
+            let found = tx.update(TABLE, key, |w| {
+                let mut buf = [0u8; 256];
+                if width <= buf.len() {
+                    pattern(seed, &mut buf[..width]);
+                    w.set_bytes(column, &buf[..width]);
+                } else {
+                    let mut v = vec![0u8; width];
+                    pattern(seed, &mut v);
+                    w.set_bytes(column, &v);
+                }
+            })?;
+            if !found {
+                return Err(TxError::NotFound {
+                    table: TABLE.0,
+                    key,
+                });
+            }
+        }
+    }
+    std::hint::black_box(sum);
+    Ok(())
+}
+
+impl Workload for Ycsb {
+    fn name(&self) -> &str {
+        "ycsb"
+    }
+
+    fn params(&self) -> serde_json::Value {
+        serde_json::to_value(&self.cfg).unwrap_or(serde_json::Value::Null)
+    }
+
+    fn catalog(&self) -> Catalog {
+        let mut c = Catalog::new();
+        c.add(self.table_def());
+        c
+    }
+
+    fn procedures(&self) -> Procedures {
+        let mut p = Procedures::new();
+        let cfg = self.cfg.clone();
+        p.register(YCSB_TXN, "ycsb", move |tx, params| {
+            run_txn(&cfg, tx, params)
+        });
+        p
+    }
+
+    fn initial_rows(&self) -> u64 {
+        self.cfg.rows
+    }
+
+    fn load(
+        &self,
+        loader: &Loader<'_>,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<(), EngineError> {
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(8) as u64;
+        let rows = self.cfg.rows;
+        let per = rows.div_ceil(threads);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    s.spawn(move || -> Result<(), EngineError> {
+                        let lo = t * per;
+                        let hi = ((t + 1) * per).min(rows);
+                        let mut done = 0;
+                        for key in lo..hi {
+                            loader.insert(TABLE, key, &row_image(&self.cfg, 0, key))?;
+                            done += 1;
+                            if done == 65536 {
+                                progress(done);
+                                done = 0;
+                            }
+                        }
+                        progress(done);
+                        Ok(())
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join()
+                    .map_err(|_| EngineError::Load("a loader thread panicked".into()))??;
+            }
+            Ok(())
+        })
+    }
+
+    fn client(&self, index: usize, seed: u64) -> Box<dyn Client> {
+        Box::new(self.ycsb_client(index, seed))
+    }
+
+    fn check(&self, db: &braid_engine::Db) -> Result<(), String> {
+        let n = db.rows(TABLE) as u64;
+        if n != self.cfg.rows {
+            return Err(format!(
+                "usertable has {n} rows, expected {}",
+                self.cfg.rows
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Ycsb {
+    /// A concrete client (the crash tests drive it step by step).
+    pub fn ycsb_client(&self, index: usize, seed: u64) -> YcsbClient {
+        let rng =
+            SmallRng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let zipf = if self.cfg.theta > 0.0 && self.cfg.rows > 1 {
+            Zipf::new(self.cfg.rows, self.cfg.theta).ok()
+        } else {
+            None
+        };
+        YcsbClient {
+            cfg: self.cfg.clone(),
+            rng,
+            zipf,
+            accesses: Vec::new(),
+            params: Params::new(),
+        }
+    }
+}
+
+/// Generates YCSB transactions.
+pub struct YcsbClient {
+    cfg: YcsbConfig,
+    rng: SmallRng,
+    zipf: Option<Zipf<f64>>,
+    accesses: Vec<AccessParam>,
+    params: Params,
+}
+
+impl YcsbClient {
+    fn key(&mut self) -> u64 {
+        match &self.zipf {
+            // Zipf yields 1..=n with 1 the most popular; spread the hot keys over the key space.
+            Some(z) => {
+                let rank = (z.sample(&mut self.rng) as u64).clamp(1, self.cfg.rows) - 1;
+                rank.wrapping_mul(0x9E37_79B9_7F4A_7C15) % self.cfg.rows
+            }
+            None => self.rng.gen_range(0..self.cfg.rows),
+        }
+    }
+
+    /// Generate the next transaction's accesses (distinct keys).
+    pub fn generate(&mut self) -> &[u8] {
+        self.accesses.clear();
+        let n = self.cfg.accesses.min(self.cfg.rows as usize);
+        while self.accesses.len() < n {
+            let key = self.key();
+            if self.accesses.iter().any(|a| a.key == key) {
+                continue;
+            }
+            let write = !self.rng.gen_bool(self.cfg.read_fraction.clamp(0.0, 1.0));
+            let column = self.rng.gen_range(0..self.cfg.columns) as u8;
+            let seed = self.rng.r#gen();
+            self.accesses.push(AccessParam {
+                key,
+                write,
+                column,
+                seed,
+            });
+        }
+        encode_params(&self.accesses, &mut self.params);
+        &self.params.bytes
+    }
+
+    /// Parameters of the last generated transaction.
+    pub fn params(&self) -> &[u8] {
+        &self.params.bytes
+    }
+
+    /// Keys the last generated transaction writes.
+    pub fn written_keys(&self) -> impl Iterator<Item = u64> + '_ {
+        self.accesses.iter().filter(|a| a.write).map(|a| a.key)
+    }
+}
+
+impl Client for YcsbClient {
+    fn run_one(&mut self, worker: &mut Worker) -> Result<Ticket, TxError> {
+        self.generate();
+        worker.call(YCSB_TXN, &self.params.bytes)
+    }
+}

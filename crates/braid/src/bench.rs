@@ -1,0 +1,392 @@
+//! `braid bench`: run a workload under each scheme, thread count and repeat, count commits
+//! acknowledged as durable, and report medians with the ratio to no logging from the same run.
+//!
+//! Workers pipeline their commits: a commit returns a ticket at once (early lock release) and
+//! the worker goes on with the next transaction, retiring tickets as they become durable (the
+//! Taurus paper's asynchronous commit). A transaction counts, and its latency (commit start to
+//! acknowledgement) is recorded, only when its ticket resolves; transactions still in flight when
+//! the time is up are waited for and counted, and the elapsed time includes that wait.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use braid_engine::{Db, LogKind, SchemeKind};
+use braid_workloads::Workload;
+use clap::Args;
+use hdrhistogram::Histogram;
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use crate::common::{self, DeviceKind, EngineArgs, WorkloadKind, YcsbArgs};
+
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// Workload to run.
+    #[arg(long, value_enum, default_value_t = WorkloadKind::Ycsb)]
+    pub workload: WorkloadKind,
+    /// Schemes to compare, comma-separated (default: every scheme).
+    #[arg(long)]
+    pub scheme: Option<String>,
+    /// Logging kinds, comma-separated: data, command.
+    #[arg(long, default_value = "data")]
+    pub logging: String,
+    /// Log device.
+    #[arg(long, value_enum, default_value_t = DeviceKind::Pmem)]
+    pub device: DeviceKind,
+    /// Parent directory for the databases (default: a temporary directory in /dev/shm, or
+    /// /var/tmp for the file device).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Worker thread counts, comma-separated.
+    #[arg(long, default_value = "1,2")]
+    pub threads: String,
+    /// Log streams (default: the thread count; serial always uses one).
+    #[arg(long)]
+    pub logs: Option<usize>,
+    /// Seconds per run.
+    #[arg(long, default_value_t = 5.0)]
+    pub seconds: f64,
+    /// Runs per configuration (the table shows the median).
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+    /// Write results as JSON here.
+    #[arg(long, default_value = "results/bench.json")]
+    pub json: PathBuf,
+    /// Keep each run's database directory (for `braid recover` / `braid inspect`).
+    #[arg(long)]
+    pub keep: bool,
+    /// Most commits a worker keeps in flight before it waits for the oldest.
+    #[arg(long, default_value_t = 256)]
+    pub inflight: usize,
+    /// Seed of the workload generators.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub ycsb: YcsbArgs,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// One run's measurements.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    pub txn_per_s: f64,
+    pub commits: u64,
+    pub aborts: u64,
+    pub seconds: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub log_bytes: u64,
+    pub log_flushes: u64,
+    pub dir: Option<String>,
+}
+
+/// One configuration: its repeats and their medians.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigResult {
+    pub workload: String,
+    pub scheme: String,
+    pub logging: String,
+    pub device: String,
+    pub threads: usize,
+    pub logs: usize,
+    pub txn_per_s: f64,
+    pub txn_per_s_min: f64,
+    pub txn_per_s_max: f64,
+    pub ratio_to_none: Option<f64>,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub aborts_per_s: f64,
+    pub log_bytes_per_s: f64,
+    pub bytes_per_row: f64,
+    pub runs: Vec<RunResult>,
+    pub params: serde_json::Value,
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+}
+
+/// Run one configuration once.
+#[allow(clippy::too_many_arguments)]
+pub fn run_once(
+    args: &BenchArgs,
+    workload: &Arc<dyn Workload>,
+    scheme: SchemeKind,
+    logging: LogKind,
+    threads: usize,
+    logs: usize,
+    repeat: usize,
+    mp: &MultiProgress,
+) -> Result<(RunResult, f64), String> {
+    let label = format!("{}-{}-{}t", scheme.name(), logging.name(), threads);
+    let dir = common::run_dir(args.dir.as_ref(), args.device, &label).map_err(|e| format!("creating a run directory: {e}"))?;
+    let mut opts = args.engine.options(scheme, logging, args.device, logs, threads);
+    opts.app = common::app_blob(&**workload);
+    let load_bar = mp.add(ProgressBar::new(workload.initial_rows()));
+    load_bar.set_style(
+        ProgressStyle::with_template("  loading {msg:28} [{bar:30}] {pos}/{len} rows")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    load_bar.set_message(label.clone());
+    let lb = load_bar.clone();
+    let progress = move |n: u64| lb.inc(n);
+    let (db, _report) = Db::open(&dir.path().join("db"), opts, workload.catalog(), workload.procedures(), &|l| {
+        workload.load(l, &progress)
+    })
+    .map_err(|e| format!("opening the database for {label}: {e}"))?;
+    load_bar.finish_and_clear();
+    mp.remove(&load_bar);
+    let bytes_per_row = {
+        let m = db.memory_report();
+        m.image_bytes_per_row + m.engine_bytes_per_row + m.scheme_bytes_per_row
+    };
+
+    let run_bar = mp.add(ProgressBar::new((args.seconds * 10.0) as u64));
+    run_bar.set_style(
+        ProgressStyle::with_template("  running {msg:28} [{bar:30}] {elapsed} {prefix}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    run_bar.set_message(format!("{label} #{}", repeat + 1));
+    let stop = Arc::new(AtomicBool::new(false));
+    let commits = Arc::new(AtomicU64::new(0));
+    let log_before = db.log_stats();
+    let start = Instant::now();
+    let deadline = Duration::from_secs_f64(args.seconds);
+    let results: Vec<Result<(u64, u64, Histogram<u64>), String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let db = db.clone();
+                let stop = stop.clone();
+                let commits = commits.clone();
+                let mut client = workload.client(i, args.seed.wrapping_add(repeat as u64 * 1000));
+                let inflight = args.inflight.max(1);
+                s.spawn(move || -> Result<(u64, u64, Histogram<u64>), String> {
+                    let mut worker = db.worker().map_err(|e| e.to_string())?;
+                    let mut hist = Histogram::<u64>::new(3).map_err(|e| e.to_string())?;
+                    let mut pending: VecDeque<(braid_engine::Ticket, Instant)> = VecDeque::with_capacity(inflight);
+                    let (mut done, mut aborts) = (0u64, 0u64);
+                    let retire = |pending: &mut VecDeque<(braid_engine::Ticket, Instant)>,
+                                  hist: &mut Histogram<u64>,
+                                  done: &mut u64,
+                                  block: bool|
+                     -> Result<(), String> {
+                        while let Some((t, at)) = pending.front() {
+                            let durable = if block { t.wait().map(|_| true) } else { t.is_durable() };
+                            match durable {
+                                Ok(true) => {
+                                    let _ = hist.record(at.elapsed().as_nanos() as u64);
+                                    *done += 1;
+                                    pending.pop_front();
+                                }
+                                Ok(false) => break,
+                                Err(e) => return Err(format!("commit failed: {e}")),
+                            }
+                        }
+                        Ok(())
+                    };
+                    let mut n = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        let at = Instant::now();
+                        match client.run_one(&mut worker) {
+                            Ok(t) => pending.push_back((t, at)),
+                            Err(e) if e.is_retryable() => aborts += 1,
+                            Err(braid_engine::TxError::UserAbort(_)) => aborts += 1,
+                            Err(e) => return Err(format!("transaction failed: {e}")),
+                        }
+                        let before = done;
+                        retire(&mut pending, &mut hist, &mut done, false)?;
+                        if pending.len() >= inflight {
+                            if let Some((t, at)) = pending.pop_front() {
+                                t.wait().map_err(|e| format!("commit failed: {e}"))?;
+                                let _ = hist.record(at.elapsed().as_nanos() as u64);
+                                done += 1;
+                            }
+                        }
+                        n += 1;
+                        if n % 1024 == 0 {
+                            commits.fetch_add(done - before, Ordering::Relaxed);
+                        }
+                    }
+                    retire(&mut pending, &mut hist, &mut done, true)?;
+                    Ok((done, aborts, hist))
+                })
+            })
+            .collect();
+        while start.elapsed() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+            run_bar.set_position((start.elapsed().as_secs_f64() * 10.0) as u64);
+        }
+        stop.store(true, Ordering::Relaxed);
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("worker panicked".into()))).collect()
+    });
+    let elapsed = start.elapsed().as_secs_f64();
+    run_bar.finish_and_clear();
+    mp.remove(&run_bar);
+    let mut hist = Histogram::<u64>::new(3).map_err(|e| e.to_string())?;
+    let (mut done, mut aborts) = (0, 0);
+    for r in results {
+        let (d, a, h) = r?;
+        done += d;
+        aborts += a;
+        hist.add(&h).map_err(|e| e.to_string())?;
+    }
+    let log = db.log_stats();
+    db.close().map_err(|e| format!("closing: {e}"))?;
+    drop(db);
+    let kept = if args.keep {
+        let p = dir.keep();
+        Some(p.join("db").display().to_string())
+    } else {
+        None
+    };
+    Ok((
+        RunResult {
+            txn_per_s: done as f64 / elapsed,
+            commits: done,
+            aborts,
+            seconds: elapsed,
+            p50_us: hist.value_at_quantile(0.5) as f64 / 1000.0,
+            p99_us: hist.value_at_quantile(0.99) as f64 / 1000.0,
+            log_bytes: log.bytes - log_before.bytes,
+            log_flushes: log.flushes - log_before.flushes,
+            dir: kept,
+        },
+        bytes_per_row,
+    ))
+}
+
+pub fn run(args: BenchArgs) -> Result<(), String> {
+    let schemes: Vec<SchemeKind> = match &args.scheme {
+        Some(s) => common::parse_list(s)?,
+        None => SchemeKind::ALL.to_vec(),
+    };
+    let loggings: Vec<LogKind> = common::parse_list(&args.logging)?;
+    let threads: Vec<usize> = common::parse_list(&args.threads)?;
+    if threads.is_empty() || threads.contains(&0) {
+        return Err("--threads needs positive thread counts".into());
+    }
+    let workload = common::workload(args.workload, &args.ycsb, false);
+    // `none` runs first so every logging figure has its ratio from the same invocation.
+    let mut order: Vec<(SchemeKind, LogKind)> = Vec::new();
+    for &s in &schemes {
+        for &l in &loggings {
+            if s == SchemeKind::None && order.iter().any(|(x, _)| *x == SchemeKind::None) {
+                continue;
+            }
+            order.push((s, if s == SchemeKind::None { LogKind::Data } else { l }));
+        }
+    }
+    order.sort_by_key(|(s, _)| *s != SchemeKind::None);
+    let mp = MultiProgress::new();
+    let total = (order.len() * threads.len() * args.repeat.max(1)) as u64;
+    let overall = mp.add(ProgressBar::new(total));
+    overall.set_style(
+        ProgressStyle::with_template("bench {wide_msg} [{bar:30}] {pos}/{len} runs, {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    overall.set_message(format!("{} on {}", workload.name(), args.device.name()));
+    let mut results: Vec<ConfigResult> = Vec::new();
+    for &t in &threads {
+        for &(scheme, logging) in &order {
+            let logs = args.logs.unwrap_or(t);
+            let mut runs = Vec::new();
+            let mut bpr = 0.0;
+            for r in 0..args.repeat.max(1) {
+                let (res, b) = run_once(&args, &workload, scheme, logging, t, logs, r, &mp)?;
+                bpr = b;
+                runs.push(res);
+                overall.inc(1);
+            }
+            let mut tps: Vec<f64> = runs.iter().map(|r| r.txn_per_s).collect();
+            let min = tps.iter().cloned().fold(f64::INFINITY, f64::min);
+            let max = tps.iter().cloned().fold(0.0, f64::max);
+            let med = median(&mut tps);
+            let p50 = median(&mut runs.iter().map(|r| r.p50_us).collect::<Vec<_>>());
+            let p99 = median(&mut runs.iter().map(|r| r.p99_us).collect::<Vec<_>>());
+            let aborts = median(&mut runs.iter().map(|r| r.aborts as f64 / r.seconds).collect::<Vec<_>>());
+            let logbps = median(&mut runs.iter().map(|r| r.log_bytes as f64 / r.seconds).collect::<Vec<_>>());
+            let ratio = results
+                .iter()
+                .find(|c| c.scheme == "none" && c.threads == t)
+                .map(|none| if none.txn_per_s > 0.0 { med / none.txn_per_s } else { 0.0 });
+            results.push(ConfigResult {
+                workload: workload.name().to_string(),
+                scheme: scheme.name().to_string(),
+                logging: logging.name().to_string(),
+                device: if scheme == SchemeKind::None { "null".into() } else { args.device.name().to_string() },
+                threads: t,
+                logs: scheme.streams_for(logs),
+                txn_per_s: med,
+                txn_per_s_min: min,
+                txn_per_s_max: max,
+                ratio_to_none: ratio,
+                p50_us: p50,
+                p99_us: p99,
+                aborts_per_s: aborts,
+                log_bytes_per_s: logbps,
+                bytes_per_row: bpr,
+                runs,
+                params: serde_json::json!({
+                    "workload": workload.params(),
+                    "seconds": args.seconds,
+                    "repeat": args.repeat,
+                    "inflight": args.inflight,
+                    "seed": args.seed,
+                    "cc": args.engine.cc.name(),
+                    "group_delay_us": args.engine.group_delay_us,
+                    "group_kb": args.engine.group_kb,
+                    "ring_mb": args.engine.ring_mb,
+                    "nvm_delay_ns": args.engine.nvm_delay_ns,
+                    "domain": format!("{:?}", args.engine.domain).to_lowercase(),
+                    "pmem_write": format!("{:?}", args.engine.pmem_write).to_lowercase(),
+                    "destage": !args.engine.no_destage,
+                    "segment_mb": args.engine.segment_mb,
+                    "direct": args.engine.direct,
+                }),
+            });
+        }
+    }
+    overall.finish_and_clear();
+    print_table(&results);
+    crate::output::write_json(&args.json, &serde_json::json!({
+        "command": std::env::args().collect::<Vec<_>>().join(" "),
+        "machine": crate::output::machine(),
+        "results": results,
+    }))?;
+    println!("results written to {}", args.json.display());
+    Ok(())
+}
+
+fn print_table(results: &[ConfigResult]) {
+    println!(
+        "{:<9} {:<7} {:<8} {:<6} {:>3} {:>4} {:>12} {:>21} {:>7} {:>9} {:>9} {:>10} {:>9}",
+        "workload", "scheme", "logging", "device", "thr", "logs", "txn/s", "(min-max)", "x none", "p50 us", "p99 us", "aborts/s", "log MB/s"
+    );
+    for r in results {
+        println!(
+            "{:<9} {:<7} {:<8} {:<6} {:>3} {:>4} {:>12.0} {:>21} {:>7} {:>9.1} {:>9.1} {:>10.0} {:>9.1}",
+            r.workload,
+            r.scheme,
+            r.logging,
+            r.device,
+            r.threads,
+            r.logs,
+            r.txn_per_s,
+            format!("({:.0}-{:.0})", r.txn_per_s_min, r.txn_per_s_max),
+            r.ratio_to_none.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into()),
+            r.p50_us,
+            r.p99_us,
+            r.aborts_per_s,
+            r.log_bytes_per_s / 1e6,
+        );
+    }
+}

@@ -1,0 +1,230 @@
+//! Options shared by the `braid` subcommands: workload parameters, log device and scheme
+//! settings, and how they become engine [`Options`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use braid_engine::{Cc, DeviceConfig, FileOptions, LogKind, Options, PmemOptions, SchemeKind};
+use braid_pmem::Domain;
+use braid_wal::pmem_device::PmemWrite;
+use braid_workloads::Workload;
+use braid_workloads::ycsb::{Ycsb, YcsbConfig};
+use clap::{Args, ValueEnum};
+
+/// Where the log goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    /// A log ring in (emulated) persistent memory: a region file mapped from /dev/shm.
+    Pmem,
+    /// Segment files with group fdatasync.
+    File,
+    /// No device (only with scheme none).
+    Null,
+}
+
+impl DeviceKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceKind::Pmem => "pmem",
+            DeviceKind::File => "file",
+            DeviceKind::Null => "null",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DomainArg {
+    Adr,
+    Eadr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PmemWriteArg {
+    /// Non-temporal (streaming) stores.
+    Nt,
+    /// Ordinary stores and cache-line flushes.
+    Flush,
+}
+
+/// YCSB parameters (Taurus defaults).
+#[derive(Debug, Clone, Args)]
+pub struct YcsbArgs {
+    /// Rows in the YCSB table.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub rows: u64,
+    /// Zipf skew of key popularity (0 = uniform).
+    #[arg(long, default_value_t = 0.6)]
+    pub theta: f64,
+    /// Fraction of accesses that are reads.
+    #[arg(long, default_value_t = 0.5)]
+    pub read_fraction: f64,
+    /// Row accesses per transaction.
+    #[arg(long, default_value_t = 2)]
+    pub accesses: usize,
+    /// Columns per row.
+    #[arg(long, default_value_t = 10)]
+    pub columns: usize,
+    /// Bytes per column.
+    #[arg(long, default_value_t = 100)]
+    pub column_bytes: usize,
+}
+
+impl YcsbArgs {
+    pub fn config(&self, marked: bool) -> YcsbConfig {
+        YcsbConfig {
+            rows: self.rows,
+            columns: self.columns,
+            column_bytes: self.column_bytes,
+            theta: self.theta,
+            accesses: self.accesses,
+            read_fraction: self.read_fraction,
+            marked,
+        }
+    }
+}
+
+/// Log and engine settings.
+#[derive(Debug, Clone, Args)]
+pub struct EngineArgs {
+    /// Concurrency control: 2pl (NO_WAIT) or occ.
+    #[arg(long, default_value = "2pl")]
+    pub cc: Cc,
+    /// Group commit: most microseconds the flusher waits for more log.
+    #[arg(long, default_value_t = 0)]
+    pub group_delay_us: u64,
+    /// Group commit: flush once this many KiB are pending.
+    #[arg(long, default_value_t = 1024)]
+    pub group_kb: usize,
+    /// Pmem log ring per stream, MiB.
+    #[arg(long, default_value_t = 64)]
+    pub ring_mb: usize,
+    /// Emulated extra NVM write latency per persisted cache line, ns.
+    #[arg(long, default_value_t = 0)]
+    pub nvm_delay_ns: u64,
+    /// Persistence domain of the emulated NVM.
+    #[arg(long, value_enum, default_value_t = DomainArg::Adr)]
+    pub domain: DomainArg,
+    /// How log bytes are written to persistent memory.
+    #[arg(long, value_enum, default_value_t = PmemWriteArg::Nt)]
+    pub pmem_write: PmemWriteArg,
+    /// Do not de-stage full pmem ring space to segment files.
+    #[arg(long)]
+    pub no_destage: bool,
+    /// Segment file size, MiB (file device).
+    #[arg(long, default_value_t = 64)]
+    pub segment_mb: u64,
+    /// Open segment files with O_DIRECT.
+    #[arg(long)]
+    pub direct: bool,
+    /// Threads that replay the log at recovery.
+    #[arg(long, default_value_t = 1)]
+    pub recovery_threads: usize,
+}
+
+impl EngineArgs {
+    pub fn device(&self, kind: DeviceKind) -> DeviceConfig {
+        match kind {
+            DeviceKind::Null => DeviceConfig::Null,
+            DeviceKind::File => DeviceConfig::File(FileOptions {
+                segment_size: self.segment_mb << 20,
+                buffer_size: 16 << 20,
+                direct: self.direct,
+            }),
+            DeviceKind::Pmem => DeviceConfig::Pmem(PmemOptions {
+                ring_size: self.ring_mb << 20,
+                domain: match self.domain {
+                    DomainArg::Adr => Domain::Adr,
+                    DomainArg::Eadr => Domain::Eadr,
+                },
+                write_delay_ns: self.nvm_delay_ns,
+                write: match self.pmem_write {
+                    PmemWriteArg::Nt => PmemWrite::NonTemporal,
+                    PmemWriteArg::Flush => PmemWrite::StoreFlush,
+                },
+                destage: !self.no_destage,
+            }),
+        }
+    }
+
+    pub fn options(&self, scheme: SchemeKind, logging: LogKind, device: DeviceKind, logs: usize, threads: usize) -> Options {
+        Options {
+            scheme,
+            logging,
+            cc: self.cc,
+            device: if scheme == SchemeKind::None { DeviceConfig::Null } else { self.device(device) },
+            streams: logs.max(1),
+            group_delay: Duration::from_micros(self.group_delay_us),
+            group_bytes: self.group_kb << 10,
+            max_workers: threads.max(1) + 2,
+            recovery_threads: self.recovery_threads,
+            ..Options::default()
+        }
+    }
+}
+
+/// The workloads the command knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WorkloadKind {
+    Ycsb,
+}
+
+/// Build a workload from its kind and parameters.
+pub fn workload(kind: WorkloadKind, ycsb: &YcsbArgs, marked: bool) -> Arc<dyn Workload> {
+    match kind {
+        WorkloadKind::Ycsb => Arc::new(Ycsb::new(ycsb.config(marked))),
+    }
+}
+
+/// Rebuild the workload recorded in a database's `braid.json`.
+pub fn workload_from_app(app: &serde_json::Value) -> Result<Arc<dyn Workload>, String> {
+    let name = app.get("workload").and_then(|v| v.as_str()).unwrap_or("");
+    match name {
+        "ycsb" => {
+            let p = app.get("params").cloned().unwrap_or_default();
+            let get_u = |k: &str, d: u64| p.get(k).and_then(|v| v.as_u64()).unwrap_or(d);
+            let get_f = |k: &str, d: f64| p.get(k).and_then(|v| v.as_f64()).unwrap_or(d);
+            let cfg = YcsbConfig {
+                rows: get_u("rows", 1_000_000),
+                columns: get_u("columns", 10) as usize,
+                column_bytes: get_u("column_bytes", 100) as usize,
+                theta: get_f("theta", 0.6),
+                accesses: get_u("accesses", 2) as usize,
+                read_fraction: get_f("read_fraction", 0.5),
+                marked: p.get("marked").and_then(|v| v.as_bool()).unwrap_or(false),
+            };
+            Ok(Arc::new(Ycsb::new(cfg)))
+        }
+        _ => Err(format!(
+            "the database does not record a workload braid knows ({app}); it was not created by the braid command"
+        )),
+    }
+}
+
+/// The `app` blob stored in `braid.json` for a workload.
+pub fn app_blob(w: &dyn Workload) -> serde_json::Value {
+    serde_json::json!({ "workload": w.name(), "params": w.params() })
+}
+
+/// A fresh directory for one run: under `base` if given, else a temporary directory in
+/// /dev/shm (pmem, null) or /var/tmp (file, so fdatasync reaches a real disk).
+pub fn run_dir(base: Option<&PathBuf>, device: DeviceKind, label: &str) -> std::io::Result<tempfile::TempDir> {
+    let parent = match base {
+        Some(b) => b.clone(),
+        None => match device {
+            DeviceKind::File => PathBuf::from("/var/tmp"),
+            _ => PathBuf::from("/dev/shm"),
+        },
+    };
+    std::fs::create_dir_all(&parent)?;
+    tempfile::Builder::new().prefix(&format!("braid-{label}-")).tempdir_in(parent)
+}
+
+/// Parse a comma-separated list.
+pub fn parse_list<T: std::str::FromStr>(s: &str) -> Result<Vec<T>, String>
+where
+    T::Err: std::fmt::Display,
+{
+    s.split(',').filter(|x| !x.trim().is_empty()).map(|x| x.trim().parse::<T>().map_err(|e| e.to_string())).collect()
+}

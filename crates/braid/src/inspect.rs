@@ -1,0 +1,137 @@
+//! `braid inspect`: the streams, segments and decoded records of a database's log, without
+//! opening (or recovering) the database.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use braid_engine::{Env, Meta};
+use braid_pmem::{PmemConfig, Region};
+use braid_wal::device::Device;
+use braid_wal::file_device::{FileDevice, FileDeviceConfig};
+use braid_wal::payload::{RedoOp, decode_command, decode_redo};
+use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig};
+use braid_wal::record::Kind;
+use braid_wal::scan::{ScanMode, Scanner};
+use clap::Args;
+
+#[derive(Debug, Clone, Args)]
+pub struct InspectArgs {
+    /// The database directory.
+    #[arg(long)]
+    pub dir: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Most records to print per stream.
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+}
+
+fn devices(dir: &std::path::Path, meta: &Meta) -> Result<Vec<Arc<dyn Device>>, String> {
+    let mut out: Vec<Arc<dyn Device>> = Vec::new();
+    for i in 0..meta.streams {
+        let id = i as u32;
+        match meta.device.as_str() {
+            "file" => {
+                let mut cfg = FileDeviceConfig::new(dir.join("log"), id);
+                if let Some(s) = meta.segment_size {
+                    cfg.segment_size = s;
+                }
+                out.push(Arc::new(FileDevice::open(Arc::new(braid_wal::fs::RealFs), cfg).map_err(|e| e.to_string())?));
+            }
+            "pmem" => {
+                let path = dir.join("pmem").join(format!("stream-{i:03}.region"));
+                let region = Region::open(&path, None, PmemConfig::default()).map_err(|e| e.to_string())?;
+                let destage = dir.join("destage").exists().then(|| FileDeviceConfig::new(dir.join("destage"), id));
+                let cfg = PmemDeviceConfig { stream: id, write: Default::default(), destage };
+                out.push(Arc::new(PmemDevice::open(region, cfg).map_err(|e| e.to_string())?));
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+pub fn run(args: InspectArgs) -> Result<(), String> {
+    let env = Env::default();
+    let meta = Meta::read(&args.dir, &env).map_err(|e| e.to_string())?;
+    let devs = devices(&args.dir, &meta)?;
+    let mut streams = Vec::new();
+    for (i, d) in devs.iter().enumerate() {
+        let info = d.info();
+        let mut sc = Scanner::new(&**d, ScanMode::Salvage);
+        let mut records = Vec::new();
+        let (mut n, mut bytes) = (0u64, 0u64);
+        let mut kinds = std::collections::BTreeMap::<String, u64>::new();
+        loop {
+            let rec = match sc.next_record() {
+                Ok(Some(r)) => r,
+                Ok(None) => break,
+                Err(e) => return Err(e.to_string()),
+            };
+            n += 1;
+            bytes += rec.padded_len() as u64;
+            *kinds.entry(format!("{:?}", rec.header.kind)).or_default() += 1;
+            if records.len() < args.limit {
+                let summary = match rec.header.kind {
+                    Kind::Redo => decode_redo(rec.payload)
+                        .map(|op| match op {
+                            Ok(RedoOp::Update { table, key, columns, data }) => format!("update t{table} k{key} cols {columns:#x} {}B", data.len()),
+                            Ok(RedoOp::Insert { table, key, data }) => format!("insert t{table} k{key} {}B", data.len()),
+                            Ok(RedoOp::Delete { table, key }) => format!("delete t{table} k{key}"),
+                            Err(e) => format!("bad op: {e}"),
+                        })
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                    Kind::Command => match decode_command(rec.payload) {
+                        Ok((p, params)) => format!("call procedure {p} with {} parameter bytes", params.len()),
+                        Err(e) => format!("bad command: {e}"),
+                    },
+                    _ => String::new(),
+                };
+                records.push(serde_json::json!({
+                    "lsn": rec.header.lsn,
+                    "len": rec.padded_len(),
+                    "kind": format!("{:?}", rec.header.kind),
+                    "txn": rec.header.txn,
+                    "commit": rec.commits(),
+                    "stamp": format!("{:?}", rec.stamp.to_stamp()),
+                    "payload": summary,
+                }));
+            }
+        }
+        let end = sc.end().cloned();
+        streams.push(serde_json::json!({
+            "stream": i,
+            "device": info.kind,
+            "location": info.location,
+            "start": d.start(),
+            "end": end.as_ref().map(|e| e.end),
+            "end_kind": end.as_ref().map(|e| format!("{:?}", e.kind)),
+            "damage": end.as_ref().and_then(|e| e.damage.clone()).map(|(f, o)| format!("{f} offset {o}")),
+            "records": n,
+            "bytes": bytes,
+            "kinds": kinds,
+            "first_records": records,
+        }));
+    }
+    let out = serde_json::json!({ "dir": args.dir.display().to_string(), "meta": meta, "streams": streams });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?);
+        return Ok(());
+    }
+    println!("{}: scheme {}, logging {}, {} streams on {}", args.dir.display(), meta.scheme, meta.logging, meta.streams, meta.device);
+    for s in &streams {
+        println!(
+            "stream {}: {} at {}, LSN {} .. {} ({}), {} records, {} bytes, kinds {}",
+            s["stream"], s["device"], s["location"], s["start"], s["end"], s["end_kind"], s["records"], s["bytes"], s["kinds"]
+        );
+        if let Some(d) = s["damage"].as_str() {
+            println!("  damage: {d}");
+        }
+        for r in s["first_records"].as_array().into_iter().flatten() {
+            println!("  lsn {:>10} len {:>5} {:<8} txn {:>8} {} {}", r["lsn"], r["len"], r["kind"].as_str().unwrap_or(""), r["txn"], r["stamp"].as_str().unwrap_or(""), r["payload"].as_str().unwrap_or(""));
+        }
+    }
+    Ok(())
+}
