@@ -113,12 +113,23 @@ impl DeviceConfig {
     }
 }
 
+/// When a commit returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Commit returns once the transaction is durable (its ticket is already resolved).
+    Sync,
+    /// Commit returns at once with a ticket that resolves when the transaction is durable.
+    #[default]
+    Async,
+}
+
 /// How to open a database.
 #[derive(Debug, Clone)]
 pub struct Options {
     pub scheme: SchemeKind,
     pub logging: LogKind,
     pub cc: Cc,
+    pub durability: Durability,
     pub device: DeviceConfig,
     /// Log streams asked for (the scheme may use fewer: serial uses one).
     pub streams: usize,
@@ -138,6 +149,7 @@ impl Default for Options {
             scheme: SchemeKind::Serial,
             logging: LogKind::Data,
             cc: Cc::TwoPl,
+            durability: Durability::Async,
             device: DeviceConfig::Pmem(PmemOptions::default()),
             streams: 1,
             group_delay: Duration::ZERO,
@@ -226,6 +238,7 @@ pub(crate) struct DbInner {
     pub(crate) dir: PathBuf,
     pub(crate) tables: Vec<Table>,
     pub(crate) cc: Cc,
+    pub(crate) durability: Durability,
     pub(crate) logging: LogKind,
     pub(crate) procs: Procedures,
     pub(crate) scheme: Arc<dyn Scheme>,
@@ -355,6 +368,7 @@ impl Db {
             dir: dir.to_path_buf(),
             tables,
             cc: opts.cc,
+            durability: opts.durability,
             logging: opts.logging,
             procs,
             scheme: Arc::new(scheme::none::NoLogging),

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use braid_wal::payload::{RedoBuf, RedoOp, encode_command};
 use braid_wal::scheme::{Access, CommitRequest, LogKind, RowRef, SchemeWorker, Ticket};
 
-use crate::db::{Cc, DbInner};
+use crate::db::{Cc, DbInner, Durability};
 use crate::error::TxError;
 use crate::row::{Row, RowState};
 use crate::schema::{Schema, TableId};
@@ -665,6 +665,10 @@ impl<'w> Txn<'w> {
         self.release();
         self.finished = true;
         self.st.reset();
+        if self.db.durability == Durability::Sync {
+            ticket.wait()?;
+            return Ok(Ticket::Durable);
+        }
         Ok(ticket)
     }
 }

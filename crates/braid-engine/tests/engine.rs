@@ -272,3 +272,16 @@ fn scans_see_own_writes_and_catch_phantoms() {
         assert!(matches!(t.insert(ACCT, 1, &img), Err(TxError::DuplicateKey { .. })));
     }
 }
+
+#[test]
+fn synchronous_commits_return_durable() {
+    let base = tempfile::tempdir_in("/dev/shm").unwrap();
+    let o = Options { durability: Durability::Sync, ..opts(file(), LogKind::Data, Cc::TwoPl) };
+    let db = open(&base.path().join("db"), o);
+    let mut w = db.worker().unwrap();
+    let mut p = Params::new();
+    p.u64(1).u64(2).u64(3);
+    let t = w.call(TRANSFER, &p.bytes).unwrap();
+    assert!(t.is_durable().unwrap());
+    assert!(matches!(t, Ticket::Durable));
+}

@@ -570,11 +570,23 @@ pub fn decode(buf: &[u8], expected_lsn: Lsn, salt: u32) -> Decoded<'_> {
     if version == 0 {
         return Decoded::Invalid("format version field is 0");
     }
-    if version > FORMAT_VERSION {
-        return Decoded::Invalid(REASON_NEWER_VERSION);
-    }
     if let Some(reason) = check_len(len) {
         return Decoded::Invalid(reason);
+    }
+    if version > FORMAT_VERSION {
+        // Only a record whose checksum holds proves a newer writer: a torn header (8-byte
+        // words of old and new bytes mixed) may show any version.
+        if le_u64(&h[16..24]) != expected_lsn {
+            return Decoded::Invalid("lsn field does not match the record's position");
+        }
+        let Some(rec) = buf.get(..len) else {
+            return Decoded::Truncated { need: len };
+        };
+        return if crc_ok(rec, salt) {
+            Decoded::Invalid(REASON_NEWER_VERSION)
+        } else {
+            Decoded::Invalid("checksum mismatch")
+        };
     }
     let Some(kind) = Kind::from_u8(h[4]) else {
         return Decoded::Invalid("unknown record kind");
@@ -631,6 +643,16 @@ pub fn decode(buf: &[u8], expected_lsn: Lsn, salt: u32) -> Decoded<'_> {
         },
         payload: &body[stamp_len..],
     })
+}
+
+/// Whether the checksum of the whole record `rec` (exactly `len` bytes) holds.
+fn crc_ok(rec: &[u8], salt: u32) -> bool {
+    let h = &rec[..HEADER_LEN];
+    let mut head = [0u8; 4 + HEADER_LEN];
+    head[..4].copy_from_slice(&salt.to_le_bytes());
+    head[4..12].copy_from_slice(&h[..8]);
+    head[16..].copy_from_slice(&h[12..]);
+    crc32c::crc32c_append(crc32c::crc32c(&head), &rec[HEADER_LEN..]) == le_u32(&h[8..12])
 }
 
 fn check_len(len: usize) -> Option<&'static str> {
@@ -733,6 +755,13 @@ mod tests {
             Decoded::Truncated { need: 40 }
         ));
         buf[6] = 2;
+        // A torn header can show any version: without a valid checksum it is just damage.
+        assert!(matches!(
+            decode(&buf, 0, 0),
+            Decoded::Invalid("checksum mismatch")
+        ));
+        buf[8..12].fill(0);
+        seal(&mut buf, 40, 0);
         assert!(matches!(
             decode(&buf, 0, 0),
             Decoded::Invalid(REASON_NEWER_VERSION)

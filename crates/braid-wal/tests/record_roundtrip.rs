@@ -328,7 +328,17 @@ fn header_checks_give_reasons() {
         Decoded::Invalid(r) => r,
         other => panic!("expected invalid, got {other:?}"),
     };
-    assert!(reason(&with(&|b| b[6..8].copy_from_slice(&2u16.to_le_bytes()))).contains("newer"));
+    // A newer version is believed only with a valid checksum (a torn header may show any).
+    assert!(reason(&with(&|b| b[6..8].copy_from_slice(&2u16.to_le_bytes()))).contains("checksum"));
+    let resealed = with(&|b| {
+        b[6..8].copy_from_slice(&2u16.to_le_bytes());
+        b[8..12].fill(0);
+        let mut h = 3u32.to_le_bytes().to_vec();
+        h.extend_from_slice(&b[..b.len().min(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)]);
+        let crc = crc32c::crc32c(&h);
+        b[8..12].copy_from_slice(&crc.to_le_bytes());
+    });
+    assert!(reason(&resealed).contains("newer"));
     assert!(reason(&with(&|b| b[6..8].fill(0))).contains("version"));
     assert!(reason(&with(&|b| b[4] = 0)).contains("kind"));
     assert!(reason(&with(&|b| b[4] = 8)).contains("kind"));

@@ -118,6 +118,9 @@ pub struct EngineArgs {
     /// Open segment files with O_DIRECT.
     #[arg(long)]
     pub direct: bool,
+    /// Commits return only once durable (default: return a ticket at once and keep working).
+    #[arg(long)]
+    pub sync_commit: bool,
     /// Threads that replay the log at recovery.
     #[arg(long, default_value_t = 1)]
     pub recovery_threads: usize,
@@ -153,6 +156,7 @@ impl EngineArgs {
             scheme,
             logging,
             cc: self.cc,
+            durability: if self.sync_commit { braid_engine::Durability::Sync } else { braid_engine::Durability::Async },
             device: if scheme == SchemeKind::None { DeviceConfig::Null } else { self.device(device) },
             streams: logs.max(1),
             group_delay: Duration::from_micros(self.group_delay_us),

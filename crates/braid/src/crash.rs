@@ -118,7 +118,7 @@ pub struct ChildArgs {
     #[arg(long)]
     pub dir: PathBuf,
     #[arg(long)]
-    pub seed: u64,
+    pub child_seed: u64,
     #[command(flatten)]
     pub crash: CrashArgs,
 }
@@ -203,7 +203,7 @@ pub fn child(args: ChildArgs) -> Result<(), String> {
             .map(|i| {
                 let (db, workload, stop, emit) = (&db, &workload, &stop, &emit);
                 s.spawn(move || {
-                    drive(db, workload, i, args.seed, stop, &|i: Intent| emit(i.to_line()), &|t| emit(format!("A {t}")))
+                    drive(db, workload, i, args.child_seed, stop, &|i: Intent| emit(i.to_line()), &|t| emit(format!("A {t}")))
                 })
             })
             .collect();
@@ -264,7 +264,7 @@ fn kill_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Verd
     cmd.arg("crash-child")
         .arg("--dir")
         .arg(&db_dir)
-        .arg("--seed")
+        .arg("--child-seed")
         .arg((args.seed.wrapping_mul(1_000_003) + round as u64).to_string())
         .args(["--scheme", args.scheme.name(), "--logging", args.logging.name(), "--device", args.device.name()])
         .args(["--threads", &args.threads.to_string(), "--rows", &args.rows.to_string()])
@@ -436,14 +436,14 @@ pub fn run(args: CrashArgs) -> Result<bool, String> {
                 if !v.violations.is_empty() {
                     sum.violations += v.violations.len();
                     for x in &v.violations {
-                        bar.println(format!("round {round}: VIOLATION {x}"));
+                        bar.suspend(|| eprintln!("round {round}: VIOLATION {x}"));
                     }
                     sum.failures.extend(v.violations.into_iter().map(|x| format!("round {round}: {x}")));
                 }
             }
             Err(e) => {
                 sum.violations += 1;
-                bar.println(format!("round {round}: FAILED {e}"));
+                bar.suspend(|| eprintln!("round {round}: FAILED {e}"));
                 sum.failures.push(format!("round {round}: {e}"));
             }
         }
