@@ -2,7 +2,12 @@
 //!
 //! A database directory holds `braid.json` (format version, scheme, logging kind, stream count,
 //! device kind and the catalog), the log (`log/` segment files, or `pmem/stream-NNN.region`
-//! persistent rings with `destage/` segment files), and nothing else. Reopening with another
+//! persistent rings with `destage/` segment files), and nothing else. Two schemes place their
+//! log differently: `pertxn` keeps its log index and object slots in one persistent region,
+//! `pmem/pertxn.region` (sized by the pmem ring size; it needs `DeviceConfig::Pmem`), and its
+//! backup segment files in `pertxn-backup/`; `nvdisk` always logs to a file device in a
+//! `/dev/shm` directory, whatever device was asked for: `log/` inside the database directory if
+//! that lies in `/dev/shm`, else `/dev/shm/braid-nvdisk/<the database path, '/' as '_'>/log`. Reopening with another
 //! scheme, stream count, device kind or schema is refused with a message that says what to do.
 //!
 //! The initial image of the tables comes from a loader the application passes to [`Db::open`]:
@@ -21,7 +26,10 @@ use braid_wal::file_device::{FileDevice, FileDeviceConfig};
 use braid_wal::null_device::NullDevice;
 use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig, PmemWrite};
 use braid_wal::scan::ScanMode;
-use braid_wal::scheme::{self, LogKind, RecoveryReport, Scheme, SchemeConfig, SchemeKind, SchemeWorker};
+use braid_wal::scheme::pertxn::{PerTxnOptions, PerTxnStorage};
+use braid_wal::scheme::{
+    self, LogKind, RecoveryReport, Scheme, SchemeConfig, SchemeKind, SchemeWorker, Storage,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::env::Env;
@@ -72,7 +80,11 @@ pub struct FileOptions {
 
 impl Default for FileOptions {
     fn default() -> Self {
-        FileOptions { segment_size: 64 << 20, buffer_size: 16 << 20, direct: false }
+        FileOptions {
+            segment_size: 64 << 20,
+            buffer_size: 16 << 20,
+            direct: false,
+        }
     }
 }
 
@@ -91,7 +103,13 @@ pub struct PmemOptions {
 
 impl Default for PmemOptions {
     fn default() -> Self {
-        PmemOptions { ring_size: 64 << 20, domain: Domain::Adr, write_delay_ns: 0, write: PmemWrite::NonTemporal, destage: true }
+        PmemOptions {
+            ring_size: 64 << 20,
+            domain: Domain::Adr,
+            write_delay_ns: 0,
+            write: PmemWrite::NonTemporal,
+            destage: true,
+        }
     }
 }
 
@@ -141,6 +159,8 @@ pub struct Options {
     pub env: Env,
     /// Stored in `braid.json` on creation (see [`Meta::app`]).
     pub app: serde_json::Value,
+    /// Settings of the `pertxn` scheme (flush policy, slot size, truncation threshold).
+    pub pertxn: PerTxnOptions,
 }
 
 impl Default for Options {
@@ -159,6 +179,7 @@ impl Default for Options {
             scan_mode: ScanMode::Strict,
             env: Env::default(),
             app: serde_json::Value::Null,
+            pertxn: PerTxnOptions::default(),
         }
     }
 }
@@ -191,10 +212,15 @@ pub struct Meta {
 impl Meta {
     /// Read `braid.json` of the database in `dir`.
     pub fn read(dir: &Path, env: &Env) -> Result<Meta, EngineError> {
-        let bytes = env
-            .read_file(&dir.join(META_FILE))?
-            .ok_or_else(|| EngineError::NotADatabase { path: dir.to_path_buf() })?;
-        serde_json::from_slice(&bytes).map_err(|e| EngineError::BadMeta { path: dir.to_path_buf(), why: e.to_string() })
+        let bytes =
+            env.read_file(&dir.join(META_FILE))?
+                .ok_or_else(|| EngineError::NotADatabase {
+                    path: dir.to_path_buf(),
+                })?;
+        serde_json::from_slice(&bytes).map_err(|e| EngineError::BadMeta {
+            path: dir.to_path_buf(),
+            why: e.to_string(),
+        })
     }
 }
 
@@ -249,7 +275,10 @@ pub(crate) struct DbInner {
 
 impl DbInner {
     pub(crate) fn table_id(&self, name: &str) -> Option<TableId> {
-        self.tables.iter().position(|t| t.name() == name).map(|i| TableId(i as u32))
+        self.tables
+            .iter()
+            .position(|t| t.name() == name)
+            .map(|i| TableId(i as u32))
     }
 }
 
@@ -270,7 +299,10 @@ pub struct Db {
 
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Db").field("dir", &self.inner.dir).field("scheme", &self.inner.scheme.kind()).finish()
+        f.debug_struct("Db")
+            .field("dir", &self.inner.dir)
+            .field("scheme", &self.inner.scheme.kind())
+            .finish()
     }
 }
 
@@ -312,6 +344,16 @@ impl Db {
         catalog.validate()?;
         if opts.scheme == SchemeKind::None {
             opts.device = DeviceConfig::Null;
+        } else if opts.scheme == SchemeKind::NvDisk {
+            // NV-Disk is a file-system log on NVRAM: always a file device in /dev/shm.
+            if !matches!(opts.device, DeviceConfig::File(_)) {
+                opts.device = DeviceConfig::File(FileOptions::default());
+            }
+        } else if opts.scheme == SchemeKind::PerTxn && !matches!(opts.device, DeviceConfig::Pmem(_))
+        {
+            return Err(EngineError::Config(
+                "scheme pertxn keeps its log in persistent memory; use the pmem device".into(),
+            ));
         } else if matches!(opts.device, DeviceConfig::Null) {
             return Err(EngineError::Config(format!(
                 "scheme {} needs a log device (pmem or file); only scheme none runs without one",
@@ -319,7 +361,10 @@ impl Db {
             )));
         }
         if opts.logging == LogKind::Command && !opts.scheme.supports_command_logging() {
-            return Err(EngineError::Config(format!("scheme {} cannot log commands; use --logging data", opts.scheme)));
+            return Err(EngineError::Config(format!(
+                "scheme {} cannot log commands; use --logging data",
+                opts.scheme
+            )));
         }
         let streams = opts.scheme.streams_for(opts.streams);
         let env = opts.env.clone();
@@ -343,26 +388,40 @@ impl Db {
         };
         let created = match env.read_file(&meta_path)? {
             Some(bytes) => {
-                let found: Meta = serde_json::from_slice(&bytes)
-                    .map_err(|e| EngineError::BadMeta { path: dir.to_path_buf(), why: e.to_string() })?;
+                let found: Meta =
+                    serde_json::from_slice(&bytes).map_err(|e| EngineError::BadMeta {
+                        path: dir.to_path_buf(),
+                        why: e.to_string(),
+                    })?;
                 check_meta(dir, &found, &meta)?;
                 false
             }
             None => {
                 if env.fs.exists(dir) {
-                    let entries = env.fs.list_dir(dir).map_err(|e| EngineError::Io { path: dir.to_path_buf(), source: e })?;
+                    let entries = env.fs.list_dir(dir).map_err(|e| EngineError::Io {
+                        path: dir.to_path_buf(),
+                        source: e,
+                    })?;
                     if !entries.is_empty() {
-                        return Err(EngineError::NotADatabase { path: dir.to_path_buf() });
+                        return Err(EngineError::NotADatabase {
+                            path: dir.to_path_buf(),
+                        });
                     }
                 }
-                let bytes = serde_json::to_vec_pretty(&meta).map_err(|e| EngineError::Config(e.to_string()))?;
+                let bytes = serde_json::to_vec_pretty(&meta)
+                    .map_err(|e| EngineError::Config(e.to_string()))?;
                 env.write_file_atomic(&meta_path, &bytes)?;
                 true
             }
         };
 
-        let devices = make_devices(dir, &opts, streams)?;
-        let tables: Vec<Table> = catalog.tables.iter().enumerate().map(|(i, d)| Table::new(i as u32, d.clone())).collect();
+        let storage = make_storage(dir, &opts, streams)?;
+        let tables: Vec<Table> = catalog
+            .tables
+            .iter()
+            .enumerate()
+            .map(|(i, d)| Table::new(i as u32, d.clone()))
+            .collect();
         // The scheme is opened after the initial image is built; a placeholder fills the slot.
         let mut inner = DbInner {
             dir: dir.to_path_buf(),
@@ -378,7 +437,10 @@ impl Db {
         };
         let load_start = Instant::now();
         let rows_loaded = {
-            let l = Loader { db: &inner, rows: AtomicU64::new(0) };
+            let l = Loader {
+                db: &inner,
+                rows: AtomicU64::new(0),
+            };
             loader(&l)?;
             l.rows.load(Ordering::Relaxed)
         };
@@ -391,22 +453,39 @@ impl Db {
             group_bytes: opts.group_bytes,
             scan_mode: opts.scan_mode,
             recovery_threads: opts.recovery_threads.max(1),
+            ..SchemeConfig::default()
         };
         let (scheme, recovery) = {
             let replayer = Replayer::new(&inner);
-            scheme::open(&scfg, devices, &replayer, progress)?
+            scheme::open_storage(&scfg, storage, &replayer, progress)?
         };
         inner.scheme = scheme;
         inner.next_txn = AtomicU64::new(recovery.max_txn + 1);
-        let report = OpenReport { created, rows_loaded, load_seconds, recovery };
-        Ok((Db { inner: Arc::new(inner) }, report))
+        let report = OpenReport {
+            created,
+            rows_loaded,
+            load_seconds,
+            recovery,
+        };
+        Ok((
+            Db {
+                inner: Arc::new(inner),
+            },
+            report,
+        ))
     }
 
     /// A worker: one per thread that runs transactions.
     pub fn worker(&self) -> Result<Worker, EngineError> {
         let id = self.inner.next_worker.fetch_add(1, Ordering::Relaxed);
         let scheme = self.inner.scheme.worker(id)?;
-        Ok(Worker { db: self.clone(), id, scheme, st: TxnState::default(), ids: 0..0 })
+        Ok(Worker {
+            db: self.clone(),
+            id,
+            scheme,
+            st: TxnState::default(),
+            ids: 0..0,
+        })
     }
 
     pub fn table(&self, name: &str) -> Option<TableId> {
@@ -414,7 +493,11 @@ impl Db {
     }
 
     pub fn table_names(&self) -> Vec<String> {
-        self.inner.tables.iter().map(|t| t.name().to_string()).collect()
+        self.inner
+            .tables
+            .iter()
+            .map(|t| t.name().to_string())
+            .collect()
     }
 
     pub fn schema(&self, table: TableId) -> &crate::schema::Schema {
@@ -494,7 +577,11 @@ impl Db {
         let scheme = 8; // the stamp word inside Row is counted here rather than in `engine`
         MemoryReport {
             rows,
-            image_bytes_per_row: if rows == 0 { 0.0 } else { image as f64 / rows as f64 },
+            image_bytes_per_row: if rows == 0 {
+                0.0
+            } else {
+                image as f64 / rows as f64
+            },
             engine_bytes_per_row: (engine - scheme) as f64,
             scheme_bytes_per_row: scheme as f64,
         }
@@ -541,9 +628,18 @@ fn check_meta(dir: &Path, found: &Meta, want: &Meta) -> Result<(), EngineError> 
     }
     if found.catalog != want.catalog {
         let mut why = String::from("the tables differ");
-        for (i, (a, b)) in found.catalog.tables.iter().zip(&want.catalog.tables).enumerate() {
+        for (i, (a, b)) in found
+            .catalog
+            .tables
+            .iter()
+            .zip(&want.catalog.tables)
+            .enumerate()
+        {
             if a != b {
-                why = format!("table {i} is {} in the database but {} was asked for", a.name, b.name);
+                why = format!(
+                    "table {i} is {} in the database but {} was asked for",
+                    a.name, b.name
+                );
                 if a.name == b.name {
                     why = format!("table {} has other columns or index than asked for", a.name);
                 }
@@ -564,7 +660,53 @@ fn check_meta(dir: &Path, found: &Meta, want: &Meta) -> Result<(), EngineError> 
     Ok(())
 }
 
-fn make_devices(dir: &Path, opts: &Options, streams: usize) -> Result<Vec<Arc<dyn Device>>, EngineError> {
+/// The log directory of an `nvdisk` database (see the module doc).
+pub fn nvdisk_log_dir(dir: &Path) -> PathBuf {
+    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if abs.starts_with("/dev/shm") {
+        return abs.join("log");
+    }
+    let flat: String = abs
+        .to_string_lossy()
+        .trim_start_matches('/')
+        .replace('/', "_");
+    PathBuf::from("/dev/shm/braid-nvdisk")
+        .join(flat)
+        .join("log")
+}
+
+/// Where the scheme keeps its log (see the module doc).
+fn make_storage(dir: &Path, opts: &Options, streams: usize) -> Result<Storage, EngineError> {
+    if opts.scheme == SchemeKind::PerTxn {
+        let DeviceConfig::Pmem(p) = &opts.device else {
+            return Err(EngineError::Config(
+                "scheme pertxn needs the pmem device".into(),
+            ));
+        };
+        let pcfg = PmemConfig {
+            domain: p.domain,
+            flush: None,
+            write_delay_ns: p.write_delay_ns,
+        };
+        let path = dir.join("pmem").join("pertxn.region");
+        let region = opts.env.region(&path, p.ring_size, pcfg)?;
+        let mut options = opts.pertxn.clone();
+        options.write = p.write;
+        return Ok(Storage::PerTxn(PerTxnStorage {
+            region,
+            fs: opts.env.fs.clone(),
+            backup_dir: dir.join("pertxn-backup"),
+            options,
+        }));
+    }
+    Ok(Storage::Devices(make_devices(dir, opts, streams)?))
+}
+
+fn make_devices(
+    dir: &Path,
+    opts: &Options,
+    streams: usize,
+) -> Result<Vec<Arc<dyn Device>>, EngineError> {
     let env = &opts.env;
     let mut out: Vec<Arc<dyn Device>> = Vec::with_capacity(streams);
     for i in 0..streams {
@@ -572,19 +714,38 @@ fn make_devices(dir: &Path, opts: &Options, streams: usize) -> Result<Vec<Arc<dy
         match &opts.device {
             DeviceConfig::Null => out.push(Arc::new(NullDevice::new())),
             DeviceConfig::File(f) => {
-                let mut cfg = FileDeviceConfig::new(dir.join("log"), id);
+                let log_dir = if opts.scheme == SchemeKind::NvDisk {
+                    nvdisk_log_dir(dir)
+                } else {
+                    dir.join("log")
+                };
+                let mut cfg = FileDeviceConfig::new(log_dir, id);
                 cfg.segment_size = f.segment_size;
                 cfg.buffer_size = f.buffer_size;
                 cfg.direct = f.direct;
                 out.push(Arc::new(FileDevice::open(env.fs.clone(), cfg)?));
             }
             DeviceConfig::Pmem(p) => {
-                let pcfg = PmemConfig { domain: p.domain, flush: None, write_delay_ns: p.write_delay_ns };
+                let pcfg = PmemConfig {
+                    domain: p.domain,
+                    flush: None,
+                    write_delay_ns: p.write_delay_ns,
+                };
                 let path = dir.join("pmem").join(format!("stream-{i:03}.region"));
                 let region = env.region(&path, p.ring_size + braid_pmem::HEADER_SIZE, pcfg)?;
-                let destage = p.destage.then(|| FileDeviceConfig::new(dir.join("destage"), id));
-                let cfg = PmemDeviceConfig { stream: id, write: p.write, destage };
-                out.push(Arc::new(PmemDevice::open(region, cfg)?));
+                let destage = p
+                    .destage
+                    .then(|| FileDeviceConfig::new(dir.join("destage"), id));
+                let cfg = PmemDeviceConfig {
+                    stream: id,
+                    write: p.write,
+                    destage,
+                };
+                out.push(Arc::new(PmemDevice::open_with_fs(
+                    region,
+                    cfg,
+                    env.fs.clone(),
+                )?));
             }
         }
     }
@@ -620,7 +781,11 @@ impl Worker {
 
     fn next_id(&mut self) -> u64 {
         if self.ids.is_empty() {
-            let start = self.db.inner.next_txn.fetch_add(ID_BLOCK, Ordering::Relaxed);
+            let start = self
+                .db
+                .inner
+                .next_txn
+                .fetch_add(ID_BLOCK, Ordering::Relaxed);
             self.ids = start..start + ID_BLOCK;
         }
         let id = self.ids.start;
@@ -631,12 +796,22 @@ impl Worker {
     /// Begin an ad-hoc transaction (logged as data).
     pub fn begin(&mut self) -> Txn<'_> {
         let id = self.next_id();
-        Txn::new(&self.db.inner, &mut *self.scheme, &mut self.st, id, Mode::Normal)
+        Txn::new(
+            &self.db.inner,
+            &mut *self.scheme,
+            &mut self.st,
+            id,
+            Mode::Normal,
+        )
     }
 
     /// Run stored procedure `proc_id` with `params` as one transaction and commit it. With
     /// command logging the call itself is logged; otherwise its writes are.
-    pub fn call(&mut self, proc_id: u32, params: &[u8]) -> Result<braid_wal::scheme::Ticket, TxError> {
+    pub fn call(
+        &mut self,
+        proc_id: u32,
+        params: &[u8],
+    ) -> Result<braid_wal::scheme::Ticket, TxError> {
         self.call_hooked(proc_id, params, &mut |_| {})
     }
 
@@ -648,7 +823,13 @@ impl Worker {
         params: &[u8],
         before_commit: &mut dyn FnMut(u64),
     ) -> Result<braid_wal::scheme::Ticket, TxError> {
-        let f = self.db.inner.procs.get(proc_id).cloned().ok_or(TxError::UnknownProcedure(proc_id))?;
+        let f = self
+            .db
+            .inner
+            .procs
+            .get(proc_id)
+            .cloned()
+            .ok_or(TxError::UnknownProcedure(proc_id))?;
         let mut tx = self.begin();
         tx.set_command(proc_id, params);
         match f(&mut tx, params) {

@@ -20,7 +20,9 @@ pub struct SimPmem {
 
 impl std::fmt::Debug for SimPmem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SimPmem").field("regions", &self.regions.lock().len()).finish()
+        f.debug_struct("SimPmem")
+            .field("regions", &self.regions.lock().len())
+            .finish()
     }
 }
 
@@ -34,7 +36,11 @@ impl SimPmem {
         let mut m = self.regions.lock();
         if let Some(r) = m.get(path) {
             if r.len() != size {
-                return Err(PmemError::SizeMismatch { path: path.to_path_buf(), found: r.len() as u64, expected: size as u64 });
+                return Err(PmemError::SizeMismatch {
+                    path: path.to_path_buf(),
+                    found: r.len() as u64,
+                    expected: size as u64,
+                });
             }
             return Ok(r.clone());
         }
@@ -52,7 +58,9 @@ impl SimPmem {
         for (i, (p, r)) in m.iter().enumerate() {
             out.insert(p.clone(), r.crash(mode(i))?);
         }
-        Ok(SimPmem { regions: Arc::new(Mutex::new(out)) })
+        Ok(SimPmem {
+            regions: Arc::new(Mutex::new(out)),
+        })
     }
 
     /// Stop every region's durable image after `events` more persist events each.
@@ -80,7 +88,10 @@ pub struct Env {
 
 impl Default for Env {
     fn default() -> Self {
-        Env { fs: Arc::new(RealFs), pmem: PmemEnv::Files }
+        Env {
+            fs: Arc::new(RealFs),
+            pmem: PmemEnv::Files,
+        }
     }
 }
 
@@ -94,8 +105,10 @@ impl Env {
                     Ok(Region::open(path, Some(size), cfg)?)
                 } else {
                     if let Some(parent) = path.parent() {
-                        std::fs::create_dir_all(parent)
-                            .map_err(|e| EngineError::Io { path: parent.to_path_buf(), source: e })?;
+                        std::fs::create_dir_all(parent).map_err(|e| EngineError::Io {
+                            path: parent.to_path_buf(),
+                            source: e,
+                        })?;
                     }
                     Ok(Region::create(path, size, cfg)?)
                 }
@@ -108,7 +121,10 @@ impl Env {
         if !self.fs.exists(path) {
             return Ok(None);
         }
-        let io = |e| EngineError::Io { path: path.to_path_buf(), source: e };
+        let io = |e| EngineError::Io {
+            path: path.to_path_buf(),
+            source: e,
+        };
         let f = self.fs.open(path, OpenOpts::default()).map_err(io)?;
         let len = f.len().map_err(io)? as usize;
         let mut buf = vec![0u8; len];
@@ -128,9 +144,22 @@ impl Env {
     pub fn write_file_atomic(&self, path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
         let dir = path.parent().unwrap_or(Path::new("."));
         let tmp = path.with_extension("tmp");
-        let io = |p: &Path, e| EngineError::Io { path: p.to_path_buf(), source: e };
+        let io = |p: &Path, e| EngineError::Io {
+            path: p.to_path_buf(),
+            source: e,
+        };
         self.fs.create_dir_all(dir).map_err(|e| io(dir, e))?;
-        let f = self.fs.open(&tmp, OpenOpts { create: true, truncate: true, direct: false }).map_err(|e| io(&tmp, e))?;
+        let f = self
+            .fs
+            .open(
+                &tmp,
+                OpenOpts {
+                    create: true,
+                    truncate: true,
+                    direct: false,
+                },
+            )
+            .map_err(|e| io(&tmp, e))?;
         f.write_all_at(0, bytes).map_err(|e| io(&tmp, e))?;
         f.sync_data().map_err(|e| io(&tmp, e))?;
         drop(f);

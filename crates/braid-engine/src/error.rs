@@ -43,8 +43,14 @@ pub enum EngineError {
     #[error(transparent)]
     Pmem(#[from] braid_pmem::PmemError),
     #[error("{path}: {source}")]
-    Io { path: PathBuf, #[source] source: std::io::Error },
-    #[error("{path} is not a braid database (no braid.json but other files); point --dir at a braid database or an empty directory")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} is not a braid database (no braid.json but other files); point --dir at a braid database or an empty directory"
+    )]
     NotADatabase { path: PathBuf },
     #[error("{path}/braid.json is damaged: {why}")]
     BadMeta { path: PathBuf, why: String },

@@ -16,7 +16,10 @@ pub mod table;
 pub mod txn;
 
 pub use braid_wal::scheme::{LogKind, SchemeKind, Ticket};
-pub use db::{Cc, Db, DeviceConfig, Durability, FileOptions, Loader, MemoryReport, Meta, OpenReport, Options, PmemOptions, Worker};
+pub use db::{
+    Cc, Db, DeviceConfig, Durability, FileOptions, Loader, MemoryReport, Meta, OpenReport, Options,
+    PmemOptions, Worker,
+};
 pub use env::{Env, PmemEnv, SimPmem};
 pub use error::{EngineError, TxError};
 pub use procedure::{ParamReader, Params, Procedures};

@@ -97,7 +97,10 @@ impl<'a> ParamReader<'a> {
         if self.buf.len() - self.at < n {
             return Err(TxError::BadRequest {
                 table: u32::MAX,
-                what: format!("procedure parameters end at byte {} (wanted {n} more)", self.at),
+                what: format!(
+                    "procedure parameters end at byte {} (wanted {n} more)",
+                    self.at
+                ),
             });
         }
         let s = &self.buf[self.at..self.at + n];

@@ -23,25 +23,45 @@ pub(crate) struct Replayer<'a> {
 
 impl<'a> Replayer<'a> {
     pub(crate) fn new(db: &'a DbInner) -> Replayer<'a> {
-        Replayer { db, states: Mutex::new(Vec::new()) }
+        Replayer {
+            db,
+            states: Mutex::new(Vec::new()),
+        }
     }
 
     fn apply_redo(&self, payload: &[u8]) -> Result<(), ReplayError> {
         for op in decode_redo(payload) {
             match op? {
-                RedoOp::Update { table, key, columns, data } => {
+                RedoOp::Update {
+                    table,
+                    key,
+                    columns,
+                    data,
+                } => {
                     let t = self.table(table)?;
-                    let row = t.get(key).ok_or_else(|| format!("redo update of missing row: table {} key {key}", t.name()))?;
+                    let row = t.get(key).ok_or_else(|| {
+                        format!("redo update of missing row: table {} key {key}", t.name())
+                    })?;
                     let mut ok = true;
                     row.modify(|img| ok = t.schema.scatter(img, columns, data));
                     if !ok {
-                        return Err(format!("redo update of table {} key {key} does not match the schema", t.name()).into());
+                        return Err(format!(
+                            "redo update of table {} key {key} does not match the schema",
+                            t.name()
+                        )
+                        .into());
                     }
                 }
                 RedoOp::Insert { table, key, data } => {
                     let t = self.table(table)?;
                     if data.len() != t.schema.row_len() {
-                        return Err(format!("redo insert into table {} with {} bytes, rows are {}", t.name(), data.len(), t.schema.row_len()).into());
+                        return Err(format!(
+                            "redo insert into table {} with {} bytes, rows are {}",
+                            t.name(),
+                            data.len(),
+                            t.schema.row_len()
+                        )
+                        .into());
                     }
                     t.upsert(key, Arc::new(Row::new(data.into(), RowState::Live)));
                 }
@@ -54,10 +74,13 @@ impl<'a> Replayer<'a> {
     }
 
     fn table(&self, id: u32) -> Result<&crate::table::Table, ReplayError> {
-        self.db
-            .tables
-            .get(id as usize)
-            .ok_or_else(|| format!("log names table {id}, the database has {}", self.db.tables.len()).into())
+        self.db.tables.get(id as usize).ok_or_else(|| {
+            format!(
+                "log names table {id}, the database has {}",
+                self.db.tables.len()
+            )
+            .into()
+        })
     }
 
     fn run_command(&self, txn: u64, payload: &[u8]) -> Result<(), ReplayError> {

@@ -84,7 +84,12 @@ impl Row {
             if cur & EXCL != 0 {
                 return false;
             }
-            match self.lock.compare_exchange_weak(cur, cur + 1, Ordering::Acquire, Ordering::Relaxed) {
+            match self.lock.compare_exchange_weak(
+                cur,
+                cur + 1,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
                 Ok(_) => return true,
                 Err(v) => cur = v,
             }
@@ -93,12 +98,16 @@ impl Row {
 
     /// NO_WAIT exclusive lock.
     pub fn try_lock_exclusive(&self) -> bool {
-        self.lock.compare_exchange(0, EXCL, Ordering::Acquire, Ordering::Relaxed).is_ok()
+        self.lock
+            .compare_exchange(0, EXCL, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
     }
 
     /// Upgrade the caller's shared lock to exclusive if it is the only holder.
     pub fn try_upgrade(&self) -> bool {
-        self.lock.compare_exchange(1, EXCL, Ordering::Acquire, Ordering::Relaxed).is_ok()
+        self.lock
+            .compare_exchange(1, EXCL, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
     }
 
     pub fn unlock_shared(&self) {

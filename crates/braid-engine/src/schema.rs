@@ -50,10 +50,17 @@ pub struct TableDef {
 
 impl TableDef {
     pub fn new(name: impl Into<String>, index: IndexKind) -> TableDef {
-        TableDef { name: name.into(), columns: Vec::new(), index }
+        TableDef {
+            name: name.into(),
+            columns: Vec::new(),
+            index,
+        }
     }
     pub fn column(mut self, name: impl Into<String>, ty: ColumnType) -> TableDef {
-        self.columns.push(Column { name: name.into(), ty });
+        self.columns.push(Column {
+            name: name.into(),
+            ty,
+        });
         self
     }
 }
@@ -107,7 +114,11 @@ impl Schema {
             offsets.push(off);
             off += c.ty.width();
         }
-        Schema { def, offsets, row_len: off }
+        Schema {
+            def,
+            offsets,
+            row_len: off,
+        }
     }
     pub fn row_len(&self) -> usize {
         self.row_len
@@ -128,11 +139,18 @@ impl Schema {
     }
     /// Bytes of the columns in `mask`, concatenated in column order.
     pub fn mask_len(&self, mask: u64) -> usize {
-        (0..self.columns()).filter(|c| mask & (1 << c) != 0).map(|c| self.width(c)).sum()
+        (0..self.columns())
+            .filter(|c| mask & (1 << c) != 0)
+            .map(|c| self.width(c))
+            .sum()
     }
     /// A full mask (every column).
     pub fn full_mask(&self) -> u64 {
-        if self.columns() == 64 { u64::MAX } else { (1u64 << self.columns()) - 1 }
+        if self.columns() == 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.columns()) - 1
+        }
     }
     /// Copy the columns in `mask` from `row` into `out` (concatenated).
     pub fn gather(&self, row: &[u8], mask: u64, out: &mut [u8]) {

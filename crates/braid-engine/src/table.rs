@@ -22,7 +22,10 @@ pub struct Table {
 
 impl std::fmt::Debug for Table {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Table").field("id", &self.id).field("name", &self.schema.def.name).finish()
+        f.debug_struct("Table")
+            .field("id", &self.id)
+            .field("name", &self.schema.def.name)
+            .finish()
     }
 }
 
@@ -32,7 +35,11 @@ impl Table {
             IndexKind::Hash => Index::Hash(HashIndex::new()),
             IndexKind::Ordered => Index::Ordered(TreeIndex::new()),
         };
-        Table { id, schema: Schema::new(def), index }
+        Table {
+            id,
+            schema: Schema::new(def),
+            index,
+        }
     }
 
     pub fn name(&self) -> &str {
@@ -94,7 +101,12 @@ impl Table {
 
     /// Visit rows with keys in `[lo, hi]` in key order until `f` returns false. Hash tables
     /// return false (they cannot scan).
-    pub fn range(&self, lo: Bound<u64>, hi: Bound<u64>, mut f: impl FnMut(u64, &Arc<Row>) -> bool) -> bool {
+    pub fn range(
+        &self,
+        lo: Bound<u64>,
+        hi: Bound<u64>,
+        mut f: impl FnMut(u64, &Arc<Row>) -> bool,
+    ) -> bool {
         match &self.index {
             Index::Hash(_) => false,
             Index::Ordered(t) => {

@@ -39,8 +39,13 @@ enum Lock {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Write {
     None,
-    Update { mask: u64, img: usize },
-    Insert { img: usize },
+    Update {
+        mask: u64,
+        img: usize,
+    },
+    Insert {
+        img: usize,
+    },
     Delete,
     /// Inserted and deleted again by this transaction: nothing to install.
     Gone,
@@ -90,7 +95,9 @@ impl TxnState {
 
     fn find(&mut self, table: u32, key: u64) -> Option<usize> {
         if self.entries.len() <= LINEAR_LIMIT {
-            self.entries.iter().position(|e| e.table == table && e.key == key)
+            self.entries
+                .iter()
+                .position(|e| e.table == table && e.key == key)
         } else {
             if self.lookup.len() != self.entries.len() {
                 self.lookup.clear();
@@ -199,7 +206,14 @@ impl<'w> Txn<'w> {
         mode: Mode,
     ) -> Txn<'w> {
         st.reset();
-        Txn { db, scheme, st, id, mode, finished: false }
+        Txn {
+            db,
+            scheme,
+            st,
+            id,
+            mode,
+            finished: false,
+        }
     }
 
     /// This transaction's id (unique within the database's log).
@@ -227,18 +241,28 @@ impl<'w> Txn<'w> {
         if (table.0 as usize) < self.db.tables.len() {
             Ok(())
         } else {
-            Err(TxError::BadRequest { table: table.0, what: "no such table".into() })
+            Err(TxError::BadRequest {
+                table: table.0,
+                what: "no such table".into(),
+            })
         }
     }
 
     /// Read a row: `f` sees the image this transaction would see. `None` if absent.
-    pub fn read<R>(&mut self, table: TableId, key: u64, f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>, TxError> {
+    pub fn read<R>(
+        &mut self,
+        table: TableId,
+        key: u64,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Option<R>, TxError> {
         self.table_check(table)?;
         let t = table.0;
         if let Some(i) = self.st.find(t, key) {
             let e = &mut self.st.entries[i];
             match e.write {
-                Write::Update { img, .. } | Write::Insert { img } => return Ok(Some(f(&self.st.images[img]))),
+                Write::Update { img, .. } | Write::Insert { img } => {
+                    return Ok(Some(f(&self.st.images[img])));
+                }
                 Write::Delete | Write::Gone => return Ok(None),
                 Write::None => {}
             }
@@ -252,7 +276,9 @@ impl<'w> Txn<'w> {
             }
             return Ok(Some(r));
         }
-        let Some(row) = self.db.tables[t as usize].get(key) else { return Ok(None) };
+        let Some(row) = self.db.tables[t as usize].get(key) else {
+            return Ok(None);
+        };
         match self.cc() {
             None => {
                 if row.state() != RowState::Live {
@@ -268,9 +294,21 @@ impl<'w> Txn<'w> {
                     row.unlock_shared();
                     return Ok(None);
                 }
-                self.scheme.on_read(RowRef { table: t, key, stamp: &row.stamp });
+                self.scheme.on_read(RowRef {
+                    table: t,
+                    key,
+                    stamp: &row.stamp,
+                });
                 let (r, v) = row.read(f);
-                self.st.push(Entry { table: t, key, row, lock: Lock::Shared, read: true, version: v, write: Write::None });
+                self.st.push(Entry {
+                    table: t,
+                    key,
+                    row,
+                    lock: Lock::Shared,
+                    read: true,
+                    version: v,
+                    write: Write::None,
+                });
                 Ok(Some(r))
             }
             Some(Cc::Occ) => {
@@ -280,16 +318,33 @@ impl<'w> Txn<'w> {
                 if row.state() != RowState::Live {
                     return Ok(None);
                 }
-                self.scheme.on_read(RowRef { table: t, key, stamp: &row.stamp });
+                self.scheme.on_read(RowRef {
+                    table: t,
+                    key,
+                    stamp: &row.stamp,
+                });
                 let (r, v) = row.read(f);
-                self.st.push(Entry { table: t, key, row, lock: Lock::None, read: true, version: v, write: Write::None });
+                self.st.push(Entry {
+                    table: t,
+                    key,
+                    row,
+                    lock: Lock::None,
+                    read: true,
+                    version: v,
+                    write: Write::None,
+                });
                 Ok(Some(r))
             }
         }
     }
 
     /// Read one u64 column.
-    pub fn read_u64(&mut self, table: TableId, key: u64, col: usize) -> Result<Option<u64>, TxError> {
+    pub fn read_u64(
+        &mut self,
+        table: TableId,
+        key: u64,
+        col: usize,
+    ) -> Result<Option<u64>, TxError> {
         let schema = self.schema(table);
         self.read(table, key, |img| crate::schema::get_u64(schema, img, col))
     }
@@ -315,7 +370,11 @@ impl<'w> Txn<'w> {
             let row = e.row.clone();
             let read_version = e.version;
             if cc.is_some() {
-                self.scheme.on_write(RowRef { table: t, key, stamp: &row.stamp });
+                self.scheme.on_write(RowRef {
+                    table: t,
+                    key,
+                    stamp: &row.stamp,
+                });
             }
             let img = self.st.new_image();
             let v = row.copy_into(&mut self.st.images[img]);
@@ -327,7 +386,9 @@ impl<'w> Txn<'w> {
             e.write = Write::Update { mask: 0, img };
             return Ok(Some(i));
         }
-        let Some(row) = self.db.tables[t as usize].get(key) else { return Ok(None) };
+        let Some(row) = self.db.tables[t as usize].get(key) else {
+            return Ok(None);
+        };
         let lock = match self.cc() {
             Some(Cc::TwoPl) => {
                 if !row.try_lock_exclusive() {
@@ -350,18 +411,37 @@ impl<'w> Txn<'w> {
             return Ok(None);
         }
         if self.mode == Mode::Normal {
-            self.scheme.on_write(RowRef { table: t, key, stamp: &row.stamp });
+            self.scheme.on_write(RowRef {
+                table: t,
+                key,
+                stamp: &row.stamp,
+            });
         }
         let img = self.st.new_image();
         let v = row.copy_into(&mut self.st.images[img]);
-        let i = self.st.push(Entry { table: t, key, row, lock, read: false, version: v, write: Write::Update { mask: 0, img } });
+        let i = self.st.push(Entry {
+            table: t,
+            key,
+            row,
+            lock,
+            read: false,
+            version: v,
+            write: Write::Update { mask: 0, img },
+        });
         Ok(Some(i))
     }
 
     /// Update a row through `f`; returns false if the row does not exist.
-    pub fn update(&mut self, table: TableId, key: u64, f: impl FnOnce(&mut RowWriter<'_>)) -> Result<bool, TxError> {
+    pub fn update(
+        &mut self,
+        table: TableId,
+        key: u64,
+        f: impl FnOnce(&mut RowWriter<'_>),
+    ) -> Result<bool, TxError> {
         self.table_check(table)?;
-        let Some(i) = self.write_entry(table, key)? else { return Ok(false) };
+        let Some(i) = self.write_entry(table, key)? else {
+            return Ok(false);
+        };
         let schema = &self.db.tables[table.0 as usize].schema;
         let e = &mut self.st.entries[i];
         let (img, mut dummy, mask) = match &mut e.write {
@@ -374,7 +454,11 @@ impl<'w> Txn<'w> {
             Some(m) => m,
             None => &mut dummy,
         };
-        let mut w = RowWriter { schema, image, mask: mask_ref };
+        let mut w = RowWriter {
+            schema,
+            image,
+            mask: mask_ref,
+        };
         f(&mut w);
         Ok(true)
     }
@@ -387,7 +471,11 @@ impl<'w> Txn<'w> {
         if image.len() != tab.schema.row_len() {
             return Err(TxError::BadRequest {
                 table: t,
-                what: format!("insert of {} bytes into rows of {} bytes", image.len(), tab.schema.row_len()),
+                what: format!(
+                    "insert of {} bytes into rows of {} bytes",
+                    image.len(),
+                    tab.schema.row_len()
+                ),
             });
         }
         if let Some(i) = self.st.find(t, key) {
@@ -418,11 +506,23 @@ impl<'w> Txn<'w> {
                 _ => Err(TxError::DuplicateKey { table: t, key }),
             };
         }
-        self.scheme.on_write(RowRef { table: t, key, stamp: &row.stamp });
+        self.scheme.on_write(RowRef {
+            table: t,
+            key,
+            stamp: &row.stamp,
+        });
         let img = self.st.new_image();
         self.st.images[img].clear();
         self.st.images[img].extend_from_slice(image);
-        self.st.push(Entry { table: t, key, row, lock: Lock::Exclusive, read: false, version: 0, write: Write::Insert { img } });
+        self.st.push(Entry {
+            table: t,
+            key,
+            row,
+            lock: Lock::Exclusive,
+            read: false,
+            version: 0,
+            write: Write::Insert { img },
+        });
         Ok(())
     }
 
@@ -442,7 +542,9 @@ impl<'w> Txn<'w> {
                 return Ok(true);
             }
         }
-        let Some(i) = self.write_entry(table, key)? else { return Ok(false) };
+        let Some(i) = self.write_entry(table, key)? else {
+            return Ok(false);
+        };
         self.st.entries[i].write = Write::Delete;
         Ok(true)
     }
@@ -461,14 +563,21 @@ impl<'w> Txn<'w> {
         let t = table.0;
         let tab = &self.db.tables[t as usize];
         if !tab.is_ordered() {
-            return Err(TxError::BadRequest { table: t, what: "range scan on a hash-indexed table".into() });
+            return Err(TxError::BadRequest {
+                table: t,
+                what: "range scan on a hash-indexed table".into(),
+            });
         }
         let mut hits: Vec<(u64, Arc<Row>)> = Vec::new();
         tab.range(lo, hi, |k, r| {
             hits.push((k, r.clone()));
             hits.len() < limit
         });
-        let scanned_hi = if hits.len() >= limit { hits.last().map(|(k, _)| Bound::Included(*k)).unwrap_or(hi) } else { hi };
+        let scanned_hi = if hits.len() >= limit {
+            hits.last().map(|(k, _)| Bound::Included(*k)).unwrap_or(hi)
+        } else {
+            hi
+        };
         let count = hits.len();
         let mut visited = 0;
         for (k, _) in hits {
@@ -482,7 +591,12 @@ impl<'w> Txn<'w> {
             }
         }
         if self.mode == Mode::Normal {
-            self.st.scans.push(ScanCheck { table: t, lo, hi: scanned_hi, count });
+            self.st.scans.push(ScanCheck {
+                table: t,
+                lo,
+                hi: scanned_hi,
+                count,
+            });
         }
         Ok(visited)
     }
@@ -533,32 +647,67 @@ impl<'w> Txn<'w> {
             // Lock the write set in a global order (NO_WAIT), then validate every version.
             let mut order = std::mem::take(&mut self.st.order);
             order.clear();
-            order.extend(
-                (0..self.st.entries.len())
-                    .filter(|&i| !matches!(self.st.entries[i].write, Write::None | Write::Insert { .. } | Write::Gone)),
-            );
+            order.extend((0..self.st.entries.len()).filter(|&i| {
+                !matches!(
+                    self.st.entries[i].write,
+                    Write::None | Write::Insert { .. } | Write::Gone
+                )
+            }));
             order.sort_by_key(|&i| (self.st.entries[i].table, self.st.entries[i].key));
             let mut result = Ok(());
             for &i in &order {
                 let e = &mut self.st.entries[i];
                 if !e.row.try_lock_exclusive() {
-                    result = Err(TxError::Conflict { table: e.table, key: e.key });
+                    result = Err(TxError::Conflict {
+                        table: e.table,
+                        key: e.key,
+                    });
                     break;
                 }
                 e.lock = Lock::Exclusive;
             }
             self.st.order = order;
             result?;
+            // Taurus Alg. 6 lines 8-11: the scheme raises readLVs before validation.
+            {
+                let st = &*self.st;
+                let mut rows = st
+                    .entries
+                    .iter()
+                    .filter(|e| e.write != Write::Gone)
+                    .map(|e| {
+                        let access = match (e.read, e.write) {
+                            (_, Write::None) => Access::Read,
+                            (true, _) => Access::ReadWrite,
+                            (false, _) => Access::Write,
+                        };
+                        (
+                            RowRef {
+                                table: e.table,
+                                key: e.key,
+                                stamp: &e.row.stamp,
+                            },
+                            access,
+                        )
+                    });
+                self.scheme.before_validate(&mut rows);
+            }
             for e in &self.st.entries {
                 match e.write {
                     Write::Insert { .. } | Write::Gone => continue,
                     _ => {}
                 }
                 if e.row.version() != e.version || e.row.state() != RowState::Live {
-                    return Err(TxError::Conflict { table: e.table, key: e.key });
+                    return Err(TxError::Conflict {
+                        table: e.table,
+                        key: e.key,
+                    });
                 }
                 if e.lock == Lock::None && e.row.is_locked_exclusive() {
-                    return Err(TxError::Conflict { table: e.table, key: e.key });
+                    return Err(TxError::Conflict {
+                        table: e.table,
+                        key: e.key,
+                    });
                 }
             }
         }
@@ -569,7 +718,10 @@ impl<'w> Txn<'w> {
                 true
             });
             if n != s.count {
-                return Err(TxError::Conflict { table: s.table, key: 0 });
+                return Err(TxError::Conflict {
+                    table: s.table,
+                    key: 0,
+                });
             }
         }
         Ok(())
@@ -587,12 +739,20 @@ impl<'w> Txn<'w> {
                         continue;
                     }
                     let image = &st.images[img];
-                    st.redo.push_update_with(e.table, e.key, mask, schema.mask_len(mask), |buf| {
-                        schema.gather(image, mask, buf)
-                    });
+                    st.redo
+                        .push_update_with(e.table, e.key, mask, schema.mask_len(mask), |buf| {
+                            schema.gather(image, mask, buf)
+                        });
                 }
-                Write::Insert { img } => st.redo.push(&RedoOp::Insert { table: e.table, key: e.key, data: &st.images[img] }),
-                Write::Delete => st.redo.push(&RedoOp::Delete { table: e.table, key: e.key }),
+                Write::Insert { img } => st.redo.push(&RedoOp::Insert {
+                    table: e.table,
+                    key: e.key,
+                    data: &st.images[img],
+                }),
+                Write::Delete => st.redo.push(&RedoOp::Delete {
+                    table: e.table,
+                    key: e.key,
+                }),
             }
         }
     }
@@ -631,8 +791,16 @@ impl<'w> Txn<'w> {
             self.abort_inner();
             return Err(e);
         }
-        let read_only = self.st.entries.iter().all(|e| matches!(e.write, Write::None | Write::Gone));
-        let kind = if self.st.has_command && self.db.logging == LogKind::Command { LogKind::Command } else { LogKind::Data };
+        let read_only = self
+            .st
+            .entries
+            .iter()
+            .all(|e| matches!(e.write, Write::None | Write::Gone));
+        let kind = if self.st.has_command && self.db.logging == LogKind::Command {
+            LogKind::Command
+        } else {
+            LogKind::Data
+        };
         if !read_only && kind == LogKind::Data {
             self.build_redo();
         }
@@ -641,7 +809,12 @@ impl<'w> Txn<'w> {
             (false, LogKind::Data) => &self.st.redo.bytes,
             (false, LogKind::Command) => &self.st.command,
         };
-        let req = CommitRequest { txn: self.id, kind, payload, read_only };
+        let req = CommitRequest {
+            txn: self.id,
+            kind,
+            payload,
+            read_only,
+        };
         let ticket = match self.scheme.commit(&req) {
             Ok(t) => t,
             Err(e) => {
@@ -652,14 +825,25 @@ impl<'w> Txn<'w> {
         self.install();
         {
             let st = &*self.st;
-            let mut rows = st.entries.iter().filter(|e| e.write != Write::Gone).map(|e| {
-                let access = match (e.read, e.write) {
-                    (true, Write::None) | (false, Write::None) => Access::Read,
-                    (true, _) => Access::ReadWrite,
-                    (false, _) => Access::Write,
-                };
-                (RowRef { table: e.table, key: e.key, stamp: &e.row.stamp }, access)
-            });
+            let mut rows = st
+                .entries
+                .iter()
+                .filter(|e| e.write != Write::Gone)
+                .map(|e| {
+                    let access = match (e.read, e.write) {
+                        (true, Write::None) | (false, Write::None) => Access::Read,
+                        (true, _) => Access::ReadWrite,
+                        (false, _) => Access::Write,
+                    };
+                    (
+                        RowRef {
+                            table: e.table,
+                            key: e.key,
+                            stamp: &e.row.stamp,
+                        },
+                        access,
+                    )
+                });
             self.scheme.publish(&mut rows);
         }
         self.release();

@@ -11,7 +11,11 @@ use braid_engine::*;
 
 fn catalog() -> Catalog {
     let mut c = Catalog::new();
-    c.add(TableDef::new("acct", IndexKind::Hash).column("bal", ColumnType::U64).column("name", ColumnType::Bytes(8)));
+    c.add(
+        TableDef::new("acct", IndexKind::Hash)
+            .column("bal", ColumnType::U64)
+            .column("name", ColumnType::Bytes(8)),
+    );
     c.add(TableDef::new("hist", IndexKind::Ordered).column("v", ColumnType::U64));
     c
 }
@@ -25,7 +29,10 @@ fn procs() -> Procedures {
     p.register(TRANSFER, "transfer", |tx, params| {
         let mut r = ParamReader::new(params);
         let (from, to, amount) = (r.u64()?, r.u64()?, r.u64()?);
-        let bal = tx.read_u64(ACCT, from, 0)?.ok_or(TxError::NotFound { table: 0, key: from })?;
+        let bal = tx.read_u64(ACCT, from, 0)?.ok_or(TxError::NotFound {
+            table: 0,
+            key: from,
+        })?;
         if bal < amount {
             return Err(TxError::UserAbort("insufficient funds".into()));
         }
@@ -53,15 +60,28 @@ fn load(l: &Loader<'_>) -> Result<(), EngineError> {
 }
 
 fn opts(device: DeviceConfig, logging: LogKind, cc: Cc) -> Options {
-    Options { device, logging, cc, ..Options::default() }
+    Options {
+        device,
+        logging,
+        cc,
+        ..Options::default()
+    }
 }
 
 fn pmem() -> DeviceConfig {
-    DeviceConfig::Pmem(PmemOptions { ring_size: 1 << 20, destage: false, ..PmemOptions::default() })
+    DeviceConfig::Pmem(PmemOptions {
+        ring_size: 1 << 20,
+        destage: false,
+        ..PmemOptions::default()
+    })
 }
 
 fn file() -> DeviceConfig {
-    DeviceConfig::File(FileOptions { segment_size: 64 << 10, buffer_size: 256 << 10, direct: false })
+    DeviceConfig::File(FileOptions {
+        segment_size: 64 << 10,
+        buffer_size: 256 << 10,
+        direct: false,
+    })
 }
 
 fn open(dir: &Path, o: Options) -> Db {
@@ -103,7 +123,14 @@ fn recovery_round_trip(device: DeviceConfig, logging: LogKind, cc: Cc) {
     assert_eq!(total(&db), 1000);
     db.close().unwrap();
     drop(db);
-    let (db, report) = Db::open(&dir, opts(device.clone(), logging, cc), catalog(), procs(), &load).unwrap();
+    let (db, report) = Db::open(
+        &dir,
+        opts(device.clone(), logging, cc),
+        catalog(),
+        procs(),
+        &load,
+    )
+    .unwrap();
     assert!(!report.created);
     assert_eq!(report.recovery.txns, ok);
     let after: Vec<Option<Vec<u8>>> = (0..10).map(|k| db.peek(ACCT, k)).collect();
@@ -114,7 +141,8 @@ fn recovery_round_trip(device: DeviceConfig, logging: LogKind, cc: Cc) {
     let more = run_transfers(&db, 50);
     db.close().unwrap();
     drop(db);
-    let (db, report) = Db::open(&dir, opts(device, logging, cc), catalog(), procs(), &load).unwrap();
+    let (db, report) =
+        Db::open(&dir, opts(device, logging, cc), catalog(), procs(), &load).unwrap();
     assert_eq!(report.recovery.txns, ok + more);
     assert_eq!(db.rows(HIST) as u64, ok + more);
     assert_eq!(total(&db), 1000);
@@ -147,8 +175,19 @@ fn reopen_refusals_say_what_to_do() {
     let db = open(&dir, opts(pmem(), LogKind::Data, Cc::TwoPl));
     db.close().unwrap();
     drop(db);
-    let err = |o: Options, c: Catalog| Db::open(&dir, o, c, procs(), &load).err().expect("refused").to_string();
-    let e = err(Options { scheme: SchemeKind::None, ..opts(pmem(), LogKind::Data, Cc::TwoPl) }, catalog());
+    let err = |o: Options, c: Catalog| {
+        Db::open(&dir, o, c, procs(), &load)
+            .err()
+            .expect("refused")
+            .to_string()
+    };
+    let e = err(
+        Options {
+            scheme: SchemeKind::None,
+            ..opts(pmem(), LogKind::Data, Cc::TwoPl)
+        },
+        catalog(),
+    );
     assert!(e.contains("--scheme serial"), "{e}");
     let e = err(opts(file(), LogKind::Data, Cc::TwoPl), catalog());
     assert!(e.contains("--device pmem"), "{e}");
@@ -159,7 +198,16 @@ fn reopen_refusals_say_what_to_do() {
     let junk = base.path().join("junk");
     std::fs::create_dir_all(&junk).unwrap();
     std::fs::write(junk.join("x"), b"x").unwrap();
-    let e = Db::open(&junk, opts(pmem(), LogKind::Data, Cc::TwoPl), catalog(), procs(), &load).err().unwrap().to_string();
+    let e = Db::open(
+        &junk,
+        opts(pmem(), LogKind::Data, Cc::TwoPl),
+        catalog(),
+        procs(),
+        &load,
+    )
+    .err()
+    .unwrap()
+    .to_string();
     assert!(e.contains("not a braid database"), "{e}");
 }
 
@@ -171,16 +219,31 @@ fn unknown_procedure_in_command_log_is_refused() {
     assert!(run_transfers(&db, 5) > 0);
     db.close().unwrap();
     drop(db);
-    let e = Db::open(&dir, opts(pmem(), LogKind::Command, Cc::TwoPl), catalog(), Procedures::new(), &load)
-        .err()
-        .expect("refused")
-        .to_string();
-    assert!(e.contains("procedure 7") && e.contains("not registered"), "{e}");
+    let e = Db::open(
+        &dir,
+        opts(pmem(), LogKind::Command, Cc::TwoPl),
+        catalog(),
+        Procedures::new(),
+        &load,
+    )
+    .err()
+    .expect("refused")
+    .to_string();
+    assert!(
+        e.contains("procedure 7") && e.contains("not registered"),
+        "{e}"
+    );
 }
 
 fn mem_db(cc: Cc) -> (tempfile::TempDir, Db) {
     let base = tempfile::tempdir_in("/dev/shm").unwrap();
-    let db = open(&base.path().join("db"), Options { scheme: SchemeKind::None, ..opts(DeviceConfig::Null, LogKind::Data, cc) });
+    let db = open(
+        &base.path().join("db"),
+        Options {
+            scheme: SchemeKind::None,
+            ..opts(DeviceConfig::Null, LogKind::Data, cc)
+        },
+    );
     (base, db)
 }
 
@@ -192,7 +255,10 @@ fn two_phase_locking_is_no_wait() {
     let mut ta = a.begin();
     assert!(ta.update(ACCT, 1, |w| w.set_u64(0, 5)).unwrap());
     let mut tb = b.begin();
-    assert!(matches!(tb.read(ACCT, 1, |_| ()), Err(TxError::Conflict { .. })));
+    assert!(matches!(
+        tb.read(ACCT, 1, |_| ()),
+        Err(TxError::Conflict { .. })
+    ));
     // A shared lock blocks writers but not readers.
     assert_eq!(tb.read_u64(ACCT, 2, 0).unwrap(), Some(100));
     drop(tb);
@@ -201,7 +267,10 @@ fn two_phase_locking_is_no_wait() {
     assert_eq!(tb.read_u64(ACCT, 1, 0).unwrap(), Some(5));
     let mut ta = a.begin();
     assert_eq!(ta.read_u64(ACCT, 1, 0).unwrap(), Some(5));
-    assert!(matches!(ta.update(ACCT, 1, |w| w.set_u64(0, 6)), Err(TxError::Conflict { .. })));
+    assert!(matches!(
+        ta.update(ACCT, 1, |w| w.set_u64(0, 6)),
+        Err(TxError::Conflict { .. })
+    ));
     drop(ta);
     tb.commit().unwrap();
     // Aborted writes and inserts leave nothing behind.
@@ -242,18 +311,22 @@ fn scans_see_own_writes_and_catch_phantoms() {
         t.commit().unwrap();
         let mut t = a.begin();
         let mut seen = Vec::new();
-        let n = t.scan(HIST, Bound::Included(0), Bound::Included(25), 10, |k, _| {
-            seen.push(k);
-            true
-        })
-        .unwrap();
+        let n = t
+            .scan(HIST, Bound::Included(0), Bound::Included(25), 10, |k, _| {
+                seen.push(k);
+                true
+            })
+            .unwrap();
         assert_eq!((n, seen.clone()), (2, vec![10, 20]));
         // Another transaction inserts into the scanned range: the scanner must abort.
         let mut b = db.worker().unwrap();
         let mut tb = b.begin();
         tb.insert(HIST, 15, &[0; 8]).unwrap();
         tb.commit().unwrap();
-        assert!(matches!(t.commit(), Err(TxError::Conflict { .. })), "{cc:?}");
+        assert!(
+            matches!(t.commit(), Err(TxError::Conflict { .. })),
+            "{cc:?}"
+        );
         // A delete then a scan in one transaction does not see the deleted row.
         let mut t = a.begin();
         assert!(t.delete(HIST, 10).unwrap());
@@ -269,14 +342,20 @@ fn scans_see_own_writes_and_catch_phantoms() {
         let mut img = vec![0u8; 16];
         set_u64(db.schema(ACCT), &mut img, 0, 1);
         let mut t = a.begin();
-        assert!(matches!(t.insert(ACCT, 1, &img), Err(TxError::DuplicateKey { .. })));
+        assert!(matches!(
+            t.insert(ACCT, 1, &img),
+            Err(TxError::DuplicateKey { .. })
+        ));
     }
 }
 
 #[test]
 fn synchronous_commits_return_durable() {
     let base = tempfile::tempdir_in("/dev/shm").unwrap();
-    let o = Options { durability: Durability::Sync, ..opts(file(), LogKind::Data, Cc::TwoPl) };
+    let o = Options {
+        durability: Durability::Sync,
+        ..opts(file(), LogKind::Data, Cc::TwoPl)
+    };
     let db = open(&base.path().join("db"), o);
     let mut w = db.worker().unwrap();
     let mut p = Params::new();

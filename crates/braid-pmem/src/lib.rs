@@ -27,6 +27,7 @@ mod crash;
 mod delay;
 mod persist;
 mod region;
+pub mod signal;
 mod stats;
 
 use std::path::PathBuf;

@@ -1,1 +1,81 @@
-fn main() {}
+//! Criterion benchmarks of REWIND on a pool file in /dev/shm: a 1-word transaction for each
+//! log layout and policy against one persisted non-recoverable store, and one B+-tree insert
+//! per transaction against the non-recoverable twin. The experiments of the paper's figures
+//! are in `braid_rewind::bench` (`braid bench rewind`).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use braid_rewind::bench::{Backing, bench_region, standard_variants};
+use braid_rewind::btree::BTree;
+use braid_rewind::{Mem, PPtr, Pool, PoolConfig, RawMem};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+fn backing() -> Backing {
+    if std::path::Path::new("/dev/shm").is_dir() {
+        Backing::Dir("/dev/shm".into())
+    } else {
+        Backing::Dir(std::env::temp_dir())
+    }
+}
+
+fn word_tx(c: &mut Criterion) {
+    let mut g = c.benchmark_group("word_tx");
+    {
+        let reg = bench_region(&backing(), 16 << 20).unwrap();
+        let r = reg.region();
+        let mut i = 0u64;
+        g.bench_function("raw_persisted_store", |b| {
+            b.iter(|| {
+                i += 1;
+                let off = 4096 + 8 * (i as usize % 4096);
+                r.store_u64(off, i);
+                r.persist(off, 8);
+            })
+        });
+    }
+    for v in standard_variants() {
+        let reg = bench_region(&backing(), 64 << 20).unwrap();
+        let pool = Pool::create_in(reg.region(), v.pool).unwrap();
+        let a = RawMem::new(&pool).alloc(8 * 4096).unwrap();
+        let arr: PPtr<u64> = PPtr::from_offset(a);
+        let mut i = 0u64;
+        g.bench_function(&v.label, |b| {
+            b.iter(|| {
+                i += 1;
+                let w = i % 4096;
+                pool.transaction(|tx| tx.write(arr.field::<u64>(8 * w), i))
+                    .unwrap();
+            })
+        });
+    }
+    g.finish();
+}
+
+fn btree_insert(c: &mut Criterion) {
+    let mut g = c.benchmark_group("btree_insert");
+    for (label, cfg) in [("twin", None), ("batch_nf", Some(PoolConfig::default()))] {
+        let reg = bench_region(&backing(), 512 << 20).unwrap();
+        let pool = Pool::create_in(reg.region(), cfg.unwrap_or_default()).unwrap();
+        let t = BTree::create(&mut RawMem::new(&pool), 512, 32).unwrap();
+        let mut k = 0u64;
+        let val = [5u8; 32];
+        g.bench_function(label, |b| {
+            b.iter(|| {
+                k = k.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                let key = k >> 1;
+                if cfg.is_some() {
+                    pool.transaction(|tx| t.insert(tx, key, &val)).unwrap();
+                } else {
+                    t.insert(&mut RawMem::new(&pool), key, &val).unwrap();
+                }
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20).measurement_time(std::time::Duration::from_secs(2));
+    targets = word_tx, btree_insert
+}
+criterion_main!(benches);

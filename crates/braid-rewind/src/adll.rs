@@ -67,7 +67,7 @@ impl Adll {
     }
 
     /// Alg. 1. The node's payload must already be written and flushed (not necessarily
-    /// fenced: the first fence here orders it). `extra_flush` is flushed with the node too.
+    /// fenced: the first fence here orders it).
     pub fn append(&self, r: &Region, n: usize) {
         let tail = self.tail(r);
         // Line 2: set up the node (next = NULL, prior = tail).
@@ -196,7 +196,7 @@ mod tests {
     const NODES: usize = 1024;
 
     fn valid(n: usize) -> bool {
-        n >= NODES && n < NODES + 64 * 16 && n % 64 == 0
+        (NODES..NODES + 64 * 16).contains(&n) && n.is_multiple_of(64)
     }
 
     fn list(r: &Region) -> Vec<usize> {

@@ -31,8 +31,8 @@ use crate::RewindError;
 
 /// Block sizes (header included).
 pub(crate) const CLASSES: [usize; 29] = [
-    32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
-    12288, 16384, 24576, 32768, 49152, 65536, 98304, 131072, 196608, 262144, 524288, 1048576,
+    32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288,
+    16384, 24576, 32768, 49152, 65536, 98304, 131072, 196608, 262144, 524288, 1048576,
 ];
 /// Bytes of a block header.
 pub(crate) const BLOCK_HDR: usize = 8;
@@ -234,7 +234,7 @@ impl Allocator {
     /// The block of an allocated payload pointer.
     pub fn block_of(&self, payload: u64) -> Result<usize, RewindError> {
         let p = payload as usize;
-        if p < self.start + BLOCK_HDR || p >= self.end || p % 8 != 0 {
+        if p < self.start + BLOCK_HDR || p >= self.end || !p.is_multiple_of(8) {
             return Err(RewindError::BadPointer(payload));
         }
         let block = p - BLOCK_HDR;

@@ -383,7 +383,9 @@ impl TwoLayer {
                 .filter(|&i| i < self.arena.count)
                 .ok_or_else(|| RewindError::Corrupt(format!("tree node {n:#x} is not a node")))?;
             if std::mem::replace(&mut used[i], true) {
-                return Err(RewindError::Corrupt(format!("tree node {n:#x} reached twice")));
+                return Err(RewindError::Corrupt(format!(
+                    "tree node {n:#x} reached twice"
+                )));
             }
             let k = self.r.load_u64(n + KEY);
             if k < lo || k > hi {

@@ -70,7 +70,7 @@ impl BTree {
         node_bytes: usize,
         value_size: usize,
     ) -> Result<BTree, RewindError> {
-        if value_size == 0 || value_size % 8 != 0 {
+        if value_size == 0 || !value_size.is_multiple_of(8) {
             return Err(RewindError::Invalid(format!(
                 "value size {value_size} must be a positive multiple of 8"
             )));
@@ -144,7 +144,9 @@ impl BTree {
         n + N_BODY + self.lcap.next_multiple_of(8) as u64 + 8 * slot as u64
     }
     fn lval_off(&self, n: u64, slot: usize) -> u64 {
-        n + N_BODY + self.lcap.next_multiple_of(8) as u64 + (8 * self.lcap + self.vsize * slot) as u64
+        n + N_BODY
+            + self.lcap.next_multiple_of(8) as u64
+            + (8 * self.lcap + self.vsize * slot) as u64
     }
     fn ikey_off(&self, n: u64, i: usize) -> u64 {
         n + N_BODY + 8 * i as u64
@@ -364,7 +366,7 @@ impl BTree {
                 return m.write_u64(n + N_META, c as u64 + 1);
             }
             // Split: left keeps keys[..h] and kids[..=h]; keys[h] goes up.
-            let h = (c + 1) / 2;
+            let h = c.div_ceil(2);
             let nr = m.alloc(self.node)?;
             let rk = &keys[h + 1..];
             let rc = &kids[h + 1..];
@@ -468,7 +470,10 @@ impl BTree {
         }
         let count = m.read_u64(self.hdr + H_COUNT);
         if count != shape.keys {
-            return Err(format!("header counts {count} keys, the leaves hold {}", shape.keys));
+            return Err(format!(
+                "header counts {count} keys, the leaves hold {}",
+                shape.keys
+            ));
         }
         Ok(shape)
     }

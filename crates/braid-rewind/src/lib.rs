@@ -55,9 +55,7 @@ pub use tx::{Mem, RawMem, Tx};
 pub enum RewindError {
     #[error(transparent)]
     Pmem(#[from] braid_pmem::PmemError),
-    #[error(
-        "the pool has no free block for {size} bytes; create a larger pool or free objects"
-    )]
+    #[error("the pool has no free block for {size} bytes; create a larger pool or free objects")]
     OutOfMemory { size: usize },
     #[error("cannot allocate {size} bytes: the largest block holds {max} bytes")]
     TooLarge { size: usize, max: usize },

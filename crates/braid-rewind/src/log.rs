@@ -94,7 +94,7 @@ impl Arena {
     }
 
     fn index(&self, n: usize) -> Option<usize> {
-        if n < self.base || (n - self.base) % self.node_size != 0 {
+        if n < self.base || !(n - self.base).is_multiple_of(self.node_size) {
             return None;
         }
         let i = (n - self.base) / self.node_size;
@@ -202,7 +202,10 @@ impl LogStore {
 
     fn reset_state(&self, st: &mut State, hdr: usize) {
         st.list = Adll { hdr };
-        st.free = (0..self.arena.count).rev().map(|i| self.arena.node(i)).collect();
+        st.free = (0..self.arena.count)
+            .rev()
+            .map(|i| self.arena.node(i))
+            .collect();
         st.live.iter_mut().for_each(|c| *c = 0);
         st.tail = 0;
         st.next = 0;

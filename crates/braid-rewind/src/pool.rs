@@ -639,6 +639,22 @@ impl Pool {
         }
     }
 
+    /// Run `f` as a transaction and then abandon it, neither committing nor rolling back:
+    /// what a crash right after `f` leaves in the log. The pool must be reopened (recovered)
+    /// before it is used again. For recovery benchmarks and tests.
+    #[doc(hidden)]
+    pub fn abandon_transaction<R, F>(&self, f: F) -> Result<R, RewindError>
+    where
+        F: FnOnce(&mut Tx<'_>) -> Result<R, RewindError>,
+    {
+        let inner = &*self.inner;
+        let log = &inner.logs[thread_no() % inner.logs.len()];
+        let mut tx = Tx::new(inner, log);
+        let v = f(&mut tx)?;
+        tx.abandon();
+        Ok(v)
+    }
+
     /// The root object (null until a transaction sets it with [`Tx::set_root`]).
     pub fn root<T>(&self) -> PPtr<T> {
         PPtr::from_offset(self.inner.r.load_u64(H_ROOT))

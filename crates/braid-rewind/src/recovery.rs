@@ -24,7 +24,8 @@
 //!   UPDATE is skipped while that count is positive (it was compensated before the crash) and
 //!   otherwise gets a CLR and has its old value restored. Two layers: each unfinished
 //!   transaction's records are visited newest first (its key range of the index) with the
-//!   same rule. Then every unfinished transaction gets an END.
+//!   same rule, the transactions latest first (by id, i.e. by start). Then every unfinished
+//!   transaction gets an END.
 //! * Frees: DELETE records of committed transactions are applied (idempotently).
 //! * Finally (no-force) every line named by a record is flushed, and each log is emptied by
 //!   switching to a fresh header (§4.5). The allocator's free lists are rebuilt afterwards.
@@ -136,7 +137,10 @@ pub(crate) fn recover(p: &Inner) -> Result<RecoveryReport, RewindError> {
             .filter_map(|(&id, t)| t.end.map(|(seq, _)| (seq, id)))
             .collect();
         finished.sort_unstable();
-        let order = finished.iter().map(|&(_, id)| id).chain(losers.iter().copied());
+        let order = finished
+            .iter()
+            .map(|&(_, id)| id)
+            .chain(losers.iter().copied());
         for id in order {
             for (_, rec) in &table[&id].recs {
                 if matches!(rec.kind, Kind::Update | Kind::Clr) {
@@ -147,7 +151,12 @@ pub(crate) fn recover(p: &Inner) -> Result<RecoveryReport, RewindError> {
         }
     } else {
         for id in &losers {
-            if let Some((_, c)) = table[id].recs.iter().rev().find(|(_, x)| x.kind == Kind::Clr) {
+            if let Some((_, c)) = table[id]
+                .recs
+                .iter()
+                .rev()
+                .find(|(_, x)| x.kind == Kind::Clr)
+            {
                 r.store_u64(c.addr as usize, c.new);
                 r.persist(c.addr as usize, 8);
                 rep.redone_records += 1;
@@ -156,29 +165,30 @@ pub(crate) fn recover(p: &Inner) -> Result<RecoveryReport, RewindError> {
     }
 
     // Undo.
-    let undo_one = |t: &mut TxInfo, rec: &Rec, rep: &mut RecoveryReport| -> Result<(), RewindError> {
-        let log = &p.logs[t.log];
-        if !t.rolling_back {
-            let n = t.take_n();
-            log.append(&Rec::rollback(rec.txid), n, Some(0))?;
-            t.rolling_back = true;
-        }
-        match rec.kind {
-            Kind::Clr => t.clr_skip += 1,
-            Kind::Update if t.clr_skip > 0 => t.clr_skip -= 1,
-            Kind::Update => {
+    let undo_one =
+        |t: &mut TxInfo, rec: &Rec, rep: &mut RecoveryReport| -> Result<(), RewindError> {
+            let log = &p.logs[t.log];
+            if !t.rolling_back {
                 let n = t.take_n();
-                log.append(&Rec::clr(rec.txid, rec.addr, rec.old), n, Some(0))?;
-                r.store_u64(rec.addr as usize, rec.old);
-                if force {
-                    r.persist(rec.addr as usize, 8);
-                }
-                rep.undone_records += 1;
+                log.append(&Rec::rollback(rec.txid), n, Some(0))?;
+                t.rolling_back = true;
             }
-            _ => {}
-        }
-        Ok(())
-    };
+            match rec.kind {
+                Kind::Clr => t.clr_skip += 1,
+                Kind::Update if t.clr_skip > 0 => t.clr_skip -= 1,
+                Kind::Update => {
+                    let n = t.take_n();
+                    log.append(&Rec::clr(rec.txid, rec.addr, rec.old), n, Some(0))?;
+                    r.store_u64(rec.addr as usize, rec.old);
+                    if force {
+                        r.persist(rec.addr as usize, 8);
+                    }
+                    rep.undone_records += 1;
+                }
+                _ => {}
+            }
+            Ok(())
+        };
     for (li, l) in p.logs.iter().enumerate() {
         match l {
             Log::One(_) => {
@@ -191,7 +201,8 @@ pub(crate) fn recover(p: &Inner) -> Result<RecoveryReport, RewindError> {
                 }
             }
             Log::Two(_) => {
-                for id in &losers {
+                // Latest transaction first, as the backward scan of one layer would.
+                for id in losers.iter().rev() {
                     let Some(t) = table.get_mut(id) else { continue };
                     if t.log != li {
                         continue;

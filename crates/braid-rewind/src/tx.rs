@@ -277,7 +277,7 @@ impl<'p> Tx<'p> {
     /// under force, at the next checkpoint under no-force).
     pub fn free<T>(&mut self, p: PPtr<T>) -> Result<(), RewindError> {
         let off = p.offset();
-        if off < BLOCK_HDR as u64 || off % 8 != 0 || off as usize >= self.p.r.len() {
+        if off < BLOCK_HDR as u64 || !off.is_multiple_of(8) || off as usize >= self.p.r.len() {
             return Err(RewindError::BadPointer(off));
         }
         let block = off as usize - BLOCK_HDR;
@@ -304,6 +304,7 @@ impl<'p> Tx<'p> {
     }
 
     /// Commit (§4.3). On failure the transaction is handed back for rollback.
+    #[allow(clippy::result_large_err)] // crate-internal, taken once per failed commit
     pub(crate) fn commit(mut self) -> Result<(), (Tx<'p>, RewindError)> {
         if self.recs.is_empty() {
             if self.need_fence {
@@ -373,6 +374,13 @@ impl<'p> Tx<'p> {
             }
             self.append_reserved(end)
         }
+    }
+
+    /// Leave the transaction unfinished (see `Pool::abandon_transaction`): its deferred
+    /// stores are applied after syncing the log, as a crash could find them.
+    pub(crate) fn abandon(mut self) {
+        self.flush_pending();
+        self.log.sync();
     }
 
     /// Roll back (§4.4).

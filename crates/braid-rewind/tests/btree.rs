@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use braid_rewind::btree::BTree;
 use braid_rewind::list::PList;
 use braid_rewind::{
-    CrashMode, CrashSim, Layers, LogLayout, Mem, PPtr, PmemConfig, Policy, Pool, PoolConfig,
-    RawMem, RewindError,
+    CrashMode, CrashSim, Layers, LogLayout, Mem, PPtr, PmemConfig, Pool, PoolConfig, RawMem,
+    RewindError,
 };
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 
@@ -78,14 +78,17 @@ fn random_ops_match_a_model() {
         let mut model = BTreeMap::new();
         let mut rng = SmallRng::seed_from_u64(7);
         for round in 0..60u64 {
-            let ops: Vec<(u8, u64)> = (0..10).map(|_| (rng.gen_range(0..3), rng.gen_range(0..300))).collect();
+            let ops: Vec<(u8, u64)> = (0..10)
+                .map(|_| (rng.gen_range(0..3), rng.gen_range(0..300)))
+                .collect();
             let abort = round % 7 == 3;
-            let apply = |m: &mut dyn FnMut(u8, u64) -> Result<(), RewindError>| -> Result<(), RewindError> {
-                for &(op, k) in &ops {
-                    m(op, k)?;
-                }
-                Ok(())
-            };
+            let apply =
+                |m: &mut dyn FnMut(u8, u64) -> Result<(), RewindError>| -> Result<(), RewindError> {
+                    for &(op, k) in &ops {
+                        m(op, k)?;
+                    }
+                    Ok(())
+                };
             if cfg.is_none() {
                 let mut raw = RawMem::new(&pool);
                 apply(&mut |op, k| {
@@ -123,7 +126,10 @@ fn random_ops_match_a_model() {
             check_model(&pool, &t, &model);
         }
         let shape = t.check(&RawMem::new(&pool)).unwrap();
-        assert!(shape.height >= 3, "{cfg:?}: tree too shallow to test splits: {shape:?}");
+        assert!(
+            shape.height >= 3,
+            "{cfg:?}: tree too shallow to test splits: {shape:?}"
+        );
         if cfg.is_some() {
             pool.checkpoint().unwrap();
             check_heap(&pool, &t);
@@ -186,7 +192,11 @@ fn btree_crash_points() {
             p.region().persist_events() - e
         };
         // Every event for small logs; a stride keeps the default run short.
-        let stride = if std::env::var_os("REWIND_CRASH_FULL").is_some() { 1 } else { 3 };
+        let stride = if std::env::var_os("REWIND_CRASH_FULL").is_some() {
+            1
+        } else {
+            3
+        };
         for k in (0..=total).step_by(stride).chain(std::iter::once(total)) {
             let c = base.crash(CrashMode::DropUnpersisted).unwrap();
             let (p, _) = Pool::open_in(c.clone()).unwrap();
@@ -196,7 +206,10 @@ fn btree_crash_points() {
             let m = RawMem::new(&p2);
             t.check(&m).unwrap_or_else(|e| panic!("{cfg:?} k={k}: {e}"));
             let keys = t.keys(&m);
-            assert!(keys == before || keys == after, "{cfg:?} k={k}: partial transaction");
+            assert!(
+                keys == before || keys == after,
+                "{cfg:?} k={k}: partial transaction"
+            );
             if k == total {
                 assert_eq!(keys, after, "{cfg:?}: committed transaction lost");
             }

@@ -30,7 +30,9 @@ type State = (Vec<u64>, u64, Vec<u64>);
 
 fn state(pool: &Pool) -> State {
     let a: PPtr<u64> = pool.root();
-    let w: Vec<u64> = (0..WORDS).map(|i| pool.read(a.field::<u64>(8 * i))).collect();
+    let w: Vec<u64> = (0..WORDS)
+        .map(|i| pool.read(a.field::<u64>(8 * i)))
+        .collect();
     let link = w[WORDS as usize - 1];
     let linked = if link == 0 {
         0
@@ -54,7 +56,10 @@ fn check(pool: &Pool, states: &[State], lo: usize, ctx: &str) -> usize {
         .unwrap_or_else(|| panic!("{ctx}: state {s:?} is none of {states:?}"));
     // The rolled-back transaction repeats the state before it: compare first occurrences.
     let lo = first(states, lo);
-    assert!(j >= lo, "{ctx}: committed transaction lost (state {j}, need >= {lo})");
+    assert!(
+        j >= lo,
+        "{ctx}: committed transaction lost (state {j}, need >= {lo})"
+    );
     let alloc: Vec<u64> = pool
         .heap_report()
         .unwrap()
@@ -62,9 +67,17 @@ fn check(pool: &Pool, states: &[State], lo: usize, ctx: &str) -> usize {
         .iter()
         .map(|&(o, _)| o)
         .collect();
-    assert_eq!(alloc, s.2, "{ctx}: allocated blocks differ from reachable ones");
-    pool.check_allocator().unwrap_or_else(|e| panic!("{ctx}: {e}"));
-    assert_eq!(pool.check_logs().unwrap(), 0, "{ctx}: logs not empty after recovery");
+    assert_eq!(
+        alloc, s.2,
+        "{ctx}: allocated blocks differ from reachable ones"
+    );
+    pool.check_allocator()
+        .unwrap_or_else(|e| panic!("{ctx}: {e}"));
+    assert_eq!(
+        pool.check_logs().unwrap(),
+        0,
+        "{ctx}: logs not empty after recovery"
+    );
     j
 }
 
@@ -85,7 +98,7 @@ fn workload(pool: &Pool, probe: &mut dyn FnMut(usize, &Pool)) -> Vec<u64> {
     for i in 0..4usize {
         let res = pool.transaction(|tx| -> Result<(), RewindError> {
             for w in 0..(WORDS - 1) {
-                if (w as usize + i) % 2 == 0 {
+                if (w as usize + i).is_multiple_of(2) {
                     tx.write(a.field::<u64>(8 * w), 100 * (i as u64 + 1) + w)?;
                     probe(i, pool);
                 }
@@ -152,7 +165,7 @@ fn run_prefix(pool: &Pool, t: usize) {
     for i in 0..t {
         let _ = pool.transaction(|tx| -> Result<(), RewindError> {
             for w in 0..(WORDS - 1) {
-                if (w as usize + i) % 2 == 0 {
+                if (w as usize + i).is_multiple_of(2) {
                     tx.write(a.field::<u64>(8 * w), 100 * (i as u64 + 1) + w)?;
                 }
             }
@@ -256,7 +269,11 @@ fn random_eviction(cfg: PoolConfig) {
             let ctx = format!("{cfg:?} random eviction in tx {i} (seed {seed}, probe {n})");
             let (rp, _) = Pool::open_in(img).unwrap();
             let j = check(&rp, &states, i, &ctx);
-            assert_eq!(j, first(&states, i), "{ctx}: running transaction not undone");
+            assert_eq!(
+                j,
+                first(&states, i),
+                "{ctx}: running transaction not undone"
+            );
         });
         assert_eq!(done.len(), 4);
         let img = c
@@ -266,7 +283,12 @@ fn random_eviction(cfg: PoolConfig) {
             })
             .unwrap();
         let (rp, _) = Pool::open_in(img).unwrap();
-        check(&rp, &states, 4, &format!("{cfg:?} random eviction after the run"));
+        check(
+            &rp,
+            &states,
+            4,
+            &format!("{cfg:?} random eviction after the run"),
+        );
     }
 }
 

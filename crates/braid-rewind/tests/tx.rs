@@ -77,7 +77,11 @@ fn commit_rollback_panic_every_config() {
         })
         .unwrap();
         pool.checkpoint().unwrap();
-        assert_eq!(pool.heap_report().unwrap().allocated.len(), before - 1, "{cfg:?}");
+        assert_eq!(
+            pool.heap_report().unwrap().allocated.len(),
+            before - 1,
+            "{cfg:?}"
+        );
         pool.check_allocator().unwrap();
         // Reopen after a clean stop and after a crash.
         let expect = words(&pool, a);
@@ -94,7 +98,10 @@ fn commit_rollback_panic_every_config() {
 #[test]
 fn per_thread_logs_and_threads() {
     for policy in [Policy::Force, Policy::NoForce] {
-        for mut cfg in common::all_configs().into_iter().filter(|c| c.policy == policy) {
+        for mut cfg in common::all_configs()
+            .into_iter()
+            .filter(|c| c.policy == policy)
+        {
             cfg.logs = LogMode::PerThread(2);
             cfg.log_capacity = 512;
             let (r, pool, _a) = setup(cfg);
@@ -149,7 +156,10 @@ fn log_full_is_an_error_and_rolls_back() {
             }
             Ok(())
         });
-        assert!(matches!(res, Err(RewindError::LogFull { .. })), "{cfg:?}: {res:?}");
+        assert!(
+            matches!(res, Err(RewindError::LogFull { .. })),
+            "{cfg:?}: {res:?}"
+        );
         assert_eq!(words(&pool, a), (0..8).collect::<Vec<_>>(), "{cfg:?}");
         // And the pool still works.
         pool.transaction(|tx| tx.write(a, 5)).unwrap();

@@ -21,7 +21,7 @@ use braid_wal::file_device::{FileDevice, FileDeviceConfig};
 use braid_wal::fs::RealFs;
 use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig, PmemWrite};
 use braid_wal::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
-use braid_wal::scan::StreamSource;
+use braid_wal::scan::{ScanMode, Scanner};
 use braid_wal::stream::{Stream, StreamConfig};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -36,10 +36,25 @@ fn file_device(dir: &Path) -> Arc<dyn Device> {
 }
 
 fn pmem_device(dir: &Path, domain: Domain) -> Arc<dyn Device> {
-    let cfg = PmemConfig { domain, flush: None, write_delay_ns: 0 };
+    let cfg = PmemConfig {
+        domain,
+        flush: None,
+        write_delay_ns: 0,
+    };
     let region = Region::create(&dir.join("ring"), 64 << 20, cfg).unwrap();
-    let dcfg = PmemDeviceConfig { stream: 0, write: PmemWrite::NonTemporal, destage: None };
+    let dcfg = PmemDeviceConfig {
+        stream: 0,
+        write: PmemWrite::NonTemporal,
+        destage: None,
+    };
     Arc::new(PmemDevice::open(region, dcfg).unwrap())
+}
+
+/// Where appends continue: the end of the device's valid records.
+fn scan_end(dev: &dyn Device) -> u64 {
+    let mut s = Scanner::new(dev, ScanMode::Strict);
+    while s.next_record().unwrap().is_some() {}
+    s.end().unwrap().end
 }
 
 /// `iters` appends + waits spread over `threads` writers; returns the elapsed time.
@@ -57,8 +72,13 @@ fn run(stream: &Stream, threads: usize, iters: u64) -> Duration {
                 let stamp = Stamp::Gsn(1);
                 b.wait();
                 for i in 0..n {
-                    let spec =
-                        RecordSpec { kind: Kind::Redo, flags: FLAG_COMMIT, txn: i, stamp: &stamp, payload: &parts };
+                    let spec = RecordSpec {
+                        kind: Kind::Redo,
+                        flags: FLAG_COMMIT,
+                        txn: i,
+                        stamp: &stamp,
+                        payload: &parts,
+                    };
                     let (_, end) = w.append(&spec).unwrap();
                     s.wait_durable(end).unwrap();
                     if i % RELEASE_EVERY == RELEASE_EVERY - 1 {
@@ -93,9 +113,19 @@ fn wal(c: &mut Criterion) {
         for threads in [1usize, 2] {
             let dir = tempfile::tempdir_in(base).unwrap();
             let dev = make(dir.path());
-            let end = dev.limit().max(dev.start());
-            let stream = Stream::start(dev, end, StreamConfig { max_writers: 4, ..StreamConfig::default() }).unwrap();
-            g.bench_function(format!("{name}/{threads}w"), |b| b.iter_custom(|iters| run(&stream, threads, iters)));
+            let end = scan_end(&*dev);
+            let stream = Stream::start(
+                dev,
+                end,
+                StreamConfig {
+                    max_writers: 4,
+                    ..StreamConfig::default()
+                },
+            )
+            .unwrap();
+            g.bench_function(format!("{name}/{threads}w"), |b| {
+                b.iter_custom(|iters| run(&stream, threads, iters))
+            });
             stream.close().unwrap();
         }
     }

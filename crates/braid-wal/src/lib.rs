@@ -5,12 +5,14 @@
 //! * [`scan`]: reading a stream back, finding its valid prefix and classifying its end.
 //! * [`fs`]: the file-system seam, with a real and a fault-injecting implementation.
 //! * [`device`]: the device trait; [`file_device`], [`pmem_device`], [`null_device`].
+//! * [`lv`]: LSN vectors and their vectorised operations (Taurus Section 3.1, 4.2).
 //! * [`stream`]: reserve / fill / flush with a durable watermark (Taurus Alg. 1-2).
 
 pub mod device;
 pub mod error;
 pub mod file_device;
 pub mod fs;
+pub mod lv;
 pub mod null_device;
 pub mod payload;
 pub mod pmem_device;

@@ -44,7 +44,10 @@ impl StreamSource for NullDevice {
 
 impl Device for NullDevice {
     fn info(&self) -> DeviceInfo {
-        DeviceInfo { kind: "null", location: String::new() }
+        DeviceInfo {
+            kind: "null",
+            location: String::new(),
+        }
     }
     fn capacity(&self) -> u64 {
         u64::MAX / 2

@@ -89,7 +89,11 @@ pub struct PmemDeviceConfig {
 impl PmemDeviceConfig {
     /// A ring for `stream`, written with streaming stores, without de-staging.
     pub fn new(stream: u32) -> PmemDeviceConfig {
-        PmemDeviceConfig { stream, write: PmemWrite::NonTemporal, destage: None }
+        PmemDeviceConfig {
+            stream,
+            write: PmemWrite::NonTemporal,
+            destage: None,
+        }
     }
 }
 
@@ -118,7 +122,9 @@ const ZERO_CHUNK: usize = 64 << 10;
 
 /// The checksum salt of ring lap `lap` (splitmix64 finaliser of the ring salt and the lap).
 fn lap_salt(salt: u32, lap: u64) -> u32 {
-    let mut x = (u64::from(salt) << 32 | u64::from(salt)) ^ lap.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5249_4E47;
+    let mut x = (u64::from(salt) << 32 | u64::from(salt))
+        ^ lap.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ 0x5249_4E47;
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     x ^= x >> 31;
@@ -154,6 +160,8 @@ fn encode_header(stream: u32, salt: u32, cap: u64) -> [u8; CONST_LEN] {
 /// De-staging state shared with the background thread.
 struct Destage {
     log: SegmentLog,
+    /// One de-staging round at a time (the thread, `destage_now`).
+    round: Mutex<()>,
     /// A de-staging round is wanted (fast check without the lock).
     requested: AtomicBool,
     lock: Mutex<DestageState>,
@@ -211,8 +219,14 @@ impl PmemDevice {
     }
 
     /// [`PmemDevice::open`] with the file system used for de-staging.
-    pub fn open_with_fs(region: Region, cfg: PmemDeviceConfig, fs: Arc<dyn Fs>) -> Result<PmemDevice, WalError> {
-        let name = region.path().map_or_else(|| "pmem".to_string(), |p| p.display().to_string());
+    pub fn open_with_fs(
+        region: Region,
+        cfg: PmemDeviceConfig,
+        fs: Arc<dyn Fs>,
+    ) -> Result<PmemDevice, WalError> {
+        let name = region
+            .path()
+            .map_or_else(|| "pmem".to_string(), |p| p.display().to_string());
         let usable = region.len() as u64;
         let cap = usable.saturating_sub(RING_HEADER as u64) / CACHE_LINE as u64 * CACHE_LINE as u64;
         if cap < MIN_RING {
@@ -224,10 +238,12 @@ impl PmemDevice {
         let salt = open_header(&region, &name, cfg.stream, cap)?;
         let head = u64::from_le(region.load_u64(OFF_HEAD));
         let start = u64::from_le(region.load_u64(OFF_START));
-        if head % 8 != 0 || start % 8 != 0 {
+        if !head.is_multiple_of(8) || !start.is_multiple_of(8) {
             return Err(WalError::BadSegment {
                 file: name,
-                reason: format!("damaged log ring header (head {head} / start {start} not record-aligned)"),
+                reason: format!(
+                    "damaged log ring header (head {head} / start {start} not record-aligned)"
+                ),
             });
         }
         let destage = match cfg.destage {
@@ -238,6 +254,7 @@ impl PmemDevice {
                 let log = SegmentLog::open(fs, &fcfg)?;
                 Some(Destage {
                     log,
+                    round: Mutex::new(()),
                     requested: AtomicBool::new(false),
                     lock: Mutex::new(DestageState::default()),
                     cv: Condvar::new(),
@@ -265,7 +282,9 @@ impl PmemDevice {
             let h = std::thread::Builder::new()
                 .name(format!("braid-destage-{}", cfg.stream))
                 .spawn(move || r.destage_main())
-                .map_err(|e| WalError::Config(format!("cannot start the de-staging thread: {e}")))?;
+                .map_err(|e| {
+                    WalError::Config(format!("cannot start the de-staging thread: {e}"))
+                })?;
             Some(h)
         } else {
             None
@@ -321,7 +340,10 @@ impl Drop for PmemDevice {
 fn open_header(region: &Region, name: &str, stream: u32, cap: u64) -> Result<u32, WalError> {
     let mut hdr = vec![0u8; RING_HEADER];
     region.read(0, &mut hdr);
-    let not_ring = |why: String| WalError::BadSegment { file: name.to_string(), reason: why };
+    let not_ring = |why: String| WalError::BadSegment {
+        file: name.to_string(),
+        reason: why,
+    };
     if hdr[..8] == RING_MAGIC {
         let version = le_u32(&hdr, OFF_VERSION);
         if version != RING_VERSION {
@@ -330,7 +352,9 @@ fn open_header(region: &Region, name: &str, stream: u32, cap: u64) -> Result<u32
             )));
         }
         if crc32c::crc32c(&hdr[..OFF_CRC]) != le_u32(&hdr, OFF_CRC) {
-            return Err(not_ring("damaged log ring header (checksum mismatch)".to_string()));
+            return Err(not_ring(
+                "damaged log ring header (checksum mismatch)".to_string(),
+            ));
         }
         let found = le_u32(&hdr, OFF_STREAM);
         if found != stream {
@@ -397,7 +421,9 @@ impl Ring {
     }
 
     fn full_error(&self) -> WalError {
-        WalError::LogFull { what: format!("{} (stream {}, {} bytes)", self.name, self.stream, self.cap) }
+        WalError::LogFull {
+            what: format!("{} (stream {}, {} bytes)", self.name, self.stream, self.cap),
+        }
     }
 
     /// At open: make the de-staged files and the ring agree (see the module docs).
@@ -409,7 +435,9 @@ impl Ring {
             if fstart > head {
                 return Err(WalError::BadSegment {
                     file: dir,
-                    reason: format!("de-staged files start at LSN {fstart}, after the ring head {head}"),
+                    reason: format!(
+                        "de-staged files start at LSN {fstart}, after the ring head {head}"
+                    ),
                 });
             }
             // Bytes the ring still holds; they may not have been synced.
@@ -421,7 +449,9 @@ impl Ring {
                      de-staging must be enabled from the ring's first use (or use a fresh region)"
                 )
             } else {
-                format!("de-staged files end at LSN {fend} but the ring starts at {head}: files are missing")
+                format!(
+                    "de-staged files end at LSN {fend} but the ring starts at {head}: files are missing"
+                )
             };
             return Err(WalError::BadSegment { file: dir, reason });
         }
@@ -430,6 +460,7 @@ impl Ring {
 
     /// One de-staging round: copy `[head, durable)` to the files, sync, advance the head.
     fn destage_once(&self, d: &Destage, buf: &mut Vec<u8>) -> Result<(), WalError> {
+        let _round = d.round.lock();
         let head = self.head.load(Acquire);
         let durable = self.durable.load(Acquire);
         if durable <= head {
@@ -528,7 +559,9 @@ impl StreamSource for PmemDevice {
         let mut at = lsn;
         if at < head {
             let Some(d) = &r.destage else { return Ok(0) };
-            let n = buf.len().min(usize::try_from(head - at).unwrap_or(usize::MAX));
+            let n = buf
+                .len()
+                .min(usize::try_from(head - at).unwrap_or(usize::MAX));
             let got = d.log.read_at(at, &mut buf[..n])?;
             done += got;
             at += got as u64;
@@ -550,20 +583,32 @@ impl StreamSource for PmemDevice {
 
     fn locate(&self, lsn: Lsn) -> (String, u64) {
         let r = &self.ring;
-        if lsn < r.head.load(Acquire) {
-            if let Some(d) = &r.destage {
-                return d.log.locate(lsn);
-            }
+        if lsn < r.head.load(Acquire)
+            && let Some(d) = &r.destage
+        {
+            return d.log.locate(lsn);
         }
-        let file_header = if r.region.path().is_some() { HEADER_SIZE as u64 } else { 0 };
+        let file_header = if r.region.path().is_some() {
+            HEADER_SIZE as u64
+        } else {
+            0
+        };
         (r.name.clone(), file_header + (r.off(lsn) as u64))
     }
 }
 
 impl Device for PmemDevice {
     fn info(&self) -> DeviceInfo {
-        let location = self.ring.region.path().map(|p| p.display().to_string()).unwrap_or_default();
-        DeviceInfo { kind: "pmem", location }
+        let location = self
+            .ring
+            .region
+            .path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        DeviceInfo {
+            kind: "pmem",
+            location,
+        }
     }
 
     fn capacity(&self) -> u64 {
@@ -579,7 +624,9 @@ impl Device for PmemDevice {
     fn fill(&self, lsn: Lsn, bytes: &[u8]) {
         let r = &*self.ring;
         match r.write {
-            PmemWrite::NonTemporal => r.pieces(lsn, bytes.len(), |off, rg| r.region.write_nt(off, &bytes[rg])),
+            PmemWrite::NonTemporal => r.pieces(lsn, bytes.len(), |off, rg| {
+                r.region.write_nt(off, &bytes[rg])
+            }),
             PmemWrite::StoreFlush => r.pieces(lsn, bytes.len(), |off, rg| {
                 let len = rg.len();
                 r.region.write(off, &bytes[rg]);
@@ -618,7 +665,7 @@ impl Device for PmemDevice {
     fn reset_tail(&self, end: Lsn) -> Result<(), WalError> {
         let r = &*self.ring;
         let head = r.head.load(Acquire);
-        if end < head || end > head + r.cap || end % 8 != 0 {
+        if end < head || end > head + r.cap || !end.is_multiple_of(8) {
             return Err(WalError::Config(format!(
                 "reset_tail({end}) outside the ring window [{head}, {}] of {}",
                 head + r.cap,
@@ -682,10 +729,10 @@ impl Device for PmemDevice {
     fn note_durable(&self, durable: Lsn) {
         let r = &*self.ring;
         r.durable.fetch_max(durable, SeqCst);
-        if let Some(d) = &r.destage {
-            if durable.saturating_sub(r.head.load(Acquire)) > r.cap / 2 {
-                r.request_destage(d);
-            }
+        if let Some(d) = &r.destage
+            && durable.saturating_sub(r.head.load(Acquire)) > r.cap / 2
+        {
+            r.request_destage(d);
         }
     }
 }

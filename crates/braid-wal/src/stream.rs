@@ -20,9 +20,17 @@
 //!   writer it waits for.
 //!
 //! Hot path: an append allocates nothing (the scratch buffer only grows) and takes no lock; it
-//! touches the tail (one compare-and-swap), its own slot (two stores), and one word the flusher
-//! publishes when it sleeps (`wake_at`), so a writer takes the mutex only when the flusher is
-//! asleep waiting for exactly this record.
+//! touches the tail (one compare-and-swap), its own slot, and one word the flusher publishes
+//! when it sleeps (`wake_at`), so a writer takes the mutex only when the flusher is asleep
+//! waiting for exactly this record. Lost wake-ups are excluded by `SeqCst` store-then-load
+//! pairs: a writer stores its idle busy word and then loads `wake_at`, the flusher stores
+//! `wake_at` and then recomputes the ready point (under the mutex it sleeps on); a commit
+//! waiter registers in `waiters` and then loads `durable`, the flusher stores `durable` and
+//! then loads `waiters`. A file-device waiter yields a few times before it sleeps, which on a
+//! machine with few cores hands the core to the flusher.
+//!
+//! The device hears of every new durable point ([`Device::note_durable`]) *before* the stream
+//! publishes it, so a caller may pass [`Stream::durable`] straight to [`Device::release`].
 //!
 //! Failures:
 //!
@@ -85,7 +93,12 @@ pub struct StreamConfig {
 
 impl Default for StreamConfig {
     fn default() -> Self {
-        StreamConfig { id: 0, max_writers: 64, group_delay: Duration::ZERO, group_bytes: 1 << 20 }
+        StreamConfig {
+            id: 0,
+            max_writers: 64,
+            group_delay: Duration::ZERO,
+            group_bytes: 1 << 20,
+        }
     }
 }
 
@@ -106,6 +119,9 @@ pub const RING_FULL_WAIT: Duration = Duration::from_millis(250);
 /// First and longest pause between flush attempts while the device is out of space.
 const NOSPACE_BACKOFF_MIN: Duration = Duration::from_millis(1);
 const NOSPACE_BACKOFF_MAX: Duration = Duration::from_millis(100);
+
+/// Yields of a file-device waiter before it blocks.
+const SPIN_YIELDS: u32 = 4;
 
 /// `wake_at` value while the flusher is awake.
 const NO_WAKE: u64 = u64::MAX;
@@ -188,7 +204,7 @@ impl Stream {
     /// Calls `device.reset_tail(end)` so nothing stale beyond `end` can ever decode, then (for
     /// devices that are not `durable_on_fill`) starts the flusher thread.
     pub fn start(device: Arc<dyn Device>, end: Lsn, cfg: StreamConfig) -> Result<Stream, WalError> {
-        if end % ALIGN as u64 != 0 {
+        if !end.is_multiple_of(ALIGN as u64) {
             return Err(WalError::Config(format!(
                 "stream {}: start position {end} is not a multiple of {ALIGN}",
                 cfg.id
@@ -225,11 +241,19 @@ impl Stream {
                 .name(format!("braid-flush-{}", cfg.id))
                 .spawn(move || fl.flusher_main())
                 .map_err(|e| {
-                    WalError::Config(format!("stream {}: cannot start the flusher thread: {e}", cfg.id))
+                    WalError::Config(format!(
+                        "stream {}: cannot start the flusher thread: {e}",
+                        cfg.id
+                    ))
                 })?;
             Some(h)
         };
-        Ok(Stream { h: Arc::new(Handle { inner, flusher: Mutex::new(flusher) }) })
+        Ok(Stream {
+            h: Arc::new(Handle {
+                inner,
+                flusher: Mutex::new(flusher),
+            }),
+        })
     }
 
     pub fn id(&self) -> u32 {
@@ -252,7 +276,11 @@ impl Stream {
             inner.res.release(slot);
             return Err(e);
         }
-        Ok(StreamWriter { h: Arc::clone(&self.h), slot, buf: Vec::new() })
+        Ok(StreamWriter {
+            h: Arc::clone(&self.h),
+            slot,
+            buf: Vec::new(),
+        })
     }
 
     /// Everything before this LSN is durable.
@@ -285,7 +313,11 @@ impl Stream {
     pub fn stats(&self) -> StreamStats {
         let inner = &self.h.inner;
         let (records, bytes) = inner.res.totals();
-        StreamStats { bytes, records, flushes: inner.flushes.load(Relaxed) }
+        StreamStats {
+            bytes,
+            records,
+            flushes: inner.flushes.load(Relaxed),
+        }
     }
 
     pub fn device(&self) -> &Arc<dyn Device> {
@@ -302,7 +334,10 @@ pub struct StreamWriter {
 
 impl std::fmt::Debug for StreamWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StreamWriter").field("stream", &self.h.inner.id).field("slot", &self.slot).finish()
+        f.debug_struct("StreamWriter")
+            .field("stream", &self.h.inner.id)
+            .field("slot", &self.slot)
+            .finish()
     }
 }
 
@@ -335,7 +370,9 @@ impl StreamWriter {
     /// Reserve, encode and fill one record; returns its (start, end) LSNs. Does not wait.
     pub fn append(&mut self, spec: &RecordSpec<'_>) -> Result<(Lsn, Lsn), WalError> {
         let len = spec.check()?;
-        self.append_with(len, |lsn, synced, salt, out| spec.encode(lsn, synced, salt, out))
+        self.append_with(len, |lsn, synced, salt, out| {
+            spec.encode(lsn, synced, salt, out)
+        })
     }
 
     /// Append `len` bytes encoded by `encode(lsn, synced, salt, out)`, which must fill all of
@@ -348,7 +385,7 @@ impl StreamWriter {
         encode: impl FnOnce(Lsn, Lsn, u32, &mut [u8]),
     ) -> Result<(Lsn, Lsn), WalError> {
         let inner = &*self.h.inner;
-        if len == 0 || len % ALIGN != 0 {
+        if len == 0 || !len.is_multiple_of(ALIGN) {
             return Err(WalError::Config(format!(
                 "stream {}: append of {len} bytes (must be a positive multiple of {ALIGN})",
                 inner.id
@@ -362,7 +399,11 @@ impl StreamWriter {
             });
         }
         let lsn = inner.reserve(self.slot, len64)?;
-        let mut guard = FillGuard { inner, lsn, armed: true };
+        let mut guard = FillGuard {
+            inner,
+            lsn,
+            armed: true,
+        };
         if self.buf.len() < len {
             self.buf.resize(len, 0);
         }
@@ -393,11 +434,11 @@ impl Handle {
         }
         // Holding the lock across the join makes concurrent closers wait for the first one.
         let mut flusher = self.flusher.lock();
-        if let Some(h) = flusher.take() {
-            if h.join().is_err() {
-                // `flusher_main` catches panics; this is only a belt for the braces.
-                inner.poison("the flusher thread panicked".to_string());
-            }
+        if let Some(h) = flusher.take()
+            && h.join().is_err()
+        {
+            // `flusher_main` catches panics; this is only a belt for the braces.
+            inner.poison("the flusher thread panicked".to_string());
         }
         drop(flusher);
         if let Some(e) = inner.poison_error() {
@@ -432,15 +473,26 @@ impl Inner {
         if self.state.load(SeqCst) & POISONED == 0 {
             return None;
         }
-        let cause = self.cause.get().cloned().unwrap_or_else(|| "unknown failure".to_string());
-        Some(WalError::Poisoned { stream: self.id, cause })
+        let cause = self
+            .cause
+            .get()
+            .cloned()
+            .unwrap_or_else(|| "unknown failure".to_string());
+        Some(WalError::Poisoned {
+            stream: self.id,
+            cause,
+        })
     }
 
     /// Fail fast if appends are refused: poisoned, closed, or (`stall` = check it) stalled.
     #[inline]
     fn check_state(&self, stall: bool) -> Result<(), WalError> {
         let st = self.state.load(SeqCst);
-        let mask = if stall { POISONED | CLOSED | STALLED } else { POISONED | CLOSED };
+        let mask = if stall {
+            POISONED | CLOSED | STALLED
+        } else {
+            POISONED | CLOSED
+        };
         if st & mask == 0 {
             return Ok(());
         }
@@ -449,10 +501,10 @@ impl Inner {
 
     #[cold]
     fn state_error(&self, st: u8) -> WalError {
-        if st & POISONED != 0 {
-            if let Some(e) = self.poison_error() {
-                return e;
-            }
+        if st & POISONED != 0
+            && let Some(e) = self.poison_error()
+        {
+            return e;
         }
         if st & CLOSED != 0 {
             return WalError::Closed(self.id);
@@ -467,7 +519,9 @@ impl Inner {
     }
 
     fn default_nospace(&self) -> WalError {
-        WalError::NoSpace { path: self.device.info().location.into() }
+        WalError::NoSpace {
+            path: self.device.info().location.into(),
+        }
     }
 
     // ----- writers -------------------------------------------------------------------------
@@ -585,9 +639,11 @@ impl Inner {
         if ready <= d || self.state.load(SeqCst) & POISONED != 0 {
             return d;
         }
+        // The device learns the point before anyone can read it from the stream (a caller may
+        // hand `durable()` straight to `Device::release`).
+        self.device.note_durable(ready);
         let prev = self.durable.fetch_max(ready, SeqCst);
         if prev < ready {
-            self.device.note_durable(ready);
             self.flushes.fetch_add(1, Relaxed);
             ready
         } else {
@@ -617,7 +673,8 @@ impl Inner {
             return Ok(self.advance_durable() >= lsn);
         }
         let g = self.lock.lock();
-        self.blocked(lsn, &g).map(|()| self.durable.load(SeqCst) >= lsn)
+        self.blocked(lsn, &g)
+            .map(|()| self.durable.load(SeqCst) >= lsn)
     }
 
     /// Under the lock, for a file-device waiter of `lsn` that is not durable: the error that
@@ -627,10 +684,11 @@ impl Inner {
             return Err(e);
         }
         let st = self.state.load(SeqCst);
-        if st & STALLED != 0 && lsn <= self.nospace_upto.load(SeqCst) {
-            if let Some(e) = &g.nospace {
-                return Err(e.clone());
-            }
+        if st & STALLED != 0
+            && lsn <= self.nospace_upto.load(SeqCst)
+            && let Some(e) = &g.nospace
+        {
+            return Err(e.clone());
         }
         if g.flusher_done && self.durable.load(SeqCst) < lsn {
             return Err(g.close_error.clone().unwrap_or(WalError::Closed(self.id)));
@@ -647,6 +705,14 @@ impl Inner {
         }
         if self.durable_on_fill {
             return self.wait_durable_on_fill(lsn);
+        }
+        // A few yields first: a flush of a small group is often shorter than a sleep and
+        // wake-up, and yielding hands the core to the flusher on a machine with few cores.
+        for _ in 0..SPIN_YIELDS {
+            std::thread::yield_now();
+            if self.durable.load(Acquire) >= lsn {
+                return Ok(());
+            }
         }
         let mut g = self.lock.lock();
         self.waiters.fetch_add(1, SeqCst);
@@ -793,8 +859,8 @@ impl Inner {
 
     /// A flush up to `ready` succeeded: publish it and wake whoever waits for it.
     fn publish(&self, ready: Lsn) {
-        self.durable.store(ready, SeqCst);
         self.device.note_durable(ready);
+        self.durable.store(ready, SeqCst);
         self.flushes.fetch_add(1, Relaxed);
         if self.state.load(SeqCst) & STALLED != 0 {
             let mut g = self.lock.lock();

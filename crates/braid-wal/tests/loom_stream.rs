@@ -40,16 +40,31 @@ fn fill(filled: &[AtomicBool], lsn: u64, len: u64) {
 fn flusher_check(res: &Reservations, filled: &[AtomicBool]) -> u64 {
     let (ready, _) = res.ready();
     for b in 0..ready {
-        assert!(filled[b as usize].load(Relaxed), "ready point {ready} passes unfilled byte {b}");
+        assert!(
+            filled[b as usize].load(Relaxed),
+            "ready point {ready} passes unfilled byte {b}"
+        );
     }
     ready
 }
 
+/// Exhaustive exploration of three threads is too slow; bounding preemptions (the usual loom
+/// practice) keeps it to seconds while still covering every interleaving with few context
+/// switches, which is where ordering bugs of a protocol this small show up.
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(3);
+    }
+    b.check(f);
+}
+
 #[test]
 fn two_writers_and_a_flusher() {
-    loom::model(|| {
+    model(|| {
         let res = Arc::new(Reservations::new(0, 2));
-        let filled: Arc<Vec<AtomicBool>> = Arc::new((0..4).map(|_| AtomicBool::new(false)).collect());
+        let filled: Arc<Vec<AtomicBool>> =
+            Arc::new((0..4).map(|_| AtomicBool::new(false)).collect());
         let writers: Vec<_> = (0..2u64)
             .map(|w| {
                 let res = res.clone();
@@ -81,9 +96,10 @@ fn two_writers_and_a_flusher() {
 /// fill), another writer once; the flusher looks twice.
 #[test]
 fn slot_reuse_across_appends() {
-    loom::model(|| {
+    model(|| {
         let res = Arc::new(Reservations::new(0, 2));
-        let filled: Arc<Vec<AtomicBool>> = Arc::new((0..3).map(|_| AtomicBool::new(false)).collect());
+        let filled: Arc<Vec<AtomicBool>> =
+            Arc::new((0..3).map(|_| AtomicBool::new(false)).collect());
         let a = {
             let res = res.clone();
             let filled = filled.clone();

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use braid_pmem::{CrashMode, CrashSim, Domain, PmemConfig, Region};
+use braid_wal::Lsn;
 use braid_wal::WalError;
 use braid_wal::device::Device;
 use braid_wal::file_device::FileDeviceConfig;
@@ -16,37 +17,63 @@ use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig, PmemWrite};
 use braid_wal::record::{Kind, RecordSpec, Stamp};
 use braid_wal::scan::{EndKind, ScanMode, Scanner, StreamSource};
 use braid_wal::stream::{Stream, StreamConfig};
-use braid_wal::Lsn;
 
 type Expected = BTreeMap<Lsn, (u64, Vec<u8>, Lsn)>;
+/// Recovered records: (lsn, txn, payload).
+type Recovered = Vec<(Lsn, u64, Vec<u8>)>;
 
 fn pcfg(domain: Domain) -> PmemConfig {
-    PmemConfig { domain, flush: None, write_delay_ns: 0 }
+    PmemConfig {
+        domain,
+        flush: None,
+        write_delay_ns: 0,
+    }
 }
 
 fn dcfg(write: PmemWrite) -> PmemDeviceConfig {
-    PmemDeviceConfig { stream: 1, write, destage: None }
+    PmemDeviceConfig {
+        stream: 1,
+        write,
+        destage: None,
+    }
 }
 
 fn scfg(writers: usize) -> StreamConfig {
-    StreamConfig { id: 1, max_writers: writers, ..StreamConfig::default() }
+    StreamConfig {
+        id: 1,
+        max_writers: writers,
+        ..StreamConfig::default()
+    }
 }
 
 fn payload(txn: u64, len: usize) -> Vec<u8> {
-    (0..len).map(|i| (txn as usize * 31 + i * 7) as u8).collect()
+    (0..len)
+        .map(|i| (txn as usize * 31 + i * 7) as u8)
+        .collect()
 }
 
-fn append(w: &mut braid_wal::stream::StreamWriter, txn: u64, len: usize, exp: &mut Expected) -> (Lsn, Lsn) {
+fn append(
+    w: &mut braid_wal::stream::StreamWriter,
+    txn: u64,
+    len: usize,
+    exp: &mut Expected,
+) -> (Lsn, Lsn) {
     let p = payload(txn, len);
     let parts: [&[u8]; 1] = [&p];
-    let spec = RecordSpec { kind: Kind::Redo, flags: 1, txn, stamp: &Stamp::None, payload: &parts };
+    let spec = RecordSpec {
+        kind: Kind::Redo,
+        flags: 1,
+        txn,
+        stamp: &Stamp::None,
+        payload: &parts,
+    };
     let (l, e) = w.append(&spec).unwrap();
     exp.insert(l, (txn, p, e));
     (l, e)
 }
 
 /// Every valid record (lsn, txn, payload) and the end.
-fn scan(src: &dyn StreamSource) -> (Vec<(Lsn, u64, Vec<u8>)>, Lsn, EndKind) {
+fn scan(src: &dyn StreamSource) -> (Recovered, Lsn, EndKind) {
     let mut s = Scanner::new(src, ScanMode::Strict);
     let mut out = Vec::new();
     while let Some(r) = s.next_record().unwrap() {
@@ -60,10 +87,18 @@ fn scan(src: &dyn StreamSource) -> (Vec<(Lsn, u64, Vec<u8>)>, Lsn, EndKind) {
 /// include every record ending at or before `acked`.
 fn check_prefix(got: &[(Lsn, u64, Vec<u8>)], end: Lsn, exp: &Expected, start: Lsn, acked: Lsn) {
     let want: Vec<_> = exp.range(start..).collect();
-    assert!(got.len() <= want.len(), "recovered {} records, only {} appended", got.len(), want.len());
+    assert!(
+        got.len() <= want.len(),
+        "recovered {} records, only {} appended",
+        got.len(),
+        want.len()
+    );
     for (g, (l, (txn, p, _))) in got.iter().zip(&want) {
         assert_eq!(g.0, **l, "recovered record at an unexpected LSN");
-        assert_eq!(g.1, *txn, "recovered a record that was not appended there (txn) at {l}");
+        assert_eq!(
+            g.1, *txn,
+            "recovered a record that was not appended there (txn) at {l}"
+        );
         assert_eq!(&g.2, p, "payload mismatch at {l}");
     }
     let expected_end = match got.len() {
@@ -72,7 +107,10 @@ fn check_prefix(got: &[(Lsn, u64, Vec<u8>)], end: Lsn, exp: &Expected, start: Ls
     };
     assert_eq!(end, expected_end);
     for (l, (_, _, e)) in &want[got.len()..] {
-        assert!(*e > acked, "record at {l} ending at {e} was acknowledged durable (<= {acked}) but not recovered");
+        assert!(
+            *e > acked,
+            "record at {l} ending at {e} was acknowledged durable (<= {acked}) but not recovered"
+        );
     }
 }
 
@@ -99,7 +137,10 @@ fn append_wait_crash_recover_all_modes() {
             }
             for mode in [
                 CrashMode::DropUnpersisted,
-                CrashMode::KeepRandom { seed: 7, keep_probability: 0.5 },
+                CrashMode::KeepRandom {
+                    seed: 7,
+                    keep_probability: 0.5,
+                },
             ] {
                 let img = region.crash(mode).unwrap();
                 let dev2 = reopen(img, write);
@@ -117,7 +158,11 @@ fn append_wait_crash_recover_all_modes() {
 /// Freeze the durable image after `n` persist events at many points of a single-writer run.
 #[test]
 fn crash_at_every_kind_of_point_single_writer() {
-    for (domain, write) in [(Domain::Adr, PmemWrite::NonTemporal), (Domain::Adr, PmemWrite::StoreFlush), (Domain::Eadr, PmemWrite::NonTemporal)] {
+    for (domain, write) in [
+        (Domain::Adr, PmemWrite::NonTemporal),
+        (Domain::Adr, PmemWrite::StoreFlush),
+        (Domain::Eadr, PmemWrite::NonTemporal),
+    ] {
         // Measure the run's persist events once.
         let total = {
             let region = CrashSim::region(32 << 10, pcfg(domain));
@@ -153,7 +198,10 @@ fn crash_at_every_kind_of_point_single_writer() {
             }
             for mode in [
                 CrashMode::DropUnpersisted,
-                CrashMode::KeepRandom { seed: n, keep_probability: 0.3 },
+                CrashMode::KeepRandom {
+                    seed: n,
+                    keep_probability: 0.3,
+                },
             ] {
                 let dev2 = reopen(region.crash(mode).unwrap(), write);
                 let (got, end, _) = scan(&*dev2);
@@ -190,7 +238,12 @@ fn concurrent_writers_frozen_crash_prefix() {
                     let mut acked = 0;
                     for i in 0..60u64 {
                         let txn = t * 1000 + i;
-                        let (_, e) = append(&mut w, txn, 8 + ((i * 29 + t * 11) % 120) as usize, &mut exp);
+                        let (_, e) = append(
+                            &mut w,
+                            txn,
+                            8 + ((i * 29 + t * 11) % 120) as usize,
+                            &mut exp,
+                        );
                         if i % 4 == 3 {
                             s.wait_durable(e).unwrap();
                             if r.persist_events() - base <= freeze_at {
@@ -225,7 +278,10 @@ fn concurrent_writers_frozen_crash_prefix() {
             stream2.wait_durable(e2).unwrap();
             drop(w2);
             stream2.close().unwrap();
-            let dev3 = reopen(img.crash(CrashMode::DropUnpersisted).unwrap(), PmemWrite::NonTemporal);
+            let dev3 = reopen(
+                img.crash(CrashMode::DropUnpersisted).unwrap(),
+                PmemWrite::NonTemporal,
+            );
             let (got3, end3, kind3) = scan(&*dev3);
             assert_eq!(end3, e2, "{kind3:?}");
             check_prefix(&got3, end3, &exp2, 0, e2);
@@ -252,7 +308,12 @@ fn concurrent_writers_live_crash_prefix() {
                     let mut i = 0u64;
                     while !stop.load(Ordering::SeqCst) && s.tail() < 56 << 10 {
                         let txn = t * 100_000 + i;
-                        let (_, e) = append(&mut w, txn, 8 + ((i * 29 + t * 11) % 120) as usize, &mut exp);
+                        let (_, e) = append(
+                            &mut w,
+                            txn,
+                            8 + ((i * 29 + t * 11) % 120) as usize,
+                            &mut exp,
+                        );
                         if i % 3 == 2 {
                             s.wait_durable(e).unwrap();
                         }
@@ -270,7 +331,12 @@ fn concurrent_writers_live_crash_prefix() {
         let acked1 = stream.durable();
         let img1 = region.crash(CrashMode::DropUnpersisted).unwrap();
         let acked2 = stream.durable();
-        let img2 = region.crash(CrashMode::KeepRandom { seed, keep_probability: 0.5 }).unwrap();
+        let img2 = region
+            .crash(CrashMode::KeepRandom {
+                seed,
+                keep_probability: 0.5,
+            })
+            .unwrap();
         stop.store(true, Ordering::SeqCst);
         let mut exp = Expected::new();
         for h in handles {
@@ -301,7 +367,13 @@ fn wrap_around_many_laps_never_replays_stale() {
             let len = 40 + (i as usize * 53) % 300;
             let p = payload(i, len);
             let parts: [&[u8]; 1] = [&p];
-            let spec = RecordSpec { kind: Kind::Redo, flags: 1, txn: i, stamp: &Stamp::None, payload: &parts };
+            let spec = RecordSpec {
+                kind: Kind::Redo,
+                flags: 1,
+                txn: i,
+                stamp: &Stamp::None,
+                payload: &parts,
+            };
             match w.append(&spec) {
                 Ok((l, e)) => {
                     exp.insert(l, (i, p, e));
@@ -314,7 +386,11 @@ fn wrap_around_many_laps_never_replays_stale() {
             let tail = stream.tail();
             if tail - released > 3000 {
                 stream.wait_durable(tail).unwrap();
-                let upto = *exp.range(..tail - 2048).next_back().map(|(_, (_, _, e))| e).unwrap_or(&released);
+                let upto = *exp
+                    .range(..tail - 2048)
+                    .next_back()
+                    .map(|(_, (_, _, e))| e)
+                    .unwrap_or(&released);
                 if upto > released {
                     dev.release(upto).unwrap();
                     released = upto;
@@ -323,7 +399,13 @@ fn wrap_around_many_laps_never_replays_stale() {
         }
         let tail = stream.tail();
         stream.wait_durable(tail).unwrap();
-        for mode in [CrashMode::DropUnpersisted, CrashMode::KeepRandom { seed: 3, keep_probability: 0.7 }] {
+        for mode in [
+            CrashMode::DropUnpersisted,
+            CrashMode::KeepRandom {
+                seed: 3,
+                keep_probability: 0.7,
+            },
+        ] {
             let dev2 = reopen(region.crash(mode).unwrap(), write);
             assert_eq!(dev2.start(), released);
             let (got, end, _) = scan(&*dev2);
@@ -343,7 +425,13 @@ fn full_ring_without_destaging_fails_with_log_full() {
     let err = loop {
         let p = payload(1, 200);
         let parts: [&[u8]; 1] = [&p];
-        let spec = RecordSpec { kind: Kind::Redo, flags: 1, txn: 1, stamp: &Stamp::None, payload: &parts };
+        let spec = RecordSpec {
+            kind: Kind::Redo,
+            flags: 1,
+            txn: 1,
+            stamp: &Stamp::None,
+            payload: &parts,
+        };
         match w.append(&spec) {
             Ok((l, e)) => {
                 exp.insert(l, (1, p, e));
@@ -381,9 +469,15 @@ fn reset_tail_zeroes_everything_outside_the_window() {
     dev.reset_tail(end).unwrap();
     let mut ring = vec![0u8; 8192];
     region.read(4096, &mut ring);
-    assert!(ring[end as usize..].iter().all(|b| *b == 0), "stale bytes beyond the end");
+    assert!(
+        ring[end as usize..].iter().all(|b| *b == 0),
+        "stale bytes beyond the end"
+    );
     assert!(ring[..end as usize].iter().any(|b| *b != 0));
-    let dev2 = reopen(region.crash(CrashMode::DropUnpersisted).unwrap(), PmemWrite::NonTemporal);
+    let dev2 = reopen(
+        region.crash(CrashMode::DropUnpersisted).unwrap(),
+        PmemWrite::NonTemporal,
+    );
     let (got, e2, kind) = scan(&*dev2);
     assert_eq!(e2, end);
     assert_eq!(kind, EndKind::Clean);
@@ -401,7 +495,10 @@ fn open_refuses_other_streams_and_foreign_data() {
     let dev = PmemDevice::open(region.clone(), dcfg(PmemWrite::NonTemporal)).unwrap();
     assert_eq!(dev.salt(), salt);
     drop(dev);
-    let other = PmemDeviceConfig { stream: 2, ..dcfg(PmemWrite::NonTemporal) };
+    let other = PmemDeviceConfig {
+        stream: 2,
+        ..dcfg(PmemWrite::NonTemporal)
+    };
     let err = PmemDevice::open(region.clone(), other).unwrap_err();
     assert!(err.to_string().contains("stream 1"), "{err}");
     // Damage the header checksum.
@@ -415,7 +512,13 @@ fn open_refuses_other_streams_and_foreign_data() {
     let err = PmemDevice::open(foreign, dcfg(PmemWrite::NonTemporal)).unwrap_err();
     assert!(err.to_string().contains("not a braid log ring"), "{err}");
     // Too small.
-    assert!(PmemDevice::open(CrashSim::region(4096, pcfg(Domain::Adr)), dcfg(PmemWrite::NonTemporal)).is_err());
+    assert!(
+        PmemDevice::open(
+            CrashSim::region(4096, pcfg(Domain::Adr)),
+            dcfg(PmemWrite::NonTemporal)
+        )
+        .is_err()
+    );
 }
 
 #[test]
@@ -430,7 +533,11 @@ fn interrupted_format_is_formatted_again() {
         region.freeze_after(n).unwrap();
         drop(PmemDevice::open(region.clone(), dcfg(PmemWrite::NonTemporal)).unwrap());
         // (KeepRandom on a frozen image would keep stores made after the crash point.)
-        let dev = PmemDevice::open(region.crash(CrashMode::DropUnpersisted).unwrap(), dcfg(PmemWrite::NonTemporal)).unwrap();
+        let dev = PmemDevice::open(
+            region.crash(CrashMode::DropUnpersisted).unwrap(),
+            dcfg(PmemWrite::NonTemporal),
+        )
+        .unwrap();
         let (got, end, _) = scan(&dev);
         assert!(got.is_empty());
         assert_eq!(end, 0);
@@ -459,7 +566,11 @@ fn destaging_to_files_keeps_the_whole_stream() {
     let mut fcfg = FileDeviceConfig::new(dir.path(), 1);
     fcfg.segment_size = 16 << 10;
     fcfg.preallocate = false;
-    let cfg = PmemDeviceConfig { stream: 1, write: PmemWrite::NonTemporal, destage: Some(fcfg) };
+    let cfg = PmemDeviceConfig {
+        stream: 1,
+        write: PmemWrite::NonTemporal,
+        destage: Some(fcfg),
+    };
     let region = CrashSim::region(4096 + 4096, pcfg(Domain::Adr));
     let dev = Arc::new(PmemDevice::open(region.clone(), cfg.clone()).unwrap());
     let stream = Stream::start(dev.clone(), 0, scfg(2)).unwrap();
@@ -470,7 +581,7 @@ fn destaging_to_files_keeps_the_whole_stream() {
         // Ten laps of a 4 KiB ring; every few records wait for durability.
         while stream.tail() < 10 * 4096 {
             let (_, e) = append(&mut w, i, 30 + (i as usize * 41) % 250, &mut exp);
-            if i % 5 == 0 {
+            if i.is_multiple_of(5) {
                 stream.wait_durable(e).unwrap();
             }
             i += 1;
@@ -539,8 +650,68 @@ fn records_after_a_hole_never_come_back() {
     stream2.wait_durable(e2).unwrap();
     drop(w2);
     stream2.close().unwrap();
-    let dev3 = reopen(img.crash(CrashMode::DropUnpersisted).unwrap(), PmemWrite::NonTemporal);
+    let dev3 = reopen(
+        img.crash(CrashMode::DropUnpersisted).unwrap(),
+        PmemWrite::NonTemporal,
+    );
     let (got3, end3, kind3) = scan(&*dev3);
     assert_eq!((end3, kind3), (e2, EndKind::Clean));
     check_prefix(&got3, end3, &exp2, 0, e2);
+}
+
+/// De-staging while the power fails: the region and the files are snapshotted (the ring first,
+/// so the files may be ahead of the ring's head but never behind it) at several points of a
+/// run over many laps; each reopened pair must give a prefix holding every acknowledged record.
+#[test]
+fn destaging_survives_power_failures() {
+    use braid_wal::fs::{CrashOpts, FaultFs};
+    let fs = FaultFs::new();
+    let mut fcfg = FileDeviceConfig::new("/db/ring", 1);
+    fcfg.segment_size = 8192;
+    let cfg = PmemDeviceConfig {
+        stream: 1,
+        write: PmemWrite::NonTemporal,
+        destage: Some(fcfg),
+    };
+    let region = CrashSim::region(4096 + 4096, pcfg(Domain::Adr));
+    let dev = Arc::new(
+        PmemDevice::open_with_fs(region.clone(), cfg.clone(), Arc::new(fs.clone())).unwrap(),
+    );
+    let stream = Stream::start(dev.clone(), 0, scfg(1)).unwrap();
+    let mut w = stream.writer().unwrap();
+    let mut exp = Expected::new();
+    let mut snaps = Vec::new();
+    let mut i = 0u64;
+    while stream.tail() < 12 * 4096 {
+        let (_, e) = append(&mut w, i, 20 + (i as usize * 67) % 200, &mut exp);
+        if i.is_multiple_of(3) {
+            stream.wait_durable(e).unwrap();
+        }
+        if i % 37 == 36 {
+            let acked = stream.durable();
+            let img = region.crash(CrashMode::DropUnpersisted).unwrap();
+            let files = [
+                fs.crash(CrashOpts::drop_unsynced()),
+                fs.crash(CrashOpts::tear_last(i)),
+            ];
+            snaps.push((acked, img, files));
+        }
+        i += 1;
+    }
+    drop(w);
+    stream.close().unwrap();
+    assert!(dev.head() > 0, "nothing was de-staged");
+    assert!(snaps.len() > 5);
+    for (acked, img, files) in snaps {
+        for f in files {
+            let dev2 = PmemDevice::open_with_fs(
+                img.crash(CrashMode::DropUnpersisted).unwrap(),
+                cfg.clone(),
+                Arc::new(f),
+            )
+            .unwrap();
+            let (got, end, _) = scan(&dev2);
+            check_prefix(&got, end, &exp, 0, acked);
+        }
+    }
 }

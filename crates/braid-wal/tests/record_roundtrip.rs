@@ -334,7 +334,11 @@ fn header_checks_give_reasons() {
         b[6..8].copy_from_slice(&2u16.to_le_bytes());
         b[8..12].fill(0);
         let mut h = 3u32.to_le_bytes().to_vec();
-        h.extend_from_slice(&b[..b.len().min(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)]);
+        h.extend_from_slice(
+            &b[..b
+                .len()
+                .min(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)],
+        );
         let crc = crc32c::crc32c(&h);
         b[8..12].copy_from_slice(&crc.to_le_bytes());
     });

@@ -73,7 +73,11 @@ impl Fake {
 
     fn block_fill_at(&self, lsn: Lsn) {
         let mut g = self.gate.lock();
-        *g = Gate { block_at: Some(lsn), entered: false, open: false };
+        *g = Gate {
+            block_at: Some(lsn),
+            entered: false,
+            open: false,
+        };
     }
 
     fn wait_entered(&self) {
@@ -135,13 +139,20 @@ impl StreamSource for Fake {
 
 impl Device for Fake {
     fn info(&self) -> DeviceInfo {
-        DeviceInfo { kind: "fake", location: "fake-dir".into() }
+        DeviceInfo {
+            kind: "fake",
+            location: "fake-dir".into(),
+        }
     }
     fn capacity(&self) -> u64 {
         self.cap
     }
     fn reusable(&self) -> Lsn {
-        if self.no_recycle { self.base } else { self.flushed.load(SeqCst) }
+        if self.no_recycle {
+            self.base
+        } else {
+            self.flushed.load(SeqCst)
+        }
     }
     fn fill(&self, lsn: Lsn, bytes: &[u8]) {
         let blocked = {
@@ -176,12 +187,26 @@ impl Device for Fake {
     }
     fn flush(&self, from: Lsn, to: Lsn) -> Result<(), WalError> {
         self.flush_calls.fetch_add(1, SeqCst);
-        assert!(!self.durable_on_fill, "flush called on a durable_on_fill device");
-        assert_eq!(from, self.flushed.load(SeqCst), "flush ranges must be contiguous");
+        assert!(
+            !self.durable_on_fill,
+            "flush called on a durable_on_fill device"
+        );
+        assert_eq!(
+            from,
+            self.flushed.load(SeqCst),
+            "flush ranges must be contiguous"
+        );
         assert!(to > from, "empty flush {from}..{to}");
-        assert!(self.covered(from, to), "flush of {from}..{to} covers bytes nobody filled");
+        assert!(
+            self.covered(from, to),
+            "flush of {from}..{to} covers bytes nobody filled"
+        );
         match self.mode.load(SeqCst) {
-            NOSPACE => return Err(WalError::NoSpace { path: PathBuf::from("fake-dir") }),
+            NOSPACE => {
+                return Err(WalError::NoSpace {
+                    path: PathBuf::from("fake-dir"),
+                });
+            }
             IOERR => {
                 return Err(WalError::io(
                     "fdatasync",
@@ -203,7 +228,9 @@ impl Device for Fake {
     }
     fn ensure_space(&self, upto: Lsn) -> Result<(), WalError> {
         if self.no_recycle && upto > self.base + self.cap {
-            return Err(WalError::LogFull { what: "fake ring".into() });
+            return Err(WalError::LogFull {
+                what: "fake ring".into(),
+            });
         }
         Ok(())
     }
@@ -220,7 +247,12 @@ impl Device for Fake {
 }
 
 fn cfg(writers: usize) -> StreamConfig {
-    StreamConfig { id: 7, max_writers: writers, group_delay: Duration::ZERO, group_bytes: 1 << 20 }
+    StreamConfig {
+        id: 7,
+        max_writers: writers,
+        group_delay: Duration::ZERO,
+        group_bytes: 1 << 20,
+    }
 }
 
 /// Encode a self-describing test record: (lsn, len) then a byte pattern.
@@ -241,11 +273,21 @@ fn check_test_record(bytes: &[u8], lsn: Lsn, len: u64) {
     }
 }
 
-fn concurrent_run(durable_on_fill: bool, cap: u64, group_delay: Duration, threads: usize, per: usize) {
+fn concurrent_run(
+    durable_on_fill: bool,
+    cap: u64,
+    group_delay: Duration,
+    threads: usize,
+    per: usize,
+) {
     let base = 4096;
     let fake = Fake::new(cap, durable_on_fill, base);
     let dev: Arc<dyn Device> = fake.clone();
-    let c = StreamConfig { group_delay, group_bytes: 512, ..cfg(threads) };
+    let c = StreamConfig {
+        group_delay,
+        group_bytes: 512,
+        ..cfg(threads)
+    };
     let stream = Stream::start(dev, base, c).unwrap();
     let barrier = Arc::new(Barrier::new(threads));
     let handles: Vec<_> = (0..threads)
@@ -258,7 +300,9 @@ fn concurrent_run(durable_on_fill: bool, cap: u64, group_delay: Duration, thread
                 let mut got = Vec::with_capacity(per);
                 for i in 0..per {
                     let len = 16 + 8 * ((i * 7 + t * 13) % 24);
-                    let (lsn, end) = w.append_with(len, |lsn, _, _, out| encode_test(lsn, out)).unwrap();
+                    let (lsn, end) = w
+                        .append_with(len, |lsn, _, _, out| encode_test(lsn, out))
+                        .unwrap();
                     assert_eq!(end - lsn, len as u64);
                     if i % 16 == 0 {
                         s.wait_durable(end).unwrap();
@@ -270,7 +314,10 @@ fn concurrent_run(durable_on_fill: bool, cap: u64, group_delay: Duration, thread
             })
         })
         .collect();
-    let mut all: Vec<(Lsn, Lsn)> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    let mut all: Vec<(Lsn, Lsn)> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
     all.sort();
     let tail = stream.tail();
     let mut at = base;
@@ -289,7 +336,10 @@ fn concurrent_run(durable_on_fill: bool, cap: u64, group_delay: Duration, thread
     for ((l, e), (fl, flen)) in all.iter().zip(&fills) {
         assert_eq!((*l, *e), (*fl, fl + flen));
     }
-    assert!(!fake.ring_violation.load(SeqCst), "a fill went outside the ring window");
+    assert!(
+        !fake.ring_violation.load(SeqCst),
+        "a fill went outside the ring window"
+    );
     assert!(fake.notes.load(SeqCst) >= tail);
     if !durable_on_fill {
         assert_eq!(fake.flushed.load(SeqCst), tail);
@@ -348,7 +398,10 @@ fn durable_never_passes_busy(durable_on_fill: bool) {
     let (lb, eb) = w0.append_with(32, |l, _, _, o| encode_test(l, o)).unwrap();
     assert_eq!((lb, eb), (128, 160));
     for _ in 0..50 {
-        assert!(!stream.check_durable(eb).unwrap(), "durable passed a writer still filling");
+        assert!(
+            !stream.check_durable(eb).unwrap(),
+            "durable passed a writer still filling"
+        );
         assert!(stream.durable() <= 64);
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -380,15 +433,26 @@ fn poison_on_flush_error() {
     let (_, e2) = w.append_with(64, |l, _, _, o| encode_test(l, o)).unwrap();
     let err = stream.wait_durable(e2).unwrap_err();
     match &err {
-        WalError::Poisoned { stream: 7, cause } => assert!(cause.contains("injected EIO"), "{cause}"),
+        WalError::Poisoned { stream: 7, cause } => {
+            assert!(cause.contains("injected EIO"), "{cause}")
+        }
         other => panic!("expected Poisoned, got {other:?}"),
     }
     assert!(err.to_string().contains("poisoned"));
     // Later appends and waits fail too, even once the device would work again.
     fake.mode.store(OK, SeqCst);
-    assert!(matches!(w.append_with(64, |l, _, _, o| encode_test(l, o)), Err(WalError::Poisoned { .. })));
-    assert!(matches!(stream.wait_durable(e2), Err(WalError::Poisoned { .. })));
-    assert!(matches!(stream.check_durable(e2), Err(WalError::Poisoned { .. })));
+    assert!(matches!(
+        w.append_with(64, |l, _, _, o| encode_test(l, o)),
+        Err(WalError::Poisoned { .. })
+    ));
+    assert!(matches!(
+        stream.wait_durable(e2),
+        Err(WalError::Poisoned { .. })
+    ));
+    assert!(matches!(
+        stream.check_durable(e2),
+        Err(WalError::Poisoned { .. })
+    ));
     assert!(matches!(stream.writer(), Err(WalError::Poisoned { .. })));
     // What was durable before the failure stays acknowledged; nothing after it ever is.
     stream.wait_durable(e1).unwrap();
@@ -440,7 +504,10 @@ fn nospace_fails_affected_waiters_then_recovers() {
     assert!(matches!(err, WalError::NoSpace { .. }), "{err:?}");
     // While stalled, new appends fail fast without reserving.
     let tail = stream.tail();
-    assert!(matches!(w.append_with(64, |l, _, _, o| encode_test(l, o)), Err(WalError::NoSpace { .. })));
+    assert!(matches!(
+        w.append_with(64, |l, _, _, o| encode_test(l, o)),
+        Err(WalError::NoSpace { .. })
+    ));
     assert_eq!(stream.tail(), tail);
     assert_eq!(stream.durable(), e1);
     // The flusher keeps retrying.
@@ -481,7 +548,10 @@ fn close_with_nospace_reports_it() {
     let (_, e) = w.append_with(64, |l, _, _, o| encode_test(l, o)).unwrap();
     assert!(matches!(stream.close(), Err(WalError::NoSpace { .. })));
     assert!(stream.wait_durable(e).is_err());
-    assert!(matches!(w.append_with(64, |l, _, _, o| encode_test(l, o)), Err(WalError::Closed(7))));
+    assert!(matches!(
+        w.append_with(64, |l, _, _, o| encode_test(l, o)),
+        Err(WalError::Closed(7))
+    ));
 }
 
 #[test]
@@ -493,7 +563,9 @@ fn log_full_when_ring_cannot_drain() {
     for _ in 0..4 {
         w.append_with(64, |l, _, _, o| encode_test(l, o)).unwrap();
     }
-    let err = w.append_with(64, |l, _, _, o| encode_test(l, o)).unwrap_err();
+    let err = w
+        .append_with(64, |l, _, _, o| encode_test(l, o))
+        .unwrap_err();
     assert!(matches!(err, WalError::LogFull { .. }), "{err:?}");
     assert_eq!(stream.tail(), 256);
     stream.wait_durable(256).unwrap();
@@ -513,7 +585,10 @@ fn limits_and_lifecycle() {
     let _w2 = stream.writer().unwrap();
     assert!(matches!(
         w1.append_with(2048, |l, _, _, o| encode_test(l, o)),
-        Err(WalError::RecordTooLarge { len: 2048, max: 1024 })
+        Err(WalError::RecordTooLarge {
+            len: 2048,
+            max: 1024
+        })
     ));
     assert!(w1.append_with(12, |_, _, _, _| {}).is_err());
     assert!(stream.wait_durable(8).is_err(), "beyond the tail");
@@ -539,7 +614,10 @@ fn close_flushes_and_refuses_appends() {
         stream.close().unwrap();
         assert_eq!(stream.durable(), end);
         stream.wait_durable(end).unwrap();
-        assert!(matches!(w.append_with(40, |l, _, _, o| encode_test(l, o)), Err(WalError::Closed(7))));
+        assert!(matches!(
+            w.append_with(40, |l, _, _, o| encode_test(l, o)),
+            Err(WalError::Closed(7))
+        ));
         assert!(matches!(stream.writer(), Err(WalError::Closed(7))));
     }
 }
@@ -562,7 +640,10 @@ fn panicking_encoder_poisons() {
         };
         assert!(w.is_none(), "a writer on a poisoned stream");
         w.take();
-        assert!(matches!(stream.wait_durable(e1 + 64), Err(WalError::Poisoned { .. })));
+        assert!(matches!(
+            stream.wait_durable(e1 + 64),
+            Err(WalError::Poisoned { .. })
+        ));
         assert!(stream.durable() <= e1);
     }
 }
@@ -574,7 +655,13 @@ fn real_records_carry_lsn_salt_and_synced() {
     let mut w = stream.writer().unwrap();
     let stamp = Stamp::Gsn(42);
     let payload: [&[u8]; 2] = [b"hello ", b"world"];
-    let spec = RecordSpec { kind: Kind::Redo, flags: record::FLAG_COMMIT, txn: 9, stamp: &stamp, payload: &payload };
+    let spec = RecordSpec {
+        kind: Kind::Redo,
+        flags: record::FLAG_COMMIT,
+        txn: 9,
+        stamp: &stamp,
+        payload: &payload,
+    };
     let (l1, e1) = w.append(&spec).unwrap();
     assert_eq!(e1 - l1, spec.encoded_len() as u64);
     stream.wait_durable(e1).unwrap();
@@ -593,5 +680,24 @@ fn real_records_carry_lsn_salt_and_synced() {
             other => panic!("record at {l} does not decode: {other:?}"),
         }
     }
+    stream.close().unwrap();
+}
+
+#[test]
+fn null_device_stream() {
+    use braid_wal::null_device::NullDevice;
+    let stream = Stream::start(Arc::new(NullDevice::new()), 0, cfg(2)).unwrap();
+    let mut w = stream.writer().unwrap();
+    let mut end = 0;
+    for _ in 0..1000 {
+        end = w
+            .append_with(256, |l, _, _, o| encode_test(l, o))
+            .unwrap()
+            .1;
+    }
+    stream.wait_durable(end).unwrap();
+    assert_eq!(stream.durable(), 256_000);
+    assert_eq!(stream.stats().records, 1000);
+    assert_eq!(stream.device().info().kind, "null");
     stream.close().unwrap();
 }

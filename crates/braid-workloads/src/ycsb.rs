@@ -20,7 +20,7 @@ use braid_engine::{
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{Client, Workload};
 
@@ -29,7 +29,8 @@ pub const YCSB_TXN: u32 = 1;
 /// The one table.
 pub const TABLE: TableId = TableId(0);
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
 pub struct YcsbConfig {
     pub rows: u64,
     pub columns: usize,

@@ -20,7 +20,7 @@ use hdrhistogram::Histogram;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::common::{self, DeviceKind, EngineArgs, WorkloadKind, YcsbArgs};
+use crate::common::{self, DeviceKind, EngineArgs, OltpArgs, WorkloadKind, YcsbArgs};
 
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
@@ -33,9 +33,9 @@ pub struct BenchArgs {
     /// Logging kinds, comma-separated: data, command.
     #[arg(long, default_value = "data")]
     pub logging: String,
-    /// Log device.
-    #[arg(long, value_enum, default_value_t = DeviceKind::Pmem)]
-    pub device: DeviceKind,
+    /// Log devices, comma-separated: pmem, file.
+    #[arg(long, default_value = "pmem")]
+    pub device: String,
     /// Parent directory for the databases (default: a temporary directory in /dev/shm, or
     /// /var/tmp for the file device).
     #[arg(long)]
@@ -43,9 +43,13 @@ pub struct BenchArgs {
     /// Worker thread counts, comma-separated.
     #[arg(long, default_value = "1,2")]
     pub threads: String,
-    /// Log streams (default: the thread count; serial always uses one).
+    /// Log stream counts, comma-separated (default: the thread count; serial always uses one).
     #[arg(long)]
-    pub logs: Option<usize>,
+    pub logs: Option<String>,
+    /// Emulated NVM write delays to sweep, ns per persisted cache line, comma-separated
+    /// (overrides --nvm-delay-ns).
+    #[arg(long)]
+    pub nvm_delays: Option<String>,
     /// Seconds per run.
     #[arg(long, default_value_t = 5.0)]
     pub seconds: f64,
@@ -55,6 +59,12 @@ pub struct BenchArgs {
     /// Write results as JSON here.
     #[arg(long, default_value = "results/bench.json")]
     pub json: PathBuf,
+    /// Write results as CSV here.
+    #[arg(long, default_value = "results/bench.csv")]
+    pub csv: PathBuf,
+    /// Draw plots of the sweep (SVG and PNG) into this directory.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
     /// Keep each run's database directory (for `braid recover` / `braid inspect`).
     #[arg(long)]
     pub keep: bool,
@@ -66,6 +76,8 @@ pub struct BenchArgs {
     pub seed: u64,
     #[command(flatten)]
     pub ycsb: YcsbArgs,
+    #[command(flatten)]
+    pub oltp: OltpArgs,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -97,6 +109,7 @@ pub struct ConfigResult {
     pub txn_per_s_min: f64,
     pub txn_per_s_max: f64,
     pub ratio_to_none: Option<f64>,
+    pub nvm_delay_ns: u64,
     pub p50_us: f64,
     pub p99_us: f64,
     pub aborts_per_s: f64,
@@ -112,7 +125,11 @@ fn median(v: &mut [f64]) -> f64 {
     }
     v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 /// Run one configuration once.
@@ -120,16 +137,30 @@ fn median(v: &mut [f64]) -> f64 {
 pub fn run_once(
     args: &BenchArgs,
     workload: &Arc<dyn Workload>,
-    scheme: SchemeKind,
-    logging: LogKind,
-    threads: usize,
-    logs: usize,
+    point: &Point,
     repeat: usize,
     mp: &MultiProgress,
 ) -> Result<(RunResult, f64), String> {
-    let label = format!("{}-{}-{}t", scheme.name(), logging.name(), threads);
-    let dir = common::run_dir(args.dir.as_ref(), args.device, &label).map_err(|e| format!("creating a run directory: {e}"))?;
-    let mut opts = args.engine.options(scheme, logging, args.device, logs, threads);
+    let Point {
+        scheme,
+        logging,
+        device,
+        threads,
+        logs,
+        nvm_delay_ns,
+    } = *point;
+    let label = format!(
+        "{}-{}-{}-{}t",
+        scheme.name(),
+        logging.name(),
+        device.name(),
+        threads
+    );
+    let dir = common::run_dir(args.dir.as_ref(), device, &label)
+        .map_err(|e| format!("creating a run directory: {e}"))?;
+    let mut engine = args.engine.clone();
+    engine.nvm_delay_ns = nvm_delay_ns;
+    let mut opts = engine.options(scheme, logging, device, logs, threads);
     opts.app = common::app_blob(&**workload);
     let load_bar = mp.add(ProgressBar::new(workload.initial_rows()));
     load_bar.set_style(
@@ -139,9 +170,13 @@ pub fn run_once(
     load_bar.set_message(label.clone());
     let lb = load_bar.clone();
     let progress = move |n: u64| lb.inc(n);
-    let (db, _report) = Db::open(&dir.path().join("db"), opts, workload.catalog(), workload.procedures(), &|l| {
-        workload.load(l, &progress)
-    })
+    let (db, _report) = Db::open(
+        &dir.path().join("db"),
+        opts,
+        workload.catalog(),
+        workload.procedures(),
+        &|l| workload.load(l, &progress),
+    )
     .map_err(|e| format!("opening the database for {label}: {e}"))?;
     load_bar.finish_and_clear();
     mp.remove(&load_bar);
@@ -172,7 +207,8 @@ pub fn run_once(
                 s.spawn(move || -> Result<(u64, u64, Histogram<u64>), String> {
                     let mut worker = db.worker().map_err(|e| e.to_string())?;
                     let mut hist = Histogram::<u64>::new(3).map_err(|e| e.to_string())?;
-                    let mut pending: VecDeque<(braid_engine::Ticket, Instant)> = VecDeque::with_capacity(inflight);
+                    let mut pending: VecDeque<(braid_engine::Ticket, Instant)> =
+                        VecDeque::with_capacity(inflight);
                     let (mut done, mut aborts) = (0u64, 0u64);
                     let retire = |pending: &mut VecDeque<(braid_engine::Ticket, Instant)>,
                                   hist: &mut Histogram<u64>,
@@ -180,7 +216,11 @@ pub fn run_once(
                                   block: bool|
                      -> Result<(), String> {
                         while let Some((t, at)) = pending.front() {
-                            let durable = if block { t.wait().map(|_| true) } else { t.is_durable() };
+                            let durable = if block {
+                                t.wait().map(|_| true)
+                            } else {
+                                t.is_durable()
+                            };
                             match durable {
                                 Ok(true) => {
                                     let _ = hist.record(at.elapsed().as_nanos() as u64);
@@ -226,7 +266,10 @@ pub fn run_once(
             run_bar.set_position((start.elapsed().as_secs_f64() * 10.0) as u64);
         }
         stop.store(true, Ordering::Relaxed);
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("worker panicked".into()))).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("worker panicked".into())))
+            .collect()
     });
     let elapsed = start.elapsed().as_secs_f64();
     run_bar.finish_and_clear();
@@ -264,7 +307,20 @@ pub fn run_once(
     ))
 }
 
-pub fn run(args: BenchArgs) -> Result<(), String> {
+/// One configuration of a sweep.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub scheme: SchemeKind,
+    pub logging: LogKind,
+    pub device: DeviceKind,
+    pub threads: usize,
+    pub logs: usize,
+    pub nvm_delay_ns: u64,
+}
+
+/// Expand the command line into the configurations to run, `none` first for each thread
+/// count (its ratio base), logging schemes after.
+pub fn sweep_points(args: &BenchArgs) -> Result<Vec<Point>, String> {
     let schemes: Vec<SchemeKind> = match &args.scheme {
         Some(s) => common::parse_list(s)?,
         None => SchemeKind::ALL.to_vec(),
@@ -274,115 +330,261 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
     if threads.is_empty() || threads.contains(&0) {
         return Err("--threads needs positive thread counts".into());
     }
-    let workload = common::workload(args.workload, &args.ycsb, false);
-    // `none` runs first so every logging figure has its ratio from the same invocation.
-    let mut order: Vec<(SchemeKind, LogKind)> = Vec::new();
-    for &s in &schemes {
-        for &l in &loggings {
-            if s == SchemeKind::None && order.iter().any(|(x, _)| *x == SchemeKind::None) {
-                continue;
+    let devices: Vec<DeviceKind> = args
+        .device
+        .split(',')
+        .filter(|d| !d.is_empty())
+        .map(|d| {
+            <DeviceKind as clap::ValueEnum>::from_str(d.trim(), true)
+                .map_err(|e| format!("--device: {e}"))
+        })
+        .collect::<Result<_, _>>()?;
+    let delays: Vec<u64> = match &args.nvm_delays {
+        Some(d) => common::parse_list(d)?,
+        None => vec![args.engine.nvm_delay_ns],
+    };
+    let logs: Option<Vec<usize>> = args.logs.as_deref().map(common::parse_list).transpose()?;
+    let mut out = Vec::new();
+    for &t in &threads {
+        if schemes.contains(&SchemeKind::None) {
+            out.push(Point {
+                scheme: SchemeKind::None,
+                logging: LogKind::Data,
+                device: DeviceKind::Null,
+                threads: t,
+                logs: 0,
+                nvm_delay_ns: 0,
+            });
+        }
+        for &device in &devices {
+            for &delay in &delays {
+                for &scheme in schemes.iter().filter(|s| **s != SchemeKind::None) {
+                    for &logging in &loggings {
+                        if logging == LogKind::Command && !scheme.supports_command_logging() {
+                            continue;
+                        }
+                        let counts = logs.clone().unwrap_or_else(|| vec![t]);
+                        let mut seen = Vec::new();
+                        for l in counts {
+                            let l = scheme.streams_for(l);
+                            if seen.contains(&l) {
+                                continue;
+                            }
+                            seen.push(l);
+                            out.push(Point {
+                                scheme,
+                                logging,
+                                device,
+                                threads: t,
+                                logs: l,
+                                nvm_delay_ns: delay,
+                            });
+                        }
+                    }
+                }
             }
-            order.push((s, if s == SchemeKind::None { LogKind::Data } else { l }));
         }
     }
-    order.sort_by_key(|(s, _)| *s != SchemeKind::None);
+    Ok(out)
+}
+
+pub fn run(args: BenchArgs) -> Result<(), String> {
+    let workload = common::workload(args.workload, &args.ycsb, &args.oltp, false)?;
+    let points = sweep_points(&args)?;
     let mp = MultiProgress::new();
-    let total = (order.len() * threads.len() * args.repeat.max(1)) as u64;
+    let total = (points.len() * args.repeat.max(1)) as u64;
     let overall = mp.add(ProgressBar::new(total));
     overall.set_style(
         ProgressStyle::with_template("bench {wide_msg} [{bar:30}] {pos}/{len} runs, {elapsed}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    overall.set_message(format!("{} on {}", workload.name(), args.device.name()));
-    let mut results: Vec<ConfigResult> = Vec::new();
-    for &t in &threads {
-        for &(scheme, logging) in &order {
-            let logs = args.logs.unwrap_or(t);
-            let mut runs = Vec::new();
-            let mut bpr = 0.0;
-            for r in 0..args.repeat.max(1) {
-                let (res, b) = run_once(&args, &workload, scheme, logging, t, logs, r, &mp)?;
-                bpr = b;
-                runs.push(res);
-                overall.inc(1);
-            }
-            let mut tps: Vec<f64> = runs.iter().map(|r| r.txn_per_s).collect();
-            let min = tps.iter().cloned().fold(f64::INFINITY, f64::min);
-            let max = tps.iter().cloned().fold(0.0, f64::max);
-            let med = median(&mut tps);
-            let p50 = median(&mut runs.iter().map(|r| r.p50_us).collect::<Vec<_>>());
-            let p99 = median(&mut runs.iter().map(|r| r.p99_us).collect::<Vec<_>>());
-            let aborts = median(&mut runs.iter().map(|r| r.aborts as f64 / r.seconds).collect::<Vec<_>>());
-            let logbps = median(&mut runs.iter().map(|r| r.log_bytes as f64 / r.seconds).collect::<Vec<_>>());
-            let ratio = results
-                .iter()
-                .find(|c| c.scheme == "none" && c.threads == t)
-                .map(|none| if none.txn_per_s > 0.0 { med / none.txn_per_s } else { 0.0 });
-            results.push(ConfigResult {
-                workload: workload.name().to_string(),
-                scheme: scheme.name().to_string(),
-                logging: logging.name().to_string(),
-                device: if scheme == SchemeKind::None { "null".into() } else { args.device.name().to_string() },
-                threads: t,
-                logs: scheme.streams_for(logs),
-                txn_per_s: med,
-                txn_per_s_min: min,
-                txn_per_s_max: max,
-                ratio_to_none: ratio,
-                p50_us: p50,
-                p99_us: p99,
-                aborts_per_s: aborts,
-                log_bytes_per_s: logbps,
-                bytes_per_row: bpr,
-                runs,
-                params: serde_json::json!({
-                    "workload": workload.params(),
-                    "seconds": args.seconds,
-                    "repeat": args.repeat,
-                    "inflight": args.inflight,
-                    "seed": args.seed,
-                    "cc": args.engine.cc.name(),
-                    "group_delay_us": args.engine.group_delay_us,
-                    "group_kb": args.engine.group_kb,
-                    "ring_mb": args.engine.ring_mb,
-                    "nvm_delay_ns": args.engine.nvm_delay_ns,
-                    "domain": format!("{:?}", args.engine.domain).to_lowercase(),
-                    "pmem_write": format!("{:?}", args.engine.pmem_write).to_lowercase(),
-                    "destage": !args.engine.no_destage,
-                    "segment_mb": args.engine.segment_mb,
-                    "direct": args.engine.direct,
-                }),
-            });
-        }
-    }
+    overall.set_message(workload.name().to_string());
+    let results = measure(&args, &workload, &points, &mp, &overall)?;
     overall.finish_and_clear();
     print_table(&results);
-    crate::output::write_json(&args.json, &serde_json::json!({
-        "command": std::env::args().collect::<Vec<_>>().join(" "),
-        "machine": crate::output::machine(),
-        "results": results,
-    }))?;
-    println!("results written to {}", args.json.display());
+    save(&args, &results)?;
+    if let Some(dir) = &args.plot {
+        let files = crate::plot::bench_plots(dir, &results)?;
+        for f in files {
+            println!("plot written to {}", f.display());
+        }
+    }
     Ok(())
 }
 
-fn print_table(results: &[ConfigResult]) {
+/// Run every point `--repeat` times and summarise.
+pub fn measure(
+    args: &BenchArgs,
+    workload: &Arc<dyn Workload>,
+    points: &[Point],
+    mp: &MultiProgress,
+    overall: &ProgressBar,
+) -> Result<Vec<ConfigResult>, String> {
+    let mut results: Vec<ConfigResult> = Vec::new();
+    for p in points {
+        let mut runs = Vec::new();
+        let mut bpr = 0.0;
+        for r in 0..args.repeat.max(1) {
+            let (res, b) = run_once(args, workload, p, r, mp)?;
+            bpr = b;
+            runs.push(res);
+            overall.inc(1);
+        }
+        let mut tps: Vec<f64> = runs.iter().map(|r| r.txn_per_s).collect();
+        let min = tps.iter().cloned().fold(f64::INFINITY, f64::min);
+        let max = tps.iter().cloned().fold(0.0, f64::max);
+        let med = median(&mut tps);
+        let p50 = median(&mut runs.iter().map(|r| r.p50_us).collect::<Vec<_>>());
+        let p99 = median(&mut runs.iter().map(|r| r.p99_us).collect::<Vec<_>>());
+        let aborts = median(
+            &mut runs
+                .iter()
+                .map(|r| r.aborts as f64 / r.seconds)
+                .collect::<Vec<_>>(),
+        );
+        let logbps = median(
+            &mut runs
+                .iter()
+                .map(|r| r.log_bytes as f64 / r.seconds)
+                .collect::<Vec<_>>(),
+        );
+        let ratio = results
+            .iter()
+            .find(|c| c.scheme == "none" && c.threads == p.threads)
+            .map(|none| {
+                if none.txn_per_s > 0.0 {
+                    med / none.txn_per_s
+                } else {
+                    0.0
+                }
+            });
+        results.push(ConfigResult {
+            workload: workload.name().to_string(),
+            scheme: p.scheme.name().to_string(),
+            logging: p.logging.name().to_string(),
+            device: p.device.name().to_string(),
+            threads: p.threads,
+            logs: p.logs,
+            txn_per_s: med,
+            txn_per_s_min: min,
+            txn_per_s_max: max,
+            ratio_to_none: ratio,
+            nvm_delay_ns: p.nvm_delay_ns,
+            p50_us: p50,
+            p99_us: p99,
+            aborts_per_s: aborts,
+            log_bytes_per_s: logbps,
+            bytes_per_row: bpr,
+            runs,
+            params: serde_json::json!({
+                "workload": workload.params(),
+                "seconds": args.seconds,
+                "repeat": args.repeat,
+                "inflight": args.inflight,
+                "seed": args.seed,
+                "cc": args.engine.cc.name(),
+                "group_delay_us": args.engine.group_delay_us,
+                "group_kb": args.engine.group_kb,
+                "ring_mb": args.engine.ring_mb,
+                "domain": format!("{:?}", args.engine.domain).to_lowercase(),
+                "pmem_write": format!("{:?}", args.engine.pmem_write).to_lowercase(),
+                "destage": !args.engine.no_destage,
+                "segment_mb": args.engine.segment_mb,
+                "direct": args.engine.direct,
+                "sync_commit": args.engine.sync_commit,
+            }),
+        });
+    }
+    Ok(results)
+}
+
+/// Write the JSON and CSV files, with the machine and the git revision.
+pub fn save(args: &BenchArgs, results: &[ConfigResult]) -> Result<(), String> {
+    save_quiet(args, results)?;
     println!(
-        "{:<9} {:<7} {:<8} {:<6} {:>3} {:>4} {:>12} {:>21} {:>7} {:>9} {:>9} {:>10} {:>9}",
-        "workload", "scheme", "logging", "device", "thr", "logs", "txn/s", "(min-max)", "x none", "p50 us", "p99 us", "aborts/s", "log MB/s"
+        "results written to {} and {}",
+        args.json.display(),
+        args.csv.display()
     );
+    Ok(())
+}
+
+/// [`save`] without telling.
+pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> Result<(), String> {
+    crate::output::write_json(
+        &args.json,
+        &serde_json::json!({
+            "command": std::env::args().collect::<Vec<_>>().join(" "),
+            "machine": crate::output::machine(),
+            "results": results,
+        }),
+    )?;
+    let mut csv = String::from(
+        "workload,scheme,logging,device,threads,logs,nvm_delay_ns,txn_per_s,txn_per_s_min,txn_per_s_max,ratio_to_none,p50_us,p99_us,aborts_per_s,log_bytes_per_s,bytes_per_row,git,cores,cpu,params\n",
+    );
+    let m = crate::output::machine();
     for r in results {
-        println!(
-            "{:<9} {:<7} {:<8} {:<6} {:>3} {:>4} {:>12.0} {:>21} {:>7} {:>9.1} {:>9.1} {:>10.0} {:>9.1}",
+        csv.push_str(&format!(
+            "{},{},{},{},{},{},{},{:.1},{:.1},{:.1},{},{:.2},{:.2},{:.1},{:.1},{:.1},{},{},\"{}\",\"{}\"\n",
             r.workload,
             r.scheme,
             r.logging,
             r.device,
             r.threads,
             r.logs,
+            r.nvm_delay_ns,
+            r.txn_per_s,
+            r.txn_per_s_min,
+            r.txn_per_s_max,
+            r.ratio_to_none.map(|x| format!("{x:.3}")).unwrap_or_default(),
+            r.p50_us,
+            r.p99_us,
+            r.aborts_per_s,
+            r.log_bytes_per_s,
+            r.bytes_per_row,
+            m["git"].as_str().unwrap_or(""),
+            m["cores"],
+            m["cpu"].as_str().unwrap_or("").replace('"', "'"),
+            r.params.to_string().replace('"', "'"),
+        ));
+    }
+    crate::output::write_text(&args.csv, &csv)?;
+    Ok(())
+}
+
+fn print_table(results: &[ConfigResult]) {
+    println!(
+        "{:<9} {:<7} {:<8} {:<6} {:>3} {:>4} {:>6} {:>12} {:>21} {:>7} {:>9} {:>9} {:>10} {:>9}",
+        "workload",
+        "scheme",
+        "logging",
+        "device",
+        "thr",
+        "logs",
+        "nvm ns",
+        "txn/s",
+        "(min-max)",
+        "x none",
+        "p50 us",
+        "p99 us",
+        "aborts/s",
+        "log MB/s"
+    );
+    for r in results {
+        println!(
+            "{:<9} {:<7} {:<8} {:<6} {:>3} {:>4} {:>6} {:>12.0} {:>21} {:>7} {:>9.1} {:>9.1} {:>10.0} {:>9.1}",
+            r.workload,
+            r.scheme,
+            r.logging,
+            r.device,
+            r.threads,
+            r.logs,
+            r.nvm_delay_ns,
             r.txn_per_s,
             format!("({:.0}-{:.0})", r.txn_per_s_min, r.txn_per_s_max),
-            r.ratio_to_none.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into()),
+            r.ratio_to_none
+                .map(|x| format!("{x:.2}"))
+                .unwrap_or_else(|| "-".into()),
             r.p50_us,
             r.p99_us,
             r.aborts_per_s,

@@ -8,6 +8,7 @@ use std::time::Duration;
 use braid_engine::{Cc, DeviceConfig, FileOptions, LogKind, Options, PmemOptions, SchemeKind};
 use braid_pmem::Domain;
 use braid_wal::pmem_device::PmemWrite;
+use braid_wal::scheme::pertxn::{FlushPolicy, PerTxnOptions};
 use braid_workloads::Workload;
 use braid_workloads::ycsb::{Ycsb, YcsbConfig};
 use clap::{Args, ValueEnum};
@@ -124,6 +125,17 @@ pub struct EngineArgs {
     /// Threads that replay the log at recovery.
     #[arg(long, default_value_t = 1)]
     pub recovery_threads: usize,
+    /// pertxn: when log objects are persisted: insert (by the committing worker) or commit (by
+    /// a background daemon; a waiting commit persists what the daemon has not reached).
+    #[arg(long, default_value = "insert")]
+    pub pertxn_flush: FlushPolicy,
+    /// pertxn: consumed log index entries that trigger truncation (0 = half the index).
+    #[arg(long, default_value_t = 0)]
+    pub pertxn_truncate: u64,
+    /// pertxn: bytes per persistent log object slot (multiple of 64; fixed when the region is
+    /// created). The region is --ring-mb large; the index gets one entry per slot.
+    #[arg(long, default_value_t = 1024)]
+    pub pertxn_slot_bytes: usize,
 }
 
 impl EngineArgs {
@@ -151,18 +163,39 @@ impl EngineArgs {
         }
     }
 
-    pub fn options(&self, scheme: SchemeKind, logging: LogKind, device: DeviceKind, logs: usize, threads: usize) -> Options {
+    pub fn options(
+        &self,
+        scheme: SchemeKind,
+        logging: LogKind,
+        device: DeviceKind,
+        logs: usize,
+        threads: usize,
+    ) -> Options {
         Options {
             scheme,
             logging,
             cc: self.cc,
-            durability: if self.sync_commit { braid_engine::Durability::Sync } else { braid_engine::Durability::Async },
-            device: if scheme == SchemeKind::None { DeviceConfig::Null } else { self.device(device) },
+            durability: if self.sync_commit {
+                braid_engine::Durability::Sync
+            } else {
+                braid_engine::Durability::Async
+            },
+            device: if scheme == SchemeKind::None {
+                DeviceConfig::Null
+            } else {
+                self.device(device)
+            },
             streams: logs.max(1),
             group_delay: Duration::from_micros(self.group_delay_us),
             group_bytes: self.group_kb << 10,
             max_workers: threads.max(1) + 2,
             recovery_threads: self.recovery_threads,
+            pertxn: PerTxnOptions {
+                flush: self.pertxn_flush,
+                truncate_entries: self.pertxn_truncate,
+                slot_size: self.pertxn_slot_bytes,
+                ..PerTxnOptions::default()
+            },
             ..Options::default()
         }
     }
@@ -172,34 +205,103 @@ impl EngineArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum WorkloadKind {
     Ycsb,
+    Tpcc,
+    Tatp,
+    Tpcb,
+}
+
+/// TPC-C, TATP and TPC-B parameters.
+#[derive(Debug, Clone, Args)]
+pub struct OltpArgs {
+    /// TPC-C warehouses.
+    #[arg(long, default_value_t = 2)]
+    pub warehouses: u64,
+    /// TPC-C mix: full, payment-only, new-order-only.
+    #[arg(long, default_value = "full")]
+    pub tpcc_mix: String,
+    /// TPC-C items (and stock rows per warehouse); the specification says 100000.
+    #[arg(long, default_value_t = 100_000)]
+    pub items: u64,
+    /// TPC-C customers per district; the specification says 3000.
+    #[arg(long, default_value_t = 3_000)]
+    pub customers: u64,
+    /// TATP subscribers.
+    #[arg(long, default_value_t = 100_000)]
+    pub subscribers: u64,
+    /// TATP mix: standard, update-location-only.
+    #[arg(long, default_value = "standard")]
+    pub tatp_mix: String,
+    /// TPC-B branches.
+    #[arg(long, default_value_t = 2)]
+    pub branches: u64,
+    /// TPC-B accounts per branch.
+    #[arg(long, default_value_t = 100_000)]
+    pub accounts_per_branch: u64,
 }
 
 /// Build a workload from its kind and parameters.
-pub fn workload(kind: WorkloadKind, ycsb: &YcsbArgs, marked: bool) -> Arc<dyn Workload> {
-    match kind {
+pub fn workload(
+    kind: WorkloadKind,
+    ycsb: &YcsbArgs,
+    oltp: &OltpArgs,
+    marked: bool,
+) -> Result<Arc<dyn Workload>, String> {
+    use braid_workloads::{tatp, tpcb, tpcc};
+    Ok(match kind {
         WorkloadKind::Ycsb => Arc::new(Ycsb::new(ycsb.config(marked))),
-    }
+        WorkloadKind::Tpcc => Arc::new(
+            tpcc::Tpcc::new(tpcc::TpccConfig {
+                warehouses: oltp.warehouses,
+                items: oltp.items,
+                customers_per_district: oltp.customers,
+                mix: oltp.tpcc_mix.parse()?,
+                ..tpcc::TpccConfig::default()
+            })
+            .map_err(|e| e.to_string())?,
+        ),
+        WorkloadKind::Tatp => Arc::new(
+            tatp::Tatp::new(tatp::TatpConfig {
+                subscribers: oltp.subscribers,
+                mix: oltp.tatp_mix.parse()?,
+                ..tatp::TatpConfig::default()
+            })
+            .map_err(|e| e.to_string())?,
+        ),
+        WorkloadKind::Tpcb => Arc::new(
+            tpcb::Tpcb::new(tpcb::TpcbConfig {
+                branches: oltp.branches,
+                accounts_per_branch: oltp.accounts_per_branch,
+                ..tpcb::TpcbConfig::default()
+            })
+            .map_err(|e| e.to_string())?,
+        ),
+    })
 }
 
 /// Rebuild the workload recorded in a database's `braid.json`.
 pub fn workload_from_app(app: &serde_json::Value) -> Result<Arc<dyn Workload>, String> {
+    use braid_workloads::{tatp, tpcb, tpcc};
     let name = app.get("workload").and_then(|v| v.as_str()).unwrap_or("");
+    let params = app.get("params").cloned().unwrap_or_default();
+    let bad = |e: serde_json::Error| {
+        format!("the database records {name} parameters braid cannot read: {e}")
+    };
     match name {
-        "ycsb" => {
-            let p = app.get("params").cloned().unwrap_or_default();
-            let get_u = |k: &str, d: u64| p.get(k).and_then(|v| v.as_u64()).unwrap_or(d);
-            let get_f = |k: &str, d: f64| p.get(k).and_then(|v| v.as_f64()).unwrap_or(d);
-            let cfg = YcsbConfig {
-                rows: get_u("rows", 1_000_000),
-                columns: get_u("columns", 10) as usize,
-                column_bytes: get_u("column_bytes", 100) as usize,
-                theta: get_f("theta", 0.6),
-                accesses: get_u("accesses", 2) as usize,
-                read_fraction: get_f("read_fraction", 0.5),
-                marked: p.get("marked").and_then(|v| v.as_bool()).unwrap_or(false),
-            };
-            Ok(Arc::new(Ycsb::new(cfg)))
-        }
+        "ycsb" => Ok(Arc::new(Ycsb::new(
+            serde_json::from_value::<YcsbConfig>(params).map_err(bad)?,
+        ))),
+        "tpcc" => Ok(Arc::new(
+            tpcc::Tpcc::new(serde_json::from_value(params).map_err(bad)?)
+                .map_err(|e| e.to_string())?,
+        )),
+        "tatp" => Ok(Arc::new(
+            tatp::Tatp::new(serde_json::from_value(params).map_err(bad)?)
+                .map_err(|e| e.to_string())?,
+        )),
+        "tpcb" => Ok(Arc::new(
+            tpcb::Tpcb::new(serde_json::from_value(params).map_err(bad)?)
+                .map_err(|e| e.to_string())?,
+        )),
         _ => Err(format!(
             "the database does not record a workload braid knows ({app}); it was not created by the braid command"
         )),
@@ -213,7 +315,11 @@ pub fn app_blob(w: &dyn Workload) -> serde_json::Value {
 
 /// A fresh directory for one run: under `base` if given, else a temporary directory in
 /// /dev/shm (pmem, null) or /var/tmp (file, so fdatasync reaches a real disk).
-pub fn run_dir(base: Option<&PathBuf>, device: DeviceKind, label: &str) -> std::io::Result<tempfile::TempDir> {
+pub fn run_dir(
+    base: Option<&PathBuf>,
+    device: DeviceKind,
+    label: &str,
+) -> std::io::Result<tempfile::TempDir> {
     let parent = match base {
         Some(b) => b.clone(),
         None => match device {
@@ -222,7 +328,9 @@ pub fn run_dir(base: Option<&PathBuf>, device: DeviceKind, label: &str) -> std::
         },
     };
     std::fs::create_dir_all(&parent)?;
-    tempfile::Builder::new().prefix(&format!("braid-{label}-")).tempdir_in(parent)
+    tempfile::Builder::new()
+        .prefix(&format!("braid-{label}-"))
+        .tempdir_in(parent)
 }
 
 /// Parse a comma-separated list.
@@ -230,5 +338,8 @@ pub fn parse_list<T: std::str::FromStr>(s: &str) -> Result<Vec<T>, String>
 where
     T::Err: std::fmt::Display,
 {
-    s.split(',').filter(|x| !x.trim().is_empty()).map(|x| x.trim().parse::<T>().map_err(|e| e.to_string())).collect()
+    s.split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(|x| x.trim().parse::<T>().map_err(|e| e.to_string()))
+        .collect()
 }

@@ -99,7 +99,13 @@ impl CrashArgs {
     }
 
     fn options(&self) -> braid_engine::Options {
-        let mut o = self.engine.options(self.scheme, self.logging, self.device, self.logs.unwrap_or(self.threads), self.threads);
+        let mut o = self.engine.options(
+            self.scheme,
+            self.logging,
+            self.device,
+            self.logs.unwrap_or(self.threads),
+            self.threads,
+        );
         // Small rings and segments so runs wrap, de-stage and roll segments.
         if let braid_engine::DeviceConfig::Pmem(p) = &mut o.device {
             p.ring_size = p.ring_size.min(1 << 20);
@@ -157,8 +163,15 @@ fn drive(
         let params = client.params().to_vec();
         let r = worker.call_hooked(ycsb::YCSB_TXN, &params, &mut |txn| {
             txn_id = txn;
-            let reads = ycsb::take_observed().into_iter().map(|o| (o.key, o.writer)).collect();
-            intent(Intent { txn, writes: writes.clone(), reads });
+            let reads = ycsb::take_observed()
+                .into_iter()
+                .map(|o| (o.key, o.writer))
+                .collect();
+            intent(Intent {
+                txn,
+                writes: writes.clone(),
+                reads,
+            });
         });
         match r {
             Ok(t) => pending.push_back((txn_id, t)),
@@ -167,7 +180,11 @@ fn drive(
         }
         while let Some((id, t)) = pending.front() {
             let block = pending.len() > 64;
-            let ok = if block { t.wait().map(|_| true) } else { t.is_durable() };
+            let ok = if block {
+                t.wait().map(|_| true)
+            } else {
+                t.is_durable()
+            };
             match ok {
                 Ok(true) => {
                     ack(*id);
@@ -187,8 +204,14 @@ pub fn child(args: ChildArgs) -> Result<(), String> {
     let workload = Ycsb::new(cfg);
     let mut opts = args.crash.options();
     opts.app = common::app_blob(&workload);
-    let (db, _) = Db::open(&args.dir, opts, workload.catalog(), workload.procedures(), &|l| workload.load(l, &|_| {}))
-        .map_err(|e| e.to_string())?;
+    let (db, _) = Db::open(
+        &args.dir,
+        opts,
+        workload.catalog(),
+        workload.procedures(),
+        &|l| workload.load(l, &|_| {}),
+    )
+    .map_err(|e| e.to_string())?;
     let out = Mutex::new(std::io::stdout());
     let emit = |line: String| {
         let mut o = out.lock();
@@ -203,7 +226,15 @@ pub fn child(args: ChildArgs) -> Result<(), String> {
             .map(|i| {
                 let (db, workload, stop, emit) = (&db, &workload, &stop, &emit);
                 s.spawn(move || {
-                    drive(db, workload, i, args.child_seed, stop, &|i: Intent| emit(i.to_line()), &|t| emit(format!("A {t}")))
+                    drive(
+                        db,
+                        workload,
+                        i,
+                        args.child_seed,
+                        stop,
+                        &|i: Intent| emit(i.to_line()),
+                        &|t| emit(format!("A {t}")),
+                    )
                 })
             })
             .collect();
@@ -213,21 +244,30 @@ pub fn child(args: ChildArgs) -> Result<(), String> {
             std::thread::sleep(Duration::from_millis(20));
         }
         stop.store(true, Ordering::Relaxed);
-        hs.into_iter().try_for_each(|h| h.join().unwrap_or_else(|_| Err("worker panicked".into())))
+        hs.into_iter()
+            .try_for_each(|h| h.join().unwrap_or_else(|_| Err("worker panicked".into())))
     });
     result
 }
 
 /// Recover the database in `dir` on `env` twice, check it, and compare the two recoveries.
-fn recover_and_check(args: &CrashArgs, dir: &Path, env: Env, intents: &[Intent], acked: &HashSet<u64>) -> Result<Verdict, String> {
+fn recover_and_check(
+    args: &CrashArgs,
+    dir: &Path,
+    env: Env,
+    intents: &[Intent],
+    acked: &HashSet<u64>,
+) -> Result<Verdict, String> {
     let cfg = args.ycsb();
     let workload = Ycsb::new(cfg.clone());
     let mut opts = args.options();
     opts.env = env;
     opts.app = common::app_blob(&workload);
     let open = |opts: braid_engine::Options| {
-        Db::open(dir, opts, workload.catalog(), workload.procedures(), &|l| workload.load(l, &|_| {}))
-            .map_err(|e| format!("recovery failed: {e}"))
+        Db::open(dir, opts, workload.catalog(), workload.procedures(), &|l| {
+            workload.load(l, &|_| {})
+        })
+        .map_err(|e| format!("recovery failed: {e}"))
     };
     let (db, _) = open(opts.clone())?;
     let mut verdict = oracle::check(&cfg, &db, intents, acked);
@@ -236,7 +276,9 @@ fn recover_and_check(args: &CrashArgs, dir: &Path, env: Env, intents: &[Intent],
     drop(db);
     let (db2, _) = open(opts)?;
     if digest(&db2) != digest1 {
-        verdict.violations.push("idempotence: a second recovery gave another state".into());
+        verdict
+            .violations
+            .push("idempotence: a second recovery gave another state".into());
     }
     let _ = db2.close();
     Ok(verdict)
@@ -257,7 +299,8 @@ fn digest(db: &Db) -> u64 {
 }
 
 fn kill_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Verdict, String> {
-    let dir = common::run_dir(args.dir.as_ref(), args.device, "crash").map_err(|e| e.to_string())?;
+    let dir =
+        common::run_dir(args.dir.as_ref(), args.device, "crash").map_err(|e| e.to_string())?;
     let db_dir = dir.path().join("db");
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut cmd = Command::new(exe);
@@ -266,10 +309,32 @@ fn kill_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Verd
         .arg(&db_dir)
         .arg("--child-seed")
         .arg((args.seed.wrapping_mul(1_000_003) + round as u64).to_string())
-        .args(["--scheme", args.scheme.name(), "--logging", args.logging.name(), "--device", args.device.name()])
-        .args(["--threads", &args.threads.to_string(), "--rows", &args.rows.to_string()])
-        .args(["--accesses", &args.accesses.to_string(), "--theta", &args.theta.to_string()])
-        .args(["--cc", args.engine.cc.name(), "--ring-mb", &args.engine.ring_mb.to_string()])
+        .args([
+            "--scheme",
+            args.scheme.name(),
+            "--logging",
+            args.logging.name(),
+            "--device",
+            args.device.name(),
+        ])
+        .args([
+            "--threads",
+            &args.threads.to_string(),
+            "--rows",
+            &args.rows.to_string(),
+        ])
+        .args([
+            "--accesses",
+            &args.accesses.to_string(),
+            "--theta",
+            &args.theta.to_string(),
+        ])
+        .args([
+            "--cc",
+            args.engine.cc.name(),
+            "--ring-mb",
+            &args.engine.ring_mb.to_string(),
+        ])
         .args(["--segment-mb", &args.engine.segment_mb.to_string()]);
     if let Some(l) = args.logs {
         cmd.args(["--logs", &l.to_string()]);
@@ -277,7 +342,11 @@ fn kill_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Verd
     if args.engine.no_destage {
         cmd.arg("--no-destage");
     }
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| e.to_string())?;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
     let stdout = child.stdout.take().ok_or("no child stdout")?;
     let lines: Arc<Mutex<Vec<String>>> = Arc::default();
     let ready = Arc::new(AtomicBool::new(false));
@@ -339,14 +408,24 @@ fn power_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Ver
     let sim = SimPmem::new();
     let env = Env {
         fs: Arc::new(fs.clone()),
-        pmem: if args.device == DeviceKind::Pmem { PmemEnv::Sim(sim.clone()) } else { PmemEnv::Files },
+        pmem: if args.device == DeviceKind::Pmem {
+            PmemEnv::Sim(sim.clone())
+        } else {
+            PmemEnv::Files
+        },
     };
     let dir = PathBuf::from(format!("/braid-power/{round}"));
     let mut opts = args.options();
     opts.env = env;
     opts.app = common::app_blob(&workload);
-    let (db, _) = Db::open(&dir, opts, workload.catalog(), workload.procedures(), &|l| workload.load(l, &|_| {}))
-        .map_err(|e| format!("open: {e}"))?;
+    let (db, _) = Db::open(
+        &dir,
+        opts,
+        workload.catalog(),
+        workload.procedures(),
+        &|l| workload.load(l, &|_| {}),
+    )
+    .map_err(|e| format!("open: {e}"))?;
     let intents: Mutex<Vec<Intent>> = Mutex::default();
     let acks: Mutex<HashSet<u64>> = Mutex::default();
     let stop = AtomicBool::new(false);
@@ -354,7 +433,10 @@ fn power_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Ver
     let pmem_mode = if rng.gen_bool(0.5) {
         CrashMode::DropUnpersisted
     } else {
-        CrashMode::KeepRandom { seed: rng.r#gen(), keep_probability: 0.5 }
+        CrashMode::KeepRandom {
+            seed: rng.r#gen(),
+            keep_probability: 0.5,
+        }
     };
     let fs_opts = match rng.gen_range(0..3) {
         0 => CrashOpts::drop_unsynced(),
@@ -367,9 +449,17 @@ fn power_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Ver
             .map(|i| {
                 let (db, workload, stop, intents, acks) = (&db, &workload, &stop, &intents, &acks);
                 s.spawn(move || {
-                    drive(db, workload, i, seed, stop, &|i: Intent| intents.lock().push(i), &|t| {
-                        acks.lock().insert(t);
-                    })
+                    drive(
+                        db,
+                        workload,
+                        i,
+                        seed,
+                        stop,
+                        &|i: Intent| intents.lock().push(i),
+                        &|t| {
+                            acks.lock().insert(t);
+                        },
+                    )
                 })
             })
             .collect();
@@ -379,16 +469,24 @@ fn power_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Ver
             let acks = acks.lock();
             let _ = sim.freeze_after(0);
             let pm = sim.crash(|i| match pmem_mode {
-                CrashMode::KeepRandom { seed, keep_probability } => {
-                    CrashMode::KeepRandom { seed: seed.wrapping_add(i as u64), keep_probability }
-                }
+                CrashMode::KeepRandom {
+                    seed,
+                    keep_probability,
+                } => CrashMode::KeepRandom {
+                    seed: seed.wrapping_add(i as u64),
+                    keep_probability,
+                },
                 m => m,
             });
             let fs2 = fs.crash(fs_opts);
             let pm = pm.map_err(|e| e.to_string())?;
             let env = Env {
                 fs: Arc::new(fs2),
-                pmem: if args.device == DeviceKind::Pmem { PmemEnv::Sim(pm) } else { PmemEnv::Files },
+                pmem: if args.device == DeviceKind::Pmem {
+                    PmemEnv::Sim(pm)
+                } else {
+                    PmemEnv::Files
+                },
             };
             (env, acks.clone())
         };
@@ -414,7 +512,16 @@ pub fn run(args: CrashArgs) -> Result<bool, String> {
         ProgressStyle::with_template("crash-test {msg} [{bar:30}] {pos}/{len} rounds, {elapsed}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    bar.set_message(format!("{} {} {} {:?}", args.scheme, args.logging, args.device.name(), args.mode).to_lowercase());
+    bar.set_message(
+        format!(
+            "{} {} {} {:?}",
+            args.scheme,
+            args.logging,
+            args.device.name(),
+            args.mode
+        )
+        .to_lowercase(),
+    );
     let mut rng = SmallRng::seed_from_u64(args.seed);
     let mut sum = Summary {
         scheme: args.scheme.name().into(),
@@ -438,7 +545,11 @@ pub fn run(args: CrashArgs) -> Result<bool, String> {
                     for x in &v.violations {
                         bar.suspend(|| eprintln!("round {round}: VIOLATION {x}"));
                     }
-                    sum.failures.extend(v.violations.into_iter().map(|x| format!("round {round}: {x}")));
+                    sum.failures.extend(
+                        v.violations
+                            .into_iter()
+                            .map(|x| format!("round {round}: {x}")),
+                    );
                 }
             }
             Err(e) => {
@@ -453,7 +564,14 @@ pub fn run(args: CrashArgs) -> Result<bool, String> {
     sum.failures.truncate(100);
     println!(
         "crash-test {} {} on {} ({}): {} rounds, {} acknowledged commits checked, {} visible recovered writers, {} violations",
-        sum.scheme, sum.logging, sum.device, sum.mode, sum.rounds, sum.acknowledged, sum.recovered, sum.violations
+        sum.scheme,
+        sum.logging,
+        sum.device,
+        sum.mode,
+        sum.rounds,
+        sum.acknowledged,
+        sum.recovered,
+        sum.violations
     );
     if let Some(p) = &args.json {
         crate::output::write_json(p, &serde_json::to_value(&sum).map_err(|e| e.to_string())?)?;

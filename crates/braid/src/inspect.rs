@@ -37,14 +37,27 @@ fn devices(dir: &std::path::Path, meta: &Meta) -> Result<Vec<Arc<dyn Device>>, S
                 if let Some(s) = meta.segment_size {
                     cfg.segment_size = s;
                 }
-                out.push(Arc::new(FileDevice::open(Arc::new(braid_wal::fs::RealFs), cfg).map_err(|e| e.to_string())?));
+                out.push(Arc::new(
+                    FileDevice::open(Arc::new(braid_wal::fs::RealFs), cfg)
+                        .map_err(|e| e.to_string())?,
+                ));
             }
             "pmem" => {
                 let path = dir.join("pmem").join(format!("stream-{i:03}.region"));
-                let region = Region::open(&path, None, PmemConfig::default()).map_err(|e| e.to_string())?;
-                let destage = dir.join("destage").exists().then(|| FileDeviceConfig::new(dir.join("destage"), id));
-                let cfg = PmemDeviceConfig { stream: id, write: Default::default(), destage };
-                out.push(Arc::new(PmemDevice::open(region, cfg).map_err(|e| e.to_string())?));
+                let region =
+                    Region::open(&path, None, PmemConfig::default()).map_err(|e| e.to_string())?;
+                let destage = dir
+                    .join("destage")
+                    .exists()
+                    .then(|| FileDeviceConfig::new(dir.join("destage"), id));
+                let cfg = PmemDeviceConfig {
+                    stream: id,
+                    write: Default::default(),
+                    destage,
+                };
+                out.push(Arc::new(
+                    PmemDevice::open(region, cfg).map_err(|e| e.to_string())?,
+                ));
             }
             _ => {}
         }
@@ -76,15 +89,26 @@ pub fn run(args: InspectArgs) -> Result<(), String> {
                 let summary = match rec.header.kind {
                     Kind::Redo => decode_redo(rec.payload)
                         .map(|op| match op {
-                            Ok(RedoOp::Update { table, key, columns, data }) => format!("update t{table} k{key} cols {columns:#x} {}B", data.len()),
-                            Ok(RedoOp::Insert { table, key, data }) => format!("insert t{table} k{key} {}B", data.len()),
+                            Ok(RedoOp::Update {
+                                table,
+                                key,
+                                columns,
+                                data,
+                            }) => {
+                                format!("update t{table} k{key} cols {columns:#x} {}B", data.len())
+                            }
+                            Ok(RedoOp::Insert { table, key, data }) => {
+                                format!("insert t{table} k{key} {}B", data.len())
+                            }
                             Ok(RedoOp::Delete { table, key }) => format!("delete t{table} k{key}"),
                             Err(e) => format!("bad op: {e}"),
                         })
                         .collect::<Vec<_>>()
                         .join("; "),
                     Kind::Command => match decode_command(rec.payload) {
-                        Ok((p, params)) => format!("call procedure {p} with {} parameter bytes", params.len()),
+                        Ok((p, params)) => {
+                            format!("call procedure {p} with {} parameter bytes", params.len())
+                        }
                         Err(e) => format!("bad command: {e}"),
                     },
                     _ => String::new(),
@@ -117,20 +141,46 @@ pub fn run(args: InspectArgs) -> Result<(), String> {
     }
     let out = serde_json::json!({ "dir": args.dir.display().to_string(), "meta": meta, "streams": streams });
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
         return Ok(());
     }
-    println!("{}: scheme {}, logging {}, {} streams on {}", args.dir.display(), meta.scheme, meta.logging, meta.streams, meta.device);
+    println!(
+        "{}: scheme {}, logging {}, {} streams on {}",
+        args.dir.display(),
+        meta.scheme,
+        meta.logging,
+        meta.streams,
+        meta.device
+    );
     for s in &streams {
         println!(
             "stream {}: {} at {}, LSN {} .. {} ({}), {} records, {} bytes, kinds {}",
-            s["stream"], s["device"], s["location"], s["start"], s["end"], s["end_kind"], s["records"], s["bytes"], s["kinds"]
+            s["stream"],
+            s["device"],
+            s["location"],
+            s["start"],
+            s["end"],
+            s["end_kind"],
+            s["records"],
+            s["bytes"],
+            s["kinds"]
         );
         if let Some(d) = s["damage"].as_str() {
             println!("  damage: {d}");
         }
         for r in s["first_records"].as_array().into_iter().flatten() {
-            println!("  lsn {:>10} len {:>5} {:<8} txn {:>8} {} {}", r["lsn"], r["len"], r["kind"].as_str().unwrap_or(""), r["txn"], r["stamp"].as_str().unwrap_or(""), r["payload"].as_str().unwrap_or(""));
+            println!(
+                "  lsn {:>10} len {:>5} {:<8} txn {:>8} {} {}",
+                r["lsn"],
+                r["len"],
+                r["kind"].as_str().unwrap_or(""),
+                r["txn"],
+                r["stamp"].as_str().unwrap_or(""),
+                r["payload"].as_str().unwrap_or("")
+            );
         }
     }
     Ok(())

@@ -6,7 +6,9 @@ mod crash;
 mod inspect;
 mod oracle;
 mod output;
+mod plot;
 mod recover;
+mod report;
 
 use clap::{Parser, Subcommand};
 
@@ -28,6 +30,8 @@ enum Cmd {
     CrashTest(crash::CrashArgs),
     /// Show a database's log streams and records.
     Inspect(inspect::InspectArgs),
+    /// Run the experiments that mirror the papers' headline figures; write plots and a summary.
+    Report(report::ReportArgs),
     #[command(hide = true)]
     CrashChild(crash::ChildArgs),
 }
@@ -43,6 +47,7 @@ fn main() {
         Some(Cmd::Bench(a)) => bench::run(a),
         Some(Cmd::Recover(a)) => recover::run(a),
         Some(Cmd::Inspect(a)) => inspect::run(a),
+        Some(Cmd::Report(a)) => report::run(a),
         Some(Cmd::CrashChild(a)) => crash::child(a),
         Some(Cmd::CrashTest(a)) => match crash::run(a) {
             Ok(true) => Ok(()),

@@ -44,7 +44,11 @@ impl Intent {
             return None;
         }
         let ws = it.next().unwrap_or("");
-        let writes = ws.split(',').filter(|s| !s.is_empty()).map(|s| s.parse().ok()).collect::<Option<Vec<u64>>>()?;
+        let writes = ws
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse().ok())
+            .collect::<Option<Vec<u64>>>()?;
         let mut reads = Vec::new();
         if it.next() == Some("r") {
             for kv in it.next().unwrap_or("").split(',').filter(|s| !s.is_empty()) {
@@ -66,7 +70,10 @@ pub struct Verdict {
 
 /// Check the recovered database against the intents and acknowledgements.
 pub fn check(cfg: &YcsbConfig, db: &Db, intents: &[Intent], acked: &HashSet<u64>) -> Verdict {
-    let mut v = Verdict { acknowledged: acked.len(), ..Verdict::default() };
+    let mut v = Verdict {
+        acknowledged: acked.len(),
+        ..Verdict::default()
+    };
     let mut order: HashMap<u64, Vec<u64>> = HashMap::new();
     let mut by_txn: HashMap<u64, &Intent> = HashMap::new();
     for i in intents {
@@ -81,12 +88,15 @@ pub fn check(cfg: &YcsbConfig, db: &Db, intents: &[Intent], acked: &HashSet<u64>
     let table = ycsb::TABLE;
     for (&k, writers) in &order {
         let Some(img) = db.peek(table, k) else {
-            v.violations.push(format!("key {k} is missing after recovery"));
+            v.violations
+                .push(format!("key {k} is missing after recovery"));
             continue;
         };
         let w = ycsb::writer_of(&img);
         if img != ycsb::row_image(cfg, w, k) {
-            v.violations.push(format!("key {k} holds an image no transaction wrote whole (claims writer {w})"));
+            v.violations.push(format!(
+                "key {k} holds an image no transaction wrote whole (claims writer {w})"
+            ));
             continue;
         }
         let pos = if w == 0 {
@@ -106,7 +116,13 @@ pub fn check(cfg: &YcsbConfig, db: &Db, intents: &[Intent], acked: &HashSet<u64>
         }
     }
     v.recovered_visible = visible.len();
-    let pos_of = |k: u64, t: u64| -> Option<isize> { order.get(&k)?.iter().position(|&x| x == t).map(|p| p as isize) };
+    let pos_of = |k: u64, t: u64| -> Option<isize> {
+        order
+            .get(&k)?
+            .iter()
+            .position(|&x| x == t)
+            .map(|p| p as isize)
+    };
     let present_or_superseded = |k: u64, t: u64| -> bool {
         match (final_pos.get(&k), pos_of(k, t)) {
             (Some(&f), Some(p)) => f >= p,
@@ -115,12 +131,15 @@ pub fn check(cfg: &YcsbConfig, db: &Db, intents: &[Intent], acked: &HashSet<u64>
     };
     for &t in acked {
         let Some(i) = by_txn.get(&t) else {
-            v.violations.push(format!("acknowledged transaction {t} has no intent"));
+            v.violations
+                .push(format!("acknowledged transaction {t} has no intent"));
             continue;
         };
         for &k in &i.writes {
             if !present_or_superseded(k, t) {
-                v.violations.push(format!("durability: acknowledged transaction {t} lost its write of key {k}"));
+                v.violations.push(format!(
+                    "durability: acknowledged transaction {t} lost its write of key {k}"
+                ));
             }
         }
     }
@@ -128,7 +147,9 @@ pub fn check(cfg: &YcsbConfig, db: &Db, intents: &[Intent], acked: &HashSet<u64>
         let Some(i) = by_txn.get(&t) else { continue };
         for &k in &i.writes {
             if !present_or_superseded(k, t) {
-                v.violations.push(format!("atomicity: transaction {t} is visible but its write of key {k} is not"));
+                v.violations.push(format!(
+                    "atomicity: transaction {t} is visible but its write of key {k} is not"
+                ));
             }
         }
         for &(k, w) in &i.reads {
@@ -147,7 +168,9 @@ pub fn check(cfg: &YcsbConfig, db: &Db, intents: &[Intent], acked: &HashSet<u64>
         }
     });
     if stray > 0 {
-        v.violations.push(format!("{stray} keys hold writes of transactions that declared no write to them"));
+        v.violations.push(format!(
+            "{stray} keys hold writes of transactions that declared no write to them"
+        ));
     }
     v.violations.truncate(50);
     v
@@ -159,12 +182,20 @@ mod tests {
 
     #[test]
     fn intent_line_round_trip() {
-        let i = Intent { txn: 7, writes: vec![1, 2], reads: vec![(3, 0), (4, 9)] };
+        let i = Intent {
+            txn: 7,
+            writes: vec![1, 2],
+            reads: vec![(3, 0), (4, 9)],
+        };
         let p = Intent::parse(&i.to_line()).expect("parses");
         assert_eq!(p.txn, 7);
         assert_eq!(p.writes, vec![1, 2]);
         assert_eq!(p.reads, vec![(3, 0), (4, 9)]);
-        let empty = Intent { txn: 1, writes: vec![], reads: vec![] };
+        let empty = Intent {
+            txn: 1,
+            writes: vec![],
+            reads: vec![],
+        };
         assert_eq!(Intent::parse(&empty.to_line()).map(|i| i.txn), Some(1));
         assert!(Intent::parse("A 5").is_none());
     }

@@ -17,10 +17,20 @@ pub fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), String> 
 pub fn machine() -> serde_json::Value {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
         .unwrap_or_default();
     let rev = std::process::Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
+        .args([
+            "-C",
+            env!("CARGO_MANIFEST_DIR"),
+            "rev-parse",
+            "--short",
+            "HEAD",
+        ])
         .output()
         .ok()
         .filter(|o| o.status.success())
@@ -32,4 +42,14 @@ pub fn machine() -> serde_json::Value {
         "flush": format!("{:?}", braid_pmem::FlushKind::detect()),
         "git": rev,
     })
+}
+
+/// Write a text file, creating parent directories.
+pub fn write_text(path: &Path, text: &str) -> Result<(), String> {
+    if let Some(parent) = path.parent() {
+        if !parent.as_os_str().is_empty() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+    }
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -27,6 +27,22 @@ pub struct RecoverArgs {
     pub engine: EngineArgs,
 }
 
+/// What one recovery measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RecoveryStats {
+    pub scheme: String,
+    pub streams: usize,
+    pub device: String,
+    pub threads: usize,
+    pub txns: u64,
+    pub records: u64,
+    pub bytes: u64,
+    pub seconds: f64,
+    pub txn_per_s: f64,
+    pub gb_per_s: f64,
+    pub load_seconds: f64,
+}
+
 pub fn run(args: RecoverArgs) -> Result<(), String> {
     let env = Env::default();
     let meta = Meta::read(&args.dir, &env).map_err(|e| e.to_string())?;
@@ -58,8 +74,16 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
     }
     opts.app = meta.app.clone();
     let bar = ProgressBar::new_spinner();
-    bar.set_style(ProgressStyle::with_template("{spinner} {msg} {bytes} of log read, {elapsed}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
-    bar.set_message(format!("recovering {} ({} {})", args.dir.display(), meta.scheme, meta.device));
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} {bytes} of log read, {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.set_message(format!(
+        "recovering {} ({} {})",
+        args.dir.display(),
+        meta.scheme,
+        meta.device
+    ));
     let b = bar.clone();
     let start = Instant::now();
     let (db, report) = Db::open_with_progress(
@@ -75,8 +99,17 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
     bar.finish_and_clear();
     let r = &report.recovery;
     let secs = r.seconds.max(1e-9);
-    println!("recovered {}: scheme {}, {} streams, device {}", args.dir.display(), meta.scheme, meta.streams, meta.device);
-    println!("  initial image: {} rows rebuilt in {:.3} s", report.rows_loaded, report.load_seconds);
+    println!(
+        "recovered {}: scheme {}, {} streams, device {}",
+        args.dir.display(),
+        meta.scheme,
+        meta.streams,
+        meta.device
+    );
+    println!(
+        "  initial image: {} rows rebuilt in {:.3} s",
+        report.rows_loaded, report.load_seconds
+    );
     println!(
         "  log replay:    {} transactions ({} records, {} skipped), {:.1} MB read in {:.3} s: {:.0} txn/s, {:.3} GB/s",
         r.txns,
@@ -88,7 +121,15 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
         r.bytes as f64 / secs / 1e9
     );
     for (i, e) in r.ends.iter().enumerate() {
-        println!("  stream {i}: valid end at LSN {} ({:?}){}", e.end, e.kind, e.damage.as_ref().map(|(f, o)| format!(", damage at {f} offset {o}")).unwrap_or_default());
+        println!(
+            "  stream {i}: valid end at LSN {} ({:?}){}",
+            e.end,
+            e.kind,
+            e.damage
+                .as_ref()
+                .map(|(f, o)| format!(", damage at {f} offset {o}"))
+                .unwrap_or_default()
+        );
     }
     if let Err(e) = workload.check(&db) {
         println!("  consistency check FAILED: {e}");
@@ -116,4 +157,51 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
     }
     let _ = db.close();
     Ok(())
+}
+
+/// Recover `dir` quietly with `threads` replay threads (for `braid report`).
+pub fn recover_quiet(dir: &std::path::Path, threads: usize) -> Result<RecoveryStats, String> {
+    let env = Env::default();
+    let meta = Meta::read(dir, &env).map_err(|e| e.to_string())?;
+    let workload = common::workload_from_app(&meta.app)?;
+    let scheme: SchemeKind = meta.scheme.parse()?;
+    let logging: LogKind = meta.logging.parse()?;
+    let device = match meta.device.as_str() {
+        "pmem" => DeviceKind::Pmem,
+        "file" => DeviceKind::File,
+        _ => DeviceKind::Null,
+    };
+    let engine = <EngineArgs as clap::FromArgMatches>::from_arg_matches(
+        &<EngineArgs as clap::Args>::augment_args(clap::Command::new("x")).get_matches_from(["x"]),
+    )
+    .map_err(|e| e.to_string())?;
+    let mut opts = engine.options(scheme, logging, device, meta.streams, 1);
+    opts.recovery_threads = threads;
+    if let (Some(r), braid_engine::DeviceConfig::Pmem(p)) = (meta.ring_size, &mut opts.device) {
+        p.ring_size = r;
+    }
+    if let (Some(s), braid_engine::DeviceConfig::File(f)) = (meta.segment_size, &mut opts.device) {
+        f.segment_size = s;
+    }
+    opts.app = meta.app.clone();
+    let (db, report) = Db::open(dir, opts, workload.catalog(), workload.procedures(), &|l| {
+        workload.load(l, &|_| {})
+    })
+    .map_err(|e| e.to_string())?;
+    let _ = db.close();
+    let r = &report.recovery;
+    let secs = r.seconds.max(1e-9);
+    Ok(RecoveryStats {
+        scheme: meta.scheme.clone(),
+        streams: meta.streams,
+        device: meta.device.clone(),
+        threads,
+        txns: r.txns,
+        records: r.records,
+        bytes: r.bytes,
+        seconds: r.seconds,
+        txn_per_s: r.txns as f64 / secs,
+        gb_per_s: r.bytes as f64 / secs / 1e9,
+        load_seconds: report.load_seconds,
+    })
 }

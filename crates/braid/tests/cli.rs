@@ -13,31 +13,86 @@ fn run_ok(cmd: &mut Command) -> String {
     let out = cmd.output().expect("runs");
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "failed: {cmd:?}\nstdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        out.status.success(),
+        "failed: {cmd:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     stdout
 }
 
 #[test]
 fn crash_test_serial_file_kill() {
-    let out = run_ok(braid().args(["crash-test", "--scheme", "serial", "--device", "file", "--mode", "kill", "--rounds", "3", "--max-ms", "150"]));
+    let out = run_ok(braid().args([
+        "crash-test",
+        "--scheme",
+        "serial",
+        "--device",
+        "file",
+        "--mode",
+        "kill",
+        "--rounds",
+        "3",
+        "--max-ms",
+        "150",
+    ]));
     assert!(out.contains("0 violations"), "{out}");
 }
 
 #[test]
 fn crash_test_serial_pmem_kill_command_logging() {
-    let out = run_ok(braid().args(["crash-test", "--scheme", "serial", "--device", "pmem", "--mode", "kill", "--logging", "command", "--rounds", "3", "--max-ms", "150"]));
+    let out = run_ok(braid().args([
+        "crash-test",
+        "--scheme",
+        "serial",
+        "--device",
+        "pmem",
+        "--mode",
+        "kill",
+        "--logging",
+        "command",
+        "--rounds",
+        "3",
+        "--max-ms",
+        "150",
+    ]));
     assert!(out.contains("0 violations"), "{out}");
 }
 
 #[test]
 fn crash_test_serial_pmem_power() {
-    let out = run_ok(braid().args(["crash-test", "--scheme", "serial", "--device", "pmem", "--mode", "power", "--rounds", "40", "--max-ms", "30"]));
+    let out = run_ok(braid().args([
+        "crash-test",
+        "--scheme",
+        "serial",
+        "--device",
+        "pmem",
+        "--mode",
+        "power",
+        "--rounds",
+        "40",
+        "--max-ms",
+        "30",
+    ]));
     assert!(out.contains("0 violations"), "{out}");
 }
 
 #[test]
 fn crash_test_serial_file_power_occ() {
-    let out = run_ok(braid().args(["crash-test", "--scheme", "serial", "--device", "file", "--mode", "power", "--rounds", "30", "--max-ms", "30", "--cc", "occ"]));
+    let out = run_ok(braid().args([
+        "crash-test",
+        "--scheme",
+        "serial",
+        "--device",
+        "file",
+        "--mode",
+        "power",
+        "--rounds",
+        "30",
+        "--max-ms",
+        "30",
+        "--cc",
+        "occ",
+    ]));
     assert!(out.contains("0 violations"), "{out}");
 }
 
@@ -46,11 +101,24 @@ fn bench_recover_inspect() {
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
     let json = dir.path().join("bench.json");
     let out = run_ok(braid().args([
-        "bench", "--rows", "2000", "--threads", "2", "--seconds", "0.3", "--repeat", "1", "--keep",
-        "--dir", dir.path().to_str().unwrap(), "--json", json.to_str().unwrap(),
+        "bench",
+        "--rows",
+        "2000",
+        "--threads",
+        "2",
+        "--seconds",
+        "0.3",
+        "--repeat",
+        "1",
+        "--keep",
+        "--dir",
+        dir.path().to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
     ]));
     assert!(out.contains("serial"), "{out}");
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let results = v["results"].as_array().unwrap();
     let serial = results.iter().find(|r| r["scheme"] == "serial").unwrap();
     assert!(serial["txn_per_s"].as_f64().unwrap() > 0.0);
@@ -66,7 +134,10 @@ fn bench_recover_inspect() {
 fn recover_refuses_a_directory_that_is_not_a_database() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("something"), b"x").unwrap();
-    let out = braid().args(["recover", "--dir", dir.path().to_str().unwrap()]).output().unwrap();
+    let out = braid()
+        .args(["recover", "--dir", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not a braid database"), "{err}");

@@ -12,7 +12,10 @@
 //! engine, then starts the streams for new appends at the valid end.
 
 pub mod none;
+pub mod nvdisk;
+pub mod pertxn;
 pub mod serial;
+pub mod taurus;
 
 use std::fmt;
 use std::str::FromStr;
@@ -33,16 +36,35 @@ pub enum SchemeKind {
     None,
     /// One central log, one LSN, group commit, early lock release.
     Serial,
+    /// NV-Logging's baseline NV-Disk (Huang et al. 2014, Section 3): the serial scheme on a
+    /// file device in `/dev/shm`, i.e. a centralized log buffer written through the file
+    /// system API to NVRAM standing in as a disk.
+    NvDisk,
+    /// NV-Logging (Huang et al. 2014, Section 4): per-transaction log objects in persistent
+    /// memory behind a circular log index, one global LSN.
+    PerTxn,
+    /// Taurus (Xia et al. 2021): parallel logging and recovery with LSN vectors over 1 to 64
+    /// streams.
+    Taurus,
 }
 
 impl SchemeKind {
     /// Every scheme that exists, in the order reports list them.
-    pub const ALL: &'static [SchemeKind] = &[SchemeKind::None, SchemeKind::Serial];
+    pub const ALL: &'static [SchemeKind] = &[
+        SchemeKind::None,
+        SchemeKind::Serial,
+        SchemeKind::NvDisk,
+        SchemeKind::PerTxn,
+        SchemeKind::Taurus,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             SchemeKind::None => "none",
             SchemeKind::Serial => "serial",
+            SchemeKind::NvDisk => "nvdisk",
+            SchemeKind::PerTxn => "pertxn",
+            SchemeKind::Taurus => "taurus",
         }
     }
 
@@ -56,6 +78,9 @@ impl SchemeKind {
         match self {
             SchemeKind::None => 0,
             SchemeKind::Serial => 1,
+            SchemeKind::NvDisk => 1,
+            SchemeKind::PerTxn => 1,
+            SchemeKind::Taurus => crate::lv::MAX_STREAMS,
         }
         .min(requested.max(1))
     }
@@ -206,6 +231,9 @@ pub trait SchemeWorker: Send {
     fn publish(&mut self, _rows: &mut dyn Iterator<Item = (RowRef<'_>, Access)>) {}
     /// The transaction aborted before `commit`.
     fn abort(&mut self) {}
+    /// OCC only: after the engine locked the write set, before it validates the read set
+    /// (Taurus Alg. 6 lines 8-11). `rows` is the whole access set.
+    fn before_validate(&mut self, _rows: &mut dyn Iterator<Item = (RowRef<'_>, Access)>) {}
 }
 
 /// A running scheme.
@@ -217,6 +245,10 @@ pub trait Scheme: Send + Sync {
     fn streams(&self) -> &[Stream];
     /// Flush everything and stop background threads.
     fn close(&self) -> Result<(), WalError>;
+    /// Bytes of per-row metadata the scheme keeps outside the rows (e.g. Taurus' row LVs).
+    fn metadata_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// The engine side of recovery.
@@ -239,6 +271,19 @@ pub struct SchemeConfig {
     pub group_bytes: usize,
     pub scan_mode: ScanMode,
     pub recovery_threads: usize,
+    /// How a scheme with a parallel recovery planner replays (taurus).
+    pub recovery_plan: RecoveryPlan,
+    /// Taurus tuning.
+    pub taurus: taurus::TaurusConfig,
+}
+
+/// Parallel replay, the serial fallback, or chosen by the planner from what it finds in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RecoveryPlan {
+    #[default]
+    Auto,
+    Parallel,
+    Serial,
 }
 
 impl Default for SchemeConfig {
@@ -251,6 +296,8 @@ impl Default for SchemeConfig {
             group_bytes: 1 << 20,
             scan_mode: ScanMode::Strict,
             recovery_threads: 1,
+            recovery_plan: RecoveryPlan::Auto,
+            taurus: taurus::TaurusConfig::default(),
         }
     }
 }
@@ -285,10 +332,46 @@ pub fn open(
     match cfg.kind {
         SchemeKind::None => Ok((Arc::new(none::NoLogging), RecoveryReport::default())),
         SchemeKind::Serial => serial::open(cfg, devices, replay, progress),
+        SchemeKind::NvDisk => nvdisk::open(cfg, devices, replay, progress),
+        SchemeKind::Taurus => taurus::open(cfg, devices, replay, progress),
+        SchemeKind::PerTxn => Err(WalError::Config(
+            "the pertxn scheme keeps its log in a persistent region, not on log devices: open it \
+             with scheme::open_storage and Storage::PerTxn"
+                .into(),
+        )),
+    }
+}
+
+/// Where a scheme keeps its log: log devices (one per stream) for the stream-based schemes, or
+/// a persistent region plus a backup directory for `pertxn`.
+pub enum Storage {
+    Devices(Vec<Arc<dyn Device>>),
+    PerTxn(pertxn::PerTxnStorage),
+}
+
+/// [`open`] for any [`Storage`]: `pertxn` recovers from its region and backup files, every
+/// other scheme from its devices.
+pub fn open_storage(
+    cfg: &SchemeConfig,
+    storage: Storage,
+    replay: &dyn Replay,
+    progress: &dyn Fn(u64),
+) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
+    match (cfg.kind, storage) {
+        (SchemeKind::PerTxn, Storage::PerTxn(s)) => pertxn::open(cfg, s, replay, progress),
+        (_, Storage::Devices(d)) => open(cfg, d, replay, progress),
+        (kind, Storage::PerTxn(_)) => Err(WalError::Config(format!(
+            "scheme {kind} logs to devices; a pertxn region was given"
+        ))),
     }
 }
 
 /// Wrap a replay failure with the position it happened at.
 pub(crate) fn replay_failed(stream: u32, lsn: Lsn, txn: u64, e: ReplayError) -> WalError {
-    WalError::Replay { stream, lsn, txn, cause: e.to_string() }
+    WalError::Replay {
+        stream,
+        lsn,
+        txn,
+        cause: e.to_string(),
+    }
 }

@@ -15,14 +15,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{
-    CommitRequest, LogKind, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeKind,
-    SchemeWorker, Ticket, replay_failed,
+    CommitRequest, LogKind, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeKind, SchemeWorker,
+    Ticket, replay_failed,
 };
+use crate::WalError;
 use crate::device::Device;
 use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
 use crate::scan::{Scanner, StreamSource};
 use crate::stream::{Stream, StreamConfig, StreamWriter};
-use crate::WalError;
 
 /// The central-log scheme.
 pub struct Serial {
@@ -37,7 +37,10 @@ struct SerialWorker {
 impl SchemeWorker for SerialWorker {
     fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
         if req.read_only {
-            return Ok(Ticket::Stream { stream: self.stream.clone(), lsn: self.stream.tail() });
+            return Ok(Ticket::Stream {
+                stream: self.stream.clone(),
+                lsn: self.stream.tail(),
+            });
         }
         let payload = [req.payload];
         let spec = RecordSpec {
@@ -48,7 +51,10 @@ impl SchemeWorker for SerialWorker {
             payload: &payload,
         };
         let (_, end) = self.writer.append(&spec)?;
-        Ok(Ticket::Stream { stream: self.stream.clone(), lsn: end })
+        Ok(Ticket::Stream {
+            stream: self.stream.clone(),
+            lsn: end,
+        })
     }
 }
 
@@ -127,7 +133,9 @@ pub(crate) fn replay_serial(
             (Some(kind), true) => {
                 if let Some(earlier) = open_txns.remove(&h.txn) {
                     for (k, p) in earlier {
-                        replay.apply(h.txn, k, &p).map_err(|e| replay_failed(0, h.lsn, h.txn, e))?;
+                        replay
+                            .apply(h.txn, k, &p)
+                            .map_err(|e| replay_failed(0, h.lsn, h.txn, e))?;
                     }
                 }
                 replay
@@ -136,12 +144,17 @@ pub(crate) fn replay_serial(
                 report.txns += 1;
             }
             (Some(kind), false) => {
-                open_txns.entry(h.txn).or_default().push((kind, rec.payload.to_vec()));
+                open_txns
+                    .entry(h.txn)
+                    .or_default()
+                    .push((kind, rec.payload.to_vec()));
             }
             (None, _) if h.kind == Kind::Commit => {
                 if let Some(earlier) = open_txns.remove(&h.txn) {
                     for (k, p) in earlier {
-                        replay.apply(h.txn, k, &p).map_err(|e| replay_failed(0, h.lsn, h.txn, e))?;
+                        replay
+                            .apply(h.txn, k, &p)
+                            .map_err(|e| replay_failed(0, h.lsn, h.txn, e))?;
                     }
                     report.txns += 1;
                 }

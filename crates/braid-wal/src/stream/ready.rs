@@ -26,17 +26,24 @@
 //! B   for each slot: b = busy.load(); if b != IDLE { ready = min(ready, b) }
 //! ```
 //!
-//! **Why every byte before `ready` is filled.** All of S1, R, S3, T and B are `SeqCst`, so they
-//! are totally ordered (the order `S`). Take any reservation `[lsn, lsn + len)` with
-//! `lsn < ready <= t`. T read a tail value `> lsn`, i.e. the value written by R or by a later
-//! modification of `tail`, so `R <S T`. S1 comes before R in program order, hence
-//! `S1 <S R <S T <S B`: the load B of this writer's slot reads S1 or a later store to it. If it
-//! reads S1 (a value `<= lsn`, since `tail` only grows) — or a re-announcement made before R —
-//! then `ready <= lsn`, a contradiction. So it reads S3 or a store after S3 (the next record's
-//! S1, which follows S3 in program order); a `SeqCst` load reading a `SeqCst` store
-//! synchronises with it, so the fill (before S3) happens before B, and before everything the
-//! flusher does after computing `ready`. Without S1 the flusher could observe the reserved tail
-//! and an idle slot between R and the fill, and publish bytes nobody has written yet.
+//! **Why every byte before `ready` is filled.** Take any reservation `[lsn, lsn + len)` made by
+//! R with `lsn < ready <= t`. Every modification of `tail` is a compare-and-swap, so its
+//! modification order is a chain of read-modify-writes; the values above `lsn` were written by
+//! R or by a later one, and those form R's release sequence. T read such a value, so T
+//! synchronises with R, and S1 (sequenced before R) happens before T and hence before B. By
+//! coherence B reads S1 or a later store to the slot: S1 itself (or an earlier
+//! re-announcement) holds a value `<= lsn` (`tail` only grows), which would give
+//! `ready <= lsn`, a contradiction; so B reads S3 or a store after it (the next record's S1,
+//! sequenced after S3). Either way B synchronises with the store it reads, which the writer
+//! made after its fill, so the fill happens before B and before whatever the flusher does with
+//! `ready`. Without S1 the flusher could observe the reserved tail and an idle slot
+//! between R and the fill, and publish bytes nobody has written yet. The same argument shows
+//! that the slot high-water mark (raised by a read-modify-write before the slot's first S1) is
+//! seen by the flusher's load of it after T, for every slot whose reservation lies below `t`.
+//!
+//! The argument needs only release/acquire. The operations are `SeqCst` all the same (on x86
+//! that costs an `xchg` per busy-word store, tens of cycles); loom models `SeqCst` loads and
+//! stores no stronger than acquire/release, so its check covers the weaker argument above.
 //!
 //! `ready` is not monotonic (a slow writer may announce a tail value it read long ago), but the
 //! set of filled bytes is, so callers keep the maximum of the ready points they computed.
@@ -50,18 +57,16 @@
 //! reserve), so the argument above is unchanged.
 //!
 //! The slot high-water mark (`high`) keeps the scan short: writers claim the lowest free slot
-//! and raise `high` before their first announcement; the flusher loads `high` after T, and a
-//! slot it misses was claimed after T, so every reservation made from it starts at or beyond
-//! the tail T observed.
+//! and raise `high` before their first announcement.
 //!
 //! Under `--cfg loom` the atomics are loom's, so `tests/loom_stream.rs` model-checks this very
 //! code (two writers and a flusher).
 
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::atomic::Ordering::{AcqRel, Relaxed, Release, SeqCst};
 #[cfg(not(loom))]
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
-use std::sync::atomic::Ordering::{AcqRel, Relaxed, Release, SeqCst};
 
 use crossbeam_utils::CachePadded;
 
@@ -124,7 +129,10 @@ impl Reservations {
     /// Claim a free slot (the lowest); `None` if all are taken.
     pub fn claim(&self) -> Option<usize> {
         for (i, s) in self.slots.iter().enumerate() {
-            if s.claimed.compare_exchange(false, true, AcqRel, Relaxed).is_ok() {
+            if s.claimed
+                .compare_exchange(false, true, AcqRel, Relaxed)
+                .is_ok()
+            {
                 // Before any announcement from this slot (see the module documentation).
                 self.high.fetch_max(i + 1, SeqCst);
                 return Some(i);
@@ -169,9 +177,9 @@ impl Reservations {
 
     /// Records and bytes appended through all slots.
     pub fn totals(&self) -> (u64, u64) {
-        self.slots
-            .iter()
-            .fold((0, 0), |(r, b), s| (r + s.records.load(Relaxed), b + s.bytes.load(Relaxed)))
+        self.slots.iter().fold((0, 0), |(r, b), s| {
+            (r + s.records.load(Relaxed), b + s.bytes.load(Relaxed))
+        })
     }
 
     /// Alg. 2: the point before which every reserved byte is filled, and whether any slot was

@@ -1,0 +1,213 @@
+//! Commit protection for the GSN scheme: when may a commit be acknowledged?
+//!
+//! A commit with GSN `g` may be acknowledged once every log is durable up to `g` (Wang &
+//! Johnson 2014, Section 4): every record it depends on has a smaller GSN. Three ways:
+//!
+//! * **Durable cache** (`CommitProtocol::DurableCache`, persistent memory; Section 4.2): the
+//!   insert's own fence makes the record durable, inserts into a log are serialised, and what
+//!   a transaction depends on was inserted before it could be read; the commit is
+//!   acknowledged as soon as its records are inserted ([`Ticket::Durable`]).
+//! * **Passive group commit** (`CommitProtocol::Passive`, persistent memory with volatile
+//!   caches; Section 4.1): each worker has a published word, `dgsn` with a dirty bit, in a
+//!   [`PublishCell`]. A worker sets the dirty bit (reading its `dgsn`, the floor of every GSN
+//!   it will use) before it takes a GSN for a record, and after its records are written and
+//!   fenced it stages the commit GSN and publishes it with the bit cleared. The committing
+//!   transaction then joins the commit queue: here the queue is the pair (`want`, the largest
+//!   GSN anyone waits for; `acked`, the GSN up to which everything is acknowledged), which
+//!   acknowledges in GSN order. The daemon computes `min_dgsn` as the minimum over dirty
+//!   workers of their `dgsn`, raising the word of every clean worker that is below the target
+//!   to the target (a compare-and-swap, so the worker's next dirty-bit `fetch_or` sees it and
+//!   its later GSNs exceed it); everything at or below `min_dgsn` is durable, so `acked`
+//!   becomes `min_dgsn`. A worker that keeps `min_dgsn` below the target for longer than
+//!   `straggler_after` is sent a signal ([`braid_pmem::signal`]); its handler fences and
+//!   publishes the staged value unless the worker is in the middle of an insert.
+//! * **Per-log durable GSN watermarks** (file devices, whatever the protocol): each log keeps
+//!   the (end LSN, GSN) of its records not yet known durable; its durable GSN is the GSN of the
+//!   newest record below the stream's durable LSN. The daemon appends a clock record (GSN =
+//!   target) to every log whose clock is below the target, waits until every log is flushed
+//!   past its last record, and acknowledges up to the minimum durable GSN. Clock records are
+//!   what make the recovery bound reach acknowledged commits (see [`super::recovery`]).
+//!
+//! The daemon polls while commits wait (yield, then 20 us sleeps) and sleeps on a condition
+//! variable otherwise; a committing worker wakes it only if it sleeps. Signals and rounds are
+//! counted in [`super::GsnStats`].
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::time::{Duration, Instant};
+
+use braid_pmem::signal::DIRTY;
+
+use super::{Mode, STATS, Shared};
+use crate::WalError;
+use crate::record::Kind;
+use crate::scheme::DurabilityWait;
+
+/// How long the daemon keeps trying to acknowledge outstanding commits at close.
+const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
+/// A waiting commit: durable once `acked >= gsn`.
+pub(super) struct GsnWait {
+    pub shared: Arc<Shared>,
+    pub gsn: u64,
+}
+
+impl DurabilityWait for GsnWait {
+    fn wait(&self) -> Result<(), WalError> {
+        let s = &*self.shared;
+        for _ in 0..8 {
+            if s.acked.load(SeqCst) >= self.gsn {
+                return Ok(());
+            }
+            s.blocked(self.gsn)?;
+            std::thread::yield_now();
+        }
+        let mut g = s.lock.lock();
+        s.waiters.fetch_add(1, SeqCst);
+        let r = loop {
+            if s.acked.load(SeqCst) >= self.gsn {
+                break Ok(());
+            }
+            if let Err(e) = s.blocked(self.gsn) {
+                break Err(e);
+            }
+            s.waiter_cv.wait_for(&mut g, Duration::from_millis(2));
+        };
+        s.waiters.fetch_sub(1, SeqCst);
+        r
+    }
+
+    fn is_durable(&self) -> Result<bool, WalError> {
+        if self.shared.acked.load(SeqCst) >= self.gsn {
+            return Ok(true);
+        }
+        self.shared.blocked(self.gsn).map(|()| false)
+    }
+}
+
+/// The commit daemon's thread body.
+pub(super) fn daemon(shared: Arc<Shared>) {
+    let s = &*shared;
+    let mut stuck_since: Option<Instant> = None;
+    let mut closing_since: Option<Instant> = None;
+    let mut step = 0u32;
+    loop {
+        let target = s.want.load(SeqCst);
+        let acked = s.acked.load(SeqCst);
+        let stopping = s.stop.load(SeqCst);
+        if stopping {
+            let since = *closing_since.get_or_insert_with(Instant::now);
+            if target <= acked || s.poison.get().is_some() || since.elapsed() > CLOSE_GRACE {
+                return;
+            }
+        }
+        if target <= acked {
+            stuck_since = None;
+            step = 0;
+            s.sleep_daemon();
+            continue;
+        }
+        STATS.rounds.fetch_add(1, Relaxed);
+        let bound = match s.mode {
+            Mode::Passive => passive_round(s, target, &mut stuck_since),
+            Mode::Watermark => match watermark_round(s, target) {
+                Ok(b) => b,
+                Err(e) => {
+                    s.fail(e, target);
+                    if s.poison.get().is_some() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                }
+            },
+            Mode::Immediate => target,
+        };
+        if bound > acked {
+            s.advance(bound.min(target));
+            step = 0;
+        }
+        if bound < target {
+            backoff(&mut step);
+        }
+    }
+}
+
+fn backoff(step: &mut u32) {
+    *step += 1;
+    if *step < 8 {
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(Duration::from_micros(20));
+    }
+}
+
+/// One round of passive group commit; returns `min_dgsn`.
+fn passive_round(s: &Shared, target: u64, stuck_since: &mut Option<Instant>) -> u64 {
+    let cells = s.cells.lock();
+    let mut bound = target;
+    for c in cells.iter() {
+        let word = c.word();
+        let mut w = word.load(SeqCst);
+        loop {
+            if w & DIRTY != 0 {
+                bound = bound.min(w & !DIRTY);
+                break;
+            }
+            if w >= target {
+                break;
+            }
+            match word.compare_exchange(w, target, SeqCst, SeqCst) {
+                Ok(_) => break,
+                Err(now) => w = now,
+            }
+        }
+    }
+    if bound >= target {
+        *stuck_since = None;
+        return bound;
+    }
+    let since = *stuck_since.get_or_insert_with(Instant::now);
+    if since.elapsed() >= s.cfg.straggler_after {
+        for c in cells.iter() {
+            let w = c.word().load(SeqCst);
+            if w & DIRTY != 0 && (w & !DIRTY) < target && c.signal_if_dirty() {
+                STATS.signals.fetch_add(1, Relaxed);
+            }
+        }
+        *stuck_since = Some(Instant::now());
+    }
+    bound
+}
+
+/// One round of per-log durable GSN watermarks; returns the minimum durable GSN.
+fn watermark_round(s: &Shared, target: u64) -> Result<u64, WalError> {
+    let mut last_end = Vec::with_capacity(s.logs.len());
+    for log in &s.logs {
+        let mut g = log.inner.lock();
+        if g.clock < target {
+            log.insert_locked(&mut g, &s.cfg, target - 1, Kind::Checkpoint, 0, 0, &[], true)?;
+            STATS.clock_records.fetch_add(1, Relaxed);
+        }
+        last_end.push(g.pending.back().map(|p| p.0));
+    }
+    for (log, end) in s.logs.iter().zip(last_end) {
+        if let Some(end) = end {
+            log.stream.wait_durable(end)?;
+        }
+    }
+    let mut bound = u64::MAX;
+    for log in &s.logs {
+        let mut g = log.inner.lock();
+        let d = log.stream.durable();
+        while let Some(&(end, gsn)) = g.pending.front() {
+            if end > d {
+                break;
+            }
+            g.durable_gsn = gsn;
+            g.pending.pop_front();
+        }
+        bound = bound.min(g.durable_gsn);
+    }
+    Ok(bound)
+}

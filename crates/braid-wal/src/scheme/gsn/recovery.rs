@@ -1,0 +1,351 @@
+//! GSN recovery: the two-step parallel redo pipeline of Wang & Johnson 2014, Section 3.2.
+//!
+//! 1. **Scan** (N threads, N = `recovery_threads` capped at the number of logs): each scanner
+//!    reads whole logs and keeps their valid records (GSN, LSN, transaction, payload).
+//! 2. **Bound** (one thread, cheap): decide the target GSN `B` (below) and which transactions
+//!    committed.
+//! 3. **Partition** (the same N threads): every redo operation of a committed transaction with
+//!    GSN <= `B` goes to bucket `hash(page) mod M` (M = `recovery_threads`).
+//! 4. **Apply** (M threads): each bucket is sorted by (GSN, log, LSN, operation index) and
+//!    applied; consecutive operations of one record are handed to [`Replay::apply`] together as
+//!    one redo payload. Operations on one page are thus applied in GSN order, which is the
+//!    order their writers held the page in; pages in different buckets are independent.
+//!
+//! # The target GSN
+//!
+//! * On persistent memory every record is durable when its insert returns, inserts into one log
+//!   are serialised (no holes), and a transaction's writes become visible only after its
+//!   records are inserted; so every complete transaction in the logs depends only on complete
+//!   transactions in the logs and `B` is unbounded: nothing is cut.
+//! * On files a record is durable only once its log is flushed, so a recovered transaction may
+//!   depend on a lost record of another log. GSNs grow with LSNs within a log and a dependency
+//!   always has a smaller GSN, so every record of log `s` with a GSN up to `M_s` (the largest
+//!   GSN recovered from `s`) was recovered, and `B = min_s M_s` is safe: every record at or
+//!   below it is present. The commit daemon acknowledges a commit only once every log holds a
+//!   durable record at or above its GSN (writing a small clock record into a log that lags),
+//!   so acknowledged commits are at or below `B`.
+//! * Records above `B` stay in the logs; to keep them from being replayed by a later recovery
+//!   (when `B` has moved past them while what they depended on is still lost), recovery writes
+//!   a void marker `(B, base)` into every log before new transactions run, where `base` is
+//!   above every GSN in the logs and new GSNs start at `base`. Later recoveries ignore records
+//!   in any marker's open range and never take `B` below a marker's `B` (everything at or below
+//!   it was present when the marker was written and still is).
+//!
+//! Records (all stamped with their GSN; LSN = stream position):
+//! * `Redo` + COMMIT: a whole transaction in one log (transaction-level partitioning, or a
+//!   page-partitioned transaction that touched one log).
+//! * `Redo` without COMMIT: one log's part of a page-partitioned transaction.
+//! * `Commit` + COMMIT, payload `u32` number of parts: the end of a page-partitioned
+//!   transaction, in log 0 (a record without a page). It is committed only if all its parts
+//!   are found (fewer means damage the scan did not flag; the transaction is skipped).
+//! * `Checkpoint`, empty payload: a clock record; 16-byte payload `lo, hi`: a void marker.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use parking_lot::Mutex;
+
+use super::pages::PageId;
+use crate::device::Device;
+use crate::payload::{RedoBuf, decode_redo};
+use crate::record::{FLAG_COMMIT, Kind};
+use crate::scan::{ScanEnd, ScanMode, Scanner};
+use crate::scheme::{LogKind, RecoveryReport, Replay, replay_failed};
+use crate::{Lsn, WalError};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RecKind {
+    Txn,
+    Part,
+    Commit(u32),
+    Clock,
+    Marker(u64, u64),
+}
+
+struct Rec {
+    lsn: Lsn,
+    txn: u64,
+    gsn: u64,
+    kind: RecKind,
+    payload: Vec<u8>,
+}
+
+struct StreamScan {
+    recs: Vec<Rec>,
+    end: ScanEnd,
+    bytes: u64,
+    records: u64,
+    max_txn: u64,
+}
+
+/// One redo operation placed in a bucket.
+struct Entry {
+    gsn: u64,
+    stream: u32,
+    lsn: Lsn,
+    seq: u32,
+    txn: u64,
+    rec: usize,
+    start: u32,
+    end: u32,
+}
+
+/// What recovery decided.
+pub(super) struct Recovered {
+    pub report: RecoveryReport,
+    /// Valid end of each log.
+    pub ends: Vec<Lsn>,
+    /// The target GSN used (`u64::MAX` when unbounded).
+    pub bound: u64,
+    /// Larger than every GSN in the logs: new GSNs start here.
+    pub base: u64,
+}
+
+fn bad(stream: usize, lsn: Lsn, what: &str) -> WalError {
+    WalError::Config(format!("gsn log {stream}, LSN {lsn}: {what}"))
+}
+
+fn scan_stream(dev: &dyn Device, s: usize, mode: ScanMode) -> Result<StreamScan, WalError> {
+    let mut scanner = Scanner::new(dev, mode);
+    let mut recs = Vec::new();
+    let (mut records, mut max_txn) = (0u64, 0u64);
+    while let Some(r) = scanner.next_record()? {
+        records += 1;
+        let h = r.header;
+        max_txn = max_txn.max(h.txn);
+        let commits = h.flags & FLAG_COMMIT != 0;
+        let kind = match h.kind {
+            Kind::Redo if commits => RecKind::Txn,
+            Kind::Redo => RecKind::Part,
+            Kind::Commit => {
+                let b: [u8; 4] = r
+                    .payload
+                    .get(..4)
+                    .and_then(|b| b.try_into().ok())
+                    .ok_or_else(|| bad(s, h.lsn, "commit record without a part count"))?;
+                RecKind::Commit(u32::from_le_bytes(b))
+            }
+            Kind::Checkpoint if r.payload.is_empty() => RecKind::Clock,
+            Kind::Checkpoint if r.payload.len() == 16 => {
+                let lo = u64::from_le_bytes(r.payload[..8].try_into().unwrap_or_default());
+                let hi = u64::from_le_bytes(r.payload[8..].try_into().unwrap_or_default());
+                RecKind::Marker(lo, hi)
+            }
+            Kind::Pad | Kind::Abort => continue,
+            k => {
+                return Err(bad(s, h.lsn, &format!(
+                    "a {k:?} record, which the gsn scheme never writes (was this log written by another scheme?)"
+                )));
+            }
+        };
+        let gsn = r
+            .stamp
+            .gsn()
+            .ok_or_else(|| bad(s, h.lsn, "record without a GSN stamp"))?;
+        let payload = if matches!(kind, RecKind::Txn | RecKind::Part) {
+            r.payload.to_vec()
+        } else {
+            Vec::new()
+        };
+        recs.push(Rec { lsn: h.lsn, txn: h.txn, gsn, kind, payload });
+    }
+    let bytes = scanner.bytes_read();
+    let end = scanner
+        .end()
+        .cloned()
+        .ok_or_else(|| WalError::Config("scanner stopped without an end".into()))?;
+    Ok(StreamScan { recs, end, bytes, records, max_txn })
+}
+
+/// Run `f(i)` for `i` in `0..n` on up to `threads` scoped threads; first error wins.
+fn par<T: Send>(
+    n: usize,
+    threads: usize,
+    f: &(dyn Fn(usize) -> Result<T, WalError> + Sync),
+) -> Result<Vec<T>, WalError> {
+    let threads = threads.clamp(1, n.max(1));
+    if threads == 1 {
+        return (0..n).map(f).collect();
+    }
+    let out: Vec<Mutex<Option<Result<T, WalError>>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let failed = AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        for t in 0..threads {
+            let (out, failed) = (&out, &failed);
+            sc.spawn(move || {
+                for i in (t..n).step_by(threads) {
+                    if failed.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let r = f(i);
+                    if r.is_err() {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    *out[i].lock() = Some(r);
+                }
+            });
+        }
+    });
+    let mut res = Vec::with_capacity(n);
+    let mut first_err = None;
+    for slot in out {
+        match slot.into_inner() {
+            Some(Ok(v)) => res.push(v),
+            Some(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            None => {}
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(res),
+    }
+}
+
+/// Recover the logs on `devices` through `replay`.
+pub(super) fn recover(
+    devices: &[Arc<dyn Device>],
+    unbounded: bool,
+    rows_per_page: u64,
+    threads: usize,
+    mode: ScanMode,
+    replay: &dyn Replay,
+    progress: &dyn Fn(u64),
+) -> Result<Recovered, WalError> {
+    let n = devices.len();
+    let threads = threads.max(1);
+    // 1. Scan.
+    let scans = par(n, threads, &|s| scan_stream(&*devices[s], s, mode))?;
+    let mut report = RecoveryReport::default();
+    for sc in &scans {
+        report.records += sc.records;
+        report.bytes += sc.bytes;
+        report.max_txn = report.max_txn.max(sc.max_txn);
+        report.ends.push(sc.end.clone());
+    }
+    progress(report.bytes);
+
+    // 2. The bound and the committed set.
+    let mut voids: Vec<(u64, u64)> = Vec::new();
+    let mut max_gsn = 0u64;
+    for sc in &scans {
+        for r in &sc.recs {
+            max_gsn = max_gsn.max(r.gsn);
+            if let RecKind::Marker(lo, hi) = r.kind {
+                voids.push((lo, hi));
+            }
+        }
+    }
+    let is_void = |g: u64| voids.iter().any(|&(lo, hi)| lo < g && g < hi);
+    let bound = if unbounded {
+        u64::MAX
+    } else {
+        let min_m = scans
+            .iter()
+            .map(|sc| sc.recs.iter().filter(|r| !is_void(r.gsn)).map(|r| r.gsn).max().unwrap_or(0))
+            .min()
+            .unwrap_or(0);
+        let marker_floor = voids.iter().map(|v| v.0).max().unwrap_or(0);
+        min_m.max(marker_floor)
+    };
+    let live = |r: &Rec| r.gsn <= bound && !is_void(r.gsn);
+    let mut parts: HashMap<u64, u32> = HashMap::new();
+    for sc in &scans {
+        for r in sc.recs.iter().filter(|r| r.kind == RecKind::Part && live(r)) {
+            *parts.entry(r.txn).or_default() += 1;
+        }
+    }
+    let mut committed_parts: HashMap<u64, u64> = HashMap::new(); // txn -> commit GSN
+    let mut all_part_txns: HashMap<u64, ()> = HashMap::new();
+    for sc in &scans {
+        for r in &sc.recs {
+            match r.kind {
+                RecKind::Txn if live(r) => report.txns += 1,
+                RecKind::Txn => report.skipped += 1,
+                RecKind::Commit(k) => {
+                    if live(r) && parts.get(&r.txn).copied().unwrap_or(0) == k {
+                        committed_parts.insert(r.txn, r.gsn);
+                        report.txns += 1;
+                    }
+                }
+                RecKind::Part => {
+                    all_part_txns.insert(r.txn, ());
+                }
+                _ => {}
+            }
+        }
+    }
+    report.skipped += all_part_txns.keys().filter(|t| !committed_parts.contains_key(t)).count() as u64;
+
+    // 3. Partition by page into M buckets.
+    let m = threads;
+    let rpp = rows_per_page.max(1);
+    let bucketed = par(n, threads, &|s| -> Result<Vec<Vec<Entry>>, WalError> {
+        let mut buckets: Vec<Vec<Entry>> = (0..m).map(|_| Vec::new()).collect();
+        for (ri, r) in scans[s].recs.iter().enumerate() {
+            let take = match r.kind {
+                RecKind::Txn => live(r),
+                RecKind::Part => live(r) && committed_parts.get(&r.txn).is_some_and(|&c| r.gsn < c),
+                _ => false,
+            };
+            if !take {
+                continue;
+            }
+            let mut it = decode_redo(&r.payload);
+            let mut seq = 0u32;
+            loop {
+                let start = it.offset();
+                let Some(op) = it.next() else { break };
+                let op = op.map_err(|e| bad(s, r.lsn, &format!("bad redo payload: {e}")))?;
+                let end = it.offset();
+                let page = PageId::of(op.table(), op.key(), rpp);
+                buckets[(page.hash() % m as u64) as usize].push(Entry {
+                    gsn: r.gsn,
+                    stream: s as u32,
+                    lsn: r.lsn,
+                    seq,
+                    txn: r.txn,
+                    rec: ri,
+                    start: start as u32,
+                    end: end as u32,
+                });
+                seq += 1;
+            }
+        }
+        Ok(buckets)
+    })?;
+    let mut buckets: Vec<Vec<Entry>> = (0..m).map(|_| Vec::new()).collect();
+    for per_stream in bucketed {
+        for (b, mut v) in per_stream.into_iter().enumerate() {
+            buckets[b].append(&mut v);
+        }
+    }
+
+    // 4. Sort each bucket by GSN and apply.
+    let buckets: Vec<Mutex<Vec<Entry>>> = buckets.into_iter().map(Mutex::new).collect();
+    par(m, m, &|b| -> Result<(), WalError> {
+        let mut v = std::mem::take(&mut *buckets[b].lock());
+        v.sort_unstable_by_key(|e| (e.gsn, e.stream, e.lsn, e.seq));
+        let mut buf = RedoBuf::default();
+        let mut i = 0;
+        while i < v.len() {
+            let (stream, lsn, txn) = (v[i].stream, v[i].lsn, v[i].txn);
+            buf.clear();
+            while i < v.len() && v[i].stream == stream && v[i].lsn == lsn {
+                let e = &v[i];
+                let payload = &scans[e.stream as usize].recs[e.rec].payload;
+                buf.bytes.extend_from_slice(&payload[e.start as usize..e.end as usize]);
+                i += 1;
+            }
+            replay
+                .apply(txn, LogKind::Data, &buf.bytes)
+                .map_err(|e| replay_failed(stream, lsn, txn, e))?;
+        }
+        Ok(())
+    })?;
+
+    let ends = scans.iter().map(|s| s.end.end).collect();
+    Ok(Recovered { report, ends, bound, base: max_gsn + 1 })
+}

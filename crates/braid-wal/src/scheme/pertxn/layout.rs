@@ -1,0 +1,231 @@
+//! The persistent layout of the NV-Logging log (Huang et al. 2014, Sections 4.2 and 5.1,
+//! Figure 10): a superblock, the persistent log head and tail, the circular log index, and the
+//! pre-allocated object slots, all in one persistent [`Region`].
+//!
+//! ```text
+//! 0      superblock line: magic u64 | version u32, slot size u32 | entries u64 | salt u64 | crc u64
+//! 64     log head  u64  (own cache line) first LSN still needed in the index
+//! 128    log tail  u64  (own cache line) hint: every LSN below it was persistent once
+//! 4096   index: `entries` x 16 bytes {offset u64, state u64}
+//! slots  `entries` x slot_size bytes, 64-byte aligned
+//! ```
+//!
+//! Choices where the paper is vague:
+//!
+//! * The paper's entry is {state bit, 4-byte pointer}. Ours is two 8-byte words so each can be
+//!   updated with one atomic 8-byte store (Section 5.2): the object's offset in the region
+//!   (written once, when the region is formatted, like the paper's pointers "set to
+//!   pre-allocated space in NVRAM" at startup), and a state word `lsn << 1 | 1` (0 = clear).
+//!   Putting the LSN next to the state bit lets recovery tell an entry of this lap of the
+//!   circular index from a stale one without trusting the head alone.
+//! * The entry of LSN `l` is `l mod entries`, and its slot is the entry's slot, so "a log
+//!   entry can be easily located if a LSN is within the range" [head, head + entries).
+//! * Objects are braid records ([`crate::record`]) whose `lsn` field is the object's LSN and
+//!   whose checksum is salted with the region's salt: the record's checksum plays the role of
+//!   the paper's state bit inside the log object.
+//! * Formatting writes the index and the superblock, persists them, then writes and persists
+//!   the magic word last: a region without the magic was never used and is formatted again.
+//! * The tail is a hint written in the background (never on the commit path): recovery treats
+//!   a missing object below it as corruption rather than as the end of the log.
+
+use braid_pmem::{CACHE_LINE, Region};
+
+use crate::WalError;
+
+/// "BRDPTXN1", little endian.
+pub const MAGIC: u64 = u64::from_le_bytes(*b"BRDPTXN1");
+/// Layout version this build writes and reads.
+pub const VERSION: u32 = 1;
+/// Bytes per index entry.
+pub const ENTRY_LEN: usize = 16;
+/// Offset of the persistent log head.
+pub const HEAD_OFF: usize = 64;
+/// Offset of the persistent log tail (a recovery hint).
+pub const TAIL_OFF: usize = 128;
+/// Offset of the index.
+pub const INDEX_OFF: usize = 4096;
+/// Smallest slot: a record header and a little payload.
+pub const MIN_SLOT: usize = 128;
+/// Largest slot: the packed DRAM slot state keeps the object's cache lines in 14 bits.
+pub const MAX_SLOT: usize = (1 << 14) * CACHE_LINE - CACHE_LINE;
+/// Fewest index entries a region may have.
+pub const MIN_ENTRIES: u64 = 16;
+/// LSNs must fit the 48 bits the DRAM slot state keeps of them.
+pub const MAX_LSN: u64 = (1 << 48) - 1;
+
+const SB_WORDS: usize = 4;
+
+/// Where everything is in a formatted region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    pub slot_size: usize,
+    pub entries: u64,
+    pub salt: u32,
+    pub slots_off: usize,
+}
+
+/// The state word of a valid entry for `lsn`.
+#[inline]
+pub fn state_word(lsn: u64) -> u64 {
+    (lsn << 1) | 1
+}
+
+/// The LSN a state word marks valid, if any.
+#[inline]
+pub fn state_lsn(word: u64) -> Option<u64> {
+    (word & 1 == 1).then_some(word >> 1)
+}
+
+impl Layout {
+    /// The layout a region of `len` bytes gets with slots of `slot_size` bytes.
+    pub fn plan(len: usize, slot_size: usize, salt: u32) -> Result<Layout, WalError> {
+        if !(MIN_SLOT..=MAX_SLOT).contains(&slot_size) || !slot_size.is_multiple_of(CACHE_LINE) {
+            return Err(WalError::Config(format!(
+                "pertxn slot size {slot_size} must be a multiple of {CACHE_LINE} between {MIN_SLOT} and {MAX_SLOT}"
+            )));
+        }
+        let avail = len.saturating_sub(INDEX_OFF + CACHE_LINE);
+        let entries = (avail / (ENTRY_LEN + slot_size)) as u64;
+        if entries < MIN_ENTRIES {
+            return Err(WalError::Config(format!(
+                "a pertxn region of {len} bytes holds only {entries} slots of {slot_size} bytes; \
+                 at least {MIN_ENTRIES} are needed (give it a larger ring)"
+            )));
+        }
+        let slots_off = (INDEX_OFF + entries as usize * ENTRY_LEN).next_multiple_of(CACHE_LINE);
+        Ok(Layout {
+            slot_size,
+            entries,
+            salt,
+            slots_off,
+        })
+    }
+
+    #[inline]
+    pub fn index_of(&self, lsn: u64) -> usize {
+        (lsn % self.entries) as usize
+    }
+
+    /// Offset of the entry of `lsn` (its offset word; the state word follows).
+    #[inline]
+    pub fn entry_off(&self, lsn: u64) -> usize {
+        INDEX_OFF + self.index_of(lsn) * ENTRY_LEN
+    }
+
+    /// Offset of the state word of the entry of `lsn`.
+    #[inline]
+    pub fn state_off(&self, lsn: u64) -> usize {
+        self.entry_off(lsn) + 8
+    }
+
+    /// Offset of the slot of entry `index`.
+    #[inline]
+    pub fn slot_of_index(&self, index: usize) -> usize {
+        self.slots_off + index * self.slot_size
+    }
+
+    /// Offset of the slot of `lsn`.
+    #[inline]
+    pub fn slot_off(&self, lsn: u64) -> usize {
+        self.slot_of_index(self.index_of(lsn))
+    }
+
+    /// Largest payload one object (record) carries.
+    pub fn chunk(&self) -> usize {
+        self.slot_size - crate::record::HEADER_LEN
+    }
+
+    fn words(&self) -> [u64; SB_WORDS] {
+        [
+            u64::from(VERSION) | ((self.slot_size as u64) << 32),
+            self.entries,
+            u64::from(self.salt),
+            0,
+        ]
+    }
+
+    fn crc(words: &[u64; SB_WORDS]) -> u64 {
+        let mut b = [0u8; 8 * (SB_WORDS - 1)];
+        for (c, w) in b.chunks_exact_mut(8).zip(words) {
+            c.copy_from_slice(&w.to_le_bytes());
+        }
+        u64::from(crc32c::crc32c(&b))
+    }
+}
+
+/// The region's name for messages.
+pub fn region_name(region: &Region) -> String {
+    region.path().map_or_else(
+        || "the pertxn region".to_string(),
+        |p| p.display().to_string(),
+    )
+}
+
+/// Format `region`: every entry points at its slot with its state clear, head = tail = 0.
+pub fn format(region: &Region, slot_size: usize, salt: u32) -> Result<Layout, WalError> {
+    let layout = Layout::plan(region.len(), slot_size, salt)?;
+    region.store_u64(0, 0);
+    region.persist(0, 8);
+    for i in 0..layout.entries as usize {
+        let off = INDEX_OFF + i * ENTRY_LEN;
+        region.store_u64(off, layout.slot_of_index(i) as u64);
+        region.store_u64(off + 8, 0);
+    }
+    region.flush(INDEX_OFF, layout.entries as usize * ENTRY_LEN);
+    region.store_u64(HEAD_OFF, 0);
+    region.store_u64(TAIL_OFF, 0);
+    region.flush(HEAD_OFF, 8);
+    region.flush(TAIL_OFF, 8);
+    let mut words = layout.words();
+    words[SB_WORDS - 1] = Layout::crc(&words);
+    for (i, w) in words.iter().enumerate() {
+        region.store_u64(8 + 8 * i, *w);
+    }
+    region.persist(8, 8 * SB_WORDS);
+    region.store_u64(0, MAGIC);
+    region.persist(0, 8);
+    Ok(layout)
+}
+
+/// Read the layout of a formatted region; `None` if it was never formatted (no magic).
+pub fn read(region: &Region) -> Result<Option<Layout>, WalError> {
+    if region.len() < INDEX_OFF + CACHE_LINE {
+        return Err(WalError::Config(format!(
+            "{}: {} bytes is too small for a pertxn region",
+            region_name(region),
+            region.len()
+        )));
+    }
+    if region.load_u64(0) != MAGIC {
+        return Ok(None);
+    }
+    let mut words = [0u64; SB_WORDS];
+    for (i, w) in words.iter_mut().enumerate() {
+        *w = region.load_u64(8 + 8 * i);
+    }
+    let bad = |reason: String| WalError::Corrupt {
+        file: region_name(region),
+        offset: 8,
+        reason,
+    };
+    if Layout::crc(&words) != words[SB_WORDS - 1] {
+        return Err(bad("pertxn superblock checksum mismatch".into()));
+    }
+    let version = (words[0] & 0xFFFF_FFFF) as u32;
+    if version != VERSION {
+        return Err(WalError::BadSegment {
+            file: region_name(region),
+            reason: format!("pertxn layout version {version}, this build reads version {VERSION}"),
+        });
+    }
+    let slot_size = (words[0] >> 32) as usize;
+    let layout = Layout::plan(region.len(), slot_size, words[2] as u32)
+        .map_err(|e| bad(format!("superblock describes an impossible layout: {e}")))?;
+    if layout.entries != words[1] {
+        return Err(bad(format!(
+            "superblock says {} entries, the region holds {}",
+            words[1], layout.entries
+        )));
+    }
+    Ok(Some(layout))
+}

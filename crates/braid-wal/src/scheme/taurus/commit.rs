@@ -1,0 +1,277 @@
+//! When may a Taurus transaction be acknowledged? The committed vector `CLV` (Taurus Alg. 1
+//! line 20, Challenge #1 of Section 2.2).
+//!
+//! Recovery keeps, of each stream, only the prefix before the first record whose LV is not
+//! covered, and it iterates that cut to a fixpoint (see `recovery.rs`): what it keeps is the
+//! greatest *closed* vector `E <= ELV`, where a vector `C` is closed when every record of every
+//! stream `i` before `C[i]` has `LV <= C`. So an acknowledged transaction must lie inside a
+//! closed vector that is durable: `PLV >= T.LV` alone is not enough. Counter-example: `r` then
+//! `r'` in stream `j`, `r` depends on a record of stream `k` that is not durable yet, `T`
+//! (stream `i`) read what `r'` wrote. With `PLV >= T.LV` and every earlier record of stream `i`
+//! committed, `T` would be acknowledged; a crash loses the stream-`k` record, recovery cuts
+//! stream `j` at `r`, so `r'` is lost and `T` must be too. The paper's "all transactions it
+//! depends on can commit" is this recursive condition; here it is computed as a vector.
+//!
+//! `CLV[i]` (`committed[i]`) is the end of the longest prefix of stream `i` in which every record
+//! `r` is durable (`r.end <= PLV[i]`) and has `r.LV[j] <= CLV[j]` for every other stream `j`.
+//! A transaction is acknowledged once `T.LV <= CLV` (its own entry being its record's end).
+//!
+//! **Why CLV is always closed and durable.** `committed[i]` only moves from the end of one record
+//! to the end of the next (records of a stream are contiguous and each is registered in its
+//! stream's queue right after its append returns, so the record starting at `committed[i]` is
+//! found or the advance stops), and only past a record that is durable and whose LV is covered
+//! by the `committed` values read at that moment. Those values only grow, so every record ever
+//! passed stays covered: the vector is closed at every instant, and each entry is durable.
+//! Hence `CLV(t) <= E` for every `t` before a crash, and whatever was acknowledged is recovered.
+//!
+//! **No global lock.** Each stream has its own queue (a mutex taken by the appending worker to
+//! register, and by whoever advances that stream, with `try_lock`: an advancer never blocks on
+//! it). Advancing stream `i` reads the other streams' `committed` atomics only. A waiter
+//! advances the streams it needs itself (helping), following the chain of what blocks it: a
+//! stream waiting for durability (then it sleeps in [`Stream::wait_durable`], which blocks on a
+//! condition variable for file devices and publishes the durable point itself on pmem), or a
+//! stream waiting for another stream's CLV (then it tries that one). The chain ends: a
+//! record's LV only names records that were appended before it (a row's LV is raised after its
+//! writer's append returns), so the "waits for" relation follows real time backwards. There is
+//! no committer thread, so nothing is acknowledged without someone asking, and the crash tests'
+//! polling (`is_durable`) drives progress like a blocking `wait`.
+//!
+//! With one stream the vector is one LSN and `CLV == PLV`; the scheme then hands out plain
+//! [`Ticket::Stream`](crate::scheme::Ticket) tickets and never registers anything here.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
+
+use crate::lv::{self, MAX_STREAMS};
+use crate::scheme::DurabilityWait;
+use crate::stream::Stream;
+use crate::{Lsn, WalError};
+
+/// A record appended to a stream that CLV has not passed yet.
+struct Pending {
+    start: Lsn,
+    end: Lsn,
+    lv: Box<[u64]>,
+}
+
+#[derive(Default)]
+struct Queue {
+    q: VecDeque<Pending>,
+    /// Recycled LV buffers.
+    free: Vec<Box<[u64]>>,
+}
+
+/// Why an advance of a stream stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Blocked {
+    /// Another thread is advancing the stream.
+    Busy,
+    /// Nothing registered at `committed` (a record is between its append and its registration,
+    /// or the stream has nothing more).
+    Gap,
+    /// The next record ends at this LSN, which is not durable yet.
+    Durable(Lsn),
+    /// The next record depends on stream `j` beyond its CLV.
+    Stream(usize),
+}
+
+/// The committed vector and the per-stream queues behind it.
+pub(crate) struct Tracker {
+    n: usize,
+    streams: Vec<Stream>,
+    pmem: Vec<bool>,
+    committed: Box<[CachePadded<AtomicU64>]>,
+    queues: Box<[CachePadded<Mutex<Queue>>]>,
+}
+
+impl Tracker {
+    /// `start[i]` is where stream `i` starts appending (everything before it is recovered).
+    pub(crate) fn new(streams: Vec<Stream>, start: &[Lsn]) -> Tracker {
+        let n = streams.len();
+        Tracker {
+            n,
+            pmem: streams
+                .iter()
+                .map(|s| s.device().durable_on_fill())
+                .collect(),
+            streams,
+            committed: start
+                .iter()
+                .map(|&s| CachePadded::new(AtomicU64::new(s)))
+                .collect(),
+            queues: (0..n)
+                .map(|_| CachePadded::new(Mutex::new(Queue::default())))
+                .collect(),
+        }
+    }
+
+    pub(crate) fn streams(&self) -> &[Stream] {
+        &self.streams
+    }
+
+    /// CLV into `out`.
+    #[inline]
+    pub(crate) fn clv_into(&self, out: &mut [u64]) {
+        for (o, c) in out.iter_mut().zip(self.committed.iter()) {
+            *o = c.load(Ordering::Acquire);
+        }
+    }
+
+    /// `lv <= CLV`.
+    #[inline]
+    pub(crate) fn covers(&self, lv: &[u64]) -> bool {
+        let mut c = [0u64; MAX_STREAMS];
+        self.clv_into(&mut c[..self.n]);
+        lv::le(lv, &c[..self.n])
+    }
+
+    /// Register the record `[start, end)` of stream `i`, whose (decompressed) LV is `rec_lv`.
+    /// Every record of a stream must be registered (anchors with an all-zero LV), right after
+    /// its append returns.
+    pub(crate) fn register(&self, i: usize, start: Lsn, end: Lsn, rec_lv: &[u64]) {
+        let mut g = self.queues[i].lock();
+        let mut lv = g
+            .free
+            .pop()
+            .unwrap_or_else(|| vec![0; self.n].into_boxed_slice());
+        lv.copy_from_slice(rec_lv);
+        let p = Pending { start, end, lv };
+        // Appends of one stream finish nearly in order: search from the back.
+        let at =
+            g.q.iter()
+                .rposition(|x| x.start < start)
+                .map_or(0, |k| k + 1);
+        g.q.insert(at, p);
+    }
+
+    /// Move `committed[i]` as far as it goes. Returns whether it moved and why it stopped.
+    pub(crate) fn advance(&self, i: usize) -> Result<(bool, Blocked), WalError> {
+        let Some(mut g) = self.queues[i].try_lock() else {
+            return Ok((false, Blocked::Busy));
+        };
+        let mut moved = false;
+        let mut clv = [0u64; MAX_STREAMS];
+        let clv = &mut clv[..self.n];
+        loop {
+            let c = self.committed[i].load(Ordering::Relaxed);
+            let Some(front) = g.q.front() else {
+                return Ok((moved, Blocked::Gap));
+            };
+            if front.start != c {
+                return Ok((moved, Blocked::Gap));
+            }
+            let end = front.end;
+            let stream = &self.streams[i];
+            if stream.durable() < end {
+                // A pmem stream publishes its durable point only when asked.
+                if !(self.pmem[i] && stream.check_durable(end)?) {
+                    return Ok((moved, Blocked::Durable(end)));
+                }
+            }
+            self.clv_into(clv);
+            clv[i] = u64::MAX;
+            if !lv::le(&front.lv, clv) {
+                let j = (0..self.n).find(|&j| front.lv[j] > clv[j]).unwrap_or(i);
+                return Ok((moved, Blocked::Stream(j)));
+            }
+            self.committed[i].store(end, Ordering::Release);
+            moved = true;
+            if let Some(p) = g.q.pop_front() {
+                g.free.push(p.lv);
+            }
+        }
+    }
+
+    /// One round of helping for `lv`: advance, along the chain of what blocks it, the first
+    /// stream it is not covered in. Returns `Ok(true)` if `lv` is covered.
+    fn help(&self, lv: &[u64], block: bool, step: &mut u32) -> Result<bool, WalError> {
+        if self.covers(lv) {
+            return Ok(true);
+        }
+        let mut c = [0u64; MAX_STREAMS];
+        self.clv_into(&mut c[..self.n]);
+        let Some(mut k) = (0..self.n).find(|&j| lv[j] > c[j]) else {
+            return Ok(true);
+        };
+        for _ in 0..=self.n {
+            let (moved, why) = self.advance(k)?;
+            if moved {
+                return Ok(self.covers(lv));
+            }
+            match why {
+                Blocked::Stream(j) if j != k => k = j,
+                Blocked::Durable(end) => {
+                    if block {
+                        self.streams[k].wait_durable(end)?;
+                    } else if !self.pmem[k] {
+                        // Surface a poisoned or stalled stream to a polling caller.
+                        self.streams[k].check_durable(end)?;
+                    }
+                    return Ok(self.covers(lv));
+                }
+                _ => break,
+            }
+        }
+        if block {
+            backoff(step);
+        }
+        Ok(self.covers(lv))
+    }
+
+    /// Block until `lv <= CLV`, or fail with the stream error that prevents it.
+    pub(crate) fn wait(&self, lv: &[u64]) -> Result<(), WalError> {
+        let mut step = 0u32;
+        while !self.help(lv, true, &mut step)? {}
+        Ok(())
+    }
+
+    /// Non-blocking [`Tracker::wait`].
+    pub(crate) fn check(&self, lv: &[u64]) -> Result<bool, WalError> {
+        let mut step = 0u32;
+        // A few rounds: each can pass one blocker in the chain.
+        for _ in 0..4 {
+            if self.help(lv, false, &mut step)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// Spin briefly, then yield, then sleep for growing short intervals (at most 200 us): waits
+/// here are for another thread's registration or advance, which take microseconds.
+pub(crate) fn backoff(step: &mut u32) {
+    let s = *step;
+    *step = s.saturating_add(1);
+    if s < 8 {
+        for _ in 0..(32u32 << s.min(4)) {
+            std::hint::spin_loop();
+        }
+    } else if s < 24 {
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(Duration::from_micros(
+            (10u64 << ((s - 24) / 4).min(4)).min(200),
+        ));
+    }
+}
+
+/// The durability wait of a multi-stream Taurus commit: `T.LV <= CLV`.
+pub(crate) struct LvWait {
+    pub(crate) tracker: Arc<Tracker>,
+    pub(crate) lv: Box<[u64]>,
+}
+
+impl DurabilityWait for LvWait {
+    fn wait(&self) -> Result<(), WalError> {
+        self.tracker.wait(&self.lv)
+    }
+    fn is_durable(&self) -> Result<bool, WalError> {
+        self.tracker.check(&self.lv)
+    }
+}

@@ -1,0 +1,226 @@
+//! `taurus`: parallel logging and recovery with LSN vectors (Xia et al., VLDB 2021; Alg. 1-6).
+//!
+//! `n` log streams (1 to [`MAX_STREAMS`](crate::lv::MAX_STREAMS)), each an ordinary
+//! [`Stream`]: its tail and per-writer busy slots are the paper's `logLSN` /
+//! `allocatedLSN` / `filledLSN`, its durable point is `PLV[i]` (Alg. 2). Worker `w` appends to
+//! stream `w mod n`. Every transaction carries an LSN vector `T.LV` (one entry per stream);
+//! every row a live transaction touches has a writeLV (and, under command logging, a readLV)
+//! in a lock-table-like map with delta eviction (`rows.rs`, Section 4.1).
+//!
+//! * Runtime (`worker.rs`): Alg. 1 for 2PL NO_WAIT and Alg. 6 for OCC, with inserts, deletes
+//!   and scans (Section 3.4), one record per transaction stamped with its LV (dense, or
+//!   compressed against anchors, Alg. 5), data or command logging.
+//! * Commit (`commit.rs`): a transaction is acknowledged once `T.LV <= CLV`, the committed
+//!   vector: the durable prefix of each stream in which every record's dependencies are
+//!   themselves committed. This is the paper's "PLV >= T.LV and all earlier transactions of
+//!   its stream committed", made recursive across streams (the non-recursive reading loses
+//!   acknowledged transactions, see `commit.rs`). Tickets are [`Ticket::Waiter`]s that help
+//!   advance CLV and sleep in the streams' own durability waits; with one stream they are plain
+//!   stream tickets.
+//! * Recovery (`recovery.rs`): per-stream readers, the ELV cut to a fixpoint, parallel replay by
+//!   pools and RLV (Alg. 3-4) on `recovery_threads` workers, or a serial fallback chosen
+//!   automatically when the log's dependency chains leave little parallelism (or forced).
+//! * LV operations (`crate::lv`): element-wise max and `<=` with AVX-512 / AVX2 / scalar,
+//!   chosen at run time.
+//!
+//! Configuration ([`TaurusConfig`] in [`SchemeConfig::taurus`], recovery plan in
+//! [`SchemeConfig::recovery_plan`]). Where no caller sets them (the `braid` command line has no
+//! flags for them), two environment variables override the defaults, read once at `open`:
+//! `BRAID_TAURUS_RECOVERY=auto|parallel|serial` and `BRAID_TAURUS_COMPRESS=on|off`.
+//!
+//! Not implemented: the MVCC variant (Section 4.4; the engine has no MVCC mode), and phantom
+//! protection of *command-logged* range scans against inserts that commit after the scan's
+//! validation (the paper's scan-twice validates the scan, but the WAR edge from the scanning
+//! transaction to a later insert into the scanned range is tracked by no LV, in the paper
+//! either; data logging does not need it).
+
+mod commit;
+pub mod recovery;
+mod rows;
+mod worker;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::time::Instant;
+
+use super::{
+    LogKind, RecoveryPlan, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeKind, SchemeWorker,
+};
+use crate::WalError;
+use crate::device::Device;
+use crate::lv::MAX_STREAMS;
+use crate::stream::{Stream, StreamConfig};
+use commit::Tracker;
+use rows::RowTable;
+use worker::{AnchorState, TaurusWorker};
+
+/// Streams from which `compress: None` (auto) compresses record LVs.
+pub const AUTO_COMPRESS_STREAMS: usize = usize::MAX;
+
+/// Taurus tuning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaurusConfig {
+    /// Row LVs are evicted from the row table once `delta` log bytes behind the committed
+    /// vector in every stream, and re-created at `CLV - delta` (Section 4.1's delta).
+    pub delta: u64,
+    /// Compress record LVs against anchors (Alg. 5): `Some(true)` / `Some(false)`, or `None`
+    /// for the default (on from [`AUTO_COMPRESS_STREAMS`] streams).
+    pub compress: Option<bool>,
+    /// Log bytes between two anchors of a stream (when compressing).
+    pub anchor_every: u64,
+}
+
+impl Default for TaurusConfig {
+    fn default() -> Self {
+        TaurusConfig {
+            delta: 256 << 10,
+            compress: None,
+            anchor_every: 64 << 10,
+        }
+    }
+}
+
+/// What every worker shares.
+pub(crate) struct Shared {
+    pub(crate) n: usize,
+    pub(crate) logging: LogKind,
+    pub(crate) compress: bool,
+    pub(crate) anchor_every: u64,
+    pub(crate) tracker: Arc<Tracker>,
+    pub(crate) rows: RowTable,
+    pub(crate) anchors: Box<[AnchorState]>,
+}
+
+/// The running Taurus scheme.
+pub struct Taurus {
+    sh: Arc<Shared>,
+    plan: RecoveryPlan,
+}
+
+impl Taurus {
+    /// Whether record LVs are compressed.
+    pub fn compresses(&self) -> bool {
+        self.sh.compress
+    }
+    /// The replay plan the last recovery used.
+    pub fn recovery_plan(&self) -> RecoveryPlan {
+        self.plan
+    }
+    /// Row-LV entries held now, and bytes per entry.
+    pub fn row_entries(&self) -> (usize, usize) {
+        (self.sh.rows.len(), self.sh.rows.entry_bytes())
+    }
+}
+
+impl Scheme for Taurus {
+    fn kind(&self) -> SchemeKind {
+        SchemeKind::Taurus
+    }
+    fn worker(&self, worker: usize) -> Result<Box<dyn SchemeWorker>, WalError> {
+        Ok(Box::new(TaurusWorker::new(Arc::clone(&self.sh), worker)?))
+    }
+    fn streams(&self) -> &[Stream] {
+        self.sh.tracker.streams()
+    }
+    fn close(&self) -> Result<(), WalError> {
+        let mut first = Ok(());
+        for s in self.sh.tracker.streams() {
+            if let Err(e) = s.close() {
+                if first.is_ok() {
+                    first = Err(e);
+                }
+            }
+        }
+        first
+    }
+    fn metadata_bytes(&self) -> u64 {
+        (self.sh.rows.len() * self.sh.rows.entry_bytes()) as u64
+    }
+}
+
+fn env_plan(cfg: RecoveryPlan) -> RecoveryPlan {
+    if cfg != RecoveryPlan::Auto {
+        return cfg;
+    }
+    match std::env::var("BRAID_TAURUS_RECOVERY").as_deref() {
+        Ok("serial") => RecoveryPlan::Serial,
+        Ok("parallel") => RecoveryPlan::Parallel,
+        _ => RecoveryPlan::Auto,
+    }
+}
+
+fn env_compress(cfg: Option<bool>, n: usize) -> bool {
+    if let Some(c) = cfg {
+        return c && n > 1;
+    }
+    match std::env::var("BRAID_TAURUS_COMPRESS").as_deref() {
+        Ok("on") => n > 1,
+        Ok("off") => false,
+        _ => n >= AUTO_COMPRESS_STREAMS,
+    }
+}
+
+/// Recover the streams and start them; the concrete type (for tests and tools).
+pub fn open_taurus(
+    cfg: &SchemeConfig,
+    devices: Vec<Arc<dyn Device>>,
+    replay: &dyn Replay,
+    progress: &dyn Fn(u64),
+) -> Result<(Arc<Taurus>, RecoveryReport), WalError> {
+    let n = devices.len();
+    if n == 0 || n > MAX_STREAMS {
+        return Err(WalError::Config(format!(
+            "the taurus scheme uses 1 to {MAX_STREAMS} log streams, {n} devices were given"
+        )));
+    }
+    let started = Instant::now();
+    let out = recovery::recover(cfg, &devices, replay, progress, env_plan(cfg.recovery_plan))?;
+    let mut report = out.report;
+    report.seconds = started.elapsed().as_secs_f64();
+    let mut streams = Vec::with_capacity(n);
+    for (i, d) in devices.into_iter().enumerate() {
+        let scfg = StreamConfig {
+            id: i as u32,
+            max_writers: cfg.max_workers.max(1),
+            group_delay: cfg.group_delay,
+            group_bytes: cfg.group_bytes,
+        };
+        streams.push(Stream::start(d, out.ends[i], scfg)?);
+    }
+    let tc = &cfg.taurus;
+    let sh = Shared {
+        n,
+        logging: cfg.logging,
+        compress: env_compress(tc.compress, n),
+        anchor_every: tc.anchor_every.max(1),
+        rows: RowTable::new(n, cfg.logging == LogKind::Command, tc.delta, &out.ends),
+        anchors: out
+            .ends
+            .iter()
+            .map(|&e| AnchorState {
+                lplv: (0..n).map(|_| AtomicU64::new(0)).collect(),
+                next: AtomicU64::new(e),
+                busy: AtomicBool::new(false),
+            })
+            .collect(),
+        tracker: Arc::new(Tracker::new(streams, &out.ends)),
+    };
+    Ok((
+        Arc::new(Taurus {
+            sh: Arc::new(sh),
+            plan: out.plan,
+        }),
+        report,
+    ))
+}
+
+/// [`open_taurus`] behind the scheme seam.
+pub fn open(
+    cfg: &SchemeConfig,
+    devices: Vec<Arc<dyn Device>>,
+    replay: &dyn Replay,
+    progress: &dyn Fn(u64),
+) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
+    let (t, r) = open_taurus(cfg, devices, replay, progress)?;
+    Ok((t, r))
+}

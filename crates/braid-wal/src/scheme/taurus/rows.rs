@@ -1,0 +1,230 @@
+//! Row LSN vectors kept outside the rows, in a lock-table-like map with delta eviction (Taurus
+//! Section 4.1, "Tuple LV Compression").
+//!
+//! Every row a running transaction touches has an entry keyed by `(table, key)` holding its
+//! `writeLV` and, under command logging, its `readLV` (data logging never needs WAR order, so it
+//! keeps no readLV at all and an entry is half the size). A row without an entry has the *floor*
+//! vector as both LVs: `floor = max(base, CLV - delta)` element-wise, where `base` is the log end
+//! recovery stopped at (every new transaction must follow every recovered one it touches) and
+//! `CLV` is the committed vector of [`super::commit`]. An entry is evicted once nobody holds it
+//! and both its LVs are `<= floor`; since the floor only grows, the entry that replaces it later
+//! starts at a floor at least as large: eviction only ever adds (artificial) dependencies.
+//!
+//! Choices where the paper is vague:
+//!
+//! * The paper seeds a re-inserted tuple with `PLV - delta`; braid uses the committed vector
+//!   `CLV` instead of `PLV`, so an artificial dependency never makes a transaction wait for
+//!   anything that has not already committed (PLV may run ahead of CLV).
+//! * Entries are keyed by `(table, key)`, not by row object, so a delete's writeLV survives
+//!   until an insert of the same key picks it up (insert-after-delete is a WAW dependency the
+//!   paper's "initialise to zero" would lose). The engine's per-row stamp word is not used.
+//! * "Nobody holds it" is the `Arc` count: a transaction clones the entry's `Arc` for as long
+//!   as it runs, and new clones are only made under the shard lock, which eviction holds.
+//! * `pending` counts OCC readers between raising the readLV (before validation) and raising
+//!   it again with their own LSN (after logging); see `worker.rs` for why writers wait for it.
+//! * Eviction is incremental: each worker sweeps one shard every [`SWEEP_EVERY`] commits.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
+
+/// Shards of the row table (a power of two).
+pub(crate) const SHARDS: usize = 64;
+/// A worker sweeps one shard every this many commits.
+pub(crate) const SWEEP_EVERY: u64 = 32;
+
+/// The LVs of one row: `lv[..n]` is writeLV, `lv[n..2n]` readLV (command logging only).
+#[derive(Debug)]
+pub(crate) struct RowLv {
+    pub(crate) lv: Box<[AtomicU64]>,
+    pub(crate) pending: AtomicU32,
+}
+
+impl RowLv {
+    #[inline]
+    pub(crate) fn write_lv(&self, n: usize) -> &[AtomicU64] {
+        &self.lv[..n]
+    }
+    /// Empty under data logging.
+    #[inline]
+    pub(crate) fn read_lv(&self, n: usize) -> &[AtomicU64] {
+        &self.lv[n..]
+    }
+}
+
+/// `dst = max(dst, src)` reading `src` entry by entry (the entries may be raised concurrently;
+/// each load is atomic, which is all the protocol needs: every value read is one some
+/// transaction published).
+#[inline]
+pub(crate) fn merge_from(dst: &mut [u64], src: &[AtomicU64], scratch: &mut [u64]) {
+    for (s, a) in scratch.iter_mut().zip(src) {
+        *s = a.load(Ordering::Relaxed);
+    }
+    crate::lv::max_into(dst, &scratch[..src.len()]);
+}
+
+/// Raise every entry of `dst` to at least `src` (compare-and-swap per entry, Alg. 6 lines
+/// 9-11; `fetch_max` is that loop).
+#[inline]
+pub(crate) fn raise(dst: &[AtomicU64], src: &[u64]) {
+    for (a, &v) in dst.iter().zip(src) {
+        if a.load(Ordering::Relaxed) < v {
+            a.fetch_max(v, Ordering::Relaxed);
+        }
+    }
+}
+
+/// FxHash-style hasher: the keys are small integers; SipHash would dominate a lookup.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64);
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type Shard = HashMap<(u32, u64), Arc<RowLv>, BuildHasherDefault<FxHasher>>;
+
+/// The row-LV table.
+pub(crate) struct RowTable {
+    n: usize,
+    /// 1 (writeLV) or 2 (writeLV + readLV).
+    lvs: usize,
+    delta: u64,
+    base: Box<[u64]>,
+    shards: Box<[CachePadded<Mutex<Shard>>]>,
+}
+
+impl RowTable {
+    pub(crate) fn new(n: usize, read_lvs: bool, delta: u64, base: &[u64]) -> RowTable {
+        RowTable {
+            n,
+            lvs: if read_lvs { 2 } else { 1 },
+            delta,
+            base: base.into(),
+            shards: (0..SHARDS)
+                .map(|_| CachePadded::new(Mutex::new(Shard::default())))
+                .collect(),
+        }
+    }
+
+    #[inline]
+    fn shard_of(table: u32, key: u64) -> usize {
+        let mut h = FxHasher::default();
+        h.write_u32(table);
+        h.write_u64(key);
+        (h.finish() >> 32) as usize & (SHARDS - 1)
+    }
+
+    /// `floor = max(base, clv - delta)` into `out`.
+    pub(crate) fn floor_into(&self, clv: &[u64], out: &mut [u64]) {
+        for ((o, &c), &b) in out.iter_mut().zip(clv).zip(self.base.iter()) {
+            *o = c.saturating_sub(self.delta).max(b);
+        }
+    }
+
+    /// The entry of `(table, key)`, created at the floor if absent (`clv` is read only then).
+    pub(crate) fn get(&self, table: u32, key: u64, clv: impl FnOnce(&mut [u64])) -> Arc<RowLv> {
+        let mut g = self.shards[Self::shard_of(table, key)].lock();
+        if let Some(e) = g.get(&(table, key)) {
+            return Arc::clone(e);
+        }
+        let mut c = [0u64; crate::lv::MAX_STREAMS];
+        let mut f = [0u64; crate::lv::MAX_STREAMS];
+        clv(&mut c[..self.n]);
+        self.floor_into(&c[..self.n], &mut f[..self.n]);
+        let lv: Box<[AtomicU64]> = (0..self.n * self.lvs)
+            .map(|k| AtomicU64::new(f[k % self.n]))
+            .collect();
+        let e = Arc::new(RowLv {
+            lv,
+            pending: AtomicU32::new(0),
+        });
+        g.insert((table, key), Arc::clone(&e));
+        e
+    }
+
+    /// Evict the entries of shard `shard` nobody holds whose LVs are all `<= floor(clv)`.
+    /// Returns how many were evicted.
+    pub(crate) fn sweep(&self, shard: usize, clv: &[u64]) -> usize {
+        let mut f = [0u64; crate::lv::MAX_STREAMS];
+        self.floor_into(clv, &mut f[..self.n]);
+        let floor = &f[..self.n];
+        let mut g = self.shards[shard % SHARDS].lock();
+        let before = g.len();
+        g.retain(|_, e| {
+            if Arc::strong_count(e) != 1 || e.pending.load(Ordering::Relaxed) != 0 {
+                return true;
+            }
+            // Pairs with the release decrement of the last holder's `Arc` drop: its raises of
+            // the LVs (made before it dropped the clone) are visible below.
+            fence(Ordering::Acquire);
+            !e.lv
+                .iter()
+                .enumerate()
+                .all(|(k, a)| a.load(Ordering::Relaxed) <= floor[k % self.n])
+        });
+        before - g.len()
+    }
+
+    /// Entries held now.
+    pub(crate) fn len(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().len()).sum()
+    }
+
+    /// Approximate bytes per entry: the map slot (key, pointer, control byte), the `Arc`
+    /// header, the entry and its LV allocation (with the allocator's header).
+    pub(crate) fn entry_bytes(&self) -> usize {
+        let slot = std::mem::size_of::<(u32, u64)>() + std::mem::size_of::<Arc<RowLv>>() + 1;
+        let arc = 16 + std::mem::size_of::<RowLv>();
+        let lv = 16 + 8 * self.n * self.lvs;
+        // Hash maps run at most 7/8 full.
+        slot * 8 / 7 + arc + lv
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn entries_start_at_the_floor_and_evict_only_below_it() {
+        let t = RowTable::new(2, true, 10, &[5, 0]);
+        let e = t.get(1, 7, |c| c.copy_from_slice(&[100, 3]));
+        let vals: Vec<u64> = e.lv.iter().map(|a| a.load(Ordering::Relaxed)).collect();
+        assert_eq!(vals, vec![90, 0, 90, 0]);
+        raise(e.write_lv(2), &[120, 4]);
+        drop(e);
+        let shard = RowTable::shard_of(1, 7);
+        // floor(clv = [125, 14]) = [115, 4]: writeLV [120, 4] is above it.
+        assert_eq!(t.sweep(shard, &[125, 14]), 0);
+        let held = t.get(1, 7, |_| unreachable!("present"));
+        assert_eq!(t.sweep(shard, &[1000, 1000]), 0, "held entries stay");
+        drop(held);
+        assert_eq!(t.sweep(shard, &[1000, 1000]), 1);
+        assert_eq!(t.len(), 0);
+        let e = t.get(1, 7, |c| c.copy_from_slice(&[1000, 1000]));
+        assert_eq!(e.write_lv(2)[0].load(Ordering::Relaxed), 990);
+    }
+}

@@ -1,0 +1,349 @@
+//! A Taurus worker: the transaction's LV, the row hooks of Alg. 1 (2PL) and Alg. 6 (OCC), the
+//! commit (record with its LV, compressed against the stream's anchor by Alg. 5), and anchors.
+//!
+//! * `on_read` / `on_write` (Alg. 1 lines 3-5, Alg. 6 line 3): `T.LV = max(T.LV, writeLV)`, and
+//!   for a write under command logging also `max(.., readLV)` (WAR). The row's entry is held
+//!   (its `Arc` cloned) until the transaction ends, so it cannot be evicted meanwhile. Inserts
+//!   and deletes arrive as writes: the entry is keyed by `(table, key)`, so an insert picks up
+//!   the writeLV of an earlier delete of the same key (WAW), and a delete raises `T.LV` from both
+//!   LVs like any write. Range scans read each row they return through `on_read`, so their
+//!   readLVs are raised at commit like any read (the engine scans twice against phantoms).
+//! * `commit`: the record carries `T.LV` as it is before the append (Alg. 1 line 9); then
+//!   `T.LV[i] = end` (line 12) and the rows' LVs are raised (lines 13-18): writeLV of every row
+//!   written, readLV of every row read (command logging only: data logging never needs WAR
+//!   order, so it keeps no readLV). Design choice: this happens inside `commit`, i.e. *before*
+//!   the engine installs the new images (and long before it releases locks), not in `publish`:
+//!   an OCC reader that sees a new image is then guaranteed to see its writer's writeLV when it
+//!   looks again (below). `publish` has nothing left to do.
+//! * OCC (`before_validate`, called by the engine after it locked the write set and before it
+//!   validates, Alg. 6 lines 6-12): (1) for the locked write set, merge writeLV and (command
+//!   logging) readLV into `T.LV`; (2) for rows only read, merge writeLV again, since the value
+//!   may have been read after the `on_read` look at the LV (the engine calls `on_read` before
+//!   copying the value, and Alg. 6 asks for an atomic load of both); (3) under command logging,
+//!   raise each read row's readLV with `T.LV` entry by entry (compare-and-swap, lines 9-11).
+//!
+//!   Alg. 6 as printed raises readLV only with the LV *before* the reader's own record, so a
+//!   writer that locks the row between the reader's validation and its append can miss the
+//!   WAR edge to the reader itself and be replayed before it. braid closes that gap: in step
+//!   (3) the reader also increments the row's `pending` count (SeqCst, then a SeqCst fence
+//!   before the engine validates), and decrements it after raising readLV once more with its
+//!   own end, in `commit` (or in `abort`). In step (1) a writer (after a SeqCst fence following
+//!   its lock) waits until `pending` of each row it writes is zero before reading readLV. By
+//!   the fences, either the reader's validation sees the writer's lock (and aborts) or the
+//!   writer sees the reader's count and waits for its final readLV. Waiting cannot deadlock:
+//!   a transaction counts itself as pending only after its own waits are over, and a pending
+//!   reader waits for nobody (it validates, logs and decrements).
+//! * Workers map to streams `worker mod n`.
+//! * Anchors (Alg. 5 `FlushPLV`): when compression is on (`TaurusConfig::compress`) and a
+//!   stream has grown `anchor_every` bytes since its last anchor, the worker that notices
+//!   appends an `Anchor` record carrying the committed vector CLV (not the paper's PLV: an
+//!   anchor value stands in for a record's LV entries at recovery, and only CLV is certain to
+//!   be inside what recovery keeps, see `commit.rs`), then publishes it as the stream's LPLV.
+//!   A record stores, as a sparse stamp, only the entries above the LPLV it read; recovery
+//!   fills the others from the latest anchor before the record (at least as large).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
+
+use super::Shared;
+use super::commit::LvWait;
+use super::rows::{RowLv, SWEEP_EVERY, merge_from, raise};
+use crate::WalError;
+use crate::lv::MAX_STREAMS;
+use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
+use crate::scheme::{Access, CommitRequest, LogKind, RowRef, SchemeWorker, Ticket};
+use crate::stream::StreamWriter;
+
+const READ: u8 = 1;
+const WRITE: u8 = 2;
+const PENDING: u8 = 4;
+
+/// Per-stream anchor state (Alg. 5 `LPLV`).
+pub(crate) struct AnchorState {
+    pub(crate) lplv: Box<[AtomicU64]>,
+    /// The next anchor is due once the stream passes this LSN.
+    pub(crate) next: AtomicU64,
+    pub(crate) busy: AtomicBool,
+}
+
+struct Held {
+    e: Arc<RowLv>,
+    flags: u8,
+}
+
+pub(crate) struct TaurusWorker {
+    sh: Arc<Shared>,
+    /// This worker's stream.
+    i: usize,
+    writer: StreamWriter,
+    /// T.LV.
+    lv: Vec<u64>,
+    scratch: Vec<u64>,
+    rows: Vec<Held>,
+    dense: Stamp,
+    sparse: Stamp,
+    commits: u64,
+    sweep_next: usize,
+}
+
+impl TaurusWorker {
+    pub(crate) fn new(sh: Arc<Shared>, worker: usize) -> Result<TaurusWorker, WalError> {
+        let n = sh.n;
+        let i = worker % n;
+        let writer = sh.tracker.streams()[i].writer()?;
+        Ok(TaurusWorker {
+            i,
+            writer,
+            lv: vec![0; n],
+            scratch: vec![0; n],
+            rows: Vec::new(),
+            dense: Stamp::Lv(vec![0; n]),
+            sparse: Stamp::LvSparse(Vec::with_capacity(n)),
+            commits: 0,
+            sweep_next: worker,
+            sh,
+        })
+    }
+
+    fn command(&self) -> bool {
+        self.sh.logging == LogKind::Command
+    }
+
+    fn hold(&mut self, row: RowRef<'_>, flags: u8) -> Arc<RowLv> {
+        let tracker = &self.sh.tracker;
+        let e = self
+            .sh
+            .rows
+            .get(row.table, row.key, |c| tracker.clv_into(c));
+        self.rows.push(Held {
+            e: Arc::clone(&e),
+            flags,
+        });
+        e
+    }
+
+    fn reset(&mut self) {
+        for h in &self.rows {
+            if h.flags & PENDING != 0 {
+                h.e.pending.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        self.rows.clear();
+        self.lv.fill(0);
+    }
+
+    /// Take the stamp for the record out of the worker (put it back with `put_stamp`): dense,
+    /// or sparse against the stream's LPLV.
+    fn take_stamp(&mut self) -> Stamp {
+        if self.sh.compress {
+            let mut s = std::mem::replace(&mut self.sparse, Stamp::None);
+            if let Stamp::LvSparse(v) = &mut s {
+                v.clear();
+                for (j, a) in self.sh.anchors[self.i].lplv.iter().enumerate() {
+                    let x = self.lv[j];
+                    if x > a.load(Ordering::Acquire) {
+                        // j < n <= MAX_STREAMS = 64: the index fits a u8.
+                        v.push((j as u8, x));
+                    }
+                }
+            }
+            s
+        } else {
+            let mut s = std::mem::replace(&mut self.dense, Stamp::None);
+            if let Stamp::Lv(v) = &mut s {
+                v.copy_from_slice(&self.lv);
+            }
+            s
+        }
+    }
+
+    fn put_stamp(&mut self, s: Stamp) {
+        match s {
+            Stamp::LvSparse(_) => self.sparse = s,
+            _ => self.dense = s,
+        }
+    }
+
+    /// Append an anchor if one is due on this worker's stream (Alg. 5 `FlushPLV`).
+    fn maybe_anchor(&mut self, end: u64) {
+        let sh = &*self.sh;
+        let st = &sh.anchors[self.i];
+        if !sh.compress
+            || end < st.next.load(Ordering::Relaxed)
+            || st.busy.swap(true, Ordering::Acquire)
+        {
+            return;
+        }
+        let n = sh.n;
+        let mut clv = vec![0u64; n];
+        sh.tracker.clv_into(&mut clv);
+        let stamp = Stamp::Lv(clv);
+        let spec = RecordSpec {
+            kind: Kind::Anchor,
+            flags: 0,
+            txn: 0,
+            stamp: &stamp,
+            payload: &[],
+        };
+        if let Ok((s, e)) = self.writer.append(&spec) {
+            sh.tracker.register(self.i, s, e, &[0u64; MAX_STREAMS][..n]);
+            if let Stamp::Lv(clv) = &stamp {
+                for (a, &v) in st.lplv.iter().zip(clv) {
+                    a.fetch_max(v, Ordering::Release);
+                }
+            }
+            st.next.store(e + sh.anchor_every, Ordering::Relaxed);
+        }
+        st.busy.store(false, Ordering::Release);
+    }
+
+    fn maybe_sweep(&mut self) {
+        self.commits += 1;
+        if self.commits % SWEEP_EVERY != 0 {
+            return;
+        }
+        let mut clv = [0u64; MAX_STREAMS];
+        let n = self.sh.n;
+        self.sh.tracker.clv_into(&mut clv[..n]);
+        self.sh.rows.sweep(self.sweep_next, &clv[..n]);
+        self.sweep_next = self.sweep_next.wrapping_add(1);
+    }
+
+    /// The ticket of a transaction whose final LV is `self.lv`; `own` = (stream, end) if it
+    /// logged a record.
+    fn ticket(&self, own_end: Option<u64>) -> Ticket {
+        let sh = &*self.sh;
+        if sh.n == 1 {
+            let lsn = own_end.unwrap_or(self.lv[0]);
+            return Ticket::Stream {
+                stream: sh.tracker.streams()[0].clone(),
+                lsn,
+            };
+        }
+        if sh.tracker.covers(&self.lv) {
+            return Ticket::Durable;
+        }
+        Ticket::Waiter(Box::new(LvWait {
+            tracker: Arc::clone(&sh.tracker),
+            lv: self.lv.as_slice().into(),
+        }))
+    }
+}
+
+impl SchemeWorker for TaurusWorker {
+    fn on_read(&mut self, row: RowRef<'_>) {
+        let n = self.sh.n;
+        let e = self.hold(row, READ);
+        merge_from(&mut self.lv, e.write_lv(n), &mut self.scratch);
+    }
+
+    fn on_write(&mut self, row: RowRef<'_>) {
+        let n = self.sh.n;
+        let e = self.hold(row, WRITE);
+        merge_from(&mut self.lv, e.write_lv(n), &mut self.scratch);
+        if self.command() {
+            merge_from(&mut self.lv, e.read_lv(n), &mut self.scratch);
+        }
+    }
+
+    fn before_validate(&mut self, _rows: &mut dyn Iterator<Item = (RowRef<'_>, Access)>) {
+        let n = self.sh.n;
+        let command = self.command();
+        // After the engine's lock of the write set (see the module docs).
+        fence(Ordering::SeqCst);
+        let mut writes = false;
+        // (1) the write set: locked by us now.
+        for h in &self.rows {
+            if h.flags & WRITE == 0 {
+                continue;
+            }
+            writes = true;
+            merge_from(&mut self.lv, h.e.write_lv(n), &mut self.scratch);
+            if command {
+                let mut step = 0u32;
+                while h.e.pending.load(Ordering::SeqCst) != 0 {
+                    super::commit::backoff(&mut step);
+                }
+                merge_from(&mut self.lv, h.e.read_lv(n), &mut self.scratch);
+            }
+        }
+        // (2) the rows only read: their writers' LVs, looked at after the values were read.
+        for h in &self.rows {
+            if h.flags & READ != 0 {
+                merge_from(&mut self.lv, h.e.write_lv(n), &mut self.scratch);
+            }
+        }
+        // (3) WAR: raise readLV before validation; an unlogged read-only transaction is never
+        // replayed, so nothing needs to follow it.
+        if command && writes {
+            let written: Vec<*const RowLv> = self
+                .rows
+                .iter()
+                .filter(|h| h.flags & WRITE != 0)
+                .map(|h| Arc::as_ptr(&h.e))
+                .collect();
+            for h in &mut self.rows {
+                if h.flags & (WRITE | PENDING) != 0 || written.contains(&Arc::as_ptr(&h.e)) {
+                    continue;
+                }
+                h.e.pending.fetch_add(1, Ordering::SeqCst);
+                h.flags |= PENDING;
+                raise(h.e.read_lv(n), &self.lv);
+            }
+        }
+        // Before the engine's validation reads the rows' lock words.
+        fence(Ordering::SeqCst);
+    }
+
+    fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
+        if req.read_only {
+            let t = self.ticket(None);
+            self.reset();
+            return Ok(t);
+        }
+        let n = self.sh.n;
+        let txn = req.txn;
+        let kind = req.kind.record_kind();
+        let payload = [req.payload];
+        let stamp = self.take_stamp();
+        let spec = RecordSpec {
+            kind,
+            flags: FLAG_COMMIT,
+            txn,
+            stamp: &stamp,
+            payload: &payload,
+        };
+        let r = self.writer.append(&spec);
+        self.put_stamp(stamp);
+        let (start, end) = match r {
+            Ok(x) => x,
+            Err(e) => {
+                self.reset();
+                return Err(e);
+            }
+        };
+        if n > 1 {
+            self.sh.tracker.register(self.i, start, end, &self.lv);
+        }
+        // Alg. 1 line 12, then lines 13-18.
+        self.lv[self.i] = self.lv[self.i].max(end);
+        let command = self.command();
+        for h in &self.rows {
+            if h.flags & WRITE != 0 {
+                raise(h.e.write_lv(n), &self.lv);
+            }
+            if command && h.flags & READ != 0 {
+                raise(h.e.read_lv(n), &self.lv);
+            }
+        }
+        let t = self.ticket(Some(end));
+        self.reset();
+        self.maybe_anchor(end);
+        self.maybe_sweep();
+        Ok(t)
+    }
+
+    fn abort(&mut self) {
+        self.reset();
+    }
+}

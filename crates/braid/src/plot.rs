@@ -1,0 +1,388 @@
+//! Plots of benchmark and recovery results, drawn with plotters as SVG and PNG side by side.
+
+use std::path::{Path, PathBuf};
+
+use plotters::prelude::*;
+
+use crate::bench::ConfigResult;
+
+/// One line of a line chart.
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+fn palette(i: usize) -> RGBColor {
+    const C: [RGBColor; 8] = [
+        RGBColor(31, 119, 180),
+        RGBColor(255, 127, 14),
+        RGBColor(44, 160, 44),
+        RGBColor(214, 39, 40),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+        RGBColor(227, 119, 194),
+        RGBColor(127, 127, 127),
+    ];
+    C[i % C.len()]
+}
+
+fn draw_lines<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    root.fill(&WHITE).map_err(err)?;
+    let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    let y1 = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold(0.0f64, f64::max);
+    let (x0, x1) = if x0.is_finite() && x1 > x0 {
+        (x0, x1)
+    } else {
+        (x0.min(0.0), x0.max(0.0) + 1.0)
+    };
+    let pad = (x1 - x0) * 0.05;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d((x0 - pad)..(x1 + pad), 0.0..(y1 * 1.15).max(1e-9))
+        .map_err(err)?;
+    let mut xs_all: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    xs_all.sort_by(|a, b| a.total_cmp(b));
+    xs_all.dedup();
+    let integral = xs_all.iter().all(|x| x.fract() == 0.0);
+    chart
+        .configure_mesh()
+        .x_labels(if integral {
+            xs_all.len().clamp(2, 12)
+        } else {
+            10
+        })
+        .x_label_formatter(&|v| {
+            if integral {
+                format!("{v:.0}")
+            } else {
+                human(*v)
+            }
+        })
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .y_label_formatter(&|v| human(*v))
+        .draw()
+        .map_err(err)?;
+    for (i, s) in series.iter().enumerate() {
+        let color = palette(i);
+        chart
+            .draw_series(LineSeries::new(s.points.clone(), color.stroke_width(2)))
+            .map_err(err)?
+            .label(s.name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+            });
+        chart
+            .draw_series(s.points.iter().map(|&p| Circle::new(p, 4, color.filled())))
+            .map_err(err)?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
+}
+
+fn draw_bars<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    y_label: &str,
+    bars: &[(String, f64)],
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    root.fill(&WHITE).map_err(err)?;
+    let ymax = bars.iter().map(|b| b.1).fold(0.0f64, f64::max).max(1e-9) * 1.15;
+    let n = bars.len().max(1);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(60)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..n as f64, 0.0..ymax)
+        .map_err(err)?;
+    let names: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n * 2 + 1)
+        .x_label_formatter(&|x| {
+            let i = (*x - 0.5).round();
+            if (x - 0.5 - i).abs() < 0.01 && i >= 0.0 {
+                names.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .y_desc(y_label)
+        .y_label_formatter(&|v| human(*v))
+        .draw()
+        .map_err(err)?;
+    chart
+        .draw_series(bars.iter().enumerate().map(|(i, b)| {
+            Rectangle::new(
+                [(i as f64 + 0.15, 0.0), (i as f64 + 0.85, b.1)],
+                palette(i).filled(),
+            )
+        }))
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
+}
+
+/// Write `stem.svg` and `stem.png` with a line chart; returns both paths.
+pub fn line_chart(
+    stem: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+) -> Result<Vec<PathBuf>, String> {
+    prepare(stem)?;
+    let svg = stem.with_extension("svg");
+    let png = stem.with_extension("png");
+    draw_lines(
+        SVGBackend::new(&svg, (900, 560)).into_drawing_area(),
+        title,
+        x_label,
+        y_label,
+        series,
+    )?;
+    draw_lines(
+        BitMapBackend::new(&png, (900, 560)).into_drawing_area(),
+        title,
+        x_label,
+        y_label,
+        series,
+    )?;
+    Ok(vec![svg, png])
+}
+
+/// Write `stem.svg` and `stem.png` with a bar chart; returns both paths.
+pub fn bar_chart(
+    stem: &Path,
+    title: &str,
+    y_label: &str,
+    bars: &[(String, f64)],
+) -> Result<Vec<PathBuf>, String> {
+    prepare(stem)?;
+    let svg = stem.with_extension("svg");
+    let png = stem.with_extension("png");
+    draw_bars(
+        SVGBackend::new(&svg, (900, 560)).into_drawing_area(),
+        title,
+        y_label,
+        bars,
+    )?;
+    draw_bars(
+        BitMapBackend::new(&png, (900, 560)).into_drawing_area(),
+        title,
+        y_label,
+        bars,
+    )?;
+    Ok(vec![svg, png])
+}
+
+fn prepare(stem: &Path) -> Result<(), String> {
+    if let Some(p) = stem.parent() {
+        std::fs::create_dir_all(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// 1234567 -> "1.2M".
+pub fn human(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e9 {
+        format!("{:.1}G", v / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if a >= 1e3 {
+        format!("{:.0}K", v / 1e3)
+    } else if a >= 10.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn label(r: &ConfigResult) -> String {
+    let mut s = r.scheme.clone();
+    if r.scheme != "none" {
+        s.push_str(&format!(" {} {}", r.logging, r.device));
+    }
+    s
+}
+
+/// Group results into series by `key`, with x from `x` and y from `y`, skipping rows `keep`
+/// rejects.
+fn group(
+    results: &[ConfigResult],
+    key: impl Fn(&ConfigResult) -> String,
+    x: impl Fn(&ConfigResult) -> f64,
+    y: impl Fn(&ConfigResult) -> Option<f64>,
+) -> Vec<Series> {
+    let mut out: Vec<Series> = Vec::new();
+    for r in results {
+        let Some(yv) = y(r) else { continue };
+        let k = key(r);
+        match out.iter_mut().find(|s| s.name == k) {
+            Some(s) => s.points.push((x(r), yv)),
+            None => out.push(Series {
+                name: k,
+                points: vec![(x(r), yv)],
+            }),
+        }
+    }
+    for s in &mut out {
+        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    out
+}
+
+/// The standard plots of a `braid bench` sweep; returns the files written.
+pub fn bench_plots(dir: &Path, results: &[ConfigResult]) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    let w = results
+        .first()
+        .map(|r| r.workload.clone())
+        .unwrap_or_default();
+    let threads: Vec<usize> = {
+        let mut t: Vec<usize> = results.iter().map(|r| r.threads).collect();
+        t.sort();
+        t.dedup();
+        t
+    };
+    let delays: Vec<u64> = {
+        let mut d: Vec<u64> = results
+            .iter()
+            .filter(|r| r.scheme != "none")
+            .map(|r| r.nvm_delay_ns)
+            .collect();
+        d.sort();
+        d.dedup();
+        d
+    };
+    if threads.len() > 1 {
+        let s = group(results, label, |r| r.threads as f64, |r| Some(r.txn_per_s));
+        files.extend(line_chart(
+            &dir.join(format!("{w}-throughput-vs-threads")),
+            &format!("{w}: throughput vs threads"),
+            "worker threads",
+            "committed txn/s (durable)",
+            &s,
+        )?);
+    }
+    if delays.len() > 1 {
+        let tmax = threads.last().copied().unwrap_or(1);
+        let pick: Vec<ConfigResult> = results
+            .iter()
+            .filter(|r| r.scheme != "none" && r.threads == tmax)
+            .cloned()
+            .collect();
+        let s = group(
+            &pick,
+            label,
+            |r| r.nvm_delay_ns as f64,
+            |r| r.ratio_to_none.map(|x| x * 100.0),
+        );
+        files.extend(line_chart(
+            &dir.join(format!("{w}-vs-nvm-delay")),
+            &format!("{w}: throughput vs NVM write delay ({tmax} threads)"),
+            "extra delay per persisted line (ns)",
+            "% of no logging",
+            &s,
+        )?);
+    }
+    let tmax = threads.last().copied().unwrap_or(1);
+    let last: Vec<&ConfigResult> = results
+        .iter()
+        .filter(|r| {
+            r.threads == tmax && r.nvm_delay_ns == delays.first().copied().unwrap_or(0)
+                || r.threads == tmax && r.scheme == "none"
+        })
+        .collect();
+    let bars: Vec<(String, f64)> = last
+        .iter()
+        .filter(|r| r.scheme != "none")
+        .filter_map(|r| r.ratio_to_none.map(|x| (label(r), x * 100.0)))
+        .collect();
+    if !bars.is_empty() {
+        files.extend(bar_chart(
+            &dir.join(format!("{w}-overhead")),
+            &format!("{w}: throughput as % of no logging ({tmax} threads)"),
+            "% of no logging",
+            &bars,
+        )?);
+    }
+    let lat: Vec<Series> = vec![
+        Series {
+            name: "p50".into(),
+            points: last
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (i as f64, r.p50_us))
+                .collect(),
+        },
+        Series {
+            name: "p99".into(),
+            points: last
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (i as f64, r.p99_us))
+                .collect(),
+        },
+    ];
+    if !last.is_empty() {
+        let bars: Vec<(String, f64)> = last
+            .iter()
+            .map(|r| (format!("{} p99", label(r)), r.p99_us))
+            .collect();
+        files.extend(bar_chart(
+            &dir.join(format!("{w}-latency-p99")),
+            &format!("{w}: p99 commit-to-durable latency ({tmax} threads)"),
+            "microseconds",
+            &bars,
+        )?);
+        let bars: Vec<(String, f64)> = last
+            .iter()
+            .map(|r| (format!("{} p50", label(r)), r.p50_us))
+            .collect();
+        files.extend(bar_chart(
+            &dir.join(format!("{w}-latency-p50")),
+            &format!("{w}: p50 commit-to-durable latency ({tmax} threads)"),
+            "microseconds",
+            &bars,
+        )?);
+        let _ = lat;
+    }
+    Ok(files)
+}

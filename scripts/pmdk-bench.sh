@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# PMDK (libpmemobj) baseline for braid-rewind, next to braid-rewind's own figures for the
+# same operations: 1-word transactions, and inserts and lookups of 1M random keys in a
+# B+-tree (each insert one transaction), pools on /dev/shm.
+#
+#   scripts/pmdk-bench.sh [keys] [word_txs]
+#
+# Installs Debian's libpmemobj-dev (needs root), builds crates/braid-rewind/pmdk/pmdk_bench.c,
+# runs it with PMEM_IS_PMEM_FORCE=1 (libpmem flushes with CLWB/CLFLUSHOPT as on real
+# persistent memory), then runs the matching braid-rewind experiment (example
+# `pmdk_compare`), printing one JSON line each.
+set -euo pipefail
+keys=${1:-1000000}
+wtx=${2:-1000000}
+root=$(cd "$(dirname "$0")/.." && pwd)
+src="$root/crates/braid-rewind/pmdk/pmdk_bench.c"
+out=${TMPDIR:-/tmp}/braid-pmdk-bench
+dir=/dev/shm
+[ -d "$dir" ] || dir=${TMPDIR:-/tmp}
+
+if ! pkg-config --exists libpmemobj 2>/dev/null && [ ! -e /usr/include/libpmemobj.h ]; then
+    apt-get update
+    apt-get install -y libpmemobj-dev pkg-config gcc
+fi
+gcc -O2 -g -Wall -o "$out" "$src" $(pkg-config --cflags --libs libpmemobj 2>/dev/null || echo -lpmemobj)
+
+echo "# PMDK libpmemobj ($dir, PMEM_IS_PMEM_FORCE=1)"
+PMEM_IS_PMEM_FORCE=1 "$out" "$dir/braid-pmdk-pool-$$" "$keys" "$wtx"
+
+echo "# braid-rewind ($dir)"
+cd "$root"
+CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target} \
+    cargo run --release -q -p braid-rewind --example pmdk_compare -- "$keys" "$wtx" "$dir"
