@@ -161,6 +161,8 @@ pub struct Options {
     pub app: serde_json::Value,
     /// Settings of the `pertxn` scheme (flush policy, slot size, truncation threshold).
     pub pertxn: PerTxnOptions,
+    /// Settings of the `gsn` scheme (partitioning, commit protocol, rows per page, NVM delay).
+    pub gsn: braid_wal::scheme::gsn::GsnConfig,
 }
 
 impl Default for Options {
@@ -180,6 +182,7 @@ impl Default for Options {
             env: Env::default(),
             app: serde_json::Value::Null,
             pertxn: PerTxnOptions::default(),
+            gsn: braid_wal::scheme::gsn::GsnConfig::default(),
         }
     }
 }
@@ -361,10 +364,15 @@ impl Db {
             )));
         }
         if opts.logging == LogKind::Command && !opts.scheme.supports_command_logging() {
-            return Err(EngineError::Config(format!(
-                "scheme {} cannot log commands; use --logging data",
-                opts.scheme
-            )));
+            return Err(EngineError::Config(
+                match opts.scheme.command_logging_refusal() {
+                    Some(why) => why.to_string(),
+                    None => format!(
+                        "scheme {} cannot log commands; use --logging data",
+                        opts.scheme
+                    ),
+                },
+            ));
         }
         let streams = opts.scheme.streams_for(opts.streams);
         let env = opts.env.clone();
@@ -453,6 +461,7 @@ impl Db {
             group_bytes: opts.group_bytes,
             scan_mode: opts.scan_mode,
             recovery_threads: opts.recovery_threads.max(1),
+            gsn: opts.gsn.clone(),
             ..SchemeConfig::default()
         };
         let (scheme, recovery) = {

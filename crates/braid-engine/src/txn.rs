@@ -286,12 +286,22 @@ impl<'w> Txn<'w> {
                 }
                 Ok(Some(row.read(f).0))
             }
-            Some(Cc::TwoPl) => {
-                if !row.try_lock_shared() {
-                    return Err(TxError::Conflict { table: t, key });
-                }
+            Some(cc) => {
+                let lock = if cc == Cc::TwoPl {
+                    if !row.try_lock_shared() {
+                        return Err(TxError::Conflict { table: t, key });
+                    }
+                    Lock::Shared
+                } else {
+                    if row.is_locked_exclusive() {
+                        return Err(TxError::Conflict { table: t, key });
+                    }
+                    Lock::None
+                };
                 if row.state() != RowState::Live {
-                    row.unlock_shared();
+                    if lock == Lock::Shared {
+                        row.unlock_shared();
+                    }
                     return Ok(None);
                 }
                 self.scheme.on_read(RowRef {
@@ -304,31 +314,7 @@ impl<'w> Txn<'w> {
                     table: t,
                     key,
                     row,
-                    lock: Lock::Shared,
-                    read: true,
-                    version: v,
-                    write: Write::None,
-                });
-                Ok(Some(r))
-            }
-            Some(Cc::Occ) => {
-                if row.is_locked_exclusive() {
-                    return Err(TxError::Conflict { table: t, key });
-                }
-                if row.state() != RowState::Live {
-                    return Ok(None);
-                }
-                self.scheme.on_read(RowRef {
-                    table: t,
-                    key,
-                    stamp: &row.stamp,
-                });
-                let (r, v) = row.read(f);
-                self.st.push(Entry {
-                    table: t,
-                    key,
-                    row,
-                    lock: Lock::None,
+                    lock,
                     read: true,
                     version: v,
                     write: Write::None,

@@ -13,6 +13,9 @@
 //!   knows) and the maximum is a blend by that comparison; the tail (fewer than 4) is scalar;
 //! * a scalar loop otherwise (and for every other architecture).
 //!
+//! [`max_into`] and [`le`] use AVX2 rather than AVX-512 for vectors shorter than 32 entries,
+//! where the masked 8-lane forms measured slower (`benches/lv.rs`).
+//!
 //! [`Impl`] lets tests and benchmarks call a particular implementation; asking for one the CPU
 //! lacks silently gives the scalar one ([`Impl::available`] says which exist). The SIMD code
 //! lives in the private `simd` module, the only place in this crate with `unsafe`.
@@ -106,16 +109,28 @@ impl Impl {
     }
 }
 
-/// `dst = max(dst, src)` element-wise, with the best implementation.
+/// Below this length AVX2 beats AVX-512 (masked 8-lane operations on a short vector cost
+/// more than 4-lane ones; measured with `benches/lv.rs`).
+const AVX512_FROM: usize = 32;
+
 #[inline]
-pub fn max_into(dst: &mut [u64], src: &[u64]) {
-    Impl::best().max_into(dst, src)
+fn for_len(n: usize) -> Impl {
+    match Impl::best() {
+        Impl::Avx512 if n < AVX512_FROM => Impl::Avx2,
+        i => i,
+    }
 }
 
-/// `a <= b` element-wise (every entry), with the best implementation.
+/// `dst = max(dst, src)` element-wise, with the best implementation for the length.
+#[inline]
+pub fn max_into(dst: &mut [u64], src: &[u64]) {
+    for_len(dst.len()).max_into(dst, src)
+}
+
+/// `a <= b` element-wise (every entry), with the best implementation for the length.
 #[inline]
 pub fn le(a: &[u64], b: &[u64]) -> bool {
-    Impl::best().le(a, b)
+    for_len(a.len()).le(a, b)
 }
 
 fn scalar_max_into(dst: &mut [u64], src: &[u64]) {

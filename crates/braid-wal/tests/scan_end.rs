@@ -371,6 +371,18 @@ fn a_newer_format_version_is_refused_not_trimmed() {
     rec(&mut m, 1, 10, 0);
     let x = rec(&mut m, 2, 10, 0);
     m.bytes[x as usize + 6..x as usize + 8].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+    // Without a valid checksum a newer version is only a torn header: trimmed.
+    let (txns, end) = scan(&m, ScanMode::Strict, 1 << 20).unwrap();
+    assert_eq!((txns, end.kind), (vec![1], EndKind::TornTail));
+    // With one, it is a newer writer's log: refused.
+    let xi = x as usize;
+    let len = u32::from_le_bytes(m.bytes[xi..xi + 4].try_into().unwrap()) as usize;
+    let mut head = 5u32.to_le_bytes().to_vec();
+    head.extend_from_slice(&m.bytes[xi..xi + 8]);
+    head.extend_from_slice(&[0; 4]);
+    head.extend_from_slice(&m.bytes[xi + 12..xi + len]);
+    let crc = crc32c::crc32c(&head);
+    m.bytes[xi + 8..xi + 12].copy_from_slice(&crc.to_le_bytes());
     for mode in [ScanMode::Strict, ScanMode::Salvage] {
         match scan(&m, mode, 1 << 20) {
             Err(WalError::BadSegment { file, reason }) => {

@@ -194,7 +194,22 @@ fn model(m: &MemSource, recs: &[Orig]) -> (usize, Expect) {
         let len = u32::from_le_bytes(h[0..4].try_into().unwrap());
         let version = u16::from_le_bytes(h[6..8].try_into().unwrap());
         let lsn = u64::from_le_bytes(h[16..24].try_into().unwrap());
-        if len != 0 && version > FORMAT_VERSION && lsn == x {
+        // A newer version is believed only when its checksum holds (a torn header may show
+        // any version).
+        let whole = (len as usize) >= HEADER_LEN
+            && (len as usize) <= braid_wal::record::MAX_RECORD_LEN
+            && x + len as u64 <= limit;
+        let crc_ok = whole && {
+            let rec = &m.bytes[xi..xi + len as usize];
+            let mut head = braid_wal::scan::StreamSource::salt_for(m, x)
+                .to_le_bytes()
+                .to_vec();
+            head.extend_from_slice(&rec[..8]);
+            head.extend_from_slice(&[0; 4]);
+            head.extend_from_slice(&rec[12..]);
+            crc32c::crc32c(&head) == u32::from_le_bytes(rec[8..12].try_into().unwrap())
+        };
+        if len != 0 && version > FORMAT_VERSION && lsn == x && crc_ok {
             return (i, Expect::Newer { at: x });
         }
     }

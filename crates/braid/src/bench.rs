@@ -50,9 +50,10 @@ pub struct BenchArgs {
     /// (overrides --nvm-delay-ns).
     #[arg(long)]
     pub nvm_delays: Option<String>,
-    /// Seconds per run.
-    #[arg(long, default_value_t = 5.0)]
-    pub seconds: f64,
+    /// Seconds per run (default 5, shortened when the sweep is large so that measuring takes
+    /// at most about a minute; loading the tables comes on top).
+    #[arg(long)]
+    pub seconds: Option<f64>,
     /// Runs per configuration (the table shows the median).
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
@@ -80,6 +81,13 @@ pub struct BenchArgs {
     pub oltp: OltpArgs,
     #[command(flatten)]
     pub engine: EngineArgs,
+}
+
+impl BenchArgs {
+    /// Seconds per run.
+    pub fn seconds(&self) -> f64 {
+        self.seconds.unwrap_or(5.0)
+    }
 }
 
 /// One run's measurements.
@@ -185,7 +193,7 @@ pub fn run_once(
         m.image_bytes_per_row + m.engine_bytes_per_row + m.scheme_bytes_per_row
     };
 
-    let run_bar = mp.add(ProgressBar::new((args.seconds * 10.0) as u64));
+    let run_bar = mp.add(ProgressBar::new((args.seconds() * 10.0) as u64));
     run_bar.set_style(
         ProgressStyle::with_template("  running {msg:28} [{bar:30}] {elapsed} {prefix}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -195,7 +203,7 @@ pub fn run_once(
     let commits = Arc::new(AtomicU64::new(0));
     let log_before = db.log_stats();
     let start = Instant::now();
-    let deadline = Duration::from_secs_f64(args.seconds);
+    let deadline = Duration::from_secs_f64(args.seconds());
     let results: Vec<Result<(u64, u64, Histogram<u64>), String>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|i| {
@@ -388,9 +396,13 @@ pub fn sweep_points(args: &BenchArgs) -> Result<Vec<Point>, String> {
     Ok(out)
 }
 
-pub fn run(args: BenchArgs) -> Result<(), String> {
+pub fn run(mut args: BenchArgs) -> Result<(), String> {
     let workload = common::workload(args.workload, &args.ycsb, &args.oltp, false)?;
     let points = sweep_points(&args)?;
+    if args.seconds.is_none() {
+        let runs = (points.len() * args.repeat.max(1)) as f64;
+        args.seconds = Some((60.0 / runs).clamp(1.0, 5.0));
+    }
     let mp = MultiProgress::new();
     let total = (points.len() * args.repeat.max(1)) as u64;
     let overall = mp.add(ProgressBar::new(total));
@@ -478,7 +490,7 @@ pub fn measure(
             runs,
             params: serde_json::json!({
                 "workload": workload.params(),
-                "seconds": args.seconds,
+                "seconds": args.seconds(),
                 "repeat": args.repeat,
                 "inflight": args.inflight,
                 "seed": args.seed,

@@ -136,6 +136,21 @@ pub struct EngineArgs {
     /// created). The region is --ring-mb large; the index gets one entry per slot.
     #[arg(long, default_value_t = 1024)]
     pub pertxn_slot_bytes: usize,
+    /// gsn: log partitioning: tx (a worker's transactions go to its own log) or page (an
+    /// operation goes to log page-id mod logs).
+    #[arg(long, default_value = "tx")]
+    pub gsn_partition: braid_wal::scheme::gsn::Partition,
+    /// gsn: commit protection on pmem: durable (durable processor cache: acknowledge after the
+    /// insert's fence) or passive (volatile cache: passive group commit). File logs always use
+    /// per-log durable GSN watermarks.
+    #[arg(long, default_value = "passive")]
+    pub gsn_commit: braid_wal::scheme::gsn::CommitProtocol,
+    /// gsn: rows per page (consecutive keys of a table share a page GSN).
+    #[arg(long, default_value_t = 16)]
+    pub rows_per_page: u64,
+    /// gsn: emulated NVM latency per log insert, ns (the paper uses 1200).
+    #[arg(long, default_value_t = 0)]
+    pub gsn_insert_delay_ns: u64,
 }
 
 impl EngineArgs {
@@ -161,6 +176,31 @@ impl EngineArgs {
                 destage: !self.no_destage,
             }),
         }
+    }
+
+    /// The gsn scheme's options.
+    pub fn gsn_config(&self) -> braid_wal::scheme::gsn::GsnConfig {
+        braid_wal::scheme::gsn::GsnConfig {
+            partition: self.gsn_partition,
+            commit: self.gsn_commit,
+            rows_per_page: self.rows_per_page.max(1),
+            insert_delay_ns: self.gsn_insert_delay_ns,
+            ..Default::default()
+        }
+    }
+
+    /// The gsn flags as command-line arguments (for child processes).
+    pub fn gsn_args(&self) -> Vec<String> {
+        vec![
+            "--gsn-partition".into(),
+            self.gsn_partition.name().into(),
+            "--gsn-commit".into(),
+            self.gsn_commit.name().into(),
+            "--rows-per-page".into(),
+            self.rows_per_page.to_string(),
+            "--gsn-insert-delay-ns".into(),
+            self.gsn_insert_delay_ns.to_string(),
+        ]
     }
 
     pub fn options(
@@ -196,6 +236,7 @@ impl EngineArgs {
                 slot_size: self.pertxn_slot_bytes,
                 ..PerTxnOptions::default()
             },
+            gsn: self.gsn_config(),
             ..Options::default()
         }
     }

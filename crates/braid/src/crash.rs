@@ -121,8 +121,9 @@ impl CrashArgs {
 /// Arguments of the hidden child process of kill mode.
 #[derive(Debug, Clone, Args)]
 pub struct ChildArgs {
+    /// The database directory.
     #[arg(long)]
-    pub dir: PathBuf,
+    pub db: PathBuf,
     #[arg(long)]
     pub child_seed: u64,
     #[command(flatten)]
@@ -205,7 +206,7 @@ pub fn child(args: ChildArgs) -> Result<(), String> {
     let mut opts = args.crash.options();
     opts.app = common::app_blob(&workload);
     let (db, _) = Db::open(
-        &args.dir,
+        &args.db,
         opts,
         workload.catalog(),
         workload.procedures(),
@@ -304,44 +305,18 @@ fn kill_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Verd
     let db_dir = dir.path().join("db");
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut cmd = Command::new(exe);
+    // The child gets the parent's own options (everything after `crash-test`), so every
+    // engine, scheme and workload flag reaches it.
+    let forwarded: Vec<String> = std::env::args()
+        .skip_while(|a| a != "crash-test")
+        .skip(1)
+        .collect();
     cmd.arg("crash-child")
-        .arg("--dir")
+        .arg("--db")
         .arg(&db_dir)
         .arg("--child-seed")
         .arg((args.seed.wrapping_mul(1_000_003) + round as u64).to_string())
-        .args([
-            "--scheme",
-            args.scheme.name(),
-            "--logging",
-            args.logging.name(),
-            "--device",
-            args.device.name(),
-        ])
-        .args([
-            "--threads",
-            &args.threads.to_string(),
-            "--rows",
-            &args.rows.to_string(),
-        ])
-        .args([
-            "--accesses",
-            &args.accesses.to_string(),
-            "--theta",
-            &args.theta.to_string(),
-        ])
-        .args([
-            "--cc",
-            args.engine.cc.name(),
-            "--ring-mb",
-            &args.engine.ring_mb.to_string(),
-        ])
-        .args(["--segment-mb", &args.engine.segment_mb.to_string()]);
-    if let Some(l) = args.logs {
-        cmd.args(["--logs", &l.to_string()]);
-    }
-    if args.engine.no_destage {
-        cmd.arg("--no-destage");
-    }
+        .args(&forwarded);
     let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -467,7 +442,9 @@ fn power_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Ver
         // Cut power: nothing acknowledged after this instant counts.
         let crashed = {
             let acks = acks.lock();
-            let _ = sim.freeze_after(0);
+            // Each region's image is taken atomically (its live and durable images under one
+            // lock) at the moment it is crashed; freezing first and crashing later would let
+            // random eviction keep stores made after the cut.
             let pm = sim.crash(|i| match pmem_mode {
                 CrashMode::KeepRandom {
                     seed,
@@ -500,7 +477,12 @@ fn power_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Ver
     let _ = db.close();
     drop(db);
     let intents = std::mem::take(&mut *intents.lock());
-    recover_and_check(args, &dir, crashed.0, &intents, &crashed.1)
+    let verdict = recover_and_check(args, &dir, crashed.0, &intents, &crashed.1);
+    // Everything of a power-mode run lives on the simulated devices.
+    if Path::new("/braid-power").exists() {
+        return Err("power mode wrote to the real file system under /braid-power".into());
+    }
+    verdict
 }
 
 pub fn run(args: CrashArgs) -> Result<bool, String> {

@@ -234,7 +234,7 @@ pub fn human(v: f64) -> String {
     }
 }
 
-fn label(r: &ConfigResult) -> String {
+pub fn label(r: &ConfigResult) -> String {
     let mut s = r.scheme.clone();
     if r.scheme != "none" {
         s.push_str(&format!(" {} {}", r.logging, r.device));
@@ -244,7 +244,7 @@ fn label(r: &ConfigResult) -> String {
 
 /// Group results into series by `key`, with x from `x` and y from `y`, skipping rows `keep`
 /// rejects.
-fn group(
+pub fn group(
     results: &[ConfigResult],
     key: impl Fn(&ConfigResult) -> String,
     x: impl Fn(&ConfigResult) -> f64,

@@ -136,6 +136,19 @@ impl Ctx<'_> {
         let _ = writeln!(self.md, "\n## {title}\n\n*{paper}* — claim: {claim}\n");
     }
 
+    /// Start an experiment's section; returns the wanted schemes that exist and notes the rest.
+    fn begin(&mut self, title: &str, paper: &str, claim: &str, schemes: &[&str]) -> Vec<String> {
+        self.section(title, paper, claim);
+        let (have, missing) = available(schemes);
+        if !missing.is_empty() {
+            self.note(&format!(
+                "Schemes not built yet, skipped: {}.",
+                missing.join(", ")
+            ));
+        }
+        have
+    }
+
     fn note(&mut self, text: &str) {
         let _ = writeln!(self.md, "{text}\n");
     }
@@ -224,18 +237,9 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
 
     // Wang & Johnson Fig. 4: centralized vs distributed logging.
     if want("wj-fig4") {
-        let (have, missing) = available(&["none", "serial", "gsn"]);
-        cx.section(
-            "Centralized vs distributed logging (Wang & Johnson Fig. 4)",
+        let have = cx.begin("Centralized vs distributed logging (Wang & Johnson Fig. 4)",
             "Wang & Johnson, VLDB 2014",
-            "distributed logging with GSNs scales with cores where a central log saturates (TATP Update-Location, TPC-B, TPC-C Payment)",
-        );
-        if !missing.is_empty() {
-            cx.note(&format!(
-                "Schemes not built yet, skipped: {}.",
-                missing.join(", ")
-            ));
-        }
+            "distributed logging with GSNs scales with cores where a central log saturates (TATP Update-Location, TPC-B, TPC-C Payment)", &["none", "serial", "gsn"]);
         for (id, w, extra) in [
             (
                 "wj-fig4-tatp",
@@ -275,18 +279,9 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
 
     // NV-Logging Fig. 11-13.
     if want("nvlog") {
-        let (have, missing) = available(&["none", "nvdisk", "pertxn"]);
-        cx.section(
-            "Per-transaction NVRAM logging (NV-Logging Fig. 11-13)",
+        let have = cx.begin("Per-transaction NVRAM logging (NV-Logging Fig. 11-13)",
             "Huang et al., VLDB 2014",
-            "per-transaction logging in NVRAM cuts log insertion latency versus a disk-style log on NVRAM (NV-Disk) and stays ahead as NVM gets slower",
-        );
-        if !missing.is_empty() {
-            cx.note(&format!(
-                "Schemes not built yet, skipped: {}.",
-                missing.join(", ")
-            ));
-        }
+            "per-transaction logging in NVRAM cuts log insertion latency versus a disk-style log on NVRAM (NV-Disk) and stays ahead as NVM gets slower", &["none", "nvdisk", "pertxn"]);
         let logging: Vec<String> = have.iter().filter(|x| *x != "none").cloned().collect();
         if !logging.is_empty() {
             let res = cx.bench(
@@ -352,18 +347,9 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
 
     // Taurus Fig. 5: logging throughput, data and command.
     if want("taurus-fig5") {
-        let (have, missing) = available(&["none", "serial", "taurus"]);
-        cx.section(
-            "Logging throughput, data and command (Taurus Fig. 5)",
+        let have = cx.begin("Logging throughput, data and command (Taurus Fig. 5)",
             "Xia et al., VLDB 2021",
-            "Taurus data logging comes within a few percent of no logging and command logging beats serial command logging, on YCSB and TPC-C",
-        );
-        if !missing.is_empty() {
-            cx.note(&format!(
-                "Schemes not built yet, skipped: {}.",
-                missing.join(", ")
-            ));
-        }
+            "Taurus data logging comes within a few percent of no logging and command logging beats serial command logging, on YCSB and TPC-C", &["none", "serial", "taurus"]);
         for (id, w) in [("taurus-fig5-ycsb", "ycsb"), ("taurus-fig5-tpcc", "tpcc")] {
             let res = cx.bench(
                 id,
@@ -405,14 +391,7 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
 
     // Taurus Fig. 7: recovery throughput.
     if want("taurus-fig7") {
-        let (have, missing) = available(&["serial", "taurus"]);
-        cx.section("Recovery throughput (Taurus Fig. 7)", "Xia et al., VLDB 2021", "Taurus recovers in parallel, faster than serial replay, and scales with recovery threads");
-        if !missing.is_empty() {
-            cx.note(&format!(
-                "Schemes not built yet, skipped: {}.",
-                missing.join(", ")
-            ));
-        }
+        let have = cx.begin("Recovery throughput (Taurus Fig. 7)", "Xia et al., VLDB 2021", "Taurus recovers in parallel, faster than serial replay, and scales with recovery threads", &["serial", "taurus"]);
         let mut bars = Vec::new();
         let _ = writeln!(
             cx.md,
@@ -479,14 +458,7 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
 
     // Taurus Fig. 13: contention.
     if want("taurus-fig13") {
-        let (have, missing) = available(&["none", "serial", "taurus"]);
-        cx.section("Contention sweep (Taurus Fig. 13)", "Xia et al., VLDB 2021", "Taurus keeps its advantage as YCSB skew (theta) rises, until contention bounds everyone");
-        if !missing.is_empty() {
-            cx.note(&format!(
-                "Schemes not built yet, skipped: {}.",
-                missing.join(", ")
-            ));
-        }
+        let have = cx.begin("Contention sweep (Taurus Fig. 13)", "Xia et al., VLDB 2021", "Taurus keeps its advantage as YCSB skew (theta) rises, until contention bounds everyone", &["none", "serial", "taurus"]);
         let mut series: Vec<Series> = Vec::new();
         let mut rows = Vec::new();
         for theta in ["0", "0.6", "0.8", "0.9", "0.99"] {
@@ -568,23 +540,6 @@ fn group_by(
     x: impl Fn(&ConfigResult) -> f64,
     y: impl Fn(&ConfigResult) -> f64,
 ) -> Vec<Series> {
-    let mut out: Vec<Series> = Vec::new();
-    for r in res.iter().filter(|r| keep(r)) {
-        let name = if r.scheme == "none" {
-            "none".to_string()
-        } else {
-            format!("{} {} {}", r.scheme, r.logging, r.device)
-        };
-        match out.iter_mut().find(|s| s.name == name) {
-            Some(s) => s.points.push((x(r), y(r))),
-            None => out.push(Series {
-                name,
-                points: vec![(x(r), y(r))],
-            }),
-        }
-    }
-    for s in &mut out {
-        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
-    }
-    out
+    let kept: Vec<ConfigResult> = res.iter().filter(|r| keep(r)).cloned().collect();
+    plot::group(&kept, plot::label, x, |r| Some(y(r)))
 }

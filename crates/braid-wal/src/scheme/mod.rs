@@ -11,6 +11,7 @@
 //! committed and in what (partial) order, and hands each one to a [`Replay`] implemented by the
 //! engine, then starts the streams for new appends at the valid end.
 
+pub mod gsn;
 pub mod none;
 pub mod nvdisk;
 pub mod pertxn;
@@ -46,6 +47,9 @@ pub enum SchemeKind {
     /// Taurus (Xia et al. 2021): parallel logging and recovery with LSN vectors over 1 to 64
     /// streams.
     Taurus,
+    /// Distributed logging with GSNs and passive group commit (Wang & Johnson 2014): logs
+    /// partitioned by transaction or by page, two-step parallel redo.
+    Gsn,
 }
 
 impl SchemeKind {
@@ -56,6 +60,7 @@ impl SchemeKind {
         SchemeKind::NvDisk,
         SchemeKind::PerTxn,
         SchemeKind::Taurus,
+        SchemeKind::Gsn,
     ];
 
     pub fn name(self) -> &'static str {
@@ -65,12 +70,21 @@ impl SchemeKind {
             SchemeKind::NvDisk => "nvdisk",
             SchemeKind::PerTxn => "pertxn",
             SchemeKind::Taurus => "taurus",
+            SchemeKind::Gsn => "gsn",
         }
     }
 
     /// Whether the scheme can log commands (stored-procedure calls) instead of data.
     pub fn supports_command_logging(self) -> bool {
-        true
+        self.command_logging_refusal().is_none()
+    }
+
+    /// Why the scheme cannot log commands, if it cannot.
+    pub fn command_logging_refusal(self) -> Option<&'static str> {
+        match self {
+            SchemeKind::Gsn => Some(gsn::NO_COMMAND_LOGGING),
+            _ => None,
+        }
     }
 
     /// Streams the scheme uses when `requested` were asked for.
@@ -81,6 +95,7 @@ impl SchemeKind {
             SchemeKind::NvDisk => 1,
             SchemeKind::PerTxn => 1,
             SchemeKind::Taurus => crate::lv::MAX_STREAMS,
+            SchemeKind::Gsn => usize::MAX,
         }
         .min(requested.max(1))
     }
@@ -275,6 +290,8 @@ pub struct SchemeConfig {
     pub recovery_plan: RecoveryPlan,
     /// Taurus tuning.
     pub taurus: taurus::TaurusConfig,
+    /// Options of the gsn scheme.
+    pub gsn: gsn::GsnConfig,
 }
 
 /// Parallel replay, the serial fallback, or chosen by the planner from what it finds in the log.
@@ -298,6 +315,7 @@ impl Default for SchemeConfig {
             recovery_threads: 1,
             recovery_plan: RecoveryPlan::Auto,
             taurus: taurus::TaurusConfig::default(),
+            gsn: gsn::GsnConfig::default(),
         }
     }
 }
@@ -334,6 +352,7 @@ pub fn open(
         SchemeKind::Serial => serial::open(cfg, devices, replay, progress),
         SchemeKind::NvDisk => nvdisk::open(cfg, devices, replay, progress),
         SchemeKind::Taurus => taurus::open(cfg, devices, replay, progress),
+        SchemeKind::Gsn => gsn::open(cfg, devices, replay, progress),
         SchemeKind::PerTxn => Err(WalError::Config(
             "the pertxn scheme keeps its log in a persistent region, not on log devices: open it \
              with scheme::open_storage and Storage::PerTxn"

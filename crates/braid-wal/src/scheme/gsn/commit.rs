@@ -186,7 +186,16 @@ fn watermark_round(s: &Shared, target: u64) -> Result<u64, WalError> {
     for log in &s.logs {
         let mut g = log.inner.lock();
         if g.clock < target {
-            log.insert_locked(&mut g, &s.cfg, target - 1, Kind::Checkpoint, 0, 0, &[], true)?;
+            log.insert_locked(
+                &mut g,
+                &s.cfg,
+                target - 1,
+                Kind::Checkpoint,
+                0,
+                0,
+                &[],
+                true,
+            )?;
             STATS.clock_records.fetch_add(1, Relaxed);
         }
         last_end.push(g.pending.back().map(|p| p.0));

@@ -131,7 +131,9 @@ impl FromStr for CommitProtocol {
         match s {
             "durable" | "d" => Ok(CommitProtocol::DurableCache),
             "passive" | "v" => Ok(CommitProtocol::Passive),
-            _ => Err(format!("unknown commit protocol {s:?}; use durable or passive")),
+            _ => Err(format!(
+                "unknown commit protocol {s:?}; use durable or passive"
+            )),
         }
     }
 }
@@ -161,6 +163,20 @@ pub struct GsnConfig {
     pub straggler_after: Duration,
     /// Page clocks (rounded up to a power of two).
     pub page_slots: usize,
+    /// Called on the committing thread after its records are inserted and its commit GSN is
+    /// staged, before it publishes `dgsn` (passive group commit only). Tests use it to make a
+    /// worker stall with its dirty bit set.
+    pub after_insert: Option<Hook>,
+}
+
+/// A callback in [`GsnConfig`].
+#[derive(Clone)]
+pub struct Hook(pub Arc<dyn Fn() + Send + Sync>);
+
+impl fmt::Debug for Hook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Hook")
+    }
 }
 
 impl Default for GsnConfig {
@@ -172,6 +188,7 @@ impl Default for GsnConfig {
             insert_delay_ns: 0,
             straggler_after: Duration::from_micros(200),
             page_slots: pages::DEFAULT_SLOTS,
+            after_insert: None,
         }
     }
 }
@@ -201,7 +218,11 @@ pub struct GsnStats {
 impl GsnStats {
     /// Straggler signals per 10,000 commits.
     pub fn signals_per_10k(&self) -> f64 {
-        if self.commits == 0 { 0.0 } else { self.signals as f64 * 10_000.0 / self.commits as f64 }
+        if self.commits == 0 {
+            0.0
+        } else {
+            self.signals as f64 * 10_000.0 / self.commits as f64
+        }
     }
 }
 
@@ -263,7 +284,13 @@ impl Log {
     ) -> Result<(u64, Lsn), WalError> {
         let gsn = floor.max(g.clock) + 1;
         let stamp = Stamp::Gsn(gsn);
-        let spec = RecordSpec { kind, flags, txn, stamp: &stamp, payload };
+        let spec = RecordSpec {
+            kind,
+            flags,
+            txn,
+            stamp: &stamp,
+            payload,
+        };
         let (_, end) = g.writer.append(&spec)?;
         g.clock = gsn;
         if track {
@@ -351,7 +378,10 @@ impl Shared {
             let _g = self.lock.lock();
             self.daemon_cv.notify_one();
         }
-        Ticket::Waiter(Box::new(GsnWait { shared: Arc::clone(self), gsn }))
+        Ticket::Waiter(Box::new(GsnWait {
+            shared: Arc::clone(self),
+            gsn,
+        }))
     }
 
     fn stop_daemon(&self) {
@@ -494,8 +524,16 @@ impl GsnWorker {
         if s.cfg.partition == Partition::Transaction || n == 1 {
             let log = &s.logs[self.home];
             let mut g = log.inner.lock();
-            let (gsn, _) =
-                log.insert_locked(&mut g, &s.cfg, self.tx, Kind::Redo, FLAG_COMMIT, req.txn, &[req.payload], track)?;
+            let (gsn, _) = log.insert_locked(
+                &mut g,
+                &s.cfg,
+                self.tx,
+                Kind::Redo,
+                FLAG_COMMIT,
+                req.txn,
+                &[req.payload],
+                track,
+            )?;
             self.tx = gsn;
             return Ok(gsn);
         }
@@ -504,7 +542,8 @@ impl GsnWorker {
         }
         let rpp = s.pages.rows_per_page();
         for op in decode_redo(req.payload) {
-            let op = op.map_err(|e| WalError::Config(format!("gsn: malformed redo payload: {e}")))?;
+            let op =
+                op.map_err(|e| WalError::Config(format!("gsn: malformed redo payload: {e}")))?;
             let page = pages::PageId::of(op.table(), op.key(), rpp);
             self.parts[(page.number() % n as u64) as usize].push(&op);
         }
@@ -514,7 +553,14 @@ impl GsnWorker {
             let log = &s.logs[l];
             let mut g = log.inner.lock();
             let (gsn, _) = log.insert_locked(
-                &mut g, &s.cfg, self.tx, Kind::Redo, FLAG_COMMIT, req.txn, &[&self.parts[l].bytes], track,
+                &mut g,
+                &s.cfg,
+                self.tx,
+                Kind::Redo,
+                FLAG_COMMIT,
+                req.txn,
+                &[&self.parts[l].bytes],
+                track,
             )?;
             self.tx = gsn;
             return Ok(gsn);
@@ -522,15 +568,31 @@ impl GsnWorker {
         for &l in &touched {
             let log = &s.logs[l];
             let mut g = log.inner.lock();
-            let (gsn, _) =
-                log.insert_locked(&mut g, &s.cfg, self.tx, Kind::Redo, 0, req.txn, &[&self.parts[l].bytes], track)?;
+            let (gsn, _) = log.insert_locked(
+                &mut g,
+                &s.cfg,
+                self.tx,
+                Kind::Redo,
+                0,
+                req.txn,
+                &[&self.parts[l].bytes],
+                track,
+            )?;
             self.tx = gsn;
         }
         let count = (touched.len() as u32).to_le_bytes();
         let log = &s.logs[0];
         let mut g = log.inner.lock();
-        let (gsn, _) =
-            log.insert_locked(&mut g, &s.cfg, self.tx, Kind::Commit, FLAG_COMMIT, req.txn, &[&count], track)?;
+        let (gsn, _) = log.insert_locked(
+            &mut g,
+            &s.cfg,
+            self.tx,
+            Kind::Commit,
+            FLAG_COMMIT,
+            req.txn,
+            &[&count],
+            track,
+        )?;
         self.tx = gsn;
         Ok(gsn)
     }
@@ -583,6 +645,9 @@ impl SchemeWorker for GsnWorker {
             // Every record this worker inserted is written and fenced: publish.
             let v = self.tx.max(dirty_word & !DIRTY);
             c.staged().store(v, SeqCst);
+            if let Some(h) = &self.shared.cfg.after_insert {
+                (h.0)();
+            }
             c.publish(dirty_word, v);
         }
         let gsn = match r {
@@ -605,8 +670,8 @@ impl SchemeWorker for GsnWorker {
             self.commits = 0;
         }
         Ok(match shared.mode {
-            Mode::Immediate => Ticket::Durable,
-            Mode::Passive | Mode::Watermark => shared.enqueue(gsn),
+            Mode::Immediate | Mode::Watermark => Ticket::Durable,
+            Mode::Passive => shared.enqueue(gsn),
         })
     }
 
@@ -627,12 +692,15 @@ pub fn open(
         return Err(WalError::Config(NO_COMMAND_LOGGING.into()));
     }
     if devices.is_empty() {
-        return Err(WalError::Config("the gsn scheme needs at least one log device".into()));
+        return Err(WalError::Config(
+            "the gsn scheme needs at least one log device".into(),
+        ));
     }
     let on_fill = devices.iter().filter(|d| d.durable_on_fill()).count();
     if on_fill != 0 && on_fill != devices.len() {
         return Err(WalError::Config(
-            "the gsn scheme needs all its logs on one kind of device (all pmem or all files)".into(),
+            "the gsn scheme needs all its logs on one kind of device (all pmem or all files)"
+                .into(),
         ));
     }
     let pmem = on_fill == devices.len();
@@ -667,9 +735,17 @@ pub fn open(
         };
         let stream = Stream::start(dev, end, scfg)?;
         let writer = stream.writer()?;
-        let inner = LogInner { clock: rec.base - 1, writer, pending: VecDeque::new(), durable_gsn: 0 };
+        let inner = LogInner {
+            clock: rec.base - 1,
+            writer,
+            pending: VecDeque::new(),
+            durable_gsn: 0,
+        };
         streams.push(stream.clone());
-        logs.push(Log { stream, inner: Mutex::new(inner) });
+        logs.push(Log {
+            stream,
+            inner: Mutex::new(inner),
+        });
     }
     if !pmem {
         // Void what lies above the bound before anything new is written (see `recovery`).
@@ -680,8 +756,16 @@ pub fn open(
         let mut ends = Vec::with_capacity(logs.len());
         for log in &logs {
             let mut g = log.inner.lock();
-            let (gsn, end) =
-                log.insert_locked(&mut g, &gcfg, rec.base - 1, Kind::Checkpoint, 0, 0, &[&marker], false)?;
+            let (gsn, end) = log.insert_locked(
+                &mut g,
+                &gcfg,
+                rec.base - 1,
+                Kind::Checkpoint,
+                0,
+                0,
+                &[&marker],
+                false,
+            )?;
             g.durable_gsn = gsn;
             ends.push(end);
         }
@@ -719,5 +803,12 @@ pub fn open(
             .map_err(|e| WalError::Config(format!("cannot start the gsn commit daemon: {e}")))?;
         Some(h)
     };
-    Ok((Arc::new(Gsn { shared, streams, daemon: Mutex::new(daemon) }), report))
+    Ok((
+        Arc::new(Gsn {
+            shared,
+            streams,
+            daemon: Mutex::new(daemon),
+        }),
+        report,
+    ))
 }

@@ -44,7 +44,10 @@ pub struct PageId {
 impl PageId {
     /// The page holding `key` of `table` with `rows_per_page` rows per page (0 is taken as 1).
     pub fn of(table: u32, key: u64, rows_per_page: u64) -> PageId {
-        PageId { table, page: key / rows_per_page.max(1) }
+        PageId {
+            table,
+            page: key / rows_per_page.max(1),
+        }
     }
 
     /// A well-mixed 64-bit hash (splitmix64 finaliser).

@@ -134,9 +134,13 @@ fn scan_stream(dev: &dyn Device, s: usize, mode: ScanMode) -> Result<StreamScan,
             }
             Kind::Pad | Kind::Abort => continue,
             k => {
-                return Err(bad(s, h.lsn, &format!(
-                    "a {k:?} record, which the gsn scheme never writes (was this log written by another scheme?)"
-                )));
+                return Err(bad(
+                    s,
+                    h.lsn,
+                    &format!(
+                        "a {k:?} record, which the gsn scheme never writes (was this log written by another scheme?)"
+                    ),
+                ));
             }
         };
         let gsn = r
@@ -148,14 +152,26 @@ fn scan_stream(dev: &dyn Device, s: usize, mode: ScanMode) -> Result<StreamScan,
         } else {
             Vec::new()
         };
-        recs.push(Rec { lsn: h.lsn, txn: h.txn, gsn, kind, payload });
+        recs.push(Rec {
+            lsn: h.lsn,
+            txn: h.txn,
+            gsn,
+            kind,
+            payload,
+        });
     }
     let bytes = scanner.bytes_read();
     let end = scanner
         .end()
         .cloned()
         .ok_or_else(|| WalError::Config("scanner stopped without an end".into()))?;
-    Ok(StreamScan { recs, end, bytes, records, max_txn })
+    Ok(StreamScan {
+        recs,
+        end,
+        bytes,
+        records,
+        max_txn,
+    })
 }
 
 /// Run `f(i)` for `i` in `0..n` on up to `threads` scoped threads; first error wins.
@@ -244,7 +260,14 @@ pub(super) fn recover(
     } else {
         let min_m = scans
             .iter()
-            .map(|sc| sc.recs.iter().filter(|r| !is_void(r.gsn)).map(|r| r.gsn).max().unwrap_or(0))
+            .map(|sc| {
+                sc.recs
+                    .iter()
+                    .filter(|r| !is_void(r.gsn))
+                    .map(|r| r.gsn)
+                    .max()
+                    .unwrap_or(0)
+            })
             .min()
             .unwrap_or(0);
         let marker_floor = voids.iter().map(|v| v.0).max().unwrap_or(0);
@@ -253,7 +276,11 @@ pub(super) fn recover(
     let live = |r: &Rec| r.gsn <= bound && !is_void(r.gsn);
     let mut parts: HashMap<u64, u32> = HashMap::new();
     for sc in &scans {
-        for r in sc.recs.iter().filter(|r| r.kind == RecKind::Part && live(r)) {
+        for r in sc
+            .recs
+            .iter()
+            .filter(|r| r.kind == RecKind::Part && live(r))
+        {
             *parts.entry(r.txn).or_default() += 1;
         }
     }
@@ -277,7 +304,10 @@ pub(super) fn recover(
             }
         }
     }
-    report.skipped += all_part_txns.keys().filter(|t| !committed_parts.contains_key(t)).count() as u64;
+    report.skipped += all_part_txns
+        .keys()
+        .filter(|t| !committed_parts.contains_key(t))
+        .count() as u64;
 
     // 3. Partition by page into M buckets.
     let m = threads;
@@ -336,7 +366,8 @@ pub(super) fn recover(
             while i < v.len() && v[i].stream == stream && v[i].lsn == lsn {
                 let e = &v[i];
                 let payload = &scans[e.stream as usize].recs[e.rec].payload;
-                buf.bytes.extend_from_slice(&payload[e.start as usize..e.end as usize]);
+                buf.bytes
+                    .extend_from_slice(&payload[e.start as usize..e.end as usize]);
                 i += 1;
             }
             replay
@@ -347,5 +378,10 @@ pub(super) fn recover(
     })?;
 
     let ends = scans.iter().map(|s| s.end.end).collect();
-    Ok(Recovered { report, ends, bound, base: max_gsn + 1 })
+    Ok(Recovered {
+        report,
+        ends,
+        bound,
+        base: max_gsn + 1,
+    })
 }

@@ -22,7 +22,6 @@
 //!
 //! The order makes every crash point safe: until 3 the index still holds everything; after 3
 //! recovery ignores entries below the head and reads those objects from the backup.
-//! It also persists the tail hint (the frontier) about once per millisecond.
 //!
 //! A failure of the backup files (I/O error, no space) poisons the log: truncation cannot
 //! proceed, writers would wait for space forever, and the error is the honest answer.
@@ -87,7 +86,6 @@ impl Backup {
                 break;
             }
             let f = sh.advance();
-            sh.persist_tail(f);
             let head = sh.head.load(Acquire);
             let consumed = f.saturating_sub(head);
             let need =

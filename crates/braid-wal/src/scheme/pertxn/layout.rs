@@ -25,8 +25,13 @@
 //!   the paper's state bit inside the log object.
 //! * Formatting writes the index and the superblock, persists them, then writes and persists
 //!   the magic word last: a region without the magic was never used and is formatted again.
-//! * The tail is a hint written in the background (never on the commit path): recovery treats
-//!   a missing object below it as corruption rather than as the end of the log.
+//! * The tail is a hint, never written on the commit path: it is set to the frontier when the
+//!   log is closed cleanly and by recovery, and recovery treats a missing or damaged object
+//!   below it as corruption rather than as the end of the log. It is deliberately not advanced
+//!   in the background while the log runs: a running tail could only prove more if its store
+//!   were ordered after the state words it covers, and crash simulations that keep random
+//!   unpersisted words (stores made after the simulated cut included) would then report
+//!   corruption that no real power failure can produce.
 
 use braid_pmem::{CACHE_LINE, Region};
 

@@ -18,7 +18,7 @@
 //! * **flush-on-commit**: the object is copied with ordinary cached stores and marked *filled*
 //!   in DRAM; the flush daemon later claims filled objects in LSN order, writes back their
 //!   lines, fences once for the whole batch, then writes, flushes and fences their state words.
-//!   A commit whose ticket is waited on persists every filled object it still depends on
+//!   A commit whose ticket is waited on (or polled) persists every filled object it depends on
 //!   itself (the paper's "persistence is ensured by calling the procedure flush-on-insert").
 //!   Choice: the paper's daemon copies the DRAM object to NVRAM; here the worker copies it to
 //!   its slot with cached stores and the daemon does the write-back, so the volatile copy the
@@ -388,23 +388,7 @@ impl Shared {
             if let Some(e) = self.poisoned() {
                 return Err(e);
             }
-            if self.opts.flush == FlushPolicy::Commit {
-                let f = self.frontier.load(Acquire);
-                let mut helped = 0;
-                for lsn in f..end {
-                    let slot = &self.slots[self.layout.index_of(lsn)];
-                    let was_filled = {
-                        let (l, _, phase) = unpack(slot.load(Acquire));
-                        l == lsn && phase == FILLED
-                    };
-                    if self.try_persist(lsn) && was_filled {
-                        helped += 1;
-                    }
-                }
-                if helped > 0 {
-                    self.helped.fetch_add(helped, Relaxed);
-                }
-            }
+            self.help(end);
             if self.advance() >= end {
                 return Ok(());
             }
@@ -416,6 +400,8 @@ impl Shared {
         }
     }
 
+    /// Non-blocking: under flush-on-commit it persists the filled objects below `end` the
+    /// daemon has not reached (bounded work, no waiting), as a committing transaction does.
     pub(crate) fn is_durable(&self, end: Lsn) -> Result<bool, WalError> {
         if self.frontier.load(Acquire) >= end {
             return Ok(true);
@@ -423,7 +409,32 @@ impl Shared {
         if let Some(e) = self.poisoned() {
             return Err(e);
         }
+        self.help(end);
         Ok(self.advance() >= end)
+    }
+
+    /// flush-on-commit: persist every filled object between the frontier and `end` (Section
+    /// 4.3: "if the object has not yet been asynchronously persisted, persistence is ensured by
+    /// calling the procedure flush-on-insert").
+    fn help(&self, end: Lsn) {
+        if self.opts.flush != FlushPolicy::Commit {
+            return;
+        }
+        let f = self.frontier.load(Acquire);
+        let mut helped = 0;
+        for lsn in f..end {
+            let slot = &self.slots[self.layout.index_of(lsn)];
+            let was_filled = {
+                let (l, _, phase) = unpack(slot.load(Acquire));
+                l == lsn && phase == FILLED
+            };
+            if was_filled && self.try_persist(lsn) {
+                helped += 1;
+            }
+        }
+        if helped > 0 {
+            self.helped.fetch_add(helped, Relaxed);
+        }
     }
 
     /// Persist the tail hint (every LSN below `frontier` is persistent).

@@ -20,11 +20,15 @@
 //! transaction's earlier objects; objects of a transaction without a commit or abort object are
 //! skipped.
 //!
-//! Damage (invariant 6): an entry whose state word is set but whose offset or object is wrong
-//! cannot come from a crash (the object is persisted before its state word), and a hole below
-//! the persistent tail hint means an object that was persistent is gone; both are errors
-//! naming the region file and offset, unless the scan mode is `Salvage`, which keeps the valid
-//! prefix before them. Recovery writes nothing but the clearing of dropped entries, the tail
+//! Damage (invariant 6): an entry pointing anywhere but at its slot, an object below the
+//! persistent tail hint that does not decode at its LSN although its state word is set, and a
+//! hole below the tail hint all mean that something which was persistent is gone: they are
+//! errors naming the region file and offset, unless the scan mode is `Salvage`, which keeps the
+//! valid prefix before them. A set state word over a bad object at or beyond the tail is
+//! treated as the torn end of the log instead: the persist order makes it impossible on real
+//! hardware, but a simulated power failure that keeps random unpersisted words (CrashSim's
+//! `KeepRandom`, which may keep stores made after the cut) produces it, and no acknowledged
+//! commit can depend on such an object (the frontier never passed it). Recovery writes nothing but the clearing of dropped entries, the tail
 //! hint and (salvage only) the head, so a crash during recovery and a second recovery give the
 //! same state.
 
@@ -203,7 +207,8 @@ pub(crate) fn recover(
     // 3. The index, in LSN order, up to the first hole.
     let mut buf = vec![0u8; layout.slot_size];
     let mut lsn = start;
-    let mut damage: Option<(u64, String)> = None;
+    // (offset, reason, proven): proven damage is corruption; unproven is a torn end.
+    let mut damage: Option<(u64, String, bool)> = None;
     let mut bytes = 0u64;
     while lsn.saturating_sub(head) < layout.entries {
         let soff = layout.state_off(lsn);
@@ -216,6 +221,7 @@ pub(crate) fn recover(
             damage = Some((
                 eoff as u64,
                 format!("index entry of LSN {lsn} points at offset {obj}, not at its slot"),
+                true,
             ));
             break;
         }
@@ -226,6 +232,7 @@ pub(crate) fn recover(
             damage = Some((
                 off as u64,
                 format!("log object of LSN {lsn} (state bit set) has length {len}"),
+                lsn < tail,
             ));
             break;
         }
@@ -236,6 +243,7 @@ pub(crate) fn recover(
                 damage = Some((
                     off as u64,
                     format!("log object of LSN {lsn} (state bit set): {why}"),
+                    lsn < tail,
                 ));
                 break;
             }
@@ -243,6 +251,7 @@ pub(crate) fn recover(
                 damage = Some((
                     off as u64,
                     format!("log object of LSN {lsn} (state bit set) is incomplete"),
+                    lsn < tail,
                 ));
                 break;
             }
@@ -257,9 +266,10 @@ pub(crate) fn recover(
             format!(
                 "the object of LSN {end} is missing from the index, but the log tail says every LSN below {tail} was persistent"
             ),
+            true,
         ));
     }
-    if let Some((offset, reason)) = &damage
+    if let Some((offset, reason, true)) = &damage
         && !salvage
     {
         return Err(WalError::Corrupt {
@@ -295,11 +305,11 @@ pub(crate) fn recover(
     report.ends.push(ScanEnd {
         end,
         kind: match (&damage, stale) {
-            (Some(_), _) => EndKind::Salvaged,
-            (None, true) => EndKind::TornTail,
+            (Some((_, _, true)), _) => EndKind::Salvaged,
+            (Some(_), _) | (None, true) => EndKind::TornTail,
             (None, false) => EndKind::Clean,
         },
-        damage: damage.map(|(o, _)| (name, o)),
+        damage: damage.map(|(o, _, _)| (name, o)),
     });
     Ok(Recovered {
         layout,

@@ -55,6 +55,9 @@ pub const SAMPLE: usize = 1 << 16;
 /// Below this expected parallelism (records per link of the longest chain) `Auto` replays
 /// serially.
 pub const MIN_PARALLELISM: f64 = 4.0;
+/// Idle looks (with back-off, about 0.2 s in all) after which a parallel replay in which
+/// nobody is replaying and nothing is ready gives up.
+const STUCK_ROUNDS: usize = 1000;
 
 /// One transaction record.
 struct Rec {
@@ -235,14 +238,18 @@ fn serial_order(
             }
         }
         if !progress {
-            return Err(WalError::Config(
-                "taurus recovery: no transaction is ready although some remain (a dependency \
-                 cycle in the LSN vectors): the log is damaged"
-                    .into(),
-            ));
+            return Err(cycle_error());
         }
     }
     Ok(done)
+}
+
+fn cycle_error() -> WalError {
+    WalError::Config(
+        "taurus recovery: no transaction is ready although some remain (a dependency cycle in \
+         the LSN vectors): the log is damaged"
+            .into(),
+    )
 }
 
 /// Records per link of the longest dependency chain, over the first [`SAMPLE`] records.
@@ -307,8 +314,12 @@ fn replay_parallel(
     let finished = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let error: Mutex<Option<WalError>> = Mutex::new(None);
+    // Workers replaying right now: with none, nothing ready and nothing finishing for
+    // STUCK_ROUNDS looks, the remaining records wait for each other (a damaged log).
+    let active = AtomicUsize::new(0);
     let work = |w: usize| {
         let mut step = 0u32;
+        let mut idle = (0usize, usize::MAX);
         let mut rlv = [0u64; MAX_STREAMS];
         while finished.load(Ordering::Acquire) < total && !failed.load(Ordering::Relaxed) {
             for j in 0..n {
@@ -336,11 +347,26 @@ fn replay_parallel(
                 }
             }
             let Some((s, k)) = found else {
+                let f = finished.load(Ordering::Acquire);
+                if active.load(Ordering::Acquire) == 0 && f == idle.1 {
+                    idle.0 += 1;
+                    if idle.0 > STUCK_ROUNDS {
+                        error.lock().get_or_insert_with(cycle_error);
+                        failed.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                } else {
+                    idle = (0, f);
+                }
                 backoff(&mut step);
                 continue;
             };
             step = 0;
-            if let Err(err) = apply(logs, s, k, replay) {
+            idle = (0, usize::MAX);
+            active.fetch_add(1, Ordering::AcqRel);
+            let r = apply(logs, s, k, replay);
+            if let Err(err) = r {
+                active.fetch_sub(1, Ordering::AcqRel);
                 error.lock().get_or_insert(err);
                 failed.store(true, Ordering::Relaxed);
                 return;
@@ -348,6 +374,7 @@ fn replay_parallel(
             let p = &pools[s];
             p.done[k].store(true, Ordering::Release);
             finished.fetch_add(1, Ordering::AcqRel);
+            active.fetch_sub(1, Ordering::AcqRel);
             // Alg. 4 lines 4-7, lock-free: move the head over every finished record.
             loop {
                 let h = p.head.load(Ordering::Acquire);

@@ -199,7 +199,7 @@ impl TaurusWorker {
 
     fn maybe_sweep(&mut self) {
         self.commits += 1;
-        if self.commits % SWEEP_EVERY != 0 {
+        if !self.commits.is_multiple_of(SWEEP_EVERY) {
             return;
         }
         let mut clv = [0u64; MAX_STREAMS];

@@ -1,0 +1,161 @@
+//! `pertxn` (NV-Logging) and `nvdisk` end to end through the `braid` command: short forms of
+//! the crash tests (simulated power failures with both flush policies and both logging kinds,
+//! kill -9 of a child process) and a tiny bench of none, nvdisk and pertxn.
+//!
+//! Longer runs (not part of `cargo test`):
+//! `braid crash-test --scheme pertxn --device pmem --mode power --rounds 500 --pertxn-flush commit`
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+
+fn braid() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_braid"))
+}
+
+fn run_ok(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        out.status.success(),
+        "failed: {cmd:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    stdout
+}
+
+fn power(extra: &[&str]) {
+    let mut args = vec![
+        "crash-test",
+        "--scheme",
+        "pertxn",
+        "--device",
+        "pmem",
+        "--mode",
+        "power",
+        "--rounds",
+        "25",
+        "--max-ms",
+        "30",
+    ];
+    args.extend_from_slice(extra);
+    let out = run_ok(braid().args(&args));
+    assert!(out.contains(" 0 violations"), "{out}");
+    assert!(
+        !out.contains(" 0 acknowledged"),
+        "the run must acknowledge commits: {out}"
+    );
+}
+
+#[test]
+fn crash_test_pertxn_power_flush_on_insert() {
+    power(&["--pertxn-flush", "insert"]);
+}
+
+#[test]
+fn crash_test_pertxn_power_flush_on_commit_command_logging() {
+    power(&["--pertxn-flush", "commit", "--logging", "command"]);
+}
+
+#[test]
+fn crash_test_pertxn_power_occ_small_slots() {
+    // 128-byte slots: most transactions span several objects.
+    power(&[
+        "--cc",
+        "occ",
+        "--pertxn-slot-bytes",
+        "128",
+        "--pertxn-truncate",
+        "64",
+    ]);
+}
+
+#[test]
+fn crash_test_pertxn_kill() {
+    let out = run_ok(braid().args([
+        "crash-test",
+        "--scheme",
+        "pertxn",
+        "--device",
+        "pmem",
+        "--mode",
+        "kill",
+        "--rounds",
+        "3",
+        "--max-ms",
+        "150",
+    ]));
+    assert!(out.contains(" 0 violations"), "{out}");
+}
+
+#[test]
+fn crash_test_nvdisk_kill_and_power() {
+    let out = run_ok(braid().args([
+        "crash-test",
+        "--scheme",
+        "nvdisk",
+        "--device",
+        "pmem",
+        "--mode",
+        "kill",
+        "--rounds",
+        "2",
+        "--max-ms",
+        "150",
+    ]));
+    assert!(out.contains(" 0 violations"), "{out}");
+    let out = run_ok(braid().args([
+        "crash-test",
+        "--scheme",
+        "nvdisk",
+        "--mode",
+        "power",
+        "--rounds",
+        "15",
+        "--max-ms",
+        "30",
+    ]));
+    assert!(out.contains(" 0 violations"), "{out}");
+}
+
+#[test]
+fn bench_none_nvdisk_pertxn() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let json = dir.path().join("bench.json");
+    let out = run_ok(braid().args([
+        "bench",
+        "--scheme",
+        "none,nvdisk,pertxn",
+        "--rows",
+        "2000",
+        "--threads",
+        "2",
+        "--seconds",
+        "0.3",
+        "--repeat",
+        "1",
+        "--ring-mb",
+        "4",
+        "--pertxn-flush",
+        "commit",
+        "--nvm-delay-ns",
+        "100",
+        "--dir",
+        dir.path().to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]));
+    assert!(out.contains("pertxn") && out.contains("nvdisk"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for scheme in ["nvdisk", "pertxn"] {
+        let r = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["scheme"] == scheme)
+            .unwrap();
+        assert!(r["txn_per_s"].as_f64().unwrap() > 0.0, "{scheme}: {r}");
+        assert!(r["ratio_to_none"].as_f64().is_some(), "{scheme}: {r}");
+    }
+}
