@@ -14,7 +14,13 @@ fn lv_update(c: &mut Criterion) {
     let mut g = c.benchmark_group("lv_update_per_txn");
     for n in [4usize, 16, 64] {
         // Two rows, each with a writeLV and a readLV.
-        let mut rows: Vec<Vec<u64>> = (0..4).map(|r| (0..n as u64).map(|i| (i * 7919 + r * 104_729) % 1_000_003).collect()).collect();
+        let mut rows: Vec<Vec<u64>> = (0..4)
+            .map(|r| {
+                (0..n as u64)
+                    .map(|i| (i * 7919 + r * 104_729) % 1_000_003)
+                    .collect()
+            })
+            .collect();
         let clv: Vec<u64> = vec![2_000_000; n];
         for imp in Impl::available() {
             g.bench_function(format!("{}/{n}", imp.name()), |b| {

@@ -132,6 +132,18 @@ impl Device for MemDev {
     }
 }
 
+/// Opens every gate when dropped, so a failing assertion never leaves the commit daemon (and
+/// with it the test) blocked on a held-back flush.
+struct OpenGates<'a>(&'a [Arc<MemDev>]);
+
+impl Drop for OpenGates<'_> {
+    fn drop(&mut self) {
+        for d in self.0 {
+            d.set_gate(true);
+        }
+    }
+}
+
 /// Replays into a key -> (table, value) map, remembering the order of transactions.
 #[derive(Default)]
 struct State {
@@ -227,6 +239,8 @@ fn dependency_across_logs(partition: Partition) {
     let state = State::default();
     let c = cfg(partition, CommitProtocol::Passive);
     let s = open(&c, &devs, &state);
+    // Declared after `s`, so dropped (gates opened) before it.
+    let _gates = OpenGates(&devs);
     let mut w0 = s.worker(0).unwrap();
     let mut w1 = s.worker(1).unwrap();
     // Page-level partitioning: key k goes to log k mod 2, so key 1 is in log 1, key 2 in log 0.
@@ -315,6 +329,8 @@ fn page_partitioned_recovery_is_atomic_and_ordered() {
     let mut c = cfg(Partition::Page, CommitProtocol::Passive);
     c.recovery_threads = 3;
     let s = open(&c, &devs, &state);
+    // Declared after `s`, so dropped (gates opened) before it.
+    let _gates = OpenGates(&devs);
     let mut w0 = s.worker(0).unwrap();
     let mut w1 = s.worker(1).unwrap();
     let mut tickets = Vec::new();

@@ -31,7 +31,12 @@ struct GatedDev {
 
 impl GatedDev {
     fn new(image: Vec<u8>) -> Arc<GatedDev> {
-        Arc::new(GatedDev { live: Mutex::new(image.clone()), durable: Mutex::new(image), open: Mutex::new(true), cv: Condvar::new() })
+        Arc::new(GatedDev {
+            live: Mutex::new(image.clone()),
+            durable: Mutex::new(image),
+            open: Mutex::new(true),
+            cv: Condvar::new(),
+        })
     }
     fn gate(&self, open: bool) {
         *self.open.lock() = open;
@@ -70,7 +75,10 @@ impl StreamSource for GatedDev {
 
 impl Device for GatedDev {
     fn info(&self) -> DeviceInfo {
-        DeviceInfo { kind: "file", location: "gated".into() }
+        DeviceInfo {
+            kind: "file",
+            location: "gated".into(),
+        }
     }
     fn capacity(&self) -> u64 {
         1 << 30
@@ -131,7 +139,11 @@ fn cfg(compress: bool) -> SchemeConfig {
         kind: SchemeKind::Taurus,
         logging: LogKind::Data,
         max_workers: 4,
-        taurus: TaurusConfig { compress: Some(compress), anchor_every: 64, ..TaurusConfig::default() },
+        taurus: TaurusConfig {
+            compress: Some(compress),
+            anchor_every: 64,
+            ..TaurusConfig::default()
+        },
         ..SchemeConfig::default()
     }
 }
@@ -144,13 +156,28 @@ fn as_devices(d: &[Arc<GatedDev>]) -> Vec<Arc<dyn Device>> {
 fn acknowledgement_waits_for_the_closure_not_just_plv() {
     for compress in [false, true] {
         let devs: Vec<Arc<GatedDev>> = (0..3).map(|_| GatedDev::new(Vec::new())).collect();
-        let (scheme, _) = open_taurus(&cfg(compress), as_devices(&devs), &Applied::default(), &|_| {}).unwrap();
+        let (scheme, _) = open_taurus(
+            &cfg(compress),
+            as_devices(&devs),
+            &Applied::default(),
+            &|_| {},
+        )
+        .unwrap();
         let mut w: Vec<_> = (0..3).map(|i| scheme.worker(i).unwrap()).collect();
         let stamps: Vec<AtomicU64> = (0..16).map(|_| AtomicU64::new(0)).collect();
         let (x, y, z) = (0u64, 1u64, 2u64);
-        let row = |k: u64| RowRef { table: 0, key: k, stamp: &stamps[k as usize] };
+        let row = |k: u64| RowRef {
+            table: 0,
+            key: k,
+            stamp: &stamps[k as usize],
+        };
         let commit = |w: &mut Box<dyn braid_wal::scheme::SchemeWorker>, txn: u64| -> Ticket {
-            let req = CommitRequest { txn, kind: LogKind::Data, payload: &[1, 2, 3], read_only: false };
+            let req = CommitRequest {
+                txn,
+                kind: LogKind::Data,
+                payload: &[1, 2, 3],
+                read_only: false,
+            };
             let t = w.commit(&req).unwrap();
             w.publish(&mut std::iter::empty());
             t
@@ -188,7 +215,10 @@ fn acknowledgement_waits_for_the_closure_not_just_plv() {
         let images: Vec<Vec<u8>> = devs.iter().map(|d| d.crash_image()).collect();
         // Open the gate before any assertion, so a failure cannot hang in the stream's close.
         devs[2].gate(true);
-        assert!(early.is_empty(), "acknowledged although b depends on a lost record: {early:?}");
+        assert!(
+            early.is_empty(),
+            "acknowledged although b depends on a lost record: {early:?}"
+        );
         td.wait().unwrap();
         drop(w);
         scheme.close().unwrap();
@@ -205,7 +235,10 @@ fn acknowledgement_waits_for_the_closure_not_just_plv() {
         assert_eq!(rep.skipped, 3, "b, c and d are found but cut");
         s2.close().unwrap();
         // Recovery after a clean close: everything.
-        let devs3: Vec<Arc<GatedDev>> = devs.iter().map(|d| GatedDev::new(d.crash_image())).collect();
+        let devs3: Vec<Arc<GatedDev>> = devs
+            .iter()
+            .map(|d| GatedDev::new(d.crash_image()))
+            .collect();
         let applied = Applied::default();
         let (s3, _) = open_taurus(&cfg(compress), as_devices(&devs3), &applied, &|_| {}).unwrap();
         assert_eq!(applied.0.lock().len(), 7);

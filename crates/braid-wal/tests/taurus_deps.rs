@@ -652,8 +652,13 @@ fn threads_with_one_frozen_stream() {
 #[test]
 fn parallel_replay_follows_a_chain_across_streams() {
     for logging in [LogKind::Data, LogKind::Command] {
-        let txns: Vec<Spec> =
-            (0..200u64).map(|k| Spec { worker: (k % 2) as usize, reads: vec![k % 3], writes: vec![(k + 1) % 3] }).collect();
+        let txns: Vec<Spec> = (0..200u64)
+            .map(|k| Spec {
+                worker: (k % 2) as usize,
+                reads: vec![k % 3],
+                writes: vec![(k + 1) % 3],
+            })
+            .collect();
         let c = Case {
             streams: 2,
             workers: 2,

@@ -8,11 +8,21 @@ use braid_wal::lv::{self, Impl, MAX_STREAMS};
 use proptest::prelude::*;
 
 fn value() -> impl Strategy<Value = u64> {
-    prop_oneof![0u64..64, any::<u64>(), (1u64 << 63) - 2..=(1u64 << 63) + 2, u64::MAX - 3..=u64::MAX]
+    prop_oneof![
+        0u64..64,
+        any::<u64>(),
+        (1u64 << 63) - 2..=(1u64 << 63) + 2,
+        u64::MAX - 3..=u64::MAX
+    ]
 }
 
 fn pair() -> impl Strategy<Value = (Vec<u64>, Vec<u64>)> {
-    (0..=MAX_STREAMS).prop_flat_map(|n| (prop::collection::vec(value(), n), prop::collection::vec(value(), n)))
+    (0..=MAX_STREAMS).prop_flat_map(|n| {
+        (
+            prop::collection::vec(value(), n),
+            prop::collection::vec(value(), n),
+        )
+    })
 }
 
 proptest! {

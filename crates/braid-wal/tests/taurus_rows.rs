@@ -10,7 +10,9 @@ use braid_pmem::{CrashSim, Domain, PmemConfig};
 use braid_wal::device::Device;
 use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig};
 use braid_wal::scheme::taurus::{TaurusConfig, open_taurus};
-use braid_wal::scheme::{CommitRequest, LogKind, Replay, ReplayError, RowRef, Scheme, SchemeConfig, SchemeKind};
+use braid_wal::scheme::{
+    CommitRequest, LogKind, Replay, ReplayError, RowRef, Scheme, SchemeConfig, SchemeKind,
+};
 
 struct Nothing;
 impl Replay for Nothing {
@@ -23,18 +25,33 @@ impl Replay for Nothing {
 fn the_row_table_holds_only_recent_rows() {
     const ROWS: u64 = 100_000;
     const TXNS: u64 = 60_000;
-    for (n, logging) in [(2usize, LogKind::Data), (4, LogKind::Command), (16, LogKind::Command)] {
+    for (n, logging) in [
+        (2usize, LogKind::Data),
+        (4, LogKind::Command),
+        (16, LogKind::Command),
+    ] {
         let devs: Vec<Arc<dyn Device>> = (0..n)
             .map(|i| {
-                let r = CrashSim::region(16 << 20, PmemConfig { domain: Domain::Adr, flush: None, write_delay_ns: 0 });
-                Arc::new(PmemDevice::open(r, PmemDeviceConfig::new(i as u32)).unwrap()) as Arc<dyn Device>
+                let r = CrashSim::region(
+                    16 << 20,
+                    PmemConfig {
+                        domain: Domain::Adr,
+                        flush: None,
+                        write_delay_ns: 0,
+                    },
+                );
+                Arc::new(PmemDevice::open(r, PmemDeviceConfig::new(i as u32)).unwrap())
+                    as Arc<dyn Device>
             })
             .collect();
         let cfg = SchemeConfig {
             kind: SchemeKind::Taurus,
             logging,
             max_workers: n,
-            taurus: TaurusConfig { delta: 16 << 10, ..TaurusConfig::default() },
+            taurus: TaurusConfig {
+                delta: 16 << 10,
+                ..TaurusConfig::default()
+            },
             ..SchemeConfig::default()
         };
         let (t, _) = open_taurus(&cfg, devs, &Nothing, &|_| {}).unwrap();
@@ -46,16 +63,31 @@ fn the_row_table_holds_only_recent_rows() {
         for i in 0..TXNS {
             let w = &mut workers[(i % n as u64) as usize];
             for _ in 0..2 {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let key = (x >> 33) % ROWS;
                 touched.insert(key);
                 if x & 1 == 0 {
-                    w.on_read(RowRef { table: 0, key, stamp: &stamp });
+                    w.on_read(RowRef {
+                        table: 0,
+                        key,
+                        stamp: &stamp,
+                    });
                 } else {
-                    w.on_write(RowRef { table: 0, key, stamp: &stamp });
+                    w.on_write(RowRef {
+                        table: 0,
+                        key,
+                        stamp: &stamp,
+                    });
                 }
             }
-            let req = CommitRequest { txn: i + 1, kind: logging, payload: &payload, read_only: false };
+            let req = CommitRequest {
+                txn: i + 1,
+                kind: logging,
+                payload: &payload,
+                read_only: false,
+            };
             w.commit(&req).unwrap().wait().unwrap();
         }
         let (entries, bytes) = t.row_entries();
@@ -66,7 +98,11 @@ fn the_row_table_holds_only_recent_rows() {
             touched.len(),
             8 * n * if logging == LogKind::Command { 2 } else { 1 }
         );
-        assert!(entries < touched.len() / 2, "eviction keeps few entries: {entries} of {}", touched.len());
+        assert!(
+            entries < touched.len() / 2,
+            "eviction keeps few entries: {entries} of {}",
+            touched.len()
+        );
         drop(workers);
         t.close().unwrap();
     }

@@ -9,6 +9,7 @@ mod output;
 mod plot;
 mod recover;
 mod report;
+mod rewind;
 
 use clap::{Parser, Subcommand};
 
@@ -22,8 +23,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Cmd {
-    /// Run a workload under each logging scheme and compare throughput, latency and log volume.
-    Bench(bench::BenchArgs),
+    /// Run a workload under each logging scheme and compare throughput, latency and log volume
+    /// (`braid bench rewind` runs the persistent-memory transaction experiments instead).
+    Bench(BenchCmd),
     /// Recover a database directory and report replay speed.
     Recover(recover::RecoverArgs),
     /// Crash a running database (kill -9 or simulated power failure) and check recovery.
@@ -36,6 +38,22 @@ enum Cmd {
     CrashChild(crash::ChildArgs),
 }
 
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+struct BenchCmd {
+    #[command(subcommand)]
+    sub: Option<BenchSub>,
+    #[command(flatten)]
+    args: bench::BenchArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchSub {
+    /// REWIND persistent-memory transactions: 1-word transactions, the B+-tree mix, fence
+    /// sensitivity, rollback and recovery.
+    Rewind(rewind::RewindArgs),
+}
+
 fn main() {
     let cli = Cli::parse();
     let result = match cli.cmd {
@@ -44,7 +62,11 @@ fn main() {
             let _ = Cli::command().print_help();
             Ok(())
         }
-        Some(Cmd::Bench(a)) => bench::run(a),
+        Some(Cmd::Bench(BenchCmd {
+            sub: Some(BenchSub::Rewind(a)),
+            ..
+        })) => rewind::run(a),
+        Some(Cmd::Bench(BenchCmd { args, .. })) => bench::run(args),
         Some(Cmd::Recover(a)) => recover::run(a),
         Some(Cmd::Inspect(a)) => inspect::run(a),
         Some(Cmd::Report(a)) => report::run(a),

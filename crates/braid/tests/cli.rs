@@ -142,3 +142,53 @@ fn recover_refuses_a_directory_that_is_not_a_database() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not a braid database"), "{err}");
 }
+
+#[test]
+fn bench_rewind_word_transactions() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let json = dir.path().join("rewind.json");
+    let out = run_ok(braid().args([
+        "bench",
+        "rewind",
+        "--experiment",
+        "word-tx",
+        "--quick",
+        "--runs",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+        "--plot",
+        dir.path().to_str().unwrap(),
+    ]));
+    assert!(out.contains("1-word transactions"), "{out}");
+    assert!(dir.path().join("rewind-word-tx.png").exists());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(
+        v["word_tx"]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["tx_per_sec"].as_f64().unwrap() > 0.0)
+    );
+}
+
+#[test]
+fn report_quick_smoke() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let out = run_ok(braid().args([
+        "report",
+        "--quick",
+        "--only",
+        "wj-fig4",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]));
+    assert!(out.contains("report written"), "{out}");
+    let md = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert!(
+        md.contains("Wang & Johnson") && md.contains("| tpcb |"),
+        "{md}"
+    );
+    assert!(dir.path().join("plots/wj-fig4-tpcb.png").exists());
+}

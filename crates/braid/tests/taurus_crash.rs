@@ -16,7 +16,10 @@ fn run_ok(cmd: &mut Command) -> String {
     let out = cmd.output().expect("runs");
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "failed: {cmd:?}\nstdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        out.status.success(),
+        "failed: {cmd:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     stdout
 }
 
@@ -29,52 +32,151 @@ fn crash(args: &[&str], env: &[(&str, &str)]) {
     }
     let out = run_ok(&mut cmd);
     assert!(out.contains(" 0 violations"), "{out}");
-    assert!(!out.contains(" 0 acknowledged commits"), "nothing was acknowledged: {out}");
+    assert!(
+        !out.contains(" 0 acknowledged commits"),
+        "nothing was acknowledged: {out}"
+    );
 }
 
 #[test]
 fn power_pmem_data_2pl_two_streams() {
-    crash(&["--device", "pmem", "--mode", "power", "--logs", "2", "--rounds", "30", "--max-ms", "40"], &[]);
+    crash(
+        &[
+            "--device", "pmem", "--mode", "power", "--logs", "2", "--rounds", "30", "--max-ms",
+            "40",
+        ],
+        &[],
+    );
 }
 
 #[test]
 fn power_file_command_occ_four_streams() {
     crash(
-        &["--device", "file", "--mode", "power", "--logging", "command", "--cc", "occ", "--logs", "4", "--threads", "4"],
+        &[
+            "--device",
+            "file",
+            "--mode",
+            "power",
+            "--logging",
+            "command",
+            "--cc",
+            "occ",
+            "--logs",
+            "4",
+            "--threads",
+            "4",
+        ],
         &[],
     );
 }
 
 #[test]
 fn power_pmem_command_2pl_one_stream() {
-    crash(&["--device", "pmem", "--mode", "power", "--logging", "command", "--logs", "1", "--rounds", "30"], &[]);
+    crash(
+        &[
+            "--device",
+            "pmem",
+            "--mode",
+            "power",
+            "--logging",
+            "command",
+            "--logs",
+            "1",
+            "--rounds",
+            "30",
+        ],
+        &[],
+    );
 }
 
 #[test]
 fn power_file_data_occ_two_streams_compressed_parallel_replay() {
     crash(
-        &["--device", "file", "--mode", "power", "--cc", "occ", "--logs", "2", "--recovery-threads", "2", "--rounds", "20"],
-        &[("BRAID_TAURUS_COMPRESS", "on"), ("BRAID_TAURUS_RECOVERY", "parallel")],
+        &[
+            "--device",
+            "file",
+            "--mode",
+            "power",
+            "--cc",
+            "occ",
+            "--logs",
+            "2",
+            "--recovery-threads",
+            "2",
+            "--rounds",
+            "20",
+        ],
+        &[
+            ("BRAID_TAURUS_COMPRESS", "on"),
+            ("BRAID_TAURUS_RECOVERY", "parallel"),
+        ],
     );
 }
 
 #[test]
 fn power_pmem_command_occ_four_streams_compressed_serial_replay() {
     crash(
-        &["--device", "pmem", "--mode", "power", "--logging", "command", "--cc", "occ", "--logs", "4", "--threads", "4"],
-        &[("BRAID_TAURUS_COMPRESS", "on"), ("BRAID_TAURUS_RECOVERY", "serial")],
+        &[
+            "--device",
+            "pmem",
+            "--mode",
+            "power",
+            "--logging",
+            "command",
+            "--cc",
+            "occ",
+            "--logs",
+            "4",
+            "--threads",
+            "4",
+        ],
+        &[
+            ("BRAID_TAURUS_COMPRESS", "on"),
+            ("BRAID_TAURUS_RECOVERY", "serial"),
+        ],
     );
 }
 
 #[test]
 fn kill_pmem_command_2pl_two_streams() {
-    crash(&["--device", "pmem", "--mode", "kill", "--logging", "command", "--logs", "2", "--rounds", "3", "--max-ms", "150"], &[]);
+    crash(
+        &[
+            "--device",
+            "pmem",
+            "--mode",
+            "kill",
+            "--logging",
+            "command",
+            "--logs",
+            "2",
+            "--rounds",
+            "3",
+            "--max-ms",
+            "150",
+        ],
+        &[],
+    );
 }
 
 #[test]
 fn kill_file_data_occ_four_streams() {
     crash(
-        &["--device", "file", "--mode", "kill", "--cc", "occ", "--logs", "4", "--threads", "4", "--rounds", "3", "--max-ms", "150"],
+        &[
+            "--device",
+            "file",
+            "--mode",
+            "kill",
+            "--cc",
+            "occ",
+            "--logs",
+            "4",
+            "--threads",
+            "4",
+            "--rounds",
+            "3",
+            "--max-ms",
+            "150",
+        ],
         &[],
     );
 }
@@ -84,10 +186,27 @@ fn bench_keep_then_recover_on_one_and_two_threads() {
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
     let json = dir.path().join("bench.json");
     run_ok(braid().args([
-        "bench", "--scheme", "taurus", "--logs", "2", "--rows", "2000", "--threads", "2", "--seconds", "0.3", "--repeat",
-        "1", "--keep", "--dir", dir.path().to_str().unwrap(), "--json", json.to_str().unwrap(),
+        "bench",
+        "--scheme",
+        "taurus",
+        "--logs",
+        "2",
+        "--rows",
+        "2000",
+        "--threads",
+        "2",
+        "--seconds",
+        "0.3",
+        "--repeat",
+        "1",
+        "--keep",
+        "--dir",
+        dir.path().to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
     ]));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let results = v["results"].as_array().unwrap();
     let taurus = results.iter().find(|r| r["scheme"] == "taurus").unwrap();
     assert!(taurus["txn_per_s"].as_f64().unwrap() > 0.0);

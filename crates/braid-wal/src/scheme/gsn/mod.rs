@@ -22,6 +22,8 @@
 //!   insert's fence. Volatile cache: passive group commit with a daemon and straggler
 //!   signals. File devices: per-log durable GSN watermarks.
 //! * **Recovery** (Section 3.2): the two-step parallel redo pipeline, see [`recovery`].
+//! * **Counters**: [`stats`] (commits, straggler signals, daemon rounds, clock records, summed
+//!   over the process); with `BRAID_GSN_STATS` set in the environment, `close` prints them.
 //! * **NVM delay**: the paper's 1.2 us busy-wait per log insert is
 //!   [`GsnConfig::insert_delay_ns`], spent inside the log's insert critical section with
 //!   [`braid_pmem::busy_wait_ns`].
@@ -467,6 +469,17 @@ impl Scheme for Gsn {
 
     fn close(&self) -> Result<(), WalError> {
         self.join_daemon();
+        if std::env::var_os("BRAID_GSN_STATS").is_some() {
+            let st = stats();
+            eprintln!(
+                "gsn: {} commits, {} straggler signals ({:.2} per 10,000 commits), {} daemon rounds, {} clock records",
+                st.commits,
+                st.signals,
+                st.signals_per_10k(),
+                st.rounds,
+                st.clock_records
+            );
+        }
         let mut first = None;
         for st in &self.streams {
             if let Err(e) = st.close() {
@@ -670,8 +683,8 @@ impl SchemeWorker for GsnWorker {
             self.commits = 0;
         }
         Ok(match shared.mode {
-            Mode::Immediate | Mode::Watermark => Ticket::Durable,
-            Mode::Passive => shared.enqueue(gsn),
+            Mode::Immediate => Ticket::Durable,
+            Mode::Passive | Mode::Watermark => shared.enqueue(gsn),
         })
     }
 

@@ -22,7 +22,9 @@
 //!   as it runs, and new clones are only made under the shard lock, which eviction holds.
 //! * `pending` counts OCC readers between raising the readLV (before validation) and raising
 //!   it again with their own LSN (after logging); see `worker.rs` for why writers wait for it.
-//! * Eviction is incremental: each worker sweeps one shard every [`SWEEP_EVERY`] commits.
+//! * Eviction is incremental: an insertion into a shard that reached its threshold sweeps that
+//!   shard, and the threshold becomes twice what stays (at least 64), so sweeping costs O(1)
+//!   amortised per insertion; evicted entries are reused by later insertions.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -34,8 +36,10 @@ use parking_lot::Mutex;
 
 /// Shards of the row table (a power of two).
 pub(crate) const SHARDS: usize = 64;
-/// A worker sweeps one shard every this many commits.
-pub(crate) const SWEEP_EVERY: u64 = 32;
+/// A shard is not swept below this many entries.
+const SWEEP_MIN: usize = 64;
+/// Evicted entries a shard keeps for reuse.
+const FREE_MAX: usize = 64;
 
 /// The LVs of one row: `lv[..n]` is writeLV, `lv[n..2n]` readLV (command logging only).
 #[derive(Debug)]
@@ -103,7 +107,16 @@ impl Hasher for FxHasher {
     }
 }
 
-type Shard = HashMap<(u32, u64), Arc<RowLv>, BuildHasherDefault<FxHasher>>;
+type Map = HashMap<(u32, u64), Arc<RowLv>, BuildHasherDefault<FxHasher>>;
+
+#[derive(Default)]
+struct Shard {
+    map: Map,
+    /// Sweep when an insertion finds the map this large.
+    next_sweep: usize,
+    /// Evicted entries kept for reuse (no allocation for the next insertions).
+    free: Vec<Arc<RowLv>>,
+}
 
 /// The row-LV table.
 pub(crate) struct RowTable {
@@ -123,7 +136,7 @@ impl RowTable {
             delta,
             base: base.into(),
             shards: (0..SHARDS)
-                .map(|_| CachePadded::new(Mutex::new(Shard::default())))
+                .map(|_| CachePadded::new(Mutex::new(Shard { next_sweep: SWEEP_MIN, ..Shard::default() })))
                 .collect(),
         }
     }
@@ -144,52 +157,69 @@ impl RowTable {
     }
 
     /// The entry of `(table, key)`, created at the floor if absent (`clv` is read only then).
+    /// An insertion into a shard that has grown to its sweep threshold first evicts what it can
+    /// (see the module docs), so eviction costs O(1) amortised per insertion.
     pub(crate) fn get(&self, table: u32, key: u64, clv: impl FnOnce(&mut [u64])) -> Arc<RowLv> {
         let mut g = self.shards[Self::shard_of(table, key)].lock();
-        if let Some(e) = g.get(&(table, key)) {
+        if let Some(e) = g.map.get(&(table, key)) {
             return Arc::clone(e);
         }
         let mut c = [0u64; crate::lv::MAX_STREAMS];
         let mut f = [0u64; crate::lv::MAX_STREAMS];
         clv(&mut c[..self.n]);
         self.floor_into(&c[..self.n], &mut f[..self.n]);
-        let lv: Box<[AtomicU64]> = (0..self.n * self.lvs)
-            .map(|k| AtomicU64::new(f[k % self.n]))
-            .collect();
-        let e = Arc::new(RowLv {
-            lv,
-            pending: AtomicU32::new(0),
-        });
-        g.insert((table, key), Arc::clone(&e));
+        if g.map.len() >= g.next_sweep {
+            self.sweep_locked(&mut g, &f[..self.n]);
+            g.next_sweep = (2 * g.map.len()).max(SWEEP_MIN);
+        }
+        let e = match g.free.pop() {
+            Some(e) => {
+                for (k, a) in e.lv.iter().enumerate() {
+                    a.store(f[k % self.n], Ordering::Relaxed);
+                }
+                e
+            }
+            None => Arc::new(RowLv {
+                lv: (0..self.n * self.lvs).map(|k| AtomicU64::new(f[k % self.n])).collect(),
+                pending: AtomicU32::new(0),
+            }),
+        };
+        g.map.insert((table, key), Arc::clone(&e));
         e
     }
 
-    /// Evict the entries of shard `shard` nobody holds whose LVs are all `<= floor(clv)`.
-    /// Returns how many were evicted.
-    pub(crate) fn sweep(&self, shard: usize, clv: &[u64]) -> usize {
-        let mut f = [0u64; crate::lv::MAX_STREAMS];
-        self.floor_into(clv, &mut f[..self.n]);
-        let floor = &f[..self.n];
-        let mut g = self.shards[shard % SHARDS].lock();
-        let before = g.len();
-        g.retain(|_, e| {
+    fn sweep_locked(&self, g: &mut Shard, floor: &[u64]) -> usize {
+        let before = g.map.len();
+        let Shard { map, free, .. } = g;
+        map.retain(|_, e| {
             if Arc::strong_count(e) != 1 || e.pending.load(Ordering::Relaxed) != 0 {
                 return true;
             }
             // Pairs with the release decrement of the last holder's `Arc` drop: its raises of
             // the LVs (made before it dropped the clone) are visible below.
             fence(Ordering::Acquire);
-            !e.lv
-                .iter()
-                .enumerate()
-                .all(|(k, a)| a.load(Ordering::Relaxed) <= floor[k % self.n])
+            let keep = !e.lv.iter().enumerate().all(|(k, a)| a.load(Ordering::Relaxed) <= floor[k % self.n]);
+            if !keep && free.len() < FREE_MAX {
+                free.push(Arc::clone(e));
+            }
+            keep
         });
-        before - g.len()
+        before - g.map.len()
+    }
+
+    /// Evict the entries of shard `shard` nobody holds whose LVs are all `<= floor(clv)`.
+    /// Returns how many were evicted.
+    #[cfg(test)]
+    pub(crate) fn sweep(&self, shard: usize, clv: &[u64]) -> usize {
+        let mut f = [0u64; crate::lv::MAX_STREAMS];
+        self.floor_into(clv, &mut f[..self.n]);
+        let mut g = self.shards[shard % SHARDS].lock();
+        self.sweep_locked(&mut g, &f[..self.n])
     }
 
     /// Entries held now.
     pub(crate) fn len(&self) -> usize {
-        self.shards.iter().map(|s| s.lock().len()).sum()
+        self.shards.iter().map(|s| s.lock().map.len()).sum()
     }
 
     /// Approximate bytes per entry: the map slot (key, pointer, control byte), the `Arc`

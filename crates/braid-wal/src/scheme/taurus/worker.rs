@@ -47,7 +47,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
 
 use super::Shared;
 use super::commit::LvWait;
-use super::rows::{RowLv, SWEEP_EVERY, merge_from, raise};
+use super::rows::{RowLv, merge_from, raise};
 use crate::WalError;
 use crate::lv::MAX_STREAMS;
 use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
@@ -82,8 +82,6 @@ pub(crate) struct TaurusWorker {
     rows: Vec<Held>,
     dense: Stamp,
     sparse: Stamp,
-    commits: u64,
-    sweep_next: usize,
 }
 
 impl TaurusWorker {
@@ -99,8 +97,6 @@ impl TaurusWorker {
             rows: Vec::new(),
             dense: Stamp::Lv(vec![0; n]),
             sparse: Stamp::LvSparse(Vec::with_capacity(n)),
-            commits: 0,
-            sweep_next: worker,
             sh,
         })
     }
@@ -195,18 +191,6 @@ impl TaurusWorker {
             st.next.store(e + sh.anchor_every, Ordering::Relaxed);
         }
         st.busy.store(false, Ordering::Release);
-    }
-
-    fn maybe_sweep(&mut self) {
-        self.commits += 1;
-        if !self.commits.is_multiple_of(SWEEP_EVERY) {
-            return;
-        }
-        let mut clv = [0u64; MAX_STREAMS];
-        let n = self.sh.n;
-        self.sh.tracker.clv_into(&mut clv[..n]);
-        self.sh.rows.sweep(self.sweep_next, &clv[..n]);
-        self.sweep_next = self.sweep_next.wrapping_add(1);
     }
 
     /// The ticket of a transaction whose final LV is `self.lv`; `own` = (stream, end) if it
@@ -339,7 +323,6 @@ impl SchemeWorker for TaurusWorker {
         let t = self.ticket(Some(end));
         self.reset();
         self.maybe_anchor(end);
-        self.maybe_sweep();
         Ok(t)
     }
 
