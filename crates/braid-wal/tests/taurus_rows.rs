@@ -26,6 +26,7 @@ fn the_row_table_holds_only_recent_rows() {
     const ROWS: u64 = 100_000;
     const TXNS: u64 = 60_000;
     for (n, logging) in [
+        (1usize, LogKind::Command),
         (2usize, LogKind::Data),
         (4, LogKind::Command),
         (16, LogKind::Command),

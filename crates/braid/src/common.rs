@@ -189,20 +189,6 @@ impl EngineArgs {
         }
     }
 
-    /// The gsn flags as command-line arguments (for child processes).
-    pub fn gsn_args(&self) -> Vec<String> {
-        vec![
-            "--gsn-partition".into(),
-            self.gsn_partition.name().into(),
-            "--gsn-commit".into(),
-            self.gsn_commit.name().into(),
-            "--rows-per-page".into(),
-            self.rows_per_page.to_string(),
-            "--gsn-insert-delay-ns".into(),
-            self.gsn_insert_delay_ns.to_string(),
-        ]
-    }
-
     pub fn options(
         &self,
         scheme: SchemeKind,

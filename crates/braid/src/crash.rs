@@ -31,7 +31,7 @@ use parking_lot::Mutex;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::common::{self, DeviceKind, EngineArgs};
+use crate::common::{self, DeviceKind, EngineArgs, OltpArgs, WorkloadKind};
 use crate::oracle::{self, Intent, Verdict};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
@@ -76,6 +76,12 @@ pub struct CrashArgs {
     /// Longest run before the crash, milliseconds (the crash comes at a random time up to it).
     #[arg(long, default_value_t = 300)]
     pub max_ms: u64,
+    /// Workload: marked YCSB (full oracle), or TPC-C / TATP / TPC-B (consistency conditions
+    /// and idempotence checked after every recovery).
+    #[arg(long, value_enum, default_value_t = WorkloadKind::Ycsb)]
+    pub workload: WorkloadKind,
+    #[command(flatten)]
+    pub oltp: OltpArgs,
     /// Parent directory for kill-mode databases.
     #[arg(long)]
     pub dir: Option<PathBuf>,
@@ -86,6 +92,24 @@ pub struct CrashArgs {
 }
 
 impl CrashArgs {
+    /// The workload under test: marked YCSB, or another workload at the scale given.
+    fn workload(&self) -> Result<Arc<dyn Workload>, String> {
+        match self.workload {
+            WorkloadKind::Ycsb => Ok(Arc::new(Ycsb::new(self.ycsb()))),
+            kind => {
+                let y = crate::common::YcsbArgs {
+                    rows: self.rows,
+                    theta: self.theta,
+                    read_fraction: 0.5,
+                    accesses: self.accesses,
+                    columns: 4,
+                    column_bytes: 32,
+                };
+                common::workload(kind, &y, &self.oltp, false)
+            }
+        }
+    }
+
     fn ycsb(&self) -> YcsbConfig {
         YcsbConfig {
             rows: self.rows,
@@ -199,12 +223,69 @@ fn drive(
     Ok(())
 }
 
+/// Run one worker of a non-YCSB crash run until `stop`, reporting each acknowledged commit.
+fn drive_generic(
+    db: &Db,
+    workload: &dyn Workload,
+    index: usize,
+    seed: u64,
+    stop: &AtomicBool,
+    ack: &(dyn Fn(u64) + Sync),
+) -> Result<(), String> {
+    let mut worker = db.worker().map_err(|e| e.to_string())?;
+    let mut client = workload.client(index, seed);
+    let mut pending: std::collections::VecDeque<braid_engine::Ticket> = Default::default();
+    let mut n = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        match client.run_one(&mut worker) {
+            Ok(t) => pending.push_back(t),
+            Err(e) if e.is_retryable() || matches!(e, braid_engine::TxError::UserAbort(_)) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+        while let Some(t) = pending.front() {
+            let ok = if pending.len() > 64 {
+                t.wait().map(|_| true)
+            } else {
+                t.is_durable()
+            };
+            match ok {
+                Ok(true) => {
+                    n += 1;
+                    // Unique across workers: the worker index in the high bits.
+                    ack((index as u64) << 40 | n);
+                    pending.pop_front();
+                }
+                Ok(false) => break,
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Drive `threads` workers of the crash run's workload.
+#[allow(clippy::too_many_arguments)]
+fn drive_any(
+    args: &CrashArgs,
+    db: &Db,
+    workload: &Arc<dyn Workload>,
+    index: usize,
+    seed: u64,
+    stop: &AtomicBool,
+    intent: &(dyn Fn(Intent) + Sync),
+    ack: &(dyn Fn(u64) + Sync),
+) -> Result<(), String> {
+    match args.workload {
+        WorkloadKind::Ycsb => drive(db, &Ycsb::new(args.ycsb()), index, seed, stop, intent, ack),
+        _ => drive_generic(db, &**workload, index, seed, stop, ack),
+    }
+}
+
 /// The hidden `crash-child` subcommand: open (create) the database and run until killed.
 pub fn child(args: ChildArgs) -> Result<(), String> {
-    let cfg = args.crash.ycsb();
-    let workload = Ycsb::new(cfg);
+    let workload = args.crash.workload()?;
     let mut opts = args.crash.options();
-    opts.app = common::app_blob(&workload);
+    opts.app = common::app_blob(&*workload);
     let (db, _) = Db::open(
         &args.db,
         opts,
@@ -226,8 +307,10 @@ pub fn child(args: ChildArgs) -> Result<(), String> {
         let hs: Vec<_> = (0..args.crash.threads)
             .map(|i| {
                 let (db, workload, stop, emit) = (&db, &workload, &stop, &emit);
+                let crash = &args.crash;
                 s.spawn(move || {
-                    drive(
+                    drive_any(
+                        crash,
                         db,
                         workload,
                         i,
@@ -260,10 +343,10 @@ fn recover_and_check(
     acked: &HashSet<u64>,
 ) -> Result<Verdict, String> {
     let cfg = args.ycsb();
-    let workload = Ycsb::new(cfg.clone());
+    let workload = args.workload()?;
     let mut opts = args.options();
     opts.env = env;
-    opts.app = common::app_blob(&workload);
+    opts.app = common::app_blob(&*workload);
     let open = |opts: braid_engine::Options| {
         Db::open(dir, opts, workload.catalog(), workload.procedures(), &|l| {
             workload.load(l, &|_| {})
@@ -271,7 +354,19 @@ fn recover_and_check(
         .map_err(|e| format!("recovery failed: {e}"))
     };
     let (db, _) = open(opts.clone())?;
-    let mut verdict = oracle::check(&cfg, &db, intents, acked);
+    let mut verdict = if args.workload == WorkloadKind::Ycsb {
+        oracle::check(&cfg, &db, intents, acked)
+    } else {
+        let mut v = Verdict {
+            acknowledged: acked.len(),
+            ..Verdict::default()
+        };
+        if let Err(e) = workload.check(&db) {
+            v.violations
+                .push(format!("consistency after recovery: {e}"));
+        }
+        v
+    };
     let digest1 = digest(&db);
     db.close().map_err(|e| e.to_string())?;
     drop(db);
@@ -285,17 +380,20 @@ fn recover_and_check(
     Ok(verdict)
 }
 
+/// An order-independent digest of every row of every table.
 fn digest(db: &Db) -> u64 {
     let mut acc = 0u64;
-    db.for_each_row(ycsb::TABLE, |k, img| {
-        let mut h = k.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        for c in img.chunks(8) {
-            let mut b = [0u8; 8];
-            b[..c.len()].copy_from_slice(c);
-            h = (h ^ u64::from_le_bytes(b)).wrapping_mul(0x100_0000_01B3);
-        }
-        acc = acc.wrapping_add(h);
-    });
+    for (t, _) in db.table_names().iter().enumerate() {
+        db.for_each_row(braid_engine::TableId(t as u32), |k, img| {
+            let mut h = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (t as u64) << 56;
+            for c in img.chunks(8) {
+                let mut b = [0u8; 8];
+                b[..c.len()].copy_from_slice(c);
+                h = (h ^ u64::from_le_bytes(b)).wrapping_mul(0x100_0000_01B3);
+            }
+            acc = acc.wrapping_add(h);
+        });
+    }
     acc
 }
 
@@ -377,8 +475,7 @@ fn kill_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Verd
 }
 
 fn power_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Verdict, String> {
-    let cfg = args.ycsb();
-    let workload = Ycsb::new(cfg);
+    let workload = args.workload()?;
     let fs = FaultFs::new();
     let sim = SimPmem::new();
     let env = Env {
@@ -392,7 +489,7 @@ fn power_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Ver
     let dir = PathBuf::from(format!("/braid-power/{round}"));
     let mut opts = args.options();
     opts.env = env;
-    opts.app = common::app_blob(&workload);
+    opts.app = common::app_blob(&*workload);
     let (db, _) = Db::open(
         &dir,
         opts,
@@ -424,7 +521,8 @@ fn power_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Ver
             .map(|i| {
                 let (db, workload, stop, intents, acks) = (&db, &workload, &stop, &intents, &acks);
                 s.spawn(move || {
-                    drive(
+                    drive_any(
+                        args,
                         db,
                         workload,
                         i,
@@ -545,7 +643,8 @@ pub fn run(args: CrashArgs) -> Result<bool, String> {
     bar.finish_and_clear();
     sum.failures.truncate(100);
     println!(
-        "crash-test {} {} on {} ({}): {} rounds, {} acknowledged commits checked, {} visible recovered writers, {} violations",
+        "crash-test {} {} {} on {} ({}): {} rounds, {} acknowledged commits checked, {} visible recovered writers, {} violations",
+        format!("{:?}", args.workload).to_lowercase(),
         sum.scheme,
         sum.logging,
         sum.device,

@@ -192,3 +192,33 @@ fn report_quick_smoke() {
     );
     assert!(dir.path().join("plots/wj-fig4-tpcb.png").exists());
 }
+
+#[test]
+fn crash_test_tpcc_consistency_after_power_failures() {
+    for scheme in ["serial", "taurus"] {
+        let out = run_ok(braid().args([
+            "crash-test",
+            "--workload",
+            "tpcc",
+            "--scheme",
+            scheme,
+            "--logging",
+            "command",
+            "--device",
+            "pmem",
+            "--mode",
+            "power",
+            "--rounds",
+            "4",
+            "--warehouses",
+            "1",
+            "--items",
+            "2000",
+            "--customers",
+            "300",
+            "--max-ms",
+            "40",
+        ]));
+        assert!(out.contains("0 violations"), "{out}");
+    }
+}

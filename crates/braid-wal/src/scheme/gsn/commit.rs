@@ -28,8 +28,9 @@
 //!   past its last record, and acknowledges up to the minimum durable GSN. Clock records are
 //!   what make the recovery bound reach acknowledged commits (see [`super::recovery`]).
 //!
-//! The daemon polls while commits wait (yield, then 20 us sleeps) and sleeps on a condition
-//! variable otherwise; a committing worker wakes it only if it sleeps. Signals and rounds are
+//! The daemon polls while commits wait (yield, then 20 us sleeps), keeps polling (yielding)
+//! for 200 us after the queue drains, and only then sleeps on a condition variable; a
+//! committing worker wakes it only if it sleeps. Signals and rounds are
 //! counted in [`super::GsnStats`].
 
 use std::sync::Arc;

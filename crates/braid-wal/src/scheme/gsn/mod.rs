@@ -331,10 +331,10 @@ impl Shared {
         if let Some(e) = self.poison.get() {
             return Err(e.clone());
         }
-        if let Some((upto, e)) = &*self.failed.lock() {
-            if gsn <= *upto {
-                return Err(e.clone());
-            }
+        if let Some((upto, e)) = &*self.failed.lock()
+            && gsn <= *upto
+        {
+            return Err(e.clone());
         }
         if self.closed.load(SeqCst) && self.acked.load(SeqCst) < gsn {
             return Err(WalError::Closed(0));
@@ -362,6 +362,15 @@ impl Shared {
     }
 
     pub(crate) fn sleep_daemon(&self) {
+        // Poll (yielding the core) for a while before sleeping: a sleeping daemon costs every
+        // commit a wake-up.
+        let t = Instant::now();
+        while t.elapsed() < DAEMON_POLL {
+            if self.want.load(SeqCst) > self.acked.load(SeqCst) || self.stop.load(SeqCst) {
+                return;
+            }
+            std::thread::yield_now();
+        }
         let mut g = self.lock.lock();
         self.daemon_sleeping.store(true, SeqCst);
         if self.want.load(SeqCst) <= self.acked.load(SeqCst) && !self.stop.load(SeqCst) {
@@ -494,6 +503,9 @@ impl Scheme for Gsn {
         first.map_or(Ok(()), Err)
     }
 }
+
+/// How long the idle commit daemon polls before it sleeps.
+const DAEMON_POLL: Duration = Duration::from_micros(200);
 
 /// Commit counts are added to the process-wide counter in batches.
 const COMMIT_BATCH: u64 = 256;

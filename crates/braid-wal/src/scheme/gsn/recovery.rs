@@ -285,27 +285,25 @@ pub(super) fn recover(
         }
     }
     let mut committed_parts: HashMap<u64, u64> = HashMap::new(); // txn -> commit GSN
-    let mut all_part_txns: HashMap<u64, ()> = HashMap::new();
+    let mut all_part_txns: std::collections::HashSet<u64> = Default::default();
     for sc in &scans {
         for r in &sc.recs {
             match r.kind {
                 RecKind::Txn if live(r) => report.txns += 1,
                 RecKind::Txn => report.skipped += 1,
-                RecKind::Commit(k) => {
-                    if live(r) && parts.get(&r.txn).copied().unwrap_or(0) == k {
-                        committed_parts.insert(r.txn, r.gsn);
-                        report.txns += 1;
-                    }
+                RecKind::Commit(k) if live(r) && parts.get(&r.txn).copied().unwrap_or(0) == k => {
+                    committed_parts.insert(r.txn, r.gsn);
+                    report.txns += 1;
                 }
                 RecKind::Part => {
-                    all_part_txns.insert(r.txn, ());
+                    all_part_txns.insert(r.txn);
                 }
                 _ => {}
             }
         }
     }
     report.skipped += all_part_txns
-        .keys()
+        .iter()
         .filter(|t| !committed_parts.contains_key(t))
         .count() as u64;
 

@@ -114,9 +114,17 @@ impl Tracker {
         &self.streams
     }
 
-    /// CLV into `out`.
+    /// CLV into `out`. With one stream nothing is registered and CLV is the durable point.
     #[inline]
     pub(crate) fn clv_into(&self, out: &mut [u64]) {
+        if self.n == 1 {
+            if let Some(o) = out.first_mut() {
+                *o = self.streams[0]
+                    .durable()
+                    .max(self.committed[0].load(Ordering::Acquire));
+            }
+            return;
+        }
         for (o, c) in out.iter_mut().zip(self.committed.iter()) {
             *o = c.load(Ordering::Acquire);
         }

@@ -136,7 +136,12 @@ impl RowTable {
             delta,
             base: base.into(),
             shards: (0..SHARDS)
-                .map(|_| CachePadded::new(Mutex::new(Shard { next_sweep: SWEEP_MIN, ..Shard::default() })))
+                .map(|_| {
+                    CachePadded::new(Mutex::new(Shard {
+                        next_sweep: SWEEP_MIN,
+                        ..Shard::default()
+                    }))
+                })
                 .collect(),
         }
     }
@@ -180,7 +185,9 @@ impl RowTable {
                 e
             }
             None => Arc::new(RowLv {
-                lv: (0..self.n * self.lvs).map(|k| AtomicU64::new(f[k % self.n])).collect(),
+                lv: (0..self.n * self.lvs)
+                    .map(|k| AtomicU64::new(f[k % self.n]))
+                    .collect(),
                 pending: AtomicU32::new(0),
             }),
         };
@@ -198,7 +205,11 @@ impl RowTable {
             // Pairs with the release decrement of the last holder's `Arc` drop: its raises of
             // the LVs (made before it dropped the clone) are visible below.
             fence(Ordering::Acquire);
-            let keep = !e.lv.iter().enumerate().all(|(k, a)| a.load(Ordering::Relaxed) <= floor[k % self.n]);
+            let keep = !e
+                .lv
+                .iter()
+                .enumerate()
+                .all(|(k, a)| a.load(Ordering::Relaxed) <= floor[k % self.n]);
             if !keep && free.len() < FREE_MAX {
                 free.push(Arc::clone(e));
             }
