@@ -54,10 +54,12 @@ impl SimPmem {
     /// may use its own seed.
     pub fn crash(&self, mode: impl Fn(usize) -> CrashMode) -> Result<SimPmem, PmemError> {
         let m = self.regions.lock();
-        let mut out = BTreeMap::new();
-        for (i, (p, r)) in m.iter().enumerate() {
-            out.insert(p.clone(), r.crash(mode(i))?);
-        }
+        // All regions are cut at one instant (no fence completes in any of them meanwhile), as
+        // a real power failure cuts them all.
+        let list: Vec<(&Region, CrashMode)> =
+            m.values().enumerate().map(|(i, r)| (r, mode(i))).collect();
+        let crashed = Region::crash_together(&list)?;
+        let out: BTreeMap<PathBuf, Region> = m.keys().cloned().zip(crashed).collect();
         Ok(SimPmem {
             regions: Arc::new(Mutex::new(out)),
         })

@@ -519,14 +519,14 @@ impl<'w> Txn<'w> {
         if self.mode == Mode::Replay {
             return Ok(self.db.tables[t as usize].remove(key));
         }
-        if let Some(i) = self.st.find(t, key) {
-            if let Write::Insert { .. } = self.st.entries[i].write {
-                let e = &mut self.st.entries[i];
-                e.row.set_state(RowState::Deleted);
-                self.db.tables[t as usize].remove_row(key, &e.row);
-                e.write = Write::Gone;
-                return Ok(true);
-            }
+        if let Some(i) = self.st.find(t, key)
+            && let Write::Insert { .. } = self.st.entries[i].write
+        {
+            let e = &mut self.st.entries[i];
+            e.row.set_state(RowState::Deleted);
+            self.db.tables[t as usize].remove_row(key, &e.row);
+            e.write = Write::Gone;
+            return Ok(true);
         }
         let Some(i) = self.write_entry(table, key)? else {
             return Ok(false);

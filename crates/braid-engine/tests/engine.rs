@@ -177,8 +177,7 @@ fn reopen_refusals_say_what_to_do() {
     drop(db);
     let err = |o: Options, c: Catalog| {
         Db::open(&dir, o, c, procs(), &load)
-            .err()
-            .expect("refused")
+            .expect_err("refused")
             .to_string()
     };
     let e = err(
@@ -226,8 +225,7 @@ fn unknown_procedure_in_command_log_is_refused() {
         Procedures::new(),
         &load,
     )
-    .err()
-    .expect("refused")
+    .expect_err("refused")
     .to_string();
     assert!(
         e.contains("procedure 7") && e.contains("not registered"),

@@ -332,6 +332,21 @@ impl Sim {
     /// The image a power failure now would leave.
     pub(crate) fn crash_image(&self, mode: CrashMode) -> Vec<u64> {
         let st = self.state.lock();
+        self.image_of(&st, mode)
+    }
+
+    /// Images of several simulated regions cut at one instant: every region's state lock is
+    /// held while the images are taken, so no fence in any of them completes in between (a
+    /// thread blocked in a fence cannot go on to store anything that depends on it).
+    pub(crate) fn crash_images(sims: &[(&Sim, CrashMode)]) -> Vec<Vec<u64>> {
+        let guards: Vec<_> = sims.iter().map(|(s, _)| s.state.lock()).collect();
+        sims.iter()
+            .zip(&guards)
+            .map(|((s, mode), st)| s.image_of(st, *mode))
+            .collect()
+    }
+
+    fn image_of(&self, st: &SimState, mode: CrashMode) -> Vec<u64> {
         let mut image = st.durable.clone();
         if let CrashMode::KeepRandom {
             seed,

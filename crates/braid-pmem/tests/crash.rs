@@ -345,3 +345,27 @@ fn keep_random_varies_with_the_seed() {
 fn words_n(r: &Region, n: usize) -> Vec<u64> {
     (0..n).map(|w| r.load_u64(w * 8)).collect()
 }
+
+#[test]
+fn crash_together_cuts_all_regions_at_one_instant() {
+    use braid_pmem::{CrashMode, CrashSim, PmemConfig, Region};
+    let a = CrashSim::region(4096, PmemConfig::default());
+    let b = CrashSim::region(4096, PmemConfig::default());
+    // A record in `a`, made durable, then a dependent record in `b`, made durable.
+    a.store_u64(0, 7);
+    a.persist(0, 8);
+    b.store_u64(0, 8);
+    b.persist(0, 8);
+    // An unpersisted store in each.
+    a.store_u64(64, 9);
+    b.store_u64(64, 9);
+    let out = Region::crash_together(&[
+        (&a, CrashMode::DropUnpersisted),
+        (&b, CrashMode::DropUnpersisted),
+    ])
+    .unwrap();
+    assert_eq!((out[0].load_u64(0), out[1].load_u64(0)), (7, 8));
+    assert_eq!((out[0].load_u64(64), out[1].load_u64(64)), (0, 0));
+    let anon = Region::anonymous(4096);
+    assert!(Region::crash_together(&[(&anon, CrashMode::DropUnpersisted)]).is_err());
+}

@@ -90,6 +90,9 @@ impl BenchArgs {
     }
 }
 
+/// What one worker thread of a run measured: commits, aborts and commit latencies.
+type WorkerResult = Result<(u64, u64, Histogram<u64>), String>;
+
 /// One run's measurements.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunResult {
@@ -204,7 +207,7 @@ pub fn run_once(
     let log_before = db.log_stats();
     let start = Instant::now();
     let deadline = Duration::from_secs_f64(args.seconds());
-    let results: Vec<Result<(u64, u64, Histogram<u64>), String>> = std::thread::scope(|s| {
+    let results: Vec<WorkerResult> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|i| {
                 let db = db.clone();
@@ -250,18 +253,17 @@ pub fn run_once(
                             Err(braid_engine::TxError::UserAbort(_)) => aborts += 1,
                             Err(e) => return Err(format!("transaction failed: {e}")),
                         }
-                        let before = done;
                         retire(&mut pending, &mut hist, &mut done, false)?;
-                        if pending.len() >= inflight {
-                            if let Some((t, at)) = pending.pop_front() {
-                                t.wait().map_err(|e| format!("commit failed: {e}"))?;
-                                let _ = hist.record(at.elapsed().as_nanos() as u64);
-                                done += 1;
-                            }
+                        if pending.len() >= inflight
+                            && let Some((t, at)) = pending.pop_front()
+                        {
+                            t.wait().map_err(|e| format!("commit failed: {e}"))?;
+                            let _ = hist.record(at.elapsed().as_nanos() as u64);
+                            done += 1;
                         }
                         n += 1;
-                        if n % 1024 == 0 {
-                            commits.fetch_add(done - before, Ordering::Relaxed);
+                        if n.is_multiple_of(1024) {
+                            commits.store(done, Ordering::Relaxed);
                         }
                     }
                     retire(&mut pending, &mut hist, &mut done, true)?;

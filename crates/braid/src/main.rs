@@ -25,7 +25,7 @@ struct Cli {
 enum Cmd {
     /// Run a workload under each logging scheme and compare throughput, latency and log volume
     /// (`braid bench rewind` runs the persistent-memory transaction experiments instead).
-    Bench(BenchCmd),
+    Bench(Box<BenchCmd>),
     /// Recover a database directory and report replay speed.
     Recover(recover::RecoverArgs),
     /// Crash a running database (kill -9 or simulated power failure) and check recovery.
@@ -62,11 +62,13 @@ fn main() {
             let _ = Cli::command().print_help();
             Ok(())
         }
-        Some(Cmd::Bench(BenchCmd {
-            sub: Some(BenchSub::Rewind(a)),
-            ..
-        })) => rewind::run(a),
-        Some(Cmd::Bench(BenchCmd { args, .. })) => bench::run(args),
+        Some(Cmd::Bench(b)) => match *b {
+            BenchCmd {
+                sub: Some(BenchSub::Rewind(a)),
+                ..
+            } => rewind::run(a),
+            BenchCmd { args, .. } => bench::run(args),
+        },
         Some(Cmd::Recover(a)) => recover::run(a),
         Some(Cmd::Inspect(a)) => inspect::run(a),
         Some(Cmd::Report(a)) => report::run(a),

@@ -326,8 +326,8 @@ pub fn bench_plots(dir: &Path, results: &[ConfigResult]) -> Result<Vec<PathBuf>,
     let last: Vec<&ConfigResult> = results
         .iter()
         .filter(|r| {
-            r.threads == tmax && r.nvm_delay_ns == delays.first().copied().unwrap_or(0)
-                || r.threads == tmax && r.scheme == "none"
+            r.threads == tmax
+                && (r.nvm_delay_ns == delays.first().copied().unwrap_or(0) || r.scheme == "none")
         })
         .collect();
     let bars: Vec<(String, f64)> = last

@@ -84,14 +84,9 @@ fn gsn_pmem_power_page_durable_occ() {
     );
 }
 
-/// Ignored: intermittently reports closure violations that come from the power-failure
-/// harness, not the scheme: `SimPmem::freeze_after` and `SimPmem::crash` freeze and snapshot
-/// the regions one after another while the workers keep running, so a record fenced in one
-/// region after that region froze can be lost while a later record that depends on it, fenced
-/// in a region that had not frozen yet, survives (a state no real power failure produces).
-/// Run with `cargo test --release -p braid --test gsn_crash -- --ignored`.
+/// Page-level partitioning with passive group commit over three pmem logs: the regions are
+/// cut at one instant (`Region::crash_together`), as a real power failure cuts them.
 #[test]
-#[ignore = "multi-region power crashes are not atomic in the simulator (see the doc comment)"]
 fn gsn_pmem_power_page_passive_three_logs() {
     crash_ok(
         &[
