@@ -293,6 +293,10 @@ pub fn run_once(
         hist.add(&h).map_err(|e| e.to_string())?;
     }
     let log = db.log_stats();
+    // The workload's consistency conditions (TPC-C Clause 3.3.2, ...) must hold after every run.
+    workload
+        .check(&db)
+        .map_err(|e| format!("{label}: consistency check failed after the run: {e}"))?;
     db.close().map_err(|e| format!("closing: {e}"))?;
     drop(db);
     let kept = if args.keep {
