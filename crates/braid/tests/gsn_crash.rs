@@ -5,24 +5,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
+mod common;
 
-fn braid() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_braid"))
-}
+use common::{braid, run_ok};
 
 fn crash_ok(args: &[&str]) {
-    let out = braid()
-        .args(["crash-test", "--scheme", "gsn"])
-        .args(args)
-        .output()
-        .expect("runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(
-        out.status.success(),
-        "failed: {args:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
+    let stdout = run_ok(braid().args(["crash-test", "--scheme", "gsn"]).args(args));
     assert!(stdout.contains(" 0 violations"), "{stdout}");
 }
 

@@ -6,22 +6,9 @@
 //! Longer runs: `braid crash-test --scheme taurus --logs 4 --threads 4 --rounds 500 ...`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
+mod common;
 
-fn braid() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_braid"))
-}
-
-fn run_ok(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(
-        out.status.success(),
-        "failed: {cmd:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    stdout
-}
+use common::{braid, run_ok};
 
 /// `braid crash-test --scheme taurus` with `args`; asserts no violation and some commits.
 fn crash(args: &[&str], env: &[(&str, &str)]) {
