@@ -32,6 +32,10 @@ use braid_wal::scheme::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::checkpoint::epoch::Epochs;
+use crate::checkpoint::{
+    CheckpointLoad, CheckpointOptions, CheckpointReport, CheckpointStats, Checkpoints,
+};
 use crate::env::Env;
 use crate::error::{EngineError, TxError};
 use crate::procedure::Procedures;
@@ -163,6 +167,8 @@ pub struct Options {
     pub pertxn: PerTxnOptions,
     /// Settings of the `gsn` scheme (partitioning, commit protocol, rows per page, NVM delay).
     pub gsn: braid_wal::scheme::gsn::GsnConfig,
+    /// Automatic checkpoints (off by default) and checkpoint loading.
+    pub checkpoint: CheckpointOptions,
 }
 
 impl Default for Options {
@@ -183,6 +189,7 @@ impl Default for Options {
             app: serde_json::Value::Null,
             pertxn: PerTxnOptions::default(),
             gsn: braid_wal::scheme::gsn::GsnConfig::default(),
+            checkpoint: CheckpointOptions::default(),
         }
     }
 }
@@ -274,9 +281,16 @@ pub(crate) struct DbInner {
     pub(crate) opts: Options,
     next_txn: AtomicU64,
     next_worker: AtomicUsize,
+    pub(crate) epochs: Epochs,
+    pub(crate) ckpt: Checkpoints,
 }
 
 impl DbInner {
+    /// Every transaction id handed out so far is below this.
+    pub(crate) fn next_txn_hint(&self) -> u64 {
+        self.next_txn.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn table_id(&self, name: &str) -> Option<TableId> {
         self.tables
             .iter()
@@ -291,6 +305,9 @@ pub struct OpenReport {
     pub created: bool,
     pub rows_loaded: u64,
     pub load_seconds: f64,
+    /// The checkpoint recovery started from, if any (then `rows_loaded` counts its rows and the
+    /// loader did not run).
+    pub checkpoint: Option<CheckpointLoad>,
     pub recovery: RecoveryReport,
 }
 
@@ -442,15 +459,73 @@ impl Db {
             opts: opts.clone(),
             next_txn: AtomicU64::new(1),
             next_worker: AtomicUsize::new(0),
+            epochs: Epochs::new(opts.max_workers.max(1), 0),
+            ckpt: Checkpoints::new(),
         };
         let load_start = Instant::now();
-        let rows_loaded = {
-            let l = Loader {
-                db: &inner,
-                rows: AtomicU64::new(0),
-            };
-            loader(&l)?;
-            l.rows.load(Ordering::Relaxed)
+        // The newest valid checkpoint, else the loader (see the module doc).
+        let mut checkpoint = None;
+        let mut cut = None;
+        let mut next_txn = 1;
+        if !created && opts.scheme != SchemeKind::None {
+            let widths: Vec<usize> = inner.tables.iter().map(|t| t.schema.row_len()).collect();
+            let (found, path, fallbacks, count) = crate::checkpoint::find(&env, dir, &widths)?;
+            match found {
+                Some(l) => {
+                    let threads = match opts.checkpoint.load_threads {
+                        0 => std::thread::available_parallelism()
+                            .map_or(1, |n| n.get())
+                            .min(8),
+                        n => n,
+                    };
+                    let threads =
+                        crate::checkpoint::load_rows(&inner.tables, &l, threads, progress);
+                    inner.epochs = Epochs::new(opts.max_workers.max(1), l.meta.epoch);
+                    next_txn = l.meta.next_txn;
+                    checkpoint = Some(CheckpointLoad {
+                        path,
+                        epoch: l.meta.epoch,
+                        rows: l.rows,
+                        bytes: l.bytes.len() as u64,
+                        seconds: load_start.elapsed().as_secs_f64(),
+                        threads,
+                        fallbacks,
+                    });
+                    cut = Some(l.meta.cut);
+                }
+                None if count >= crate::checkpoint::KEEP => {
+                    return Err(EngineError::Checkpoint(format!(
+                        "every checkpoint in {} is damaged and the log before them was \
+                         truncated, so nothing can be recovered safely: {}",
+                        dir.join(crate::checkpoint::DIR).display(),
+                        fallbacks.join("; ")
+                    )));
+                }
+                None => {
+                    // At most one checkpoint ever existed, so the log was never truncated:
+                    // recover from the loader and the whole log.
+                    checkpoint = (!fallbacks.is_empty()).then(|| CheckpointLoad {
+                        path: PathBuf::new(),
+                        epoch: 0,
+                        rows: 0,
+                        bytes: 0,
+                        seconds: 0.0,
+                        threads: 0,
+                        fallbacks,
+                    });
+                }
+            }
+        }
+        let rows_loaded = match &checkpoint {
+            Some(c) if c.epoch > 0 => c.rows,
+            _ => {
+                let l = Loader {
+                    db: &inner,
+                    rows: AtomicU64::new(0),
+                };
+                loader(&l)?;
+                l.rows.load(Ordering::Relaxed)
+            }
         };
         let load_seconds = load_start.elapsed().as_secs_f64();
         let scfg = SchemeConfig {
@@ -462,6 +537,7 @@ impl Db {
             scan_mode: opts.scan_mode,
             recovery_threads: opts.recovery_threads.max(1),
             gsn: opts.gsn.clone(),
+            cut,
             ..SchemeConfig::default()
         };
         let (scheme, recovery) = {
@@ -469,32 +545,53 @@ impl Db {
             scheme::open_storage(&scfg, storage, &replayer, progress)?
         };
         inner.scheme = scheme;
-        inner.next_txn = AtomicU64::new(recovery.max_txn + 1);
+        inner.next_txn = AtomicU64::new((recovery.max_txn + 1).max(next_txn));
         let report = OpenReport {
             created,
             rows_loaded,
             load_seconds,
+            checkpoint,
             recovery,
         };
-        Ok((
-            Db {
-                inner: Arc::new(inner),
-            },
-            report,
-        ))
+        let inner = Arc::new(inner);
+        crate::checkpoint::spawn_trigger(&inner)?;
+        Ok((Db { inner }, report))
     }
 
     /// A worker: one per thread that runs transactions.
     pub fn worker(&self) -> Result<Worker, EngineError> {
         let id = self.inner.next_worker.fetch_add(1, Ordering::Relaxed);
         let scheme = self.inner.scheme.worker(id)?;
+        let slot = self.inner.epochs.claim().ok_or_else(|| {
+            EngineError::Config(format!(
+                "more than {} workers at once; open the database with a larger max_workers",
+                self.inner.opts.max_workers
+            ))
+        })?;
         Ok(Worker {
             db: self.clone(),
             id,
             scheme,
             st: TxnState::default(),
             ids: 0..0,
+            slot,
         })
+    }
+
+    /// Take a checkpoint now (in the calling thread; transactions go on meanwhile), then
+    /// truncate the log it makes unnecessary. See [`crate::checkpoint`].
+    pub fn checkpoint(&self) -> Result<CheckpointReport, EngineError> {
+        crate::checkpoint::take(&self.inner)
+    }
+
+    /// Checkpoints taken (and failed) through this handle.
+    pub fn checkpoint_stats(&self) -> CheckpointStats {
+        self.inner.ckpt.stats.lock().clone()
+    }
+
+    /// Log bytes the scheme's devices hold now.
+    pub fn log_bytes(&self) -> u64 {
+        self.inner.scheme.log_bytes()
     }
 
     pub fn table(&self, name: &str) -> Option<TableId> {
@@ -598,6 +695,7 @@ impl Db {
 
     /// Flush the log and stop its background threads.
     pub fn close(&self) -> Result<(), EngineError> {
+        self.inner.ckpt.stop();
         self.inner.scheme.close()?;
         Ok(())
     }
@@ -768,6 +866,14 @@ pub struct Worker {
     scheme: Box<dyn SchemeWorker>,
     st: TxnState,
     ids: std::ops::Range<u64>,
+    /// Checkpoint-epoch slot.
+    slot: usize,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.db.inner.epochs.release(self.slot);
+    }
 }
 
 impl std::fmt::Debug for Worker {
@@ -811,6 +917,7 @@ impl Worker {
             &mut self.st,
             id,
             Mode::Normal,
+            self.slot,
         )
     }
 

@@ -62,4 +62,12 @@ pub enum EngineError {
     Config(String),
     #[error("loading the initial data failed: {0}")]
     Load(String),
+    #[error("checkpoint {path}, offset {offset}: {why}")]
+    BadCheckpoint {
+        path: PathBuf,
+        offset: u64,
+        why: String,
+    },
+    #[error("checkpoint: {0}")]
+    Checkpoint(String),
 }

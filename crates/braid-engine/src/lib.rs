@@ -5,6 +5,7 @@
 //! a particular scheme: it calls the scheme's hooks on every row access and at commit
 //! (`braid_wal::scheme`).
 
+pub mod checkpoint;
 pub mod db;
 pub mod env;
 pub mod error;
@@ -16,6 +17,7 @@ pub mod table;
 pub mod txn;
 
 pub use braid_wal::scheme::{LogKind, SchemeKind, Ticket};
+pub use checkpoint::{CheckpointLoad, CheckpointOptions, CheckpointReport, CheckpointStats};
 pub use db::{
     Cc, Db, DeviceConfig, Durability, FileOptions, Loader, MemoryReport, Meta, OpenReport, Options,
     PmemOptions, Worker,

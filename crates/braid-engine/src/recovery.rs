@@ -92,7 +92,7 @@ impl<'a> Replayer<'a> {
         let nolog = braid_wal::scheme::none::NoLogging;
         let mut worker = braid_wal::scheme::Scheme::worker(&nolog, 0)?;
         let result = {
-            let mut tx = Txn::new(self.db, &mut *worker, &mut st, txn, Mode::Replay);
+            let mut tx = Txn::new(self.db, &mut *worker, &mut st, txn, Mode::Replay, 0);
             match f(&mut tx, params) {
                 Ok(()) => tx.commit().map(|_| ()),
                 Err(e) => {

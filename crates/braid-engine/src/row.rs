@@ -29,6 +29,8 @@ pub struct Row {
     version: AtomicU64,
     /// The logging scheme's per-row word (a GSN, or a handle to LSN vectors).
     pub(crate) stamp: AtomicU64,
+    /// The newest checkpoint epoch that has this row's image (see [`crate::checkpoint`]).
+    ckpt: AtomicU64,
     state: AtomicU8,
     data: RwLock<Box<[u8]>>,
 }
@@ -49,6 +51,7 @@ impl Row {
             lock: AtomicU64::new(0),
             version: AtomicU64::new(0),
             stamp: AtomicU64::new(0),
+            ckpt: AtomicU64::new(0),
             state: AtomicU8::new(state as u8),
             data: RwLock::new(image),
         }
@@ -150,6 +153,37 @@ impl Row {
         let mut g = self.data.write();
         f(&mut g);
         self.version.fetch_add(1, Ordering::Release);
+    }
+
+    /// Checkpoint copy-on-write: before the first change of this row by a transaction of
+    /// checkpoint epoch `epoch` or later, hand `save` the image the checkpoint must hold (`None`
+    /// if the row was not live), unless the checkpoint scan already took it.
+    pub(crate) fn capture(&self, epoch: u64, save: impl FnOnce(Option<&[u8]>)) {
+        let g = self.data.write();
+        if self.ckpt.load(Ordering::Acquire) >= epoch {
+            return;
+        }
+        self.ckpt.store(epoch, Ordering::Release);
+        if self.state() == RowState::Live {
+            save(Some(&g));
+        } else {
+            save(None);
+        }
+    }
+
+    /// The checkpoint scan: unless a transaction already saved this row for checkpoint `epoch`,
+    /// mark it taken and hand a live row's image to `take`.
+    pub(crate) fn snapshot(&self, epoch: u64, take: impl FnOnce(&[u8])) {
+        let g = self.data.read();
+        // The read latch excludes `capture` (which holds the write latch), so test-and-set under
+        // it cannot race with a writer; only the checkpoint thread calls this.
+        if self.ckpt.load(Ordering::Acquire) >= epoch {
+            return;
+        }
+        self.ckpt.store(epoch, Ordering::Release);
+        if self.state() == RowState::Live {
+            take(&g);
+        }
     }
 
     pub fn len(&self) -> usize {

@@ -195,6 +195,10 @@ pub struct Txn<'w> {
     id: u64,
     mode: Mode,
     finished: bool,
+    /// The worker's checkpoint-epoch slot.
+    slot: usize,
+    /// The checkpoint epoch this transaction's commit entered (see `crate::checkpoint`).
+    epoch: Option<u64>,
 }
 
 impl<'w> Txn<'w> {
@@ -204,6 +208,7 @@ impl<'w> Txn<'w> {
         st: &'w mut TxnState,
         id: u64,
         mode: Mode,
+        slot: usize,
     ) -> Txn<'w> {
         st.reset();
         Txn {
@@ -213,7 +218,30 @@ impl<'w> Txn<'w> {
             id,
             mode,
             finished: false,
+            slot,
+            epoch: None,
         }
+    }
+
+    /// Enter the current checkpoint epoch: called once the transaction holds every lock that
+    /// orders it (2PL: all of them; OCC: the write set, before validation).
+    fn enter_epoch(&mut self) {
+        if self.epoch.is_none() && self.mode == Mode::Normal && !self.is_read_only() {
+            self.epoch = Some(self.db.epochs.enter(self.slot));
+        }
+    }
+
+    fn exit_epoch(&mut self) {
+        if self.epoch.take().is_some() {
+            self.db.epochs.exit(self.slot);
+        }
+    }
+
+    fn is_read_only(&self) -> bool {
+        self.st
+            .entries
+            .iter()
+            .all(|e| matches!(e.write, Write::None | Write::Gone))
     }
 
     /// This transaction's id (unique within the database's log).
@@ -614,6 +642,7 @@ impl<'w> Txn<'w> {
             }
         }
         self.release();
+        self.exit_epoch();
         if self.mode == Mode::Normal {
             self.scheme.abort();
         }
@@ -629,6 +658,9 @@ impl<'w> Txn<'w> {
     }
 
     fn validate(&mut self) -> Result<(), TxError> {
+        if self.db.cc != Cc::Occ {
+            self.enter_epoch();
+        }
         if self.db.cc == Cc::Occ {
             // Lock the write set in a global order (NO_WAIT), then validate every version.
             let mut order = std::mem::take(&mut self.st.order);
@@ -654,6 +686,7 @@ impl<'w> Txn<'w> {
             }
             self.st.order = order;
             result?;
+            self.enter_epoch();
             // Taurus Alg. 6 lines 8-11: the scheme raises readLVs before validation.
             {
                 let st = &*self.st;
@@ -744,7 +777,20 @@ impl<'w> Txn<'w> {
     }
 
     fn install(&mut self) {
+        let capture = self.epoch.and_then(|ep| self.db.epochs.capturing(ep));
         for e in &self.st.entries {
+            if let Some(c) = capture
+                && !matches!(e.write, Write::None | Write::Gone)
+            {
+                // Copy-on-write for the checkpoint being taken (`crate::checkpoint`).
+                e.row.capture(c, |img| {
+                    let _ = self
+                        .db
+                        .epochs
+                        .side
+                        .insert_sync((e.table, e.key), img.map(Box::from));
+                });
+            }
             match e.write {
                 Write::None | Write::Gone => {}
                 Write::Update { mask, img } => {
@@ -800,6 +846,7 @@ impl<'w> Txn<'w> {
             kind,
             payload,
             read_only,
+            epoch: self.epoch.unwrap_or(0),
         };
         let ticket = match self.scheme.commit(&req) {
             Ok(t) => t,
@@ -809,6 +856,7 @@ impl<'w> Txn<'w> {
             }
         };
         self.install();
+        self.exit_epoch();
         {
             let st = &*self.st;
             let mut rows = st

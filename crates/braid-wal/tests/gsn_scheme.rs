@@ -222,6 +222,7 @@ fn txn(w: &mut dyn SchemeWorker, id: u64, reads: &[u64], writes: &[u64], value: 
         kind: LogKind::Data,
         payload: &buf.bytes,
         read_only: writes.is_empty(),
+        epoch: 0,
     };
     w.commit(&req).unwrap()
 }

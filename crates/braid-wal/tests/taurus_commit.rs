@@ -177,6 +177,7 @@ fn acknowledgement_waits_for_the_closure_not_just_plv() {
                 kind: LogKind::Data,
                 payload: &[1, 2, 3],
                 read_only: false,
+                epoch: 0,
             };
             let t = w.commit(&req).unwrap();
             w.publish(&mut std::iter::empty());

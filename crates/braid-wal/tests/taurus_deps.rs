@@ -176,6 +176,7 @@ impl Db {
             kind: logging,
             payload: if read_only { &[] } else { &payload },
             read_only,
+            epoch: 0,
         };
         let ticket = w.commit(&req).unwrap();
         {

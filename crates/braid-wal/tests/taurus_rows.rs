@@ -88,6 +88,7 @@ fn the_row_table_holds_only_recent_rows() {
                 kind: logging,
                 payload: &payload,
                 read_only: false,
+                epoch: 0,
             };
             w.commit(&req).unwrap().wait().unwrap();
         }

@@ -11,6 +11,7 @@
 //! committed and in what (partial) order, and hands each one to a [`Replay`] implemented by the
 //! engine, then starts the streams for new appends at the valid end.
 
+pub mod cut;
 pub mod gsn;
 pub mod none;
 pub mod nvdisk;
@@ -184,6 +185,9 @@ pub struct CommitRequest<'a> {
     /// Encoded redo operations or command; empty for read-only transactions.
     pub payload: &'a [u8],
     pub read_only: bool,
+    /// The checkpoint epoch the transaction commits in; its low bit goes into the record
+    /// ([`cut::FLAG_EPOCH`]) so recovery can tell what a checkpoint already holds.
+    pub epoch: u64,
 }
 
 /// Something that can tell when a commit is durable.
@@ -264,6 +268,38 @@ pub trait Scheme: Send + Sync {
     fn metadata_bytes(&self) -> u64 {
         0
     }
+    /// Each stream's reserved end now (every record reserved so far starts before it), for a
+    /// checkpoint's cut.
+    fn positions(&self) -> cut::Positions {
+        let lsns: Vec<Lsn> = self.streams().iter().map(|s| s.tail()).collect();
+        let marks = vec![0; lsns.len()];
+        cut::Positions { lsns, marks }
+    }
+    /// Block until every record before `lsns` (one per stream) is durable.
+    fn wait_durable(&self, lsns: &[Lsn]) -> Result<(), WalError> {
+        for (s, &l) in self.streams().iter().zip(lsns) {
+            s.wait_durable(l)?;
+        }
+        Ok(())
+    }
+    /// A durable checkpoint holds every transaction whose records lie before `lsns`: give the
+    /// log space before them back (segments removed, ring heads advanced).
+    fn truncate(&self, lsns: &[Lsn]) -> Result<(), WalError> {
+        for (s, &l) in self.streams().iter().zip(lsns) {
+            s.device().release(l.min(s.durable()))?;
+        }
+        Ok(())
+    }
+    /// Log bytes the scheme's devices hold now (from each stream's first kept byte to its end).
+    fn log_bytes(&self) -> u64 {
+        self.streams()
+            .iter()
+            .map(|s| {
+                s.tail()
+                    .saturating_sub(crate::scan::StreamSource::start(&**s.device()))
+            })
+            .sum()
+    }
 }
 
 /// The engine side of recovery.
@@ -292,6 +328,8 @@ pub struct SchemeConfig {
     pub taurus: taurus::TaurusConfig,
     /// Options of the gsn scheme.
     pub gsn: gsn::GsnConfig,
+    /// What the checkpoint recovery starts from already holds; `None` replays the whole log.
+    pub cut: Option<cut::Cut>,
 }
 
 /// Parallel replay, the serial fallback, or chosen by the planner from what it finds in the log.
@@ -316,6 +354,7 @@ impl Default for SchemeConfig {
             recovery_plan: RecoveryPlan::Auto,
             taurus: taurus::TaurusConfig::default(),
             gsn: gsn::GsnConfig::default(),
+            cut: None,
         }
     }
 }
@@ -338,6 +377,9 @@ pub struct RecoveryReport {
     /// Transactions found in the log but not replayed (not committed, or depending on
     /// something lost), per stream.
     pub skipped: u64,
+    /// Transaction records found in the log that the checkpoint recovery started from already
+    /// holds (not replayed).
+    pub covered: u64,
 }
 
 /// Recover the scheme's devices through `replay`, then start the scheme for new transactions.

@@ -22,6 +22,7 @@ use crate::WalError;
 use crate::device::Device;
 use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
 use crate::scan::{Scanner, StreamSource};
+use crate::scheme::cut::{Cut, epoch_flag};
 use crate::stream::{Stream, StreamConfig, StreamWriter};
 
 /// The central-log scheme.
@@ -45,7 +46,7 @@ impl SchemeWorker for SerialWorker {
         let payload = [req.payload];
         let spec = RecordSpec {
             kind: req.kind.record_kind(),
-            flags: FLAG_COMMIT,
+            flags: FLAG_COMMIT | epoch_flag(req.epoch),
             txn: req.txn,
             stamp: &Stamp::None,
             payload: &payload,
@@ -129,6 +130,13 @@ pub(crate) fn replay_serial(
             _ => None,
         };
         let commits = h.flags & FLAG_COMMIT != 0;
+        if (commits || h.kind == Kind::Commit) && Cut::covered(cfg.cut.as_ref(), 0, h.lsn, h.flags)
+        {
+            // The checkpoint recovery started from holds this transaction already.
+            open_txns.remove(&h.txn);
+            report.covered += 1;
+            continue;
+        }
         match (kind, commits) {
             (Some(kind), true) => {
                 if let Some(earlier) = open_txns.remove(&h.txn) {

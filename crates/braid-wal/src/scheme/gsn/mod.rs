@@ -476,6 +476,19 @@ impl Scheme for Gsn {
         &self.streams
     }
 
+    /// Each log's reserved end with its GSN clock, read together under the log's lock: every
+    /// record with a GSN up to the clock lies before the position (the cut's mark, see
+    /// [`crate::scheme::cut`]).
+    fn positions(&self) -> crate::scheme::cut::Positions {
+        let mut p = crate::scheme::cut::Positions::default();
+        for log in &self.shared.logs {
+            let g = log.inner.lock();
+            p.lsns.push(log.stream.tail());
+            p.marks.push(g.clock);
+        }
+        p
+    }
+
     fn close(&self) -> Result<(), WalError> {
         self.join_daemon();
         if std::env::var_os("BRAID_GSN_STATS").is_some() {
@@ -546,6 +559,7 @@ impl GsnWorker {
         let s = &*self.shared;
         let track = s.mode == Mode::Watermark;
         let n = s.logs.len();
+        let ef = crate::scheme::cut::epoch_flag(req.epoch);
         if s.cfg.partition == Partition::Transaction || n == 1 {
             let log = &s.logs[self.home];
             let mut g = log.inner.lock();
@@ -554,7 +568,7 @@ impl GsnWorker {
                 &s.cfg,
                 self.tx,
                 Kind::Redo,
-                FLAG_COMMIT,
+                FLAG_COMMIT | ef,
                 req.txn,
                 &[req.payload],
                 track,
@@ -582,7 +596,7 @@ impl GsnWorker {
                 &s.cfg,
                 self.tx,
                 Kind::Redo,
-                FLAG_COMMIT,
+                FLAG_COMMIT | ef,
                 req.txn,
                 &[&self.parts[l].bytes],
                 track,
@@ -598,7 +612,7 @@ impl GsnWorker {
                 &s.cfg,
                 self.tx,
                 Kind::Redo,
-                0,
+                ef,
                 req.txn,
                 &[&self.parts[l].bytes],
                 track,
@@ -613,7 +627,7 @@ impl GsnWorker {
             &s.cfg,
             self.tx,
             Kind::Commit,
-            FLAG_COMMIT,
+            FLAG_COMMIT | ef,
             req.txn,
             &[&count],
             track,
@@ -745,6 +759,7 @@ pub fn open(
         gcfg.rows_per_page,
         cfg.recovery_threads,
         cfg.scan_mode,
+        cfg.cut.as_ref(),
         replay,
         progress,
     )?;

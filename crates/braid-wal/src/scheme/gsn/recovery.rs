@@ -51,6 +51,7 @@ use crate::device::Device;
 use crate::payload::{RedoBuf, decode_redo};
 use crate::record::{FLAG_COMMIT, Kind};
 use crate::scan::{ScanEnd, ScanMode, Scanner};
+use crate::scheme::cut::Cut;
 use crate::scheme::{LogKind, RecoveryReport, Replay, replay_failed};
 use crate::{Lsn, WalError};
 
@@ -77,6 +78,8 @@ struct StreamScan {
     bytes: u64,
     records: u64,
     max_txn: u64,
+    /// Transactions the checkpoint already holds.
+    covered: u64,
 }
 
 /// One redo operation placed in a bucket.
@@ -106,10 +109,15 @@ fn bad(stream: usize, lsn: Lsn, what: &str) -> WalError {
     WalError::Config(format!("gsn log {stream}, LSN {lsn}: {what}"))
 }
 
-fn scan_stream(dev: &dyn Device, s: usize, mode: ScanMode) -> Result<StreamScan, WalError> {
+fn scan_stream(
+    dev: &dyn Device,
+    s: usize,
+    mode: ScanMode,
+    cut: Option<&Cut>,
+) -> Result<StreamScan, WalError> {
     let mut scanner = Scanner::new(dev, mode);
     let mut recs = Vec::new();
-    let (mut records, mut max_txn) = (0u64, 0u64);
+    let (mut records, mut max_txn, mut covered) = (0u64, 0u64, 0u64);
     while let Some(r) = scanner.next_record()? {
         records += 1;
         let h = r.header;
@@ -147,6 +155,17 @@ fn scan_stream(dev: &dyn Device, s: usize, mode: ScanMode) -> Result<StreamScan,
             .stamp
             .gsn()
             .ok_or_else(|| bad(s, h.lsn, "record without a GSN stamp"))?;
+        let kind = if matches!(kind, RecKind::Txn | RecKind::Part | RecKind::Commit(_))
+            && Cut::covered(cut, s, h.lsn, h.flags)
+        {
+            // In the checkpoint recovery started from: only its GSN counts (for the bound).
+            if matches!(kind, RecKind::Txn | RecKind::Commit(_)) {
+                covered += 1;
+            }
+            RecKind::Clock
+        } else {
+            kind
+        };
         let payload = if matches!(kind, RecKind::Txn | RecKind::Part) {
             r.payload.to_vec()
         } else {
@@ -171,6 +190,7 @@ fn scan_stream(dev: &dyn Device, s: usize, mode: ScanMode) -> Result<StreamScan,
         bytes,
         records,
         max_txn,
+        covered,
     })
 }
 
@@ -221,31 +241,34 @@ fn par<T: Send>(
 }
 
 /// Recover the logs on `devices` through `replay`.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn recover(
     devices: &[Arc<dyn Device>],
     unbounded: bool,
     rows_per_page: u64,
     threads: usize,
     mode: ScanMode,
+    cut: Option<&Cut>,
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
 ) -> Result<Recovered, WalError> {
     let n = devices.len();
     let threads = threads.max(1);
     // 1. Scan.
-    let scans = par(n, threads, &|s| scan_stream(&*devices[s], s, mode))?;
+    let scans = par(n, threads, &|s| scan_stream(&*devices[s], s, mode, cut))?;
     let mut report = RecoveryReport::default();
     for sc in &scans {
         report.records += sc.records;
         report.bytes += sc.bytes;
         report.max_txn = report.max_txn.max(sc.max_txn);
+        report.covered += sc.covered;
         report.ends.push(sc.end.clone());
     }
     progress(report.bytes);
 
     // 2. The bound and the committed set.
     let mut voids: Vec<(u64, u64)> = Vec::new();
-    let mut max_gsn = 0u64;
+    let mut max_gsn = cut.map_or(0, |c| c.marks.iter().copied().max().unwrap_or(0));
     for sc in &scans {
         for r in &sc.recs {
             max_gsn = max_gsn.max(r.gsn);
@@ -260,13 +283,18 @@ pub(super) fn recover(
     } else {
         let min_m = scans
             .iter()
-            .map(|sc| {
+            .enumerate()
+            .map(|(s, sc)| {
+                // A log truncated after a checkpoint still proved durable up to the GSN clock
+                // noted with the cut (every record up to it was before the cut's end).
+                let floor = cut.and_then(|c| c.marks.get(s).copied()).unwrap_or(0);
                 sc.recs
                     .iter()
                     .filter(|r| !is_void(r.gsn))
                     .map(|r| r.gsn)
                     .max()
                     .unwrap_or(0)
+                    .max(floor)
             })
             .min()
             .unwrap_or(0);

@@ -69,6 +69,9 @@ pub(crate) fn flush_daemon(sh: Arc<Shared>) {
 }
 
 /// The truncation thread's state.
+/// Backup bytes between two remembered cut points.
+const BACKUP_MARK_EVERY: u64 = 1 << 20;
+
 pub(crate) struct Backup {
     pub(crate) sh: Arc<Shared>,
     pub(crate) stream: Stream,
@@ -106,7 +109,9 @@ impl Backup {
         let sh = &*self.sh;
         let lay = sh.layout;
         let mut end = None;
-        for lsn in self.backed.max(head)..upto {
+        // Objects a durable checkpoint holds need no backup.
+        let floor = sh.ckpt_floor.load(Acquire);
+        for lsn in self.backed.max(head).max(floor)..upto {
             let off = lay.slot_off(lsn);
             sh.region.read(off, &mut self.buf[..HEADER_LEN]);
             let len = record::peek_header(&self.buf).map_or(0, |(len, _, _)| len as usize);
@@ -141,14 +146,23 @@ impl Backup {
                 stamp: &stamp,
                 payload: &payload,
             };
-            end = Some(self.writer.append(&spec)?.1);
+            let (start, e) = self.writer.append(&spec)?;
+            {
+                let mut marks = sh.backup_marks.lock();
+                if marks
+                    .back()
+                    .is_none_or(|&(_, b)| start >= b + BACKUP_MARK_EVERY)
+                {
+                    marks.push_back((lsn, start));
+                }
+            }
+            end = Some(e);
         }
         if let Some(end) = end {
             self.stream.wait_durable(end)?;
         }
         self.backed = self.backed.max(upto);
         sh.backed_up.fetch_add(upto.saturating_sub(head), Relaxed);
-        // (A checkpoint of the tables would be taken here; see the module doc.)
         sh.region.store_u64(layout::HEAD_OFF, upto);
         sh.region.persist(layout::HEAD_OFF, 8);
         for lsn in head..upto {

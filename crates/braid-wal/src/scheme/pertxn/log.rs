@@ -142,6 +142,12 @@ pub(crate) struct Shared {
     pub(crate) helped: AtomicU64,
     pub(crate) truncations: AtomicU64,
     pub(crate) backed_up: AtomicU64,
+    /// (object LSN, backup byte LSN) of some backed-up objects, oldest first, about one per
+    /// MiB of backup: where checkpoint truncation may cut the backup files.
+    pub(crate) backup_marks: parking_lot::Mutex<std::collections::VecDeque<(Lsn, Lsn)>>,
+    /// Objects below this are held by a durable checkpoint: truncation drops them from the
+    /// index without backing them up.
+    pub(crate) ckpt_floor: AtomicU64,
 }
 
 impl Shared {
@@ -181,6 +187,8 @@ impl Shared {
             helped: AtomicU64::new(0),
             truncations: AtomicU64::new(0),
             backed_up: AtomicU64::new(0),
+            backup_marks: Default::default(),
+            ckpt_floor: AtomicU64::new(0),
         }
     }
 
@@ -504,6 +512,8 @@ pub struct LogWriter {
     buf: Vec<u8>,
     /// The transaction with objects inserted but no commit or abort object yet.
     open: Option<u64>,
+    /// Caller flag bits added to every object (the checkpoint epoch bit).
+    flags: u8,
 }
 
 impl std::fmt::Debug for LogWriter {
@@ -515,12 +525,19 @@ impl std::fmt::Debug for LogWriter {
 }
 
 impl LogWriter {
+    /// Caller flag bits (within `record::FLAG_MASK`, besides the commit bit) that the next
+    /// objects carry.
+    pub fn set_flags(&mut self, flags: u8) {
+        self.flags = flags & crate::record::FLAG_MASK & !FLAG_COMMIT;
+    }
+
     pub(crate) fn new(shared: Arc<Shared>) -> LogWriter {
         let buf = vec![0u8; shared.layout.slot_size];
         LogWriter {
             shared,
             buf,
             open: None,
+            flags: 0,
         }
     }
 
@@ -568,7 +585,7 @@ impl LogWriter {
                 lsn,
                 txn,
                 kind,
-                if last && commit { FLAG_COMMIT } else { 0 },
+                self.flags | if last && commit { FLAG_COMMIT } else { 0 },
                 part,
             );
         }

@@ -351,6 +351,8 @@ impl SchemeWorker for PerTxnWorker {
                 end,
             ))));
         }
+        self.writer
+            .set_flags(crate::scheme::cut::epoch_flag(req.epoch));
         match self
             .writer
             .insert(req.txn, req.kind.record_kind(), req.payload, true)
@@ -391,6 +393,67 @@ impl Scheme for PerTxn {
     }
     fn close(&self) -> Result<(), WalError> {
         self.log.close()
+    }
+    /// Positions are object LSNs (one "stream": the global LSN counter).
+    fn positions(&self) -> super::cut::Positions {
+        super::cut::Positions {
+            lsns: vec![self.log.sh.next_lsn.load(Acquire)],
+            marks: vec![0],
+        }
+    }
+    fn wait_durable(&self, lsns: &[Lsn]) -> Result<(), WalError> {
+        match lsns.first() {
+            Some(&l) => self.log.sh.wait_durable(l),
+            None => Ok(()),
+        }
+    }
+    /// Objects before the cut still in the index are dropped by the log's own truncation
+    /// without a backup; the backup files lose whole segments before the newest remembered
+    /// backup position whose object is before the cut.
+    fn truncate(&self, lsns: &[Lsn]) -> Result<(), WalError> {
+        let Some(&cut) = lsns.first() else {
+            return Ok(());
+        };
+        self.log
+            .sh
+            .ckpt_floor
+            .fetch_max(cut, std::sync::atomic::Ordering::AcqRel);
+        let byte = {
+            let mut marks = self.log.sh.backup_marks.lock();
+            let mut at = None;
+            while let Some(&(obj, b)) = marks.front() {
+                if obj > cut {
+                    break;
+                }
+                at = Some(b);
+                if marks.len() > 1 && marks[1].0 <= cut {
+                    marks.pop_front();
+                } else {
+                    break;
+                }
+            }
+            at
+        };
+        match byte {
+            Some(b) => self
+                .log
+                .backup
+                .device()
+                .release(b.min(self.log.backup.durable())),
+            None => Ok(()),
+        }
+    }
+    /// Index entries in use (times the slot size) plus the backup files.
+    fn log_bytes(&self) -> u64 {
+        let sh = &self.log.sh;
+        let live = sh
+            .next_lsn
+            .load(Acquire)
+            .saturating_sub(sh.head.load(Acquire));
+        let b = &self.log.backup;
+        live * sh.layout.slot_size as u64
+            + b.tail()
+                .saturating_sub(crate::scan::StreamSource::start(&**b.device()))
     }
 }
 

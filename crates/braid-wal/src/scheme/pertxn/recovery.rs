@@ -40,6 +40,7 @@ use super::layout::{self, Layout, state_lsn};
 use crate::file_device::{FileDevice, FileDeviceConfig};
 use crate::record::{self, Decoded, FLAG_COMMIT, HEADER_LEN, Kind};
 use crate::scan::{EndKind, ScanEnd, ScanMode, Scanner};
+use crate::scheme::cut::Cut;
 use crate::scheme::{LogKind, RecoveryReport, Replay, SchemeConfig, replay_failed};
 use crate::{Lsn, WalError};
 
@@ -60,6 +61,7 @@ pub(crate) struct Recovered {
 struct Assembler<'a> {
     replay: &'a dyn Replay,
     open: HashMap<u64, (LogKind, Vec<u8>)>,
+    cut: Option<&'a crate::scheme::cut::Cut>,
 }
 
 impl Assembler<'_> {
@@ -81,6 +83,13 @@ impl Assembler<'_> {
             }
             _ => return Ok(()),
         };
+        if h.flags & FLAG_COMMIT != 0 && crate::scheme::cut::Cut::covered(self.cut, 0, lsn, h.flags)
+        {
+            // In the checkpoint recovery started from.
+            self.open.remove(&h.txn);
+            report.covered += 1;
+            return Ok(());
+        }
         if h.flags & FLAG_COMMIT != 0 {
             let applied = match self.open.remove(&h.txn) {
                 Some((k, mut buf)) => {
@@ -119,6 +128,7 @@ pub(crate) fn recover(
     let mut asm = Assembler {
         replay,
         open: HashMap::new(),
+        cut: cfg.cut.as_ref(),
     };
 
     // 1. The backup files.
@@ -126,6 +136,7 @@ pub(crate) fn recover(
     let backup_end = {
         let mut sc = Scanner::new(&*backup, cfg.scan_mode);
         let mut last = 0u64;
+        let mut first = true;
         while let Some(rec) = sc.next_record()? {
             let pos = rec.header.lsn;
             let Some(lsn) = rec.stamp.gsn() else {
@@ -136,6 +147,16 @@ pub(crate) fn recover(
                     reason: "pertxn backup record without its object's LSN".into(),
                 });
             };
+            if first && crate::scan::StreamSource::start(&*backup) > 0 {
+                // Checkpoint truncation removed the backup's beginning: it starts at an object
+                // the checkpoint already holds everything before.
+                backed = lsn;
+            }
+            first = false;
+            if lsn > backed && lsn <= Cut::start_of(cfg.cut.as_ref(), 0) {
+                // Objects the checkpoint holds were dropped without a backup.
+                backed = lsn;
+            }
             if lsn != backed {
                 let (file, offset) = crate::scan::StreamSource::locate(&*backup, pos);
                 return Err(WalError::Corrupt {
@@ -186,6 +207,10 @@ pub(crate) fn recover(
     let name = layout::region_name(region);
     let mut head = region.load_u64(layout::HEAD_OFF);
     let tail = region.load_u64(layout::TAIL_OFF);
+    if backed < head && head <= Cut::start_of(cfg.cut.as_ref(), 0) {
+        // Truncated from the index without a backup because the checkpoint holds them.
+        backed = head;
+    }
     if backed < head {
         let reason = format!(
             "the log head is at LSN {head} but the backup in {} ends at LSN {backed}: objects truncated from the index are missing",

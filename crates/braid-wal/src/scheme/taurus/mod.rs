@@ -92,6 +92,9 @@ pub(crate) struct Shared {
     pub(crate) tracker: Arc<Tracker>,
     pub(crate) rows: RowTable,
     pub(crate) anchors: Box<[AnchorState]>,
+    /// Where each stream restarted at open (its first record since then, if any, was
+    /// compressed against nothing).
+    pub(crate) opened_at: Vec<crate::Lsn>,
 }
 
 /// The running Taurus scheme.
@@ -138,6 +141,26 @@ impl Scheme for Taurus {
     }
     fn metadata_bytes(&self) -> u64 {
         (self.sh.rows.len() * self.sh.rows.entry_bytes()) as u64
+    }
+    /// Truncation keeps, on each stream, the newest anchor before the cut when records are
+    /// compressed (Alg. 5): the records after it are decompressed against it. Without an
+    /// anchor known before the cut (none written since open), records after the open are
+    /// compressed against an all-zero LPLV and need none.
+    fn truncate(&self, lsns: &[crate::Lsn]) -> Result<(), WalError> {
+        for (i, (s, &l)) in self.streams().iter().zip(lsns).enumerate() {
+            let mut upto = l.min(s.durable());
+            if self.sh.compress {
+                match self.sh.anchors[i].anchor_before(upto) {
+                    Some(a) => upto = a,
+                    None if upto >= self.sh.opened_at[i] => upto = self.sh.opened_at[i],
+                    // Records before the open were compressed against anchors this run has
+                    // not seen: keep them until an anchor of this run is before the cut.
+                    None => continue,
+                }
+            }
+            s.device().release(upto)?;
+        }
+        Ok(())
     }
 }
 
@@ -204,9 +227,11 @@ pub fn open_taurus(
                 lplv: (0..n).map(|_| AtomicU64::new(0)).collect(),
                 next: AtomicU64::new(e),
                 busy: AtomicBool::new(false),
+                recent: Default::default(),
             })
             .collect(),
         tracker: Arc::new(Tracker::new(streams, &out.ends)),
+        opened_at: out.ends.clone(),
     };
     Ok((
         Arc::new(Taurus {

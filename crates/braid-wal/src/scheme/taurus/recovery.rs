@@ -78,6 +78,8 @@ struct Log {
     records: u64,
     bytes: u64,
     max_txn: u64,
+    /// Transaction records the checkpoint already holds.
+    covered: u64,
 }
 
 impl Log {
@@ -113,6 +115,7 @@ fn read_stream(dev: &dyn Device, id: usize, cfg: &SchemeConfig, n: usize) -> Res
         records: 0,
         bytes: 0,
         max_txn: 0,
+        covered: 0,
     };
     let mut lplv = [0u64; MAX_STREAMS];
     let mut tmp = [0u64; MAX_STREAMS];
@@ -132,6 +135,12 @@ fn read_stream(dev: &dyn Device, id: usize, cfg: &SchemeConfig, n: usize) -> Res
             Kind::Command if rec.commits() => LogKind::Command,
             _ => continue,
         };
+        if crate::scheme::cut::Cut::covered(cfg.cut.as_ref(), id, h.lsn, h.flags) {
+            // In the checkpoint recovery started from: already replayed, as far as RLV and
+            // the cut are concerned.
+            log.covered += 1;
+            continue;
+        }
         let lv_len = rec.stamp.lv_into(&mut tmp[..n]);
         if lv_len > n {
             return Err(too_wide(id, h.lsn, n));
@@ -438,6 +447,7 @@ pub(crate) fn recover(
         report.records += l.records;
         report.bytes += l.bytes;
         report.max_txn = report.max_txn.max(l.max_txn);
+        report.covered += l.covered;
         report.skipped += (l.recs.len() - keep[s]) as u64;
         report.ends.push(ScanEnd {
             end: e[s],

@@ -64,6 +64,24 @@ pub(crate) struct AnchorState {
     /// The next anchor is due once the stream passes this LSN.
     pub(crate) next: AtomicU64,
     pub(crate) busy: AtomicBool,
+    /// Start LSNs of this stream's recent anchors, oldest first (checkpoint truncation keeps
+    /// the newest anchor before the cut, so the records after it still decompress).
+    pub(crate) recent: parking_lot::Mutex<std::collections::VecDeque<u64>>,
+}
+
+/// Anchor positions remembered per stream.
+const RECENT_ANCHORS: usize = 1024;
+
+impl AnchorState {
+    /// The start of the newest anchor at or before `lsn`.
+    pub(crate) fn anchor_before(&self, lsn: u64) -> Option<u64> {
+        self.recent
+            .lock()
+            .iter()
+            .rev()
+            .find(|&&a| a <= lsn)
+            .copied()
+    }
 }
 
 struct Held {
@@ -183,6 +201,13 @@ impl TaurusWorker {
         };
         if let Ok((s, e)) = self.writer.append(&spec) {
             sh.tracker.register(self.i, s, e, &[0u64; MAX_STREAMS][..n]);
+            {
+                let mut r = st.recent.lock();
+                if r.len() == RECENT_ANCHORS {
+                    r.pop_front();
+                }
+                r.push_back(s);
+            }
             if let Stamp::Lv(clv) = &stamp {
                 for (a, &v) in st.lplv.iter().zip(clv) {
                     a.fetch_max(v, Ordering::Release);
@@ -292,7 +317,7 @@ impl SchemeWorker for TaurusWorker {
         let stamp = self.take_stamp();
         let spec = RecordSpec {
             kind,
-            flags: FLAG_COMMIT,
+            flags: FLAG_COMMIT | crate::scheme::cut::epoch_flag(req.epoch),
             txn,
             stamp: &stamp,
             payload: &payload,
