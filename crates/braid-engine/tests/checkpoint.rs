@@ -463,16 +463,16 @@ fn power_failure_during_checkpoints_loses_nothing_acknowledged() {
                 })
             };
             std::thread::sleep(std::time::Duration::from_millis(150 + 40 * round as u64));
-            // The acknowledged set is fixed before the cut, the file system is cut before
-            // the pmem (a checkpoint on disk implies its log was durable before it).
+            // The acknowledged set is fixed before the cut; pmem and files are cut at one
+            // instant.
             let acked_now: Vec<u64> = acked.lock().clone();
-            let f = fs.crash(CrashOpts::drop_unsynced());
-            let p = sim
-                .crash(|i| braid_pmem::CrashMode::KeepRandom {
+            let (f, p) = fs.crash_with(CrashOpts::drop_unsynced(), || {
+                sim.crash(|i| braid_pmem::CrashMode::KeepRandom {
                     seed: round as u64 * 31 + i as u64,
                     keep_probability: 0.5,
                 })
-                .unwrap();
+            });
+            let p = p.unwrap();
             stop.store(true, Ordering::Relaxed);
             ck.join().unwrap();
             (f, (p, acked_now))

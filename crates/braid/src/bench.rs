@@ -104,6 +104,11 @@ pub struct RunResult {
     pub p99_us: f64,
     pub log_bytes: u64,
     pub log_flushes: u64,
+    /// Checkpoints taken during the run.
+    pub checkpoints: u64,
+    /// Most log bytes held on the log devices during the run (sampled by the checkpoint
+    /// thread; the held bytes at the end otherwise).
+    pub max_log_bytes: u64,
     pub dir: Option<String>,
 }
 
@@ -293,6 +298,11 @@ pub fn run_once(
         hist.add(&h).map_err(|e| e.to_string())?;
     }
     let log = db.log_stats();
+    let ck = db.checkpoint_stats();
+    if let Some(e) = &ck.last_error {
+        return Err(format!("{label}: a checkpoint failed: {e}"));
+    }
+    let max_log_bytes = ck.max_log_bytes.max(db.log_bytes());
     // The workload's consistency conditions (TPC-C Clause 3.3.2, ...) must hold after every run.
     workload
         .check(&db)
@@ -315,6 +325,8 @@ pub fn run_once(
             p99_us: hist.value_at_quantile(0.99) as f64 / 1000.0,
             log_bytes: log.bytes - log_before.bytes,
             log_flushes: log.flushes - log_before.flushes,
+            checkpoints: ck.taken,
+            max_log_bytes,
             dir: kept,
         },
         bytes_per_row,

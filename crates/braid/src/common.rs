@@ -125,6 +125,15 @@ pub struct EngineArgs {
     /// Threads that replay the log at recovery.
     #[arg(long, default_value_t = 1)]
     pub recovery_threads: usize,
+    /// Take a checkpoint in the background every this many seconds (0: never by time).
+    #[arg(long, default_value_t = 0.0)]
+    pub checkpoint_interval: f64,
+    /// Take a checkpoint once the log has grown this many MiB since the last (0: off).
+    #[arg(long, default_value_t = 0)]
+    pub checkpoint_log_mb: u64,
+    /// Keep the log under about this many MiB with checkpoints and truncation (0: no cap).
+    #[arg(long, default_value_t = 0)]
+    pub log_cap_mb: u64,
     /// pertxn: when log objects are persisted: insert (by the committing worker) or commit (by
     /// a background daemon; a waiting commit persists what the daemon has not reached).
     #[arg(long, default_value = "insert")]
@@ -223,7 +232,20 @@ impl EngineArgs {
                 ..PerTxnOptions::default()
             },
             gsn: self.gsn_config(),
+            checkpoint: self.checkpoint_options(),
             ..Options::default()
+        }
+    }
+
+    /// The checkpoint triggers asked for.
+    pub fn checkpoint_options(&self) -> braid_engine::CheckpointOptions {
+        let mb = |v: u64| (v > 0).then_some(v << 20);
+        braid_engine::CheckpointOptions {
+            interval: (self.checkpoint_interval > 0.0)
+                .then(|| Duration::from_secs_f64(self.checkpoint_interval)),
+            log_bytes: mb(self.checkpoint_log_mb),
+            log_cap: mb(self.log_cap_mb),
+            load_threads: self.recovery_threads.max(1),
         }
     }
 }

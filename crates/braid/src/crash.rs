@@ -164,6 +164,8 @@ struct Summary {
     acknowledged: usize,
     recovered: usize,
     violations: usize,
+    /// Rounds whose recovery started from a checkpoint.
+    from_checkpoint: usize,
     failures: Vec<String>,
 }
 
@@ -353,7 +355,7 @@ fn recover_and_check(
         })
         .map_err(|e| format!("recovery failed: {e}"))
     };
-    let (db, _) = open(opts.clone())?;
+    let (db, report) = open(opts.clone())?;
     let mut verdict = if args.workload == WorkloadKind::Ycsb {
         oracle::check(&cfg, &db, intents, acked)
     } else {
@@ -367,6 +369,7 @@ fn recover_and_check(
         }
         v
     };
+    verdict.from_checkpoint = report.checkpoint.as_ref().is_some_and(|c| c.epoch > 0);
     let digest1 = digest(&db);
     db.close().map_err(|e| e.to_string())?;
     drop(db);
@@ -542,18 +545,20 @@ fn power_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Ver
             let acks = acks.lock();
             // Each region's image is taken atomically (its live and durable images under one
             // lock) at the moment it is crashed; freezing first and crashing later would let
-            // random eviction keep stores made after the cut.
-            let pm = sim.crash(|i| match pmem_mode {
-                CrashMode::KeepRandom {
-                    seed,
-                    keep_probability,
-                } => CrashMode::KeepRandom {
-                    seed: seed.wrapping_add(i as u64),
-                    keep_probability,
-                },
-                m => m,
+            // random eviction keep stores made after the cut. The file system is cut at the
+            // same instant (its operations wait meanwhile).
+            let (fs2, pm) = fs.crash_with(fs_opts, || {
+                sim.crash(|i| match pmem_mode {
+                    CrashMode::KeepRandom {
+                        seed,
+                        keep_probability,
+                    } => CrashMode::KeepRandom {
+                        seed: seed.wrapping_add(i as u64),
+                        keep_probability,
+                    },
+                    m => m,
+                })
             });
-            let fs2 = fs.crash(fs_opts);
             let pm = pm.map_err(|e| e.to_string())?;
             let env = Env {
                 fs: Arc::new(fs2),
@@ -620,6 +625,7 @@ pub fn run(args: CrashArgs) -> Result<bool, String> {
             Ok(v) => {
                 sum.acknowledged += v.acknowledged;
                 sum.recovered += v.recovered_visible;
+                sum.from_checkpoint += v.from_checkpoint as usize;
                 if !v.violations.is_empty() {
                     sum.violations += v.violations.len();
                     for x in &v.violations {
@@ -654,6 +660,12 @@ pub fn run(args: CrashArgs) -> Result<bool, String> {
         sum.recovered,
         sum.violations
     );
+    if sum.from_checkpoint > 0 {
+        println!(
+            "  {} of {} recoveries started from a checkpoint",
+            sum.from_checkpoint, sum.rounds
+        );
+    }
     if let Some(p) = &args.json {
         crate::output::write_json(p, &serde_json::to_value(&sum).map_err(|e| e.to_string())?)?;
     }

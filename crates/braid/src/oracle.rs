@@ -66,6 +66,8 @@ pub struct Verdict {
     pub acknowledged: usize,
     pub recovered_visible: usize,
     pub violations: Vec<String>,
+    /// Recovery started from a checkpoint.
+    pub from_checkpoint: bool,
 }
 
 /// Check the recovered database against the intents and acknowledgements.

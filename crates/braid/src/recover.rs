@@ -106,15 +106,32 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
         meta.streams,
         meta.device
     );
+    match &report.checkpoint {
+        Some(c) if c.epoch > 0 => println!(
+            "  checkpoint:    {} (epoch {}): {} rows, {:.1} MB loaded with {} threads in {:.3} s",
+            c.path.display(),
+            c.epoch,
+            c.rows,
+            c.bytes as f64 / 1e6,
+            c.threads,
+            c.seconds
+        ),
+        _ => println!(
+            "  initial image: {} rows rebuilt by the loader in {:.3} s (no checkpoint)",
+            report.rows_loaded, report.load_seconds
+        ),
+    }
+    if let Some(c) = &report.checkpoint {
+        for f in &c.fallbacks {
+            println!("  skipped a damaged checkpoint: {f}");
+        }
+    }
     println!(
-        "  initial image: {} rows rebuilt in {:.3} s",
-        report.rows_loaded, report.load_seconds
-    );
-    println!(
-        "  log replay:    {} transactions ({} records, {} skipped), {:.1} MB read in {:.3} s: {:.0} txn/s, {:.3} GB/s",
+        "  log replay:    {} transactions ({} records, {} skipped, {} already in the checkpoint), {:.1} MB read in {:.3} s: {:.0} txn/s, {:.3} GB/s",
         r.txns,
         r.records,
         r.skipped,
+        r.covered,
         r.bytes as f64 / 1e6,
         r.seconds,
         r.txns as f64 / secs,
@@ -151,6 +168,8 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
                 "txn_per_s": r.txns as f64 / secs,
                 "gb_per_s": r.bytes as f64 / secs / 1e9,
                 "load_seconds": report.load_seconds,
+                "checkpoint": report.checkpoint,
+                "covered": r.covered,
                 "machine": crate::output::machine(),
             }),
         )?;

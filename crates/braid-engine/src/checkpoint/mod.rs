@@ -393,7 +393,7 @@ pub(crate) fn load_rows(
     threads
 }
 
-/// The trigger thread: checks the triggers every 50 ms.
+/// The trigger thread: checks the triggers every 50 ms (or twice per interval if shorter).
 pub(crate) fn spawn_trigger(db: &Arc<DbInner>) -> Result<(), EngineError> {
     let opts = db.opts.checkpoint.clone();
     if !opts.automatic() {
@@ -407,8 +407,12 @@ pub(crate) fn spawn_trigger(db: &Arc<DbInner>) -> Result<(), EngineError> {
         .name("braid-checkpoint".into())
         .spawn(move || {
             let mut last = Instant::now();
+            let tick = opts
+                .interval
+                .map_or(Duration::from_millis(50), |i| i / 2)
+                .clamp(Duration::from_millis(1), Duration::from_millis(50));
             loop {
-                std::thread::park_timeout(Duration::from_millis(50));
+                std::thread::park_timeout(tick);
                 let Some(db) = weak.upgrade() else { return };
                 if db.ckpt.stop.load(Ordering::SeqCst) {
                     return;

@@ -518,6 +518,16 @@ impl FaultFs {
         FaultFs::from_image(s.image.crash(&opts))
     }
 
+    /// [`FaultFs::crash`] at the same instant as whatever `cut` does: file-system operations
+    /// wait while `cut` runs and the image is taken, so a persistent-memory crash taken in
+    /// `cut` and this file system describe one moment (a checkpoint file never outlives the
+    /// log it relies on, a de-staged segment never outlives the ring head that freed it).
+    pub fn crash_with<R>(&self, opts: CrashOpts, cut: impl FnOnce() -> R) -> (FaultFs, R) {
+        let s = self.state.lock();
+        let r = cut();
+        (FaultFs::from_image(s.image.crash(&opts)), r)
+    }
+
     /// The file system after a power failure that struck right after the first `k` operations
     /// of the log (see [`FaultFs::ops`]). `None` if `k` exceeds the log or the log was switched
     /// off.
