@@ -87,6 +87,16 @@ pub struct CrashArgs {
     pub dir: Option<PathBuf>,
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Run the whole matrix instead: every scheme x logging kind x device x crash mode it
+    /// supports (--scheme, --logging, --device and --mode are ignored), with a summary table.
+    #[arg(long)]
+    pub all: bool,
+    /// With --all: kill rounds per combination (default --rounds).
+    #[arg(long)]
+    pub kill_rounds: Option<usize>,
+    /// With --all: power-failure rounds per combination (default --rounds).
+    #[arg(long)]
+    pub power_rounds: Option<usize>,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -154,8 +164,8 @@ pub struct ChildArgs {
     pub crash: CrashArgs,
 }
 
-#[derive(Debug, Default, serde::Serialize)]
-struct Summary {
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct Summary {
     scheme: String,
     logging: String,
     device: String,
@@ -400,6 +410,46 @@ fn digest(db: &Db) -> u64 {
     acc
 }
 
+/// The parent's own options (everything after `crash-test`), with the combination under test
+/// stated explicitly (under `--all` the command line does not name it) and the parent-only
+/// flags left out.
+fn child_args(args: &CrashArgs) -> Vec<String> {
+    const REPLACED: &[&str] = &[
+        "--scheme",
+        "--logging",
+        "--device",
+        "--mode",
+        "--json",
+        "--rounds",
+        "--kill-rounds",
+        "--power-rounds",
+    ];
+    let mut out = Vec::new();
+    let mut it = std::env::args().skip_while(|a| a != "crash-test").skip(1);
+    while let Some(a) = it.next() {
+        let name = a.split('=').next().unwrap_or_default();
+        if a == "--all" {
+            continue;
+        }
+        if REPLACED.contains(&name) {
+            if !a.contains('=') {
+                it.next();
+            }
+            continue;
+        }
+        out.push(a);
+    }
+    out.extend([
+        "--scheme".to_string(),
+        args.scheme.name().to_string(),
+        "--logging".to_string(),
+        args.logging.name().to_string(),
+        "--device".to_string(),
+        args.device.name().to_string(),
+    ]);
+    out
+}
+
 fn kill_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Verdict, String> {
     let dir =
         common::run_dir(args.dir.as_ref(), args.device, "crash").map_err(|e| e.to_string())?;
@@ -408,10 +458,7 @@ fn kill_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Verd
     let mut cmd = Command::new(exe);
     // The child gets the parent's own options (everything after `crash-test`), so every
     // engine, scheme and workload flag reaches it.
-    let forwarded: Vec<String> = std::env::args()
-        .skip_while(|a| a != "crash-test")
-        .skip(1)
-        .collect();
+    let forwarded = child_args(args);
     cmd.arg("crash-child")
         .arg("--db")
         .arg(&db_dir)
@@ -588,7 +635,118 @@ fn power_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Ver
     verdict
 }
 
+/// `braid crash-test`: one combination, or the matrix with `--all`. `Ok(false)` if any
+/// violation was found.
 pub fn run(args: CrashArgs) -> Result<bool, String> {
+    if args.all {
+        return run_all(&args);
+    }
+    let sum = run_one(&args)?;
+    if let Some(p) = &args.json {
+        crate::output::write_json(p, &serde_json::to_value(&sum).map_err(|e| e.to_string())?)?;
+    }
+    Ok(sum.violations == 0)
+}
+
+/// Every (scheme, logging, device) a database can be opened with, crash-tested in kill and
+/// power modes.
+fn matrix() -> Vec<(SchemeKind, LogKind, DeviceKind)> {
+    let mut out = Vec::new();
+    for &scheme in SchemeKind::ALL {
+        if scheme == SchemeKind::None {
+            continue;
+        }
+        for logging in [LogKind::Data, LogKind::Command] {
+            if logging == LogKind::Command && !scheme.supports_command_logging() {
+                continue;
+            }
+            for device in [DeviceKind::Pmem, DeviceKind::File] {
+                let fits = match scheme {
+                    SchemeKind::PerTxn => device == DeviceKind::Pmem,
+                    SchemeKind::NvDisk => device == DeviceKind::File,
+                    _ => true,
+                };
+                if fits {
+                    out.push((scheme, logging, device));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn run_all(args: &CrashArgs) -> Result<bool, String> {
+    let started = Instant::now();
+    let mut rows: Vec<Summary> = Vec::new();
+    for (scheme, logging, device) in matrix() {
+        for mode in [CrashKind::Kill, CrashKind::Power] {
+            let mut a = args.clone();
+            a.all = false;
+            a.scheme = scheme;
+            a.logging = logging;
+            a.device = device;
+            a.mode = mode;
+            a.rounds = match mode {
+                CrashKind::Kill => args.kill_rounds.unwrap_or(args.rounds),
+                CrashKind::Power => args.power_rounds.unwrap_or(args.rounds),
+            };
+            let sum = run_one(&a).unwrap_or_else(|e| Summary {
+                scheme: scheme.name().into(),
+                logging: logging.name().into(),
+                device: device.name().into(),
+                mode: format!("{mode:?}").to_lowercase(),
+                violations: 1,
+                failures: vec![e],
+                ..Summary::default()
+            });
+            rows.push(sum);
+        }
+    }
+    println!();
+    println!(
+        "{:<8} {:<8} {:<5} {:<6} {:>7} {:>13} {:>11} {:>10}",
+        "scheme", "logging", "dev", "mode", "rounds", "acked checked", "from ckpt", "violations"
+    );
+    for r in &rows {
+        println!(
+            "{:<8} {:<8} {:<5} {:<6} {:>7} {:>13} {:>11} {:>10}",
+            r.scheme,
+            r.logging,
+            r.device,
+            r.mode,
+            r.rounds,
+            r.acknowledged,
+            r.from_checkpoint,
+            r.violations
+        );
+    }
+    let total: usize = rows.iter().map(|r| r.violations).sum();
+    let rounds: usize = rows.iter().map(|r| r.rounds).sum();
+    let acked: usize = rows.iter().map(|r| r.acknowledged).sum();
+    println!(
+        "crash-test --all: {} combinations, {rounds} rounds, {acked} acknowledged commits checked, {total} violations in {:.0} s",
+        rows.len(),
+        started.elapsed().as_secs_f64()
+    );
+    if let Some(p) = &args.json {
+        crate::output::write_json(
+            p,
+            &serde_json::json!({
+                "combinations": rows,
+                "rounds": rounds,
+                "acknowledged": acked,
+                "violations": total,
+                "seconds": started.elapsed().as_secs_f64(),
+                "machine": crate::output::machine(),
+            }),
+        )?;
+    }
+    Ok(total == 0)
+}
+
+/// Crash-test one combination and print its summary line.
+pub fn run_one(args: &CrashArgs) -> Result<Summary, String> {
+    let args = args.clone();
     if args.mode == CrashKind::Kill && args.device == DeviceKind::Null {
         return Err("crash tests need a log device: --device pmem or file".into());
     }
@@ -666,8 +824,5 @@ pub fn run(args: CrashArgs) -> Result<bool, String> {
             sum.from_checkpoint, sum.rounds
         );
     }
-    if let Some(p) = &args.json {
-        crate::output::write_json(p, &serde_json::to_value(&sum).map_err(|e| e.to_string())?)?;
-    }
-    Ok(sum.violations == 0)
+    Ok(sum)
 }

@@ -1,0 +1,44 @@
+//! `braid crash-test --all`: the short matrix CI runs — every scheme x logging kind x device
+//! the engine accepts, under `kill -9` and simulated power failure, with background
+//! checkpoints every 10 ms so crashes also land inside checkpoints and truncations.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{braid, run_ok};
+
+#[test]
+fn crash_test_all_short_matrix() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let json = dir.path().join("all.json");
+    let out = run_ok(braid().args([
+        "crash-test",
+        "--all",
+        "--kill-rounds",
+        "3",
+        "--power-rounds",
+        "20",
+        "--max-ms",
+        "200",
+        "--checkpoint-interval",
+        "0.01",
+        "--json",
+        json.to_str().unwrap(),
+    ]));
+    assert!(out.contains("28 combinations"), "{out}");
+    assert!(out.contains(" 0 violations in"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = v["combinations"].as_array().unwrap();
+    assert_eq!(rows.len(), 28);
+    for r in rows {
+        assert_eq!(r["violations"], 0, "{r}");
+        assert!(r["acknowledged"].as_u64().unwrap() > 0, "nothing checked: {r}");
+    }
+    let from_ckpt: u64 = rows
+        .iter()
+        .map(|r| r["from_checkpoint"].as_u64().unwrap())
+        .sum();
+    assert!(from_ckpt > 0, "no recovery started from a checkpoint");
+}
