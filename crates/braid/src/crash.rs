@@ -91,6 +91,14 @@ pub struct CrashArgs {
     /// supports (--scheme, --logging, --device and --mode are ignored), with a summary table.
     #[arg(long)]
     pub all: bool,
+    /// Kill mode: every round reopens (recovers) and goes on with the database the previous
+    /// round was killed in, instead of a new one (TPC-C, TATP, TPC-B; not the YCSB oracle).
+    #[arg(long)]
+    pub same_db: bool,
+    /// Kill mode: shortest run before the kill, milliseconds (the kill comes at a random
+    /// time between this and --max-ms).
+    #[arg(long, default_value_t = 5)]
+    pub min_ms: u64,
     /// With --all: kill rounds per combination (default --rounds).
     #[arg(long)]
     pub kill_rounds: Option<usize>,
@@ -450,10 +458,15 @@ fn child_args(args: &CrashArgs) -> Vec<String> {
     out
 }
 
-fn kill_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Verdict, String> {
+fn kill_round(
+    args: &CrashArgs,
+    round: usize,
+    rng: &mut SmallRng,
+    shared: Option<&Path>,
+) -> Result<Verdict, String> {
     let dir =
         common::run_dir(args.dir.as_ref(), args.device, "crash").map_err(|e| e.to_string())?;
-    let db_dir = dir.path().join("db");
+    let db_dir = shared.map_or_else(|| dir.path().join("db"), Path::to_path_buf);
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut cmd = Command::new(exe);
     // The child gets the parent's own options (everything after `crash-test`), so every
@@ -502,7 +515,10 @@ fn kill_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Verd
         }
         std::thread::sleep(Duration::from_millis(2));
     }
-    std::thread::sleep(Duration::from_millis(rng.gen_range(5..=args.max_ms.max(6))));
+    let lo = args.min_ms.min(args.max_ms);
+    std::thread::sleep(Duration::from_millis(
+        rng.gen_range(lo..=args.max_ms.max(lo)),
+    ));
     child.kill().map_err(|e| format!("kill: {e}"))?;
     let _ = child.wait();
     let _ = reader.join();
@@ -766,6 +782,19 @@ pub fn run_one(args: &CrashArgs) -> Result<Summary, String> {
         .to_lowercase(),
     );
     let mut rng = SmallRng::seed_from_u64(args.seed);
+    if args.same_db && args.workload == WorkloadKind::Ycsb {
+        return Err(
+            "--same-db needs a workload checked by its consistency conditions: --workload tpcc, \
+             tatp or tpcb (the YCSB oracle judges one run at a time)"
+                .into(),
+        );
+    }
+    let shared = if args.same_db && args.mode == CrashKind::Kill {
+        Some(common::run_dir(args.dir.as_ref(), args.device, "soak").map_err(|e| e.to_string())?)
+    } else {
+        None
+    };
+    let shared_db = shared.as_ref().map(|d| d.path().join("db"));
     let mut sum = Summary {
         scheme: args.scheme.name().into(),
         logging: args.logging.name().into(),
@@ -775,7 +804,7 @@ pub fn run_one(args: &CrashArgs) -> Result<Summary, String> {
     };
     for round in 0..args.rounds {
         let v = match args.mode {
-            CrashKind::Kill => kill_round(&args, round, &mut rng),
+            CrashKind::Kill => kill_round(&args, round, &mut rng, shared_db.as_deref()),
             CrashKind::Power => power_round(&args, round, &mut rng),
         };
         sum.rounds += 1;

@@ -34,7 +34,10 @@ fn crash_test_all_short_matrix() {
     assert_eq!(rows.len(), 28);
     for r in rows {
         assert_eq!(r["violations"], 0, "{r}");
-        assert!(r["acknowledged"].as_u64().unwrap() > 0, "nothing checked: {r}");
+        assert!(
+            r["acknowledged"].as_u64().unwrap() > 0,
+            "nothing checked: {r}"
+        );
     }
     let from_ckpt: u64 = rows
         .iter()
