@@ -105,6 +105,10 @@ pub struct CrashArgs {
     /// With --all: power-failure rounds per combination (default --rounds).
     #[arg(long)]
     pub power_rounds: Option<usize>,
+    /// With --all: --kill-rounds and --power-rounds are per scheme, shared out evenly over
+    /// that scheme's combinations.
+    #[arg(long)]
+    pub per_scheme: bool,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -436,7 +440,7 @@ fn child_args(args: &CrashArgs) -> Vec<String> {
     let mut it = std::env::args().skip_while(|a| a != "crash-test").skip(1);
     while let Some(a) = it.next() {
         let name = a.split('=').next().unwrap_or_default();
-        if a == "--all" {
+        if a == "--all" || a == "--per-scheme" {
             continue;
         }
         if REPLACED.contains(&name) {
@@ -694,7 +698,13 @@ fn matrix() -> Vec<(SchemeKind, LogKind, DeviceKind)> {
 fn run_all(args: &CrashArgs) -> Result<bool, String> {
     let started = Instant::now();
     let mut rows: Vec<Summary> = Vec::new();
-    for (scheme, logging, device) in matrix() {
+    let all = matrix();
+    for &(scheme, logging, device) in &all {
+        let share = if args.per_scheme {
+            all.iter().filter(|c| c.0 == scheme).count()
+        } else {
+            1
+        };
         for mode in [CrashKind::Kill, CrashKind::Power] {
             let mut a = args.clone();
             a.all = false;
@@ -705,7 +715,8 @@ fn run_all(args: &CrashArgs) -> Result<bool, String> {
             a.rounds = match mode {
                 CrashKind::Kill => args.kill_rounds.unwrap_or(args.rounds),
                 CrashKind::Power => args.power_rounds.unwrap_or(args.rounds),
-            };
+            }
+            .div_ceil(share);
             let sum = run_one(&a).unwrap_or_else(|e| Summary {
                 scheme: scheme.name().into(),
                 logging: logging.name().into(),
