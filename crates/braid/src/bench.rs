@@ -60,9 +60,9 @@ pub struct BenchArgs {
     /// Write results as JSON here.
     #[arg(long, default_value = "results/bench.json")]
     pub json: PathBuf,
-    /// Write results as CSV here.
-    #[arg(long, default_value = "results/bench.csv")]
-    pub csv: PathBuf,
+    /// Write results as CSV here (default: the JSON path with a .csv extension).
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
     /// Draw plots of the sweep (SVG and PNG) into this directory.
     #[arg(long)]
     pub plot: Option<PathBuf>,
@@ -85,6 +85,13 @@ pub struct BenchArgs {
 
 impl BenchArgs {
     /// Seconds per run.
+    /// Where the CSV goes.
+    pub fn csv_path(&self) -> PathBuf {
+        self.csv
+            .clone()
+            .unwrap_or_else(|| self.json.with_extension("csv"))
+    }
+
     pub fn seconds(&self) -> f64 {
         self.seconds.unwrap_or(5.0)
     }
@@ -534,7 +541,7 @@ pub fn save(args: &BenchArgs, results: &[ConfigResult]) -> Result<(), String> {
     println!(
         "results written to {} and {}",
         args.json.display(),
-        args.csv.display()
+        args.csv_path().display()
     );
     Ok(())
 }
@@ -578,7 +585,7 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> Result<(), Stri
             r.params.to_string().replace('"', "'"),
         ));
     }
-    crate::output::write_text(&args.csv, &csv)?;
+    crate::output::write_text(&args.csv_path(), &csv)?;
     Ok(())
 }
 

@@ -75,6 +75,8 @@ fn recover_reports_checkpoint_and_replay() {
         dir.path().to_str().unwrap(),
         "--json",
         json.to_str().unwrap(),
+        "--csv",
+        dir.path().join("bench.csv").to_str().unwrap(),
     ]));
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

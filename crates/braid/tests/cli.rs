@@ -102,6 +102,8 @@ fn bench_recover_inspect() {
         dir.path().to_str().unwrap(),
         "--json",
         json.to_str().unwrap(),
+        "--csv",
+        dir.path().join("bench.csv").to_str().unwrap(),
     ]));
     assert!(out.contains("serial"), "{out}");
     let v: serde_json::Value =
