@@ -28,7 +28,8 @@ use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig, PmemWrite};
 use braid_wal::scan::ScanMode;
 use braid_wal::scheme::pertxn::{PerTxnOptions, PerTxnStorage};
 use braid_wal::scheme::{
-    self, LogKind, RecoveryReport, Scheme, SchemeConfig, SchemeKind, SchemeWorker, Storage,
+    self, LogKind, RecoveryPlan, RecoveryReport, Scheme, SchemeConfig, SchemeKind, SchemeWorker,
+    Storage,
 };
 use serde::{Deserialize, Serialize};
 
@@ -165,10 +166,17 @@ pub struct Options {
     pub app: serde_json::Value,
     /// Settings of the `pertxn` scheme (flush policy, slot size, truncation threshold).
     pub pertxn: PerTxnOptions,
-    /// Settings of the `gsn` scheme (partitioning, commit protocol, rows per page, NVM delay).
+    /// Settings of the `gsn` scheme (partitioning, commit protocol, rows per page, NVM delay,
+    /// recovery scanners and appliers).
     pub gsn: braid_wal::scheme::gsn::GsnConfig,
     /// Automatic checkpoints (off by default) and checkpoint loading.
     pub checkpoint: CheckpointOptions,
+    /// Settings of the `taurus` scheme (record-LV compression, row-table delta, anchors, range
+    /// buckets).
+    pub taurus: braid_wal::scheme::taurus::TaurusConfig,
+    /// How a scheme with a parallel recovery planner replays (taurus): parallel, the serial
+    /// fallback, or chosen from the log (auto).
+    pub recovery_plan: RecoveryPlan,
 }
 
 impl Default for Options {
@@ -190,6 +198,8 @@ impl Default for Options {
             pertxn: PerTxnOptions::default(),
             gsn: braid_wal::scheme::gsn::GsnConfig::default(),
             checkpoint: CheckpointOptions::default(),
+            taurus: braid_wal::scheme::taurus::TaurusConfig::default(),
+            recovery_plan: RecoveryPlan::Auto,
         }
     }
 }
@@ -332,10 +342,13 @@ pub struct MemoryReport {
     pub rows: u64,
     /// Row image bytes per row (the schema's width), averaged over tables by row count.
     pub image_bytes_per_row: f64,
-    /// Engine overhead per row: row header (lock, version, latch, pointers), allocation headers
-    /// and the index entry.
+    /// Engine overhead per row: row header (lock, version, latch, pointers, and the stamp word
+    /// the scheme seam offers, which no scheme uses today), allocation headers and the index
+    /// entry.
     pub engine_bytes_per_row: f64,
-    /// The logging scheme's per-row metadata.
+    /// The logging scheme's ordering metadata kept outside the rows
+    /// ([`Scheme::metadata_bytes`]: Taurus' row and range LV table, gsn's page clocks), per
+    /// row.
     pub scheme_bytes_per_row: f64,
 }
 
@@ -538,7 +551,8 @@ impl Db {
             recovery_threads: opts.recovery_threads.max(1),
             gsn: opts.gsn.clone(),
             cut,
-            ..SchemeConfig::default()
+            taurus: opts.taurus.clone(),
+            recovery_plan: opts.recovery_plan,
         };
         let (scheme, recovery) = {
             let replayer = Replayer::new(&inner);
@@ -680,17 +694,19 @@ impl Db {
         // Row header + Arc counts + boxed image allocation header + index entry (key, Arc
         // pointer, and the index's own per-entry overhead, about one word).
         let engine = std::mem::size_of::<Row>() + 16 + 16 + 8 + 8 + 8;
-        let scheme = 8; // the stamp word inside Row is counted here rather than in `engine`
+        let per_row = |bytes: f64| if rows == 0 { 0.0 } else { bytes / rows as f64 };
         MemoryReport {
             rows,
-            image_bytes_per_row: if rows == 0 {
-                0.0
-            } else {
-                image as f64 / rows as f64
-            },
-            engine_bytes_per_row: (engine - scheme) as f64,
-            scheme_bytes_per_row: scheme as f64,
+            image_bytes_per_row: per_row(image as f64),
+            engine_bytes_per_row: engine as f64,
+            scheme_bytes_per_row: per_row(self.inner.scheme.metadata_bytes() as f64),
         }
+    }
+
+    /// The scheme's event counters since the database was opened ([`Scheme::counters`]; gsn:
+    /// commits, straggler signals, daemon rounds, clock records).
+    pub fn scheme_counters(&self) -> Vec<(&'static str, u64)> {
+        self.inner.scheme.counters()
     }
 
     /// Flush the log and stop its background threads.

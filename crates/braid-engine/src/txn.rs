@@ -8,7 +8,10 @@
 //! (NO_WAIT). Under OCC reads take no lock and remember the row version; commit locks the write
 //! set (NO_WAIT), validates every version, then logs and installs. Range scans (ordered tables)
 //! are protected against phantoms by scanning twice (Silo; Taurus Sec. 3.4): commit counts the
-//! index entries in the scanned range again and aborts if the count changed.
+//! index entries in the scanned range again and aborts if the count changed. The scheme hears of
+//! index changes and scans too (`on_insert` after a key enters the index, `on_delete` when a
+//! delete is buffered, `on_scan` right before each recount), so it can order a scan against
+//! inserts and deletes inside its range that no row access connects.
 //!
 //! A transaction in replay mode (recovery re-executing a command) takes no locks, calls no
 //! scheme hooks and logs nothing: the recovery planner guarantees no conflicting replay runs
@@ -525,6 +528,7 @@ impl<'w> Txn<'w> {
             key,
             stamp: &row.stamp,
         });
+        self.scheme.on_insert(t, key);
         let img = self.st.new_image();
         self.st.images[img].clear();
         self.st.images[img].extend_from_slice(image);
@@ -559,6 +563,7 @@ impl<'w> Txn<'w> {
         let Some(i) = self.write_entry(table, key)? else {
             return Ok(false);
         };
+        self.scheme.on_delete(t, key);
         self.st.entries[i].write = Write::Delete;
         Ok(true)
     }
@@ -731,6 +736,7 @@ impl<'w> Txn<'w> {
             }
         }
         for s in &self.st.scans {
+            self.scheme.on_scan(s.table, s.lo, s.hi);
             let mut n = 0usize;
             self.db.tables[s.table as usize].range(s.lo, s.hi, |_, _| {
                 n += 1;

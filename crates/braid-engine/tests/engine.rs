@@ -362,3 +362,46 @@ fn synchronous_commits_return_durable() {
     assert!(t.is_durable().unwrap());
     assert!(matches!(t, Ticket::Durable));
 }
+
+/// The per-row scheme figure of the memory report is the scheme's own metadata
+/// (`Scheme::metadata_bytes`) over the rows: nothing for serial, the page clocks for gsn, the
+/// row and range LV table for taurus (which grows with what transactions touch).
+#[test]
+fn memory_report_counts_the_schemes_metadata() {
+    let base = tempfile::tempdir_in("/dev/shm").unwrap();
+    let db = open(
+        &base.path().join("serial"),
+        opts(pmem(), LogKind::Data, Cc::TwoPl),
+    );
+    let m = db.memory_report();
+    assert_eq!(m.rows, 10);
+    assert_eq!(m.scheme_bytes_per_row, 0.0);
+    assert!(m.engine_bytes_per_row > 0.0);
+    db.close().unwrap();
+
+    let gsn = Options {
+        scheme: SchemeKind::Gsn,
+        ..opts(pmem(), LogKind::Data, Cc::TwoPl)
+    };
+    let db = open(&base.path().join("gsn"), gsn.clone());
+    let slots = gsn.gsn.page_slots.next_power_of_two() as f64;
+    assert_eq!(db.memory_report().scheme_bytes_per_row, slots * 8.0 / 10.0);
+    db.close().unwrap();
+
+    let taurus = Options {
+        scheme: SchemeKind::Taurus,
+        streams: 2,
+        ..opts(pmem(), LogKind::Command, Cc::TwoPl)
+    };
+    let db = open(&base.path().join("taurus"), taurus);
+    let total = |m: MemoryReport| m.scheme_bytes_per_row * m.rows as f64;
+    let before = total(db.memory_report());
+    assert!(before > 0.0, "the lock table's shards are counted");
+    run_transfers(&db, 50);
+    let after = total(db.memory_report());
+    assert!(
+        after > before,
+        "row and range LVs of what the transfers touched: {before} -> {after} bytes"
+    );
+    db.close().unwrap();
+}

@@ -287,6 +287,7 @@ fn scfg(logging: LogKind, threads: usize, plan: RecoveryPlan, compress: bool) ->
             delta: 512,
             compress: Some(compress),
             anchor_every: 700,
+            ..TaurusConfig::default()
         },
         ..SchemeConfig::default()
     }

@@ -6,6 +6,10 @@
 //! Taurus paper's asynchronous commit). A transaction counts, and its latency (commit start to
 //! acknowledgement) is recorded, only when its ticket resolves; transactions still in flight when
 //! the time is up are waited for and counted, and the elapsed time includes that wait.
+//!
+//! Each run also records the scheme's own counters ([`Db::scheme_counters`]); for gsn the
+//! results carry straggler signals per 10,000 commits of passive group commit (Wang & Johnson
+//! Sec. 4.1), counted by that run's scheme instance alone.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -117,6 +121,11 @@ pub struct RunResult {
     /// thread; the held bytes at the end otherwise).
     pub max_log_bytes: u64,
     pub dir: Option<String>,
+    /// The scheme's counters at the end of the run (gsn: commits, signals, daemon_rounds,
+    /// clock_records); empty for schemes without any.
+    pub scheme_counters: std::collections::BTreeMap<String, u64>,
+    /// gsn: straggler signals per 10,000 update commits in this run.
+    pub signals_per_10k_commits: Option<f64>,
 }
 
 /// One configuration: its repeats and their medians.
@@ -138,6 +147,8 @@ pub struct ConfigResult {
     pub aborts_per_s: f64,
     pub log_bytes_per_s: f64,
     pub bytes_per_row: f64,
+    /// gsn: median over the runs of straggler signals per 10,000 commits.
+    pub signals_per_10k_commits: Option<f64>,
     pub runs: Vec<RunResult>,
     pub params: serde_json::Value,
 }
@@ -310,6 +321,13 @@ pub fn run_once(
         return Err(format!("{label}: a checkpoint failed: {e}"));
     }
     let max_log_bytes = ck.max_log_bytes.max(db.log_bytes());
+    // Every worker is gone (they live in the scoped threads), so the counts are complete.
+    let scheme_counters: std::collections::BTreeMap<String, u64> = db
+        .scheme_counters()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    let signals_per_10k_commits = signals_per_10k(&scheme_counters);
     // The workload's consistency conditions (TPC-C Clause 3.3.2, ...) must hold after every run.
     workload
         .check(&db)
@@ -335,9 +353,22 @@ pub fn run_once(
             checkpoints: ck.taken,
             max_log_bytes,
             dir: kept,
+            scheme_counters,
+            signals_per_10k_commits,
         },
         bytes_per_row,
     ))
+}
+
+/// Straggler signals per 10,000 commits from a scheme's counters, if it counts signals.
+pub fn signals_per_10k(c: &std::collections::BTreeMap<String, u64>) -> Option<f64> {
+    let signals = *c.get("signals")?;
+    let commits = *c.get("commits")?;
+    Some(if commits == 0 {
+        0.0
+    } else {
+        signals as f64 * 10_000.0 / commits as f64
+    })
 }
 
 /// One configuration of a sweep.
@@ -485,6 +516,11 @@ pub fn measure(
                 .map(|r| r.log_bytes as f64 / r.seconds)
                 .collect::<Vec<_>>(),
         );
+        let mut sig: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.signals_per_10k_commits)
+            .collect();
+        let signals = (!sig.is_empty()).then(|| median(&mut sig));
         let ratio = results
             .iter()
             .find(|c| c.scheme == "none" && c.threads == p.threads)
@@ -512,6 +548,7 @@ pub fn measure(
             aborts_per_s: aborts,
             log_bytes_per_s: logbps,
             bytes_per_row: bpr,
+            signals_per_10k_commits: signals,
             runs,
             params: serde_json::json!({
                 "workload": workload.params(),
@@ -529,6 +566,8 @@ pub fn measure(
                 "segment_mb": args.engine.segment_mb,
                 "direct": args.engine.direct,
                 "sync_commit": args.engine.sync_commit,
+                "lv_compress": format!("{:?}", args.engine.lv_compress).to_lowercase(),
+                "taurus_recovery": format!("{:?}", args.engine.taurus_recovery).to_lowercase(),
             }),
         });
     }
@@ -557,12 +596,12 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> Result<(), Stri
         }),
     )?;
     let mut csv = String::from(
-        "workload,scheme,logging,device,threads,logs,nvm_delay_ns,txn_per_s,txn_per_s_min,txn_per_s_max,ratio_to_none,p50_us,p99_us,aborts_per_s,log_bytes_per_s,bytes_per_row,git,cores,cpu,params\n",
+        "workload,scheme,logging,device,threads,logs,nvm_delay_ns,txn_per_s,txn_per_s_min,txn_per_s_max,ratio_to_none,p50_us,p99_us,aborts_per_s,log_bytes_per_s,bytes_per_row,signals_per_10k_commits,git,cores,cpu,params\n",
     );
     let m = crate::output::machine();
     for r in results {
         csv.push_str(&format!(
-            "{},{},{},{},{},{},{},{:.1},{:.1},{:.1},{},{:.2},{:.2},{:.1},{:.1},{:.1},{},{},\"{}\",\"{}\"\n",
+            "{},{},{},{},{},{},{},{:.1},{:.1},{:.1},{},{:.2},{:.2},{:.1},{:.1},{:.1},{},{},{},\"{}\",\"{}\"\n",
             r.workload,
             r.scheme,
             r.logging,
@@ -579,6 +618,9 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> Result<(), Stri
             r.aborts_per_s,
             r.log_bytes_per_s,
             r.bytes_per_row,
+            r.signals_per_10k_commits
+                .map(|x| format!("{x:.2}"))
+                .unwrap_or_default(),
             m["git"].as_str().unwrap_or(""),
             m["cores"],
             m["cpu"].as_str().unwrap_or("").replace('"', "'"),
@@ -627,5 +669,13 @@ fn print_table(results: &[ConfigResult]) {
             r.aborts_per_s,
             r.log_bytes_per_s / 1e6,
         );
+    }
+    for r in results {
+        if let Some(s) = r.signals_per_10k_commits {
+            println!(
+                "{} {} {} {}t {} logs: {s:.2} straggler signals per 10,000 commits",
+                r.workload, r.scheme, r.device, r.threads, r.logs
+            );
+        }
     }
 }

@@ -41,6 +41,24 @@ pub enum DomainArg {
     Eadr,
 }
 
+/// Record-LV compression of the taurus scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LvCompressArg {
+    /// On from 32 streams (where a dense LV outweighs a record), off below.
+    Auto,
+    On,
+    Off,
+}
+
+/// How taurus replays at recovery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TaurusRecoveryArg {
+    /// Serial when the log's dependency chains leave little parallelism or one thread replays.
+    Auto,
+    Parallel,
+    Serial,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PmemWriteArg {
     /// Non-temporal (streaming) stores.
@@ -134,6 +152,22 @@ pub struct EngineArgs {
     /// Keep the log under about this many MiB with checkpoints and truncation (0: no cap).
     #[arg(long, default_value_t = 0)]
     pub log_cap_mb: u64,
+    /// gsn recovery: N, the threads that scan the logs and partition their records by page
+    /// (Wang & Johnson Sec. 3.2; default: the recovery threads).
+    #[arg(long)]
+    pub scan_threads: Option<usize>,
+    /// gsn recovery: M, the page buckets and the threads that sort each by GSN and apply it
+    /// (default: the recovery threads).
+    #[arg(long)]
+    pub apply_threads: Option<usize>,
+    /// taurus: how recovery replays: auto (serial when the log offers little parallelism),
+    /// parallel (pools and RLV) or serial.
+    #[arg(long, value_enum, default_value_t = TaurusRecoveryArg::Auto)]
+    pub taurus_recovery: TaurusRecoveryArg,
+    /// taurus: compress record LVs against anchors (Alg. 5): auto (on from 32 streams), on or
+    /// off.
+    #[arg(long, value_enum, default_value_t = LvCompressArg::Auto)]
+    pub lv_compress: LvCompressArg,
     /// pertxn: when log objects are persisted: insert (by the committing worker) or commit (by
     /// a background daemon; a waiting commit persists what the daemon has not reached).
     #[arg(long, default_value = "insert")]
@@ -194,7 +228,31 @@ impl EngineArgs {
             commit: self.gsn_commit,
             rows_per_page: self.rows_per_page.max(1),
             insert_delay_ns: self.gsn_insert_delay_ns,
+            scan_threads: self.scan_threads.unwrap_or(0),
+            apply_threads: self.apply_threads.unwrap_or(0),
             ..Default::default()
+        }
+    }
+
+    /// The taurus scheme's options.
+    pub fn taurus_config(&self) -> braid_wal::scheme::taurus::TaurusConfig {
+        braid_wal::scheme::taurus::TaurusConfig {
+            compress: match self.lv_compress {
+                LvCompressArg::Auto => None,
+                LvCompressArg::On => Some(true),
+                LvCompressArg::Off => Some(false),
+            },
+            ..Default::default()
+        }
+    }
+
+    /// The replay plan of schemes with a parallel planner (taurus).
+    pub fn recovery_plan(&self) -> braid_wal::scheme::RecoveryPlan {
+        use braid_wal::scheme::RecoveryPlan;
+        match self.taurus_recovery {
+            TaurusRecoveryArg::Auto => RecoveryPlan::Auto,
+            TaurusRecoveryArg::Parallel => RecoveryPlan::Parallel,
+            TaurusRecoveryArg::Serial => RecoveryPlan::Serial,
         }
     }
 
@@ -233,6 +291,8 @@ impl EngineArgs {
             },
             gsn: self.gsn_config(),
             checkpoint: self.checkpoint_options(),
+            taurus: self.taurus_config(),
+            recovery_plan: self.recovery_plan(),
             ..Options::default()
         }
     }
@@ -391,4 +451,50 @@ where
         .filter(|x| !x.trim().is_empty())
         .map(|x| x.trim().parse::<T>().map_err(|e| e.to_string()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use braid_wal::scheme::RecoveryPlan;
+
+    fn engine(args: &[&str]) -> EngineArgs {
+        let cmd = <EngineArgs as Args>::augment_args(clap::Command::new("x"));
+        let m = cmd
+            .try_get_matches_from(std::iter::once("x").chain(args.iter().copied()))
+            .unwrap();
+        <EngineArgs as clap::FromArgMatches>::from_arg_matches(&m).unwrap()
+    }
+
+    #[test]
+    fn scheme_flags_reach_the_options() {
+        let o = engine(&[]).options(SchemeKind::Taurus, LogKind::Data, DeviceKind::Pmem, 2, 2);
+        assert_eq!(o.taurus.compress, None);
+        assert_eq!(o.recovery_plan, RecoveryPlan::Auto);
+        assert_eq!((o.gsn.scan_threads, o.gsn.apply_threads), (0, 0));
+        let o = engine(&[
+            "--lv-compress",
+            "on",
+            "--taurus-recovery",
+            "serial",
+            "--scan-threads",
+            "3",
+            "--apply-threads",
+            "2",
+        ])
+        .options(SchemeKind::Taurus, LogKind::Data, DeviceKind::Pmem, 2, 2);
+        assert_eq!(o.taurus.compress, Some(true));
+        assert_eq!(o.recovery_plan, RecoveryPlan::Serial);
+        assert_eq!((o.gsn.scan_threads, o.gsn.apply_threads), (3, 2));
+        let o = engine(&["--lv-compress", "off", "--taurus-recovery", "parallel"]).options(
+            SchemeKind::Taurus,
+            LogKind::Data,
+            DeviceKind::Pmem,
+            2,
+            2,
+        );
+        assert_eq!(o.taurus.compress, Some(false));
+        assert_eq!(o.recovery_plan, RecoveryPlan::Parallel);
+    }
 }

@@ -1,5 +1,9 @@
 //! `braid recover`: recover a database directory left by a run (`braid bench --keep`) or a
 //! crash, and report how fast the log was replayed.
+//!
+//! `--threads` sets the recovery threads; for the gsn pipeline (Wang & Johnson Sec. 3.2)
+//! `--scan-threads N` and `--apply-threads M` set its scanners and appliers apart (each
+//! defaulting to `--threads`), and the stages the planner timed are printed.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -15,7 +19,7 @@ pub struct RecoverArgs {
     /// The database directory.
     #[arg(long)]
     pub dir: PathBuf,
-    /// Threads replaying the log.
+    /// Threads replaying the log (gsn: the default of --scan-threads and --apply-threads).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
     #[arg(long)]
@@ -34,13 +38,34 @@ pub struct RecoveryStats {
     pub streams: usize,
     pub device: String,
     pub threads: usize,
+    /// gsn: N scanners and M appliers of the pipeline (None for other schemes).
+    pub scan_threads: Option<usize>,
+    pub apply_threads: Option<usize>,
     pub txns: u64,
     pub records: u64,
     pub bytes: u64,
     pub seconds: f64,
     pub txn_per_s: f64,
+    pub records_per_s: f64,
     pub gb_per_s: f64,
     pub load_seconds: f64,
+    /// Seconds per stage, where the scheme's planner times them (gsn).
+    pub stages: Vec<(String, f64)>,
+}
+
+/// The pipeline's (N, M) for a gsn database recovered with `threads` threads and `engine`'s
+/// flags, as the scheme will resolve them; None for other schemes.
+fn pipeline(
+    scheme: SchemeKind,
+    engine: &EngineArgs,
+    threads: usize,
+) -> (Option<usize>, Option<usize>) {
+    if scheme != SchemeKind::Gsn {
+        return (None, None);
+    }
+    let t = threads.max(1);
+    let pick = |x: Option<usize>| Some(x.filter(|&v| v > 0).unwrap_or(t));
+    (pick(engine.scan_threads), pick(engine.apply_threads))
 }
 
 pub fn run(args: RecoverArgs) -> Result<(), String> {
@@ -99,6 +124,7 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
     bar.finish_and_clear();
     let r = &report.recovery;
     let secs = r.seconds.max(1e-9);
+    let (scan_threads, apply_threads) = pipeline(scheme, &engine, args.threads);
     println!(
         "recovered {}: scheme {}, {} streams, device {}",
         args.dir.display(),
@@ -126,6 +152,9 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
             println!("  skipped a damaged checkpoint: {f}");
         }
     }
+    if let (Some(n), Some(m)) = (scan_threads, apply_threads) {
+        println!("  gsn pipeline:  {n} scan threads, {m} apply threads");
+    }
     println!(
         "  log replay:    {} transactions ({} records, {} skipped, {} already in the checkpoint), {:.1} MB read in {:.3} s: {:.0} txn/s, {:.3} GB/s",
         r.txns,
@@ -137,6 +166,15 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
         r.txns as f64 / secs,
         r.bytes as f64 / secs / 1e9
     );
+    println!("  records:       {:.0} records/s", r.records as f64 / secs);
+    if !r.stages.is_empty() {
+        let st: Vec<String> = r
+            .stages
+            .iter()
+            .map(|(name, s)| format!("{name} {s:.3} s"))
+            .collect();
+        println!("  stages:        {}", st.join(", "));
+    }
     for (i, e) in r.ends.iter().enumerate() {
         println!(
             "  stream {i}: valid end at LSN {} ({:?}){}",
@@ -161,11 +199,15 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
                 "streams": meta.streams,
                 "device": meta.device,
                 "threads": args.threads,
+                "scan_threads": scan_threads,
+                "apply_threads": apply_threads,
                 "txns": r.txns,
                 "records": r.records,
                 "bytes": r.bytes,
                 "seconds": r.seconds,
                 "txn_per_s": r.txns as f64 / secs,
+                "records_per_s": r.records as f64 / secs,
+                "stages": r.stages.iter().map(|(n, s)| serde_json::json!({ "stage": n, "seconds": s })).collect::<Vec<_>>(),
                 "gb_per_s": r.bytes as f64 / secs / 1e9,
                 "load_seconds": report.load_seconds,
                 "checkpoint": report.checkpoint,
@@ -178,8 +220,14 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// Recover `dir` quietly with `threads` replay threads (for `braid report`).
-pub fn recover_quiet(dir: &std::path::Path, threads: usize) -> Result<RecoveryStats, String> {
+/// Recover `dir` quietly with `threads` replay threads (for `braid report`); for gsn,
+/// `scan_threads` and `apply_threads` (N and M of its pipeline) default to `threads`.
+pub fn recover_quiet(
+    dir: &std::path::Path,
+    threads: usize,
+    scan_threads: Option<usize>,
+    apply_threads: Option<usize>,
+) -> Result<RecoveryStats, String> {
     let env = Env::default();
     let meta = Meta::read(dir, &env).map_err(|e| e.to_string())?;
     let workload = common::workload_from_app(&meta.app)?;
@@ -190,10 +238,12 @@ pub fn recover_quiet(dir: &std::path::Path, threads: usize) -> Result<RecoverySt
         "file" => DeviceKind::File,
         _ => DeviceKind::Null,
     };
-    let engine = <EngineArgs as clap::FromArgMatches>::from_arg_matches(
+    let mut engine = <EngineArgs as clap::FromArgMatches>::from_arg_matches(
         &<EngineArgs as clap::Args>::augment_args(clap::Command::new("x")).get_matches_from(["x"]),
     )
     .map_err(|e| e.to_string())?;
+    engine.scan_threads = scan_threads;
+    engine.apply_threads = apply_threads;
     let mut opts = engine.options(scheme, logging, device, meta.streams, 1);
     opts.recovery_threads = threads;
     if let (Some(r), braid_engine::DeviceConfig::Pmem(p)) = (meta.ring_size, &mut opts.device) {
@@ -210,17 +260,26 @@ pub fn recover_quiet(dir: &std::path::Path, threads: usize) -> Result<RecoverySt
     let _ = db.close();
     let r = &report.recovery;
     let secs = r.seconds.max(1e-9);
+    let (scan_threads, apply_threads) = pipeline(scheme, &engine, threads);
     Ok(RecoveryStats {
         scheme: meta.scheme.clone(),
         streams: meta.streams,
         device: meta.device.clone(),
         threads,
+        scan_threads,
+        apply_threads,
         txns: r.txns,
         records: r.records,
         bytes: r.bytes,
         seconds: r.seconds,
         txn_per_s: r.txns as f64 / secs,
+        records_per_s: r.records as f64 / secs,
         gb_per_s: r.bytes as f64 / secs / 1e9,
         load_seconds: report.load_seconds,
+        stages: r
+            .stages
+            .iter()
+            .map(|(n, s)| ((*n).to_string(), *s))
+            .collect(),
     })
 }

@@ -427,7 +427,7 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
                     continue;
                 };
                 for threads in [1usize, 2] {
-                    let st = crate::recover::recover_quiet(Path::new(&dir), threads)?;
+                    let st = crate::recover::recover_quiet(Path::new(&dir), threads, None, None)?;
                     let _ = writeln!(
                         cx.md,
                         "| {scheme} | {logging} | {threads} | {} | {:.1} | {:.3} | {:.0} | {:.3} |",

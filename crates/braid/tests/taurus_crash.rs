@@ -92,11 +92,12 @@ fn power_file_data_occ_two_streams_compressed_parallel_replay() {
             "2",
             "--rounds",
             "20",
+            "--lv-compress",
+            "on",
+            "--taurus-recovery",
+            "parallel",
         ],
-        &[
-            ("BRAID_TAURUS_COMPRESS", "on"),
-            ("BRAID_TAURUS_RECOVERY", "parallel"),
-        ],
+        &[],
     );
 }
 
@@ -116,11 +117,12 @@ fn power_pmem_command_occ_four_streams_compressed_serial_replay() {
             "4",
             "--threads",
             "4",
+            "--lv-compress",
+            "on",
+            "--taurus-recovery",
+            "serial",
         ],
-        &[
-            ("BRAID_TAURUS_COMPRESS", "on"),
-            ("BRAID_TAURUS_RECOVERY", "serial"),
-        ],
+        &[],
     );
 }
 

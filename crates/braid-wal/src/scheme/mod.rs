@@ -20,6 +20,7 @@ pub mod serial;
 pub mod taurus;
 
 use std::fmt;
+use std::ops::Bound;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -253,6 +254,18 @@ pub trait SchemeWorker: Send {
     /// OCC only: after the engine locked the write set, before it validates the read set
     /// (Taurus Alg. 6 lines 8-11). `rows` is the whole access set.
     fn before_validate(&mut self, _rows: &mut dyn Iterator<Item = (RowRef<'_>, Access)>) {}
+    /// A range scan of ordered table `table` over `[lo, hi]` is about to be validated: the
+    /// engine calls this at commit, once per scanned range, right before it counts the range
+    /// again (the scan-twice phantom check, Taurus Sec. 3.4), under 2PL and OCC alike. Whatever
+    /// the scheme publishes here is in place before the recount reads the index; from here on
+    /// the transaction either aborts or commits without waiting for anyone.
+    fn on_scan(&mut self, _table: u32, _lo: Bound<u64>, _hi: Bound<u64>) {}
+    /// Key `key` was just inserted into the index of `table` (the row is in the index, locked
+    /// by this transaction; `on_write` for the row came first). Called during execution.
+    fn on_insert(&mut self, _table: u32, _key: u64) {}
+    /// This transaction will delete `key` from `table` (`on_write` for the row came first; the
+    /// key leaves the index when the transaction installs its writes, after `commit`).
+    fn on_delete(&mut self, _table: u32, _key: u64) {}
 }
 
 /// A running scheme.
@@ -264,7 +277,9 @@ pub trait Scheme: Send + Sync {
     fn streams(&self) -> &[Stream];
     /// Flush everything and stop background threads.
     fn close(&self) -> Result<(), WalError>;
-    /// Bytes of per-row metadata the scheme keeps outside the rows (e.g. Taurus' row LVs).
+    /// Bytes of ordering metadata the scheme keeps outside the rows, now (Taurus: its row and
+    /// range LV table; gsn: its page clocks). The engine divides it by the row count for its
+    /// per-row memory report. Schemes with none return 0.
     fn metadata_bytes(&self) -> u64 {
         0
     }
@@ -299,6 +314,11 @@ pub trait Scheme: Send + Sync {
                     .saturating_sub(crate::scan::StreamSource::start(&**s.device()))
             })
             .sum()
+    }
+    /// Scheme-specific event counters of this instance since it was opened, as (name, value)
+    /// pairs (gsn: `commits`, `signals`, `daemon_rounds`, `clock_records`). Empty by default.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
     }
 }
 
@@ -341,6 +361,36 @@ pub enum RecoveryPlan {
     Serial,
 }
 
+impl RecoveryPlan {
+    pub fn name(self) -> &'static str {
+        match self {
+            RecoveryPlan::Auto => "auto",
+            RecoveryPlan::Parallel => "parallel",
+            RecoveryPlan::Serial => "serial",
+        }
+    }
+}
+
+impl fmt::Display for RecoveryPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for RecoveryPlan {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(RecoveryPlan::Auto),
+            "parallel" => Ok(RecoveryPlan::Parallel),
+            "serial" => Ok(RecoveryPlan::Serial),
+            _ => Err(format!(
+                "unknown recovery plan {s:?}; use auto, parallel or serial"
+            )),
+        }
+    }
+}
+
 impl Default for SchemeConfig {
     fn default() -> Self {
         SchemeConfig {
@@ -380,6 +430,9 @@ pub struct RecoveryReport {
     /// Transaction records found in the log that the checkpoint recovery started from already
     /// holds (not replayed).
     pub covered: u64,
+    /// Seconds per recovery stage, in order, where the planner times them (gsn: `scan`,
+    /// `plan`, `partition`, `apply`); empty otherwise.
+    pub stages: Vec<(&'static str, f64)>,
 }
 
 /// Recover the scheme's devices through `replay`, then start the scheme for new transactions.

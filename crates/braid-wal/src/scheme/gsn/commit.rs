@@ -31,7 +31,7 @@
 //! The daemon polls while commits wait (yield, then 20 us sleeps), keeps polling (yielding)
 //! for 200 us after the queue drains, and only then sleeps on a condition variable; a
 //! committing worker wakes it only if it sleeps. Signals and rounds are
-//! counted in [`super::GsnStats`].
+//! counted per scheme instance ([`super::GsnStats`]).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use braid_pmem::signal::DIRTY;
 
-use super::{Mode, STATS, Shared};
+use super::{Mode, Shared};
 use crate::WalError;
 use crate::record::Kind;
 use crate::scheme::DurabilityWait;
@@ -108,7 +108,7 @@ pub(super) fn daemon(shared: Arc<Shared>) {
             s.sleep_daemon();
             continue;
         }
-        STATS.rounds.fetch_add(1, Relaxed);
+        s.counters.rounds.fetch_add(1, Relaxed);
         let bound = match s.mode {
             Mode::Passive => passive_round(s, target, &mut stuck_since),
             Mode::Watermark => match watermark_round(s, target) {
@@ -173,7 +173,7 @@ fn passive_round(s: &Shared, target: u64, stuck_since: &mut Option<Instant>) -> 
         for c in cells.iter() {
             let w = c.word().load(SeqCst);
             if w & DIRTY != 0 && (w & !DIRTY) < target && c.signal_if_dirty() {
-                STATS.signals.fetch_add(1, Relaxed);
+                s.counters.signals.fetch_add(1, Relaxed);
             }
         }
         *stuck_since = Some(Instant::now());
@@ -197,7 +197,7 @@ fn watermark_round(s: &Shared, target: u64) -> Result<u64, WalError> {
                 &[],
                 true,
             )?;
-            STATS.clock_records.fetch_add(1, Relaxed);
+            s.counters.clock_records.fetch_add(1, Relaxed);
         }
         last_end.push(g.pending.back().map(|p| p.0));
     }

@@ -21,9 +21,12 @@
 //! * **Commit protection** (Section 4): see [`commit`]. Durable cache: acknowledge after the
 //!   insert's fence. Volatile cache: passive group commit with a daemon and straggler
 //!   signals. File devices: per-log durable GSN watermarks.
-//! * **Recovery** (Section 3.2): the two-step parallel redo pipeline, see [`recovery`].
-//! * **Counters**: [`stats`] (commits, straggler signals, daemon rounds, clock records, summed
-//!   over the process); with `BRAID_GSN_STATS` set in the environment, `close` prints them.
+//! * **Recovery** (Section 3.2): the two-step parallel redo pipeline with N scanners and M
+//!   appliers ([`GsnConfig::scan_threads`], [`GsnConfig::apply_threads`]), see [`recovery`].
+//!   [`recover_only`] runs it without opening the logs for new transactions.
+//! * **Counters**: [`Gsn::stats`] (commits, straggler signals, daemon rounds, clock records) of
+//!   one scheme instance since it was opened; also through [`Scheme::counters`], which is how
+//!   `braid bench` reports signals per 10,000 commits.
 //! * **NVM delay**: the paper's 1.2 us busy-wait per log insert is
 //!   [`GsnConfig::insert_delay_ns`], spent inside the log's insert critical section with
 //!   [`braid_pmem::busy_wait_ns`].
@@ -169,6 +172,12 @@ pub struct GsnConfig {
     /// staged, before it publishes `dgsn` (passive group commit only). Tests use it to make a
     /// worker stall with its dirty bit set.
     pub after_insert: Option<Hook>,
+    /// Recovery: N, the threads that scan the logs and partition their redo operations by page
+    /// (Section 3.2); 0 means `SchemeConfig::recovery_threads`.
+    pub scan_threads: usize,
+    /// Recovery: M, the page buckets and the threads that sort each by GSN and apply it; 0
+    /// means `SchemeConfig::recovery_threads`.
+    pub apply_threads: usize,
 }
 
 /// A callback in [`GsnConfig`].
@@ -191,23 +200,37 @@ impl Default for GsnConfig {
             straggler_after: Duration::from_micros(200),
             page_slots: pages::DEFAULT_SLOTS,
             after_insert: None,
+            scan_threads: 0,
+            apply_threads: 0,
         }
     }
 }
 
-/// Process-wide counters of every gsn scheme instance (for benchmarks and tests).
+/// The event counters of one gsn scheme instance (for benchmarks and tests).
 #[derive(Debug, Default)]
-pub struct GsnCounters {
-    pub commits: AtomicU64,
-    pub signals: AtomicU64,
-    pub rounds: AtomicU64,
-    pub clock_records: AtomicU64,
+pub(crate) struct GsnCounters {
+    pub(crate) commits: AtomicU64,
+    pub(crate) signals: AtomicU64,
+    pub(crate) rounds: AtomicU64,
+    pub(crate) clock_records: AtomicU64,
 }
 
-/// A snapshot of [`GsnCounters`].
+impl GsnCounters {
+    fn snapshot(&self) -> GsnStats {
+        GsnStats {
+            commits: self.commits.load(Relaxed),
+            signals: self.signals.load(Relaxed),
+            rounds: self.rounds.load(Relaxed),
+            clock_records: self.clock_records.load(Relaxed),
+        }
+    }
+}
+
+/// A snapshot of one instance's counters ([`Gsn::stats`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct GsnStats {
-    /// Update transactions committed.
+    /// Update transactions committed (workers add theirs in batches of 256 and when they are
+    /// dropped, so the count is exact once the workers are gone).
     pub commits: u64,
     /// Straggler signals sent by passive group commit.
     pub signals: u64,
@@ -225,23 +248,6 @@ impl GsnStats {
         } else {
             self.signals as f64 * 10_000.0 / self.commits as f64
         }
-    }
-}
-
-pub(crate) static STATS: GsnCounters = GsnCounters {
-    commits: AtomicU64::new(0),
-    signals: AtomicU64::new(0),
-    rounds: AtomicU64::new(0),
-    clock_records: AtomicU64::new(0),
-};
-
-/// The counters summed over every gsn scheme in this process since it started.
-pub fn stats() -> GsnStats {
-    GsnStats {
-        commits: STATS.commits.load(Relaxed),
-        signals: STATS.signals.load(Relaxed),
-        rounds: STATS.rounds.load(Relaxed),
-        clock_records: STATS.clock_records.load(Relaxed),
     }
 }
 
@@ -323,6 +329,8 @@ pub(crate) struct Shared {
     pub poison: OnceLock<WalError>,
     /// A transient failure (out of space) for commits up to the GSN.
     pub failed: Mutex<Option<(u64, WalError)>>,
+    /// This instance's event counters.
+    pub counters: GsnCounters,
 }
 
 impl Shared {
@@ -426,6 +434,11 @@ impl Gsn {
         self.shared.acked.load(SeqCst)
     }
 
+    /// This instance's counters since it was opened.
+    pub fn stats(&self) -> GsnStats {
+        self.shared.counters.snapshot()
+    }
+
     fn join_daemon(&self) {
         self.shared.stop_daemon();
         if let Some(h) = self.daemon.lock().take() {
@@ -491,17 +504,6 @@ impl Scheme for Gsn {
 
     fn close(&self) -> Result<(), WalError> {
         self.join_daemon();
-        if std::env::var_os("BRAID_GSN_STATS").is_some() {
-            let st = stats();
-            eprintln!(
-                "gsn: {} commits, {} straggler signals ({:.2} per 10,000 commits), {} daemon rounds, {} clock records",
-                st.commits,
-                st.signals,
-                st.signals_per_10k(),
-                st.rounds,
-                st.clock_records
-            );
-        }
         let mut first = None;
         for st in &self.streams {
             if let Err(e) = st.close() {
@@ -515,12 +517,27 @@ impl Scheme for Gsn {
         }
         first.map_or(Ok(()), Err)
     }
+
+    /// The page clocks (one word per slot).
+    fn metadata_bytes(&self) -> u64 {
+        self.shared.pages.bytes()
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let st = self.stats();
+        vec![
+            ("commits", st.commits),
+            ("signals", st.signals),
+            ("daemon_rounds", st.rounds),
+            ("clock_records", st.clock_records),
+        ]
+    }
 }
 
 /// How long the idle commit daemon polls before it sleeps.
 const DAEMON_POLL: Duration = Duration::from_micros(200);
 
-/// Commit counts are added to the process-wide counter in batches.
+/// Commit counts are added to the instance's counter in batches.
 const COMMIT_BATCH: u64 = 256;
 
 struct GsnWorker {
@@ -540,7 +557,10 @@ struct GsnWorker {
 
 impl Drop for GsnWorker {
     fn drop(&mut self) {
-        STATS.commits.fetch_add(self.commits, Relaxed);
+        self.shared
+            .counters
+            .commits
+            .fetch_add(self.commits, Relaxed);
         if let Some(c) = self.cell.take() {
             self.shared.cells.lock().retain(|x| !Arc::ptr_eq(x, &c));
         }
@@ -705,7 +725,7 @@ impl SchemeWorker for GsnWorker {
         self.end_txn(gsn);
         self.commits += 1;
         if self.commits >= COMMIT_BATCH {
-            STATS.commits.fetch_add(self.commits, Relaxed);
+            shared.counters.commits.fetch_add(self.commits, Relaxed);
             self.commits = 0;
         }
         Ok(match shared.mode {
@@ -727,6 +747,12 @@ pub fn open(
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
 ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
+    let (g, r) = open_gsn(cfg, devices, replay, progress)?;
+    Ok((g, r))
+}
+
+/// Check the configuration and the devices; returns whether the logs are on persistent memory.
+fn check_devices(cfg: &SchemeConfig, devices: &[Arc<dyn Device>]) -> Result<bool, WalError> {
     if cfg.logging == LogKind::Command {
         return Err(WalError::Config(NO_COMMAND_LOGGING.into()));
     }
@@ -742,7 +768,43 @@ pub fn open(
                 .into(),
         ));
     }
-    let pmem = on_fill == devices.len();
+    Ok(on_fill == devices.len())
+}
+
+/// Run the recovery pipeline over the logs on `devices` through `replay`, and nothing else: no
+/// streams are started and nothing is written (on files, the void marker that [`open`] writes is
+/// not written either, so use [`open`] before appending). For benchmarks and inspection.
+pub fn recover_only(
+    cfg: &SchemeConfig,
+    devices: &[Arc<dyn Device>],
+    replay: &dyn Replay,
+    progress: &dyn Fn(u64),
+) -> Result<RecoveryReport, WalError> {
+    let pmem = check_devices(cfg, devices)?;
+    let started = Instant::now();
+    let rec = recovery::recover(
+        devices,
+        pmem,
+        cfg.gsn.rows_per_page,
+        recovery::Threads::of(cfg),
+        cfg.scan_mode,
+        cfg.cut.as_ref(),
+        replay,
+        progress,
+    )?;
+    let mut report = rec.report;
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// [`open`], returning the concrete type (for its [`Gsn::stats`]).
+pub fn open_gsn(
+    cfg: &SchemeConfig,
+    devices: Vec<Arc<dyn Device>>,
+    replay: &dyn Replay,
+    progress: &dyn Fn(u64),
+) -> Result<(Arc<Gsn>, RecoveryReport), WalError> {
+    let pmem = check_devices(cfg, &devices)?;
     let gcfg = cfg.gsn.clone();
     let mode = match (pmem, gcfg.commit) {
         (false, _) => Mode::Watermark,
@@ -757,7 +819,7 @@ pub fn open(
         &devices,
         pmem,
         gcfg.rows_per_page,
-        cfg.recovery_threads,
+        recovery::Threads::of(cfg),
         cfg.scan_mode,
         cfg.cut.as_ref(),
         replay,
@@ -832,6 +894,7 @@ pub fn open(
         closed: AtomicBool::new(false),
         poison: OnceLock::new(),
         failed: Mutex::new(None),
+        counters: GsnCounters::default(),
     });
     let daemon = if mode == Mode::Immediate {
         None

@@ -80,6 +80,11 @@ impl PageTable {
         self.rows_per_page
     }
 
+    /// Bytes of the clocks.
+    pub fn bytes(&self) -> u64 {
+        (self.slots.len() * std::mem::size_of::<AtomicU64>()) as u64
+    }
+
     pub fn page(&self, table: u32, key: u64) -> PageId {
         PageId::of(table, key, self.rows_per_page)
     }

@@ -1,15 +1,25 @@
-//! GSN recovery: the two-step parallel redo pipeline of Wang & Johnson 2014, Section 3.2.
+//! GSN recovery: the two-step parallel redo pipeline of Wang & Johnson 2014, Section 3.2
+//! ("N scanners partition the log records by page into M buckets; M workers sort each bucket
+//! by GSN and apply it").
 //!
-//! 1. **Scan** (N threads, N = `recovery_threads` capped at the number of logs): each scanner
-//!    reads whole logs and keeps their valid records (GSN, LSN, transaction, payload).
-//! 2. **Bound** (one thread, cheap): decide the target GSN `B` (below) and which transactions
+//! 1. **Scan** (N threads): each scanner reads whole logs and keeps their valid records (GSN,
+//!    LSN, transaction, payload). A log is a chain of records found by reading it front to
+//!    back, so one thread reads one log: at most `min(N, logs)` scanners read at once.
+//! 2. **Plan** (one thread, cheap): decide the target GSN `B` (below) and which transactions
 //!    committed.
-//! 3. **Partition** (the same N threads): every redo operation of a committed transaction with
-//!    GSN <= `B` goes to bucket `hash(page) mod M` (M = `recovery_threads`).
-//! 4. **Apply** (M threads): each bucket is sorted by (GSN, log, LSN, operation index) and
-//!    applied; consecutive operations of one record are handed to [`Replay::apply`] together as
-//!    one redo payload. Operations on one page are thus applied in GSN order, which is the
-//!    order their writers held the page in; pages in different buckets are independent.
+//! 3. **Partition** (N threads): the records kept are cut into N chunks per log's share
+//!    (`ceil(N / logs)` chunks of each log, so all N threads work even with fewer logs), and
+//!    every redo operation of a committed transaction with GSN <= `B` goes to bucket
+//!    `hash(page) mod M`.
+//! 4. **Apply** (M threads, one bucket each): each bucket is gathered from the chunks, sorted
+//!    by (GSN, log, LSN, operation index) and applied; consecutive operations of one record are
+//!    handed to [`Replay::apply`] together as one redo payload. Operations on one page are thus
+//!    applied in GSN order, which is the order their writers held the page in; pages in
+//!    different buckets are independent.
+//!
+//! N and M are [`Threads`]: `GsnConfig::scan_threads` and `GsnConfig::apply_threads`, each
+//! defaulting (0) to `SchemeConfig::recovery_threads`. Each stage is timed
+//! ([`RecoveryReport::stages`]: `scan`, `plan`, `partition`, `apply`).
 //!
 //! # The target GSN
 //!
@@ -43,6 +53,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use parking_lot::Mutex;
 
@@ -92,6 +103,27 @@ struct Entry {
     rec: usize,
     start: u32,
     end: u32,
+}
+
+/// The pipeline's thread counts (both at least 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Threads {
+    /// N: scanners, then partitioners.
+    pub scan: usize,
+    /// M: buckets and the threads that sort and apply them.
+    pub apply: usize,
+}
+
+impl Threads {
+    /// N and M from the configuration: the gsn options, 0 meaning `recovery_threads`.
+    pub fn of(cfg: &crate::scheme::SchemeConfig) -> Threads {
+        let base = cfg.recovery_threads.max(1);
+        let pick = |x: usize| if x == 0 { base } else { x };
+        Threads {
+            scan: pick(cfg.gsn.scan_threads),
+            apply: pick(cfg.gsn.apply_threads),
+        }
+    }
 }
 
 /// What recovery decided.
@@ -240,23 +272,26 @@ fn par<T: Send>(
     }
 }
 
-/// Recover the logs on `devices` through `replay`.
+/// Recover the logs on `devices` through `replay` with N = `threads.scan` scanners and M =
+/// `threads.apply` appliers.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn recover(
     devices: &[Arc<dyn Device>],
     unbounded: bool,
     rows_per_page: u64,
-    threads: usize,
+    threads: Threads,
     mode: ScanMode,
     cut: Option<&Cut>,
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
 ) -> Result<Recovered, WalError> {
     let n = devices.len();
-    let threads = threads.max(1);
-    // 1. Scan.
-    let scans = par(n, threads, &|s| scan_stream(&*devices[s], s, mode, cut))?;
+    let scanners = threads.scan.max(1);
+    let m = threads.apply.max(1);
     let mut report = RecoveryReport::default();
+    // 1. Scan.
+    let t = Instant::now();
+    let scans = par(n, scanners, &|s| scan_stream(&*devices[s], s, mode, cut))?;
     for sc in &scans {
         report.records += sc.records;
         report.bytes += sc.bytes;
@@ -265,8 +300,10 @@ pub(super) fn recover(
         report.ends.push(sc.end.clone());
     }
     progress(report.bytes);
+    report.stages.push(("scan", t.elapsed().as_secs_f64()));
 
     // 2. The bound and the committed set.
+    let t = Instant::now();
     let mut voids: Vec<(u64, u64)> = Vec::new();
     let mut max_gsn = cut.map_or(0, |c| c.marks.iter().copied().max().unwrap_or(0));
     for sc in &scans {
@@ -334,13 +371,31 @@ pub(super) fn recover(
         .iter()
         .filter(|t| !committed_parts.contains_key(t))
         .count() as u64;
+    report.stages.push(("plan", t.elapsed().as_secs_f64()));
 
-    // 3. Partition by page into M buckets.
-    let m = threads;
+    // 3. Partition by page into M buckets: N threads over chunks of the logs' records.
+    let t = Instant::now();
+    let per_log = scanners.div_ceil(n.max(1)).max(1);
+    let mut chunks: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+    for (s, sc) in scans.iter().enumerate() {
+        let len = sc.recs.len();
+        let step = len.div_ceil(per_log).max(1);
+        let mut at = 0;
+        while at < len {
+            chunks.push((s, at..(at + step).min(len)));
+            at += step;
+        }
+    }
     let rpp = rows_per_page.max(1);
-    let bucketed = par(n, threads, &|s| -> Result<Vec<Vec<Entry>>, WalError> {
+    let bucketed = par(chunks.len(), scanners, &|c| -> Result<
+        Vec<Vec<Entry>>,
+        WalError,
+    > {
+        let (s, range) = &chunks[c];
+        let s = *s;
         let mut buckets: Vec<Vec<Entry>> = (0..m).map(|_| Vec::new()).collect();
-        for (ri, r) in scans[s].recs.iter().enumerate() {
+        for ri in range.clone() {
+            let r = &scans[s].recs[ri];
             let take = match r.kind {
                 RecKind::Txn => live(r),
                 RecKind::Part => live(r) && committed_parts.get(&r.txn).is_some_and(|&c| r.gsn < c),
@@ -372,17 +427,26 @@ pub(super) fn recover(
         }
         Ok(buckets)
     })?;
-    let mut buckets: Vec<Vec<Entry>> = (0..m).map(|_| Vec::new()).collect();
-    for per_stream in bucketed {
-        for (b, mut v) in per_stream.into_iter().enumerate() {
-            buckets[b].append(&mut v);
+    // Hand each bucket's pieces to its applier (moves vectors, copies no entries).
+    let mut pieces: Vec<Vec<Vec<Entry>>> = (0..m).map(|_| Vec::new()).collect();
+    for per_chunk in bucketed {
+        for (b, v) in per_chunk.into_iter().enumerate() {
+            if !v.is_empty() {
+                pieces[b].push(v);
+            }
         }
     }
+    report.stages.push(("partition", t.elapsed().as_secs_f64()));
 
-    // 4. Sort each bucket by GSN and apply.
-    let buckets: Vec<Mutex<Vec<Entry>>> = buckets.into_iter().map(Mutex::new).collect();
+    // 4. Gather, sort each bucket by GSN and apply.
+    let t = Instant::now();
+    let pieces: Vec<Mutex<Vec<Vec<Entry>>>> = pieces.into_iter().map(Mutex::new).collect();
     par(m, m, &|b| -> Result<(), WalError> {
-        let mut v = std::mem::take(&mut *buckets[b].lock());
+        let parts = std::mem::take(&mut *pieces[b].lock());
+        let mut v: Vec<Entry> = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+        for mut p in parts {
+            v.append(&mut p);
+        }
         v.sort_unstable_by_key(|e| (e.gsn, e.stream, e.lsn, e.seq));
         let mut buf = RedoBuf::default();
         let mut i = 0;
@@ -402,6 +466,7 @@ pub(super) fn recover(
         }
         Ok(())
     })?;
+    report.stages.push(("apply", t.elapsed().as_secs_f64()));
 
     let ends = scans.iter().map(|s| s.end.end).collect();
     Ok(Recovered {

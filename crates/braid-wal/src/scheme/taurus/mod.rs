@@ -9,7 +9,9 @@
 //!
 //! * Runtime (`worker.rs`): Alg. 1 for 2PL NO_WAIT and Alg. 6 for OCC, with inserts, deletes
 //!   and scans (Section 3.4), one record per transaction stamped with its LV (dense, or
-//!   compressed against anchors, Alg. 5), data or command logging.
+//!   compressed against anchors, Alg. 5), data or command logging. Range scans, inserts and
+//!   deletes also meet in *range LVs* (index locking, Section 3.4), so that a scan and a later
+//!   insert into its range, or a delete and a later scan of its range, are ordered (below).
 //! * Commit (`commit.rs`): a transaction is acknowledged once `T.LV <= CLV`, the committed
 //!   vector: the durable prefix of each stream in which every record's dependencies are
 //!   themselves committed. This is the paper's "PLV >= T.LV and all earlier transactions of
@@ -23,16 +25,27 @@
 //! * LV operations (`crate::lv`): element-wise max and `<=` with AVX-512 / AVX2 / scalar,
 //!   chosen at run time.
 //!
-//! Configuration ([`TaurusConfig`] in [`SchemeConfig::taurus`], recovery plan in
-//! [`SchemeConfig::recovery_plan`]). Where no caller sets them (the `braid` command line has no
-//! flags for them), two environment variables override the defaults, read once at `open`:
-//! `BRAID_TAURUS_RECOVERY=auto|parallel|serial` and `BRAID_TAURUS_COMPRESS=on|off`.
+//! Configuration: [`TaurusConfig`] in [`SchemeConfig::taurus`] (record-LV compression, the row
+//! table's delta, anchors, range buckets) and the replay plan in
+//! [`SchemeConfig::recovery_plan`]; the `braid` command sets them with `--lv-compress` and
+//! `--taurus-recovery`.
 //!
-//! Not implemented: the MVCC variant (Section 4.4; the engine has no MVCC mode), and phantom
-//! protection of *command-logged* range scans against inserts that commit after the scan's
-//! validation (the paper's scan-twice validates the scan, but the WAR edge from the scanning
-//! transaction to a later insert into the scanned range is tracked by no LV, in the paper
-//! either; data logging does not need it).
+//! Range LVs (phantoms). The paper's scan-twice validates a scan, but the edges between a
+//! scanning transaction and a transaction that inserts or deletes a key inside the scanned
+//! range go through no row both of them touch: a scan that found the range empty and a later
+//! insert into it (WAR, which command logging must replay in order, or the re-executed scan
+//! sees the new row), and a delete followed by a scan that no longer finds the key (RAW, which
+//! closure needs under data logging too). Choice (coarse, as the paper's index locking leaves
+//! the granularity open): each ordered table's key space is cut into buckets of
+//! `2^range_bucket_bits` consecutive keys, each bucket with a readLV and a writeLV kept in the
+//! row table (under reserved table ids, so they are held, raised and evicted exactly like row
+//! LVs), plus one table-wide pair for scans that span more than [`MAX_SCAN_BUCKETS`] buckets.
+//! A scan merges the writeLVs of its buckets (or the table-wide one) and, under command
+//! logging, raises their readLVs at commit; an insert or delete merges the readLVs of its
+//! key's bucket and of the table-wide pair (command logging) and raises both writeLVs at
+//! commit. See `worker.rs` for how a scan and a concurrent insert agree on who goes first.
+//!
+//! Not implemented: the MVCC variant (Section 4.4; the engine has no MVCC mode).
 
 mod commit;
 pub mod recovery;
@@ -60,6 +73,13 @@ use worker::{AnchorState, TaurusWorker};
 /// not the limit; from 32 streams a dense LV (258+ bytes) outweighs a YCSB redo record.
 pub const AUTO_COMPRESS_STREAMS: usize = 32;
 
+/// Default [`TaurusConfig::range_bucket_bits`]: 4096 keys per bucket (a TPC-C district's
+/// recent order lines fall in one or two).
+pub const DEFAULT_RANGE_BUCKET_BITS: u32 = 12;
+
+/// A scan spanning more buckets than this uses its table's table-wide range LVs instead.
+pub const MAX_SCAN_BUCKETS: u64 = 8;
+
 /// Taurus tuning.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaurusConfig {
@@ -71,6 +91,9 @@ pub struct TaurusConfig {
     pub compress: Option<bool>,
     /// Log bytes between two anchors of a stream (when compressing).
     pub anchor_every: u64,
+    /// Range LVs: an ordered table's keys are grouped in buckets of `2^range_bucket_bits`
+    /// consecutive keys, each with its own readLV / writeLV (capped at 63).
+    pub range_bucket_bits: u32,
 }
 
 impl Default for TaurusConfig {
@@ -79,6 +102,7 @@ impl Default for TaurusConfig {
             delta: 256 << 10,
             compress: None,
             anchor_every: 64 << 10,
+            range_bucket_bits: DEFAULT_RANGE_BUCKET_BITS,
         }
     }
 }
@@ -89,6 +113,7 @@ pub(crate) struct Shared {
     pub(crate) logging: LogKind,
     pub(crate) compress: bool,
     pub(crate) anchor_every: u64,
+    pub(crate) bucket_bits: u32,
     pub(crate) tracker: Arc<Tracker>,
     pub(crate) rows: RowTable,
     pub(crate) anchors: Box<[AnchorState]>,
@@ -139,8 +164,10 @@ impl Scheme for Taurus {
         }
         first
     }
+    /// The lock table's bytes as allocated now: the hash maps' slots at their capacity, and
+    /// every row and range LV entry, held or kept for reuse, with its `Arc` and LV allocation.
     fn metadata_bytes(&self) -> u64 {
-        (self.sh.rows.len() * self.sh.rows.entry_bytes()) as u64
+        self.sh.rows.bytes() as u64
     }
     /// Truncation keeps, on each stream, the newest anchor before the cut when records are
     /// compressed (Alg. 5): the records after it are decompressed against it. Without an
@@ -164,25 +191,12 @@ impl Scheme for Taurus {
     }
 }
 
-fn env_plan(cfg: RecoveryPlan) -> RecoveryPlan {
-    if cfg != RecoveryPlan::Auto {
-        return cfg;
-    }
-    match std::env::var("BRAID_TAURUS_RECOVERY").as_deref() {
-        Ok("serial") => RecoveryPlan::Serial,
-        Ok("parallel") => RecoveryPlan::Parallel,
-        _ => RecoveryPlan::Auto,
-    }
-}
-
-fn env_compress(cfg: Option<bool>, n: usize) -> bool {
-    if let Some(c) = cfg {
-        return c && n > 1;
-    }
-    match std::env::var("BRAID_TAURUS_COMPRESS").as_deref() {
-        Ok("on") => n > 1,
-        Ok("off") => false,
-        _ => n >= AUTO_COMPRESS_STREAMS,
+/// Whether record LVs are compressed: as configured, else from [`AUTO_COMPRESS_STREAMS`]
+/// streams; never with one stream (a one-entry LV has nothing to leave out).
+fn compress(cfg: Option<bool>, n: usize) -> bool {
+    match cfg {
+        Some(c) => c && n > 1,
+        None => n >= AUTO_COMPRESS_STREAMS,
     }
 }
 
@@ -200,7 +214,7 @@ pub fn open_taurus(
         )));
     }
     let started = Instant::now();
-    let out = recovery::recover(cfg, &devices, replay, progress, env_plan(cfg.recovery_plan))?;
+    let out = recovery::recover(cfg, &devices, replay, progress, cfg.recovery_plan)?;
     let mut report = out.report;
     report.seconds = started.elapsed().as_secs_f64();
     let mut streams = Vec::with_capacity(n);
@@ -217,8 +231,9 @@ pub fn open_taurus(
     let sh = Shared {
         n,
         logging: cfg.logging,
-        compress: env_compress(tc.compress, n),
+        compress: compress(tc.compress, n),
         anchor_every: tc.anchor_every.max(1),
+        bucket_bits: tc.range_bucket_bits.min(63),
         rows: RowTable::new(n, cfg.logging == LogKind::Command, tc.delta, &out.ends),
         anchors: out
             .ends

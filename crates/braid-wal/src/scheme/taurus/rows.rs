@@ -10,6 +10,10 @@
 //! and both its LVs are `<= floor`; since the floor only grows, the entry that replaces it later
 //! starts at a floor at least as large: eviction only ever adds (artificial) dependencies.
 //!
+//! The range LVs of ordered indexes (buckets of keys and table-wide entries, see `worker.rs`)
+//! are entries of this table too, under table ids with the top bit set, and are held, raised and
+//! evicted like row entries.
+//!
 //! Choices where the paper is vague:
 //!
 //! * The paper seeds a re-inserted tuple with `PLV - delta`; braid uses the committed vector
@@ -231,6 +235,22 @@ impl RowTable {
     /// Entries held now.
     pub(crate) fn len(&self) -> usize {
         self.shards.iter().map(|s| s.lock().map.len()).sum()
+    }
+
+    /// Bytes the table holds now: per shard its map's slots (at the map's capacity, with one
+    /// control byte each and hashbrown's 7/8 load factor) and the shard itself, and per entry
+    /// in a map or on a free list its `Arc` allocation and LV allocation (16-byte allocator
+    /// headers assumed).
+    pub(crate) fn bytes(&self) -> usize {
+        let slot = std::mem::size_of::<((u32, u64), Arc<RowLv>)>() + 1;
+        let per_entry = 16 + std::mem::size_of::<RowLv>() + 16 + 8 * self.n * self.lvs;
+        let mut total = self.shards.len() * std::mem::size_of::<CachePadded<Mutex<Shard>>>();
+        for s in self.shards.iter() {
+            let g = s.lock();
+            total += g.map.capacity() * 8 / 7 * slot;
+            total += (g.map.len() + g.free.len()) * per_entry;
+        }
+        total
     }
 
     /// Approximate bytes per entry: the map slot (key, pointer, control byte), the `Arc`

@@ -7,7 +7,9 @@
 //!   and deletes arrive as writes: the entry is keyed by `(table, key)`, so an insert picks up
 //!   the writeLV of an earlier delete of the same key (WAW), and a delete raises `T.LV` from both
 //!   LVs like any write. Range scans read each row they return through `on_read`, so their
-//!   readLVs are raised at commit like any read (the engine scans twice against phantoms).
+//!   readLVs are raised at commit like any read (the engine scans twice against phantoms); what no
+//!   row connects (a key inserted into, or deleted from, a scanned range) goes through the range
+//!   LVs below.
 //! * `commit`: the record carries `T.LV` as it is before the append (Alg. 1 line 9); then
 //!   `T.LV[i] = end` (line 12) and the rows' LVs are raised (lines 13-18): writeLV of every row
 //!   written, readLV of every row read (command logging only: data logging never needs WAR
@@ -33,6 +35,23 @@
 //!   writer sees the reader's count and waits for its final readLV. Waiting cannot deadlock:
 //!   a transaction counts itself as pending only after its own waits are over, and a pending
 //!   reader waits for nobody (it validates, logs and decrements).
+//! * Range LVs (`on_scan`, `on_insert`, `on_delete`; see the module docs of `taurus` for the
+//!   bucket choice). A scan, when the engine validates it (just before the scan-twice recount),
+//!   merges the writeLV of each bucket it covers (or of its table-wide entry) into `T.LV`: a
+//!   delete raised its bucket's writeLV in `commit`, before the engine took the key out of the
+//!   index, so a scan that no longer finds the key sees the raise (RAW). Under command logging
+//!   the scan also raises the buckets' readLVs at commit, and an insert merges the readLVs of
+//!   its key's bucket and of the table-wide entry (WAR; a delete does the same, though the
+//!   deleted row's own readLV already orders a scan that read it). The race between a scan
+//!   that validates and an insert that lands in its range is closed like the OCC race above:
+//!   the scanner increments the bucket's `pending` count (SeqCst, then a SeqCst fence) before
+//!   the engine recounts the range, and decrements it after raising the readLV with its own
+//!   end; the inserter, after the engine put the key in the index, fences and waits until
+//!   `pending` is zero before it reads the readLV. Either the recount sees the new key (the
+//!   scanner aborts) or the inserter waits for the scanner's final readLV. An inserter waits
+//!   only while it executes, before it could count as pending anywhere, and a pending scanner
+//!   waits for nobody: no deadlock. Read-only scanners (nothing to replay) do not count as
+//!   pending.
 //! * Workers map to streams `worker mod n`.
 //! * Anchors (Alg. 5 `FlushPLV`): when compression is on (`TaurusConfig::compress`) and a
 //!   stream has grown `anchor_every` bytes since its last anchor, the worker that notices
@@ -42,12 +61,13 @@
 //!   A record stores, as a sparse stamp, only the entries above the LPLV it read; recovery
 //!   fills the others from the latest anchor before the record (at least as large).
 
+use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
 
-use super::Shared;
 use super::commit::LvWait;
 use super::rows::{RowLv, merge_from, raise};
+use super::{MAX_SCAN_BUCKETS, Shared};
 use crate::WalError;
 use crate::lv::MAX_STREAMS;
 use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
@@ -57,6 +77,29 @@ use crate::stream::StreamWriter;
 const READ: u8 = 1;
 const WRITE: u8 = 2;
 const PENDING: u8 = 4;
+/// A range LV entry (a bucket of an ordered index, or a table-wide one), not a row.
+const RANGE: u8 = 8;
+
+/// Range LV entries live in the row table under table ids with the top bit set: bucket `b` of
+/// table `t` is `(BUCKET_TAG | t, b)`, the table-wide entry is `(WHOLE_TAG | t, 0)`. The
+/// engine's table ids are small (a catalog of at most a few thousand tables).
+const BUCKET_TAG: u32 = 1 << 31;
+const WHOLE_TAG: u32 = 3 << 30;
+
+/// `[lo, hi]` as inclusive keys, or None if the range holds no key.
+fn inclusive(lo: Bound<u64>, hi: Bound<u64>) -> Option<(u64, u64)> {
+    let a = match lo {
+        Bound::Included(x) => x,
+        Bound::Excluded(x) => x.checked_add(1)?,
+        Bound::Unbounded => 0,
+    };
+    let b = match hi {
+        Bound::Included(x) => x,
+        Bound::Excluded(x) => x.checked_sub(1)?,
+        Bound::Unbounded => u64::MAX,
+    };
+    (a <= b).then_some((a, b))
+}
 
 /// Per-stream anchor state (Alg. 5 `LPLV`).
 pub(crate) struct AnchorState {
@@ -124,11 +167,16 @@ impl TaurusWorker {
     }
 
     fn hold(&mut self, row: RowRef<'_>, flags: u8) -> Arc<RowLv> {
+        debug_assert!(
+            row.table < WHOLE_TAG & !BUCKET_TAG,
+            "table id in the range-LV space"
+        );
+        self.hold_key(row.table, row.key, flags)
+    }
+
+    fn hold_key(&mut self, table: u32, key: u64, flags: u8) -> Arc<RowLv> {
         let tracker = &self.sh.tracker;
-        let e = self
-            .sh
-            .rows
-            .get(row.table, row.key, |c| tracker.clv_into(c));
+        let e = self.sh.rows.get(table, key, |c| tracker.clv_into(c));
         self.rows.push(Held {
             e: Arc::clone(&e),
             flags,
@@ -144,6 +192,39 @@ impl TaurusWorker {
         }
         self.rows.clear();
         self.lv.fill(0);
+    }
+
+    /// An insert (`wait`) or delete of `key` in `table`: hold the key's bucket and the
+    /// table-wide range entry for writing (their writeLVs are raised at commit), and under
+    /// command logging merge their readLVs (WAR), for an insert after waiting out scanners
+    /// that are validating (see the module docs).
+    fn range_write(&mut self, table: u32, key: u64, wait: bool) {
+        let n = self.sh.n;
+        let command = self.command();
+        if command && wait {
+            // After the engine's index insert, before reading `pending`.
+            fence(Ordering::SeqCst);
+        }
+        let bucket = key >> self.sh.bucket_bits;
+        for (t, k) in [(BUCKET_TAG | table, bucket), (WHOLE_TAG | table, 0)] {
+            let e = self.hold_key(t, k, WRITE | RANGE);
+            if !command {
+                continue;
+            }
+            if wait {
+                // Our own pending marks (none while executing; counted to be safe).
+                let own = self
+                    .rows
+                    .iter()
+                    .filter(|h| h.flags & PENDING != 0 && Arc::ptr_eq(&h.e, &e))
+                    .count() as u32;
+                let mut step = 0u32;
+                while e.pending.load(Ordering::SeqCst) > own {
+                    super::commit::backoff(&mut step);
+                }
+            }
+            merge_from(&mut self.lv, e.read_lv(n), &mut self.scratch);
+        }
     }
 
     /// Take the stamp for the record out of the worker (put it back with `put_stamp`): dense,
@@ -261,9 +342,9 @@ impl SchemeWorker for TaurusWorker {
         // After the engine's lock of the write set (see the module docs).
         fence(Ordering::SeqCst);
         let mut writes = false;
-        // (1) the write set: locked by us now.
+        // (1) the write set: locked by us now. Range entries are not rows: skipped here.
         for h in &self.rows {
-            if h.flags & WRITE == 0 {
+            if h.flags & WRITE == 0 || h.flags & RANGE != 0 {
                 continue;
             }
             writes = true;
@@ -278,7 +359,7 @@ impl SchemeWorker for TaurusWorker {
         }
         // (2) the rows only read: their writers' LVs, looked at after the values were read.
         for h in &self.rows {
-            if h.flags & READ != 0 {
+            if h.flags & READ != 0 && h.flags & RANGE == 0 {
                 merge_from(&mut self.lv, h.e.write_lv(n), &mut self.scratch);
             }
         }
@@ -292,7 +373,8 @@ impl SchemeWorker for TaurusWorker {
                 .map(|h| Arc::as_ptr(&h.e))
                 .collect();
             for h in &mut self.rows {
-                if h.flags & (WRITE | PENDING) != 0 || written.contains(&Arc::as_ptr(&h.e)) {
+                if h.flags & (WRITE | PENDING | RANGE) != 0 || written.contains(&Arc::as_ptr(&h.e))
+                {
                     continue;
                 }
                 h.e.pending.fetch_add(1, Ordering::SeqCst);
@@ -353,5 +435,42 @@ impl SchemeWorker for TaurusWorker {
 
     fn abort(&mut self) {
         self.reset();
+    }
+
+    fn on_scan(&mut self, table: u32, lo: Bound<u64>, hi: Bound<u64>) {
+        let Some((a, b)) = inclusive(lo, hi) else {
+            return;
+        };
+        let n = self.sh.n;
+        // Only a transaction that will be logged (it wrote something) can be replayed, so only
+        // it needs the WAR edges to later inserters.
+        let war = self.command() && self.rows.iter().any(|h| h.flags & WRITE != 0);
+        let flags = READ | RANGE | if war { PENDING } else { 0 };
+        let bits = self.sh.bucket_bits;
+        let (first, last) = (a >> bits, b >> bits);
+        let visit = |w: &mut Self, t: u32, k: u64| {
+            let e = w.hold_key(t, k, flags);
+            if war {
+                e.pending.fetch_add(1, Ordering::SeqCst);
+            }
+            merge_from(&mut w.lv, e.write_lv(n), &mut w.scratch);
+        };
+        if last - first < MAX_SCAN_BUCKETS {
+            for k in first..=last {
+                visit(self, BUCKET_TAG | table, k);
+            }
+        } else {
+            visit(self, WHOLE_TAG | table, 0);
+        }
+        // Before the engine's recount reads the index.
+        fence(Ordering::SeqCst);
+    }
+
+    fn on_insert(&mut self, table: u32, key: u64) {
+        self.range_write(table, key, true);
+    }
+
+    fn on_delete(&mut self, table: u32, key: u64) {
+        self.range_write(table, key, false);
     }
 }
