@@ -174,6 +174,7 @@ impl EngineArgs {
                     PmemWriteArg::Flush => PmemWrite::StoreFlush,
                 },
                 destage: !self.no_destage,
+                ..PmemOptions::default()
             }),
         }
     }

@@ -10,7 +10,7 @@
 //! * Runtime (`worker.rs`): Alg. 1 for 2PL NO_WAIT and Alg. 6 for OCC, with inserts, deletes
 //!   and scans (Section 3.4), one record per transaction stamped with its LV (dense, or
 //!   compressed against anchors, Alg. 5), data or command logging.
-//! * Commit (`commit.rs`): a transaction is acknowledged once `T.LV <= CLV`, the committed
+//! * Commit (`commit.rs`, the protocol itself in [`clv`]): a transaction is acknowledged once `T.LV <= CLV`, the committed
 //!   vector: the durable prefix of each stream in which every record's dependencies are
 //!   themselves committed. This is the paper's "PLV >= T.LV and all earlier transactions of
 //!   its stream committed", made recursive across streams (the non-recursive reading loses
@@ -34,7 +34,9 @@
 //! transaction to a later insert into the scanned range is tracked by no LV, in the paper
 //! either; data logging does not need it).
 
+pub mod clv;
 mod commit;
+pub mod pools;
 pub mod recovery;
 mod rows;
 mod worker;
