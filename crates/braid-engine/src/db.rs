@@ -104,6 +104,8 @@ pub struct PmemOptions {
     pub write: PmemWrite,
     /// De-stage full ring space to segment files.
     pub destage: bool,
+    /// Bytes per de-staged segment file (a multiple of 4096; reopening needs the same value).
+    pub destage_segment_size: u64,
 }
 
 impl Default for PmemOptions {
@@ -114,6 +116,7 @@ impl Default for PmemOptions {
             write_delay_ns: 0,
             write: PmemWrite::NonTemporal,
             destage: true,
+            destage_segment_size: 64 << 20,
         }
     }
 }
@@ -856,9 +859,11 @@ fn make_devices(
                 };
                 let path = dir.join("pmem").join(format!("stream-{i:03}.region"));
                 let region = env.region(&path, p.ring_size + braid_pmem::HEADER_SIZE, pcfg)?;
-                let destage = p
-                    .destage
-                    .then(|| FileDeviceConfig::new(dir.join("destage"), id));
+                let destage = p.destage.then(|| {
+                    let mut c = FileDeviceConfig::new(dir.join("destage"), id);
+                    c.segment_size = p.destage_segment_size;
+                    c
+                });
                 let cfg = PmemDeviceConfig {
                     stream: id,
                     write: p.write,

@@ -65,6 +65,11 @@ impl SimPmem {
         })
     }
 
+    /// The regions, in path order (tests freeze them one by one to place a crash point).
+    pub fn regions(&self) -> Vec<Region> {
+        self.regions.lock().values().cloned().collect()
+    }
+
     /// Stop every region's durable image after `events` more persist events each.
     pub fn freeze_after(&self, events: u64) -> Result<(), PmemError> {
         for r in self.regions.lock().values() {

@@ -22,6 +22,55 @@
 
 use braid_pmem::Region;
 
+/// The persistent-memory operations the list is written with: a braid-pmem [`Region`] in the
+/// library; the loom model (`tests/loom_adll.rs`) runs this very code on a simulated memory
+/// of loom atomics with a durable image, to check appends and removals made by different
+/// threads (serialised by a lock, as the log's callers do) against a crash at any point.
+pub trait PMem {
+    /// Atomic 8-byte load (acquire).
+    fn load_u64(&self, off: usize) -> u64;
+    /// Atomic 8-byte store (release); durable only once flushed and fenced.
+    fn store_u64(&self, off: usize, v: u64);
+    /// Start writing back the cache lines of `[off, off + len)`.
+    fn flush(&self, off: usize, len: usize);
+    /// Wait for the write-backs started so far.
+    fn fence(&self);
+    /// `flush` then `fence`.
+    fn persist(&self, off: usize, len: usize) {
+        self.flush(off, len);
+        self.fence();
+    }
+    /// Set `len` bytes at `off` to `byte`.
+    fn fill(&self, off: usize, len: usize, byte: u8);
+}
+
+impl PMem for Region {
+    #[inline]
+    fn load_u64(&self, off: usize) -> u64 {
+        Region::load_u64(self, off)
+    }
+    #[inline]
+    fn store_u64(&self, off: usize, v: u64) {
+        Region::store_u64(self, off, v)
+    }
+    #[inline]
+    fn flush(&self, off: usize, len: usize) {
+        Region::flush(self, off, len)
+    }
+    #[inline]
+    fn fence(&self) {
+        Region::fence(self)
+    }
+    #[inline]
+    fn persist(&self, off: usize, len: usize) {
+        Region::persist(self, off, len)
+    }
+    #[inline]
+    fn fill(&self, off: usize, len: usize, byte: u8) {
+        Region::fill(self, off, len, byte)
+    }
+}
+
 /// Offsets of the header words.
 const HEAD: usize = 0;
 const TAIL: usize = 8;
@@ -29,46 +78,46 @@ const LAST_TAIL: usize = 16;
 const TO_APPEND: usize = 24;
 const TO_REMOVE: usize = 32;
 /// Bytes of a list header (one cache line).
-pub(crate) const ADLL_HDR: usize = 64;
+pub const ADLL_HDR: usize = 64;
 /// Offset of a node's `next` / `prev` words.
-pub(crate) const NEXT: usize = 0;
-pub(crate) const PREV: usize = 8;
+pub const NEXT: usize = 0;
+pub const PREV: usize = 8;
 
 /// Handle on one ADLL header in a region (the header lives in persistent memory; this is
 /// just its address). Callers serialise operations on one list.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Adll {
+pub struct Adll {
     pub hdr: usize,
 }
 
 #[inline]
-fn ld(r: &Region, off: usize) -> usize {
+fn ld<M: PMem + ?Sized>(r: &M, off: usize) -> usize {
     r.load_u64(off) as usize
 }
 
 #[inline]
-fn st(r: &Region, off: usize, v: usize) {
+fn st<M: PMem + ?Sized>(r: &M, off: usize, v: usize) {
     r.store_u64(off, v as u64);
 }
 
 impl Adll {
-    pub fn head(&self, r: &Region) -> usize {
+    pub fn head<M: PMem + ?Sized>(&self, r: &M) -> usize {
         ld(r, self.hdr + HEAD)
     }
 
-    pub fn tail(&self, r: &Region) -> usize {
+    pub fn tail<M: PMem + ?Sized>(&self, r: &M) -> usize {
         ld(r, self.hdr + TAIL)
     }
 
     /// Write an empty header and persist it.
-    pub fn format(&self, r: &Region) {
+    pub fn format<M: PMem + ?Sized>(&self, r: &M) {
         r.fill(self.hdr, ADLL_HDR, 0);
         r.persist(self.hdr, ADLL_HDR);
     }
 
     /// Alg. 1. The node's payload must already be written and flushed (not necessarily
     /// fenced: the first fence here orders it).
-    pub fn append(&self, r: &Region, n: usize) {
+    pub fn append<M: PMem + ?Sized>(&self, r: &M, n: usize) {
         let tail = self.tail(r);
         // Line 2: set up the node (next = NULL, prior = tail).
         st(r, n + NEXT, 0);
@@ -89,7 +138,7 @@ impl Adll {
     }
 
     /// Lines 6-8 of Alg. 1, from `last_tail`: idempotent.
-    fn redo_append(&self, r: &Region, n: usize, last_tail: usize) {
+    fn redo_append<M: PMem + ?Sized>(&self, r: &M, n: usize, last_tail: usize) {
         if last_tail == 0 {
             st(r, self.hdr + HEAD, n);
         } else {
@@ -102,7 +151,7 @@ impl Adll {
     }
 
     /// Atomic removal of node `n` (REWIND §3.2 "Removal").
-    pub fn remove(&self, r: &Region, n: usize) {
+    pub fn remove<M: PMem + ?Sized>(&self, r: &M, n: usize) {
         st(r, self.hdr + TO_REMOVE, n);
         r.persist(self.hdr + TO_REMOVE, 8);
         self.redo_remove(r, n);
@@ -111,7 +160,7 @@ impl Adll {
     }
 
     /// Unlink `n` using its own (unchanged) `next`/`prev`: idempotent.
-    fn redo_remove(&self, r: &Region, n: usize) {
+    fn redo_remove<M: PMem + ?Sized>(&self, r: &M, n: usize) {
         let p = ld(r, n + PREV);
         let x = ld(r, n + NEXT);
         if p == 0 {
@@ -130,11 +179,23 @@ impl Adll {
         r.fence();
     }
 
-    /// ADLL recovery: finish the interrupted append or removal, if any.
-    pub fn recover(&self, r: &Region) {
+    /// ADLL recovery: finish the interrupted append or removal, if any. `valid` says which
+    /// offsets are nodes of this list; a pending operation naming anything else (damage) is
+    /// refused before anything is stored, with a description of the damage.
+    pub fn recover<M: PMem + ?Sized>(
+        &self,
+        r: &M,
+        valid: impl Fn(usize) -> bool,
+    ) -> Result<(), String> {
+        let node_or_null = |n: usize| n == 0 || valid(n);
         let n = ld(r, self.hdr + TO_APPEND);
         if n != 0 {
             let last_tail = ld(r, self.hdr + LAST_TAIL);
+            if !valid(n) || !node_or_null(last_tail) {
+                return Err(format!(
+                    "pending append of {n:#x} after {last_tail:#x}: not nodes of this list"
+                ));
+            }
             // Line 2 of Alg. 1 was persisted before toAppend; make sure the node's own links
             // are what the append set (a torn write of them cannot happen: they were fenced).
             self.redo_append(r, n, last_tail);
@@ -143,17 +204,23 @@ impl Adll {
         }
         let n = ld(r, self.hdr + TO_REMOVE);
         if n != 0 {
+            if !valid(n) || !node_or_null(ld(r, n + PREV)) || !node_or_null(ld(r, n + NEXT)) {
+                return Err(format!(
+                    "pending removal of {n:#x}: it or its neighbours are not nodes of this list"
+                ));
+            }
             self.redo_remove(r, n);
             st(r, self.hdr + TO_REMOVE, 0);
             r.persist(self.hdr + TO_REMOVE, 8);
         }
+        Ok(())
     }
 
     /// The nodes from head to tail, checking that every node lies in `valid` and the `prev`
     /// links mirror the `next` links. `Err` describes the damage.
-    pub fn nodes(
+    pub fn nodes<M: PMem + ?Sized>(
         &self,
-        r: &Region,
+        r: &M,
         valid: impl Fn(usize) -> bool,
         limit: usize,
     ) -> Result<Vec<usize>, String> {
@@ -242,9 +309,9 @@ mod tests {
                     for j in 0..6 {
                         let c2 = c.crash(CrashMode::DropUnpersisted).unwrap();
                         c2.freeze_after(j).unwrap();
-                        l.recover(&c2);
+                        l.recover(&c2, valid).unwrap();
                         let c3 = c2.crash(CrashMode::DropUnpersisted).unwrap();
-                        l.recover(&c3);
+                        l.recover(&c3, valid).unwrap();
                         let got = list(&c3);
                         let mut after = before.clone();
                         if op == 0 {

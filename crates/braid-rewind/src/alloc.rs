@@ -216,14 +216,32 @@ impl Allocator {
         }
     }
 
-    /// Check that `payload` is an allocated block and register a pending free of it.
+    /// Register a pending free of the block of `payload`. The caller has checked that the
+    /// block is allocated as its transaction sees it: under the Batch layout the header store
+    /// of a block allocated by the same transaction may still be buffered, so the header in
+    /// memory cannot be trusted here.
     pub fn begin_free(&self, payload: u64) -> Result<usize, RewindError> {
-        let block = self.block_of(payload)?;
+        let block = self.heap_block(payload)?;
         let mut st = self.lock();
         if !st.pending_free.insert(block) {
             return Err(RewindError::DoubleFree(payload));
         }
         Ok(block)
+    }
+
+    /// Whether `off` lies in the heap (headers included).
+    pub fn in_heap(&self, off: usize) -> bool {
+        off >= self.start && off < self.end
+    }
+
+    /// The block a payload pointer would belong to, if it lies in the heap (its header is
+    /// not looked at).
+    pub fn heap_block(&self, payload: u64) -> Result<usize, RewindError> {
+        let p = payload as usize;
+        if p < self.start + BLOCK_HDR || p >= self.end || !p.is_multiple_of(8) {
+            return Err(RewindError::BadPointer(payload));
+        }
+        Ok(p - BLOCK_HDR)
     }
 
     /// Forget a pending free (the freeing transaction rolled back).
@@ -233,11 +251,7 @@ impl Allocator {
 
     /// The block of an allocated payload pointer.
     pub fn block_of(&self, payload: u64) -> Result<usize, RewindError> {
-        let p = payload as usize;
-        if p < self.start + BLOCK_HDR || p >= self.end || !p.is_multiple_of(8) {
-            return Err(RewindError::BadPointer(payload));
-        }
-        let block = p - BLOCK_HDR;
+        let block = self.heap_block(payload)?;
         match parse_header(self.r.load_u64(block)) {
             Some((_, true)) => Ok(block),
             Some((_, false)) => Err(RewindError::DoubleFree(payload)),

@@ -361,6 +361,23 @@ impl TwoLayer {
     pub fn recover(&self) -> Result<(), RewindError> {
         self.bottom.recover()?;
         let recs = self.bottom.scan();
+        // The bottom layer only ever logs tree words: the root word and words of arena nodes.
+        let tree_word = |a: u64| {
+            let a = a as usize;
+            a == self.root
+                || (a.is_multiple_of(8)
+                    && a.checked_sub(self.arena.base)
+                        .is_some_and(|d| d < self.arena.count * AVL_NODE))
+        };
+        if let Some((_, bad)) = recs
+            .iter()
+            .find(|(_, r)| r.kind == Kind::Update && !tree_word(r.addr))
+        {
+            return Err(RewindError::Corrupt(format!(
+                "tree log record names {:#x}, which is not a word of the tree",
+                bad.addr
+            )));
+        }
         if !recs.iter().any(|(_, r)| r.kind == Kind::End) {
             for (_, rec) in recs.iter().rev() {
                 if rec.kind == Kind::Update {
@@ -372,11 +389,14 @@ impl TwoLayer {
         }
         self.bottom.reset();
         let mut used = vec![false; self.arena.count];
+        // Nodes in pre-order (a parent before its descendants), for the height check below.
+        let mut order = Vec::new();
         let mut stack = vec![(self.r.load_u64(self.root) as usize, 0u64, u64::MAX)];
         while let Some((n, lo, hi)) = stack.pop() {
             if n == 0 {
                 continue;
             }
+            order.push(n);
             let i = (n.checked_sub(self.arena.base))
                 .filter(|d| d % AVL_NODE == 0)
                 .map(|d| d / AVL_NODE)
@@ -396,6 +416,28 @@ impl TwoLayer {
             self.rec_at(n)?;
             stack.push((self.r.load_u64(n + LEFT) as usize, lo, k.saturating_sub(1)));
             stack.push((self.r.load_u64(n + RIGHT) as usize, k.saturating_add(1), hi));
+        }
+        // Heights drive the rotations of later operations: they must be right and balanced.
+        // Children come after their parent in `order`, so walk it backwards.
+        let mut height = vec![0usize; self.arena.count];
+        let h_of = |height: &[usize], c: usize| {
+            if c == 0 {
+                0
+            } else {
+                height[(c - self.arena.base) / AVL_NODE]
+            }
+        };
+        for &n in order.iter().rev() {
+            let hl = h_of(&height, self.r.load_u64(n + LEFT) as usize);
+            let hr = h_of(&height, self.r.load_u64(n + RIGHT) as usize);
+            let h = 1 + hl.max(hr);
+            if self.r.load_u64(n + HEIGHT) != h as u64 || hl.abs_diff(hr) > 1 {
+                return Err(RewindError::Corrupt(format!(
+                    "tree node {n:#x} has height {} but subtrees of heights {hl} and {hr}",
+                    self.r.load_u64(n + HEIGHT)
+                )));
+            }
+            height[(n - self.arena.base) / AVL_NODE] = h;
         }
         let mut st = self.lock();
         st.free = (0..self.arena.count)

@@ -33,7 +33,8 @@ pub mod btree;
 pub mod list;
 pub mod tpcc;
 
-mod adll;
+#[doc(hidden)]
+pub mod adll;
 mod avl;
 mod log;
 mod pool;

@@ -452,8 +452,10 @@ impl LogStore {
             )));
         }
         st.list = Adll { hdr };
-        st.list.recover(r);
         let arena = self.arena;
+        st.list
+            .recover(r, |n| arena.index(n).is_some())
+            .map_err(|e| RewindError::Corrupt(format!("log at {:#x}: {e}", self.desc)))?;
         let nodes = st
             .list
             .nodes(r, |n| arena.index(n).is_some(), arena.count)

@@ -419,6 +419,14 @@ fn thread_no() -> usize {
 }
 
 fn build(r: Region, cfg: PoolConfig) -> Result<Inner, RewindError> {
+    // Before anything is sized by the configuration: a damaged header may describe logs far
+    // larger than the region (and their volatile state larger than memory).
+    if r.len() < cfg.min_region_size() {
+        return Err(RewindError::TooSmall {
+            have: r.len(),
+            need: cfg.min_region_size(),
+        });
+    }
     let n = cfg.logs.count();
     let mut arena_off = HEADER + DESC * n;
     let mut logs = Vec::with_capacity(n);
@@ -463,12 +471,6 @@ fn build(r: Region, cfg: PoolConfig) -> Result<Inner, RewindError> {
     }
     let heap_start = cfg.meta_bytes();
     let heap_end = r.len();
-    if heap_end < heap_start + MIN_HEAP {
-        return Err(RewindError::TooSmall {
-            have: r.len(),
-            need: cfg.min_region_size(),
-        });
-    }
     let alloc = Allocator::new(r.clone(), heap_start, heap_end, H_HEAP_TOP);
     Ok(Inner {
         r,
@@ -581,6 +583,13 @@ impl Pool {
         };
         cfg.validate()
             .map_err(|e| RewindError::Corrupt(format!("pool header: {e}")))?;
+        if cfg.min_region_size() > r.len() {
+            return Err(RewindError::Corrupt(format!(
+                "pool header describes logs and a heap of {} bytes, but the region has {}",
+                cfg.min_region_size(),
+                r.len()
+            )));
+        }
         let inner = build(region, cfg)?;
         let report = recovery::recover(&inner)?;
         Ok((

@@ -5,7 +5,9 @@
 //!
 //! * Log recovery: the pending ADLL operation is finished (Alg. 1), Batch buckets are trusted
 //!   up to their persisted index, and a two-layer log's interrupted tree operation is undone.
-//! * Analysis scans every log forward and builds the transaction table: a transaction with an
+//! * Analysis scans every log forward and builds the transaction table (a record naming an
+//!   address no transaction writes, i.e. outside the heap and the root word, or a DELETE of
+//!   a block outside the heap, is refused as damage): a transaction with an
 //!   END record finished (committed, or rolled back if END says so); one with a ROLLBACK but
 //!   no END was rolling back; one with neither was running.
 //! * Redo (no-force): finished transactions are replayed in commit order (their END carries
@@ -35,6 +37,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use crate::RewindError;
+use crate::alloc::BLOCK_HDR;
 use crate::pool::{Inner, Log, Policy, RecRef};
 use crate::record::{Kind, Rec};
 
@@ -75,6 +78,40 @@ impl TxInfo {
     }
 }
 
+/// A record whose checksum holds may still name an address no transaction can have
+/// written (damage the checksum happened to miss, or a record of another pool): recovery
+/// refuses it rather than store outside the pool or free a block that is not one.
+fn check_target(p: &Inner, rec: &Rec) -> Result<(), RewindError> {
+    let ok = match rec.kind {
+        // Transactions write heap words and the root pointer, nothing else of the pool.
+        Kind::Update | Kind::Clr => usize::try_from(rec.addr).is_ok_and(|a| {
+            a.is_multiple_of(8)
+                && (a == crate::pool::H_ROOT
+                    || (p.alloc.in_heap(a) && a.checked_add(8).is_some_and(|e| e <= p.r.len())))
+        }),
+        Kind::Delete => usize::try_from(rec.addr)
+            .ok()
+            .and_then(|b| b.checked_add(BLOCK_HDR))
+            .is_some_and(|payload| p.alloc.heap_block(payload as u64).is_ok()),
+        _ => true,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(RewindError::Corrupt(format!(
+            "a {:?} record of transaction {} names offset {:#x}, outside the pool's {}",
+            rec.kind,
+            rec.txid,
+            rec.addr,
+            if rec.kind == Kind::Delete {
+                "heap"
+            } else {
+                "heap and root word"
+            }
+        )))
+    }
+}
+
 pub(crate) fn recover(p: &Inner) -> Result<RecoveryReport, RewindError> {
     let t0 = Instant::now();
     let r = &p.r;
@@ -91,6 +128,7 @@ pub(crate) fn recover(p: &Inner) -> Result<RecoveryReport, RewindError> {
         let scan = l.scan()?;
         rep.records += scan.len();
         for &(at, rec) in &scan {
+            check_target(p, &rec)?;
             let t = table.entry(rec.txid).or_insert_with(|| TxInfo {
                 log: li,
                 ..TxInfo::default()

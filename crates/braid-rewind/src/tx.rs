@@ -277,10 +277,9 @@ impl<'p> Tx<'p> {
     /// under force, at the next checkpoint under no-force).
     pub fn free<T>(&mut self, p: PPtr<T>) -> Result<(), RewindError> {
         let off = p.offset();
-        if off < BLOCK_HDR as u64 || !off.is_multiple_of(8) || off as usize >= self.p.r.len() {
-            return Err(RewindError::BadPointer(off));
-        }
-        let block = off as usize - BLOCK_HDR;
+        // In the heap; the header is read as this transaction sees it (a block it allocated
+        // under the Batch layout has its header store still buffered).
+        let block = self.p.alloc.heap_block(off)?;
         match parse_header(self.read_word(block)) {
             Some((_, true)) => {}
             Some((_, false)) => return Err(RewindError::DoubleFree(off)),

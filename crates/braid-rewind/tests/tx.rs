@@ -95,6 +95,43 @@ fn commit_rollback_panic_every_config() {
     }
 }
 
+/// An object allocated and freed by the same transaction (its allocation header still
+/// buffered under the Batch layout when it is freed: found by the pool mutation tests, where
+/// `free` re-read the header from memory and reported a double free), then the heap after
+/// commit, a checkpoint and a reopen.
+#[test]
+fn alloc_and_free_in_one_transaction_every_config() {
+    for cfg in common::all_configs() {
+        let (r, pool, _) = setup(cfg);
+        let before = pool.heap_report().unwrap().allocated.len();
+        for t in 0..3u64 {
+            pool.transaction(|tx| -> Result<(), RewindError> {
+                let o: PPtr<u64> = tx.alloc(24)?;
+                tx.init(o, t)?;
+                tx.free(o)?;
+                assert!(matches!(tx.free(o), Err(RewindError::DoubleFree(_))));
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
+        }
+        pool.checkpoint().unwrap();
+        assert_eq!(
+            pool.heap_report().unwrap().allocated.len(),
+            before,
+            "{cfg:?}"
+        );
+        pool.check_allocator().unwrap();
+        drop(pool);
+        let (pool, _) = Pool::open_in(r.crash(CrashMode::DropUnpersisted).unwrap()).unwrap();
+        assert_eq!(
+            pool.heap_report().unwrap().allocated.len(),
+            before,
+            "{cfg:?}"
+        );
+        pool.check_allocator().unwrap();
+    }
+}
+
 #[test]
 fn per_thread_logs_and_threads() {
     for policy in [Policy::Force, Policy::NoForce] {

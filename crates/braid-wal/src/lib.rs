@@ -7,6 +7,7 @@
 //! * [`device`]: the device trait; [`file_device`], [`pmem_device`], [`null_device`].
 //! * [`lv`]: LSN vectors and their vectorised operations (Taurus Section 3.1, 4.2).
 //! * [`stream`]: reserve / fill / flush with a durable watermark (Taurus Alg. 1-2).
+//! * [`sync`]: the atomics seam (std, or loom's under `--cfg loom` for model checking).
 
 pub mod device;
 pub mod error;
@@ -20,6 +21,7 @@ pub mod record;
 pub mod scan;
 pub mod scheme;
 pub mod stream;
+pub mod sync;
 
 pub use error::WalError;
 

@@ -51,7 +51,8 @@
 //!   the magic. A header without the magic whose bytes outside 8..36 are all zero is a new ring
 //!   or such an interrupted format, and is formatted (again); anything else without the magic
 //!   is refused as not a ring. The head and start words are updated one 8-byte atomic word at a
-//!   time and persisted.
+//!   time and persisted; at open, words that are not record-aligned or a start beyond the ring
+//!   window (`head + capacity`, which no release can pass) are refused as a damaged header.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -243,6 +244,16 @@ impl PmemDevice {
                 file: name,
                 reason: format!(
                     "damaged log ring header (head {head} / start {start} not record-aligned)"
+                ),
+            });
+        }
+        // Space is released only below the durable point, which never passes the ring window:
+        // a start beyond it would make every record look released.
+        if head.checked_add(cap).is_none_or(|limit| start > limit) {
+            return Err(WalError::BadSegment {
+                file: name,
+                reason: format!(
+                    "damaged log ring header (start {start} beyond the ring window of head {head} and {cap} bytes)"
                 ),
             });
         }

@@ -42,7 +42,9 @@
 //!   torn tail (recovery would then cut off a newer log): it is refused with
 //!   `WalError::BadSegment` naming the version, in both modes.
 //! * A record cut off by `limit()` is damaged like any other: a torn tail, or corruption if
-//!   it lies before `sealed()` or durability proof follows it.
+//!   it lies before `sealed()` or durability proof follows it. That includes a record whose
+//!   bytes are all there but whose padding is not (a write torn inside the padding), so the
+//!   end found never lies past `limit()`, where a device could not reset its tail.
 //! * Fewer than 4 bytes before `limit()`, all zero, count as a clean end.
 //! * `bytes_read()` is the stream space consumed by the valid prefix (pads included), i.e.
 //!   the current position minus `start()`; it is what a progress report wants.
@@ -242,6 +244,15 @@ impl<'s> Scanner<'s> {
             let off = (x - self.buf_lsn) as usize;
             let bytes = &self.buf[off..off + avail];
             match decode(bytes, x, salt) {
+                // Its bytes decode but its padding lies past the written extent (a write torn
+                // inside the padding): the stream's positions are padded, so the record is
+                // cut off like any other (an acknowledged record's padding was synced with
+                // it), and the end never passes `limit()`.
+                Decoded::Record(r) if r.end() > self.limit => {
+                    return Ok(Step::End(Some(
+                        "record cut off by the end of the written log (inside its padding)",
+                    )));
+                }
                 Decoded::Record(r) if r.header.kind == Kind::Pad => return Ok(Step::Pad(r.end())),
                 Decoded::Record(r) => {
                     return Ok(Step::Record {

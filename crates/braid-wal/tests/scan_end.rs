@@ -161,6 +161,32 @@ fn torn_tail_partial_last_record() {
     assert_eq!((end.end, end.kind), (x, EndKind::TornTail));
 }
 
+/// A write torn inside the last record's padding: the record's bytes are all there, but the
+/// stream's positions are padded, so it is a torn tail and the end stays within `limit()`
+/// (found by the ALICE enumeration in braid-engine: the file device could not reset its tail
+/// to an end past its written extent).
+#[test]
+fn torn_inside_the_padding_is_a_torn_tail_within_the_limit() {
+    let mut m = MemSource::new("log", 0, 5);
+    rec(&mut m, 1, 100, 0);
+    let x = rec(&mut m, 2, 13, 0);
+    let unpadded = braid_wal::record::peek_header(&m.bytes[x as usize..])
+        .map(|h| h.0 as usize)
+        .unwrap();
+    assert!(
+        x as usize + unpadded < m.bytes.len(),
+        "the record has padding"
+    );
+    for cut in x as usize + unpadded..m.bytes.len() {
+        let mut t = m.clone();
+        t.bytes.truncate(cut);
+        let (txns, end) = scan_all_chunks(&t, ScanMode::Strict).unwrap();
+        assert_eq!(txns, [1], "cut at {cut}");
+        assert!(end.end <= t.tail());
+        assert_eq!((end.end, end.kind), (x, EndKind::TornTail), "cut at {cut}");
+    }
+}
+
 #[test]
 fn corruption_before_a_durable_record_is_an_error() {
     let mut m = MemSource::new("log", 0, 5);

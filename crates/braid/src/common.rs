@@ -217,6 +217,7 @@ impl EngineArgs {
                     PmemWriteArg::Flush => PmemWrite::StoreFlush,
                 },
                 destage: !self.no_destage,
+                ..PmemOptions::default()
             }),
         }
     }

@@ -59,18 +59,15 @@
 //! The slot high-water mark (`high`) keeps the scan short: writers claim the lowest free slot
 //! and raise `high` before their first announcement.
 //!
-//! Under `--cfg loom` the atomics are loom's, so `tests/loom_stream.rs` model-checks this very
-//! code (two writers and a flusher).
+//! Under `--cfg loom` the atomics are loom's ([`crate::sync`]), so `tests/loom_stream.rs`
+//! model-checks this very code (two writers and a flusher).
 
-#[cfg(loom)]
-use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::atomic::Ordering::{AcqRel, Relaxed, Release, SeqCst};
-#[cfg(not(loom))]
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 
 use crossbeam_utils::CachePadded;
 
 use crate::Lsn;
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize};
 
 /// `busy` value of a slot whose writer is not between reserving and filling.
 pub const IDLE: u64 = u64::MAX;

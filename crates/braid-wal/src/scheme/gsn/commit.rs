@@ -143,13 +143,51 @@ fn backoff(step: &mut u32) {
     }
 }
 
-/// One round of passive group commit; returns `min_dgsn`.
-fn passive_round(s: &Shared, target: u64, stuck_since: &mut Option<Instant>) -> u64 {
-    let cells = s.cells.lock();
+/// A worker's published word (`dgsn`, with [`DIRTY`]) as passive group commit uses it: a
+/// [`braid_pmem::signal::PublishCell`]'s `std` atomic in production, loom's in
+/// `tests/loom_gsn.rs`, which model-checks [`mark_dirty`] and [`min_dgsn`] through this trait.
+/// Every operation is `SeqCst`.
+pub trait DgsnWord {
+    fn load(&self) -> u64;
+    fn fetch_or(&self, v: u64) -> u64;
+    fn compare_exchange(&self, current: u64, new: u64) -> Result<u64, u64>;
+}
+
+impl DgsnWord for std::sync::atomic::AtomicU64 {
+    #[inline]
+    fn load(&self) -> u64 {
+        std::sync::atomic::AtomicU64::load(self, SeqCst)
+    }
+    #[inline]
+    fn fetch_or(&self, v: u64) -> u64 {
+        std::sync::atomic::AtomicU64::fetch_or(self, v, SeqCst)
+    }
+    #[inline]
+    fn compare_exchange(&self, current: u64, new: u64) -> Result<u64, u64> {
+        std::sync::atomic::AtomicU64::compare_exchange(self, current, new, SeqCst, SeqCst)
+    }
+}
+
+/// Worker side, before it takes a GSN for a record: set the dirty bit. Returns the dirty
+/// word (what the worker later publishes over, clearing the bit) and the floor of every GSN
+/// it may use from now on (the published value, possibly raised by the daemon).
+#[inline]
+pub fn mark_dirty<W: DgsnWord + ?Sized>(word: &W) -> (u64, u64) {
+    let w = word.fetch_or(DIRTY);
+    (w | DIRTY, w & !DIRTY)
+}
+
+/// Daemon side: `min_dgsn` for `target`, the minimum over dirty words of their value (and
+/// `target` if none is lower). A clean word below `target` is raised to `target` with a
+/// compare-and-swap, so that its worker's next [`mark_dirty`] sees it and every GSN it takes
+/// afterwards exceeds `target`: then everything at or below the result is written.
+pub fn min_dgsn<'a, W: DgsnWord + ?Sized + 'a>(
+    words: impl IntoIterator<Item = &'a W>,
+    target: u64,
+) -> u64 {
     let mut bound = target;
-    for c in cells.iter() {
-        let word = c.word();
-        let mut w = word.load(SeqCst);
+    for word in words {
+        let mut w = word.load();
         loop {
             if w & DIRTY != 0 {
                 bound = bound.min(w & !DIRTY);
@@ -158,12 +196,19 @@ fn passive_round(s: &Shared, target: u64, stuck_since: &mut Option<Instant>) -> 
             if w >= target {
                 break;
             }
-            match word.compare_exchange(w, target, SeqCst, SeqCst) {
+            match word.compare_exchange(w, target) {
                 Ok(_) => break,
                 Err(now) => w = now,
             }
         }
     }
+    bound
+}
+
+/// One round of passive group commit; returns `min_dgsn`.
+fn passive_round(s: &Shared, target: u64, stuck_since: &mut Option<Instant>) -> u64 {
+    let cells = s.cells.lock();
+    let bound = min_dgsn(cells.iter().map(|c| c.word()), target);
     if bound >= target {
         *stuck_since = None;
         return bound;

@@ -695,9 +695,9 @@ impl SchemeWorker for GsnWorker {
         if let Some(c) = &self.cell {
             c.bind_current_thread();
             c.staged().store(BUSY | self.last, SeqCst);
-            let w = c.word().fetch_or(DIRTY, SeqCst);
-            dirty_word = w | DIRTY;
-            self.tx = self.tx.max(w & !DIRTY);
+            let (w, floor) = commit::mark_dirty(c.word());
+            dirty_word = w;
+            self.tx = self.tx.max(floor);
         }
         let r = self.insert(req);
         if let Some(c) = &self.cell {

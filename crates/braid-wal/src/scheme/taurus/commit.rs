@@ -39,54 +39,21 @@
 //! With one stream the vector is one LSN and `CLV == PLV`; the scheme then hands out plain
 //! [`Ticket::Stream`](crate::scheme::Ticket) tickets and never registers anything here.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
-
+use super::clv::{Blocked, Clv};
 use crate::lv::{self, MAX_STREAMS};
 use crate::scheme::DurabilityWait;
 use crate::stream::Stream;
 use crate::{Lsn, WalError};
 
-/// A record appended to a stream that CLV has not passed yet.
-struct Pending {
-    start: Lsn,
-    end: Lsn,
-    lv: Box<[u64]>,
-}
-
-#[derive(Default)]
-struct Queue {
-    q: VecDeque<Pending>,
-    /// Recycled LV buffers.
-    free: Vec<Box<[u64]>>,
-}
-
-/// Why an advance of a stream stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Blocked {
-    /// Another thread is advancing the stream.
-    Busy,
-    /// Nothing registered at `committed` (a record is between its append and its registration,
-    /// or the stream has nothing more).
-    Gap,
-    /// The next record ends at this LSN, which is not durable yet.
-    Durable(Lsn),
-    /// The next record depends on stream `j` beyond its CLV.
-    Stream(usize),
-}
-
-/// The committed vector and the per-stream queues behind it.
+/// The committed vector over the running streams.
 pub(crate) struct Tracker {
     n: usize,
     streams: Vec<Stream>,
     pmem: Vec<bool>,
-    committed: Box<[CachePadded<AtomicU64>]>,
-    queues: Box<[CachePadded<Mutex<Queue>>]>,
+    clv: Clv,
 }
 
 impl Tracker {
@@ -100,13 +67,7 @@ impl Tracker {
                 .map(|s| s.device().durable_on_fill())
                 .collect(),
             streams,
-            committed: start
-                .iter()
-                .map(|&s| CachePadded::new(AtomicU64::new(s)))
-                .collect(),
-            queues: (0..n)
-                .map(|_| CachePadded::new(Mutex::new(Queue::default())))
-                .collect(),
+            clv: Clv::new(start),
         }
     }
 
@@ -119,15 +80,11 @@ impl Tracker {
     pub(crate) fn clv_into(&self, out: &mut [u64]) {
         if self.n == 1 {
             if let Some(o) = out.first_mut() {
-                *o = self.streams[0]
-                    .durable()
-                    .max(self.committed[0].load(Ordering::Acquire));
+                *o = self.streams[0].durable().max(self.clv.committed(0));
             }
             return;
         }
-        for (o, c) in out.iter_mut().zip(self.committed.iter()) {
-            *o = c.load(Ordering::Acquire);
-        }
+        self.clv.committed_into(out);
     }
 
     /// `lv <= CLV`.
@@ -142,57 +99,17 @@ impl Tracker {
     /// Every record of a stream must be registered (anchors with an all-zero LV), right after
     /// its append returns.
     pub(crate) fn register(&self, i: usize, start: Lsn, end: Lsn, rec_lv: &[u64]) {
-        let mut g = self.queues[i].lock();
-        let mut lv = g
-            .free
-            .pop()
-            .unwrap_or_else(|| vec![0; self.n].into_boxed_slice());
-        lv.copy_from_slice(rec_lv);
-        let p = Pending { start, end, lv };
-        // Appends of one stream finish nearly in order: search from the back.
-        let at =
-            g.q.iter()
-                .rposition(|x| x.start < start)
-                .map_or(0, |k| k + 1);
-        g.q.insert(at, p);
+        self.clv.register(i, start, end, rec_lv);
     }
 
-    /// Move `committed[i]` as far as it goes. Returns whether it moved and why it stopped.
+    /// Move `committed[i]` as far as it goes: the stream's durable point is its PLV (a pmem
+    /// stream publishes it only when asked). Returns whether it moved and why it stopped.
     pub(crate) fn advance(&self, i: usize) -> Result<(bool, Blocked), WalError> {
-        let Some(mut g) = self.queues[i].try_lock() else {
-            return Ok((false, Blocked::Busy));
-        };
-        let mut moved = false;
-        let mut clv = [0u64; MAX_STREAMS];
-        let clv = &mut clv[..self.n];
-        loop {
-            let c = self.committed[i].load(Ordering::Relaxed);
-            let Some(front) = g.q.front() else {
-                return Ok((moved, Blocked::Gap));
-            };
-            if front.start != c {
-                return Ok((moved, Blocked::Gap));
-            }
-            let end = front.end;
-            let stream = &self.streams[i];
-            if stream.durable() < end {
-                // A pmem stream publishes its durable point only when asked.
-                if !(self.pmem[i] && stream.check_durable(end)?) {
-                    return Ok((moved, Blocked::Durable(end)));
-                }
-            }
-            self.clv_into(clv);
-            clv[i] = u64::MAX;
-            if !lv::le(&front.lv, clv) {
-                let j = (0..self.n).find(|&j| front.lv[j] > clv[j]).unwrap_or(i);
-                return Ok((moved, Blocked::Stream(j)));
-            }
-            self.committed[i].store(end, Ordering::Release);
-            moved = true;
-            if let Some(p) = g.q.pop_front() {
-                g.free.push(p.lv);
-            }
-        }
+        let stream = &self.streams[i];
+        let pmem = self.pmem[i];
+        self.clv.advance(i, |end| {
+            Ok(stream.durable() >= end || (pmem && stream.check_durable(end)?))
+        })
     }
 
     /// One round of helping for `lv`: advance, along the chain of what blocks it, the first

@@ -12,7 +12,8 @@
 //!   compressed against anchors, Alg. 5), data or command logging. Range scans, inserts and
 //!   deletes also meet in *range LVs* (index locking, Section 3.4), so that a scan and a later
 //!   insert into its range, or a delete and a later scan of its range, are ordered (below).
-//! * Commit (`commit.rs`): a transaction is acknowledged once `T.LV <= CLV`, the committed
+//! * Commit (`commit.rs`, the protocol itself in [`clv`]): a transaction is acknowledged once
+//!   `T.LV <= CLV`, the committed
 //!   vector: the durable prefix of each stream in which every record's dependencies are
 //!   themselves committed. This is the paper's "PLV >= T.LV and all earlier transactions of
 //!   its stream committed", made recursive across streams (the non-recursive reading loses
@@ -47,7 +48,9 @@
 //!
 //! Not implemented: the MVCC variant (Section 4.4; the engine has no MVCC mode).
 
+pub mod clv;
 mod commit;
+pub mod pools;
 pub mod recovery;
 mod rows;
 mod worker;

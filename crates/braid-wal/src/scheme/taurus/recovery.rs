@@ -16,7 +16,8 @@
 //! 3. **Replay** (Alg. 4): record `T` of stream `i` may run once `T.LV <= RLV`, where `RLV[j]`
 //!    is the start of the first record of stream `j` not yet replayed (everything ending before
 //!    it is done; Alg. 4 lines 4-7). `RLV` is derived from a per-stream `head` index that
-//!    workers advance lock-free (compare-and-swap over `done` flags) after each replay. Each
+//!    workers advance lock-free (compare-and-swap over `done` flags) after each replay
+//!    ([`super::pools`], model-checked in `tests/loom_taurus.rs`). Each
 //!    of `recovery_threads` workers looks, from the heads of the pools (one pool per stream,
 //!    its records in log order), for a ready record no one claimed, within a window of
 //!    [`WINDOW`] records, claims it with a swap, and replays it through [`Replay::apply`]: redo
@@ -37,10 +38,10 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
 use super::commit::backoff;
+use super::pools::Pools;
 use crate::device::Device;
 use crate::lv::{self, MAX_STREAMS};
 use crate::record::{Kind, StampKind};
@@ -297,12 +298,6 @@ fn apply(logs: &[Log], s: usize, k: usize, replay: &dyn Replay) -> Result<(), Wa
         .map_err(|e| replay_failed(s as u32, r.start, r.txn, e))
 }
 
-struct Pool {
-    claimed: Vec<AtomicBool>,
-    done: Vec<AtomicBool>,
-    head: CachePadded<AtomicUsize>,
-}
-
 fn replay_parallel(
     logs: &[Log],
     keep: &[usize],
@@ -311,14 +306,7 @@ fn replay_parallel(
     threads: usize,
     replay: &dyn Replay,
 ) -> Result<(), WalError> {
-    let pools: Vec<Pool> = keep
-        .iter()
-        .map(|&k| Pool {
-            claimed: (0..k).map(|_| AtomicBool::new(false)).collect(),
-            done: (0..k).map(|_| AtomicBool::new(false)).collect(),
-            head: CachePadded::new(AtomicUsize::new(0)),
-        })
-        .collect();
+    let pools = Pools::new(keep);
     let total: usize = keep.iter().sum();
     let finished = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
@@ -332,29 +320,10 @@ fn replay_parallel(
         let mut rlv = [0u64; MAX_STREAMS];
         while finished.load(Ordering::Acquire) < total && !failed.load(Ordering::Relaxed) {
             for j in 0..n {
-                rlv[j] = rlv_at(
-                    &logs[j],
-                    keep[j],
-                    pools[j].head.load(Ordering::Acquire),
-                    e[j],
-                );
+                rlv[j] = rlv_at(&logs[j], keep[j], pools.head(j), e[j]);
             }
-            let mut found = None;
-            'pools: for off in 0..n {
-                let s = (w + off) % n;
-                let p = &pools[s];
-                let h = p.head.load(Ordering::Acquire);
-                for k in h..keep[s].min(h + WINDOW) {
-                    if p.claimed[k].load(Ordering::Relaxed) || !lv::le(logs[s].lv(k, n), &rlv[..n])
-                    {
-                        continue;
-                    }
-                    if !p.claimed[k].swap(true, Ordering::AcqRel) {
-                        found = Some((s, k));
-                        break 'pools;
-                    }
-                }
-            }
+            let found =
+                pools.claim_ready(w % n, WINDOW, |s, k| lv::le(logs[s].lv(k, n), &rlv[..n]));
             let Some((s, k)) = found else {
                 let f = finished.load(Ordering::Acquire);
                 if active.load(Ordering::Acquire) == 0 && f == idle.1 {
@@ -380,20 +349,9 @@ fn replay_parallel(
                 failed.store(true, Ordering::Relaxed);
                 return;
             }
-            let p = &pools[s];
-            p.done[k].store(true, Ordering::Release);
+            pools.finish(s, k);
             finished.fetch_add(1, Ordering::AcqRel);
             active.fetch_sub(1, Ordering::AcqRel);
-            // Alg. 4 lines 4-7, lock-free: move the head over every finished record.
-            loop {
-                let h = p.head.load(Ordering::Acquire);
-                if h >= keep[s] || !p.done[h].load(Ordering::Acquire) {
-                    break;
-                }
-                let _ = p
-                    .head
-                    .compare_exchange(h, h + 1, Ordering::AcqRel, Ordering::Acquire);
-            }
         }
     };
     std::thread::scope(|sc| {

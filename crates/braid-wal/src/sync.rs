@@ -1,0 +1,44 @@
+//! The seam between the lock-free protocols of the log layer and the atomics they run on:
+//! `std` atomics and `parking_lot` locks normally, loom's under `--cfg loom`, so that the
+//! loom models in `tests/loom_*.rs` check the very code that runs in production (the stream's
+//! reservation protocol in [`crate::stream::ready`], Taurus's committed vector and its replay
+//! pools in [`crate::scheme::taurus`]).
+//!
+//! Only what those modules use is re-exported. [`Mutex`] has `parking_lot`'s interface
+//! (`lock` returns the guard, `try_lock` an `Option`) on both sides. Code built on these types
+//! must only run inside `loom::model` when compiled with `--cfg loom`.
+
+#[cfg(loom)]
+pub use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+#[cfg(not(loom))]
+pub use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+
+#[cfg(not(loom))]
+pub use parking_lot::{Mutex, MutexGuard};
+
+#[cfg(loom)]
+pub use self::loom_mutex::{Mutex, MutexGuard};
+
+#[cfg(loom)]
+mod loom_mutex {
+    /// loom's mutex with `parking_lot`'s interface. A model panics when a thread panics, so a
+    /// poisoned lock is never observed (hence the `into_inner` on poisoning).
+    #[derive(Debug, Default)]
+    pub struct Mutex<T>(loom::sync::Mutex<T>);
+
+    pub type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
+
+    impl<T> Mutex<T> {
+        pub fn new(v: T) -> Mutex<T> {
+            Mutex(loom::sync::Mutex::new(v))
+        }
+
+        pub fn lock(&self) -> MutexGuard<'_, T> {
+            self.0.lock().unwrap_or_else(|e| e.into_inner())
+        }
+
+        pub fn try_lock(&self) -> Option<MutexGuard<'_, T>> {
+            self.0.try_lock().ok()
+        }
+    }
+}
