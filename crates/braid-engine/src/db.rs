@@ -11,9 +11,11 @@
 //! scheme, stream count, device kind or schema is refused with a message that says what to do.
 //!
 //! The initial image of the tables comes from a loader the application passes to [`Db::open`]:
-//! it runs on creation and again on every recovery, before the log is replayed on top of it, so
-//! it must be deterministic (the workloads seed their generators). Until checkpoints exist this
-//! is how bulk loads stay out of the log.
+//! it runs on creation and again on every recovery that finds no checkpoint, before the log is
+//! replayed on top of it, so it must be deterministic (the workloads seed their generators);
+//! this is how bulk loads stay out of the log. Once a checkpoint exists (`checkpoints/`, see
+//! [`crate::checkpoint`]), recovery loads the newest valid one instead and replays only what
+//! its cut does not cover.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

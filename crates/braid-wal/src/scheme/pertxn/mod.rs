@@ -29,8 +29,10 @@
 //!   `log` for how that is done without a lock. flush-on-insert therefore still waits for the
 //!   objects of concurrent commits with smaller LSNs, as every ELR scheme must.
 //! * A read-only transaction waits for every LSN allocated before it committed.
-//! * Truncation only discards objects after they are durable in the backup files, because
-//!   checkpoints of the tables do not exist yet; recovery replays backup + index from LSN 0.
+//! * Truncation discards objects after they are durable in the backup files, except objects
+//!   a durable checkpoint already holds (below its cut), which need no backup; checkpoint
+//!   truncation also removes backup segments before the cut. Recovery replays backup + index
+//!   from the checkpoint's cut (or from LSN 0 without one).
 //! * `streams()` reports the backup stream (the index is not a stream), so the log statistics
 //!   of a `pertxn` database count backed-up bytes; [`PerTxnLog::stats`] counts objects.
 
