@@ -55,6 +55,8 @@ pub enum Cc {
     TwoPl,
     /// Optimistic (Silo-style).
     Occ,
+    /// Multi-version, optimistic (Hekaton's, serializable; see [`crate::mvcc`]).
+    Mvcc,
 }
 
 impl Cc {
@@ -62,6 +64,7 @@ impl Cc {
         match self {
             Cc::TwoPl => "2pl",
             Cc::Occ => "occ",
+            Cc::Mvcc => "mvcc",
         }
     }
 }
@@ -72,7 +75,10 @@ impl std::str::FromStr for Cc {
         match s {
             "2pl" | "twopl" => Ok(Cc::TwoPl),
             "occ" => Ok(Cc::Occ),
-            _ => Err(format!("unknown concurrency control {s:?}; use 2pl or occ")),
+            "mvcc" => Ok(Cc::Mvcc),
+            _ => Err(format!(
+                "unknown concurrency control {s:?}; use 2pl, occ or mvcc"
+            )),
         }
     }
 }
@@ -228,6 +234,9 @@ pub struct Meta {
     #[serde(default)]
     pub segment_size: Option<u64>,
     pub catalog: Catalog,
+    /// Whether the database is multi-versioned (its records carry commit timestamps).
+    #[serde(default)]
+    pub mvcc: bool,
     /// Whatever the application wants to find again on reopen (the workload and its
     /// parameters, for the `braid` command).
     #[serde(default)]
@@ -298,6 +307,8 @@ pub(crate) struct DbInner {
     next_worker: AtomicUsize,
     pub(crate) epochs: Epochs,
     pub(crate) ckpt: Checkpoints,
+    /// MVCC timestamps (unused otherwise).
+    pub(crate) mv: crate::mvcc::Clock,
 }
 
 impl DbInner {
@@ -427,6 +438,7 @@ impl Db {
                 _ => None,
             },
             catalog: catalog.clone(),
+            mvcc: opts.cc == Cc::Mvcc,
             app: opts.app.clone(),
         };
         let created = match env.read_file(&meta_path)? {
@@ -479,6 +491,7 @@ impl Db {
             next_worker: AtomicUsize::new(0),
             epochs: Epochs::new(opts.max_workers.max(1), 0),
             ckpt: Checkpoints::new(),
+            mv: crate::mvcc::Clock::new(opts.max_workers.max(1), 0),
         };
         let load_start = Instant::now();
         // The newest valid checkpoint, else the loader (see the module doc).
@@ -556,12 +569,24 @@ impl Db {
             recovery_threads: opts.recovery_threads.max(1),
             gsn: opts.gsn.clone(),
             cut,
-            taurus: opts.taurus.clone(),
+            taurus: braid_wal::scheme::taurus::TaurusConfig {
+                mvcc: opts.cc == Cc::Mvcc,
+                ..opts.taurus.clone()
+            },
             recovery_plan: opts.recovery_plan,
         };
         let (scheme, recovery) = {
             let replayer = Replayer::new(&inner);
-            scheme::open_storage(&scfg, storage, &replayer, progress)?
+            let r = scheme::open_storage(&scfg, storage, &replayer, progress)?;
+            // MVCC: versions collapse; the clock goes on past every replayed timestamp and
+            // past the wall clock in microseconds, so that later commits stamp above what an
+            // earlier run logged even where a checkpoint hides it from this recovery.
+            let max_ts = replayer.finish();
+            let wall = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_micros() as u64);
+            inner.mv.advance(max_ts.max(wall));
+            r
         };
         inner.scheme = scheme;
         inner.next_txn = AtomicU64::new((recovery.max_txn + 1).max(next_txn));
@@ -748,6 +773,19 @@ fn check_meta(dir: &Path, found: &Meta, want: &Meta) -> Result<(), EngineError> 
             found.device, found.device
         )));
     }
+    if found.mvcc != want.mvcc {
+        let (was, other) = if found.mvcc {
+            ("--cc mvcc", "2pl or occ")
+        } else {
+            ("--cc 2pl or --cc occ", "mvcc")
+        };
+        return Err(EngineError::Mismatch(format!(
+            "{d} was created {} multi-versioning (its log records {} commit timestamps); \
+             reopen it with {was}, or use a new directory for {other}",
+            if found.mvcc { "with" } else { "without" },
+            if found.mvcc { "carry" } else { "lack" },
+        )));
+    }
     if found.ring_size.is_some() && want.ring_size.is_some() && found.ring_size != want.ring_size {
         return Err(EngineError::Mismatch(format!(
             "{d} has pmem log rings of {} bytes; reopen it with that ring size, or use a new directory",
@@ -895,6 +933,9 @@ pub struct Worker {
 
 impl Drop for Worker {
     fn drop(&mut self) {
+        // MVCC tombstones still waiting for old snapshots stay in the index (invisible) until
+        // a later recovery; take out those that can go now.
+        crate::txn::sweep_tombstones(&self.db.inner, &mut self.st);
         self.db.inner.epochs.release(self.slot);
     }
 }

@@ -1,6 +1,6 @@
 //! braid-engine: an embedded, in-memory, durable transactional store whose logging scales with
 //! cores. Tables of fixed-width rows indexed by u64 keys (hash or ordered), transactions under
-//! two-phase locking (NO_WAIT) or OCC with early lock release, stored procedures for command
+//! two-phase locking (NO_WAIT), OCC or multi-version OCC (MVCC) with early lock release, stored procedures for command
 //! logging, and recovery through the logging scheme chosen at open. The engine knows nothing of
 //! a particular scheme: it calls the scheme's hooks on every row access and at commit
 //! (`braid_wal::scheme`).
@@ -9,6 +9,7 @@ pub mod checkpoint;
 pub mod db;
 pub mod env;
 pub mod error;
+mod mvcc;
 pub mod procedure;
 mod recovery;
 pub mod row;

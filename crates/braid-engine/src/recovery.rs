@@ -5,8 +5,15 @@
 //! columns, an insert installs the logged image (replacing any row with that key), a delete
 //! removes the key. Command re-execution runs the registered procedure in a replay-mode
 //! transaction: no locks, no logging.
+//!
+//! A multi-versioned database (`crate::mvcc`, Taurus Section 4.4) logs each record's commit
+//! timestamp in front of its payload. Replay then installs every write as a version stamped
+//! with it (a delete as a tombstone), and a re-executed procedure reads at it, so the replay
+//! order only has to respect RAW and WAW. [`Replayer::finish`] collapses the versions when the
+//! log is done.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use braid_wal::payload::{RedoOp, decode_command, decode_redo};
 use braid_wal::scheme::{LogKind, Replay, ReplayError};
@@ -19,6 +26,8 @@ use crate::txn::{Mode, Txn, TxnState};
 pub(crate) struct Replayer<'a> {
     db: &'a DbInner,
     states: Mutex<Vec<TxnState>>,
+    /// The largest commit timestamp replayed (MVCC).
+    max_ts: AtomicU64,
 }
 
 impl<'a> Replayer<'a> {
@@ -26,7 +35,90 @@ impl<'a> Replayer<'a> {
         Replayer {
             db,
             states: Mutex::new(Vec::new()),
+            max_ts: AtomicU64::new(0),
         }
+    }
+
+    /// MVCC: the log is replayed. Every row keeps only its newest version, tombstones leave
+    /// the index; returns the largest commit timestamp seen.
+    pub(crate) fn finish(&self) -> u64 {
+        if self.db.cc == crate::db::Cc::Mvcc {
+            for t in &self.db.tables {
+                let mut dead = Vec::new();
+                t.for_each(|k, r| {
+                    if r.state() == RowState::Live {
+                        r.collapse();
+                    } else {
+                        dead.push((k, r.clone()));
+                    }
+                });
+                for (k, r) in dead {
+                    t.remove_row(k, &r);
+                }
+            }
+        }
+        self.max_ts.load(Ordering::Relaxed)
+    }
+
+    /// MVCC redo: each operation becomes a version stamped `ts`.
+    fn apply_redo_at(&self, ts: u64, payload: &[u8]) -> Result<(), ReplayError> {
+        for op in decode_redo(payload) {
+            match op? {
+                RedoOp::Update {
+                    table,
+                    key,
+                    columns,
+                    data,
+                } => {
+                    let t = self.table(table)?;
+                    let row = t.get(key).ok_or_else(|| {
+                        format!("redo update of missing row: table {} key {key}", t.name())
+                    })?;
+                    let mut ok = true;
+                    row.install_at(ts, 0, |base| {
+                        let mut img: Box<[u8]> = match base {
+                            Some(b) => b.into(),
+                            None => {
+                                ok = false;
+                                vec![0u8; t.schema.row_len()].into()
+                            }
+                        };
+                        ok &= t.schema.scatter(&mut img, columns, data);
+                        Some(img)
+                    });
+                    if !ok {
+                        return Err(format!(
+                            "redo update of table {} key {key} at timestamp {ts} finds no row \
+                             or does not match the schema",
+                            t.name()
+                        )
+                        .into());
+                    }
+                }
+                RedoOp::Insert { table, key, data } => {
+                    let t = self.table(table)?;
+                    if data.len() != t.schema.row_len() {
+                        return Err(format!(
+                            "redo insert into table {} with {} bytes, rows are {}",
+                            t.name(),
+                            data.len(),
+                            t.schema.row_len()
+                        )
+                        .into());
+                    }
+                    match t.get(key) {
+                        Some(r) => r.install_at(ts, 0, |_| Some(data.into())),
+                        None => t.upsert(key, Arc::new(Row::new_at(data.into(), ts))),
+                    }
+                }
+                RedoOp::Delete { table, key } => {
+                    if let Some(r) = self.table(table)?.get(key) {
+                        r.install_at(ts, 0, |_| None);
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     fn apply_redo(&self, payload: &[u8]) -> Result<(), ReplayError> {
@@ -83,7 +175,7 @@ impl<'a> Replayer<'a> {
         })
     }
 
-    fn run_command(&self, txn: u64, payload: &[u8]) -> Result<(), ReplayError> {
+    fn run_command(&self, txn: u64, ts: Option<u64>, payload: &[u8]) -> Result<(), ReplayError> {
         let (proc_id, params) = decode_command(payload)?;
         let f = self.db.procs.get(proc_id).cloned().ok_or_else(|| {
             format!("the log calls stored procedure {proc_id}, which is not registered; open the database with the workload that wrote it")
@@ -93,6 +185,9 @@ impl<'a> Replayer<'a> {
         let mut worker = braid_wal::scheme::Scheme::worker(&nolog, 0)?;
         let result = {
             let mut tx = Txn::new(self.db, &mut *worker, &mut st, txn, Mode::Replay, 0);
+            if let Some(ts) = ts {
+                tx.set_replay_ts(ts);
+            }
             match f(&mut tx, params) {
                 Ok(()) => tx.commit().map(|_| ()),
                 Err(e) => {
@@ -113,9 +208,17 @@ impl<'a> Replayer<'a> {
 
 impl Replay for Replayer<'_> {
     fn apply(&self, txn: u64, kind: LogKind, payload: &[u8]) -> Result<(), ReplayError> {
+        if self.db.cc == crate::db::Cc::Mvcc {
+            let (ts, body) = crate::mvcc::decode_envelope(payload)?;
+            self.max_ts.fetch_max(ts, Ordering::Relaxed);
+            return match kind {
+                LogKind::Data => self.apply_redo_at(ts, body),
+                LogKind::Command => self.run_command(txn, Some(ts), body),
+            };
+        }
         match kind {
             LogKind::Data => self.apply_redo(payload),
-            LogKind::Command => self.run_command(txn, payload),
+            LogKind::Command => self.run_command(txn, None, payload),
         }
     }
 }

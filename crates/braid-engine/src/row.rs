@@ -5,6 +5,11 @@
 //! The logical lock is what concurrency control holds for the length of a transaction (until
 //! early lock release); the physical latch (`parking_lot::RwLock`) is held only while bytes are
 //! copied in or out, so memory safety never depends on the concurrency-control protocol.
+//!
+//! Under MVCC ([`crate::mvcc`]) a row also keeps, behind the same latch, the begin timestamp
+//! of its newest version and the older versions some snapshot may still read (oldest first,
+//! `None` for "no row then"). A row that was never written multi-versioned (loaded, or
+//! recovered) has no chain: its one version is visible to everyone.
 
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
@@ -32,7 +37,46 @@ pub struct Row {
     /// The newest checkpoint epoch that has this row's image (see [`crate::checkpoint`]).
     ckpt: AtomicU64,
     state: AtomicU8,
-    data: RwLock<Box<[u8]>>,
+    data: RwLock<Body>,
+}
+
+struct Body {
+    img: Box<[u8]>,
+    mv: Option<Box<Chain>>,
+}
+
+impl std::ops::Deref for Body {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.img
+    }
+}
+
+impl std::ops::DerefMut for Body {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.img
+    }
+}
+
+/// The version history of a multi-versioned row.
+struct Chain {
+    /// Begin timestamp of the newest version (`img` and `state`); [`PENDING`] while its insert
+    /// has not committed.
+    begin: u64,
+    /// Older versions, oldest first: begin timestamp and image (`None`: no live row).
+    old: Vec<(u64, Option<Box<[u8]>>)>,
+}
+
+/// Begin timestamp of a version whose inserting transaction has not committed.
+const PENDING: u64 = u64::MAX;
+
+/// What a snapshot read of a row found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Seen {
+    /// The newest version, at this row version counter.
+    Newest(u64),
+    /// An older version (a newer one was committed after the snapshot).
+    Older,
 }
 
 impl std::fmt::Debug for Row {
@@ -53,8 +97,139 @@ impl Row {
             stamp: AtomicU64::new(0),
             ckpt: AtomicU64::new(0),
             state: AtomicU8::new(state as u8),
-            data: RwLock::new(image),
+            data: RwLock::new(Body {
+                img: image,
+                mv: None,
+            }),
         }
+    }
+
+    /// A multi-versioned row created by a transaction that has not committed (invisible to
+    /// every snapshot), locked exclusively by it.
+    pub(crate) fn new_pending(image: Box<[u8]>) -> Row {
+        let r = Row::new_locked(image);
+        r.data.write().mv = Some(Box::new(Chain {
+            begin: PENDING,
+            old: Vec::new(),
+        }));
+        r
+    }
+
+    /// A multi-versioned row whose first version begins at `ts` (recovery replay).
+    pub(crate) fn new_at(image: Box<[u8]>, ts: u64) -> Row {
+        let r = Row::new(image, RowState::Live);
+        r.data.write().mv = Some(Box::new(Chain {
+            begin: ts,
+            old: Vec::new(),
+        }));
+        r
+    }
+
+    /// Snapshot read at `snap`: `f` sees the visible image (`None` if no live row was visible).
+    pub(crate) fn read_at<R>(&self, snap: u64, f: impl FnOnce(Option<&[u8]>) -> R) -> (R, Seen) {
+        let g = self.data.read();
+        let newest = || {
+            let live = self.state() == RowState::Live;
+            (live.then_some(&g.img[..]), Seen::Newest(self.version()))
+        };
+        let (img, seen) = match &g.mv {
+            None => newest(),
+            Some(c) if c.begin <= snap => newest(),
+            Some(c) => {
+                let img = c
+                    .old
+                    .iter()
+                    .rev()
+                    .find(|(b, _)| *b <= snap)
+                    .and_then(|(_, i)| i.as_deref());
+                // Never visible (inserted after the snapshot, or not committed): the newest
+                // "version" is then the absence the snapshot sees, unless the insert commits.
+                let seen = if c.begin == PENDING && c.old.is_empty() {
+                    Seen::Newest(self.version())
+                } else {
+                    Seen::Older
+                };
+                (img, seen)
+            }
+        };
+        (f(img), seen)
+    }
+
+    /// Begin timestamp of the newest version (0 for a row without history).
+    pub(crate) fn newest_ts(&self) -> u64 {
+        self.data.read().mv.as_ref().map_or(0, |c| c.begin)
+    }
+
+    /// Install a new version stamped `ts`: `image` (live) or `None` (a tombstone). The version
+    /// it replaces is kept for snapshots, unless no snapshot at or above `horizon` can reach
+    /// it; versions older than that are pruned. A `ts` below the newest version's (a replay
+    /// out of timestamp order) is slotted into the history instead, `base` giving the image it
+    /// changes. Bumps the row version and sets the state.
+    pub(crate) fn install_at(
+        &self,
+        ts: u64,
+        horizon: u64,
+        change: impl FnOnce(Option<&[u8]>) -> Option<Box<[u8]>>,
+    ) {
+        let mut g = self.data.write();
+        let live = self.state() == RowState::Live;
+        let body = &mut *g;
+        let chain = body.mv.get_or_insert_with(|| {
+            Box::new(Chain {
+                begin: 0,
+                old: Vec::new(),
+            })
+        });
+        if chain.begin == PENDING {
+            // The insert that created this row commits now: its first version.
+            if let Some(img) = change(Some(&body.img)) {
+                body.img = img;
+                self.state.store(RowState::Live as u8, Ordering::Release);
+            }
+            chain.begin = ts;
+        } else if ts >= chain.begin {
+            let next = change(live.then_some(&body.img[..]));
+            let prev_begin = chain.begin;
+            let prev = match next {
+                Some(img) => {
+                    let prev = std::mem::replace(&mut body.img, img);
+                    self.state.store(RowState::Live as u8, Ordering::Release);
+                    live.then_some(prev)
+                }
+                None => {
+                    self.state.store(RowState::Deleted as u8, Ordering::Release);
+                    live.then(|| body.img.clone())
+                }
+            };
+            chain.old.push((prev_begin, prev));
+            chain.begin = ts;
+            // Keep the newest version at or below the horizon (some snapshot may read it)
+            // and everything newer.
+            if ts <= horizon {
+                chain.old.clear();
+            } else if let Some(p) = chain.old.iter().rposition(|(b, _)| *b <= horizon) {
+                chain.old.drain(..p);
+            }
+        } else {
+            // Out of order (replay): insert the version at its place in the history.
+            let pos = chain.old.partition_point(|(b, _)| *b <= ts);
+            let base = pos.checked_sub(1).and_then(|p| chain.old[p].1.as_deref());
+            let img = change(base);
+            chain.old.insert(pos, (ts, img));
+        }
+        self.version.fetch_add(1, Ordering::Release);
+    }
+
+    /// Drop the history (recovery is over, or the row's one version is visible to all).
+    pub(crate) fn collapse(&self) {
+        self.data.write().mv = None;
+    }
+
+    /// Take the row out of service (a tombstone removed from the index): bump the version so
+    /// that a transaction that still holds it fails validation.
+    pub(crate) fn retire(&self) {
+        let _g = self.data.write();
+        self.version.fetch_add(1, Ordering::Release);
     }
 
     /// A row created locked exclusively by its inserting transaction.
@@ -130,14 +305,14 @@ impl Row {
     pub fn read<R>(&self, f: impl FnOnce(&[u8]) -> R) -> (R, u64) {
         let g = self.data.read();
         let v = self.version.load(Ordering::Acquire);
-        (f(&g), v)
+        (f(&g.img), v)
     }
 
     /// Copy the image into `out`; returns the version.
     pub fn copy_into(&self, out: &mut Vec<u8>) -> u64 {
         let g = self.data.read();
         out.clear();
-        out.extend_from_slice(&g);
+        out.extend_from_slice(&g.img);
         self.version.load(Ordering::Acquire)
     }
 
@@ -165,7 +340,7 @@ impl Row {
         }
         self.ckpt.store(epoch, Ordering::Release);
         if self.state() == RowState::Live {
-            save(Some(&g));
+            save(Some(&g.img));
         } else {
             save(None);
         }
@@ -182,12 +357,12 @@ impl Row {
         }
         self.ckpt.store(epoch, Ordering::Release);
         if self.state() == RowState::Live {
-            take(&g);
+            take(&g.img);
         }
     }
 
     pub fn len(&self) -> usize {
-        self.data.read().len()
+        self.data.read().img.len()
     }
 
     pub fn is_empty(&self) -> bool {

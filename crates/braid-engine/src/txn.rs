@@ -13,11 +13,17 @@
 //! delete is buffered, `on_scan` right before each recount), so it can order a scan against
 //! inserts and deletes inside its range that no row access connects.
 //!
+//! Under MVCC (`crate::mvcc`) reads see the transaction's snapshot and take nothing; writes
+//! abort at once if the row's newest version is not in the snapshot; commit is OCC's (lock the
+//! write set, validate every read version is still the newest) with a commit timestamp drawn
+//! after the locks, logged with the record and stamped on the new versions. Read-only MVCC
+//! transactions validate nothing.
+//!
 //! A transaction in replay mode (recovery re-executing a command) takes no locks, calls no
 //! scheme hooks and logs nothing: the recovery planner guarantees no conflicting replay runs
-//! concurrently.
+//! concurrently. Under MVCC it reads and writes at its logged commit timestamp.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
 
@@ -26,11 +32,15 @@ use braid_wal::scheme::{Access, CommitRequest, LogKind, RowRef, SchemeWorker, Ti
 
 use crate::db::{Cc, DbInner, Durability};
 use crate::error::TxError;
-use crate::row::{Row, RowState};
+use crate::row::{Row, RowState, Seen};
 use crate::schema::{Schema, TableId};
 
 /// Above this many accesses, lookups of the access set go through a hash map.
 const LINEAR_LIMIT: usize = 16;
+
+/// The version an MVCC read records when its snapshot saw an older version than the newest:
+/// it can never validate.
+const STALE: u64 = u64::MAX;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Lock {
@@ -52,6 +62,10 @@ enum Write {
     Delete,
     /// Inserted and deleted again by this transaction: nothing to install.
     Gone,
+    /// MVCC: an insert over the tombstone of a deleted row (a new version of that row).
+    Revive {
+        img: usize,
+    },
 }
 
 struct Entry {
@@ -83,6 +97,11 @@ pub(crate) struct TxnState {
     command: Vec<u8>,
     has_command: bool,
     order: Vec<usize>,
+    /// MVCC: the payload with its commit timestamp.
+    envelope: Vec<u8>,
+    /// MVCC: rows this worker deleted, with the tombstone's timestamp, waiting until no
+    /// snapshot can see them any more to leave the index.
+    pub(crate) tombstones: VecDeque<(u32, u64, Arc<Row>, u64)>,
 }
 
 impl TxnState {
@@ -202,6 +221,12 @@ pub struct Txn<'w> {
     slot: usize,
     /// The checkpoint epoch this transaction's commit entered (see `crate::checkpoint`).
     epoch: Option<u64>,
+    /// MVCC: whether the database is multi-versioned.
+    mvcc: bool,
+    /// MVCC: the snapshot this transaction reads (replay: its logged commit timestamp).
+    snap: u64,
+    /// MVCC: the commit timestamp once drawn (replay: the logged one).
+    ts: Option<u64>,
 }
 
 impl<'w> Txn<'w> {
@@ -214,6 +239,12 @@ impl<'w> Txn<'w> {
         slot: usize,
     ) -> Txn<'w> {
         st.reset();
+        let mvcc = db.cc == Cc::Mvcc;
+        let snap = if mvcc && mode == Mode::Normal {
+            db.mv.snapshot(slot)
+        } else {
+            0
+        };
         Txn {
             db,
             scheme,
@@ -223,6 +254,27 @@ impl<'w> Txn<'w> {
             finished: false,
             slot,
             epoch: None,
+            mvcc,
+            snap,
+            ts: None,
+        }
+    }
+
+    /// MVCC replay: read and write at the logged commit timestamp `ts`.
+    pub(crate) fn set_replay_ts(&mut self, ts: u64) {
+        debug_assert!(self.mode == Mode::Replay);
+        self.snap = ts;
+        self.ts = Some(ts);
+    }
+
+    /// The end of a normal MVCC transaction: its commit is no longer in flight (if it drew a
+    /// timestamp) and its snapshot is released.
+    fn end_mvcc(&mut self) {
+        if self.mvcc && self.mode == Mode::Normal {
+            if self.ts.take().is_some() {
+                self.db.mv.installed(self.slot);
+            }
+            self.db.mv.end(self.slot);
         }
     }
 
@@ -287,11 +339,14 @@ impl<'w> Txn<'w> {
         f: impl FnOnce(&[u8]) -> R,
     ) -> Result<Option<R>, TxError> {
         self.table_check(table)?;
+        if self.mvcc {
+            return self.read_mv(table, key, f);
+        }
         let t = table.0;
         if let Some(i) = self.st.find(t, key) {
             let e = &mut self.st.entries[i];
             match e.write {
-                Write::Update { img, .. } | Write::Insert { img } => {
+                Write::Update { img, .. } | Write::Insert { img } | Write::Revive { img } => {
                     return Ok(Some(f(&self.st.images[img])));
                 }
                 Write::Delete | Write::Gone => return Ok(None),
@@ -355,6 +410,52 @@ impl<'w> Txn<'w> {
         }
     }
 
+    /// MVCC read: the version visible at the snapshot; no lock, never a conflict.
+    fn read_mv<R>(
+        &mut self,
+        table: TableId,
+        key: u64,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Option<R>, TxError> {
+        let t = table.0;
+        if let Some(i) = self.st.find(t, key) {
+            let e = &self.st.entries[i];
+            match e.write {
+                Write::Update { img, .. } | Write::Insert { img } | Write::Revive { img } => {
+                    return Ok(Some(f(&self.st.images[img])));
+                }
+                Write::Delete | Write::Gone => return Ok(None),
+                Write::None => return Ok(e.row.read_at(self.snap, |img| img.map(f)).0),
+            }
+        }
+        let Some(row) = self.db.tables[t as usize].get(key) else {
+            return Ok(None);
+        };
+        if self.mode == Mode::Replay {
+            return Ok(row.read_at(self.snap, |img| img.map(f)).0);
+        }
+        // RAW: the row's writeLV stands for the LV of the version read (see `crate::mvcc`).
+        self.scheme.on_read(RowRef {
+            table: t,
+            key,
+            stamp: &row.stamp,
+        });
+        let (r, seen) = row.read_at(self.snap, |img| img.map(f));
+        self.st.push(Entry {
+            table: t,
+            key,
+            row,
+            lock: Lock::None,
+            read: true,
+            version: match seen {
+                Seen::Newest(v) => v,
+                Seen::Older => STALE,
+            },
+            write: Write::None,
+        });
+        Ok(r)
+    }
+
     /// Read one u64 column.
     pub fn read_u64(
         &mut self,
@@ -374,9 +475,21 @@ impl<'w> Txn<'w> {
             let cc = self.cc();
             let e = &mut self.st.entries[i];
             match e.write {
-                Write::Update { .. } | Write::Insert { .. } => return Ok(Some(i)),
+                Write::Update { .. } | Write::Insert { .. } | Write::Revive { .. } => {
+                    return Ok(Some(i));
+                }
                 Write::Delete | Write::Gone => return Ok(None),
                 Write::None => {}
+            }
+            if self.mvcc {
+                // First updater wins: the version read must be the newest, and not being
+                // replaced by a committing transaction.
+                if cc.is_some() && (e.version == STALE || e.row.is_locked_exclusive()) {
+                    return Err(TxError::Conflict { table: t, key });
+                }
+                if e.row.state() != RowState::Live {
+                    return Ok(None);
+                }
             }
             if cc == Some(Cc::TwoPl) && e.lock == Lock::Shared {
                 if !e.row.try_upgrade() {
@@ -415,6 +528,13 @@ impl<'w> Txn<'w> {
             }
             Some(Cc::Occ) => {
                 if row.is_locked_exclusive() {
+                    return Err(TxError::Conflict { table: t, key });
+                }
+                Lock::None
+            }
+            Some(Cc::Mvcc) => {
+                // First updater wins (see `crate::mvcc`).
+                if row.is_locked_exclusive() || row.newest_ts() > self.snap {
                     return Err(TxError::Conflict { table: t, key });
                 }
                 Lock::None
@@ -463,7 +583,7 @@ impl<'w> Txn<'w> {
         let e = &mut self.st.entries[i];
         let (img, mut dummy, mask) = match &mut e.write {
             Write::Update { mask, img } => (*img, 0u64, Some(mask)),
-            Write::Insert { img } => (*img, 0u64, None),
+            Write::Insert { img } | Write::Revive { img } => (*img, 0u64, None),
             _ => return Ok(false),
         };
         let image = &mut self.st.images[img];
@@ -506,20 +626,64 @@ impl<'w> Txn<'w> {
                 self.st.entries[i].write = Write::Update { mask: full, img };
                 return Ok(());
             }
+            if self.mvcc && self.mode == Mode::Normal && e.write == Write::None {
+                // Read (as absent, or as the deleted row's last version) before: revive the
+                // tombstone if it is the newest version, else somebody got there first.
+                if e.row.state() == RowState::Deleted && !e.row.is_locked_exclusive() {
+                    let img = self.st.new_image();
+                    self.st.images[img].clear();
+                    self.st.images[img].extend_from_slice(image);
+                    self.st.entries[i].write = Write::Revive { img };
+                    let row = self.st.entries[i].row.clone();
+                    self.scheme.on_write(RowRef {
+                        table: t,
+                        key,
+                        stamp: &row.stamp,
+                    });
+                    self.scheme.on_insert(t, key);
+                    return Ok(());
+                }
+                if e.row.state() == RowState::Live && e.version != STALE {
+                    return Err(TxError::DuplicateKey { table: t, key });
+                }
+                return Err(TxError::Conflict { table: t, key });
+            }
             if e.write != Write::Gone {
                 return Err(TxError::DuplicateKey { table: t, key });
             }
         }
         if self.mode == Mode::Replay {
-            let row = Arc::new(Row::new(image.to_vec().into_boxed_slice(), RowState::Live));
-            tab.upsert(key, row);
+            match self.ts {
+                Some(ts) => match tab.get(key) {
+                    Some(r) => r.install_at(ts, 0, |_| Some(image.into())),
+                    None => tab.upsert(key, Arc::new(Row::new_at(image.into(), ts))),
+                },
+                None => {
+                    let row = Arc::new(Row::new(image.to_vec().into_boxed_slice(), RowState::Live));
+                    tab.upsert(key, row);
+                }
+            }
             return Ok(());
         }
-        let row = Arc::new(Row::new_locked(image.to_vec().into_boxed_slice()));
+        let row = Arc::new(if self.mvcc {
+            Row::new_pending(image.into())
+        } else {
+            Row::new_locked(image.to_vec().into_boxed_slice())
+        });
         if let Err(_row) = tab.insert(key, row.clone()) {
             let existing = tab.get(key);
             return match existing {
+                Some(r) if self.mvcc && r.state() == RowState::Deleted => {
+                    if r.is_locked_exclusive() || r.newest_ts() > self.snap {
+                        return Err(TxError::Conflict { table: t, key });
+                    }
+                    self.revive(t, key, r, image);
+                    Ok(())
+                }
                 Some(r) if r.is_locked_exclusive() => Err(TxError::Conflict { table: t, key }),
+                Some(r) if self.mvcc && r.newest_ts() > self.snap => {
+                    Err(TxError::Conflict { table: t, key })
+                }
                 _ => Err(TxError::DuplicateKey { table: t, key }),
             };
         }
@@ -544,12 +708,46 @@ impl<'w> Txn<'w> {
         Ok(())
     }
 
+    /// MVCC: insert `image` as the next version of the tombstone `row`.
+    fn revive(&mut self, t: u32, key: u64, row: Arc<Row>, image: &[u8]) {
+        self.scheme.on_write(RowRef {
+            table: t,
+            key,
+            stamp: &row.stamp,
+        });
+        self.scheme.on_insert(t, key);
+        let img = self.st.new_image();
+        self.st.images[img].clear();
+        self.st.images[img].extend_from_slice(image);
+        let version = row.version();
+        self.st.push(Entry {
+            table: t,
+            key,
+            row,
+            lock: Lock::None,
+            read: false,
+            version,
+            write: Write::Revive { img },
+        });
+    }
+
     /// Delete a row; returns false if it does not exist.
     pub fn delete(&mut self, table: TableId, key: u64) -> Result<bool, TxError> {
         self.table_check(table)?;
         let t = table.0;
         if self.mode == Mode::Replay {
-            return Ok(self.db.tables[t as usize].remove(key));
+            let tab = &self.db.tables[t as usize];
+            return Ok(match self.ts {
+                // A tombstone version: earlier timestamps still see the row.
+                Some(ts) => match tab.get(key) {
+                    Some(r) if r.read_at(ts, |img| img.is_some()).0 => {
+                        r.install_at(ts, 0, |_| None);
+                        true
+                    }
+                    _ => false,
+                },
+                None => tab.remove(key),
+            });
         }
         if let Some(i) = self.st.find(t, key)
             && let Write::Insert { .. } = self.st.entries[i].write
@@ -588,11 +786,34 @@ impl<'w> Txn<'w> {
             });
         }
         let mut hits: Vec<(u64, Arc<Row>)> = Vec::new();
-        tab.range(lo, hi, |k, r| {
-            hits.push((k, r.clone()));
-            hits.len() < limit
-        });
-        let scanned_hi = if hits.len() >= limit {
+        // Whether the scan stopped at the limit (then only up to its last key is protected).
+        let mut full = false;
+        if self.mvcc {
+            // Only rows visible to this transaction count towards the limit: tombstones and
+            // rows of other snapshots sit in the index, differently in every run and replay.
+            let mut seen = 0;
+            let (st, snap) = (&mut *self.st, self.snap);
+            tab.range(lo, hi, |k, r| {
+                let visible = match st.find(t, k).map(|i| st.entries[i].write) {
+                    Some(Write::Update { .. } | Write::Insert { .. } | Write::Revive { .. }) => {
+                        true
+                    }
+                    Some(Write::Delete | Write::Gone) => false,
+                    _ => r.read_at(snap, |img| img.is_some()).0,
+                };
+                hits.push((k, r.clone()));
+                seen += visible as usize;
+                full = seen >= limit;
+                !full
+            });
+        } else {
+            tab.range(lo, hi, |k, r| {
+                hits.push((k, r.clone()));
+                full = hits.len() >= limit;
+                !full
+            });
+        }
+        let scanned_hi = if full {
             hits.last().map(|(k, _)| Bound::Included(*k)).unwrap_or(hi)
         } else {
             hi
@@ -648,6 +869,7 @@ impl<'w> Txn<'w> {
         }
         self.release();
         self.exit_epoch();
+        self.end_mvcc();
         if self.mode == Mode::Normal {
             self.scheme.abort();
         }
@@ -663,10 +885,11 @@ impl<'w> Txn<'w> {
     }
 
     fn validate(&mut self) -> Result<(), TxError> {
-        if self.db.cc != Cc::Occ {
+        let optimistic = matches!(self.db.cc, Cc::Occ | Cc::Mvcc);
+        if !optimistic {
             self.enter_epoch();
         }
-        if self.db.cc == Cc::Occ {
+        if optimistic {
             // Lock the write set in a global order (NO_WAIT), then validate every version.
             let mut order = std::mem::take(&mut self.st.order);
             order.clear();
@@ -692,6 +915,10 @@ impl<'w> Txn<'w> {
             self.st.order = order;
             result?;
             self.enter_epoch();
+            if self.mvcc {
+                // After the write set is locked and the epoch entered (checkpoints rely on it).
+                self.ts = Some(self.db.mv.commit_ts(self.slot));
+            }
             // Taurus Alg. 6 lines 8-11: the scheme raises readLVs before validation.
             {
                 let st = &*self.st;
@@ -717,11 +944,14 @@ impl<'w> Txn<'w> {
                 self.scheme.before_validate(&mut rows);
             }
             for e in &self.st.entries {
-                match e.write {
+                let want = match e.write {
                     Write::Insert { .. } | Write::Gone => continue,
-                    _ => {}
-                }
-                if e.row.version() != e.version || e.row.state() != RowState::Live {
+                    // MVCC: a read may have found no live row; its version says all.
+                    Write::None if self.mvcc => None,
+                    Write::Revive { .. } => Some(RowState::Deleted),
+                    _ => Some(RowState::Live),
+                };
+                if e.row.version() != e.version || want.is_some_and(|w| e.row.state() != w) {
                     return Err(TxError::Conflict {
                         table: e.table,
                         key: e.key,
@@ -769,7 +999,7 @@ impl<'w> Txn<'w> {
                             schema.gather(image, mask, buf)
                         });
                 }
-                Write::Insert { img } => st.redo.push(&RedoOp::Insert {
+                Write::Insert { img } | Write::Revive { img } => st.redo.push(&RedoOp::Insert {
                     table: e.table,
                     key: e.key,
                     data: &st.images[img],
@@ -783,6 +1013,9 @@ impl<'w> Txn<'w> {
     }
 
     fn install(&mut self) {
+        if let Some(ts) = self.ts {
+            return self.install_versions(ts);
+        }
         let capture = self.epoch.and_then(|ep| self.db.epochs.capturing(ep));
         for e in &self.st.entries {
             if let Some(c) = capture
@@ -812,6 +1045,50 @@ impl<'w> Txn<'w> {
                     e.row.set_state(RowState::Deleted);
                     self.db.tables[e.table as usize].remove_row(e.key, &e.row);
                 }
+                Write::Revive { .. } => {
+                    unreachable!("revives exist only under MVCC, which installs versions")
+                }
+            }
+        }
+    }
+
+    /// MVCC install: every write becomes a version stamped `ts` (a delete, a tombstone that
+    /// stays in the index until no snapshot can see the row before it).
+    fn install_versions(&mut self, ts: u64) {
+        let normal = self.mode == Mode::Normal;
+        let horizon = if normal { self.db.mv.horizon() } else { 0 };
+        let capture = self.epoch.and_then(|ep| self.db.epochs.capturing(ep));
+        let st = &mut *self.st;
+        for e in &st.entries {
+            if let Some(c) = capture
+                && !matches!(e.write, Write::None | Write::Gone)
+            {
+                e.row.capture(c, |img| {
+                    let _ = self
+                        .db
+                        .epochs
+                        .side
+                        .insert_sync((e.table, e.key), img.map(Box::from));
+                });
+            }
+            match e.write {
+                Write::None | Write::Gone => {}
+                Write::Update { mask, img } => {
+                    if mask != 0 {
+                        let image = &st.images[img];
+                        e.row.install_at(ts, horizon, |_| Some(image[..].into()));
+                    }
+                }
+                Write::Insert { img } | Write::Revive { img } => {
+                    let image = &st.images[img];
+                    e.row.install_at(ts, horizon, |_| Some(image[..].into()));
+                }
+                Write::Delete => {
+                    e.row.install_at(ts, horizon, |_| None);
+                    if normal {
+                        st.tombstones.push_back((e.table, e.key, e.row.clone(), ts));
+                    }
+                }
             }
         }
     }
@@ -825,15 +1102,14 @@ impl<'w> Txn<'w> {
             self.st.reset();
             return Ok(Ticket::Durable);
         }
-        if let Err(e) = self.validate() {
+        let read_only = self.is_read_only();
+        // A read-only MVCC transaction read one consistent snapshot: nothing to validate.
+        if !(self.mvcc && read_only)
+            && let Err(e) = self.validate()
+        {
             self.abort_inner();
             return Err(e);
         }
-        let read_only = self
-            .st
-            .entries
-            .iter()
-            .all(|e| matches!(e.write, Write::None | Write::Gone));
         let kind = if self.st.has_command && self.db.logging == LogKind::Command {
             LogKind::Command
         } else {
@@ -842,11 +1118,15 @@ impl<'w> Txn<'w> {
         if !read_only && kind == LogKind::Data {
             self.build_redo();
         }
-        let payload: &[u8] = match (read_only, kind) {
+        let mut payload: &[u8] = match (read_only, kind) {
             (true, _) => &[],
             (false, LogKind::Data) => &self.st.redo.bytes,
             (false, LogKind::Command) => &self.st.command,
         };
+        if let (false, Some(ts)) = (read_only, self.ts) {
+            crate::mvcc::encode_envelope(ts, payload, &mut self.st.envelope);
+            payload = &self.st.envelope;
+        }
         let req = CommitRequest {
             txn: self.id,
             kind,
@@ -886,14 +1166,38 @@ impl<'w> Txn<'w> {
                 });
             self.scheme.publish(&mut rows);
         }
+        // MVCC: the new versions become visible to snapshots only now, with their LVs raised.
+        self.end_mvcc();
         self.release();
         self.finished = true;
+        if self.mvcc {
+            sweep_tombstones(self.db, self.st);
+        }
         self.st.reset();
         if self.db.durability == Durability::Sync {
             ticket.wait()?;
             return Ok(Ticket::Durable);
         }
         Ok(ticket)
+    }
+}
+
+/// MVCC: take out of the index the tombstones no snapshot can see past any more.
+pub(crate) fn sweep_tombstones(db: &DbInner, st: &mut TxnState) {
+    if st.tombstones.is_empty() {
+        return;
+    }
+    let horizon = db.mv.horizon();
+    while let Some((t, key, row, ts)) = st.tombstones.front() {
+        if *ts > horizon || !row.try_lock_exclusive() {
+            break;
+        }
+        if row.state() == RowState::Deleted && row.newest_ts() == *ts {
+            db.tables[*t as usize].remove_row(*key, row);
+            row.retire();
+        }
+        row.unlock_exclusive();
+        st.tombstones.pop_front();
     }
 }
 

@@ -297,7 +297,7 @@ fn occ_validation_catches_a_changed_read() {
 
 #[test]
 fn scans_see_own_writes_and_catch_phantoms() {
-    for cc in [Cc::TwoPl, Cc::Occ] {
+    for cc in [Cc::TwoPl, Cc::Occ, Cc::Mvcc] {
         let (_d, db) = mem_db(cc);
         let mut a = db.worker().unwrap();
         let mut t = a.begin();
@@ -316,6 +316,9 @@ fn scans_see_own_writes_and_catch_phantoms() {
             })
             .unwrap();
         assert_eq!((n, seen.clone()), (2, vec![10, 20]));
+        // An updating scanner (a read-only one under MVCC read one snapshot and needs no
+        // check).
+        t.insert(HIST, 99, &[0; 8]).unwrap();
         // Another transaction inserts into the scanned range: the scanner must abort.
         let mut b = db.worker().unwrap();
         let mut tb = b.begin();

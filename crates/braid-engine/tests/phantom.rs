@@ -118,7 +118,7 @@ fn run_and_recover(dir: &Path, cc: Cc, first: (u32, &[u64]), second: (u32, &[u64
 
 #[test]
 fn scan_then_insert_into_its_range_replays_in_order() {
-    for cc in [Cc::TwoPl, Cc::Occ] {
+    for cc in [Cc::TwoPl, Cc::Occ, Cc::Mvcc] {
         let base = tempfile::tempdir_in("/dev/shm").unwrap();
         // The scan counts {50}; the insert of 60 comes after it. Replayed, the scan stalls.
         let (ran, recovered) = run_and_recover(
@@ -137,7 +137,7 @@ fn scan_then_insert_into_its_range_replays_in_order() {
 
 #[test]
 fn delete_then_scan_of_its_range_replays_in_order() {
-    for cc in [Cc::TwoPl, Cc::Occ] {
+    for cc in [Cc::TwoPl, Cc::Occ, Cc::Mvcc] {
         let base = tempfile::tempdir_in("/dev/shm").unwrap();
         // The delete of 50 comes first (and stalls when replayed); the scan then counts nothing.
         let (ran, recovered) = run_and_recover(

@@ -107,7 +107,7 @@ impl YcsbArgs {
 /// Log and engine settings.
 #[derive(Debug, Clone, Args)]
 pub struct EngineArgs {
-    /// Concurrency control: 2pl (NO_WAIT) or occ.
+    /// Concurrency control: 2pl (NO_WAIT), occ, or mvcc (multi-version OCC, Taurus Sec. 4.4).
     #[arg(long, default_value = "2pl")]
     pub cc: Cc,
     /// Group commit: most microseconds the flusher waits for more log.

@@ -1,5 +1,5 @@
 //! The taurus scheme end to end through the `braid` command: short crash tests (kill -9 of a
-//! child process and simulated power failures) over data and command logging, 2PL and OCC,
+//! child process and simulated power failures) over data and command logging, 2PL, OCC and MVCC,
 //! 1, 2 and 4 streams, pmem and file devices, with and without record-LV compression and with
 //! both replay plans; and bench --keep followed by recover on 1 and 2 threads.
 //!
@@ -52,6 +52,41 @@ fn power_file_command_occ_four_streams() {
             "4",
             "--threads",
             "4",
+        ],
+        &[],
+    );
+}
+
+/// MVCC (Section 4.4): command logging without write-after-read edges, TPC-C's consistency
+/// conditions checked after every power failure.
+#[test]
+fn power_pmem_command_mvcc_two_streams_tpcc() {
+    crash(
+        &[
+            "--workload",
+            "tpcc",
+            "--device",
+            "pmem",
+            "--mode",
+            "power",
+            "--logging",
+            "command",
+            "--cc",
+            "mvcc",
+            "--logs",
+            "2",
+            "--rounds",
+            "12",
+        ],
+        &[],
+    );
+}
+
+#[test]
+fn kill_file_data_mvcc_two_streams() {
+    crash(
+        &[
+            "--device", "file", "--mode", "kill", "--cc", "mvcc", "--logs", "2", "--rounds", "4",
         ],
         &[],
     );

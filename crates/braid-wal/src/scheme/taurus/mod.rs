@@ -46,7 +46,15 @@
 //! key's bucket and of the table-wide pair (command logging) and raises both writeLVs at
 //! commit. See `worker.rs` for how a scan and a concurrent insert agree on who goes first.
 //!
-//! Not implemented: the MVCC variant (Section 4.4; the engine has no MVCC mode).
+//! MVCC (Section 4.4, [`TaurusConfig::mvcc`]): with the engine's multi-version concurrency
+//! control a read fetches the version visible at the reader's timestamp, in normal processing
+//! and in recovery alike (the engine keeps versions while it replays), so a write after a read
+//! needs no order: Taurus keeps no readLVs and tracks only RAW (a reader merges the row's
+//! writeLV) and WAW (a writer merges it too). The row's writeLV stands for the LV of its newest
+//! version; a snapshot reader of an older version merges it too, which can only add edges. The
+//! engine makes a new version visible only after `commit` raised its writeLV (`v.LV = T.LV`
+//! before the timestamps are final, as the paper asks), and logs the commit timestamp with
+//! the record.
 
 pub mod clv;
 mod commit;
@@ -97,6 +105,10 @@ pub struct TaurusConfig {
     /// Range LVs: an ordered table's keys are grouped in buckets of `2^range_bucket_bits`
     /// consecutive keys, each with its own readLV / writeLV (capped at 63).
     pub range_bucket_bits: u32,
+    /// The engine runs multi-versioned (Section 4.4): reads fetch the version visible at the
+    /// reader's timestamp, also at recovery, so Taurus tracks only RAW and WAW (no readLVs,
+    /// even under command logging).
+    pub mvcc: bool,
 }
 
 impl Default for TaurusConfig {
@@ -106,6 +118,7 @@ impl Default for TaurusConfig {
             compress: None,
             anchor_every: 64 << 10,
             range_bucket_bits: DEFAULT_RANGE_BUCKET_BITS,
+            mvcc: false,
         }
     }
 }
@@ -113,7 +126,8 @@ impl Default for TaurusConfig {
 /// What every worker shares.
 pub(crate) struct Shared {
     pub(crate) n: usize,
-    pub(crate) logging: LogKind,
+    /// Track write-after-read edges (readLVs): command logging without MVCC.
+    pub(crate) war: bool,
     pub(crate) compress: bool,
     pub(crate) anchor_every: u64,
     pub(crate) bucket_bits: u32,
@@ -233,11 +247,16 @@ pub fn open_taurus(
     let tc = &cfg.taurus;
     let sh = Shared {
         n,
-        logging: cfg.logging,
+        war: cfg.logging == LogKind::Command && !tc.mvcc,
         compress: compress(tc.compress, n),
         anchor_every: tc.anchor_every.max(1),
         bucket_bits: tc.range_bucket_bits.min(63),
-        rows: RowTable::new(n, cfg.logging == LogKind::Command, tc.delta, &out.ends),
+        rows: RowTable::new(
+            n,
+            cfg.logging == LogKind::Command && !tc.mvcc,
+            tc.delta,
+            &out.ends,
+        ),
         anchors: out
             .ends
             .iter()

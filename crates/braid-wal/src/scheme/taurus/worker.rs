@@ -71,7 +71,7 @@ use super::{MAX_SCAN_BUCKETS, Shared};
 use crate::WalError;
 use crate::lv::MAX_STREAMS;
 use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
-use crate::scheme::{Access, CommitRequest, LogKind, RowRef, SchemeWorker, Ticket};
+use crate::scheme::{Access, CommitRequest, RowRef, SchemeWorker, Ticket};
 use crate::stream::StreamWriter;
 
 const READ: u8 = 1;
@@ -162,8 +162,9 @@ impl TaurusWorker {
         })
     }
 
+    /// Whether write-after-read edges are tracked (command logging without MVCC).
     fn command(&self) -> bool {
-        self.sh.logging == LogKind::Command
+        self.sh.war
     }
 
     fn hold(&mut self, row: RowRef<'_>, flags: u8) -> Arc<RowLv> {
