@@ -612,6 +612,7 @@ impl Db {
                 self.inner.opts.max_workers
             ))
         })?;
+        self.inner.mv.claim(slot);
         Ok(Worker {
             db: self.clone(),
             id,
@@ -654,6 +655,8 @@ impl Db {
         &self.inner.tables[table.0 as usize].schema
     }
 
+    /// Index entries of `table`: its rows, plus under MVCC the tombstones of deleted rows that
+    /// some running snapshot may still need (they leave the index when none does).
     pub fn rows(&self, table: TableId) -> usize {
         self.inner.tables[table.0 as usize].len()
     }
@@ -935,7 +938,7 @@ impl Drop for Worker {
     fn drop(&mut self) {
         // MVCC tombstones still waiting for old snapshots stay in the index (invisible) until
         // a later recovery; take out those that can go now.
-        crate::txn::sweep_tombstones(&self.db.inner, &mut self.st);
+        crate::txn::sweep(&self.db.inner, &mut self.st);
         self.db.inner.epochs.release(self.slot);
     }
 }

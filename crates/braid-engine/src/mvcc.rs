@@ -28,7 +28,7 @@
 //! The timestamp clock and the two per-worker slot arrays are here; the version chains are in
 //! [`crate::row`], the protocol in [`crate::txn`].
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crossbeam_utils::CachePadded;
 
@@ -44,6 +44,8 @@ pub(crate) struct Clock {
     clock: AtomicU64,
     inflight: Box<[CachePadded<AtomicU64>]>,
     active: Box<[CachePadded<AtomicU64>]>,
+    /// Slots ever claimed are below this: scans stop there.
+    used: AtomicUsize,
 }
 
 impl Clock {
@@ -58,14 +60,24 @@ impl Clock {
             clock: AtomicU64::new(start),
             inflight: mk(),
             active: mk(),
+            used: AtomicUsize::new(0),
         }
+    }
+
+    /// A worker took `slot` (before it uses it: scans of the slots then include it).
+    pub(crate) fn claim(&self, slot: usize) {
+        self.used.fetch_max(slot + 1, Ordering::SeqCst);
+    }
+
+    fn slots<'a>(&self, v: &'a [CachePadded<AtomicU64>]) -> &'a [CachePadded<AtomicU64>] {
+        &v[..self.used.load(Ordering::SeqCst).min(v.len())]
     }
 
     /// The newest timestamp every commit at or below which is fully installed: the clock,
     /// lowered below every commit still in flight.
     fn watermark(&self) -> u64 {
         let mut s = self.clock.load(Ordering::SeqCst);
-        for f in self.inflight.iter() {
+        for f in self.slots(&self.inflight) {
             let v = f.load(Ordering::SeqCst);
             if v != IDLE {
                 s = s.min(v);
@@ -87,7 +99,9 @@ impl Clock {
         let mut spins = 0u32;
         while s < target {
             // Commits drawn before `target` are still installing; later ones start above it.
-            if spins < 64 {
+            // The commits waited for run on other cores and are short: spin (a yield is a
+            // system call), then yield in case they were preempted.
+            if spins < 4096 {
                 std::hint::spin_loop();
             } else {
                 std::thread::yield_now();
@@ -123,7 +137,7 @@ impl Clock {
     /// hides its key from everyone.
     pub(crate) fn horizon(&self) -> u64 {
         let mut h = self.watermark();
-        for a in self.active.iter() {
+        for a in self.slots(&self.active) {
             h = h.min(a.load(Ordering::SeqCst));
         }
         h
@@ -179,6 +193,8 @@ mod tests {
     #[test]
     fn snapshots_stay_below_commits_in_flight() {
         let c = Clock::new(2, 10);
+        c.claim(0);
+        c.claim(1);
         assert_eq!(c.snapshot(0), 10);
         let ts = c.commit_ts(1);
         assert_eq!(ts, 11);

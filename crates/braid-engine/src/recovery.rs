@@ -96,16 +96,7 @@ impl<'a> Replayer<'a> {
                     }
                 }
                 RedoOp::Insert { table, key, data } => {
-                    let t = self.table(table)?;
-                    if data.len() != t.schema.row_len() {
-                        return Err(format!(
-                            "redo insert into table {} with {} bytes, rows are {}",
-                            t.name(),
-                            data.len(),
-                            t.schema.row_len()
-                        )
-                        .into());
-                    }
+                    let t = self.insert_table(table, data)?;
                     match t.get(key) {
                         Some(r) => r.install_at(ts, 0, |_| Some(data.into())),
                         None => t.upsert(key, Arc::new(Row::new_at(data.into(), ts))),
@@ -145,16 +136,7 @@ impl<'a> Replayer<'a> {
                     }
                 }
                 RedoOp::Insert { table, key, data } => {
-                    let t = self.table(table)?;
-                    if data.len() != t.schema.row_len() {
-                        return Err(format!(
-                            "redo insert into table {} with {} bytes, rows are {}",
-                            t.name(),
-                            data.len(),
-                            t.schema.row_len()
-                        )
-                        .into());
-                    }
+                    let t = self.insert_table(table, data)?;
                     t.upsert(key, Arc::new(Row::new(data.into(), RowState::Live)));
                 }
                 RedoOp::Delete { table, key } => {
@@ -163,6 +145,21 @@ impl<'a> Replayer<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The table a redo insert of `data` goes to, if the image fits its rows.
+    fn insert_table(&self, id: u32, data: &[u8]) -> Result<&crate::table::Table, ReplayError> {
+        let t = self.table(id)?;
+        if data.len() != t.schema.row_len() {
+            return Err(format!(
+                "redo insert into table {} with {} bytes, rows are {}",
+                t.name(),
+                data.len(),
+                t.schema.row_len()
+            )
+            .into());
+        }
+        Ok(t)
     }
 
     fn table(&self, id: u32) -> Result<&crate::table::Table, ReplayError> {

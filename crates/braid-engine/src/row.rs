@@ -220,6 +220,18 @@ impl Row {
         self.version.fetch_add(1, Ordering::Release);
     }
 
+    /// Drop the versions no snapshot at or above `horizon` can read.
+    pub(crate) fn prune(&self, horizon: u64) {
+        let mut g = self.data.write();
+        if let Some(c) = g.mv.as_mut() {
+            if c.begin <= horizon {
+                c.old = Vec::new();
+            } else if let Some(p) = c.old.iter().rposition(|(b, _)| *b <= horizon) {
+                c.old.drain(..p);
+            }
+        }
+    }
+
     /// Drop the history (recovery is over, or the row's one version is visible to all).
     pub(crate) fn collapse(&self) {
         self.data.write().mv = None;

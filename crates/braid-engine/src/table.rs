@@ -167,28 +167,25 @@ fn ordered_range<V>(
     if any {
         return;
     }
-    // Nothing yielded: empty, or the scc defect. Start again from the greatest key below the
-    // range (its leaf holds it, so it is not empty), a few times, then walk from the start.
-    let below = match lo {
-        Included(x) => Some((Unbounded, Excluded(x))),
-        Excluded(x) => Some((Unbounded, Included(x))),
-        Unbounded => None,
-    };
-    if let Some(below) = below {
-        for _ in 0..3 {
-            let Some(p) = t.range(below, &guard).next_back().map(|(k, _)| *k) else {
-                break;
-            };
-            let mut seen = false;
-            for (k, v) in t.range((Included(p), hi), &guard) {
-                seen = true;
-                if in_range(*k) && !f(*k, v) {
-                    return;
-                }
-            }
-            if seen {
+    // Nothing yielded: empty, or the scc defect. Look for the first key at or after `lo` with
+    // an open-ended range (a reverse probe costs a walk from the start in scc), a few times,
+    // then walk from the start.
+    for _ in 0..3 {
+        let Some(first) = t.range((lo, Unbounded), &guard).next().map(|(k, _)| *k) else {
+            continue;
+        };
+        if !in_range(first) {
+            return;
+        }
+        let mut seen = false;
+        for (k, v) in t.range((Included(first), hi), &guard) {
+            seen = true;
+            if in_range(*k) && !f(*k, v) {
                 return;
             }
+        }
+        if seen {
+            return;
         }
     }
     for (k, v) in t.iter(&guard) {

@@ -102,6 +102,9 @@ pub(crate) struct TxnState {
     /// MVCC: rows this worker deleted, with the tombstone's timestamp, waiting until no
     /// snapshot can see them any more to leave the index.
     pub(crate) tombstones: VecDeque<(u32, u64, Arc<Row>, u64)>,
+    /// MVCC: rows this worker gave a new version at a timestamp, whose older versions go once
+    /// every snapshot is at or above it.
+    superseded: VecDeque<(Arc<Row>, u64)>,
 }
 
 impl TxnState {
@@ -1018,18 +1021,7 @@ impl<'w> Txn<'w> {
         }
         let capture = self.epoch.and_then(|ep| self.db.epochs.capturing(ep));
         for e in &self.st.entries {
-            if let Some(c) = capture
-                && !matches!(e.write, Write::None | Write::Gone)
-            {
-                // Copy-on-write for the checkpoint being taken (`crate::checkpoint`).
-                e.row.capture(c, |img| {
-                    let _ = self
-                        .db
-                        .epochs
-                        .side
-                        .insert_sync((e.table, e.key), img.map(Box::from));
-                });
-            }
+            save_for_checkpoint(self.db, capture, e);
             match e.write {
                 Write::None | Write::Gone => {}
                 Write::Update { mask, img } => {
@@ -1060,28 +1052,28 @@ impl<'w> Txn<'w> {
         let capture = self.epoch.and_then(|ep| self.db.epochs.capturing(ep));
         let st = &mut *self.st;
         for e in &st.entries {
-            if let Some(c) = capture
-                && !matches!(e.write, Write::None | Write::Gone)
-            {
-                e.row.capture(c, |img| {
-                    let _ = self
-                        .db
-                        .epochs
-                        .side
-                        .insert_sync((e.table, e.key), img.map(Box::from));
-                });
-            }
+            save_for_checkpoint(self.db, capture, e);
             match e.write {
                 Write::None | Write::Gone => {}
                 Write::Update { mask, img } => {
                     if mask != 0 {
                         let image = &st.images[img];
                         e.row.install_at(ts, horizon, |_| Some(image[..].into()));
+                        if normal {
+                            st.superseded.push_back((e.row.clone(), ts));
+                        }
                     }
                 }
-                Write::Insert { img } | Write::Revive { img } => {
+                Write::Insert { img } => {
                     let image = &st.images[img];
                     e.row.install_at(ts, horizon, |_| Some(image[..].into()));
+                }
+                Write::Revive { img } => {
+                    let image = &st.images[img];
+                    e.row.install_at(ts, horizon, |_| Some(image[..].into()));
+                    if normal {
+                        st.superseded.push_back((e.row.clone(), ts));
+                    }
                 }
                 Write::Delete => {
                     e.row.install_at(ts, horizon, |_| None);
@@ -1171,7 +1163,7 @@ impl<'w> Txn<'w> {
         self.release();
         self.finished = true;
         if self.mvcc {
-            sweep_tombstones(self.db, self.st);
+            sweep(self.db, self.st);
         }
         self.st.reset();
         if self.db.durability == Durability::Sync {
@@ -1182,12 +1174,35 @@ impl<'w> Txn<'w> {
     }
 }
 
-/// MVCC: take out of the index the tombstones no snapshot can see past any more.
-pub(crate) fn sweep_tombstones(db: &DbInner, st: &mut TxnState) {
-    if st.tombstones.is_empty() {
+/// Copy-on-write for the checkpoint being taken (`crate::checkpoint`): before `e`'s write is
+/// installed, save the row's image for checkpoint `capture`, if one is being taken.
+fn save_for_checkpoint(db: &DbInner, capture: Option<u64>, e: &Entry) {
+    if let Some(c) = capture
+        && !matches!(e.write, Write::None | Write::Gone)
+    {
+        e.row.capture(c, |img| {
+            let _ = db
+                .epochs
+                .side
+                .insert_sync((e.table, e.key), img.map(Box::from));
+        });
+    }
+}
+
+/// MVCC garbage collection: drop the old versions and take out of the index the tombstones no
+/// snapshot can see any more.
+pub(crate) fn sweep(db: &DbInner, st: &mut TxnState) {
+    if st.tombstones.is_empty() && st.superseded.is_empty() {
         return;
     }
     let horizon = db.mv.horizon();
+    while let Some((row, ts)) = st.superseded.front() {
+        if *ts > horizon {
+            break;
+        }
+        row.prune(horizon);
+        st.superseded.pop_front();
+    }
     while let Some((t, key, row, ts)) = st.tombstones.front() {
         if *ts > horizon || !row.try_lock_exclusive() {
             break;

@@ -68,6 +68,16 @@ fn pipeline(
     (pick(engine.scan_threads), pick(engine.apply_threads))
 }
 
+/// The concurrency control to recover with: multi-versioning is a property of the database
+/// (its records carry commit timestamps), so it follows what the database was created with.
+fn cc_for(mvcc: bool, asked: braid_engine::Cc) -> braid_engine::Cc {
+    match (mvcc, asked) {
+        (true, _) => braid_engine::Cc::Mvcc,
+        (false, braid_engine::Cc::Mvcc) => braid_engine::Cc::TwoPl,
+        (false, cc) => cc,
+    }
+}
+
 pub fn run(args: RecoverArgs) -> Result<(), String> {
     let env = Env::default();
     let meta = Meta::read(&args.dir, &env).map_err(|e| e.to_string())?;
@@ -98,6 +108,7 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
         opts.scan_mode = braid_wal::scan::ScanMode::Salvage;
     }
     opts.app = meta.app.clone();
+    opts.cc = cc_for(meta.mvcc, opts.cc);
     let bar = ProgressBar::new_spinner();
     bar.set_style(
         ProgressStyle::with_template("{spinner} {msg} {bytes} of log read, {elapsed}")
@@ -253,6 +264,7 @@ pub fn recover_quiet(
         f.segment_size = s;
     }
     opts.app = meta.app.clone();
+    opts.cc = cc_for(meta.mvcc, opts.cc);
     let (db, report) = Db::open(dir, opts, workload.catalog(), workload.procedures(), &|l| {
         workload.load(l, &|_| {})
     })
