@@ -176,6 +176,14 @@ fn model(m: &MemSource, recs: &[Orig]) -> (usize, Expect) {
             m.bytes[i..i + r.bytes.len()] == r.bytes[..]
         }
     };
+    // As evidence about damage before it, a later record counts as soon as its own bytes are
+    // whole: its checksum holds, and so does what it says about the log's durable point.
+    let complete = |r: &Orig| {
+        r.lsn + r.bytes.len() as u64 <= limit && {
+            let i = m.index(r.lsn);
+            m.bytes[i..i + r.bytes.len()] == r.bytes[..]
+        }
+    };
     let first_bad = recs.iter().position(|r| !intact(r));
     let Some(i) = first_bad else {
         let end = recs.last().map_or(m.start, |r| {
@@ -213,7 +221,7 @@ fn model(m: &MemSource, recs: &[Orig]) -> (usize, Expect) {
             return (i, Expect::Newer { at: x });
         }
     }
-    let later_intact: Vec<&Orig> = recs[i + 1..].iter().filter(|r| intact(r)).collect();
+    let later_intact: Vec<&Orig> = recs[i + 1..].iter().filter(|r| complete(r)).collect();
     // A damaged record whose (readable) header says it reaches past `sealed` may be torn in
     // its unsealed part: only one lying wholly before `sealed` is corrupt by that alone.
     let in_sealed = x < m.sealed && {

@@ -480,7 +480,9 @@ pub fn run(mut args: BenchArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// Run every point `--repeat` times and summarise.
+/// Run every point `--repeat` times and summarise. The repeats go round the points (every
+/// point once, then every point again): a machine whose speed drifts during the sweep then
+/// shifts every configuration alike, and the ratios to `none` stay fair.
 pub fn measure(
     args: &BenchArgs,
     workload: &Arc<dyn Workload>,
@@ -488,16 +490,17 @@ pub fn measure(
     mp: &MultiProgress,
     overall: &ProgressBar,
 ) -> Result<Vec<ConfigResult>, String> {
-    let mut results: Vec<ConfigResult> = Vec::new();
-    for p in points {
-        let mut runs = Vec::new();
-        let mut bpr = 0.0;
-        for r in 0..args.repeat.max(1) {
+    let mut all: Vec<(Vec<RunResult>, f64)> = points.iter().map(|_| (Vec::new(), 0.0)).collect();
+    for r in 0..args.repeat.max(1) {
+        for (p, (runs, bpr)) in points.iter().zip(all.iter_mut()) {
             let (res, b) = run_once(args, workload, p, r, mp)?;
-            bpr = b;
+            *bpr = b;
             runs.push(res);
             overall.inc(1);
         }
+    }
+    let mut results: Vec<ConfigResult> = Vec::new();
+    for (p, (runs, bpr)) in points.iter().zip(all) {
         let mut tps: Vec<f64> = runs.iter().map(|r| r.txn_per_s).collect();
         let min = tps.iter().cloned().fold(f64::INFINITY, f64::min);
         let max = tps.iter().cloned().fold(0.0, f64::max);

@@ -168,6 +168,11 @@ pub struct EngineArgs {
     /// off.
     #[arg(long, value_enum, default_value_t = LvCompressArg::Auto)]
     pub lv_compress: LvCompressArg,
+    /// taurus: row LVs leave the row table once this many KiB of log behind the committed
+    /// vector of every stream (Section 4.1's delta): smaller keeps the table small and in
+    /// cache, larger leaves recovery fewer artificial dependencies.
+    #[arg(long, default_value_t = braid_wal::scheme::taurus::TaurusConfig::default().delta >> 10)]
+    pub lv_delta_kb: u64,
     /// pertxn: when log objects are persisted: insert (by the committing worker) or commit (by
     /// a background daemon; a waiting commit persists what the daemon has not reached).
     #[arg(long, default_value = "insert")]
@@ -243,6 +248,7 @@ impl EngineArgs {
                 LvCompressArg::On => Some(true),
                 LvCompressArg::Off => Some(false),
             },
+            delta: self.lv_delta_kb << 10,
             ..Default::default()
         }
     }

@@ -33,7 +33,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+use std::sync::atomic::{AtomicU64, Ordering, fence};
 
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
@@ -45,22 +45,55 @@ const SWEEP_MIN: usize = 64;
 /// Evicted entries a shard keeps for reuse.
 const FREE_MAX: usize = 64;
 
-/// The LVs of one row: `lv[..n]` is writeLV, `lv[n..2n]` readLV (command logging only).
-#[derive(Debug)]
-pub(crate) struct RowLv {
-    pub(crate) lv: Box<[AtomicU64]>,
-    pub(crate) pending: AtomicU32,
-}
+/// The LVs of one row, in one allocation with its reference count (a sweep looks at the count
+/// and the LVs of many entries: one cache line each rather than two allocations): word 0 is
+/// the `pending` count, words `1..=n` writeLV, `n+1..=2n` readLV (command logging only).
+/// Cloning it is holding it.
+#[derive(Debug, Clone)]
+pub(crate) struct RowLv(Arc<[AtomicU64]>);
 
 impl RowLv {
+    fn new(words: impl Iterator<Item = u64>) -> RowLv {
+        RowLv(
+            std::iter::once(0)
+                .chain(words)
+                .map(AtomicU64::new)
+                .collect(),
+        )
+    }
+    /// OCC readers (and validating scanners) between their two raises of readLV.
+    #[inline]
+    pub(crate) fn pending(&self) -> &AtomicU64 {
+        &self.0[0]
+    }
+    /// writeLV and readLV, one after the other.
+    #[inline]
+    fn lvs(&self) -> &[AtomicU64] {
+        &self.0[1..]
+    }
     #[inline]
     pub(crate) fn write_lv(&self, n: usize) -> &[AtomicU64] {
-        &self.lv[..n]
+        &self.0[1..=n]
     }
     /// Empty under data logging.
     #[inline]
     pub(crate) fn read_lv(&self, n: usize) -> &[AtomicU64] {
-        &self.lv[n..]
+        &self.0[n + 1..]
+    }
+    /// Whether `self` and `other` are the same entry.
+    #[inline]
+    pub(crate) fn same(&self, other: &RowLv) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+    /// The entry's address (an identity for comparisons).
+    #[inline]
+    pub(crate) fn addr(&self) -> *const AtomicU64 {
+        self.0.as_ptr()
+    }
+    /// Nobody but the table holds it.
+    #[inline]
+    fn unheld(&self) -> bool {
+        Arc::strong_count(&self.0) == 1
     }
 }
 
@@ -111,7 +144,7 @@ impl Hasher for FxHasher {
     }
 }
 
-type Map = HashMap<(u32, u64), Arc<RowLv>, BuildHasherDefault<FxHasher>>;
+type Map = HashMap<(u32, u64), RowLv, BuildHasherDefault<FxHasher>>;
 
 #[derive(Default)]
 struct Shard {
@@ -119,7 +152,7 @@ struct Shard {
     /// Sweep when an insertion finds the map this large.
     next_sweep: usize,
     /// Evicted entries kept for reuse (no allocation for the next insertions).
-    free: Vec<Arc<RowLv>>,
+    free: Vec<RowLv>,
 }
 
 /// The row-LV table.
@@ -168,10 +201,10 @@ impl RowTable {
     /// The entry of `(table, key)`, created at the floor if absent (`clv` is read only then).
     /// An insertion into a shard that has grown to its sweep threshold first evicts what it can
     /// (see the module docs), so eviction costs O(1) amortised per insertion.
-    pub(crate) fn get(&self, table: u32, key: u64, clv: impl FnOnce(&mut [u64])) -> Arc<RowLv> {
+    pub(crate) fn get(&self, table: u32, key: u64, clv: impl FnOnce(&mut [u64])) -> RowLv {
         let mut g = self.shards[Self::shard_of(table, key)].lock();
         if let Some(e) = g.map.get(&(table, key)) {
-            return Arc::clone(e);
+            return e.clone();
         }
         let mut c = [0u64; crate::lv::MAX_STREAMS];
         let mut f = [0u64; crate::lv::MAX_STREAMS];
@@ -183,19 +216,14 @@ impl RowTable {
         }
         let e = match g.free.pop() {
             Some(e) => {
-                for (k, a) in e.lv.iter().enumerate() {
+                for (k, a) in e.lvs().iter().enumerate() {
                     a.store(f[k % self.n], Ordering::Relaxed);
                 }
                 e
             }
-            None => Arc::new(RowLv {
-                lv: (0..self.n * self.lvs)
-                    .map(|k| AtomicU64::new(f[k % self.n]))
-                    .collect(),
-                pending: AtomicU32::new(0),
-            }),
+            None => RowLv::new((0..self.n * self.lvs).map(|k| f[k % self.n])),
         };
-        g.map.insert((table, key), Arc::clone(&e));
+        g.map.insert((table, key), e.clone());
         e
     }
 
@@ -203,19 +231,19 @@ impl RowTable {
         let before = g.map.len();
         let Shard { map, free, .. } = g;
         map.retain(|_, e| {
-            if Arc::strong_count(e) != 1 || e.pending.load(Ordering::Relaxed) != 0 {
+            if !e.unheld() || e.pending().load(Ordering::Relaxed) != 0 {
                 return true;
             }
             // Pairs with the release decrement of the last holder's `Arc` drop: its raises of
             // the LVs (made before it dropped the clone) are visible below.
             fence(Ordering::Acquire);
             let keep = !e
-                .lv
+                .lvs()
                 .iter()
                 .enumerate()
                 .all(|(k, a)| a.load(Ordering::Relaxed) <= floor[k % self.n]);
             if !keep && free.len() < FREE_MAX {
-                free.push(Arc::clone(e));
+                free.push(e.clone());
             }
             keep
         });
@@ -242,8 +270,8 @@ impl RowTable {
     /// in a map or on a free list its `Arc` allocation and LV allocation (16-byte allocator
     /// headers assumed).
     pub(crate) fn bytes(&self) -> usize {
-        let slot = std::mem::size_of::<((u32, u64), Arc<RowLv>)>() + 1;
-        let per_entry = 16 + std::mem::size_of::<RowLv>() + 16 + 8 * self.n * self.lvs;
+        let slot = std::mem::size_of::<((u32, u64), RowLv)>() + 1;
+        let per_entry = self.alloc_bytes();
         let mut total = self.shards.len() * std::mem::size_of::<CachePadded<Mutex<Shard>>>();
         for s in self.shards.iter() {
             let g = s.lock();
@@ -253,14 +281,18 @@ impl RowTable {
         total
     }
 
+    /// An entry's allocation: the allocator's header, the `Arc` counts, the pending word and
+    /// the LVs.
+    fn alloc_bytes(&self) -> usize {
+        16 + 16 + 8 + 8 * self.n * self.lvs
+    }
+
     /// Approximate bytes per entry: the map slot (key, pointer, control byte), the `Arc`
     /// header, the entry and its LV allocation (with the allocator's header).
     pub(crate) fn entry_bytes(&self) -> usize {
-        let slot = std::mem::size_of::<(u32, u64)>() + std::mem::size_of::<Arc<RowLv>>() + 1;
-        let arc = 16 + std::mem::size_of::<RowLv>();
-        let lv = 16 + 8 * self.n * self.lvs;
+        let slot = std::mem::size_of::<(u32, u64)>() + std::mem::size_of::<RowLv>() + 1;
         // Hash maps run at most 7/8 full.
-        slot * 8 / 7 + arc + lv
+        slot * 8 / 7 + self.alloc_bytes()
     }
 }
 
@@ -273,7 +305,7 @@ mod tests {
     fn entries_start_at_the_floor_and_evict_only_below_it() {
         let t = RowTable::new(2, true, 10, &[5, 0]);
         let e = t.get(1, 7, |c| c.copy_from_slice(&[100, 3]));
-        let vals: Vec<u64> = e.lv.iter().map(|a| a.load(Ordering::Relaxed)).collect();
+        let vals: Vec<u64> = e.lvs().iter().map(|a| a.load(Ordering::Relaxed)).collect();
         assert_eq!(vals, vec![90, 0, 90, 0]);
         raise(e.write_lv(2), &[120, 4]);
         drop(e);

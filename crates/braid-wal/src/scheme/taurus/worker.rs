@@ -128,7 +128,7 @@ impl AnchorState {
 }
 
 struct Held {
-    e: Arc<RowLv>,
+    e: RowLv,
     flags: u8,
 }
 
@@ -167,7 +167,7 @@ impl TaurusWorker {
         self.sh.war
     }
 
-    fn hold(&mut self, row: RowRef<'_>, flags: u8) -> Arc<RowLv> {
+    fn hold(&mut self, row: RowRef<'_>, flags: u8) -> RowLv {
         debug_assert!(
             row.table < WHOLE_TAG & !BUCKET_TAG,
             "table id in the range-LV space"
@@ -175,11 +175,11 @@ impl TaurusWorker {
         self.hold_key(row.table, row.key, flags)
     }
 
-    fn hold_key(&mut self, table: u32, key: u64, flags: u8) -> Arc<RowLv> {
+    fn hold_key(&mut self, table: u32, key: u64, flags: u8) -> RowLv {
         let tracker = &self.sh.tracker;
         let e = self.sh.rows.get(table, key, |c| tracker.clv_into(c));
         self.rows.push(Held {
-            e: Arc::clone(&e),
+            e: e.clone(),
             flags,
         });
         e
@@ -188,7 +188,7 @@ impl TaurusWorker {
     fn reset(&mut self) {
         for h in &self.rows {
             if h.flags & PENDING != 0 {
-                h.e.pending.fetch_sub(1, Ordering::SeqCst);
+                h.e.pending().fetch_sub(1, Ordering::SeqCst);
             }
         }
         self.rows.clear();
@@ -217,10 +217,10 @@ impl TaurusWorker {
                 let own = self
                     .rows
                     .iter()
-                    .filter(|h| h.flags & PENDING != 0 && Arc::ptr_eq(&h.e, &e))
-                    .count() as u32;
+                    .filter(|h| h.flags & PENDING != 0 && h.e.same(&e))
+                    .count() as u64;
                 let mut step = 0u32;
-                while e.pending.load(Ordering::SeqCst) > own {
+                while e.pending().load(Ordering::SeqCst) > own {
                     super::commit::backoff(&mut step);
                 }
             }
@@ -352,7 +352,7 @@ impl SchemeWorker for TaurusWorker {
             merge_from(&mut self.lv, h.e.write_lv(n), &mut self.scratch);
             if command {
                 let mut step = 0u32;
-                while h.e.pending.load(Ordering::SeqCst) != 0 {
+                while h.e.pending().load(Ordering::SeqCst) != 0 {
                     super::commit::backoff(&mut step);
                 }
                 merge_from(&mut self.lv, h.e.read_lv(n), &mut self.scratch);
@@ -367,18 +367,17 @@ impl SchemeWorker for TaurusWorker {
         // (3) WAR: raise readLV before validation; an unlogged read-only transaction is never
         // replayed, so nothing needs to follow it.
         if command && writes {
-            let written: Vec<*const RowLv> = self
+            let written: Vec<*const AtomicU64> = self
                 .rows
                 .iter()
                 .filter(|h| h.flags & WRITE != 0)
-                .map(|h| Arc::as_ptr(&h.e))
+                .map(|h| h.e.addr())
                 .collect();
             for h in &mut self.rows {
-                if h.flags & (WRITE | PENDING | RANGE) != 0 || written.contains(&Arc::as_ptr(&h.e))
-                {
+                if h.flags & (WRITE | PENDING | RANGE) != 0 || written.contains(&h.e.addr()) {
                     continue;
                 }
-                h.e.pending.fetch_add(1, Ordering::SeqCst);
+                h.e.pending().fetch_add(1, Ordering::SeqCst);
                 h.flags |= PENDING;
                 raise(h.e.read_lv(n), &self.lv);
             }
@@ -452,7 +451,7 @@ impl SchemeWorker for TaurusWorker {
         let visit = |w: &mut Self, t: u32, k: u64| {
             let e = w.hold_key(t, k, flags);
             if war {
-                e.pending.fetch_add(1, Ordering::SeqCst);
+                e.pending().fetch_add(1, Ordering::SeqCst);
             }
             merge_from(&mut w.lv, e.write_lv(n), &mut w.scratch);
         };
