@@ -70,10 +70,7 @@ impl<'a> Replayer<'a> {
                     columns,
                     data,
                 } => {
-                    let t = self.table(table)?;
-                    let row = t.get(key).ok_or_else(|| {
-                        format!("redo update of missing row: table {} key {key}", t.name())
-                    })?;
+                    let (t, row) = self.updated_row(table, key)?;
                     let mut ok = true;
                     row.install_at(ts, 0, |base| {
                         let mut img: Box<[u8]> = match base {
@@ -121,10 +118,7 @@ impl<'a> Replayer<'a> {
                     columns,
                     data,
                 } => {
-                    let t = self.table(table)?;
-                    let row = t.get(key).ok_or_else(|| {
-                        format!("redo update of missing row: table {} key {key}", t.name())
-                    })?;
+                    let (t, row) = self.updated_row(table, key)?;
                     let mut ok = true;
                     row.modify(|img| ok = t.schema.scatter(img, columns, data));
                     if !ok {
@@ -145,6 +139,19 @@ impl<'a> Replayer<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The table and row a redo update of `key` in table `id` changes.
+    fn updated_row(
+        &self,
+        id: u32,
+        key: u64,
+    ) -> Result<(&crate::table::Table, Arc<Row>), ReplayError> {
+        let t = self.table(id)?;
+        let row = t
+            .get(key)
+            .ok_or_else(|| format!("redo update of missing row: table {} key {key}", t.name()))?;
+        Ok((t, row))
     }
 
     /// The table a redo insert of `data` goes to, if the image fits its rows.

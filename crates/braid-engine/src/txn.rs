@@ -690,15 +690,7 @@ impl<'w> Txn<'w> {
                 _ => Err(TxError::DuplicateKey { table: t, key }),
             };
         }
-        self.scheme.on_write(RowRef {
-            table: t,
-            key,
-            stamp: &row.stamp,
-        });
-        self.scheme.on_insert(t, key);
-        let img = self.st.new_image();
-        self.st.images[img].clear();
-        self.st.images[img].extend_from_slice(image);
+        let img = self.stage_insert(t, key, &row, image);
         self.st.push(Entry {
             table: t,
             key,
@@ -711,8 +703,9 @@ impl<'w> Txn<'w> {
         Ok(())
     }
 
-    /// MVCC: insert `image` as the next version of the tombstone `row`.
-    fn revive(&mut self, t: u32, key: u64, row: Arc<Row>, image: &[u8]) {
+    /// Tell the scheme about an insert of `key` into table `t` (as `row`) and keep `image` for
+    /// it; returns the image's index.
+    fn stage_insert(&mut self, t: u32, key: u64, row: &Row, image: &[u8]) -> usize {
         self.scheme.on_write(RowRef {
             table: t,
             key,
@@ -722,6 +715,12 @@ impl<'w> Txn<'w> {
         let img = self.st.new_image();
         self.st.images[img].clear();
         self.st.images[img].extend_from_slice(image);
+        img
+    }
+
+    /// MVCC: insert `image` as the next version of the tombstone `row`.
+    fn revive(&mut self, t: u32, key: u64, row: Arc<Row>, image: &[u8]) {
+        let img = self.stage_insert(t, key, &row, image);
         let version = row.version();
         self.st.push(Entry {
             table: t,
@@ -954,7 +953,15 @@ impl<'w> Txn<'w> {
                     Write::Revive { .. } => Some(RowState::Deleted),
                     _ => Some(RowState::Live),
                 };
-                if e.row.version() != e.version || want.is_some_and(|w| e.row.state() != w) {
+                // A tombstone taken out of the index (`sweep`) before we locked it is no row
+                // to revive: its version may have been read after it was retired, so only
+                // the index can tell. Once we hold its lock it stays.
+                let gone = matches!(e.write, Write::Revive { .. })
+                    && !self.db.tables[e.table as usize]
+                        .get(e.key)
+                        .is_some_and(|r| Arc::ptr_eq(&r, &e.row));
+                if gone || e.row.version() != e.version || want.is_some_and(|w| e.row.state() != w)
+                {
                     return Err(TxError::Conflict {
                         table: e.table,
                         key: e.key,
