@@ -420,6 +420,11 @@ impl Db {
                 },
             ));
         }
+        if opts.cc == Cc::Mvcc
+            && let Some(why) = opts.scheme.mvcc_refusal()
+        {
+            return Err(EngineError::Config(why.to_string()));
+        }
         let streams = opts.scheme.streams_for(opts.streams);
         let env = opts.env.clone();
         let meta_path = dir.join(META_FILE);

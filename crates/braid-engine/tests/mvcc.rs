@@ -443,3 +443,19 @@ fn reopening_with_other_concurrency_control_is_refused() {
     let msg = e.to_string();
     assert!(msg.contains("--cc mvcc"), "{msg}");
 }
+
+#[test]
+fn gsn_refuses_mvcc_and_says_what_to_use() {
+    let base = tempfile::tempdir_in("/dev/shm").unwrap();
+    let dir = base.path().join("db");
+    let e = Db::open(
+        &dir,
+        opts(SchemeKind::Gsn, LogKind::Data),
+        catalog(),
+        procs(),
+        &load,
+    )
+    .unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("--cc 2pl or occ"), "{msg}");
+}

@@ -45,3 +45,23 @@ fn crash_test_all_short_matrix() {
         .sum();
     assert!(from_ckpt > 0, "no recovery started from a checkpoint");
 }
+
+/// The same matrix under the engine's multi-version concurrency control (records carry commit
+/// timestamps; gsn refuses MVCC and is left out): 24 combinations.
+#[test]
+fn crash_test_all_short_matrix_mvcc() {
+    let out = run_ok(braid().args([
+        "crash-test",
+        "--all",
+        "--cc",
+        "mvcc",
+        "--kill-rounds",
+        "2",
+        "--power-rounds",
+        "5",
+        "--max-ms",
+        "150",
+    ]));
+    assert!(out.contains("24 combinations"), "{out}");
+    assert!(out.contains(" 0 violations in"), "{out}");
+}

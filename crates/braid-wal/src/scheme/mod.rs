@@ -81,6 +81,15 @@ impl SchemeKind {
         self.command_logging_refusal().is_none()
     }
 
+    /// Why the scheme cannot recover a database running the engine's multi-version
+    /// concurrency control (records carrying commit timestamps), if it cannot.
+    pub fn mvcc_refusal(self) -> Option<&'static str> {
+        match self {
+            SchemeKind::Gsn => Some(gsn::NO_MVCC),
+            _ => None,
+        }
+    }
+
     /// Why the scheme cannot log commands, if it cannot.
     pub fn command_logging_refusal(self) -> Option<&'static str> {
         match self {

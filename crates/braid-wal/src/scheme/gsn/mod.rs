@@ -81,6 +81,12 @@ pub const NO_COMMAND_LOGGING: &str = "the gsn scheme cannot log commands: GSNs o
     read-after-write and write-after-write dependencies but not write-after-read ones, which \
     re-executing stored procedures needs; use --logging data";
 
+/// Why gsn refuses the engine's multi-version concurrency control.
+pub const NO_MVCC: &str = "the gsn scheme cannot recover a multi-versioned database: its \
+    recovery splits records into per-page operations and applies them in GSN order, without \
+    the commit timestamps MVCC records carry; use --cc 2pl or occ with gsn, or another scheme \
+    (serial, taurus, pertxn, nvdisk) with --cc mvcc";
+
 /// How records are spread over the logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Partition {
