@@ -270,10 +270,15 @@ fn concurrent_snapshots_are_consistent() {
                 }
             });
         }
-        let (db, stop, sums) = (&db, &stop, &sums);
+        let (db, stop, sums, transfers) = (&db, &stop, &sums, &transfers);
         s.spawn(move || {
             let mut wk = db.worker().unwrap();
-            while sums.load(Ordering::Relaxed) < 3000 {
+            // Enough snapshots, and enough transfers beside them (on a loaded machine the
+            // writers may be scheduled late); a minute at most.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while (sums.load(Ordering::Relaxed) < 3000 || transfers.load(Ordering::Relaxed) < 200)
+                && std::time::Instant::now() < deadline
+            {
                 let mut t = wk.begin();
                 let sum: u64 = (0..ACCOUNTS).map(|k| bal(&mut t, k)).sum();
                 assert_eq!(sum, TOTAL, "a snapshot saw a transfer half done");
