@@ -94,10 +94,7 @@ impl<'a> Replayer<'a> {
                 }
                 RedoOp::Insert { table, key, data } => {
                     let t = self.insert_table(table, data)?;
-                    match t.get(key) {
-                        Some(r) => r.install_at(ts, 0, |_| Some(data.into())),
-                        None => t.upsert(key, Arc::new(Row::new_at(data.into(), ts))),
-                    }
+                    t.upsert_at(key, data.into(), ts);
                 }
                 RedoOp::Delete { table, key } => {
                     if let Some(r) = self.table(table)?.get(key) {

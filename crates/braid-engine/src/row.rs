@@ -67,6 +67,18 @@ struct Chain {
     old: Vec<(u64, Option<Box<[u8]>>)>,
 }
 
+impl Chain {
+    /// Keep of the older versions only the newest at or below `horizon` (some snapshot may
+    /// read it) and those above it.
+    fn prune(&mut self, horizon: u64) {
+        if self.begin <= horizon {
+            self.old.clear();
+        } else if let Some(p) = self.old.iter().rposition(|(b, _)| *b <= horizon) {
+            self.old.drain(..p);
+        }
+    }
+}
+
 /// Begin timestamp of a version whose inserting transaction has not committed.
 const PENDING: u64 = u64::MAX;
 
@@ -164,13 +176,14 @@ impl Row {
     /// it replaces is kept for snapshots, unless no snapshot at or above `horizon` can reach
     /// it; versions older than that are pruned. A `ts` below the newest version's (a replay
     /// out of timestamp order) is slotted into the history instead, `base` giving the image it
-    /// changes. Bumps the row version and sets the state.
+    /// changes. Bumps the row version and sets the state. Returns whether older versions
+    /// remain (then a later [`Row::prune`] has something to drop).
     pub(crate) fn install_at(
         &self,
         ts: u64,
         horizon: u64,
         change: impl FnOnce(Option<&[u8]>) -> Option<Box<[u8]>>,
-    ) {
+    ) -> bool {
         let mut g = self.data.write();
         let live = self.state() == RowState::Live;
         let body = &mut *g;
@@ -203,13 +216,7 @@ impl Row {
             };
             chain.old.push((prev_begin, prev));
             chain.begin = ts;
-            // Keep the newest version at or below the horizon (some snapshot may read it)
-            // and everything newer.
-            if ts <= horizon {
-                chain.old.clear();
-            } else if let Some(p) = chain.old.iter().rposition(|(b, _)| *b <= horizon) {
-                chain.old.drain(..p);
-            }
+            chain.prune(horizon);
         } else {
             // Out of order (replay): insert the version at its place in the history.
             let pos = chain.old.partition_point(|(b, _)| *b <= ts);
@@ -217,18 +224,15 @@ impl Row {
             let img = change(base);
             chain.old.insert(pos, (ts, img));
         }
+        let history = !chain.old.is_empty();
         self.version.fetch_add(1, Ordering::Release);
+        history
     }
 
     /// Drop the versions no snapshot at or above `horizon` can read.
     pub(crate) fn prune(&self, horizon: u64) {
-        let mut g = self.data.write();
-        if let Some(c) = g.mv.as_mut() {
-            if c.begin <= horizon {
-                c.old = Vec::new();
-            } else if let Some(p) = c.old.iter().rposition(|(b, _)| *b <= horizon) {
-                c.old.drain(..p);
-            }
+        if let Some(c) = self.data.write().mv.as_mut() {
+            c.prune(horizon);
         }
     }
 

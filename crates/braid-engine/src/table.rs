@@ -79,6 +79,17 @@ impl Table {
         }
     }
 
+    /// MVCC replay of an insert: `image` becomes the version of `key` stamped `ts` (in the
+    /// key's row if it has one, else in a new row).
+    pub(crate) fn upsert_at(&self, key: u64, image: Box<[u8]>, ts: u64) {
+        match self.get(key) {
+            Some(r) => {
+                r.install_at(ts, 0, |_| Some(image));
+            }
+            None => self.upsert(key, Arc::new(Row::new_at(image, ts))),
+        }
+    }
+
     pub fn remove(&self, key: u64) -> bool {
         match &self.index {
             Index::Hash(h) => h.remove_sync(&key),

@@ -657,10 +657,7 @@ impl<'w> Txn<'w> {
         }
         if self.mode == Mode::Replay {
             match self.ts {
-                Some(ts) => match tab.get(key) {
-                    Some(r) => r.install_at(ts, 0, |_| Some(image.into())),
-                    None => tab.upsert(key, Arc::new(Row::new_at(image.into(), ts))),
-                },
+                Some(ts) => tab.upsert_at(key, image.into(), ts),
                 None => {
                     let row = Arc::new(Row::new(image.to_vec().into_boxed_slice(), RowState::Live));
                     tab.upsert(key, row);
@@ -1061,26 +1058,17 @@ impl<'w> Txn<'w> {
         for e in &st.entries {
             save_for_checkpoint(self.db, capture, e);
             match e.write {
-                Write::None | Write::Gone => {}
-                Write::Update { mask, img } => {
-                    if mask != 0 {
-                        let image = &st.images[img];
-                        e.row.install_at(ts, horizon, |_| Some(image[..].into()));
-                        if normal {
-                            st.superseded.push_back((e.row.clone(), ts));
-                        }
+                Write::None | Write::Gone | Write::Update { mask: 0, .. } => {}
+                Write::Update { img, .. } | Write::Revive { img } => {
+                    let image = &st.images[img];
+                    // Only a row that kept older versions has any for `sweep` to drop.
+                    if e.row.install_at(ts, horizon, |_| Some(image[..].into())) && normal {
+                        st.superseded.push_back((e.row.clone(), ts));
                     }
                 }
                 Write::Insert { img } => {
                     let image = &st.images[img];
                     e.row.install_at(ts, horizon, |_| Some(image[..].into()));
-                }
-                Write::Revive { img } => {
-                    let image = &st.images[img];
-                    e.row.install_at(ts, horizon, |_| Some(image[..].into()));
-                    if normal {
-                        st.superseded.push_back((e.row.clone(), ts));
-                    }
                 }
                 Write::Delete => {
                     e.row.install_at(ts, horizon, |_| None);
