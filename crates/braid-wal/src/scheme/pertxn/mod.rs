@@ -114,6 +114,10 @@ pub struct PerTxnOptions {
     pub write: PmemWrite,
     /// Longest sleep of the idle flush daemon (flush-on-commit).
     pub daemon_interval: Duration,
+    /// Run the flush daemon under flush-on-commit (the default). Without it every waiting
+    /// commit persists what it depends on itself (Section 4.3's fallback path), so persist
+    /// events happen in one deterministic order: crash-point enumeration needs that.
+    pub flush_daemon: bool,
     /// Segment size of the backup files (a multiple of 4096).
     pub backup_segment_size: u64,
     /// DRAM buffer of the backup stream.
@@ -128,6 +132,7 @@ impl Default for PerTxnOptions {
             truncate_entries: 0,
             write: PmemWrite::NonTemporal,
             daemon_interval: Duration::from_micros(100),
+            flush_daemon: true,
             backup_segment_size: 16 << 20,
             backup_buffer_size: 4 << 20,
         }
@@ -220,7 +225,7 @@ impl PerTxnLog {
             .map_err(|e| spawn_err("backup", e))?;
         let _ = sh.backup.set(h.thread().clone());
         threads.push(h);
-        if flush == FlushPolicy::Commit {
+        if flush == FlushPolicy::Commit && sh.opts.flush_daemon {
             let d = Arc::clone(&sh);
             let h = std::thread::Builder::new()
                 .name("braid-pertxn-flush".into())
