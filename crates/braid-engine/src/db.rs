@@ -148,12 +148,19 @@ impl DeviceConfig {
 }
 
 /// When a commit returns.
+///
+/// Either way a transaction counts as committed only once durable; the modes differ in who
+/// waits for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Durability {
-    /// Commit returns once the transaction is durable (its ticket is already resolved).
-    Sync,
-    /// Commit returns at once with a ticket that resolves when the transaction is durable.
+    /// Commit returns once the transaction is durable (its ticket is already resolved). The
+    /// default: `commit()?` returning means the transaction survives a crash.
     #[default]
+    Sync,
+    /// Pipelined commits: commit returns as soon as the transaction's record is in the log
+    /// buffer, with a [`Ticket`](braid_wal::scheme::Ticket) that resolves when it is durable.
+    /// Until the ticket resolves the transaction is not acknowledged and a crash may lose it;
+    /// this is how the benchmarks keep many commits in flight per worker.
     Async,
 }
 
@@ -196,8 +203,8 @@ impl Default for Options {
             scheme: SchemeKind::Serial,
             logging: LogKind::Data,
             cc: Cc::TwoPl,
-            durability: Durability::Async,
-            device: DeviceConfig::Pmem(PmemOptions::default()),
+            durability: Durability::Sync,
+            device: DeviceConfig::File(FileOptions::default()),
             streams: 1,
             group_delay: Duration::ZERO,
             group_bytes: 1 << 20,

@@ -270,7 +270,7 @@ fn two_phase_locking_is_no_wait() {
         Err(TxError::Conflict { .. })
     ));
     drop(ta);
-    tb.commit().unwrap();
+    tb.commit().unwrap().wait().unwrap();
     // Aborted writes and inserts leave nothing behind.
     let mut ta = a.begin();
     ta.update(ACCT, 3, |w| w.set_u64(0, 0)).unwrap();
@@ -290,7 +290,7 @@ fn occ_validation_catches_a_changed_read() {
     ta.update(ACCT, 2, |w| w.set_u64(0, v)).unwrap();
     let mut tb = b.begin();
     tb.update(ACCT, 1, |w| w.set_u64(0, 1)).unwrap();
-    tb.commit().unwrap();
+    tb.commit().unwrap().wait().unwrap();
     assert!(matches!(ta.commit(), Err(TxError::Conflict { .. })));
     assert_eq!(get_u64(db.schema(ACCT), &db.peek(ACCT, 2).unwrap(), 0), 100);
 }
@@ -306,7 +306,7 @@ fn scans_see_own_writes_and_catch_phantoms() {
             img.copy_from_slice(&k.to_le_bytes());
             t.insert(HIST, k, &img).unwrap();
         }
-        t.commit().unwrap();
+        t.commit().unwrap().wait().unwrap();
         let mut t = a.begin();
         let mut seen = Vec::new();
         let n = t
@@ -323,7 +323,7 @@ fn scans_see_own_writes_and_catch_phantoms() {
         let mut b = db.worker().unwrap();
         let mut tb = b.begin();
         tb.insert(HIST, 15, &[0; 8]).unwrap();
-        tb.commit().unwrap();
+        tb.commit().unwrap().wait().unwrap();
         assert!(
             matches!(t.commit(), Err(TxError::Conflict { .. })),
             "{cc:?}"
@@ -338,7 +338,7 @@ fn scans_see_own_writes_and_catch_phantoms() {
         })
         .unwrap();
         assert_eq!(seen, vec![15, 20, 30]);
-        t.commit().unwrap();
+        t.commit().unwrap().wait().unwrap();
         assert!(db.peek(HIST, 10).is_none());
         let mut img = vec![0u8; 16];
         set_u64(db.schema(ACCT), &mut img, 0, 1);

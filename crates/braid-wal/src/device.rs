@@ -41,4 +41,11 @@ pub trait Device: Send + Sync + StreamSource {
     /// filled and durable). Called after each advance, possibly out of order from several
     /// threads; devices that act on the durable point (pmem de-staging) keep the maximum.
     fn note_durable(&self, _durable: Lsn) {}
+    /// The stream closed cleanly with every byte before `end` durable: make sure the next
+    /// scan finds a clean end there (a ring or a recycled segment holds bytes of earlier laps
+    /// past the end, which a scan would otherwise read as an unfinished write). Called once,
+    /// after the last flush; devices whose space past the end is always zero do nothing.
+    fn mark_clean_end(&self, _end: Lsn) -> Result<(), WalError> {
+        Ok(())
+    }
 }

@@ -709,6 +709,25 @@ impl Device for PmemDevice {
         Ok(())
     }
 
+    fn mark_clean_end(&self, end: Lsn) -> Result<(), WalError> {
+        // The ring past `end` holds records of earlier laps: zero the header slot at `end` so
+        // the scan reads a clean end there (an earlier lap's record never decodes at a later
+        // position, so nothing after the zeros counts as a record either).
+        let r = &*self.ring;
+        let stop = r.head.load(Acquire) + r.cap;
+        let len = (crate::record::HEADER_LEN as u64).min(stop.saturating_sub(end)) as usize;
+        if len == 0 {
+            return Ok(());
+        }
+        let zeros = [0u8; crate::record::HEADER_LEN];
+        r.pieces(end, len, |off, range| {
+            r.region.write(off, &zeros[range.clone()]);
+            r.region.flush(off, range.len());
+        });
+        r.region.fence();
+        Ok(())
+    }
+
     fn release(&self, upto: Lsn) -> Result<(), WalError> {
         let r = &*self.ring;
         let durable = r.durable.load(Acquire);

@@ -93,13 +93,55 @@ pub enum EndKind {
     Salvaged,
 }
 
+/// How a stream's valid prefix ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScanEnd {
     /// LSN just past the last valid record: where new appends go.
     pub end: Lsn,
+    /// Clean, an unfinished write trimmed, or damage dropped in salvage mode.
     pub kind: EndKind,
-    /// Where the damage (if any) starts, as a file and offset.
-    pub damage: Option<(String, u64)>,
+    /// Where the dropped bytes start (file and offset), unless the end is clean.
+    pub trimmed_at: Option<(String, u64)>,
+    /// Bytes of the unfinished record dropped at a torn tail, as far as its header tells
+    /// (0 when the header itself was not written whole).
+    pub trimmed: u64,
+}
+
+impl ScanEnd {
+    /// A clean end at `end`.
+    pub fn clean(end: Lsn) -> ScanEnd {
+        ScanEnd {
+            end,
+            kind: EndKind::Clean,
+            trimmed_at: None,
+            trimmed: 0,
+        }
+    }
+}
+
+impl std::fmt::Display for ScanEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "valid to LSN {}", self.end)?;
+        let at = |f: &mut std::fmt::Formatter<'_>| match &self.trimmed_at {
+            Some((file, off)) => write!(f, " at {file} offset {off}"),
+            None => Ok(()),
+        };
+        match self.kind {
+            EndKind::Clean => f.write_str(", clean end"),
+            EndKind::TornTail => {
+                f.write_str(", an unfinished write")?;
+                at(f)?;
+                match self.trimmed {
+                    0 => f.write_str(" was trimmed (its header was not written whole)"),
+                    n => write!(f, " was trimmed ({n} bytes)"),
+                }
+            }
+            EndKind::Salvaged => {
+                f.write_str(", salvage mode dropped damaged log")?;
+                at(f)
+            }
+        }
+    }
 }
 
 /// Default read size.
@@ -369,19 +411,19 @@ impl<'s> Scanner<'s> {
                     } else {
                         EndKind::TornTail
                     };
-                    self.finish(x, kind);
+                    self.finish(x, kind)?;
                     return Ok(());
                 }
             }
         };
         match evidence {
             None => {
-                self.finish(x, EndKind::Clean);
+                self.finish(x, EndKind::Clean)?;
                 Ok(())
             }
             Some(reason) => match self.mode {
                 ScanMode::Salvage => {
-                    self.finish(x, EndKind::Salvaged);
+                    self.finish(x, EndKind::Salvaged)?;
                     Ok(())
                 }
                 ScanMode::Strict => {
@@ -398,14 +440,31 @@ impl<'s> Scanner<'s> {
         }
     }
 
-    fn finish(&mut self, x: Lsn, kind: EndKind) {
-        let damage = (kind != EndKind::Clean).then(|| self.src.locate(x));
+    fn finish(&mut self, x: Lsn, kind: EndKind) -> Result<(), WalError> {
+        let trimmed_at = (kind != EndKind::Clean).then(|| self.src.locate(x));
+        // The unfinished record's length, where its header at `x` is whole and its own.
+        let trimmed = if kind == EndKind::TornTail {
+            self.fill(x, HEADER_LEN)?;
+            let at = usize::try_from(x.wrapping_sub(self.buf_lsn)).unwrap_or(usize::MAX);
+            match self.buf.get(at..self.filled).and_then(peek_header) {
+                Some((len, _, lsn))
+                    if lsn == x && (HEADER_LEN..=MAX_RECORD_LEN).contains(&(len as usize)) =>
+                {
+                    (align_up(len as usize) as u64).min(self.limit.saturating_sub(x))
+                }
+                _ => 0,
+            }
+        } else {
+            0
+        };
         self.pos = x;
         self.end = Some(ScanEnd {
             end: x,
             kind,
-            damage,
+            trimmed_at,
+            trimmed,
         });
+        Ok(())
     }
 
     /// Look after the damaged position `x` for valid records, stopping at the first one that
@@ -575,6 +634,6 @@ mod tests {
         assert!(s.next_record().unwrap().is_none());
         let end = s.end().unwrap();
         assert_eq!((end.kind, end.end), (EndKind::TornTail, 40));
-        assert_eq!(end.damage, Some(("mem".to_string(), 40)));
+        assert_eq!(end.trimmed_at, Some(("mem".to_string(), 40)));
     }
 }

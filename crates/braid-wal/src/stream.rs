@@ -428,6 +428,21 @@ impl StreamWriter {
 impl Handle {
     fn close(&self) -> Result<(), WalError> {
         let inner = &*self.inner;
+        let first = inner.state.fetch_or(CLOSED, SeqCst) & CLOSED == 0;
+        self.drain_and_stop()?;
+        // Only the first closer, and only once everything is durable: the end it marks is the
+        // stream's final one.
+        if first {
+            let end = inner.durable.load(SeqCst);
+            if end >= inner.res.tail() {
+                inner.device.mark_clean_end(end)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn drain_and_stop(&self) -> Result<(), WalError> {
+        let inner = &*self.inner;
         inner.set_state(CLOSED);
         if inner.durable_on_fill {
             return inner.close_durable_on_fill();

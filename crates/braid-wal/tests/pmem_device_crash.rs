@@ -591,16 +591,19 @@ fn destaging_to_files_keeps_the_whole_stream() {
     stream.wait_durable(tail).unwrap();
     stream.close().unwrap();
     assert!(dev.head() > 0, "nothing was de-staged");
-    // The device as one stream: files then ring.
-    let (got, end, _) = scan(&*dev);
+    // The device as one stream: files then ring. The ring past the end holds records of
+    // earlier laps, yet a closed stream ends clean.
+    let (got, end, kind) = scan(&*dev);
     check_prefix(&got, end, &exp, 0, tail);
     assert_eq!(got.len(), exp.len());
+    assert_eq!(kind, EndKind::Clean, "a cleanly closed ring must end clean");
     drop(stream);
     drop(dev);
     // Power failure, reopen with the same directory: still everything.
     let img = region.crash(CrashMode::DropUnpersisted).unwrap();
     let dev2 = PmemDevice::open(img, cfg).unwrap();
-    let (got, end, _) = scan(&dev2);
+    let (got, end, kind) = scan(&dev2);
+    assert_eq!(kind, EndKind::Clean, "the clean end was persisted");
     check_prefix(&got, end, &exp, 0, tail);
     assert_eq!(got.len(), exp.len());
     // Release (checkpoint) part of it: the stream then starts there.

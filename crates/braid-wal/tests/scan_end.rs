@@ -80,7 +80,8 @@ fn clean_end_at_limit_and_before_zeros() {
         ScanEnd {
             end: tail,
             kind: EndKind::Clean,
-            damage: None
+            trimmed_at: None,
+            trimmed: 0
         }
     );
 
@@ -93,7 +94,8 @@ fn clean_end_at_limit_and_before_zeros() {
         ScanEnd {
             end: tail,
             kind: EndKind::Clean,
-            damage: None
+            trimmed_at: None,
+            trimmed: 0
         }
     );
 
@@ -113,7 +115,8 @@ fn clean_end_at_limit_and_before_zeros() {
         ScanEnd {
             end: 4096,
             kind: EndKind::Clean,
-            damage: None
+            trimmed_at: None,
+            trimmed: 0
         }
     );
 }
@@ -147,7 +150,9 @@ fn torn_tail_partial_last_record() {
             ScanEnd {
                 end: x,
                 kind: EndKind::TornTail,
-                damage: Some(("log".into(), x))
+                trimmed_at: Some(("log".into(), x)),
+                // The unfinished record's length once its header is whole, up to the limit.
+                trimmed: if keep >= 32 { keep as u64 } else { 0 },
             }
         );
     }
@@ -220,7 +225,8 @@ fn corruption_before_a_durable_record_is_an_error() {
         ScanEnd {
             end: x,
             kind: EndKind::Salvaged,
-            damage: Some(("log.0".into(), x))
+            trimmed_at: Some(("log.0".into(), x)),
+            trimmed: 0
         }
     );
 }
@@ -277,6 +283,7 @@ fn torn_unsynced_record_before_an_intact_later_one_is_a_torn_tail() {
     let mut m = MemSource::new("log", 0, 5);
     rec(&mut m, 1, 100, 0);
     let x = rec(&mut m, 2, 500, 0);
+    let len2 = m.tail() - x;
     rec(&mut m, 3, 100, x);
     rec(&mut m, 4, 100, x - 8);
     let torn = m.bytes[x as usize + 200..x as usize + 400].to_vec();
@@ -288,7 +295,8 @@ fn torn_unsynced_record_before_an_intact_later_one_is_a_torn_tail() {
         ScanEnd {
             end: x,
             kind: EndKind::TornTail,
-            damage: Some(("log".into(), x))
+            trimmed_at: Some(("log".into(), x)),
+            trimmed: len2
         }
     );
     // The same log whose last record knew x was durable: corruption.
@@ -369,7 +377,8 @@ fn salvage_mode_keeps_the_prefix_only() {
         ScanEnd {
             end: x,
             kind: EndKind::Salvaged,
-            damage: Some(("log".into(), x))
+            trimmed_at: Some(("log".into(), x)),
+            trimmed: 0
         }
     );
     assert!(matches!(

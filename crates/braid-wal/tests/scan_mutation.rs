@@ -341,7 +341,7 @@ fn run_cut(c: &Case, cut: Option<usize>) {
                 if *torn {
                     assert_eq!(e.kind, EndKind::TornTail);
                 }
-                assert_eq!(e.damage.is_some(), e.kind != EndKind::Clean);
+                assert_eq!(e.trimmed_at.is_some(), e.kind != EndKind::Clean);
                 assert_eq!(s.bytes_read(), e.end - m.start);
             }
             (
@@ -356,7 +356,7 @@ fn run_cut(c: &Case, cut: Option<usize>) {
                 assert!(got_txns_ok, "{txns:?} != {want_txns:?}");
                 assert_eq!(e.end, *at);
                 assert_eq!(e.kind, EndKind::Salvaged);
-                assert_eq!(e.damage, Some(m.locate(*at)));
+                assert_eq!(e.trimmed_at, Some(m.locate(*at)));
             }
             (Expect::Newer { .. }, _, Err(WalError::BadSegment { .. })) => assert!(got_txns_ok),
             (expect, mode, result) => panic!("{mode:?}: expected {expect:?}, got {result:?}"),

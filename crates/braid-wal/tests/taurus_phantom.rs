@@ -438,6 +438,8 @@ fn an_insert_waits_for_a_validating_scanner() {
         read_only: true,
         epoch: 0,
     })
+    .unwrap()
+    .wait()
     .unwrap();
     e.commit(&mut *w1, 4, Op::Insert(60), LogKind::Command)
         .wait()

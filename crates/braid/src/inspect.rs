@@ -132,7 +132,9 @@ pub fn run(args: InspectArgs) -> Result<(), String> {
             "start": d.start(),
             "end": end.as_ref().map(|e| e.end),
             "end_kind": end.as_ref().map(|e| format!("{:?}", e.kind)),
-            "damage": end.as_ref().and_then(|e| e.damage.clone()).map(|(f, o)| format!("{f} offset {o}")),
+            "end_text": end.as_ref().map(|e| e.to_string()),
+            "trimmed_at": end.as_ref().and_then(|e| e.trimmed_at.clone()).map(|(f, o)| format!("{f} offset {o}")),
+            "trimmed": end.as_ref().map(|e| e.trimmed),
             "records": n,
             "bytes": bytes,
             "kinds": kinds,
@@ -168,8 +170,8 @@ pub fn run(args: InspectArgs) -> Result<(), String> {
             s["bytes"],
             s["kinds"]
         );
-        if let Some(d) = s["damage"].as_str() {
-            println!("  damage: {d}");
+        if let Some(d) = s["end_text"].as_str() {
+            println!("  {d}");
         }
         for r in s["first_records"].as_array().into_iter().flatten() {
             println!(

@@ -187,15 +187,7 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
         println!("  stages:        {}", st.join(", "));
     }
     for (i, e) in r.ends.iter().enumerate() {
-        println!(
-            "  stream {i}: valid end at LSN {} ({:?}){}",
-            e.end,
-            e.kind,
-            e.damage
-                .as_ref()
-                .map(|(f, o)| format!(", damage at {f} offset {o}"))
-                .unwrap_or_default()
-        );
+        println!("  stream {i}: {e}");
     }
     if let Err(e) = workload.check(&db) {
         println!("  consistency check FAILED: {e}");

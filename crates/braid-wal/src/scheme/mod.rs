@@ -208,6 +208,7 @@ pub trait DurabilityWait: Send + Sync {
 
 /// The promise a commit returns: resolves once the transaction (and everything it depends on) is
 /// durable. Commits are acknowledged only through it.
+#[must_use = "a commit is durable only once its ticket resolves: call `wait()` (cheap when it is already durable)"]
 pub enum Ticket {
     /// Nothing to wait for (no logging).
     Durable,

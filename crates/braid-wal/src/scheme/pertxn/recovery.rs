@@ -334,7 +334,8 @@ pub(crate) fn recover(
             (Some(_), _) | (None, true) => EndKind::TornTail,
             (None, false) => EndKind::Clean,
         },
-        damage: damage.map(|(o, _, _)| (name, o)),
+        trimmed_at: damage.map(|(o, _, _)| (name, o)),
+        trimmed: 0,
     });
     Ok(Recovered {
         layout,

@@ -108,11 +108,7 @@ fn read_stream(dev: &dyn Device, id: usize, cfg: &SchemeConfig, n: usize) -> Res
         recs: Vec::new(),
         lvs: Vec::new(),
         arena: Vec::new(),
-        end: ScanEnd {
-            end: 0,
-            kind: crate::scan::EndKind::Clean,
-            damage: None,
-        },
+        end: ScanEnd::clean(0),
         records: 0,
         bytes: 0,
         max_txn: 0,
