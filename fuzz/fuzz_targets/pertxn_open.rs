@@ -15,7 +15,7 @@ use braid_wal::WalError;
 use braid_wal::fs::FaultFs;
 use braid_wal::scan::ScanMode;
 use braid_wal::scheme::pertxn::{PerTxnLog, PerTxnOptions, PerTxnStorage};
-use braid_wal::scheme::{LogKind, Replay, ReplayError, SchemeConfig, SchemeKind};
+use braid_wal::scheme::{LogKind, Replay, ReplayError, SchemeConfig};
 use libfuzzer_sys::fuzz_target;
 
 const BYTES: usize = 16 << 10;
@@ -32,7 +32,6 @@ impl Replay for Recorder {
 
 fn open(r: &Region, fs: &FaultFs, mode: ScanMode) -> Result<BTreeMap<u64, Vec<u8>>, WalError> {
     let cfg = SchemeConfig {
-        kind: SchemeKind::PerTxn,
         scan_mode: mode,
         ..SchemeConfig::default()
     };

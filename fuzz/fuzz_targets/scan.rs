@@ -42,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
             Ok(None) => {
                 let end = s.end().expect("end set").clone();
                 assert!(end.end >= last_end);
-                assert_eq!(end.damage.is_some(), end.kind != EndKind::Clean);
+                assert_eq!(end.trimmed_at.is_some(), end.kind != EndKind::Clean);
                 if mode == ScanMode::Strict {
                     assert_ne!(end.kind, EndKind::Salvaged);
                 }

@@ -28,10 +28,9 @@ use braid_wal::file_device::{FileDevice, FileDeviceConfig};
 use braid_wal::null_device::NullDevice;
 use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig, PmemWrite};
 use braid_wal::scan::ScanMode;
-use braid_wal::scheme::pertxn::{PerTxnOptions, PerTxnStorage};
 use braid_wal::scheme::{
-    self, LogKind, RecoveryPlan, RecoveryReport, Scheme, SchemeConfig, SchemeKind, SchemeWorker,
-    Storage,
+    self, LogKind, LogPlace, RecoveryPlan, RecoveryReport, RegionStorage, Scheme, SchemeConfig,
+    SchemeSpec, SchemeWorker, Storage,
 };
 use serde::{Deserialize, Serialize};
 
@@ -165,33 +164,43 @@ pub enum Durability {
 }
 
 /// How to open a database.
+///
+/// The defaults are durable on the machine they run on: the `serial` scheme logging data to
+/// segment files in the database directory with group fdatasync, and [`Durability::Sync`]
+/// commits. Choose a scheme by name (`"taurus".parse()?`, with options as
+/// `"gsn:partition=page"`) or from its typed configuration
+/// (`braid_engine::TaurusConfig::default().into()`).
 #[derive(Debug, Clone)]
 pub struct Options {
-    pub scheme: SchemeKind,
+    /// The logging scheme and its own options.
+    pub scheme: SchemeSpec,
+    /// Data (after-images) or command (stored-procedure calls) logging.
     pub logging: LogKind,
+    /// Concurrency control.
     pub cc: Cc,
+    /// When `commit` returns.
     pub durability: Durability,
+    /// Where the log goes (for schemes that log to devices).
     pub device: DeviceConfig,
     /// Log streams asked for (the scheme may use fewer: serial uses one).
     pub streams: usize,
+    /// Group commit: the longest a flusher waits for more log.
     pub group_delay: Duration,
+    /// Group commit: flush once this many bytes are pending.
     pub group_bytes: usize,
+    /// Most worker handles alive at once.
     pub max_workers: usize,
+    /// Threads recovery may use.
     pub recovery_threads: usize,
+    /// Mid-log corruption is an error ([`ScanMode::Strict`], the default) or the valid prefix
+    /// is kept ([`ScanMode::Salvage`]).
     pub scan_mode: ScanMode,
+    /// Where files and persistent memory come from (the real machine, or simulations).
     pub env: Env,
     /// Stored in `braid.json` on creation (see [`Meta::app`]).
     pub app: serde_json::Value,
-    /// Settings of the `pertxn` scheme (flush policy, slot size, truncation threshold).
-    pub pertxn: PerTxnOptions,
-    /// Settings of the `gsn` scheme (partitioning, commit protocol, rows per page, NVM delay,
-    /// recovery scanners and appliers).
-    pub gsn: braid_wal::scheme::gsn::GsnConfig,
     /// Automatic checkpoints (off by default) and checkpoint loading.
     pub checkpoint: CheckpointOptions,
-    /// Settings of the `taurus` scheme (record-LV compression, row-table delta, anchors, range
-    /// buckets).
-    pub taurus: braid_wal::scheme::taurus::TaurusConfig,
     /// How a scheme with a parallel recovery planner replays (taurus): parallel, the serial
     /// fallback, or chosen from the log (auto).
     pub recovery_plan: RecoveryPlan,
@@ -200,7 +209,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            scheme: SchemeKind::Serial,
+            scheme: SchemeSpec::new(braid_wal::scheme::serial::SerialConfig),
             logging: LogKind::Data,
             cc: Cc::TwoPl,
             durability: Durability::Sync,
@@ -213,12 +222,43 @@ impl Default for Options {
             scan_mode: ScanMode::Strict,
             env: Env::default(),
             app: serde_json::Value::Null,
-            pertxn: PerTxnOptions::default(),
-            gsn: braid_wal::scheme::gsn::GsnConfig::default(),
             checkpoint: CheckpointOptions::default(),
-            taurus: braid_wal::scheme::taurus::TaurusConfig::default(),
             recovery_plan: RecoveryPlan::Auto,
         }
+    }
+}
+
+impl Options {
+    /// Whether a database can be opened with these options at all (the scheme's needs against
+    /// the device, the logging kind and the concurrency control), with a message saying what
+    /// to change if not. [`Db::open`] checks this first; tools call it before starting work.
+    pub fn check(&self) -> Result<(), EngineError> {
+        let name = self.scheme.name();
+        match self.scheme.log_place() {
+            LogPlace::Region if !matches!(self.device, DeviceConfig::Pmem(_)) => {
+                return Err(EngineError::Config(format!(
+                    "scheme {name} keeps its log in persistent memory; use the pmem device"
+                )));
+            }
+            LogPlace::Devices if matches!(self.device, DeviceConfig::Null) => {
+                return Err(EngineError::Config(format!(
+                    "scheme {name} needs a log device (pmem or file); only scheme none runs \
+                     without one"
+                )));
+            }
+            _ => {}
+        }
+        if self.logging == LogKind::Command
+            && let Some(why) = self.scheme.command_logging_refusal()
+        {
+            return Err(EngineError::Config(why.to_string()));
+        }
+        if self.cc == Cc::Mvcc
+            && let Some(why) = self.scheme.mvcc_refusal()
+        {
+            return Err(EngineError::Config(why.to_string()));
+        }
+        Ok(())
     }
 }
 
@@ -354,7 +394,7 @@ impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Db")
             .field("dir", &self.inner.dir)
-            .field("scheme", &self.inner.scheme.kind())
+            .field("scheme", &self.inner.scheme.name())
             .finish()
     }
 }
@@ -398,46 +438,22 @@ impl Db {
         progress: &dyn Fn(u64),
     ) -> Result<(Db, OpenReport), EngineError> {
         catalog.validate()?;
-        if opts.scheme == SchemeKind::None {
-            opts.device = DeviceConfig::Null;
-        } else if opts.scheme == SchemeKind::NvDisk {
+        opts.check()?;
+        let name = opts.scheme.name();
+        match opts.scheme.log_place() {
+            LogPlace::Nowhere => opts.device = DeviceConfig::Null,
             // NV-Disk is a file-system log on NVRAM: always a file device in /dev/shm.
-            if !matches!(opts.device, DeviceConfig::File(_)) {
+            LogPlace::NvramFiles if !matches!(opts.device, DeviceConfig::File(_)) => {
                 opts.device = DeviceConfig::File(FileOptions::default());
             }
-        } else if opts.scheme == SchemeKind::PerTxn && !matches!(opts.device, DeviceConfig::Pmem(_))
-        {
-            return Err(EngineError::Config(
-                "scheme pertxn keeps its log in persistent memory; use the pmem device".into(),
-            ));
-        } else if matches!(opts.device, DeviceConfig::Null) {
-            return Err(EngineError::Config(format!(
-                "scheme {} needs a log device (pmem or file); only scheme none runs without one",
-                opts.scheme
-            )));
-        }
-        if opts.logging == LogKind::Command && !opts.scheme.supports_command_logging() {
-            return Err(EngineError::Config(
-                match opts.scheme.command_logging_refusal() {
-                    Some(why) => why.to_string(),
-                    None => format!(
-                        "scheme {} cannot log commands; use --logging data",
-                        opts.scheme
-                    ),
-                },
-            ));
-        }
-        if opts.cc == Cc::Mvcc
-            && let Some(why) = opts.scheme.mvcc_refusal()
-        {
-            return Err(EngineError::Config(why.to_string()));
+            _ => {}
         }
         let streams = opts.scheme.streams_for(opts.streams);
         let env = opts.env.clone();
         let meta_path = dir.join(META_FILE);
         let meta = Meta {
             format: META_FORMAT,
-            scheme: opts.scheme.name().to_string(),
+            scheme: name.to_string(),
             streams,
             device: opts.device.kind().to_string(),
             logging: opts.logging.name().to_string(),
@@ -510,7 +526,7 @@ impl Db {
         let mut checkpoint = None;
         let mut cut = None;
         let mut next_txn = 1;
-        if !created && opts.scheme != SchemeKind::None {
+        if !created && opts.scheme.log_place() != LogPlace::Nowhere {
             let widths: Vec<usize> = inner.tables.iter().map(|t| t.schema.row_len()).collect();
             let (found, path, fallbacks, count) = crate::checkpoint::find(&env, dir, &widths)?;
             match found {
@@ -572,24 +588,19 @@ impl Db {
         };
         let load_seconds = load_start.elapsed().as_secs_f64();
         let scfg = SchemeConfig {
-            kind: opts.scheme,
             logging: opts.logging,
             max_workers: opts.max_workers,
             group_delay: opts.group_delay,
             group_bytes: opts.group_bytes,
             scan_mode: opts.scan_mode,
             recovery_threads: opts.recovery_threads.max(1),
-            gsn: opts.gsn.clone(),
-            cut,
-            taurus: braid_wal::scheme::taurus::TaurusConfig {
-                mvcc: opts.cc == Cc::Mvcc,
-                ..opts.taurus.clone()
-            },
             recovery_plan: opts.recovery_plan,
+            mvcc: opts.cc == Cc::Mvcc,
+            cut,
         };
         let (scheme, recovery) = {
             let replayer = Replayer::new(&inner);
-            let r = scheme::open_storage(&scfg, storage, &replayer, progress)?;
+            let r = scheme::open(&opts.scheme, &scfg, storage, &replayer, progress)?;
             // MVCC: versions collapse; the clock goes on past every replayed timestamp and
             // past the wall clock in microseconds, so that later commits stamp above what an
             // earlier run logged even where a checkpoint hides it from this recovery.
@@ -703,8 +714,9 @@ impl Db {
         });
     }
 
-    pub fn scheme(&self) -> SchemeKind {
-        self.inner.scheme.kind()
+    /// The name of the database's logging scheme.
+    pub fn scheme(&self) -> &'static str {
+        self.inner.scheme.name()
     }
 
     pub fn options(&self) -> &Options {
@@ -858,29 +870,35 @@ pub fn nvdisk_log_dir(dir: &Path) -> PathBuf {
 
 /// Where the scheme keeps its log (see the module doc).
 fn make_storage(dir: &Path, opts: &Options, streams: usize) -> Result<Storage, EngineError> {
-    if opts.scheme == SchemeKind::PerTxn {
-        let DeviceConfig::Pmem(p) = &opts.device else {
-            return Err(EngineError::Config(
-                "scheme pertxn needs the pmem device".into(),
-            ));
-        };
-        let pcfg = PmemConfig {
-            domain: p.domain,
-            flush: None,
-            write_delay_ns: p.write_delay_ns,
-        };
-        let path = dir.join("pmem").join("pertxn.region");
-        let region = opts.env.region(&path, p.ring_size, pcfg)?;
-        let mut options = opts.pertxn.clone();
-        options.write = p.write;
-        return Ok(Storage::PerTxn(PerTxnStorage {
-            region,
-            fs: opts.env.fs.clone(),
-            backup_dir: dir.join("pertxn-backup"),
-            options,
-        }));
+    match opts.scheme.log_place() {
+        LogPlace::Nowhere => Ok(Storage::Nothing),
+        LogPlace::Devices | LogPlace::NvramFiles => {
+            Ok(Storage::Devices(make_devices(dir, opts, streams)?))
+        }
+        LogPlace::Region => {
+            let DeviceConfig::Pmem(p) = &opts.device else {
+                return Err(EngineError::Config(format!(
+                    "scheme {} needs the pmem device",
+                    opts.scheme.name()
+                )));
+            };
+            let pcfg = PmemConfig {
+                domain: p.domain,
+                flush: None,
+                write_delay_ns: p.write_delay_ns,
+            };
+            let path = dir
+                .join("pmem")
+                .join(format!("{}.region", opts.scheme.name()));
+            let region = opts.env.region(&path, p.ring_size, pcfg)?;
+            Ok(Storage::Region(RegionStorage {
+                region,
+                fs: opts.env.fs.clone(),
+                backup_dir: dir.join(format!("{}-backup", opts.scheme.name())),
+                write: p.write,
+            }))
+        }
     }
-    Ok(Storage::Devices(make_devices(dir, opts, streams)?))
 }
 
 fn make_devices(
@@ -895,7 +913,7 @@ fn make_devices(
         match &opts.device {
             DeviceConfig::Null => out.push(Arc::new(NullDevice::new())),
             DeviceConfig::File(f) => {
-                let log_dir = if opts.scheme == SchemeKind::NvDisk {
+                let log_dir = if opts.scheme.log_place() == LogPlace::NvramFiles {
                     nvdisk_log_dir(dir)
                 } else {
                     dir.join("log")

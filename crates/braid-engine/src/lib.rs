@@ -17,7 +17,19 @@ pub mod schema;
 pub mod table;
 pub mod txn;
 
-pub use braid_wal::scheme::{LogKind, SchemeKind, Ticket};
+pub use braid_pmem::Domain;
+pub use braid_wal::WalError;
+pub use braid_wal::pmem_device::PmemWrite;
+pub use braid_wal::scan::{EndKind, ScanEnd, ScanMode};
+pub use braid_wal::scheme::gsn::{CommitProtocol, GsnConfig, Partition};
+pub use braid_wal::scheme::none::NoneConfig;
+pub use braid_wal::scheme::nvdisk::NvDiskConfig;
+pub use braid_wal::scheme::pertxn::{FlushPolicy, PerTxnOptions};
+pub use braid_wal::scheme::serial::SerialConfig;
+pub use braid_wal::scheme::taurus::TaurusConfig;
+pub use braid_wal::scheme::{
+    LogKind, LogPlace, RecoveryPlan, RecoveryReport, SCHEMES, SchemeDef, SchemeSpec, Ticket,
+};
 pub use checkpoint::{CheckpointLoad, CheckpointOptions, CheckpointReport, CheckpointStats};
 pub use db::{
     Cc, Db, DeviceConfig, Durability, FileOptions, Loader, MemoryReport, Meta, OpenReport, Options,

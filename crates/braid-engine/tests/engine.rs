@@ -182,7 +182,7 @@ fn reopen_refusals_say_what_to_do() {
     };
     let e = err(
         Options {
-            scheme: SchemeKind::None,
+            scheme: "none".parse().unwrap(),
             ..opts(pmem(), LogKind::Data, Cc::TwoPl)
         },
         catalog(),
@@ -238,7 +238,7 @@ fn mem_db(cc: Cc) -> (tempfile::TempDir, Db) {
     let db = open(
         &base.path().join("db"),
         Options {
-            scheme: SchemeKind::None,
+            scheme: "none".parse().unwrap(),
             ..opts(DeviceConfig::Null, LogKind::Data, cc)
         },
     );
@@ -383,16 +383,16 @@ fn memory_report_counts_the_schemes_metadata() {
     db.close().unwrap();
 
     let gsn = Options {
-        scheme: SchemeKind::Gsn,
+        scheme: "gsn".parse().unwrap(),
         ..opts(pmem(), LogKind::Data, Cc::TwoPl)
     };
     let db = open(&base.path().join("gsn"), gsn.clone());
-    let slots = gsn.gsn.page_slots.next_power_of_two() as f64;
+    let slots = GsnConfig::default().page_slots.next_power_of_two() as f64;
     assert_eq!(db.memory_report().scheme_bytes_per_row, slots * 8.0 / 10.0);
     db.close().unwrap();
 
     let taurus = Options {
-        scheme: SchemeKind::Taurus,
+        scheme: "taurus".parse().unwrap(),
         streams: 2,
         ..opts(pmem(), LogKind::Command, Cc::TwoPl)
     };

@@ -70,7 +70,7 @@ fn load(l: &Loader<'_>) -> Result<(), EngineError> {
 
 fn opts(cc: Cc) -> Options {
     Options {
-        scheme: SchemeKind::Taurus,
+        scheme: "taurus".parse().unwrap(),
         logging: LogKind::Command,
         cc,
         streams: 2,

@@ -23,7 +23,7 @@ use braid_wal::payload::{RedoBuf, RedoOp, decode_redo};
 use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig};
 use braid_wal::scheme::gsn::{self, CommitProtocol, GsnConfig, Partition};
 use braid_wal::scheme::{
-    CommitRequest, LogKind, Replay, ReplayError, RowRef, SchemeConfig, SchemeKind,
+    CommitRequest, LogKind, Replay, ReplayError, RowRef, Scheme, SchemeConfig,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
@@ -50,12 +50,14 @@ impl Replay for Rows {
     }
 }
 
-fn cfg(partition: Partition, scan: usize, apply: usize) -> SchemeConfig {
-    SchemeConfig {
-        kind: SchemeKind::Gsn,
-        max_workers: LOGS,
-        recovery_threads: 1,
-        gsn: GsnConfig {
+fn cfg(partition: Partition, scan: usize, apply: usize) -> (SchemeConfig, GsnConfig) {
+    (
+        SchemeConfig {
+            max_workers: LOGS,
+            recovery_threads: 1,
+            ..SchemeConfig::default()
+        },
+        GsnConfig {
             partition,
             commit: CommitProtocol::DurableCache,
             rows_per_page: 16,
@@ -63,8 +65,7 @@ fn cfg(partition: Partition, scan: usize, apply: usize) -> SchemeConfig {
             apply_threads: apply,
             ..GsnConfig::default()
         },
-        ..SchemeConfig::default()
-    }
+    )
 }
 
 fn devices(regions: &[Region]) -> Vec<Arc<dyn Device>> {
@@ -87,7 +88,7 @@ fn write_log(partition: Partition) -> (Vec<Region>, u64) {
         words: (0..KEYS).map(|_| AtomicU64::new(0)).collect(),
     };
     let c = cfg(partition, 1, 1);
-    let (s, _) = gsn::open(&c, devices(&regions), &rows, &|_| {}).unwrap();
+    let (s, _) = gsn::open_gsn(&c.0, &c.1, devices(&regions), &rows, &|_| {}).unwrap();
     let mut workers: Vec<_> = (0..LOGS).map(|w| s.worker(w).unwrap()).collect();
     let stamp = AtomicU64::new(0);
     let mut x = 0x2545_F491_4F6C_DD1Du64;
@@ -125,7 +126,7 @@ fn write_log(partition: Partition) -> (Vec<Region>, u64) {
     drop(workers);
     s.close().unwrap();
     drop(s);
-    let report = gsn::recover_only(&c, &devices(&regions), &rows, &|_| {}).unwrap();
+    let report = gsn::recover_only(&c.0, &c.1, &devices(&regions), &rows, &|_| {}).unwrap();
     assert_eq!(report.txns, TXNS, "the synthetic log recovers completely");
     (regions, report.records)
 }
@@ -147,7 +148,7 @@ fn pipeline(c: &mut Criterion) {
                 g.bench_function(BenchmarkId::new("records", format!("N{n}_M{m}")), |b| {
                     b.iter(|| {
                         let devs = devices(&regions);
-                        let r = gsn::recover_only(&conf, &devs, &rows, &|_| {}).unwrap();
+                        let r = gsn::recover_only(&conf.0, &conf.1, &devs, &rows, &|_| {}).unwrap();
                         black_box(r.txns)
                     })
                 });

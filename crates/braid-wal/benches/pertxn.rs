@@ -25,7 +25,7 @@ use braid_wal::file_device::{FileDevice, FileDeviceConfig};
 use braid_wal::fs::RealFs;
 use braid_wal::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
 use braid_wal::scheme::pertxn::{FlushPolicy, PerTxnLog, PerTxnOptions, PerTxnStorage};
-use braid_wal::scheme::{LogKind, Replay, ReplayError, SchemeConfig, SchemeKind};
+use braid_wal::scheme::{LogKind, Replay, ReplayError, SchemeConfig};
 use braid_wal::stream::{Stream, StreamConfig};
 use criterion::{Criterion, criterion_group, criterion_main};
 
@@ -156,7 +156,6 @@ fn pertxn(threads: usize, iters: u64, flush: FlushPolicy) -> Duration {
             options,
         };
         let cfg = SchemeConfig {
-            kind: SchemeKind::PerTxn,
             ..SchemeConfig::default()
         };
         let (log, _) = PerTxnLog::open(&cfg, storage, &NoReplay, &|_| {}).unwrap();

@@ -30,7 +30,7 @@ use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig, RING_HEADER};
 use braid_wal::record::{Kind, RecordSpec, Stamp};
 use braid_wal::scan::{EndKind, ScanMode, Scanner};
 use braid_wal::scheme::pertxn::{PerTxnLog, PerTxnOptions, PerTxnStorage};
-use braid_wal::scheme::{DurabilityWait, LogKind, Replay, ReplayError, SchemeConfig, SchemeKind};
+use braid_wal::scheme::{DurabilityWait, LogKind, Replay, ReplayError, SchemeConfig};
 use braid_wal::stream::{Stream, StreamConfig};
 use parking_lot::Mutex;
 use proptest::prelude::*;
@@ -311,7 +311,6 @@ fn pertxn_open(
     mode: ScanMode,
 ) -> Result<(PerTxnLog, Recorder), WalError> {
     let cfg = SchemeConfig {
-        kind: SchemeKind::PerTxn,
         scan_mode: mode,
         ..SchemeConfig::default()
     };

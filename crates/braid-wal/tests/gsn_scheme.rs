@@ -19,8 +19,7 @@ use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig};
 use braid_wal::scan::StreamSource;
 use braid_wal::scheme::gsn::{self, CommitProtocol, GsnConfig, Hook, Partition};
 use braid_wal::scheme::{
-    CommitRequest, LogKind, Replay, ReplayError, RowRef, Scheme, SchemeConfig, SchemeKind,
-    SchemeWorker, Ticket,
+    CommitRequest, LogKind, Replay, ReplayError, RowRef, Scheme, SchemeConfig, SchemeWorker, Ticket,
 };
 use braid_wal::{Lsn, WalError};
 use parking_lot::{Condvar, Mutex};
@@ -172,26 +171,29 @@ impl Replay for State {
     }
 }
 
-fn cfg(partition: Partition, commit: CommitProtocol) -> SchemeConfig {
-    SchemeConfig {
-        kind: SchemeKind::Gsn,
-        gsn: GsnConfig {
+fn cfg(partition: Partition, commit: CommitProtocol) -> (SchemeConfig, GsnConfig) {
+    (
+        SchemeConfig {
+            ..SchemeConfig::default()
+        },
+        GsnConfig {
             partition,
             commit,
             rows_per_page: 1,
             page_slots: 1 << 12,
             ..GsnConfig::default()
         },
-        ..SchemeConfig::default()
-    }
+    )
 }
 
-fn open(cfg: &SchemeConfig, devs: &[Arc<MemDev>], state: &State) -> Arc<dyn Scheme> {
+fn open(cfg: &(SchemeConfig, GsnConfig), devs: &[Arc<MemDev>], state: &State) -> Arc<dyn Scheme> {
     let devices: Vec<Arc<dyn Device>> = devs
         .iter()
         .map(|d| Arc::clone(d) as Arc<dyn Device>)
         .collect();
-    gsn::open(cfg, devices, state, &|_| {}).unwrap().0
+    gsn::open_gsn(&cfg.0, &cfg.1, devices, state, &|_| {})
+        .unwrap()
+        .0
 }
 
 /// Run one transaction: read `reads`, write `writes` (table 0) with `value`.
@@ -274,7 +276,7 @@ fn dependency_across_logs(partition: Partition) {
             .iter()
             .map(|d| Arc::clone(d) as Arc<dyn Device>)
             .collect();
-        gsn::open(&c, devices, &st, &|_| {}).unwrap()
+        gsn::open_gsn(&c.0, &c.1, devices, &st, &|_| {}).unwrap()
     };
     assert!(
         st.rows.lock().is_empty(),
@@ -290,7 +292,7 @@ fn dependency_across_logs(partition: Partition) {
         .iter()
         .map(|d| Arc::clone(d) as Arc<dyn Device>)
         .collect();
-    let (s3, _) = gsn::open(&c, devices, &st, &|_| {}).unwrap();
+    let (s3, _) = gsn::open_gsn(&c.0, &c.1, devices, &st, &|_| {}).unwrap();
     let mut w = s3.worker(0).unwrap();
     txn(&mut *w, 200, &[], &[5], 5).wait().unwrap();
     drop(w);
@@ -300,7 +302,7 @@ fn dependency_across_logs(partition: Partition) {
         .iter()
         .map(|d| Arc::clone(d) as Arc<dyn Device>)
         .collect();
-    let (s4, _) = gsn::open(&c, devices, &st, &|_| {}).unwrap();
+    let (s4, _) = gsn::open_gsn(&c.0, &c.1, devices, &st, &|_| {}).unwrap();
     let rows = st.rows.lock().clone();
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows.get(&(0, 5)), Some(&vec![5u8; 4]));
@@ -328,7 +330,7 @@ fn page_partitioned_recovery_is_atomic_and_ordered() {
     ];
     let state = State::default();
     let mut c = cfg(Partition::Page, CommitProtocol::Passive);
-    c.recovery_threads = 3;
+    c.0.recovery_threads = 3;
     let s = open(&c, &devs, &state);
     // Declared after `s`, so dropped (gates opened) before it.
     let _gates = OpenGates(&devs);
@@ -368,7 +370,7 @@ fn page_partitioned_recovery_is_atomic_and_ordered() {
         .iter()
         .map(|d| Arc::clone(d) as Arc<dyn Device>)
         .collect();
-    let (s2, report) = gsn::open(&c, devices, &st, &|_| {}).unwrap();
+    let (s2, report) = gsn::open_gsn(&c.0, &c.1, devices, &st, &|_| {}).unwrap();
     assert_eq!(report.txns, 200, "{report:?}");
     let rows = st.rows.lock().clone();
     // The last writer of key k among transactions 0..200 is the largest i with k in {i, i+1, i+2} mod 7.
@@ -413,10 +415,10 @@ fn straggler_is_signalled_and_commits_complete() {
         }))
     };
     let mut c = cfg(Partition::Transaction, CommitProtocol::Passive);
-    c.gsn.after_insert = Some(hook);
-    c.gsn.straggler_after = Duration::from_micros(100);
+    c.1.after_insert = Some(hook);
+    c.1.straggler_after = Duration::from_micros(100);
     let state = State::default();
-    let (s, _) = gsn::open_gsn(&c, pmem_devices(2), &state, &|_| {}).unwrap();
+    let (s, _) = gsn::open_gsn(&c.0, &c.1, pmem_devices(2), &state, &|_| {}).unwrap();
     assert_eq!(s.stats().signals, 0, "a fresh instance counts from zero");
     let mut ws = s.worker(0).unwrap();
     let mut w1 = s.worker(1).unwrap();
@@ -446,7 +448,7 @@ fn straggler_is_signalled_and_commits_complete() {
     assert!(st.signals_per_10k() > 0.0);
     s.close().unwrap();
     // Another instance in the same process starts from zero.
-    let (s2, _) = gsn::open_gsn(&c, pmem_devices(2), &state, &|_| {}).unwrap();
+    let (s2, _) = gsn::open_gsn(&c.0, &c.1, pmem_devices(2), &state, &|_| {}).unwrap();
     assert_eq!(s2.stats(), gsn::GsnStats::default());
     s2.close().unwrap();
 }
@@ -454,13 +456,18 @@ fn straggler_is_signalled_and_commits_complete() {
 #[test]
 fn command_logging_is_refused_with_a_reason() {
     let mut c = cfg(Partition::Transaction, CommitProtocol::Passive);
-    c.logging = LogKind::Command;
+    c.0.logging = LogKind::Command;
     let state = State::default();
-    let err = gsn::open(&c, pmem_devices(1), &state, &|_| {})
+    let err = gsn::open_gsn(&c.0, &c.1, pmem_devices(1), &state, &|_| {})
         .err()
         .unwrap();
     assert!(err.to_string().contains("write-after-read"), "{err}");
-    assert!(!SchemeKind::Gsn.supports_command_logging());
+    assert!(
+        braid_wal::scheme::SchemeSpec::named("gsn")
+            .unwrap()
+            .command_logging_refusal()
+            .is_some()
+    );
 }
 
 /// The recovery pipeline (Section 3.2) gives the same state whatever its N scanners and M
@@ -498,14 +505,14 @@ fn pipeline_thread_counts_recover_the_same_state() {
             last.iter().map(|(&k, &v)| ((0, k), vec![v; 4])).collect();
         for (n, m) in [(1, 1), (1, 3), (2, 2), (3, 1), (4, 5)] {
             let mut c = c.clone();
-            c.gsn.scan_threads = n;
-            c.gsn.apply_threads = m;
+            c.1.scan_threads = n;
+            c.1.apply_threads = m;
             let devices: Vec<Arc<dyn Device>> = images
                 .iter()
                 .map(|i| MemDev::new(i.clone()) as Arc<dyn Device>)
                 .collect();
             let st = State::default();
-            let report = gsn::recover_only(&c, &devices, &st, &|_| {}).unwrap();
+            let report = gsn::recover_only(&c.0, &c.1, &devices, &st, &|_| {}).unwrap();
             assert_eq!(report.txns, 600, "N={n} M={m} {partition}: {report:?}");
             assert_eq!(
                 *st.rows.lock(),

@@ -19,7 +19,7 @@ use braid_wal::fs::{CrashOpts, FaultFs};
 use braid_wal::record::{self, Kind};
 use braid_wal::scan::ScanMode;
 use braid_wal::scheme::pertxn::{FlushPolicy, PerTxnLog, PerTxnOptions, PerTxnStorage, layout};
-use braid_wal::scheme::{DurabilityWait, LogKind, Replay, ReplayError, SchemeConfig, SchemeKind};
+use braid_wal::scheme::{DurabilityWait, LogKind, Replay, ReplayError, SchemeConfig};
 use parking_lot::Mutex;
 
 /// Records every replayed transaction in order.
@@ -50,7 +50,6 @@ impl Recorder {
 
 fn cfg(mode: ScanMode) -> SchemeConfig {
     SchemeConfig {
-        kind: SchemeKind::PerTxn,
         scan_mode: mode,
         ..SchemeConfig::default()
     }

@@ -16,7 +16,7 @@ use braid_wal::device::{Device, DeviceInfo};
 use braid_wal::scan::StreamSource;
 use braid_wal::scheme::taurus::{TaurusConfig, open_taurus};
 use braid_wal::scheme::{
-    CommitRequest, LogKind, Replay, ReplayError, RowRef, Scheme, SchemeConfig, SchemeKind, Ticket,
+    CommitRequest, LogKind, Replay, ReplayError, RowRef, Scheme, SchemeConfig, Ticket,
 };
 use braid_wal::{Lsn, WalError};
 use parking_lot::{Condvar, Mutex};
@@ -134,18 +134,19 @@ impl Replay for Applied {
     }
 }
 
-fn cfg(compress: bool) -> SchemeConfig {
-    SchemeConfig {
-        kind: SchemeKind::Taurus,
-        logging: LogKind::Data,
-        max_workers: 4,
-        taurus: TaurusConfig {
+fn cfg(compress: bool) -> (SchemeConfig, TaurusConfig) {
+    (
+        SchemeConfig {
+            logging: LogKind::Data,
+            max_workers: 4,
+            ..SchemeConfig::default()
+        },
+        TaurusConfig {
             compress: Some(compress),
             anchor_every: 64,
             ..TaurusConfig::default()
         },
-        ..SchemeConfig::default()
-    }
+    )
 }
 
 fn as_devices(d: &[Arc<GatedDev>]) -> Vec<Arc<dyn Device>> {
@@ -157,7 +158,8 @@ fn acknowledgement_waits_for_the_closure_not_just_plv() {
     for compress in [false, true] {
         let devs: Vec<Arc<GatedDev>> = (0..3).map(|_| GatedDev::new(Vec::new())).collect();
         let (scheme, _) = open_taurus(
-            &cfg(compress),
+            &cfg(compress).0,
+            &cfg(compress).1,
             as_devices(&devs),
             &Applied::default(),
             &|_| {},
@@ -226,7 +228,14 @@ fn acknowledgement_waits_for_the_closure_not_just_plv() {
         // Recovery from the crash image: b, c, d are cut with a; the warm-up survives.
         let devs2: Vec<Arc<GatedDev>> = images.into_iter().map(GatedDev::new).collect();
         let applied = Applied::default();
-        let (s2, rep) = open_taurus(&cfg(compress), as_devices(&devs2), &applied, &|_| {}).unwrap();
+        let (s2, rep) = open_taurus(
+            &cfg(compress).0,
+            &cfg(compress).1,
+            as_devices(&devs2),
+            &applied,
+            &|_| {},
+        )
+        .unwrap();
         let got: Vec<u64> = {
             let mut v: Vec<u64> = applied.0.lock().keys().copied().collect();
             v.sort();
@@ -241,7 +250,14 @@ fn acknowledgement_waits_for_the_closure_not_just_plv() {
             .map(|d| GatedDev::new(d.crash_image()))
             .collect();
         let applied = Applied::default();
-        let (s3, _) = open_taurus(&cfg(compress), as_devices(&devs3), &applied, &|_| {}).unwrap();
+        let (s3, _) = open_taurus(
+            &cfg(compress).0,
+            &cfg(compress).1,
+            as_devices(&devs3),
+            &applied,
+            &|_| {},
+        )
+        .unwrap();
         assert_eq!(applied.0.lock().len(), 7);
         s3.close().unwrap();
     }

@@ -29,7 +29,7 @@ use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig};
 use braid_wal::scheme::taurus::{TaurusConfig, open_taurus};
 use braid_wal::scheme::{
     Access, CommitRequest, LogKind, RecoveryPlan, Replay, ReplayError, RowRef, Scheme,
-    SchemeConfig, SchemeKind, SchemeWorker, Ticket,
+    SchemeConfig, SchemeWorker, Ticket,
 };
 use parking_lot::Mutex;
 use proptest::prelude::*;
@@ -276,21 +276,27 @@ impl Replay for Rec {
     }
 }
 
-fn scfg(logging: LogKind, threads: usize, plan: RecoveryPlan, compress: bool) -> SchemeConfig {
-    SchemeConfig {
-        kind: SchemeKind::Taurus,
-        logging,
-        max_workers: 16,
-        recovery_threads: threads,
-        recovery_plan: plan,
-        taurus: TaurusConfig {
+fn scfg(
+    logging: LogKind,
+    threads: usize,
+    plan: RecoveryPlan,
+    compress: bool,
+) -> (SchemeConfig, TaurusConfig) {
+    (
+        SchemeConfig {
+            logging,
+            max_workers: 16,
+            recovery_threads: threads,
+            recovery_plan: plan,
+            ..SchemeConfig::default()
+        },
+        TaurusConfig {
             delta: 512,
             compress: Some(compress),
             anchor_every: 700,
             ..TaurusConfig::default()
         },
-        ..SchemeConfig::default()
-    }
+    )
 }
 
 fn devices(regions: &[Region]) -> Vec<Arc<dyn Device>> {
@@ -388,8 +394,14 @@ fn run_case(c: &Case) -> Result<(), String> {
         .map(|_| CrashSim::region(RING, pcfg()))
         .collect();
     let cfg = scfg(c.logging, c.threads, c.plan, c.compress);
-    let (scheme, _) = open_taurus(&cfg, devices(&regions), &Rec::new(c.logging), &|_| {})
-        .map_err(|e| e.to_string())?;
+    let (scheme, _) = open_taurus(
+        &cfg.0,
+        &cfg.1,
+        devices(&regions),
+        &Rec::new(c.logging),
+        &|_| {},
+    )
+    .map_err(|e| e.to_string())?;
     let db = Db::new(32);
     let mut workers: Vec<Box<dyn SchemeWorker>> =
         (0..c.workers).map(|w| scheme.worker(w).unwrap()).collect();
@@ -435,7 +447,7 @@ fn run_case(c: &Case) -> Result<(), String> {
         .collect();
     let rec = Rec::new(c.logging);
     let (s2, rep) =
-        open_taurus(&cfg, devices(&images), &rec, &|_| {}).map_err(|e| e.to_string())?;
+        open_taurus(&cfg.0, &cfg.1, devices(&images), &rec, &|_| {}).map_err(|e| e.to_string())?;
     let set1 = check(&db, &rec, &acked, c.logging)?;
     if rep.txns as usize != set1.len() {
         return Err(format!(
@@ -452,8 +464,8 @@ fn run_case(c: &Case) -> Result<(), String> {
         .map(|r| r.crash(CrashMode::DropUnpersisted).unwrap())
         .collect();
     let rec2 = Rec::new(c.logging);
-    let (s3, _) =
-        open_taurus(&cfg, devices(&images2), &rec2, &|_| {}).map_err(|e| e.to_string())?;
+    let (s3, _) = open_taurus(&cfg.0, &cfg.1, devices(&images2), &rec2, &|_| {})
+        .map_err(|e| e.to_string())?;
     let set2: BTreeSet<u64> = rec2.spans.lock().keys().copied().collect();
     if set2 != set1 || *rec2.values.lock() != *rec.values.lock() {
         return Err("idempotence: a second recovery recovered something else".into());
@@ -584,8 +596,14 @@ fn threads_with_one_frozen_stream() {
             .map(|_| CrashSim::region(4 * RING, pcfg()))
             .collect();
         let cfg = scfg(logging, 3, RecoveryPlan::Auto, true);
-        let (scheme, _) =
-            open_taurus(&cfg, devices(&regions), &Rec::new(logging), &|_| {}).unwrap();
+        let (scheme, _) = open_taurus(
+            &cfg.0,
+            &cfg.1,
+            devices(&regions),
+            &Rec::new(logging),
+            &|_| {},
+        )
+        .unwrap();
         let db = Db::new(16);
         let next = AtomicU64::new(1);
         let acked: Mutex<HashSet<u64>> = Mutex::default();
@@ -639,7 +657,7 @@ fn threads_with_one_frozen_stream() {
             .map(|r| r.crash(CrashMode::DropUnpersisted).unwrap())
             .collect();
         let rec = Rec::new(logging);
-        let (s2, rep) = open_taurus(&cfg, devices(&images), &rec, &|_| {}).unwrap();
+        let (s2, rep) = open_taurus(&cfg.0, &cfg.1, devices(&images), &rec, &|_| {}).unwrap();
         let _ = s2.close();
         let acked = acked.into_inner();
         let recovered = check(&db, &rec, &acked, logging).unwrap();

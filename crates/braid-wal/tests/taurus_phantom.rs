@@ -26,7 +26,7 @@ use braid_wal::scan::{ScanMode, Scanner};
 use braid_wal::scheme::taurus::{TaurusConfig, open_taurus};
 use braid_wal::scheme::{
     CommitRequest, LogKind, RecoveryPlan, Replay, ReplayError, RowRef, Scheme, SchemeConfig,
-    SchemeKind, SchemeWorker, Ticket,
+    SchemeWorker, Ticket,
 };
 use parking_lot::Mutex;
 
@@ -42,20 +42,21 @@ fn pcfg() -> PmemConfig {
     }
 }
 
-fn scfg(logging: LogKind) -> SchemeConfig {
-    SchemeConfig {
-        kind: SchemeKind::Taurus,
-        logging,
-        max_workers: 4,
-        recovery_threads: 2,
-        recovery_plan: RecoveryPlan::Parallel,
-        taurus: TaurusConfig {
+fn scfg(logging: LogKind) -> (SchemeConfig, TaurusConfig) {
+    (
+        SchemeConfig {
+            logging,
+            max_workers: 4,
+            recovery_threads: 2,
+            recovery_plan: RecoveryPlan::Parallel,
+            ..SchemeConfig::default()
+        },
+        TaurusConfig {
             compress: Some(false),
             range_bucket_bits: 8,
             ..TaurusConfig::default()
         },
-        ..SchemeConfig::default()
-    }
+    )
 }
 
 fn devices(regions: &[Region]) -> Vec<Arc<dyn Device>> {
@@ -235,7 +236,14 @@ fn regions(n: usize) -> Vec<Region> {
 fn an_insert_into_a_scanned_range_follows_the_scan() {
     let regions = regions(2);
     let cfg = scfg(LogKind::Command);
-    let (s, _) = open_taurus(&cfg, devices(&regions), &State::default(), &|_| {}).unwrap();
+    let (s, _) = open_taurus(
+        &cfg.0,
+        &cfg.1,
+        devices(&regions),
+        &State::default(),
+        &|_| {},
+    )
+    .unwrap();
     let e = Engine::new(&[]);
     let (mut w0, mut w1) = (s.worker(0).unwrap(), s.worker(1).unwrap());
     e.run(
@@ -263,7 +271,7 @@ fn an_insert_into_a_scanned_range_follows_the_scan() {
     );
     // Parallel replay re-executes the scan first: it still counts nothing.
     let st = State::default();
-    let (s2, rep) = open_taurus(&cfg, devices(&regions), &st, &|_| {}).unwrap();
+    let (s2, rep) = open_taurus(&cfg.0, &cfg.1, devices(&regions), &st, &|_| {}).unwrap();
     assert_eq!(rep.txns, 2);
     assert_eq!(*st.replayed.lock(), vec![1, 2]);
     assert_eq!(
@@ -282,7 +290,14 @@ fn a_scan_that_misses_a_deleted_key_depends_on_the_delete() {
     for logging in [LogKind::Data, LogKind::Command] {
         let regions = regions(2);
         let cfg = scfg(logging);
-        let (s, _) = open_taurus(&cfg, devices(&regions), &State::default(), &|_| {}).unwrap();
+        let (s, _) = open_taurus(
+            &cfg.0,
+            &cfg.1,
+            devices(&regions),
+            &State::default(),
+            &|_| {},
+        )
+        .unwrap();
         let e = Engine::new(&[50]);
         let (mut w0, mut w1) = (s.worker(0).unwrap(), s.worker(1).unwrap());
         e.run(&mut *w1, 1, Op::Delete(50), logging).wait().unwrap();
@@ -306,7 +321,14 @@ fn a_scan_that_misses_a_deleted_key_depends_on_the_delete() {
     for logging in [LogKind::Data, LogKind::Command] {
         let regions = regions(2);
         let cfg = scfg(logging);
-        let (s, _) = open_taurus(&cfg, devices(&regions), &State::default(), &|_| {}).unwrap();
+        let (s, _) = open_taurus(
+            &cfg.0,
+            &cfg.1,
+            devices(&regions),
+            &State::default(),
+            &|_| {},
+        )
+        .unwrap();
         let e = Engine::new(&[50]);
         let (mut w0, mut w1) = (s.worker(0).unwrap(), s.worker(1).unwrap());
         regions[1].freeze_after(0).unwrap();
@@ -321,7 +343,7 @@ fn a_scan_that_misses_a_deleted_key_depends_on_the_delete() {
             .map(|r| r.crash(CrashMode::DropUnpersisted).unwrap())
             .collect();
         let st = State::default();
-        let (s2, _) = open_taurus(&cfg, devices(&images), &st, &|_| {}).unwrap();
+        let (s2, _) = open_taurus(&cfg.0, &cfg.1, devices(&images), &st, &|_| {}).unwrap();
         assert!(
             st.replayed.lock().is_empty(),
             "{logging}: recovered {:?} without the delete it depends on",
@@ -337,7 +359,14 @@ fn a_scan_that_misses_a_deleted_key_depends_on_the_delete() {
 fn a_wide_scan_orders_inserts_anywhere_in_the_table() {
     let regions = regions(2);
     let cfg = scfg(LogKind::Command);
-    let (s, _) = open_taurus(&cfg, devices(&regions), &State::default(), &|_| {}).unwrap();
+    let (s, _) = open_taurus(
+        &cfg.0,
+        &cfg.1,
+        devices(&regions),
+        &State::default(),
+        &|_| {},
+    )
+    .unwrap();
     let e = Engine::new(&[3]);
     let (mut w0, mut w1) = (s.worker(0).unwrap(), s.worker(1).unwrap());
     e.run(
@@ -387,7 +416,14 @@ fn a_wide_scan_orders_inserts_anywhere_in_the_table() {
 fn an_insert_waits_for_a_validating_scanner() {
     let regions = regions(2);
     let cfg = scfg(LogKind::Command);
-    let (s, _) = open_taurus(&cfg, devices(&regions), &State::default(), &|_| {}).unwrap();
+    let (s, _) = open_taurus(
+        &cfg.0,
+        &cfg.1,
+        devices(&regions),
+        &State::default(),
+        &|_| {},
+    )
+    .unwrap();
     let e = Engine::new(&[]);
     let (mut w0, mut w1) = (s.worker(0).unwrap(), s.worker(1).unwrap());
     // The scanner validated (its recount found nothing new) but has not logged yet.

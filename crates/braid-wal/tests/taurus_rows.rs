@@ -11,7 +11,7 @@ use braid_wal::device::Device;
 use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig};
 use braid_wal::scheme::taurus::{TaurusConfig, open_taurus};
 use braid_wal::scheme::{
-    CommitRequest, LogKind, Replay, ReplayError, RowRef, Scheme, SchemeConfig, SchemeKind,
+    CommitRequest, LogKind, Replay, ReplayError, RowRef, Scheme, SchemeConfig,
 };
 
 struct Nothing;
@@ -45,17 +45,18 @@ fn the_row_table_holds_only_recent_rows() {
                     as Arc<dyn Device>
             })
             .collect();
-        let cfg = SchemeConfig {
-            kind: SchemeKind::Taurus,
-            logging,
-            max_workers: n,
-            taurus: TaurusConfig {
+        let cfg = (
+            SchemeConfig {
+                logging,
+                max_workers: n,
+                ..SchemeConfig::default()
+            },
+            TaurusConfig {
                 delta: 16 << 10,
                 ..TaurusConfig::default()
             },
-            ..SchemeConfig::default()
-        };
-        let (t, _) = open_taurus(&cfg, devs, &Nothing, &|_| {}).unwrap();
+        );
+        let (t, _) = open_taurus(&cfg.0, &cfg.1, devs, &Nothing, &|_| {}).unwrap();
         let stamp = AtomicU64::new(0);
         let mut workers: Vec<_> = (0..n).map(|w| t.worker(w).unwrap()).collect();
         let mut x = 12345u64;

@@ -17,14 +17,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use braid_engine::{Db, LogKind, SchemeKind};
+use braid_engine::{Db, LogKind};
 use braid_workloads::Workload;
 use clap::Args;
 use hdrhistogram::Histogram;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::common::{self, DeviceKind, EngineArgs, OltpArgs, WorkloadKind, YcsbArgs};
+use crate::common::{self, DeviceKind, EngineArgs, NONE, OltpArgs, WorkloadKind, YcsbArgs};
 
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
@@ -185,7 +185,7 @@ pub fn run_once(
     } = *point;
     let label = format!(
         "{}-{}-{}-{}t",
-        scheme.name(),
+        scheme,
         logging.name(),
         device.name(),
         threads
@@ -194,7 +194,7 @@ pub fn run_once(
         .map_err(|e| format!("creating a run directory: {e}"))?;
     let mut engine = args.engine.clone();
     engine.nvm_delay_ns = nvm_delay_ns;
-    let mut opts = engine.options(scheme, logging, device, logs, threads);
+    let mut opts = engine.options(engine.spec(scheme)?, logging, device, logs, threads);
     opts.app = common::app_blob(&**workload);
     let load_bar = mp.add(ProgressBar::new(workload.initial_rows()));
     load_bar.set_style(
@@ -374,7 +374,8 @@ pub fn signals_per_10k(c: &std::collections::BTreeMap<String, u64>) -> Option<f6
 /// One configuration of a sweep.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
-    pub scheme: SchemeKind,
+    /// A registered scheme's name.
+    pub scheme: &'static str,
     pub logging: LogKind,
     pub device: DeviceKind,
     pub threads: usize,
@@ -385,10 +386,7 @@ pub struct Point {
 /// Expand the command line into the configurations to run, `none` first for each thread
 /// count (its ratio base), logging schemes after.
 pub fn sweep_points(args: &BenchArgs) -> Result<Vec<Point>, String> {
-    let schemes: Vec<SchemeKind> = match &args.scheme {
-        Some(s) => common::parse_list(s)?,
-        None => SchemeKind::ALL.to_vec(),
-    };
+    let schemes = common::scheme_names(args.scheme.as_deref())?;
     let loggings: Vec<LogKind> = common::parse_list(&args.logging)?;
     let threads: Vec<usize> = common::parse_list(&args.threads)?;
     if threads.is_empty() || threads.contains(&0) {
@@ -410,9 +408,9 @@ pub fn sweep_points(args: &BenchArgs) -> Result<Vec<Point>, String> {
     let logs: Option<Vec<usize>> = args.logs.as_deref().map(common::parse_list).transpose()?;
     let mut out = Vec::new();
     for &t in &threads {
-        if schemes.contains(&SchemeKind::None) {
+        if schemes.contains(&NONE) {
             out.push(Point {
-                scheme: SchemeKind::None,
+                scheme: NONE,
                 logging: LogKind::Data,
                 device: DeviceKind::Null,
                 threads: t,
@@ -422,15 +420,16 @@ pub fn sweep_points(args: &BenchArgs) -> Result<Vec<Point>, String> {
         }
         for &device in &devices {
             for &delay in &delays {
-                for &scheme in schemes.iter().filter(|s| **s != SchemeKind::None) {
+                for &scheme in schemes.iter().filter(|s| **s != NONE) {
+                    let spec = args.engine.spec(scheme)?;
                     for &logging in &loggings {
-                        if logging == LogKind::Command && !scheme.supports_command_logging() {
+                        if logging == LogKind::Command && spec.command_logging_refusal().is_some() {
                             continue;
                         }
                         let counts = logs.clone().unwrap_or_else(|| vec![t]);
                         let mut seen = Vec::new();
                         for l in counts {
-                            let l = scheme.streams_for(l);
+                            let l = spec.streams_for(l);
                             if seen.contains(&l) {
                                 continue;
                             }
@@ -536,7 +535,7 @@ pub fn measure(
             });
         results.push(ConfigResult {
             workload: workload.name().to_string(),
-            scheme: p.scheme.name().to_string(),
+            scheme: p.scheme.to_string(),
             logging: p.logging.name().to_string(),
             device: p.device.name().to_string(),
             threads: p.threads,

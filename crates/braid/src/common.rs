@@ -5,10 +5,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use braid_engine::{Cc, DeviceConfig, FileOptions, LogKind, Options, PmemOptions, SchemeKind};
+use braid_engine::{
+    Cc, DeviceConfig, FileOptions, LogKind, LogPlace, Options, PmemOptions, SchemeSpec,
+};
 use braid_pmem::Domain;
 use braid_wal::pmem_device::PmemWrite;
-use braid_wal::scheme::pertxn::{FlushPolicy, PerTxnOptions};
+use braid_wal::scheme::pertxn::FlushPolicy;
 use braid_workloads::Workload;
 use braid_workloads::ycsb::{Ycsb, YcsbConfig};
 use clap::{Args, ValueEnum};
@@ -199,6 +201,11 @@ pub struct EngineArgs {
     /// gsn: emulated NVM latency per log insert, ns (the paper uses 1200).
     #[arg(long, default_value_t = 0)]
     pub gsn_insert_delay_ns: u64,
+    /// Any scheme's own option, as SCHEME.KEY=VALUE (repeatable; e.g. gsn.partition=page,
+    /// taurus.anchor_kb=128). A scheme added to braid is configured this way with no new
+    /// flag; the scheme flags above are shorthands for some of these.
+    #[arg(long = "scheme-opt", value_name = "SCHEME.KEY=VALUE")]
+    pub scheme_opt: Vec<String>,
 }
 
 impl EngineArgs {
@@ -227,30 +234,66 @@ impl EngineArgs {
         }
     }
 
-    /// The gsn scheme's options.
-    pub fn gsn_config(&self) -> braid_wal::scheme::gsn::GsnConfig {
-        braid_wal::scheme::gsn::GsnConfig {
-            partition: self.gsn_partition,
-            commit: self.gsn_commit,
-            rows_per_page: self.rows_per_page.max(1),
-            insert_delay_ns: self.gsn_insert_delay_ns,
-            scan_threads: self.scan_threads.unwrap_or(0),
-            apply_threads: self.apply_threads.unwrap_or(0),
-            ..Default::default()
-        }
+    /// The scheme options the shorthand flags set, as (scheme, option, value).
+    fn shorthand_options(&self) -> Vec<(&'static str, &'static str, String)> {
+        let lv_compress = match self.lv_compress {
+            LvCompressArg::Auto => "auto",
+            LvCompressArg::On => "on",
+            LvCompressArg::Off => "off",
+        };
+        vec![
+            ("gsn", "partition", self.gsn_partition.name().to_string()),
+            ("gsn", "commit", self.gsn_commit.name().to_string()),
+            ("gsn", "rows_per_page", self.rows_per_page.to_string()),
+            (
+                "gsn",
+                "insert_delay_ns",
+                self.gsn_insert_delay_ns.to_string(),
+            ),
+            (
+                "gsn",
+                "scan_threads",
+                self.scan_threads.unwrap_or(0).to_string(),
+            ),
+            (
+                "gsn",
+                "apply_threads",
+                self.apply_threads.unwrap_or(0).to_string(),
+            ),
+            ("taurus", "lv_compress", lv_compress.to_string()),
+            ("taurus", "delta_kb", self.lv_delta_kb.to_string()),
+            ("pertxn", "flush", self.pertxn_flush.name().to_string()),
+            (
+                "pertxn",
+                "truncate_entries",
+                self.pertxn_truncate.to_string(),
+            ),
+            ("pertxn", "slot_bytes", self.pertxn_slot_bytes.to_string()),
+        ]
     }
 
-    /// The taurus scheme's options.
-    pub fn taurus_config(&self) -> braid_wal::scheme::taurus::TaurusConfig {
-        braid_wal::scheme::taurus::TaurusConfig {
-            compress: match self.lv_compress {
-                LvCompressArg::Auto => None,
-                LvCompressArg::On => Some(true),
-                LvCompressArg::Off => Some(false),
-            },
-            delta: self.lv_delta_kb << 10,
-            ..Default::default()
+    /// Scheme `name` configured by the shorthand flags and `--scheme-opt`.
+    pub fn spec(&self, name: &str) -> Result<SchemeSpec, String> {
+        let mut spec = SchemeSpec::named(name).map_err(|e| e.to_string())?;
+        for (scheme, key, value) in self.shorthand_options() {
+            if scheme == spec.name() {
+                spec.set(key, &value).map_err(|e| e.to_string())?;
+            }
         }
+        for opt in &self.scheme_opt {
+            let (path, value) = opt
+                .split_once('=')
+                .ok_or_else(|| format!("--scheme-opt {opt:?}: write SCHEME.KEY=VALUE"))?;
+            let (scheme, key) = path
+                .split_once('.')
+                .ok_or_else(|| format!("--scheme-opt {opt:?}: write SCHEME.KEY=VALUE"))?;
+            SchemeSpec::named(scheme).map_err(|e| format!("--scheme-opt {opt:?}: {e}"))?;
+            if scheme == spec.name() {
+                spec.set(key, value)
+                    .map_err(|e| format!("--scheme-opt {opt:?}: {e}"))?;
+            }
+        }
+        Ok(spec)
     }
 
     /// The replay plan of schemes with a parallel planner (taurus).
@@ -265,12 +308,17 @@ impl EngineArgs {
 
     pub fn options(
         &self,
-        scheme: SchemeKind,
+        scheme: SchemeSpec,
         logging: LogKind,
         device: DeviceKind,
         logs: usize,
         threads: usize,
     ) -> Options {
+        let device = if scheme.log_place() == LogPlace::Nowhere {
+            DeviceConfig::Null
+        } else {
+            self.device(device)
+        };
         Options {
             scheme,
             logging,
@@ -280,25 +328,13 @@ impl EngineArgs {
             } else {
                 braid_engine::Durability::Async
             },
-            device: if scheme == SchemeKind::None {
-                DeviceConfig::Null
-            } else {
-                self.device(device)
-            },
+            device,
             streams: logs.max(1),
             group_delay: Duration::from_micros(self.group_delay_us),
             group_bytes: self.group_kb << 10,
             max_workers: threads.max(1) + 2,
             recovery_threads: self.recovery_threads,
-            pertxn: PerTxnOptions {
-                flush: self.pertxn_flush,
-                truncate_entries: self.pertxn_truncate,
-                slot_size: self.pertxn_slot_bytes,
-                ..PerTxnOptions::default()
-            },
-            gsn: self.gsn_config(),
             checkpoint: self.checkpoint_options(),
-            taurus: self.taurus_config(),
             recovery_plan: self.recovery_plan(),
             ..Options::default()
         }
@@ -450,6 +486,41 @@ pub fn run_dir(
 }
 
 /// Parse a comma-separated list.
+/// The name of the no-logging baseline, the ratio base of every figure.
+pub const NONE: &str = braid_wal::scheme::none::NAME;
+
+/// The registered schemes named in a comma-separated `list` (every scheme without one), as
+/// their registered names, in the order given.
+pub fn scheme_names(list: Option<&str>) -> Result<Vec<&'static str>, String> {
+    let Some(list) = list else {
+        return Ok(braid_wal::scheme::registry::names().collect());
+    };
+    list.split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(|x| {
+            braid_wal::scheme::registry::names()
+                .find(|n| *n == x)
+                .ok_or_else(|| {
+                    format!(
+                        "unknown scheme {x:?}; known schemes: {}",
+                        braid_wal::scheme::registry::names()
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+        })
+        .collect()
+}
+
+/// A registered scheme's name (a clap value parser).
+pub fn scheme_name(s: &str) -> Result<&'static str, String> {
+    scheme_names(Some(s))?
+        .into_iter()
+        .next()
+        .ok_or_else(|| "--scheme needs a scheme name".to_string())
+}
+
 pub fn parse_list<T: std::str::FromStr>(s: &str) -> Result<Vec<T>, String>
 where
     T::Err: std::fmt::Display,
@@ -476,11 +547,26 @@ mod tests {
 
     #[test]
     fn scheme_flags_reach_the_options() {
-        let o = engine(&[]).options(SchemeKind::Taurus, LogKind::Data, DeviceKind::Pmem, 2, 2);
-        assert_eq!(o.taurus.compress, None);
+        let opt = |e: &EngineArgs, scheme: &str, key: &str| -> String {
+            let spec = e.spec(scheme).unwrap();
+            spec.options()
+                .into_iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v)
+                .unwrap()
+        };
+        let e = engine(&[]);
+        let o = e.options(
+            e.spec("taurus").unwrap(),
+            LogKind::Data,
+            DeviceKind::Pmem,
+            2,
+            2,
+        );
         assert_eq!(o.recovery_plan, RecoveryPlan::Auto);
-        assert_eq!((o.gsn.scan_threads, o.gsn.apply_threads), (0, 0));
-        let o = engine(&[
+        assert_eq!(opt(&e, "taurus", "lv_compress"), "auto");
+        assert_eq!(opt(&e, "gsn", "scan_threads"), "0");
+        let e = engine(&[
             "--lv-compress",
             "on",
             "--taurus-recovery",
@@ -489,19 +575,49 @@ mod tests {
             "3",
             "--apply-threads",
             "2",
-        ])
-        .options(SchemeKind::Taurus, LogKind::Data, DeviceKind::Pmem, 2, 2);
-        assert_eq!(o.taurus.compress, Some(true));
-        assert_eq!(o.recovery_plan, RecoveryPlan::Serial);
-        assert_eq!((o.gsn.scan_threads, o.gsn.apply_threads), (3, 2));
-        let o = engine(&["--lv-compress", "off", "--taurus-recovery", "parallel"]).options(
-            SchemeKind::Taurus,
+        ]);
+        let o = e.options(
+            e.spec("taurus").unwrap(),
             LogKind::Data,
             DeviceKind::Pmem,
             2,
             2,
         );
-        assert_eq!(o.taurus.compress, Some(false));
+        assert_eq!(o.recovery_plan, RecoveryPlan::Serial);
+        assert_eq!(opt(&e, "taurus", "lv_compress"), "on");
+        assert_eq!(opt(&e, "gsn", "scan_threads"), "3");
+        assert_eq!(opt(&e, "gsn", "apply_threads"), "2");
+        let e = engine(&["--lv-compress", "off", "--taurus-recovery", "parallel"]);
+        let o = e.options(
+            e.spec("taurus").unwrap(),
+            LogKind::Data,
+            DeviceKind::Pmem,
+            2,
+            2,
+        );
+        assert_eq!(opt(&e, "taurus", "lv_compress"), "off");
         assert_eq!(o.recovery_plan, RecoveryPlan::Parallel);
+    }
+
+    #[test]
+    fn scheme_opt_sets_any_option_and_refuses_unknown_ones() {
+        let e = engine(&[
+            "--scheme-opt",
+            "gsn.partition=page",
+            "--scheme-opt",
+            "taurus.anchor_kb=8",
+        ]);
+        let g = e.spec("gsn").unwrap();
+        assert!(g.options().contains(&("partition", "page".to_string())));
+        let t = e.spec("taurus").unwrap();
+        assert!(t.options().contains(&("anchor_kb", "8".to_string())));
+        let bad = engine(&["--scheme-opt", "taurus.no_such=1"]);
+        let err = bad.spec("taurus").unwrap_err();
+        assert!(
+            err.contains("no option \"no_such\"") && err.contains("delta_kb"),
+            "{err}"
+        );
+        let bad = engine(&["--scheme-opt", "nosuch.x=1"]);
+        assert!(bad.spec("serial").unwrap_err().contains("unknown scheme"));
     }
 }

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use braid_engine::{Db, Env, LogKind, PmemEnv, SchemeKind, SimPmem};
+use braid_engine::{Db, Env, LogKind, LogPlace, PmemEnv, SimPmem};
 use braid_pmem::CrashMode;
 use braid_wal::fs::{CrashOpts, FaultFs};
 use braid_workloads::Workload;
@@ -46,8 +46,8 @@ pub enum CrashKind {
 #[derive(Debug, Clone, Args)]
 pub struct CrashArgs {
     /// Scheme under test.
-    #[arg(long, default_value = "serial")]
-    pub scheme: SchemeKind,
+    #[arg(long, default_value = "serial", value_parser = common::scheme_name)]
+    pub scheme: &'static str,
     /// data or command.
     #[arg(long, default_value = "data")]
     pub logging: LogKind,
@@ -144,9 +144,9 @@ impl CrashArgs {
         }
     }
 
-    fn options(&self) -> braid_engine::Options {
+    fn options(&self) -> Result<braid_engine::Options, String> {
         let mut o = self.engine.options(
-            self.scheme,
+            self.engine.spec(self.scheme)?,
             self.logging,
             self.device,
             self.logs.unwrap_or(self.threads),
@@ -160,7 +160,7 @@ impl CrashArgs {
             f.segment_size = f.segment_size.min(256 << 10);
             f.buffer_size = 1 << 20;
         }
-        o
+        Ok(o)
     }
 }
 
@@ -308,7 +308,7 @@ fn drive_any(
 /// The hidden `crash-child` subcommand: open (create) the database and run until killed.
 pub fn child(args: ChildArgs) -> Result<(), String> {
     let workload = args.crash.workload()?;
-    let mut opts = args.crash.options();
+    let mut opts = args.crash.options()?;
     opts.app = common::app_blob(&*workload);
     let (db, _) = Db::open(
         &args.db,
@@ -368,7 +368,7 @@ fn recover_and_check(
 ) -> Result<Verdict, String> {
     let cfg = args.ycsb();
     let workload = args.workload()?;
-    let mut opts = args.options();
+    let mut opts = args.options()?;
     opts.env = env;
     opts.app = common::app_blob(&*workload);
     let open = |opts: braid_engine::Options| {
@@ -453,7 +453,7 @@ fn child_args(args: &CrashArgs) -> Vec<String> {
     }
     out.extend([
         "--scheme".to_string(),
-        args.scheme.name().to_string(),
+        args.scheme.to_string(),
         "--logging".to_string(),
         args.logging.name().to_string(),
         "--device".to_string(),
@@ -557,7 +557,7 @@ fn power_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> Result<Ver
         },
     };
     let dir = PathBuf::from(format!("/braid-power/{round}"));
-    let mut opts = args.options();
+    let mut opts = args.options()?;
     opts.env = env;
     opts.app = common::app_blob(&*workload);
     let (db, _) = Db::open(
@@ -670,24 +670,27 @@ pub fn run(args: CrashArgs) -> Result<bool, String> {
 
 /// Every (scheme, logging, device) a database can be opened with (under concurrency control
 /// `cc`), crash-tested in kill and power modes.
-fn matrix(cc: braid_engine::Cc) -> Vec<(SchemeKind, LogKind, DeviceKind)> {
+fn matrix(cc: braid_engine::Cc) -> Vec<(&'static str, LogKind, DeviceKind)> {
     let mut out = Vec::new();
-    for &scheme in SchemeKind::ALL {
-        if scheme == SchemeKind::None
+    for reg in braid_engine::SCHEMES {
+        let scheme = (reg.default)();
+        let place = scheme.log_place();
+        if place == LogPlace::Nowhere
             || (cc == braid_engine::Cc::Mvcc && scheme.mvcc_refusal().is_some())
         {
             continue;
         }
         for logging in [LogKind::Data, LogKind::Command] {
-            if logging == LogKind::Command && !scheme.supports_command_logging() {
+            if logging == LogKind::Command && scheme.command_logging_refusal().is_some() {
                 continue;
             }
             for device in [DeviceKind::Pmem, DeviceKind::File] {
-                let fits = match scheme {
-                    SchemeKind::PerTxn => device == DeviceKind::Pmem,
-                    SchemeKind::NvDisk => device == DeviceKind::File,
-                    _ => true,
+                let fits = match place {
+                    LogPlace::Region => device == DeviceKind::Pmem,
+                    LogPlace::NvramFiles => device == DeviceKind::File,
+                    LogPlace::Devices | LogPlace::Nowhere => true,
                 };
+                let scheme = reg.name;
                 if fits {
                     out.push((scheme, logging, device));
                 }
@@ -720,7 +723,7 @@ fn run_all(args: &CrashArgs) -> Result<bool, String> {
             }
             .div_ceil(share);
             let sum = run_one(&a).unwrap_or_else(|e| Summary {
-                scheme: scheme.name().into(),
+                scheme: scheme.into(),
                 logging: logging.name().into(),
                 device: device.name().into(),
                 mode: format!("{mode:?}").to_lowercase(),
@@ -779,6 +782,11 @@ pub fn run_one(args: &CrashArgs) -> Result<Summary, String> {
     if args.mode == CrashKind::Kill && args.device == DeviceKind::Null {
         return Err("crash tests need a log device: --device pmem or file".into());
     }
+    // A configuration no database can be opened with is refused once, here, with the
+    // engine's reason, rather than by every child (which would read as violations).
+    args.options()?
+        .check()
+        .map_err(|e| format!("cannot crash-test this configuration: {e}"))?;
     let bar = ProgressBar::new(args.rounds as u64);
     bar.set_style(
         ProgressStyle::with_template("crash-test {msg} [{bar:30}] {pos}/{len} rounds, {elapsed}")
@@ -809,7 +817,7 @@ pub fn run_one(args: &CrashArgs) -> Result<Summary, String> {
     };
     let shared_db = shared.as_ref().map(|d| d.path().join("db"));
     let mut sum = Summary {
-        scheme: args.scheme.name().into(),
+        scheme: args.scheme.into(),
         logging: args.logging.name().into(),
         device: args.device.name().into(),
         mode: format!("{:?}", args.mode).to_lowercase(),

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use braid_engine::{Db, Env, LogKind, Meta, SchemeKind};
+use braid_engine::{Db, Env, LogKind, Meta, SchemeSpec};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -53,19 +53,19 @@ pub struct RecoveryStats {
     pub stages: Vec<(String, f64)>,
 }
 
-/// The pipeline's (N, M) for a gsn database recovered with `threads` threads and `engine`'s
-/// flags, as the scheme will resolve them; None for other schemes.
-fn pipeline(
-    scheme: SchemeKind,
-    engine: &EngineArgs,
-    threads: usize,
-) -> (Option<usize>, Option<usize>) {
-    if scheme != SchemeKind::Gsn {
-        return (None, None);
-    }
+/// The pipeline's (N, M) for a scheme whose recovery is a scan/apply pipeline (its options
+/// name `scan_threads` and `apply_threads`, 0 meaning the recovery threads), as the scheme
+/// will resolve them; None for other schemes.
+fn pipeline(spec: &SchemeSpec, threads: usize) -> (Option<usize>, Option<usize>) {
+    let opts = spec.options();
+    let get = |key: &str| {
+        opts.iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, v)| v.parse::<usize>().ok())
+    };
     let t = threads.max(1);
-    let pick = |x: Option<usize>| Some(x.filter(|&v| v > 0).unwrap_or(t));
-    (pick(engine.scan_threads), pick(engine.apply_threads))
+    let pick = |x: Option<usize>| x.map(|v| if v == 0 { t } else { v });
+    (pick(get("scan_threads")), pick(get("apply_threads")))
 }
 
 /// The concurrency control to recover with: multi-versioning is a property of the database
@@ -82,7 +82,6 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
     let env = Env::default();
     let meta = Meta::read(&args.dir, &env).map_err(|e| e.to_string())?;
     let workload = common::workload_from_app(&meta.app)?;
-    let scheme: SchemeKind = meta.scheme.parse()?;
     let logging: LogKind = meta.logging.parse()?;
     let device = match meta.device.as_str() {
         "pmem" => DeviceKind::Pmem,
@@ -97,7 +96,8 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
         engine.segment_mb = (s >> 20).max(1);
     }
     engine.recovery_threads = args.threads;
-    let mut opts = engine.options(scheme, logging, device, meta.streams, 1);
+    let spec = engine.spec(&meta.scheme)?;
+    let mut opts = engine.options(spec.clone(), logging, device, meta.streams, 1);
     if let (Some(r), braid_engine::DeviceConfig::Pmem(p)) = (meta.ring_size, &mut opts.device) {
         p.ring_size = r;
     }
@@ -135,7 +135,7 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
     bar.finish_and_clear();
     let r = &report.recovery;
     let secs = r.seconds.max(1e-9);
-    let (scan_threads, apply_threads) = pipeline(scheme, &engine, args.threads);
+    let (scan_threads, apply_threads) = pipeline(&spec, args.threads);
     println!(
         "recovered {}: scheme {}, {} streams, device {}",
         args.dir.display(),
@@ -234,7 +234,6 @@ pub fn recover_quiet(
     let env = Env::default();
     let meta = Meta::read(dir, &env).map_err(|e| e.to_string())?;
     let workload = common::workload_from_app(&meta.app)?;
-    let scheme: SchemeKind = meta.scheme.parse()?;
     let logging: LogKind = meta.logging.parse()?;
     let device = match meta.device.as_str() {
         "pmem" => DeviceKind::Pmem,
@@ -247,7 +246,8 @@ pub fn recover_quiet(
     .map_err(|e| e.to_string())?;
     engine.scan_threads = scan_threads;
     engine.apply_threads = apply_threads;
-    let mut opts = engine.options(scheme, logging, device, meta.streams, 1);
+    let spec = engine.spec(&meta.scheme)?;
+    let mut opts = engine.options(spec.clone(), logging, device, meta.streams, 1);
     opts.recovery_threads = threads;
     if let (Some(r), braid_engine::DeviceConfig::Pmem(p)) = (meta.ring_size, &mut opts.device) {
         p.ring_size = r;
@@ -264,7 +264,7 @@ pub fn recover_quiet(
     let _ = db.close();
     let r = &report.recovery;
     let secs = r.seconds.max(1e-9);
-    let (scan_threads, apply_threads) = pipeline(scheme, &engine, threads);
+    let (scan_threads, apply_threads) = pipeline(&spec, threads);
     Ok(RecoveryStats {
         scheme: meta.scheme.clone(),
         streams: meta.streams,

@@ -7,7 +7,6 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use braid_engine::SchemeKind;
 use clap::{Args, Parser};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
@@ -41,7 +40,7 @@ struct BenchCli {
 }
 
 fn exists(name: &str) -> bool {
-    name.parse::<SchemeKind>().is_ok()
+    braid_wal::scheme::registry::names().any(|n| n == name)
 }
 
 /// The schemes of `wanted` that exist, and the ones that do not.

@@ -198,7 +198,7 @@ pub(crate) fn take(db: &DbInner) -> Result<CheckpointReport, EngineError> {
 }
 
 fn take_inner(db: &DbInner) -> Result<CheckpointReport, EngineError> {
-    if db.scheme.kind() == braid_wal::scheme::SchemeKind::None {
+    if db.opts.scheme.log_place() == braid_wal::scheme::LogPlace::Nowhere {
         return Err(EngineError::Config(
             "scheme none keeps no log, so a checkpoint could not be recovered from; use a \
              logging scheme"

@@ -56,9 +56,9 @@ pub fn pmem_device(destage: bool) -> DeviceConfig {
 }
 
 /// Two streams for the schemes that use several.
-pub fn options(scheme: SchemeKind, device: DeviceConfig, env: Env) -> Options {
+pub fn options(scheme: &'static str, device: DeviceConfig, env: Env) -> Options {
     Options {
-        scheme,
+        scheme: scheme.parse().unwrap(),
         logging: LogKind::Data,
         device,
         streams: 2,

@@ -16,8 +16,11 @@ pub mod gsn;
 pub mod none;
 pub mod nvdisk;
 pub mod pertxn;
+pub mod registry;
 pub mod serial;
 pub mod taurus;
+
+pub use registry::{LogPlace, SCHEMES, SchemeDef, SchemeSpec};
 
 use std::fmt;
 use std::ops::Bound;
@@ -31,106 +34,6 @@ use crate::record::Kind;
 use crate::scan::{ScanEnd, ScanMode};
 use crate::stream::Stream;
 use crate::{Lsn, WalError};
-
-/// The logging schemes braid implements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SchemeKind {
-    /// No logging: the baseline every figure is a ratio to.
-    None,
-    /// One central log, one LSN, group commit, early lock release.
-    Serial,
-    /// NV-Logging's baseline NV-Disk (Huang et al. 2014, Section 3): the serial scheme on a
-    /// file device in `/dev/shm`, i.e. a centralized log buffer written through the file
-    /// system API to NVRAM standing in as a disk.
-    NvDisk,
-    /// NV-Logging (Huang et al. 2014, Section 4): per-transaction log objects in persistent
-    /// memory behind a circular log index, one global LSN.
-    PerTxn,
-    /// Taurus (Xia et al. 2021): parallel logging and recovery with LSN vectors over 1 to 64
-    /// streams.
-    Taurus,
-    /// Distributed logging with GSNs and passive group commit (Wang & Johnson 2014): logs
-    /// partitioned by transaction or by page, two-step parallel redo.
-    Gsn,
-}
-
-impl SchemeKind {
-    /// Every scheme that exists, in the order reports list them.
-    pub const ALL: &'static [SchemeKind] = &[
-        SchemeKind::None,
-        SchemeKind::Serial,
-        SchemeKind::NvDisk,
-        SchemeKind::PerTxn,
-        SchemeKind::Taurus,
-        SchemeKind::Gsn,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            SchemeKind::None => "none",
-            SchemeKind::Serial => "serial",
-            SchemeKind::NvDisk => "nvdisk",
-            SchemeKind::PerTxn => "pertxn",
-            SchemeKind::Taurus => "taurus",
-            SchemeKind::Gsn => "gsn",
-        }
-    }
-
-    /// Whether the scheme can log commands (stored-procedure calls) instead of data.
-    pub fn supports_command_logging(self) -> bool {
-        self.command_logging_refusal().is_none()
-    }
-
-    /// Why the scheme cannot recover a database running the engine's multi-version
-    /// concurrency control (records carrying commit timestamps), if it cannot.
-    pub fn mvcc_refusal(self) -> Option<&'static str> {
-        match self {
-            SchemeKind::Gsn => Some(gsn::NO_MVCC),
-            _ => None,
-        }
-    }
-
-    /// Why the scheme cannot log commands, if it cannot.
-    pub fn command_logging_refusal(self) -> Option<&'static str> {
-        match self {
-            SchemeKind::Gsn => Some(gsn::NO_COMMAND_LOGGING),
-            _ => None,
-        }
-    }
-
-    /// Streams the scheme uses when `requested` were asked for.
-    pub fn streams_for(self, requested: usize) -> usize {
-        match self {
-            SchemeKind::None => 0,
-            SchemeKind::Serial => 1,
-            SchemeKind::NvDisk => 1,
-            SchemeKind::PerTxn => 1,
-            SchemeKind::Taurus => crate::lv::MAX_STREAMS,
-            SchemeKind::Gsn => usize::MAX,
-        }
-        .min(requested.max(1))
-    }
-}
-
-impl fmt::Display for SchemeKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for SchemeKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        SchemeKind::ALL
-            .iter()
-            .copied()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = SchemeKind::ALL.iter().map(|k| k.name()).collect();
-                format!("unknown scheme {s:?}; known schemes: {}", names.join(", "))
-            })
-    }
-}
 
 /// Data logging writes after-images; command logging writes stored-procedure calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -280,7 +183,8 @@ pub trait SchemeWorker: Send {
 
 /// A running scheme.
 pub trait Scheme: Send + Sync {
-    fn kind(&self) -> SchemeKind;
+    /// The scheme's name (its [`SchemeDef::name`]).
+    fn name(&self) -> &'static str;
     /// A handle for worker thread `worker`.
     fn worker(&self, worker: usize) -> Result<Box<dyn SchemeWorker>, WalError>;
     /// The scheme's streams (for statistics and inspection).
@@ -341,23 +245,27 @@ pub trait Replay: Sync {
 /// An error raised by the engine while replaying a transaction.
 pub type ReplayError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Scheme configuration shared by all schemes.
+/// Configuration every scheme shares; each scheme's own options live in its [`SchemeDef`].
 #[derive(Debug, Clone)]
 pub struct SchemeConfig {
-    pub kind: SchemeKind,
+    /// Data or command logging.
     pub logging: LogKind,
     /// Worker threads that will ask for a [`SchemeWorker`].
     pub max_workers: usize,
+    /// Group commit: the longest a flusher waits for more log.
     pub group_delay: Duration,
+    /// Group commit: flush once this many bytes are pending.
     pub group_bytes: usize,
+    /// Whether mid-log corruption is an error or the valid prefix is salvaged.
     pub scan_mode: ScanMode,
+    /// Threads recovery may use.
     pub recovery_threads: usize,
     /// How a scheme with a parallel recovery planner replays (taurus).
     pub recovery_plan: RecoveryPlan,
-    /// Taurus tuning.
-    pub taurus: taurus::TaurusConfig,
-    /// Options of the gsn scheme.
-    pub gsn: gsn::GsnConfig,
+    /// The engine runs multi-versioned (Taurus Section 4.4): every record carries its commit
+    /// timestamp and replay reads the versions it names, so read-after-write order needs no
+    /// tracking (Taurus keeps no readLVs even under command logging).
+    pub mvcc: bool,
     /// What the checkpoint recovery starts from already holds; `None` replays the whole log.
     pub cut: Option<cut::Cut>,
 }
@@ -404,7 +312,6 @@ impl FromStr for RecoveryPlan {
 impl Default for SchemeConfig {
     fn default() -> Self {
         SchemeConfig {
-            kind: SchemeKind::Serial,
             logging: LogKind::Data,
             max_workers: 64,
             group_delay: Duration::ZERO,
@@ -412,8 +319,7 @@ impl Default for SchemeConfig {
             scan_mode: ScanMode::Strict,
             recovery_threads: 1,
             recovery_plan: RecoveryPlan::Auto,
-            taurus: taurus::TaurusConfig::default(),
-            gsn: gsn::GsnConfig::default(),
+            mvcc: false,
             cut: None,
         }
     }
@@ -445,49 +351,48 @@ pub struct RecoveryReport {
     pub stages: Vec<(&'static str, f64)>,
 }
 
-/// Recover the scheme's devices through `replay`, then start the scheme for new transactions.
-pub fn open(
-    cfg: &SchemeConfig,
-    devices: Vec<Arc<dyn Device>>,
-    replay: &dyn Replay,
-    progress: &dyn Fn(u64),
-) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
-    match cfg.kind {
-        SchemeKind::None => Ok((Arc::new(none::NoLogging), RecoveryReport::default())),
-        SchemeKind::Serial => serial::open(cfg, devices, replay, progress),
-        SchemeKind::NvDisk => nvdisk::open(cfg, devices, replay, progress),
-        SchemeKind::Taurus => taurus::open(cfg, devices, replay, progress),
-        SchemeKind::Gsn => gsn::open(cfg, devices, replay, progress),
-        SchemeKind::PerTxn => Err(WalError::Config(
-            "the pertxn scheme keeps its log in a persistent region, not on log devices: open it \
-             with scheme::open_storage and Storage::PerTxn"
-                .into(),
-        )),
+/// Where a scheme keeps its log, as the caller built it for the scheme's [`LogPlace`].
+pub enum Storage {
+    /// No log (`LogPlace::Nowhere`).
+    Nothing,
+    /// One device per stream (`LogPlace::Devices` and `LogPlace::NvramFiles`).
+    Devices(Vec<Arc<dyn Device>>),
+    /// A persistent region and a backup directory (`LogPlace::Region`).
+    Region(RegionStorage),
+}
+
+/// The storage of a scheme that keeps its log in a persistent-memory region of its own.
+pub struct RegionStorage {
+    /// The region (index and log-object slots).
+    pub region: braid_pmem::Region,
+    /// The file system of the backup directory.
+    pub fs: Arc<dyn crate::fs::Fs>,
+    /// Where cold log is backed up to segment files.
+    pub backup_dir: std::path::PathBuf,
+    /// How log objects are copied into the region.
+    pub write: crate::pmem_device::PmemWrite,
+}
+
+impl Storage {
+    /// The devices, or the error a scheme that needs devices reports.
+    pub(crate) fn devices(self, scheme: &str) -> Result<Vec<Arc<dyn Device>>, WalError> {
+        match self {
+            Storage::Devices(d) => Ok(d),
+            _ => Err(registry::wrong_storage(scheme, LogPlace::Devices)),
+        }
     }
 }
 
-/// Where a scheme keeps its log: log devices (one per stream) for the stream-based schemes, or
-/// a persistent region plus a backup directory for `pertxn`.
-pub enum Storage {
-    Devices(Vec<Arc<dyn Device>>),
-    PerTxn(pertxn::PerTxnStorage),
-}
-
-/// [`open`] for any [`Storage`]: `pertxn` recovers from its region and backup files, every
-/// other scheme from its devices.
-pub fn open_storage(
+/// Recover `spec`'s log from `storage` through `replay`, then start the scheme for new
+/// transactions.
+pub fn open(
+    spec: &SchemeSpec,
     cfg: &SchemeConfig,
     storage: Storage,
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
 ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
-    match (cfg.kind, storage) {
-        (SchemeKind::PerTxn, Storage::PerTxn(s)) => pertxn::open(cfg, s, replay, progress),
-        (_, Storage::Devices(d)) => open(cfg, d, replay, progress),
-        (kind, Storage::PerTxn(_)) => Err(WalError::Config(format!(
-            "scheme {kind} logs to devices; a pertxn region was given"
-        ))),
-    }
+    spec.open(cfg, storage, replay, progress)
 }
 
 /// Wrap a replay failure with the position it happened at.

@@ -1,9 +1,52 @@
 //! `none`: no logging at all, the baseline every logging figure is a ratio to. Commits are
 //! acknowledged at once and nothing survives a crash but what the loader rebuilds.
 
-use super::{CommitRequest, Scheme, SchemeKind, SchemeWorker, Ticket};
+use std::sync::Arc;
+
+use super::registry::{LogPlace, Registration, SchemeDef};
+use super::{
+    CommitRequest, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker, Storage, Ticket,
+};
 use crate::WalError;
 use crate::stream::Stream;
+
+/// The scheme's registration (see [`super::SCHEMES`]).
+pub const REGISTRATION: Registration = Registration {
+    name: NAME,
+    about: "no logging: the baseline every figure is a ratio to",
+    default: || Box::new(NoneConfig),
+};
+
+/// The scheme's name.
+pub const NAME: &str = "none";
+
+/// The `none` scheme's configuration (it has no options).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NoneConfig;
+
+impl SchemeDef for NoneConfig {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn log_place(&self) -> LogPlace {
+        LogPlace::Nowhere
+    }
+    fn streams_for(&self, _requested: usize) -> usize {
+        0
+    }
+    fn open(
+        &self,
+        _cfg: &SchemeConfig,
+        _storage: Storage,
+        _replay: &dyn Replay,
+        _progress: &dyn Fn(u64),
+    ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
+        Ok((Arc::new(NoLogging), RecoveryReport::default()))
+    }
+    fn clone_def(&self) -> Box<dyn SchemeDef> {
+        Box::new(*self)
+    }
+}
 
 /// The no-logging scheme.
 #[derive(Debug, Default)]
@@ -18,8 +61,8 @@ impl SchemeWorker for NoLoggingWorker {
 }
 
 impl Scheme for NoLogging {
-    fn kind(&self) -> SchemeKind {
-        SchemeKind::None
+    fn name(&self) -> &'static str {
+        NAME
     }
     fn worker(&self, _worker: usize) -> Result<Box<dyn SchemeWorker>, WalError> {
         Ok(Box::new(NoLoggingWorker))

@@ -11,10 +11,46 @@
 
 use std::sync::Arc;
 
-use super::{RecoveryReport, Replay, Scheme, SchemeConfig, SchemeKind, SchemeWorker, serial};
+use super::registry::{LogPlace, Registration, SchemeDef};
+use super::{RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker, Storage, serial};
 use crate::WalError;
 use crate::device::Device;
 use crate::stream::Stream;
+
+/// The scheme's registration (see [`super::SCHEMES`]).
+pub const REGISTRATION: Registration = Registration {
+    name: NAME,
+    about: "NV-Logging's NV-Disk baseline: the central log as files on NVRAM used as a disk",
+    default: || Box::new(NvDiskConfig),
+};
+
+/// The scheme's name.
+pub const NAME: &str = "nvdisk";
+
+/// The `nvdisk` scheme's configuration (it has no options of its own).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NvDiskConfig;
+
+impl SchemeDef for NvDiskConfig {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn log_place(&self) -> LogPlace {
+        LogPlace::NvramFiles
+    }
+    fn open(
+        &self,
+        cfg: &SchemeConfig,
+        storage: Storage,
+        replay: &dyn Replay,
+        progress: &dyn Fn(u64),
+    ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
+        open(cfg, storage.devices(NAME)?, replay, progress)
+    }
+    fn clone_def(&self) -> Box<dyn SchemeDef> {
+        Box::new(*self)
+    }
+}
 
 /// The serial scheme, reporting itself as `nvdisk`.
 pub struct NvDisk {
@@ -22,8 +58,8 @@ pub struct NvDisk {
 }
 
 impl Scheme for NvDisk {
-    fn kind(&self) -> SchemeKind {
-        SchemeKind::NvDisk
+    fn name(&self) -> &'static str {
+        NAME
     }
     fn worker(&self, worker: usize) -> Result<Box<dyn SchemeWorker>, WalError> {
         self.inner.worker(worker)

@@ -14,8 +14,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::registry::{Registration, SchemeDef};
 use super::{
-    CommitRequest, LogKind, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeKind, SchemeWorker,
+    CommitRequest, LogKind, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker, Storage,
     Ticket, replay_failed,
 };
 use crate::WalError;
@@ -24,6 +25,38 @@ use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
 use crate::scan::{Scanner, StreamSource};
 use crate::scheme::cut::{Cut, epoch_flag};
 use crate::stream::{Stream, StreamConfig, StreamWriter};
+
+/// The scheme's registration (see [`super::SCHEMES`]).
+pub const REGISTRATION: Registration = Registration {
+    name: NAME,
+    about: "one central log, group commit, early lock release",
+    default: || Box::new(SerialConfig),
+};
+
+/// The scheme's name.
+pub const NAME: &str = "serial";
+
+/// The `serial` scheme's configuration (it has no options of its own).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SerialConfig;
+
+impl SchemeDef for SerialConfig {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn open(
+        &self,
+        cfg: &SchemeConfig,
+        storage: Storage,
+        replay: &dyn Replay,
+        progress: &dyn Fn(u64),
+    ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
+        open(cfg, storage.devices(NAME)?, replay, progress)
+    }
+    fn clone_def(&self) -> Box<dyn SchemeDef> {
+        Box::new(*self)
+    }
+}
 
 /// The central-log scheme.
 pub struct Serial {
@@ -60,8 +93,8 @@ impl SchemeWorker for SerialWorker {
 }
 
 impl Scheme for Serial {
-    fn kind(&self) -> SchemeKind {
-        SchemeKind::Serial
+    fn name(&self) -> &'static str {
+        NAME
     }
     fn worker(&self, _worker: usize) -> Result<Box<dyn SchemeWorker>, WalError> {
         let stream = self.streams[0].clone();

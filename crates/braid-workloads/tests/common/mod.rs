@@ -6,13 +6,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use braid_engine::{Db, DeviceConfig, LogKind, Options, PmemOptions, SchemeKind, TableId, TxError};
+use braid_engine::{Db, DeviceConfig, LogKind, Options, PmemOptions, TableId, TxError};
 use braid_workloads::Workload;
 
 /// Scheme none, no device.
 pub fn none() -> Options {
     Options {
-        scheme: SchemeKind::None,
+        scheme: "none".parse().unwrap(),
         device: DeviceConfig::Null,
         ..Options::default()
     }
@@ -21,7 +21,7 @@ pub fn none() -> Options {
 /// Scheme serial on a persistent-memory ring (no de-staging).
 pub fn serial_pmem(logging: LogKind) -> Options {
     Options {
-        scheme: SchemeKind::Serial,
+        scheme: "serial".parse().unwrap(),
         logging,
         device: DeviceConfig::Pmem(PmemOptions {
             ring_size: 8 << 20,

@@ -64,9 +64,10 @@ use braid_pmem::signal::{self, BUSY, DIRTY, PublishCell};
 use crossbeam_utils::CachePadded;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
+use super::registry::{Registration, SchemeDef, parse_option, unknown_option};
 use super::{
-    CommitRequest, LogKind, RecoveryReport, Replay, RowRef, Scheme, SchemeConfig, SchemeKind,
-    SchemeWorker, Ticket,
+    CommitRequest, LogKind, RecoveryReport, Replay, RowRef, Scheme, SchemeConfig, SchemeWorker,
+    Storage, Ticket,
 };
 use crate::device::Device;
 use crate::payload::{RedoBuf, decode_redo};
@@ -209,6 +210,75 @@ impl Default for GsnConfig {
             scan_threads: 0,
             apply_threads: 0,
         }
+    }
+}
+
+/// The scheme's name.
+pub const NAME: &str = "gsn";
+
+/// The scheme's registration (see [`super::SCHEMES`]).
+pub const REGISTRATION: Registration = Registration {
+    name: NAME,
+    about: "distributed logging with global sequence numbers and passive group commit",
+    default: || Box::new(GsnConfig::default()),
+};
+
+const OPTIONS: &[&str] = &[
+    "partition",
+    "commit",
+    "rows_per_page",
+    "insert_delay_ns",
+    "scan_threads",
+    "apply_threads",
+];
+
+impl SchemeDef for GsnConfig {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn streams_for(&self, requested: usize) -> usize {
+        requested.max(1)
+    }
+    fn command_logging_refusal(&self) -> Option<&'static str> {
+        Some(NO_COMMAND_LOGGING)
+    }
+    fn mvcc_refusal(&self) -> Option<&'static str> {
+        Some(NO_MVCC)
+    }
+    fn set_option(&mut self, key: &str, value: &str) -> Result<(), WalError> {
+        match key {
+            "partition" => self.partition = parse_option(NAME, key, value)?,
+            "commit" => self.commit = parse_option(NAME, key, value)?,
+            "rows_per_page" => self.rows_per_page = parse_option::<u64>(NAME, key, value)?.max(1),
+            "insert_delay_ns" => self.insert_delay_ns = parse_option(NAME, key, value)?,
+            "scan_threads" => self.scan_threads = parse_option(NAME, key, value)?,
+            "apply_threads" => self.apply_threads = parse_option(NAME, key, value)?,
+            _ => return Err(unknown_option(NAME, key, OPTIONS)),
+        }
+        Ok(())
+    }
+    fn options(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("partition", self.partition.name().to_string()),
+            ("commit", self.commit.name().to_string()),
+            ("rows_per_page", self.rows_per_page.to_string()),
+            ("insert_delay_ns", self.insert_delay_ns.to_string()),
+            ("scan_threads", self.scan_threads.to_string()),
+            ("apply_threads", self.apply_threads.to_string()),
+        ]
+    }
+    fn open(
+        &self,
+        cfg: &SchemeConfig,
+        storage: Storage,
+        replay: &dyn Replay,
+        progress: &dyn Fn(u64),
+    ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
+        let (g, r) = open_gsn(cfg, self, storage.devices(NAME)?, replay, progress)?;
+        Ok((g, r))
+    }
+    fn clone_def(&self) -> Box<dyn SchemeDef> {
+        Box::new(self.clone())
     }
 }
 
@@ -460,8 +530,8 @@ impl Drop for Gsn {
 }
 
 impl Scheme for Gsn {
-    fn kind(&self) -> SchemeKind {
-        SchemeKind::Gsn
+    fn name(&self) -> &'static str {
+        NAME
     }
 
     fn worker(&self, worker: usize) -> Result<Box<dyn SchemeWorker>, WalError> {
@@ -746,17 +816,6 @@ impl SchemeWorker for GsnWorker {
     }
 }
 
-/// Recover the gsn logs on `devices` and start the scheme.
-pub fn open(
-    cfg: &SchemeConfig,
-    devices: Vec<Arc<dyn Device>>,
-    replay: &dyn Replay,
-    progress: &dyn Fn(u64),
-) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
-    let (g, r) = open_gsn(cfg, devices, replay, progress)?;
-    Ok((g, r))
-}
-
 /// Check the configuration and the devices; returns whether the logs are on persistent memory.
 fn check_devices(cfg: &SchemeConfig, devices: &[Arc<dyn Device>]) -> Result<bool, WalError> {
     if cfg.logging == LogKind::Command {
@@ -778,10 +837,11 @@ fn check_devices(cfg: &SchemeConfig, devices: &[Arc<dyn Device>]) -> Result<bool
 }
 
 /// Run the recovery pipeline over the logs on `devices` through `replay`, and nothing else: no
-/// streams are started and nothing is written (on files, the void marker that [`open`] writes is
-/// not written either, so use [`open`] before appending). For benchmarks and inspection.
+/// streams are started and nothing is written (on files, the void marker that [`open_gsn`] writes is
+/// not written either, so use [`open_gsn`] before appending). For benchmarks and inspection.
 pub fn recover_only(
     cfg: &SchemeConfig,
+    gsn: &GsnConfig,
     devices: &[Arc<dyn Device>],
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
@@ -791,8 +851,8 @@ pub fn recover_only(
     let rec = recovery::recover(
         devices,
         pmem,
-        cfg.gsn.rows_per_page,
-        recovery::Threads::of(cfg),
+        gsn.rows_per_page,
+        recovery::Threads::of(cfg, gsn),
         cfg.scan_mode,
         cfg.cut.as_ref(),
         replay,
@@ -803,15 +863,17 @@ pub fn recover_only(
     Ok(report)
 }
 
-/// [`open`], returning the concrete type (for its [`Gsn::stats`]).
+/// Recover the gsn logs on `devices` and start the scheme (the concrete type, for its
+/// [`Gsn::stats`]; [`SchemeDef::open`] is the same behind the seam).
 pub fn open_gsn(
     cfg: &SchemeConfig,
+    gcfg: &GsnConfig,
     devices: Vec<Arc<dyn Device>>,
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
 ) -> Result<(Arc<Gsn>, RecoveryReport), WalError> {
     let pmem = check_devices(cfg, &devices)?;
-    let gcfg = cfg.gsn.clone();
+    let gcfg = gcfg.clone();
     let mode = match (pmem, gcfg.commit) {
         (false, _) => Mode::Watermark,
         (true, CommitProtocol::DurableCache) => Mode::Immediate,
@@ -825,7 +887,7 @@ pub fn open_gsn(
         &devices,
         pmem,
         gcfg.rows_per_page,
-        recovery::Threads::of(cfg),
+        recovery::Threads::of(cfg, &gcfg),
         cfg.scan_mode,
         cfg.cut.as_ref(),
         replay,

@@ -116,12 +116,12 @@ pub struct Threads {
 
 impl Threads {
     /// N and M from the configuration: the gsn options, 0 meaning `recovery_threads`.
-    pub fn of(cfg: &crate::scheme::SchemeConfig) -> Threads {
+    pub fn of(cfg: &crate::scheme::SchemeConfig, gsn: &super::GsnConfig) -> Threads {
         let base = cfg.recovery_threads.max(1);
         let pick = |x: usize| if x == 0 { base } else { x };
         Threads {
-            scan: pick(cfg.gsn.scan_threads),
-            apply: pick(cfg.gsn.apply_threads),
+            scan: pick(gsn.scan_threads),
+            apply: pick(gsn.apply_threads),
         }
     }
 }

@@ -53,8 +53,9 @@ use parking_lot::Mutex;
 
 pub use log::{LogWriter, PerTxnStats, PerTxnTicket};
 
+use super::registry::{LogPlace, Registration, SchemeDef, parse_option, unknown_option};
 use super::{
-    CommitRequest, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeKind, SchemeWorker, Ticket,
+    CommitRequest, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker, Storage, Ticket,
 };
 use crate::fs::Fs;
 use crate::pmem_device::PmemWrite;
@@ -136,6 +137,67 @@ impl Default for PerTxnOptions {
             backup_segment_size: 16 << 20,
             backup_buffer_size: 4 << 20,
         }
+    }
+}
+
+/// The scheme's name.
+pub const NAME: &str = "pertxn";
+
+/// The scheme's registration (see [`super::SCHEMES`]).
+pub const REGISTRATION: Registration = Registration {
+    name: NAME,
+    about: "NV-Logging: per-transaction log objects in persistent memory",
+    default: || Box::new(PerTxnOptions::default()),
+};
+
+const OPTIONS: &[&str] = &["flush", "slot_bytes", "truncate_entries"];
+
+impl SchemeDef for PerTxnOptions {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn log_place(&self) -> LogPlace {
+        LogPlace::Region
+    }
+    fn set_option(&mut self, key: &str, value: &str) -> Result<(), WalError> {
+        match key {
+            "flush" => self.flush = parse_option(NAME, key, value)?,
+            "slot_bytes" => self.slot_size = parse_option(NAME, key, value)?,
+            "truncate_entries" => self.truncate_entries = parse_option(NAME, key, value)?,
+            _ => return Err(unknown_option(NAME, key, OPTIONS)),
+        }
+        Ok(())
+    }
+    fn options(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("flush", self.flush.name().to_string()),
+            ("slot_bytes", self.slot_size.to_string()),
+            ("truncate_entries", self.truncate_entries.to_string()),
+        ]
+    }
+    fn open(
+        &self,
+        cfg: &SchemeConfig,
+        storage: Storage,
+        replay: &dyn Replay,
+        progress: &dyn Fn(u64),
+    ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
+        let Storage::Region(r) = storage else {
+            return Err(super::registry::wrong_storage(NAME, LogPlace::Region));
+        };
+        let storage = PerTxnStorage {
+            region: r.region,
+            fs: r.fs,
+            backup_dir: r.backup_dir,
+            options: PerTxnOptions {
+                write: r.write,
+                ..self.clone()
+            },
+        };
+        open(cfg, storage, replay, progress)
+    }
+    fn clone_def(&self) -> Box<dyn SchemeDef> {
+        Box::new(self.clone())
     }
 }
 
@@ -385,8 +447,8 @@ impl SchemeWorker for PerTxnWorker {
 }
 
 impl Scheme for PerTxn {
-    fn kind(&self) -> SchemeKind {
-        SchemeKind::PerTxn
+    fn name(&self) -> &'static str {
+        NAME
     }
     fn worker(&self, _worker: usize) -> Result<Box<dyn SchemeWorker>, WalError> {
         Ok(Box::new(PerTxnWorker {

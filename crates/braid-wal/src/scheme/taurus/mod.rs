@@ -26,10 +26,10 @@
 //! * LV operations (`crate::lv`): element-wise max and `<=` with AVX-512 / AVX2 / scalar,
 //!   chosen at run time.
 //!
-//! Configuration: [`TaurusConfig`] in [`SchemeConfig::taurus`] (record-LV compression, the row
-//! table's delta, anchors, range buckets) and the replay plan in
-//! [`SchemeConfig::recovery_plan`]; the `braid` command sets them with `--lv-compress` and
-//! `--taurus-recovery`.
+//! Configuration: [`TaurusConfig`], the scheme's [`SchemeDef`] (record-LV compression, the
+//! row table's delta, anchors, range buckets; options `lv_compress`, `delta_kb`, `anchor_kb`,
+//! `range_bucket_bits`), and the replay plan in [`SchemeConfig::recovery_plan`]; the `braid`
+//! command sets them with `--lv-compress`, `--lv-delta-kb` and `--taurus-recovery`.
 //!
 //! Range LVs (phantoms). The paper's scan-twice validates a scan, but the edges between a
 //! scanning transaction and a transaction that inserts or deletes a key inside the scanned
@@ -46,7 +46,7 @@
 //! key's bucket and of the table-wide pair (command logging) and raises both writeLVs at
 //! commit. See `worker.rs` for how a scan and a concurrent insert agree on who goes first.
 //!
-//! MVCC (Section 4.4, [`TaurusConfig::mvcc`]): with the engine's multi-version concurrency
+//! MVCC (Section 4.4, [`SchemeConfig::mvcc`]): with the engine's multi-version concurrency
 //! control a read fetches the version visible at the reader's timestamp, in normal processing
 //! and in recovery alike (the engine keeps versions while it replays), so a write after a read
 //! needs no order: Taurus keeps no readLVs and tracks only RAW (a reader merges the row's
@@ -67,8 +67,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::Instant;
 
+use super::registry::{Registration, SchemeDef, parse_option, unknown_option};
 use super::{
-    LogKind, RecoveryPlan, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeKind, SchemeWorker,
+    LogKind, RecoveryPlan, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker, Storage,
 };
 use crate::WalError;
 use crate::device::Device;
@@ -105,10 +106,6 @@ pub struct TaurusConfig {
     /// Range LVs: an ordered table's keys are grouped in buckets of `2^range_bucket_bits`
     /// consecutive keys, each with its own readLV / writeLV (capped at 63).
     pub range_bucket_bits: u32,
-    /// The engine runs multi-versioned (Section 4.4): reads fetch the version visible at the
-    /// reader's timestamp, also at recovery, so Taurus tracks only RAW and WAW (no readLVs,
-    /// even under command logging).
-    pub mvcc: bool,
 }
 
 impl Default for TaurusConfig {
@@ -118,8 +115,80 @@ impl Default for TaurusConfig {
             compress: None,
             anchor_every: 64 << 10,
             range_bucket_bits: DEFAULT_RANGE_BUCKET_BITS,
-            mvcc: false,
         }
+    }
+}
+
+/// The scheme's name.
+pub const NAME: &str = "taurus";
+
+/// The scheme's registration (see [`super::SCHEMES`]).
+pub const REGISTRATION: Registration = Registration {
+    name: NAME,
+    about: "Taurus: LSN-vector parallel logging, data and command, parallel recovery",
+    default: || Box::new(TaurusConfig::default()),
+};
+
+const OPTIONS: &[&str] = &["lv_compress", "delta_kb", "anchor_kb", "range_bucket_bits"];
+
+impl SchemeDef for TaurusConfig {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn streams_for(&self, requested: usize) -> usize {
+        requested.clamp(1, MAX_STREAMS)
+    }
+    fn set_option(&mut self, key: &str, value: &str) -> Result<(), WalError> {
+        match key {
+            "lv_compress" => {
+                self.compress = match value {
+                    "auto" => None,
+                    "on" => Some(true),
+                    "off" => Some(false),
+                    _ => {
+                        return Err(WalError::Config(format!(
+                            "scheme taurus: lv_compress={value}: use auto, on or off"
+                        )));
+                    }
+                }
+            }
+            "delta_kb" => self.delta = parse_option::<u64>(NAME, key, value)? << 10,
+            "anchor_kb" => self.anchor_every = parse_option::<u64>(NAME, key, value)? << 10,
+            "range_bucket_bits" => {
+                self.range_bucket_bits = parse_option::<u32>(NAME, key, value)?.min(63)
+            }
+            _ => return Err(unknown_option(NAME, key, OPTIONS)),
+        }
+        Ok(())
+    }
+    fn options(&self) -> Vec<(&'static str, String)> {
+        vec![
+            (
+                "lv_compress",
+                match self.compress {
+                    None => "auto",
+                    Some(true) => "on",
+                    Some(false) => "off",
+                }
+                .to_string(),
+            ),
+            ("delta_kb", (self.delta >> 10).to_string()),
+            ("anchor_kb", (self.anchor_every >> 10).to_string()),
+            ("range_bucket_bits", self.range_bucket_bits.to_string()),
+        ]
+    }
+    fn open(
+        &self,
+        cfg: &SchemeConfig,
+        storage: Storage,
+        replay: &dyn Replay,
+        progress: &dyn Fn(u64),
+    ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
+        let (t, r) = open_taurus(cfg, self, storage.devices(NAME)?, replay, progress)?;
+        Ok((t, r))
+    }
+    fn clone_def(&self) -> Box<dyn SchemeDef> {
+        Box::new(self.clone())
     }
 }
 
@@ -161,8 +230,8 @@ impl Taurus {
 }
 
 impl Scheme for Taurus {
-    fn kind(&self) -> SchemeKind {
-        SchemeKind::Taurus
+    fn name(&self) -> &'static str {
+        NAME
     }
     fn worker(&self, worker: usize) -> Result<Box<dyn SchemeWorker>, WalError> {
         Ok(Box::new(TaurusWorker::new(Arc::clone(&self.sh), worker)?))
@@ -220,6 +289,7 @@ fn compress(cfg: Option<bool>, n: usize) -> bool {
 /// Recover the streams and start them; the concrete type (for tests and tools).
 pub fn open_taurus(
     cfg: &SchemeConfig,
+    tc: &TaurusConfig,
     devices: Vec<Arc<dyn Device>>,
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
@@ -244,16 +314,15 @@ pub fn open_taurus(
         };
         streams.push(Stream::start(d, out.ends[i], scfg)?);
     }
-    let tc = &cfg.taurus;
     let sh = Shared {
         n,
-        war: cfg.logging == LogKind::Command && !tc.mvcc,
+        war: cfg.logging == LogKind::Command && !cfg.mvcc,
         compress: compress(tc.compress, n),
         anchor_every: tc.anchor_every.max(1),
         bucket_bits: tc.range_bucket_bits.min(63),
         rows: RowTable::new(
             n,
-            cfg.logging == LogKind::Command && !tc.mvcc,
+            cfg.logging == LogKind::Command && !cfg.mvcc,
             tc.delta,
             &out.ends,
         ),
@@ -277,15 +346,4 @@ pub fn open_taurus(
         }),
         report,
     ))
-}
-
-/// [`open_taurus`] behind the scheme seam.
-pub fn open(
-    cfg: &SchemeConfig,
-    devices: Vec<Arc<dyn Device>>,
-    replay: &dyn Replay,
-    progress: &dyn Fn(u64),
-) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
-    let (t, r) = open_taurus(cfg, devices, replay, progress)?;
-    Ok((t, r))
 }

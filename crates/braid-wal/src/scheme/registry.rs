@@ -1,0 +1,229 @@
+//! Schemes by name: the one place that lists them.
+//!
+//! A scheme is one folder under `scheme/` whose configuration type implements [`SchemeDef`]
+//! (its name, what it supports, where its log lives, its own options parsed from text, and how
+//! it opens), plus one line in [`SCHEMES`]. Neither the engine nor the `braid` command names a
+//! scheme: they ask the definition. A [`SchemeSpec`] is a chosen, configured scheme, cheap to
+//! clone, built from a typed configuration (`TaurusConfig::default().into()`) or from text
+//! (`"taurus"`, `"gsn:partition=page,commit=passive"`).
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use super::{RecoveryReport, Replay, Scheme, SchemeConfig, Storage};
+use crate::WalError;
+
+/// Where a scheme keeps its log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogPlace {
+    /// Nowhere: nothing survives a crash (the `none` baseline).
+    Nowhere,
+    /// One log device per stream, of the kind the user chose (file, pmem, ...).
+    Devices,
+    /// One file device per stream in a directory on NVRAM used as a disk (`/dev/shm`),
+    /// whatever device was asked for: NV-Logging's NV-Disk baseline.
+    NvramFiles,
+    /// A persistent-memory region of its own, plus backup files (NV-Logging's log objects).
+    Region,
+}
+
+/// What a scheme is. Implemented by each scheme's configuration type; see the module doc.
+pub trait SchemeDef: fmt::Debug + Send + Sync {
+    /// The name users choose it by (`--scheme NAME`, `braid.json`).
+    fn name(&self) -> &'static str;
+    /// Where its log lives.
+    fn log_place(&self) -> LogPlace {
+        LogPlace::Devices
+    }
+    /// Streams it uses when `requested` were asked for.
+    fn streams_for(&self, requested: usize) -> usize {
+        let _ = requested;
+        1
+    }
+    /// Why it cannot log commands (stored-procedure calls), if it cannot.
+    fn command_logging_refusal(&self) -> Option<&'static str> {
+        None
+    }
+    /// Why it cannot recover a multi-versioned database (records carrying commit timestamps),
+    /// if it cannot.
+    fn mvcc_refusal(&self) -> Option<&'static str> {
+        None
+    }
+    /// Set one of its own options from text, e.g. `("partition", "page")`. An unknown name is
+    /// refused with the list of known ones.
+    fn set_option(&mut self, key: &str, value: &str) -> Result<(), WalError> {
+        let _ = value;
+        Err(unknown_option(self.name(), key, &[]))
+    }
+    /// Its options and their values now, as text (recorded with every result).
+    fn options(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+    /// Recover its log from `storage` through `replay`, then start it for new transactions.
+    fn open(
+        &self,
+        cfg: &SchemeConfig,
+        storage: Storage,
+        replay: &dyn Replay,
+        progress: &dyn Fn(u64),
+    ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError>;
+    /// A boxed copy (a [`SchemeSpec`] is `Clone`).
+    fn clone_def(&self) -> Box<dyn SchemeDef>;
+}
+
+/// One registered scheme: its name and its default configuration.
+pub struct Registration {
+    /// The scheme's name (equal to its definition's [`SchemeDef::name`]).
+    pub name: &'static str,
+    /// What it is, in one line (for `--help` and reports).
+    pub about: &'static str,
+    /// Its default configuration.
+    pub default: fn() -> Box<dyn SchemeDef>,
+}
+
+/// Every scheme braid has, in the order reports list them. Adding a scheme: its folder, and
+/// one line here.
+pub static SCHEMES: &[Registration] = &[
+    super::none::REGISTRATION,
+    super::serial::REGISTRATION,
+    super::nvdisk::REGISTRATION,
+    super::pertxn::REGISTRATION,
+    super::taurus::REGISTRATION,
+    super::gsn::REGISTRATION,
+];
+
+/// The names of every registered scheme, in [`SCHEMES`] order.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    SCHEMES.iter().map(|r| r.name)
+}
+
+/// A chosen and configured scheme.
+pub struct SchemeSpec(Box<dyn SchemeDef>);
+
+impl SchemeSpec {
+    /// Wrap a scheme's configuration.
+    pub fn new(def: impl SchemeDef + 'static) -> SchemeSpec {
+        SchemeSpec(Box::new(def))
+    }
+
+    /// The registered scheme `name` with its default options.
+    pub fn named(name: &str) -> Result<SchemeSpec, WalError> {
+        SCHEMES
+            .iter()
+            .find(|r| r.name == name)
+            .map(|r| SchemeSpec((r.default)()))
+            .ok_or_else(|| {
+                WalError::Config(format!(
+                    "unknown scheme {name:?}; known schemes: {}",
+                    names().collect::<Vec<_>>().join(", ")
+                ))
+            })
+    }
+
+    /// Set one of the scheme's options from text.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), WalError> {
+        self.0.set_option(key, value)
+    }
+
+    /// The scheme's definition.
+    pub fn def(&self) -> &dyn SchemeDef {
+        &*self.0
+    }
+
+    /// The scheme's name.
+    pub fn name(&self) -> &'static str {
+        self.0.name()
+    }
+}
+
+impl std::ops::Deref for SchemeSpec {
+    type Target = dyn SchemeDef;
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}
+
+impl Clone for SchemeSpec {
+    fn clone(&self) -> Self {
+        SchemeSpec(self.0.clone_def())
+    }
+}
+
+impl fmt::Debug for SchemeSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The name, then `:key=value,...` for every option (the form [`FromStr`] reads).
+impl fmt::Display for SchemeSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Two specs are equal when they name the same scheme with the same options.
+impl PartialEq for SchemeSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name() && self.options() == other.options()
+    }
+}
+
+/// `NAME` or `NAME:key=value,key=value`.
+impl FromStr for SchemeSpec {
+    type Err = WalError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (name, opts) = s.split_once(':').unwrap_or((s, ""));
+        let mut spec = SchemeSpec::named(name.trim())?;
+        for kv in opts.split(',').map(str::trim).filter(|kv| !kv.is_empty()) {
+            let (k, v) = kv.split_once('=').ok_or_else(|| {
+                WalError::Config(format!(
+                    "scheme option {kv:?} of {name}: write it as key=value"
+                ))
+            })?;
+            spec.set(k.trim(), v.trim())?;
+        }
+        Ok(spec)
+    }
+}
+
+impl<T: SchemeDef + 'static> From<T> for SchemeSpec {
+    fn from(def: T) -> Self {
+        SchemeSpec::new(def)
+    }
+}
+
+/// The error for an option a scheme does not have.
+pub fn unknown_option(scheme: &str, key: &str, known: &[&str]) -> WalError {
+    WalError::Config(if known.is_empty() {
+        format!("scheme {scheme} has no options (asked for {key:?})")
+    } else {
+        format!(
+            "scheme {scheme} has no option {key:?}; its options: {}",
+            known.join(", ")
+        )
+    })
+}
+
+/// Parse an option value, naming the scheme and option on failure.
+pub fn parse_option<T: FromStr>(scheme: &str, key: &str, value: &str) -> Result<T, WalError>
+where
+    T::Err: fmt::Display,
+{
+    value.parse().map_err(|e: T::Err| {
+        WalError::Config(format!("scheme {scheme}: option {key}={value}: {e}"))
+    })
+}
+
+/// An error for a storage the scheme cannot use.
+pub(crate) fn wrong_storage(scheme: &str, want: LogPlace) -> WalError {
+    WalError::Config(format!(
+        "scheme {scheme} keeps its log in {}; the storage given is another",
+        match want {
+            LogPlace::Nowhere => "no storage",
+            LogPlace::Devices | LogPlace::NvramFiles => "log devices",
+            LogPlace::Region => "a persistent-memory region",
+        }
+    ))
+}
