@@ -861,6 +861,7 @@ fn make_storage(dir: &Path, opts: &Options, streams: usize) -> Result<Storage, E
             domain: p.domain,
             flush: None,
             write_delay_ns: p.write_delay_ns,
+            ..Default::default()
         };
         let path = dir.join("pmem").join("pertxn.region");
         let region = opts.env.region(&path, p.ring_size, pcfg)?;
@@ -904,6 +905,7 @@ fn make_devices(
                     domain: p.domain,
                     flush: None,
                     write_delay_ns: p.write_delay_ns,
+                    ..Default::default()
                 };
                 let path = dir.join("pmem").join(format!("stream-{i:03}.region"));
                 let region = env.region(&path, p.ring_size + braid_pmem::HEADER_SIZE, pcfg)?;
