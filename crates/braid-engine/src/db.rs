@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use braid_pmem::{Domain, PmemConfig};
+use braid_pmem::{Domain, Media, PmemConfig};
 use braid_wal::device::Device;
 use braid_wal::file_device::{FileDevice, FileDeviceConfig};
 use braid_wal::null_device::NullDevice;
@@ -105,6 +105,13 @@ impl Default for FileOptions {
 pub struct PmemOptions {
     /// Bytes of log ring per stream.
     pub ring_size: usize,
+    /// How the region files reach power-safe media: [`Media::Auto`] (the default) maps them
+    /// with `MAP_SYNC` on DAX persistent memory and otherwise writes every flushed range back
+    /// with msync, so an acknowledged commit survives a power cut either way;
+    /// [`Media::Emulated`] only flushes caches, which is an emulation of persistent memory
+    /// (files under /dev/shm in the benchmarks) and not power-safe.
+    pub media: Media,
+    /// Whether the CPU caches are volatile (ADR: flush before a fence) or durable (eADR).
     pub domain: Domain,
     /// Emulated extra NVM latency per persisted cache line.
     pub write_delay_ns: u64,
@@ -119,11 +126,24 @@ impl Default for PmemOptions {
     fn default() -> Self {
         PmemOptions {
             ring_size: 64 << 20,
+            media: Media::Auto,
             domain: Domain::Adr,
             write_delay_ns: 0,
             write: PmemWrite::NonTemporal,
             destage: true,
             destage_segment_size: 64 << 20,
+        }
+    }
+}
+
+impl PmemOptions {
+    /// The configuration of the regions these options describe.
+    pub fn region_config(&self) -> PmemConfig {
+        PmemConfig {
+            domain: self.domain,
+            flush: None,
+            write_delay_ns: self.write_delay_ns,
+            media: self.media,
         }
     }
 }
@@ -882,11 +902,7 @@ fn make_storage(dir: &Path, opts: &Options, streams: usize) -> Result<Storage, E
                     opts.scheme.name()
                 )));
             };
-            let pcfg = PmemConfig {
-                domain: p.domain,
-                flush: None,
-                write_delay_ns: p.write_delay_ns,
-            };
+            let pcfg = p.region_config();
             let path = dir
                 .join("pmem")
                 .join(format!("{}.region", opts.scheme.name()));
@@ -925,11 +941,7 @@ fn make_devices(
                 out.push(Arc::new(FileDevice::open(env.fs.clone(), cfg)?));
             }
             DeviceConfig::Pmem(p) => {
-                let pcfg = PmemConfig {
-                    domain: p.domain,
-                    flush: None,
-                    write_delay_ns: p.write_delay_ns,
-                };
+                let pcfg = p.region_config();
                 let path = dir.join("pmem").join(format!("stream-{i:03}.region"));
                 let region = env.region(&path, p.ring_size + braid_pmem::HEADER_SIZE, pcfg)?;
                 let destage = p.destage.then(|| {

@@ -17,7 +17,7 @@ pub mod schema;
 pub mod table;
 pub mod txn;
 
-pub use braid_pmem::Domain;
+pub use braid_pmem::{Domain, Media};
 pub use braid_wal::WalError;
 pub use braid_wal::pmem_device::PmemWrite;
 pub use braid_wal::scan::{EndKind, ScanEnd, ScanMode};

@@ -3,15 +3,17 @@
 //! streaming writes of 4 KiB (each alone, and made durable).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use braid_pmem::{Domain, PmemConfig, Region};
+use braid_pmem::{Domain, Media, PmemConfig, Region};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 /// Each iteration moves to the next slot so the same lines are not hit back to back.
 const SPAN: usize = 4 << 20;
 
 fn region(dir: &std::path::Path, name: &str, domain: Domain) -> Region {
+    // /dev/shm stands in for persistent memory: an emulation, not power-safe.
     let cfg = PmemConfig {
         domain,
+        media: Media::Emulated,
         ..PmemConfig::default()
     };
     let r = Region::create(&dir.join(name), SPAN, cfg).unwrap();

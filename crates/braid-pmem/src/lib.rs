@@ -1,8 +1,9 @@
 //! braid-pmem: persistent-memory regions and the persistence primitives every braid log and the
 //! REWIND library stand on.
 //!
-//! A [`Region`] is a byte range that is either a file mapped with `MAP_SHARED` (persistent
-//! memory on a DAX file system, or a file in `/dev/shm` standing in for it), anonymous DRAM
+//! A [`Region`] is a byte range that is either a mapped file (persistent memory on a DAX file
+//! system, or a file on any other file system written back with `msync`, or a file in
+//! `/dev/shm` standing in for persistent memory; see [`Media`]), anonymous DRAM
 //! ([`Region::anonymous`], a volatile log buffer), or a simulated persistent memory built by
 //! [`CrashSim`] that keeps a live and a durable image so tests can cut the power at any point.
 //!
@@ -13,15 +14,29 @@
 //! domain and only the fence is needed, to order streaming stores. The slower write latency of
 //! NVM is emulated the way the papers do it, with an extra busy-wait per persisted cache line.
 //!
-//! Memory model: a region is shared memory. Any number of threads may use one region at the
-//! same time as long as concurrent writers (and readers racing with writers) use disjoint byte
-//! ranges; overlapping concurrent plain accesses are a caller error. The 8-byte atomic
-//! accessors ([`Region::load_u64`], [`Region::store_u64`], [`Region::cas_u64`]) may be used
-//! concurrently on the same word. Out-of-range or misaligned accesses are caller bugs and
-//! panic with a message naming the offending range.
+//! Flush + fence reach the persistence domain only when the file is really mapped onto
+//! persistent memory (DAX, `MAP_SYNC`). On any other file system they reach the page cache,
+//! which a power cut loses: there a region is power-safe only with [`Media::Msync`], which
+//! writes every flushed range back with `msync`. [`Region::media`] says what a region got,
+//! [`Region::is_power_safe`] whether persisted data survives a power cut, and
+//! [`Region::check`] whether an `msync` failed.
 //!
-//! This crate is the only one of the workspace allowed `unsafe`; every block carries a
-//! `SAFETY:` comment.
+//! Memory model: a region is shared memory. Any number of threads may use one region at the
+//! same time. [`Region::write`], [`Region::read`] and [`Region::fill`] access the mapping only
+//! through aligned 8-byte atomics, so overlapping concurrent calls are a logical error (the
+//! bytes read or left are some mix of the writes) but never undefined behaviour;
+//! [`Region::write_nt`] is the exception, see its documentation. The 8-byte atomic accessors
+//! ([`Region::load_u64`], [`Region::store_u64`], [`Region::cas_u64`]) are meant for concurrent
+//! use of the same word. Out-of-range or misaligned accesses are caller bugs and panic with a
+//! message naming the offending range.
+//!
+//! This crate is the project's `unsafe` boundary: mappings, persistence instructions, streaming
+//! stores and signal handlers all need `unsafe`, and it lives here (besides the SIMD helpers of
+//! `braid-wal`'s LSN vectors), every block with a `SAFETY:` comment, behind safe APIs.
+
+// The workspace denies `unsafe_code`; this crate is where the project's unsafe code lives (see
+// the crate documentation), so it is allowed here and nowhere else but one SIMD module.
+#![allow(unsafe_code)]
 
 mod crash;
 mod delay;
@@ -76,6 +91,54 @@ pub enum PmemError {
     FlushUnsupported { kind: FlushKind },
     #[error("region operation needs a CrashSim region")]
     NotSimulated,
+    #[error(
+        "{path} is not on a DAX file system (mapping it with MAP_SYNC failed: {source}), so flush + fence would not make it durable; put the region on a DAX-mounted persistent-memory file system, or pass Media::Msync (durable on any file system, an msync per flush) or Media::Emulated (not power-safe, for benchmarks)"
+    )]
+    NotDax {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{path}: msync failed ({source}); data persisted to this region since may be lost, so its persistence can no longer be trusted; stop using it and recover from the file"
+    )]
+    Msync {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What backs a file region and therefore what `persist` means for it.
+///
+/// Anonymous regions report [`Media::Emulated`] and simulated ([`CrashSim`]) regions
+/// [`Media::Dax`], since they model real persistent memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Media {
+    /// Map with `MAP_SHARED_VALIDATE | MAP_SYNC` if the file system allows it (DAX: flush +
+    /// fence is durable, the region resolves to [`Media::Dax`]), else fall back to
+    /// [`Media::Msync`]. Durable on the machine it runs on either way.
+    #[default]
+    Auto,
+    /// Require a DAX mapping (`MAP_SYNC`): flush + fence is durable. Opening a file that is not
+    /// on a DAX file system is refused with [`PmemError::NotDax`].
+    Dax,
+    /// Page-cache mapping; every `flush`ed range (and every `write_nt` range) is also written
+    /// back with `msync(MS_SYNC)` over its page-aligned span before the call returns, so
+    /// persist = durable on any file system. Slow: like an fdatasync per flush. A failed
+    /// `msync` is kept and reported by [`Region::check`].
+    Msync,
+    /// Flush + fence only. NOT power-safe on non-DAX media: an emulation of persistent memory
+    /// for benchmarks (e.g. files under `/dev/shm`), whose results callers must label as such.
+    Emulated,
+}
+
+impl Media {
+    /// Whether data persisted on this (resolved) media survives a power cut: [`Media::Dax`] and
+    /// [`Media::Msync`].
+    pub fn is_power_safe(self) -> bool {
+        matches!(self, Media::Dax | Media::Msync)
+    }
 }
 
 /// Where the persistence domain ends.
@@ -117,7 +180,8 @@ impl FlushKind {
     }
 }
 
-/// How a region persists: durability domain, flush instruction, emulated NVM latency.
+/// How a region persists: durability domain, flush instruction, emulated NVM latency, and
+/// what backs a file region.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PmemConfig {
     pub domain: Domain,
@@ -125,6 +189,8 @@ pub struct PmemConfig {
     pub flush: Option<FlushKind>,
     /// Emulated extra NVM write latency per persisted cache line (busy-wait), nanoseconds.
     pub write_delay_ns: u64,
+    /// What backs a file region (ignored by anonymous and simulated regions).
+    pub media: Media,
 }
 
 impl Default for PmemConfig {
@@ -133,6 +199,7 @@ impl Default for PmemConfig {
             domain: Domain::Adr,
             flush: None,
             write_delay_ns: 0,
+            media: Media::Auto,
         }
     }
 }

@@ -13,12 +13,33 @@
 //! and that the file really holds that many bytes ([`PmemError::CorruptHeader`]). A longer
 //! file is accepted; only the recorded size is mapped.
 //!
-//! Memory model: the mapping is shared memory written through raw pointers. Concurrent writers
-//! must use disjoint byte ranges, and a reader must not race with a writer of the same bytes;
-//! overlapping concurrent plain accesses are a caller error (a data race). The 8-byte accessors
-//! are atomic (acquire loads, release stores, acq-rel CAS) and may race with each other.
-//! Flushing a line that another thread is writing other bytes of is fine: a write-back reads no
-//! data at the language level.
+//! Media ([`Media`]): files are mapped with `libc::mmap` directly (memmap2 cannot ask for
+//! `MAP_SYNC`). [`Media::Auto`] first tries `MAP_SHARED_VALIDATE | MAP_SYNC`, which the kernel
+//! grants only on a DAX file system (then the region is [`Media::Dax`]: flush + fence is
+//! durable), and on any failure maps the file with plain `MAP_SHARED` as [`Media::Msync`];
+//! [`Media::Dax`] turns that failure into [`PmemError::NotDax`] (an `EOPNOTSUPP` or `EINVAL`
+//! answer; other errors stay I/O errors). Under `Msync`, `flush` (and `write_nt`, after a fence
+//! of its streaming stores) ends with `msync(MS_SYNC)` over the page-aligned span of its range,
+//! counted in [`PmemStats::msyncs`], in both durability domains (eADR makes the CPU caches
+//! durable, not the page cache). An `msync` failure cannot be returned from `flush`: the
+//! first one is kept and [`Region::check`] reports it from then on, since the kernel may have
+//! dropped the dirty pages and a later `msync` can succeed without them.
+//!
+//! Memory model: `write`, `read` and `fill` access the mapping only through aligned 8-byte
+//! atomics (relaxed): the whole words of a range with atomic loads and stores, a partial word
+//! at either end with an atomic load, or a compare-and-swap that replaces only the range's
+//! bytes. Every access to the mapping except `write_nt`'s streamed words therefore has the
+//! same size and alignment, which is what the Rust memory model asks of racing atomics (mixed
+//! sizes racing with a write are undefined behaviour; hence no byte atomics for the partial
+//! words). Overlapping concurrent calls are a logical error (the bytes are some mix of the
+//! writes, per 8-byte word) but never a data race; disjoint ranges sharing a word are exact.
+//! `write_nt` writes its partial end words the same way, but streams the words wholly inside
+//! its range with SIMD non-temporal stores, which the language counts as non-atomic: another
+//! access to those bytes while `write_nt` runs is a data race. It stays a safe fn under that
+//! documented contract (its only callers stream into space they reserved exclusively). The
+//! 8-byte accessors are atomic (acquire loads, release stores, acq-rel CAS). Flushing a line
+//! that another thread is writing other bytes of is fine: a write-back reads no data at the
+//! language level.
 //!
 //! The hot paths (`write`, `write_nt`, `flush`, `fence`, `persist`) take no lock, allocate
 //! nothing and touch no reference count: the handle derefs its `Arc` once and the counters are
@@ -32,21 +53,22 @@
 //! are counted and delayed but no instruction is issued.
 
 use std::fmt;
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
-use memmap2::{MmapMut, MmapOptions};
+use memmap2::MmapMut;
 
 use crate::crash::{Sim, Src};
 use crate::delay::busy_wait_ns;
 use crate::persist;
 use crate::stats::{Counters, PmemStats};
 use crate::{
-    CACHE_LINE, CrashMode, Domain, FlushKind, HEADER_SIZE, PmemConfig, PmemError, REGION_MAGIC,
-    REGION_VERSION,
+    CACHE_LINE, CrashMode, Domain, FlushKind, HEADER_SIZE, Media, PmemConfig, PmemError,
+    REGION_MAGIC, REGION_VERSION,
 };
 
 /// Bytes of the header covered by the CRC.
@@ -65,9 +87,109 @@ enum Mode {
 
 /// Keeps the memory behind `Inner::base` alive.
 enum Memory {
-    Map(MmapMut),
+    File(FileMap),
     Anon(#[allow(dead_code)] MmapMut),
     Sim,
+}
+
+/// A shared read-write mapping of a whole region file (header included), made with
+/// `libc::mmap`; unmapped on drop. Its length is a multiple of 8, so every aligned 8-byte word
+/// touching the usable area lies inside it.
+struct FileMap {
+    ptr: *mut u8,
+    len: usize,
+    /// `Dax` (mapped with `MAP_SYNC`), `Msync` or `Emulated`.
+    media: Media,
+}
+
+/// Flags of a `MAP_SYNC` mapping.
+#[cfg(target_os = "linux")]
+fn sync_flags() -> std::io::Result<libc::c_int> {
+    Ok(libc::MAP_SHARED_VALIDATE | libc::MAP_SYNC)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn sync_flags() -> std::io::Result<libc::c_int> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "MAP_SYNC exists only on Linux",
+    ))
+}
+
+/// Whether a failed `MAP_SYNC` mapping means "this file system is not DAX" (the kernel's
+/// `EOPNOTSUPP`, or `EINVAL` from a kernel that predates `MAP_SHARED_VALIDATE`).
+fn not_dax(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::Unsupported
+        || matches!(e.raw_os_error(), Some(c) if c == libc::EOPNOTSUPP || c == libc::EINVAL)
+}
+
+impl FileMap {
+    /// Map the first `len` bytes of `file` (rounded up to a multiple of 8; the file holds at
+    /// least `len` bytes), as `media` (`Dax` = with `MAP_SYNC`).
+    fn new(file: &File, len: usize, media: Media) -> std::io::Result<FileMap> {
+        let len = len.next_multiple_of(8);
+        let flags = if media == Media::Dax {
+            sync_flags()?
+        } else {
+            libc::MAP_SHARED
+        };
+        // SAFETY: no address hint, so the kernel picks fresh address space and no existing
+        // mapping is replaced; the descriptor is open for reading and writing; the result is
+        // checked before use. Modification or truncation of the file by another process while
+        // it is mapped is outside braid's contract (as for every user of a shared mapping).
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(FileMap {
+            ptr: p.cast::<u8>(),
+            len,
+            media,
+        })
+    }
+
+    /// `msync(MS_SYNC)` of the mapping bytes `[from, from + len)`; `from` must be a multiple
+    /// of the page size and the range inside the mapping.
+    fn sync(&self, from: usize, len: usize) -> std::io::Result<()> {
+        debug_assert!(from <= self.len && len <= self.len - from);
+        // SAFETY: the range lies inside this live mapping (callers' contract, checked in debug
+        // builds) and starts on a page boundary (the mapping is page-aligned); msync reads no
+        // memory at the language level and changes nothing the program can observe.
+        let r = unsafe { libc::msync(self.ptr.add(from).cast(), len, libc::MS_SYNC) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+}
+
+impl Drop for FileMap {
+    fn drop(&mut self) {
+        // SAFETY: `ptr..ptr + len` is the mapping `new` made, owned by this value and unmapped
+        // only here; the `Region` (its `Inner`) owning this value is the only holder of
+        // pointers into it, and it is being dropped. An munmap failure leaves address space
+        // mapped, which is harmless.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+/// A copy of an I/O error (`std::io::Error` is not `Clone`): the same OS error code, or the
+/// same kind and message.
+fn copy_io_error(e: &std::io::Error) -> std::io::Error {
+    match e.raw_os_error() {
+        Some(code) => std::io::Error::from_raw_os_error(code),
+        None => std::io::Error::new(e.kind(), e.to_string()),
+    }
 }
 
 struct Inner {
@@ -82,6 +204,16 @@ struct Inner {
     avx512: bool,
     delay_ns: u64,
     cfg: PmemConfig,
+    /// Resolved media (see `Region::media`).
+    media: Media,
+    /// `flush` and `write_nt` end with an msync (file regions with `Media::Msync`).
+    msync: bool,
+    /// The system page size (msync spans start on a page boundary).
+    page: usize,
+    /// The first msync failure; persistence to the file is not trusted after it.
+    msync_error: OnceLock<std::io::Error>,
+    /// Test hook: nonzero = the next msync fails with this OS error code.
+    inject_msync: AtomicI32,
     counters: Counters,
     path: Option<PathBuf>,
     sim: Option<Sim>,
@@ -89,12 +221,13 @@ struct Inner {
 }
 
 // SAFETY: `base` points into memory owned by `mem` (a mapping), which lives as long as `Inner`
-// and is never remapped; all accesses through it are bounds-checked and go through raw
-// pointers or atomics, and the documented contract (disjoint ranges for concurrent plain
-// accesses) rules out data races. Every other field is Send + Sync.
+// and is never remapped; all accesses through it are bounds-checked and, except for the
+// streamed words of `write_nt` (whose documented contract excludes concurrent access to
+// them), go through aligned 8-byte atomics, so sharing it between threads cannot cause a data
+// race. Every other field is Send + Sync.
 unsafe impl Send for Inner {}
-// SAFETY: see `Send` above; shared access only ever happens through the raw-pointer accessors
-// whose concurrent use is governed by the documented disjoint-range contract.
+// SAFETY: see `Send` above: shared access goes through atomics, and the persistence
+// instructions read no data at the language level.
 unsafe impl Sync for Inner {}
 
 /// A mapped region: file-backed persistent memory, anonymous DRAM, or a CrashSim image.
@@ -108,15 +241,16 @@ pub struct Region {
 
 impl fmt::Debug for Region {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = match (&self.inner.mem, self.inner.mode) {
-            (Memory::Map(_), _) => "file",
-            (Memory::Anon(_), _) => "anonymous",
-            (Memory::Sim, _) => "simulated",
+        let kind = match &self.inner.mem {
+            Memory::File(_) => "file",
+            Memory::Anon(_) => "anonymous",
+            Memory::Sim => "simulated",
         };
         f.debug_struct("Region")
             .field("kind", &kind)
             .field("len", &self.inner.len)
             .field("path", &self.inner.path)
+            .field("media", &self.inner.media)
             .field("config", &self.inner.cfg)
             .finish()
     }
@@ -126,6 +260,41 @@ fn io_err(path: &Path, source: std::io::Error) -> PmemError {
     PmemError::Io {
         path: path.to_path_buf(),
         source,
+    }
+}
+
+/// The system page size (4096 if it cannot be read).
+fn page_size() -> usize {
+    // SAFETY: sysconf only reads a system constant.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(p)
+        .ok()
+        .filter(|p| p.is_power_of_two())
+        .unwrap_or(4096)
+}
+
+/// Map a region file of `total` bytes as `media` asks; returns the mapping with its resolved
+/// media.
+fn map_file(path: &Path, file: &File, total: usize, media: Media) -> Result<FileMap, PmemError> {
+    match media {
+        Media::Dax => FileMap::new(file, total, Media::Dax).map_err(|e| {
+            if not_dax(&e) {
+                PmemError::NotDax {
+                    path: path.to_path_buf(),
+                    source: e,
+                }
+            } else {
+                io_err(path, e)
+            }
+        }),
+        // Whatever kept MAP_SYNC from working, a plain mapping written back with msync is
+        // durable; if that fails too, its error is the one to report.
+        Media::Auto => FileMap::new(file, total, Media::Dax)
+            .or_else(|_| FileMap::new(file, total, Media::Msync))
+            .map_err(|e| io_err(path, e)),
+        Media::Msync | Media::Emulated => {
+            FileMap::new(file, total, media).map_err(|e| io_err(path, e))
+        }
     }
 }
 
@@ -198,6 +367,13 @@ impl Region {
         sim: Option<Sim>,
         mem: Memory,
     ) -> Region {
+        let media = match &mem {
+            Memory::File(m) => m.media,
+            Memory::Anon(_) => Media::Emulated,
+            // A simulated region models real persistent memory.
+            Memory::Sim => Media::Dax,
+        };
+        let msync = matches!(&mem, Memory::File(m) if m.media == Media::Msync);
         let mode = match (&mem, cfg.domain) {
             (Memory::Anon(_), _) => Mode::Volatile,
             (_, Domain::Adr) => Mode::Adr,
@@ -223,6 +399,11 @@ impl Region {
                 avx512: persist::avx512_available(),
                 delay_ns,
                 cfg,
+                media,
+                msync,
+                page: page_size(),
+                msync_error: OnceLock::new(),
+                inject_msync: AtomicI32::new(0),
                 counters: Counters::new(),
                 path,
                 sim,
@@ -232,7 +413,8 @@ impl Region {
     }
 
     /// Create (or overwrite) the region file `path` with `size` usable bytes, all zero, and
-    /// write and persist its header.
+    /// write and persist its header. The file is mapped as `cfg.media` asks (see [`Media`]);
+    /// [`Media::Dax`] on a file system that is not DAX is refused with [`PmemError::NotDax`].
     pub fn create(path: &Path, size: usize, cfg: PmemConfig) -> Result<Region, PmemError> {
         let flush = resolve_flush(&cfg)?;
         let total = HEADER_SIZE.checked_add(size).ok_or_else(|| {
@@ -249,25 +431,23 @@ impl Region {
             .open(path)
             .map_err(|e| io_err(path, e))?;
         file.set_len(total as u64).map_err(|e| io_err(path, e))?;
-        // SAFETY: the file was just created/truncated by us and is mapped shared read-write;
-        // modification of the file by another process while mapped is outside braid's contract
-        // (as for every user of a shared mapping).
-        let mut map =
-            unsafe { MmapOptions::new().len(total).map_mut(&file) }.map_err(|e| io_err(path, e))?;
-        map[..HEADER_USED].copy_from_slice(&encode_header(size as u64));
+        let map = map_file(path, &file, total, cfg.media)?;
+        let header = encode_header(size as u64);
+        // SAFETY: the mapping was just made and no other handle to it exists, so nothing
+        // accesses it concurrently; it holds at least HEADER_SIZE > HEADER_USED bytes.
+        unsafe { std::ptr::copy_nonoverlapping(header.as_ptr(), map.ptr, HEADER_USED) };
         if cfg.domain == Domain::Adr {
             // SAFETY: the header lies inside the live mapping; `flush` is supported (resolved).
-            unsafe { persist::flush_lines(flush, map.as_ptr(), HEADER_USED) };
+            unsafe { persist::flush_lines(flush, map.ptr, HEADER_USED) };
         }
         persist::sfence();
-        // For files not on a DAX device (e.g. /dev/shm, or an SSD standing in for NVM) the page
-        // cache must be written too.
-        map.flush_range(0, HEADER_SIZE)
-            .map_err(|e| io_err(path, e))?;
+        // Whatever the media, the header and the file size are written back once, so a new
+        // region survives a power cut with its header (cheap next to creating the file).
+        map.sync(0, HEADER_SIZE).map_err(|e| io_err(path, e))?;
         file.sync_all().map_err(|e| io_err(path, e))?;
-        // SAFETY: HEADER_SIZE <= total, so the usable area starts inside (or at the end of) the
-        // mapping.
-        let base = unsafe { map.as_mut_ptr().add(HEADER_SIZE) };
+        // SAFETY: HEADER_SIZE <= total <= map.len, so the usable area starts inside (or at the
+        // end of) the mapping.
+        let base = unsafe { map.ptr.add(HEADER_SIZE) };
         Ok(Region::build(
             base,
             size,
@@ -275,13 +455,14 @@ impl Region {
             cfg,
             Some(path.to_path_buf()),
             None,
-            Memory::Map(map),
+            Memory::File(map),
         ))
     }
 
     /// Open an existing region file. With `expected_size` = `Some(n)` a region of another size
     /// is refused. Files that are not braid regions, of another format version, or with a
-    /// damaged header are refused with an error saying what to do.
+    /// damaged header are refused with an error saying what to do. The file is mapped as
+    /// `cfg.media` asks (see [`Region::create`]).
     pub fn open(
         path: &Path,
         expected_size: Option<usize>,
@@ -345,11 +526,9 @@ impl Region {
             path: path.to_path_buf(),
             detail: format!("recorded size {size} does not fit this machine's address space"),
         })?;
-        // SAFETY: shared read-write mapping of a region file; see `create`.
-        let mut map =
-            unsafe { MmapOptions::new().len(total).map_mut(&file) }.map_err(|e| io_err(path, e))?;
-        // SAFETY: HEADER_SIZE <= total (checked above).
-        let base = unsafe { map.as_mut_ptr().add(HEADER_SIZE) };
+        let map = map_file(path, &file, total, cfg.media)?;
+        // SAFETY: HEADER_SIZE <= total <= map.len (checked above).
+        let base = unsafe { map.ptr.add(HEADER_SIZE) };
         Ok(Region::build(
             base,
             total - HEADER_SIZE,
@@ -357,7 +536,7 @@ impl Region {
             cfg,
             Some(path.to_path_buf()),
             None,
-            Memory::Map(map),
+            Memory::File(map),
         ))
     }
 
@@ -368,7 +547,8 @@ impl Region {
     /// # Panics
     /// If the system cannot map `size` bytes (out of memory), like any allocation.
     pub fn anonymous(size: usize) -> Region {
-        let mut map = match MmapMut::map_anon(size.max(1)) {
+        // A multiple of 8, so every aligned word touching the usable area is mapped.
+        let mut map = match MmapMut::map_anon(size.next_multiple_of(8).max(8)) {
             Ok(m) => m,
             Err(e) => panic!("braid-pmem: cannot map {size} bytes of anonymous memory: {e}"),
         };
@@ -377,6 +557,7 @@ impl Region {
             domain: Domain::Adr,
             flush: Some(FlushKind::None),
             write_delay_ns: 0,
+            media: Media::Emulated,
         };
         Region::build(
             base,
@@ -416,7 +597,8 @@ impl Region {
     }
 
     /// The configuration the region was made with (for anonymous regions: ADR, no flush
-    /// instruction, no delay).
+    /// instruction, no delay, [`Media::Emulated`]). Its `media` is the one asked for; see
+    /// [`Region::media`] for the resolved one.
     pub fn config(&self) -> PmemConfig {
         self.inner.cfg
     }
@@ -441,9 +623,67 @@ impl Region {
         self.inner.sim.is_some()
     }
 
+    /// What backs the region, resolved: for files [`Media::Dax`] (mapped with `MAP_SYNC`),
+    /// [`Media::Msync`] or [`Media::Emulated`], never `Auto`; [`Media::Emulated`] for anonymous
+    /// regions; [`Media::Dax`] for simulated ones, which model real persistent memory.
+    pub fn media(&self) -> Media {
+        self.inner.media
+    }
+
+    /// Whether persisted data survives a power cut: the media is [`Media::Dax`] or
+    /// [`Media::Msync`]. False for anonymous and emulated regions.
+    pub fn is_power_safe(&self) -> bool {
+        self.inner.media.is_power_safe()
+    }
+
+    /// `Ok` unless an `msync` of this region ever failed ([`Media::Msync`], or
+    /// [`Region::msync`]): then [`PmemError::Msync`] with the first failure, on every call from
+    /// then on, since data persisted to the file may have been lost and persistence to it can
+    /// no longer be trusted. Call it before reporting anything persisted as durable.
+    pub fn check(&self) -> Result<(), PmemError> {
+        match self.inner.msync_error.get() {
+            None => Ok(()),
+            Some(e) => Err(PmemError::Msync {
+                path: self.inner.path.clone().unwrap_or_default(),
+                source: copy_io_error(e),
+            }),
+        }
+    }
+
+    /// Test hook: the next `msync` of this file region fails with OS error `errno` instead of
+    /// running, as a failed write-back would. Not part of the supported API.
+    #[doc(hidden)]
+    pub fn inject_msync_failure(&self, errno: i32) {
+        self.inner.inject_msync.store(errno, Ordering::SeqCst);
+    }
+
+    /// `msync(MS_SYNC)` over the page-aligned span of usable bytes `[off, off + len)` of a file
+    /// region (range checked by the caller); counts it and keeps the first failure.
+    #[inline(never)]
+    fn msync_range(&self, off: usize, len: usize) {
+        let inner = &*self.inner;
+        let Memory::File(map) = &inner.mem else {
+            return;
+        };
+        let from = HEADER_SIZE + off;
+        let start = from - from % inner.page;
+        inner.counters.add_msync();
+        let r = match inner.inject_msync.load(Ordering::Relaxed) {
+            0 => map.sync(start, from + len - start),
+            _ => match inner.inject_msync.swap(0, Ordering::SeqCst) {
+                0 => map.sync(start, from + len - start),
+                errno => Err(std::io::Error::from_raw_os_error(errno)),
+            },
+        };
+        if let Err(e) = r {
+            // Only the first failure is kept; a later one adds nothing.
+            let _ = inner.msync_error.set(e);
+        }
+    }
+
     #[inline]
     #[track_caller]
-    fn check(&self, off: usize, len: usize) {
+    fn bounds(&self, off: usize, len: usize) {
         let size = self.inner.len;
         if off > size || len > size - off {
             out_of_range(off, len, size);
@@ -456,61 +696,94 @@ impl Region {
         if !off.is_multiple_of(8) {
             misaligned(off);
         }
-        self.check(off, 8);
+        self.bounds(off, 8);
     }
 
     /// Copy `src` to `off` with plain (cached) stores. Durable after `persist` of the range
-    /// (ADR) or at once (eADR).
+    /// (ADR) or at once (eADR; with [`Media::Msync`] after `flush`, which writes the page cache
+    /// back).
+    ///
+    /// Race-free: the bytes are stored through aligned 8-byte atomics (see the module
+    /// documentation), so a concurrent access to the same bytes is a logical error, not
+    /// undefined behaviour.
     ///
     /// # Panics
     /// If the range is out of bounds (a caller bug).
     #[inline]
     #[track_caller]
     pub fn write(&self, off: usize, src: &[u8]) {
-        self.check(off, src.len());
+        self.bounds(off, src.len());
         let inner = &*self.inner;
         if let Some(sim) = &inner.sim {
             sim.write(off, src.len(), Src::Bytes(src));
             return;
         }
-        // SAFETY: the range is in bounds of the live mapping (checked); `src` cannot overlap
-        // it mutably-aliased since it is a shared slice the caller holds (and if it points into
-        // the same mapping, the disjoint-range contract applies).
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), inner.base.add(off), src.len()) };
+        self.store_bytes(off, src);
     }
 
     /// Copy `src` to `off` with non-temporal (streaming) stores, bypassing the cache. The data
-    /// is durable after the next [`Region::fence`] by the same thread; no flush is needed.
+    /// is durable after the next [`Region::fence`] by the same thread; no flush is needed
+    /// (with [`Media::Msync`] the range is fenced and written back with `msync` here already).
     /// Each touched cache line pays the emulated write delay.
+    ///
+    /// Contract: the 8-byte words wholly inside the range are written with SIMD streaming
+    /// stores, which the Rust memory model counts as non-atomic, so no other thread may access
+    /// those bytes (read or write, through any accessor) while this call runs: that would be a
+    /// data race. Partial words at either end are written atomically like [`Region::write`],
+    /// so writers of disjoint ranges may share a word. Callers stream only into space they own
+    /// exclusively (a reserved log range). Volatile (anonymous) regions get a plain atomic
+    /// [`Region::write`] and no such restriction.
     ///
     /// # Panics
     /// If the range is out of bounds (a caller bug).
     #[inline]
     #[track_caller]
     pub fn write_nt(&self, off: usize, src: &[u8]) {
-        self.check(off, src.len());
+        self.bounds(off, src.len());
         let inner = &*self.inner;
         let n = src.len();
         if inner.mode == Mode::Volatile {
-            // SAFETY: as in `write`.
-            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), inner.base.add(off), n) };
+            self.store_bytes(off, src);
             return;
         }
         inner.counters.add_nt_bytes(n as u64);
         if let Some(sim) = &inner.sim {
             sim.write_nt(off, n, Src::Bytes(src));
-        } else {
-            // SAFETY: in-bounds destination in the live mapping, valid source slice, disjoint
-            // (see `write`); `nt_flush` was checked supported at creation and `avx512` detected.
-            unsafe {
-                persist::copy_nt(
-                    inner.base.add(off),
-                    src.as_ptr(),
-                    n,
-                    inner.nt_flush,
-                    inner.avx512,
-                )
-            };
+        } else if n > 0 {
+            // Partial words at the ends through atomics, written back like plain stores (the
+            // usable area is page-aligned, so usable-offset alignment is address alignment).
+            let head = (off.wrapping_neg() & 7).min(n);
+            let body_end = head + ((n - head) & !7);
+            if head > 0 {
+                self.store_bytes(off, &src[..head]);
+                self.flush_raw(inner.nt_flush, off, head);
+            }
+            if body_end > head {
+                // SAFETY: `[off + head, off + body_end)` is in bounds of the live mapping
+                // (checked above), 8-byte aligned, a multiple of 8 long and disjoint from
+                // `src`, a shared slice the caller holds (the mapping hands out no slices);
+                // no other thread accesses these words meanwhile (this function's documented
+                // contract); `nt_flush` was checked supported at creation (and is not used
+                // for an aligned range anyway) and `avx512` was detected.
+                unsafe {
+                    persist::copy_nt(
+                        inner.base.add(off + head),
+                        src[head..body_end].as_ptr(),
+                        body_end - head,
+                        inner.nt_flush,
+                        inner.avx512,
+                    )
+                };
+            }
+            if body_end < n {
+                self.store_bytes(off + body_end, &src[body_end..]);
+                self.flush_raw(inner.nt_flush, off + body_end, n - body_end);
+            }
+            if inner.msync {
+                // Streaming stores reach memory (hence the page cache) only once fenced.
+                persist::sfence();
+                self.msync_range(off, n);
+            }
         }
         if inner.delay_ns != 0 {
             busy_wait_ns(inner.delay_ns.saturating_mul(lines_in(off, n) as u64));
@@ -519,36 +792,119 @@ impl Region {
 
     /// Copy `dst.len()` bytes at `off` into `dst`.
     ///
+    /// Race-free: the bytes are loaded through aligned 8-byte atomics (see the module
+    /// documentation).
+    ///
     /// # Panics
     /// If the range is out of bounds (a caller bug).
     #[inline]
     #[track_caller]
     pub fn read(&self, off: usize, dst: &mut [u8]) {
-        self.check(off, dst.len());
+        self.bounds(off, dst.len());
         let inner = &*self.inner;
         if let Some(sim) = &inner.sim {
             sim.read(off, dst);
             return;
         }
-        // SAFETY: in-bounds source in the live mapping; `dst` is an exclusive slice, so it
-        // cannot overlap bytes another access to this region is writing through us.
-        unsafe { std::ptr::copy_nonoverlapping(inner.base.add(off), dst.as_mut_ptr(), dst.len()) };
+        self.load_bytes(off, dst);
     }
 
     /// Set `len` bytes at `off` to `byte` with plain stores.
+    ///
+    /// Race-free: the bytes are stored through aligned 8-byte atomics (see the module
+    /// documentation).
     ///
     /// # Panics
     /// If the range is out of bounds (a caller bug).
     #[track_caller]
     pub fn fill(&self, off: usize, len: usize, byte: u8) {
-        self.check(off, len);
+        self.bounds(off, len);
         let inner = &*self.inner;
         if let Some(sim) = &inner.sim {
             sim.write(off, len, Src::Fill(byte));
             return;
         }
-        // SAFETY: in-bounds range of the live mapping (checked).
-        unsafe { std::ptr::write_bytes(inner.base.add(off), byte, len) };
+        let pattern = [byte; 8];
+        let head = (off.wrapping_neg() & 7).min(len);
+        if head > 0 {
+            self.merge(off, &pattern[..head]);
+        }
+        let words = (len - head) / 8;
+        let word = u64::from_ne_bytes(pattern);
+        for k in 0..words {
+            self.word_of(off + head + 8 * k)
+                .store(word, Ordering::Relaxed);
+        }
+        let done = head + 8 * words;
+        if done < len {
+            self.merge(off + done, &pattern[..len - done]);
+        }
+    }
+
+    /// Store `src` at usable offset `off` of a mapped region (range checked) through aligned
+    /// 8-byte atomics: whole words with relaxed stores, a partial word at either end with a
+    /// compare-and-swap that replaces only the range's bytes.
+    #[inline]
+    fn store_bytes(&self, off: usize, src: &[u8]) {
+        let head = (off.wrapping_neg() & 7).min(src.len());
+        let (h, rest) = src.split_at(head);
+        if !h.is_empty() {
+            self.merge(off, h);
+        }
+        let mut at = off + head;
+        let mut words = rest.chunks_exact(8);
+        for w in &mut words {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(w);
+            self.word_of(at)
+                .store(u64::from_ne_bytes(b), Ordering::Relaxed);
+            at += 8;
+        }
+        let tail = words.remainder();
+        if !tail.is_empty() {
+            self.merge(at, tail);
+        }
+    }
+
+    /// Store `bytes` (at most 8, within one aligned word) at `off` by compare-and-swap of the
+    /// word, leaving its other bytes as they are.
+    #[inline]
+    fn merge(&self, off: usize, bytes: &[u8]) {
+        let s = off & 7;
+        debug_assert!(s + bytes.len() <= 8);
+        let put = |old: u64| {
+            let mut b = old.to_ne_bytes();
+            b[s..s + bytes.len()].copy_from_slice(bytes);
+            Some(u64::from_ne_bytes(b))
+        };
+        // The closure always returns Some, so the update cannot fail.
+        let _ = self
+            .word_of(off)
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, put);
+    }
+
+    /// Load the bytes at usable offset `off` of a mapped region (range checked) into `dst`
+    /// through aligned 8-byte atomic loads.
+    #[inline]
+    fn load_bytes(&self, off: usize, dst: &mut [u8]) {
+        let head = (off.wrapping_neg() & 7).min(dst.len());
+        let (h, rest) = dst.split_at_mut(head);
+        if !h.is_empty() {
+            let s = off & 7;
+            let b = self.word_of(off).load(Ordering::Relaxed).to_ne_bytes();
+            h.copy_from_slice(&b[s..s + head]);
+        }
+        let mut at = off + head;
+        let mut words = rest.chunks_exact_mut(8);
+        for w in &mut words {
+            w.copy_from_slice(&self.word_of(at).load(Ordering::Relaxed).to_ne_bytes());
+            at += 8;
+        }
+        let tail = words.into_remainder();
+        if !tail.is_empty() {
+            let n = tail.len();
+            tail.copy_from_slice(&self.word_of(at).load(Ordering::Relaxed).to_ne_bytes()[..n]);
+        }
     }
 
     /// Atomic (acquire) load of the native-endian u64 at `off`.
@@ -602,38 +958,65 @@ impl Region {
     /// The in-bounds, 8-byte-aligned word at `off` of a mapped region.
     #[inline]
     fn atomic(&self, off: usize) -> &AtomicU64 {
-        // SAFETY: `off` is in bounds and a multiple of 8 (checked by the caller) and `base` is
-        // page-aligned, so the pointer is valid and aligned for `AtomicU64` for as long as
-        // `self` (which keeps the mapping) lives. Plain accesses to the same word racing with
-        // this atomic one are excluded by the documented contract.
-        unsafe { AtomicU64::from_ptr(self.inner.base.add(off).cast::<u64>()) }
+        self.word_of(off)
+    }
+
+    /// The aligned 8-byte word of a mapped (not simulated) region holding usable byte `pos`,
+    /// which the caller checked is in bounds (`pos < len`).
+    #[inline]
+    fn word_of(&self, pos: usize) -> &AtomicU64 {
+        debug_assert!(pos < self.inner.len && self.inner.sim.is_none());
+        // SAFETY: `base` is page-aligned, so `base + (pos & !7)` is 8-byte aligned; the word
+        // starts at or before `pos`, inside the usable area, and ends at the next multiple of
+        // 8, which the mapping covers (its length is a multiple of 8, see `FileMap::new` and
+        // `anonymous`). The mapping lives as long as `self`. Every access to the mapping is an
+        // aligned 8-byte atomic except the streamed words of `write_nt`, whose contract
+        // excludes concurrent access to them, so this atomic never races with a non-atomic or
+        // differently sized access.
+        unsafe { AtomicU64::from_ptr(self.inner.base.add(pos & !7).cast::<u64>()) }
     }
 
     /// Write back every cache line overlapping `[off, off + len)` (ADR). A no-op, neither
     /// counted nor delayed, under eADR and on volatile regions. Durable only after a fence.
+    ///
+    /// With [`Media::Msync`] (in both domains) the page-aligned span of the range is also
+    /// written back to the file with `msync(MS_SYNC)` before this returns; a failure is kept
+    /// for [`Region::check`].
     ///
     /// # Panics
     /// If the range is out of bounds (a caller bug).
     #[inline]
     #[track_caller]
     pub fn flush(&self, off: usize, len: usize) {
-        self.check(off, len);
+        self.bounds(off, len);
         let inner = &*self.inner;
-        if inner.mode != Mode::Adr || len == 0 {
+        if len == 0 {
             return;
         }
-        let lines = lines_in(off, len);
-        inner.counters.add_lines(lines as u64);
-        if let Some(sim) = &inner.sim {
-            sim.flush(off, len);
-        } else {
-            // SAFETY: in-bounds range of the live mapping; `flush` supported (resolved at
-            // creation).
-            unsafe { persist::flush_lines(inner.flush, inner.base.add(off), len) };
+        if inner.mode == Mode::Adr {
+            let lines = lines_in(off, len);
+            inner.counters.add_lines(lines as u64);
+            if let Some(sim) = &inner.sim {
+                sim.flush(off, len);
+            } else {
+                self.flush_raw(inner.flush, off, len);
+            }
+            if inner.delay_ns != 0 {
+                busy_wait_ns(inner.delay_ns.saturating_mul(lines as u64));
+            }
         }
-        if inner.delay_ns != 0 {
-            busy_wait_ns(inner.delay_ns.saturating_mul(lines as u64));
+        if inner.msync {
+            self.msync_range(off, len);
         }
+    }
+
+    /// Issue `kind` for every line of the in-bounds usable range `[off, off + len)` of a mapped
+    /// region (no counting, no delay).
+    #[inline]
+    fn flush_raw(&self, kind: FlushKind, off: usize, len: usize) {
+        // SAFETY: in-bounds range of the live mapping (checked by the caller); every `kind`
+        // used is supported (resolved at creation).
+        unsafe { persist::flush_lines(kind, self.inner.base.add(off), len) };
     }
 
     /// Store fence (SFENCE): earlier flushes and streaming stores of this thread are durable
@@ -668,18 +1051,14 @@ impl Region {
         self.inner.counters.snapshot()
     }
 
-    /// Write the file's page cache back to storage (`msync`), for region files that are not on
-    /// a DAX device. A no-op for anonymous and simulated regions.
+    /// Write the whole file's page cache back to storage (`msync(MS_SYNC)`), whatever the
+    /// media. A no-op for anonymous and simulated regions. A failure is kept like one in
+    /// `flush`: this returns [`Region::check`] after the write-back.
     pub fn msync(&self) -> Result<(), PmemError> {
-        match &self.inner.mem {
-            Memory::Map(m) => m.flush().map_err(|e| {
-                io_err(
-                    self.inner.path.as_deref().unwrap_or_else(|| Path::new("")),
-                    e,
-                )
-            }),
-            Memory::Anon(_) | Memory::Sim => Ok(()),
+        if matches!(self.inner.mem, Memory::File(_)) {
+            self.msync_range(0, self.inner.len);
         }
+        self.check()
     }
 
     /// Simulate a power failure: a new simulated region (same size and configuration, fresh

@@ -1,5 +1,8 @@
 //! Straggler signals for passive group commit (Wang & Johnson 2014, Section 4.1).
 //!
+//! This is the generic thread-signal primitive that gsn's passive group commit uses; it lives
+//! in braid-pmem rather than braid-wal because installing a signal handler needs `unsafe`.
+//!
 //! Passive group commit keeps, per worker thread, a published word (`dgsn` plus a dirty bit)
 //! that a commit daemon reads. A worker that stays dirty too long is sent a signal
 //! (`pthread_kill`); its handler issues a store fence (which, with signal delivery itself,

@@ -1,5 +1,5 @@
 //! Persistence counters: cache lines flushed, fences issued, bytes written with non-temporal
-//! stores.
+//! stores, `msync` calls.
 //!
 //! They are bumped on the commit path of every logging scheme from many threads, so one shared
 //! atomic would become the very contention point the distributed-logging papers remove
@@ -7,7 +7,7 @@
 //! uses the set picked by a per-thread id (threads are numbered once, round robin), so threads
 //! only share a set when there are more of them than sets. A snapshot sums all sets; it is
 //! exact once the counting threads have stopped, and a consistent-enough view while they run
-//! (each counter is read atomically, the three counters not together).
+//! (each counter is read atomically, the counters not together).
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -27,6 +27,8 @@ pub struct PmemStats {
     pub fences: u64,
     /// Bytes written by `write_nt` (not counted on volatile regions).
     pub nt_bytes: u64,
+    /// `msync` calls (file regions with [`crate::Media::Msync`] only; failed ones included).
+    pub msyncs: u64,
 }
 
 impl PmemStats {
@@ -36,6 +38,7 @@ impl PmemStats {
             lines_flushed: self.lines_flushed.wrapping_sub(earlier.lines_flushed),
             fences: self.fences.wrapping_sub(earlier.fences),
             nt_bytes: self.nt_bytes.wrapping_sub(earlier.nt_bytes),
+            msyncs: self.msyncs.wrapping_sub(earlier.msyncs),
         }
     }
 }
@@ -45,6 +48,7 @@ struct Shard {
     lines: AtomicU64,
     fences: AtomicU64,
     nt_bytes: AtomicU64,
+    msyncs: AtomicU64,
 }
 
 /// Sharded counters of one region.
@@ -100,6 +104,11 @@ impl Counters {
         self.shard().nt_bytes.fetch_add(n, Ordering::Relaxed);
     }
 
+    #[inline]
+    pub(crate) fn add_msync(&self) {
+        self.shard().msyncs.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub(crate) fn snapshot(&self) -> PmemStats {
         self.shards
             .iter()
@@ -107,6 +116,7 @@ impl Counters {
                 lines_flushed: acc.lines_flushed + s.lines.load(Ordering::Relaxed),
                 fences: acc.fences + s.fences.load(Ordering::Relaxed),
                 nt_bytes: acc.nt_bytes + s.nt_bytes.load(Ordering::Relaxed),
+                msyncs: acc.msyncs + s.msyncs.load(Ordering::Relaxed),
             })
     }
 }
@@ -125,6 +135,7 @@ mod tests {
                         c.add_lines(2);
                         c.add_fence();
                         c.add_nt_bytes(64);
+                        c.add_msync();
                     }
                 });
             }
@@ -135,7 +146,8 @@ mod tests {
             PmemStats {
                 lines_flushed: 16_000,
                 fences: 8_000,
-                nt_bytes: 512_000
+                nt_bytes: 512_000,
+                msyncs: 8_000,
             }
         );
         assert_eq!(st.since(&st), PmemStats::default());

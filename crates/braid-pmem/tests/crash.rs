@@ -111,7 +111,8 @@ fn write_nt_then_fence_is_kept_without_a_fence_lost() {
         PmemStats {
             lines_flushed: 0,
             fences: 1,
-            nt_bytes: 160
+            nt_bytes: 160,
+            msyncs: 0
         }
     );
 }

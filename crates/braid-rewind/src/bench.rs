@@ -96,6 +96,8 @@ fn region(
                 domain: Domain::Adr,
                 flush: None,
                 write_delay_ns,
+                // A benchmark: the backing directory (e.g. /dev/shm) emulates persistent memory.
+                media: braid_pmem::Media::Emulated,
             };
             let region = Region::create(&path, bytes, cfg)?;
             Ok(BenchRegion {

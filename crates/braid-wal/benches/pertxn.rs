@@ -20,7 +20,7 @@
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use braid_pmem::{Domain, PmemConfig, Region};
+use braid_pmem::{Domain, Media, PmemConfig, Region};
 use braid_wal::file_device::{FileDevice, FileDeviceConfig};
 use braid_wal::fs::RealFs;
 use braid_wal::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
@@ -141,6 +141,8 @@ fn pertxn(threads: usize, iters: u64, flush: FlushPolicy) -> Duration {
             domain: Domain::Adr,
             flush: None,
             write_delay_ns: 0,
+            // /dev/shm stands in for persistent memory: an emulation, not power-safe.
+            media: Media::Emulated,
         };
         let region = Region::create(&dir.path().join("pertxn.region"), size, pcfg).unwrap();
         let options = PerTxnOptions {

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use braid_pmem::{Domain, PmemConfig, Region};
+use braid_pmem::{Domain, Media, PmemConfig, Region};
 use braid_wal::device::Device;
 use braid_wal::file_device::{FileDevice, FileDeviceConfig};
 use braid_wal::fs::RealFs;
@@ -40,6 +40,8 @@ fn pmem_device(dir: &Path, domain: Domain) -> Arc<dyn Device> {
         domain,
         flush: None,
         write_delay_ns: 0,
+        // /dev/shm stands in for persistent memory: an emulation, not power-safe.
+        media: Media::Emulated,
     };
     let region = Region::create(&dir.join("ring"), 64 << 20, cfg).unwrap();
     let dcfg = PmemDeviceConfig {

@@ -26,8 +26,17 @@ pub trait Device: Send + Sync + StreamSource {
     /// Copy `bytes` to stream position `lsn`. Called concurrently by writers on disjoint ranges.
     /// A pmem device persists them here (the fence must come from the writing thread).
     fn fill(&self, lsn: Lsn, bytes: &[u8]);
-    /// True if `fill` alone makes bytes durable (pmem); then `flush` only records the watermark.
+    /// True if `fill` alone makes bytes durable (pmem); then the stream never calls `flush`
+    /// and publishes its durable watermark itself, after [`Device::check_fills`].
     fn durable_on_fill(&self) -> bool;
+    /// For `durable_on_fill` devices: `Ok` if every `fill` that has returned really made its
+    /// bytes durable. A fill cannot report an error (a region whose `msync` failed records it
+    /// instead), so the stream asks here after computing a new durable point and before
+    /// publishing it; an error poisons the stream like a failed `flush`, and nothing filled
+    /// is acknowledged any more. Called concurrently, from any thread. Default: `Ok`.
+    fn check_fills(&self) -> Result<(), WalError> {
+        Ok(())
+    }
     /// Make `[from, to)` durable. Errors poison the stream, except `NoSpace`, which is retried.
     fn flush(&self, from: Lsn, to: Lsn) -> Result<(), WalError>;
     /// Check (and prepare, e.g. preallocate) space for bytes up to `upto`; `NoSpace` if there is none.

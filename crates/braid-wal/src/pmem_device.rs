@@ -24,6 +24,13 @@
 //!   stores and cache-line write-backs ([`PmemWrite::StoreFlush`]), then fences, on the
 //!   writer's own thread: a record is durable when `fill` returns. ADR versus eADR is the
 //!   region's configuration (braid-pmem skips write-backs under eADR).
+//! * Media: on a region file that is not DAX persistent memory, flush + fence only reach the
+//!   page cache; a region with [`braid_pmem::Media::Msync`] also `msync`s every flushed or
+//!   streamed range inside `fill`. `fill` cannot fail, so a failed `msync` is kept by the
+//!   region, and [`Device::check_fills`] reports it ([`braid_pmem::Region::check`]): the stream
+//!   asks before it publishes a durable point, so the failure poisons the stream and nothing
+//!   written since is acknowledged. Header words, formatting and `reset_tail` check the region
+//!   after persisting too. A region with `Media::Emulated` is not power-safe.
 //! * Salts: a record starting at `lsn` is checksummed with a mix of the ring salt and the lap
 //!   number `lsn / capacity`, so a record left over from an earlier lap (or an earlier ring
 //!   in the same region) never decodes, even before its stored LSN is compared.
@@ -398,6 +405,7 @@ fn open_header(region: &Region, name: &str, stream: u32, cap: u64) -> Result<u32
     region.persist(0, CONST_LEN);
     region.write(0, &h[..8]);
     region.persist(0, 8);
+    region.check()?;
     Ok(salt)
 }
 
@@ -418,17 +426,20 @@ impl Ring {
         }
     }
 
-    fn set_word(&self, off: usize, v: Lsn) {
+    /// Store and persist a header word; an error if the region's persistence failed.
+    fn set_word(&self, off: usize, v: Lsn) -> Result<(), WalError> {
         self.region.store_u64(off, v.to_le());
         self.region.persist(off, 8);
+        Ok(self.region.check()?)
     }
 
-    fn set_head(&self, head: Lsn) {
+    fn set_head(&self, head: Lsn) -> Result<(), WalError> {
         let _g = self.header.lock();
         if head > self.head.load(Acquire) {
-            self.set_word(OFF_HEAD, head);
+            self.set_word(OFF_HEAD, head)?;
             self.head.store(head, Release);
         }
+        Ok(())
     }
 
     fn full_error(&self) -> WalError {
@@ -489,8 +500,7 @@ impl Ring {
             at += n as u64;
         }
         d.log.sync()?;
-        self.set_head(durable);
-        Ok(())
+        self.set_head(durable)
     }
 
     fn destage_main(self: Arc<Self>) {
@@ -651,8 +661,13 @@ impl Device for PmemDevice {
         true
     }
 
+    fn check_fills(&self) -> Result<(), WalError> {
+        Ok(self.ring.region.check()?)
+    }
+
     fn flush(&self, _from: Lsn, _to: Lsn) -> Result<(), WalError> {
-        Ok(())
+        // Fills are durable by themselves; only a persistence failure is left to report.
+        self.check_fills()
     }
 
     #[inline]
@@ -705,6 +720,7 @@ impl Device for PmemDevice {
         if wrote {
             r.region.fence();
         }
+        r.region.check()?;
         r.durable.fetch_max(end, SeqCst);
         Ok(())
     }
@@ -741,12 +757,12 @@ impl Device for PmemDevice {
         if upto <= r.start.load(Acquire) {
             return Ok(());
         }
-        r.set_word(OFF_START, upto);
+        r.set_word(OFF_START, upto)?;
         r.start.store(upto, Release);
         match &r.destage {
             None => {
                 if upto > r.head.load(Acquire) {
-                    r.set_word(OFF_HEAD, upto);
+                    r.set_word(OFF_HEAD, upto)?;
                     r.head.store(upto, Release);
                 }
                 Ok(())

@@ -37,7 +37,9 @@
 //! * A flush error other than `NoSpace` poisons the stream: the cause is stored, everyone is
 //!   woken, the durable point never advances again, and every waiter and every later append
 //!   gets [`WalError::Poisoned`] naming the stream and the cause. A wait for an LSN that was
-//!   durable before the failure still succeeds: it was acknowledged legitimately.
+//!   durable before the failure still succeeds: it was acknowledged legitimately. On pmem
+//!   devices the same holds for a persistence failure that [`Device::check_fills`] reports
+//!   (a failed `msync`), checked before every advance of the durable point.
 //! * `NoSpace` stalls the stream: the waiters whose LSNs lie in the range that failed get the
 //!   `NoSpace` error (their commits are not acknowledged), new appends fail fast with it, and
 //!   the flusher retries with exponential backoff (1 ms to 100 ms). Once a flush succeeds the
@@ -652,6 +654,12 @@ impl Inner {
         let (ready, _) = self.res.ready();
         // Nothing is published once the stream is poisoned (checked after computing `ready`).
         if ready <= d || self.state.load(SeqCst) & POISONED != 0 {
+            return d;
+        }
+        // Asked after computing `ready`: a fill that failed to persist recorded its failure
+        // before it finished, so every fill below `ready` is covered by this check.
+        if let Err(e) = self.device.check_fills() {
+            self.poison(format!("persisting LSNs {d}..{ready} failed: {e}"));
             return d;
         }
         // The device learns the point before anyone can read it from the stream (a caller may

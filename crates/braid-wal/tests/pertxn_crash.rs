@@ -1,7 +1,8 @@
 //! NV-Logging (`pertxn`) under power failures and load: every persist point of a small
 //! transaction (`freeze_after(k)` for every k, then a crash), multi-object transactions, abort
 //! objects, crashes during truncation, concurrent writers, damage detection, and truncation
-//! keeping the index bounded under sustained load.
+//! keeping the index bounded under sustained load; and a log on a region file written back
+//! with `msync`, poisoned when an `msync` fails.
 //!
 //! Crash points are persist events of the simulated region (`freeze_after`), so the images are
 //! exact with `CrashMode::DropUnpersisted`; `KeepRandom` is used only on images taken at an
@@ -13,7 +14,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use braid_pmem::{CrashMode, CrashSim, Domain, PmemConfig, Region};
+use braid_pmem::{CrashMode, CrashSim, Domain, Media, PmemConfig, Region};
 use braid_wal::WalError;
 use braid_wal::fs::{CrashOpts, FaultFs};
 use braid_wal::record::{self, Kind};
@@ -60,6 +61,7 @@ fn pcfg(domain: Domain) -> PmemConfig {
         domain,
         flush: None,
         write_delay_ns: 0,
+        ..PmemConfig::default()
     }
 }
 
@@ -598,4 +600,45 @@ fn oversized_transaction_is_refused() {
     assert!(matches!(err, WalError::RecordTooLarge { .. }), "{err}");
     assert_eq!(log.next_lsn(), before);
     commit(&log, 2, 10);
+}
+
+/// On a region file written back with msync: commits are durable and recovered after reopening;
+/// once an msync fails, the log is poisoned and nothing persisted after it is acknowledged.
+#[test]
+fn msync_region_commits_and_a_failed_msync_poisons() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = PmemConfig {
+        media: Media::Msync,
+        ..PmemConfig::default()
+    };
+    for flush in [FlushPolicy::Insert, FlushPolicy::Commit] {
+        let path = dir.path().join(format!("pertxn-{flush:?}.region"));
+        let fs = FaultFs::new();
+        let o = opts(flush, 256, 0);
+        let region = Region::create(&path, 64 << 10, cfg).unwrap();
+        {
+            let (log, _) = open(&region, &fs, &o, ScanMode::Strict).unwrap();
+            for t in 1..=5 {
+                commit(&log, t, 60);
+            }
+            assert!(region.stats().msyncs > 0, "{flush:?}");
+            log.close().unwrap();
+        }
+        drop(region);
+        let region = Region::open(&path, None, cfg).unwrap();
+        let (log, rec) = open(&region, &fs, &o, ScanMode::Strict).unwrap();
+        let got = rec.map();
+        for t in 1..=5 {
+            assert_eq!(got.get(&t), Some(&payload(t, 60)), "{flush:?}: txn {t}");
+        }
+
+        region.inject_msync_failure(5); // EIO
+        let mut w = log.writer();
+        let end = w.insert(6, Kind::Redo, &payload(6, 60), true).unwrap();
+        let e = log.ticket(end).wait().unwrap_err();
+        assert!(matches!(e, WalError::Poisoned { .. }), "{flush:?}: {e:?}");
+        assert!(e.to_string().contains("msync"), "{e}");
+        assert!(w.insert(7, Kind::Redo, &payload(7, 60), true).is_err());
+        assert!(log.close().is_err());
+    }
 }

@@ -107,6 +107,7 @@ fn pmem_case(
             domain,
             flush: None,
             write_delay_ns: 0,
+            ..PmemConfig::default()
         },
     );
     let dcfg = PmemDeviceConfig {
@@ -163,6 +164,7 @@ fn pmem_unfrozen_case(ops: &[Op], domain: Domain, seed: u64) -> Result<(), TestC
             domain,
             flush: None,
             write_delay_ns: 0,
+            ..PmemConfig::default()
         },
     );
     let dcfg = PmemDeviceConfig {

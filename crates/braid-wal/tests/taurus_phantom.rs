@@ -39,6 +39,7 @@ fn pcfg() -> PmemConfig {
         domain: Domain::Adr,
         flush: None,
         write_delay_ns: 0,
+        ..PmemConfig::default()
     }
 }
 

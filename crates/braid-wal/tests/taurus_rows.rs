@@ -39,6 +39,7 @@ fn the_row_table_holds_only_recent_rows() {
                         domain: Domain::Adr,
                         flush: None,
                         write_delay_ns: 0,
+                        ..PmemConfig::default()
                     },
                 );
                 Arc::new(PmemDevice::open(r, PmemDeviceConfig::new(i as u32)).unwrap())

@@ -24,7 +24,9 @@
 //! recovery ignores entries below the head and reads those objects from the backup.
 //!
 //! A failure of the backup files (I/O error, no space) poisons the log: truncation cannot
-//! proceed, writers would wait for space forever, and the error is the honest answer.
+//! proceed, writers would wait for space forever, and the error is the honest answer. So does
+//! a persistence failure of the region ([`braid_pmem::Region::check`], a failed `msync`) found
+//! before the head is published: entries are not reused unless the new head is durable.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
@@ -170,6 +172,8 @@ impl Backup {
         }
         flush_entries(sh, head, upto);
         sh.region.fence();
+        // Entries are reused only once the new head is durable.
+        sh.region.check()?;
         sh.head.store(upto, Release);
         sh.truncations.fetch_add(1, Relaxed);
         Ok(())

@@ -57,6 +57,10 @@
 //! the allocation and the copy except waiting for index space; if that wait ends in an error
 //! (the backup thread failed, the log was closed, or no space came for [`FULL_WAIT`]) the log
 //! is poisoned: every later insert and every ticket not yet durable fails with the cause.
+//! Persisting cannot report an error where it happens (a failed `msync` of a region on a
+//! page-cache file system is kept by the region); the frontier asks the region
+//! ([`Region::check`]) before every advance and poisons the log on a failure, so no object
+//! persisted after it is reported durable.
 
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, SeqCst};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
@@ -289,6 +293,13 @@ impl Shared {
                 to += 1;
             }
             if to == f {
+                return f;
+            }
+            // A region whose persistence failed (a failed msync of a page-cache region, kept
+            // by the region and recorded before the objects were marked) must not have
+            // objects reported durable: poison the log instead of moving the frontier.
+            if let Err(e) = self.region.check() {
+                self.poison(&e.into());
                 return f;
             }
             if self
