@@ -23,15 +23,13 @@
 //! Isolation is the user's, as in REWIND: transactions of different threads must not write
 //! the same words concurrently (hold your locks until the transaction returns).
 //!
-//! On top of the library: a persistent B+-tree ([`btree`]) with a non-recoverable twin, a
-//! doubly-linked list ([`list`]), TPC-C New-Order ([`tpcc`]) and the experiments of the
-//! paper's evaluation ([`bench`]).
+//! On top of the library: a persistent B+-tree ([`btree`]) with a non-recoverable twin and a
+//! doubly-linked list ([`list`]). The experiments of the paper's evaluation are in the `braid`
+//! command (`braid bench rewind`).
 
 pub mod alloc;
-pub mod bench;
 pub mod btree;
 pub mod list;
-pub mod tpcc;
 
 #[doc(hidden)]
 pub mod adll;

@@ -649,9 +649,13 @@ impl Pool {
     }
 
     /// Run `f` as a transaction and then abandon it, neither committing nor rolling back:
-    /// what a crash right after `f` leaves in the log. The pool must be reopened (recovered)
-    /// before it is used again. For recovery benchmarks and tests.
-    #[doc(hidden)]
+    /// what a crash right after `f` leaves in the log (its records and its in-place writes).
+    /// If `f` fails, the transaction is dropped unfinished as it stood (records not yet
+    /// synced may be lost, as in a crash during `f`) and the error is returned.
+    ///
+    /// For recovery experiments and tests (e.g. timing recovery of many unfinished
+    /// transactions): the pool must not be used again after this except to drop it and
+    /// reopen its region with [`Pool::open_in`], whose recovery undoes the transaction.
     pub fn abandon_transaction<R, F>(&self, f: F) -> Result<R, RewindError>
     where
         F: FnOnce(&mut Tx<'_>) -> Result<R, RewindError>,
