@@ -7,8 +7,9 @@
 #
 # Installs Debian's libpmemobj-dev (needs root), builds crates/braid-rewind/pmdk/pmdk_bench.c,
 # runs it with PMEM_IS_PMEM_FORCE=1 (libpmem flushes with CLWB/CLFLUSHOPT as on real
-# persistent memory), then runs the matching braid-rewind experiment (example
-# `pmdk_compare`), printing one JSON line each.
+# persistent memory) and prints its JSON line, then runs the matching braid-rewind
+# experiments (`braid bench rewind --experiment word-tx` and `insert-lookup`), which print
+# tables and write JSON next to the PMDK binary.
 set -euo pipefail
 keys=${1:-1000000}
 wtx=${2:-1000000}
@@ -29,5 +30,10 @@ PMEM_IS_PMEM_FORCE=1 "$out" "$dir/braid-pmdk-pool-$$" "$keys" "$wtx"
 
 echo "# braid-rewind ($dir)"
 cd "$root"
-CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target} \
-    cargo run --release -q -p braid-rewind --example pmdk_compare -- "$keys" "$wtx" "$dir"
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target}
+cargo build --release -q -p braid
+braid="$CARGO_TARGET_DIR/release/braid"
+"$braid" bench rewind --experiment word-tx --transactions "$wtx" --runs 3 --dir "$dir" \
+    --json "$out-word-tx.json" --plot "$out-plots"
+"$braid" bench rewind --experiment insert-lookup --keys "$keys" --runs 1 --dir "$dir" \
+    --json "$out-insert-lookup.json" --plot "$out-plots"

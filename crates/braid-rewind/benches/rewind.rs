@@ -1,27 +1,67 @@
 //! Criterion benchmarks of REWIND on a pool file in /dev/shm: a 1-word transaction for each
 //! log layout and policy against one persisted non-recoverable store, and one B+-tree insert
 //! per transaction against the non-recoverable twin. The experiments of the paper's figures
-//! are in `braid_rewind::bench` (`braid bench rewind`).
+//! are in the `braid` command (`braid bench rewind`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use braid_rewind::bench::{Backing, bench_region, standard_variants};
 use braid_rewind::btree::BTree;
-use braid_rewind::{Mem, PPtr, Pool, PoolConfig, RawMem};
+use braid_rewind::{
+    Layers, LogLayout, LogMode, Mem, PPtr, PmemConfig, Policy, Pool, PoolConfig, RawMem, Region,
+};
 use criterion::{Criterion, criterion_group, criterion_main};
+use tempfile::TempDir;
 
-fn backing() -> Backing {
-    if std::path::Path::new("/dev/shm").is_dir() {
-        Backing::Dir("/dev/shm".into())
+/// A region file of `bytes` in a fresh directory under /dev/shm (DRAM standing in for
+/// persistent memory) if present; the file goes when the directory is dropped.
+fn region(bytes: usize) -> (TempDir, Region) {
+    let dir = if std::path::Path::new("/dev/shm").is_dir() {
+        tempfile::tempdir_in("/dev/shm").unwrap()
     } else {
-        Backing::Dir(std::env::temp_dir())
+        tempfile::tempdir().unwrap()
+    };
+    let r = Region::create(&dir.path().join("pool"), bytes, PmemConfig::default()).unwrap();
+    (dir, r)
+}
+
+/// The configurations of REWIND §5.1: each layout, force and no-force, one layer; Optimized
+/// with two layers.
+fn variants() -> Vec<(String, PoolConfig)> {
+    let mut v = Vec::new();
+    for (l, layout) in [
+        ("simple", LogLayout::Simple),
+        ("optimized", LogLayout::Optimized),
+        ("batch", LogLayout::Batch),
+    ] {
+        for (p, policy) in [("nf", Policy::NoForce), ("f", Policy::Force)] {
+            v.push((format!("{l}-1l-{p}"), layout, policy, Layers::One));
+        }
     }
+    for (p, policy) in [("nf", Policy::NoForce), ("f", Policy::Force)] {
+        v.push((
+            format!("optimized-2l-{p}"),
+            LogLayout::Optimized,
+            policy,
+            Layers::Two,
+        ));
+    }
+    v.into_iter()
+        .map(|(label, layout, policy, layers)| {
+            let cfg = PoolConfig {
+                layout,
+                policy,
+                layers,
+                logs: LogMode::Shared,
+                ..PoolConfig::default()
+            };
+            (label, cfg)
+        })
+        .collect()
 }
 
 fn word_tx(c: &mut Criterion) {
     let mut g = c.benchmark_group("word_tx");
     {
-        let reg = bench_region(&backing(), 16 << 20).unwrap();
-        let r = reg.region();
+        let (_dir, r) = region(16 << 20);
         let mut i = 0u64;
         g.bench_function("raw_persisted_store", |b| {
             b.iter(|| {
@@ -32,13 +72,13 @@ fn word_tx(c: &mut Criterion) {
             })
         });
     }
-    for v in standard_variants() {
-        let reg = bench_region(&backing(), 64 << 20).unwrap();
-        let pool = Pool::create_in(reg.region(), v.pool).unwrap();
+    for (label, cfg) in variants() {
+        let (_dir, r) = region(64 << 20);
+        let pool = Pool::create_in(r, cfg).unwrap();
         let a = RawMem::new(&pool).alloc(8 * 4096).unwrap();
         let arr: PPtr<u64> = PPtr::from_offset(a);
         let mut i = 0u64;
-        g.bench_function(&v.label, |b| {
+        g.bench_function(&label, |b| {
             b.iter(|| {
                 i += 1;
                 let w = i % 4096;
@@ -53,8 +93,8 @@ fn word_tx(c: &mut Criterion) {
 fn btree_insert(c: &mut Criterion) {
     let mut g = c.benchmark_group("btree_insert");
     for (label, cfg) in [("twin", None), ("batch_nf", Some(PoolConfig::default()))] {
-        let reg = bench_region(&backing(), 512 << 20).unwrap();
-        let pool = Pool::create_in(reg.region(), cfg.unwrap_or_default()).unwrap();
+        let (_dir, r) = region(512 << 20);
+        let pool = Pool::create_in(r, cfg.unwrap_or_default()).unwrap();
         let t = BTree::create(&mut RawMem::new(&pool), 512, 32).unwrap();
         let mut k = 0u64;
         let val = [5u8; 32];

@@ -48,9 +48,13 @@ pub struct BTree {
 /// Structure statistics returned by [`BTree::check`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct TreeShape {
+    /// Keys in the leaves.
     pub keys: u64,
+    /// Levels (1: the root is a leaf).
     pub height: u64,
+    /// Leaf nodes.
     pub leaves: u64,
+    /// Inner nodes.
     pub inner: u64,
 }
 
@@ -118,6 +122,7 @@ impl BTree {
         self.hdr
     }
 
+    /// Bytes of every value.
     pub fn value_size(&self) -> usize {
         self.vsize
     }
@@ -132,6 +137,7 @@ impl BTree {
         m.read_u64(self.hdr + H_COUNT)
     }
 
+    /// Whether the tree holds no key.
     pub fn is_empty(&self, m: &impl Mem) -> bool {
         self.len(m) == 0
     }

@@ -23,15 +23,51 @@
 //! Isolation is the user's, as in REWIND: transactions of different threads must not write
 //! the same words concurrently (hold your locks until the transaction returns).
 //!
-//! On top of the library: a persistent B+-tree ([`btree`]) with a non-recoverable twin, a
-//! doubly-linked list ([`list`]), TPC-C New-Order ([`tpcc`]) and the experiments of the
-//! paper's evaluation ([`bench`]).
+//! On top of the library: a persistent B+-tree ([`btree`]) with a non-recoverable twin and a
+//! doubly-linked list ([`list`]). The experiments of the paper's evaluation are in the `braid`
+//! command (`braid bench rewind`); `examples/crash_recover.rs` crashes a transaction and
+//! recovers.
+//!
+//! # Quick start
+//!
+//! ```rust
+//! use braid_rewind::{PPtr, Pool, PoolConfig, Region, RewindError};
+//!
+//! # fn main() -> Result<(), RewindError> {
+//! // A pool in 8 MiB of anonymous memory (`Pool::create` makes one in a file instead).
+//! let pool = Pool::create_in(Region::anonymous(8 << 20), PoolConfig::default())?;
+//!
+//! // One transaction: allocate a counter, set it, make it the root. All or nothing.
+//! pool.transaction(|tx| -> Result<(), RewindError> {
+//!     let counter: PPtr<u64> = tx.alloc(8)?;
+//!     tx.write(counter, 41)?;
+//!     tx.set_root(counter)
+//! })?;
+//!
+//! // Another one updates it in place (the old value is logged first).
+//! let counter: PPtr<u64> = pool.root();
+//! pool.transaction(|tx| {
+//!     let v = tx.read(counter);
+//!     tx.write(counter, v + 1)
+//! })?;
+//! assert_eq!(pool.read(counter), 42);
+//!
+//! // An `Err` (or a panic) rolls the transaction back.
+//! let r = pool.transaction(|tx| -> Result<(), RewindError> {
+//!     tx.write(counter, 0)?;
+//!     Err(RewindError::Invalid("changed my mind".into()))
+//! });
+//! assert!(r.is_err());
+//! assert_eq!(pool.read(counter), 42);
+//! # Ok(())
+//! # }
+//! ```
+
+#![deny(missing_docs)]
 
 pub mod alloc;
-pub mod bench;
 pub mod btree;
 pub mod list;
-pub mod tpcc;
 
 #[doc(hidden)]
 pub mod adll;
@@ -54,29 +90,57 @@ pub use tx::{Mem, RawMem, Tx};
 /// Errors of the REWIND library.
 #[derive(Debug, thiserror::Error)]
 pub enum RewindError {
+    /// The persistent region failed (creating, opening or mapping it).
     #[error(transparent)]
     Pmem(#[from] braid_pmem::PmemError),
+    /// The heap has no free block large enough.
     #[error("the pool has no free block for {size} bytes; create a larger pool or free objects")]
-    OutOfMemory { size: usize },
+    OutOfMemory {
+        /// Bytes asked for.
+        size: usize,
+    },
+    /// An allocation larger than the largest block class.
     #[error("cannot allocate {size} bytes: the largest block holds {max} bytes")]
-    TooLarge { size: usize, max: usize },
+    TooLarge {
+        /// Bytes asked for.
+        size: usize,
+        /// Bytes of the largest block.
+        max: usize,
+    },
+    /// A log has no room for another record.
     #[error(
         "a log is full ({capacity} records); use shorter transactions, checkpoint more often \
          (no-force), or create the pool with a larger log_capacity"
     )]
-    LogFull { capacity: usize },
+    LogFull {
+        /// Records the log holds.
+        capacity: usize,
+    },
+    /// The region holds no pool this library can read.
     #[error("not a REWIND pool: {0}")]
     NotAPool(String),
+    /// The pool's metadata or logs are damaged.
     #[error("damaged pool: {0}")]
     Corrupt(String),
+    /// An object was freed twice.
     #[error("double free of the object at offset {0:#x}")]
     DoubleFree(u64),
+    /// A pointer that is not the start of an allocated object.
     #[error("offset {0:#x} is not the start of an allocated object")]
     BadPointer(u64),
+    /// A [`PoolConfig`] out of range.
     #[error("invalid pool configuration: {0}")]
     Config(String),
+    /// The region is too small for the configuration.
     #[error("the pool region of {have} bytes is too small; it needs at least {need} bytes")]
-    TooSmall { have: usize, need: usize },
+    TooSmall {
+        /// Bytes of the region.
+        have: usize,
+        /// Bytes the configuration needs.
+        need: usize,
+    },
+    /// An operation a data structure refuses (a bad argument, or a misuse such as an
+    /// unlogged store outside a fresh object); also a convenient error to roll back with.
     #[error("the B+-tree or data structure rejected the operation: {0}")]
     Invalid(String),
 }

@@ -33,14 +33,17 @@ impl PList {
         PList { hdr }
     }
 
+    /// Offset of the list header (store it to find the list again).
     pub fn header(&self) -> u64 {
         self.hdr
     }
 
+    /// Number of values.
     pub fn len(&self, m: &impl Mem) -> u64 {
         m.read_u64(self.hdr + LEN)
     }
 
+    /// Whether the list holds no value.
     pub fn is_empty(&self, m: &impl Mem) -> bool {
         self.len(m) == 0
     }

@@ -38,8 +38,13 @@ use crate::record::{REC_SIZE, Rec};
 /// Log layout (REWIND's Simple, Optimized and Batch versions, §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum LogLayout {
+    /// An atomic doubly-linked list with one record per node (§3.2, Alg. 1): four fences per
+    /// append.
     Simple,
+    /// A list of buckets of record slots (§3.3, Fig. 2): two fences per record.
     Optimized,
+    /// Optimized buckets whose records are persisted a group at a time (§3.3, "Multiple log
+    /// records per cache line"): two fences per group of records.
     Batch,
 }
 

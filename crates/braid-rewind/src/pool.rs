@@ -69,21 +69,29 @@ const MIN_HEAP: usize = 64 * 1024;
 /// stay in the cache, log cleared by checkpoints, redo at recovery). REWIND §2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Policy {
+    /// User writes are persisted by commit; a transaction's records are cleared at commit.
     Force,
+    /// User writes stay in the cache; checkpoints clear the log and recovery redoes committed
+    /// transactions.
     NoForce,
 }
 
 /// One-layer (the list) or two-layer (AVL index over the list) logging. REWIND §2, §3.4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Layers {
+    /// The log list alone; rollback scans it for the transaction's records.
     One,
+    /// An atomic AVL tree keyed by transaction over the list, so rollback and clearing find a
+    /// transaction's records without a scan.
     Two,
 }
 
 /// One log shared by every thread, or `n` logs used by threads round robin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum LogMode {
+    /// One log for every thread.
     Shared,
+    /// This many logs; thread `t` (a process-wide thread number) uses log `t mod n`.
     PerThread(usize),
 }
 
@@ -99,9 +107,13 @@ impl LogMode {
 /// How a pool logs. Stored in the pool at creation; [`Pool::open_in`] reads it back.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PoolConfig {
+    /// How each log stores its records.
     pub layout: LogLayout,
+    /// Force or no-force.
     pub policy: Policy,
+    /// One- or two-layer logs.
     pub layers: Layers,
+    /// One shared log or per-thread logs.
     pub logs: LogMode,
     /// Records per bucket (Optimized and Batch); the paper uses 1000.
     pub bucket_records: usize,
@@ -380,10 +392,13 @@ pub(crate) struct Counters {
 /// Counters of a pool since it was opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PoolStats {
+    /// Transactions committed.
     pub commits: u64,
+    /// Transactions rolled back.
     pub aborts: u64,
     /// UPDATE and DELETE records appended by transactions.
     pub records: u64,
+    /// Checkpoints that removed at least one transaction.
     pub checkpoints: u64,
     /// Records currently in the logs.
     pub live_records: u64,
@@ -649,9 +664,13 @@ impl Pool {
     }
 
     /// Run `f` as a transaction and then abandon it, neither committing nor rolling back:
-    /// what a crash right after `f` leaves in the log. The pool must be reopened (recovered)
-    /// before it is used again. For recovery benchmarks and tests.
-    #[doc(hidden)]
+    /// what a crash right after `f` leaves in the log (its records and its in-place writes).
+    /// If `f` fails, the transaction is dropped unfinished as it stood (records not yet
+    /// synced may be lost, as in a crash during `f`) and the error is returned.
+    ///
+    /// For recovery experiments and tests (e.g. timing recovery of many unfinished
+    /// transactions): the pool must not be used again after this except to drop it and
+    /// reopen its region with [`Pool::open_in`], whose recovery undoes the transaction.
     pub fn abandon_transaction<R, F>(&self, f: F) -> Result<R, RewindError>
     where
         F: FnOnce(&mut Tx<'_>) -> Result<R, RewindError>,
@@ -688,6 +707,7 @@ impl Pool {
         &self.inner.r
     }
 
+    /// The pool's configuration (as stored in the pool at creation).
     pub fn config(&self) -> PoolConfig {
         self.inner.cfg
     }
@@ -697,6 +717,7 @@ impl Pool {
         self.inner.r.stats()
     }
 
+    /// Counters since the pool was opened.
     pub fn stats(&self) -> PoolStats {
         let s = &self.inner.stats;
         PoolStats {

@@ -46,13 +46,15 @@ use crate::record::{Kind, Rec};
 pub struct RecoveryReport {
     /// Records found in the logs.
     pub records: usize,
-    /// Transactions found committed / rolled back (finished).
+    /// Finished transactions found committed.
     pub committed: usize,
+    /// Finished transactions found rolled back.
     pub rolled_back: usize,
     /// Unfinished transactions undone by this recovery.
     pub undone: usize,
-    /// UPDATE records redone and undone.
+    /// UPDATE records redone (committed transactions, no-force).
     pub redone_records: usize,
+    /// UPDATE records undone (unfinished transactions).
     pub undone_records: usize,
     /// Deferred frees applied.
     pub frees: usize,

@@ -36,13 +36,19 @@ use crate::record::{Kind, Rec};
 /// non-recoverable stores ([`RawMem`]). Offsets are pool offsets; word accesses are 8-byte
 /// aligned.
 pub trait Mem {
+    /// Read the word at `off`.
     fn read_u64(&self, off: u64) -> u64;
+    /// Read `out.len()` bytes at `off`.
     fn read_bytes(&self, off: u64, out: &mut [u8]);
+    /// Write the word at `off` (logged in a transaction).
     fn write_u64(&mut self, off: u64, v: u64) -> Result<(), RewindError>;
+    /// Write `b` at `off` (logged in a transaction, word by word).
     fn write_bytes(&mut self, off: u64, b: &[u8]) -> Result<(), RewindError>;
     /// Store into an object allocated by this same transaction (not logged).
     fn init_bytes(&mut self, off: u64, b: &[u8]) -> Result<(), RewindError>;
+    /// Allocate `size` bytes; returns the object's offset.
     fn alloc(&mut self, size: usize) -> Result<u64, RewindError>;
+    /// Free the object at `off` (deferred until commit in a transaction).
     fn free(&mut self, off: u64) -> Result<(), RewindError>;
 }
 
@@ -472,6 +478,7 @@ pub struct RawMem<'p> {
 }
 
 impl<'p> RawMem<'p> {
+    /// Plain access to `pool`.
     pub fn new(pool: &'p crate::Pool) -> RawMem<'p> {
         RawMem { pool }
     }

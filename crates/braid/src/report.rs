@@ -510,6 +510,9 @@ pub fn run(args: ReportArgs) -> Result<(), String> {
             quick: args.quick,
             json: args.out.join("data").join("rewind.json"),
             plot: plots.clone(),
+            dir: "/dev/shm".into(),
+            transactions: None,
+            keys: None,
         };
         crate::rewind::run(ra)?;
         cx.note("Tables: `data/rewind.json` (printed by `braid bench rewind`).");

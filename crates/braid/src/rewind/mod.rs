@@ -1,14 +1,28 @@
 //! `braid bench rewind`: the REWIND experiments (Chatzistergiou et al., VLDB 2015) on
 //! braid-rewind — 1-word transactions and fences per transaction (Fig. 3), the B+-tree mix
 //! against the non-recoverable twin (Fig. 7), fence sensitivity (Fig. 10) and rollback and
-//! recovery time (Fig. 8) — printed as tables, written as JSON and drawn.
+//! recovery time (Fig. 8) — printed as tables, written as JSON and drawn. On request also
+//! B+-tree inserts and lookups of random keys (the PMDK comparison) and TPC-C New-Order
+//! (§5.3, Fig. 11), which `--experiment all` does not run.
+//!
+//! One file per experiment: [`word_tx`], [`btree_mix`], [`fence`], [`recovery`],
+//! [`insert_lookup`], [`tpcc`]; [`setup`] holds what they share.
+
+mod btree_mix;
+mod fence;
+mod insert_lookup;
+mod recovery;
+mod setup;
+mod tpcc;
+mod word_tx;
 
 use std::path::PathBuf;
 
-use braid_rewind::bench::{self as rb};
+use braid_rewind::{LogLayout, LogMode, Policy, PoolConfig};
 use clap::{Args, ValueEnum};
 
 use crate::plot::{self, Series};
+use setup::Backing;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Experiment {
@@ -20,7 +34,14 @@ pub enum Experiment {
     Fence,
     /// Fig. 8: rollback and recovery time.
     Recovery,
+    /// The four experiments above.
     All,
+    /// B+-tree inserts (one transaction each) and lookups of random keys, as
+    /// `scripts/pmdk-bench.sh` runs them against PMDK (not part of `all`).
+    InsertLookup,
+    /// TPC-C New-Order (Fig. 11): the twin, a shared log and per-thread logs, 2 threads (not
+    /// part of `all`).
+    Tpcc,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -38,6 +59,15 @@ pub struct RewindArgs {
     /// Draw plots into this directory.
     #[arg(long, default_value = "results/plots")]
     pub plot: PathBuf,
+    /// Directory the pool files live in (a DRAM file system or a DAX mount).
+    #[arg(long, default_value = "/dev/shm")]
+    pub dir: PathBuf,
+    /// word-tx: transactions per run (instead of the default or `--quick` count).
+    #[arg(long)]
+    pub transactions: Option<u64>,
+    /// insert-lookup: keys inserted and looked up (instead of the default or `--quick` count).
+    #[arg(long)]
+    pub keys: Option<u64>,
 }
 
 fn e<T>(r: Result<T, braid_rewind::RewindError>) -> Result<T, String> {
@@ -46,16 +76,21 @@ fn e<T>(r: Result<T, braid_rewind::RewindError>) -> Result<T, String> {
 
 pub fn run(args: RewindArgs) -> Result<(), String> {
     let want = |x: Experiment| args.experiment == Experiment::All || args.experiment == x;
+    let backing = Backing::Dir(args.dir.clone());
     let mut out = serde_json::Map::new();
     if want(Experiment::WordTx) {
-        let mut cfg = rb::WordTxConfig {
+        let mut cfg = word_tx::WordTxConfig {
+            backing: backing.clone(),
             runs: args.runs,
             ..Default::default()
         };
         if args.quick {
             cfg.transactions = 5_000;
         }
-        let r = e(rb::word_tx(&cfg))?;
+        if let Some(n) = args.transactions {
+            cfg.transactions = n;
+        }
+        let r = e(word_tx::word_tx(&cfg))?;
         println!(
             "1-word transactions (non-recoverable persisted stores: {:.0}/s)",
             r.raw_stores_per_sec
@@ -87,7 +122,8 @@ pub fn run(args: RewindArgs) -> Result<(), String> {
         );
     }
     if want(Experiment::BtreeMix) {
-        let mut cfg = rb::BTreeMixConfig {
+        let mut cfg = btree_mix::BTreeMixConfig {
+            backing: backing.clone(),
             runs: args.runs,
             update_fractions: vec![0.0, 0.1, 0.5, 1.0],
             ..Default::default()
@@ -96,7 +132,7 @@ pub fn run(args: RewindArgs) -> Result<(), String> {
             cfg.records = 5_000;
             cfg.operations = 5_000;
         }
-        let r = e(rb::btree_mix(&cfg))?;
+        let r = e(btree_mix::btree_mix(&cfg))?;
         println!(
             "\nB+-tree mix ({} records, {} operations): time over the non-recoverable twin",
             cfg.records, cfg.operations
@@ -140,13 +176,14 @@ pub fn run(args: RewindArgs) -> Result<(), String> {
         );
     }
     if want(Experiment::Fence) {
-        let mut cfg = rb::FenceConfig::default();
+        let mut cfg = fence::FenceConfig::default();
+        cfg.mix.backing = backing.clone();
         cfg.mix.runs = args.runs;
         if args.quick {
             cfg.mix.records = 5_000;
             cfg.mix.operations = 2_000;
         }
-        let r = e(rb::fence_sensitivity(&cfg))?;
+        let r = e(fence::fence_sensitivity(&cfg))?;
         println!("\nFence sensitivity (100% updates): slowdown over no added latency");
         let mut series: Vec<Series> = Vec::new();
         for p in &r.points {
@@ -172,12 +209,15 @@ pub fn run(args: RewindArgs) -> Result<(), String> {
         );
     }
     if want(Experiment::Recovery) {
-        let mut cfg = rb::RecoveryConfig::default();
+        let mut cfg = recovery::RecoveryConfig {
+            backing: backing.clone(),
+            ..Default::default()
+        };
         if args.quick {
             cfg.records = 2_000;
             cfg.operations = vec![500];
         }
-        let r = e(rb::rollback_recovery(&cfg))?;
+        let r = e(recovery::rollback_recovery(&cfg))?;
         println!("\nRollback and recovery time");
         for p in &r.points {
             println!(
@@ -189,6 +229,72 @@ pub fn run(args: RewindArgs) -> Result<(), String> {
             "recovery".into(),
             serde_json::to_value(&r).map_err(|e| e.to_string())?,
         );
+    }
+    if args.experiment == Experiment::InsertLookup {
+        let mut cfg = insert_lookup::InsertLookupConfig {
+            backing: backing.clone(),
+            runs: args.runs,
+            ..Default::default()
+        };
+        if args.quick {
+            cfg.keys = 5_000;
+        }
+        if let Some(n) = args.keys {
+            cfg.keys = n;
+        }
+        let r = e(insert_lookup::btree_insert_lookup(&cfg))?;
+        println!(
+            "B+-tree inserts (one transaction each) and lookups of {} random keys",
+            cfg.keys
+        );
+        println!("{:<34} {:>12} {:>12}", "system", "inserts/s", "lookups/s");
+        for row in &r.rows {
+            println!(
+                "{:<34} {:>12.0} {:>12.0}",
+                row.system, row.inserts_per_sec, row.lookups_per_sec
+            );
+        }
+        out.insert(
+            "btree_insert_lookup".into(),
+            serde_json::to_value(&r).map_err(|e| e.to_string())?,
+        );
+    }
+    if args.experiment == Experiment::Tpcc {
+        let per = if args.quick { 5_000 } else { 20_000 };
+        let batch = |logs| {
+            Some(PoolConfig {
+                layout: LogLayout::Batch,
+                policy: Policy::NoForce,
+                logs,
+                ..PoolConfig::default()
+            })
+        };
+        println!("TPC-C New-Order (2 threads, {per} transactions each)");
+        println!(
+            "{:<34} {:>12} {:>10} {:>12} {:>8}",
+            "system", "tpm", "committed", "rolled back", "seconds"
+        );
+        let mut rows = Vec::new();
+        for (label, pool) in [
+            ("nvm-twin", None),
+            ("rewind-shared-log", batch(LogMode::Shared)),
+            ("rewind-per-thread-logs", batch(LogMode::PerThread(2))),
+        ] {
+            let r = e(tpcc::run(&tpcc::TpccConfig {
+                backing: backing.clone(),
+                threads: 2,
+                transactions_per_thread: per,
+                pool,
+                ..Default::default()
+            }))?;
+            println!(
+                "{:<34} {:>12.0} {:>10} {:>12} {:>8.2}",
+                label, r.tpm, r.committed, r.rolled_back, r.seconds
+            );
+            rows.push(serde_json::json!({"label": label, "tpm": r.tpm,
+                "committed": r.committed, "rolled_back": r.rolled_back, "seconds": r.seconds}));
+        }
+        out.insert("tpcc".into(), serde_json::Value::Array(rows));
     }
     out.insert("machine".into(), crate::output::machine());
     crate::output::write_json(&args.json, &serde_json::Value::Object(out))?;

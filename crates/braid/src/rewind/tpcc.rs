@@ -13,17 +13,19 @@
 //! stripes, taken in order, until it returns. The non-recoverable twin checks the items
 //! first and skips the transaction instead of rolling back (the paper: "considered
 //! non-recoverable and ignored").
+//!
+//! Run by `braid bench rewind --experiment tpcc`: the twin, one shared log and per-thread
+//! logs, two threads.
 
 use std::sync::Mutex;
 use std::time::Instant;
 
+use braid_rewind::btree::BTree;
+use braid_rewind::{LogLayout, LogMode, Mem, Policy, Pool, PoolConfig, RawMem, RewindError};
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 use serde::{Deserialize, Serialize};
 
-use crate::bench::Backing;
-use crate::btree::BTree;
-use crate::tx::{Mem, RawMem};
-use crate::{LogLayout, LogMode, Policy, Pool, PoolConfig, RewindError};
+use super::setup::{Backing, region};
 
 const DISTRICTS: usize = 10;
 const CUSTOMERS: u64 = 3000;
@@ -195,7 +197,7 @@ pub fn run(cfg: &TpccConfig) -> Result<TpccResult, RewindError> {
     if cfg.pool.is_some() {
         pcfg_sized.log_capacity = pcfg.log_capacity.max(1 << 16);
     }
-    let reg = crate::bench::bench_region(&cfg.backing, bytes)?;
+    let reg = region(&cfg.backing, bytes, 0)?;
     let pool = Pool::create_in(reg.region(), pcfg_sized)?;
     let mut rng = SmallRng::seed_from_u64(cfg.seed);
     let db = load(&pool, cfg.items, &mut rng)?;

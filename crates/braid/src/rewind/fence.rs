@@ -1,0 +1,121 @@
+//! Fence sensitivity (REWIND §5.2, Fig. 10): the 100%-update B+-tree mix (`btree_mix.rs`)
+//! with an emulated extra latency per persisted line (braid-pmem's `write_delay_ns`),
+//! Optimized against Batch with groups of 8, 16 and 32 records per fence pair; each time is
+//! given over the same system's time without added latency.
+
+use braid_rewind::{Layers, LogLayout, Policy, RewindError};
+use serde::{Deserialize, Serialize};
+
+use super::btree_mix::{BTreeMixConfig, mix_once};
+use super::setup::{System, median, variant};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FenceConfig {
+    pub mix: BTreeMixConfig,
+    /// Emulated extra latency per persisted line, nanoseconds.
+    pub delays_ns: Vec<u64>,
+    /// Batch group sizes to compare with Optimized.
+    pub groups: Vec<usize>,
+}
+
+impl Default for FenceConfig {
+    fn default() -> Self {
+        FenceConfig {
+            mix: BTreeMixConfig {
+                update_fractions: vec![1.0],
+                records: 100_000,
+                operations: 50_000,
+                runs: 3,
+                ..BTreeMixConfig::default()
+            },
+            delays_ns: vec![0, 150, 300, 600],
+            groups: vec![8, 16, 32],
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FencePoint {
+    pub system: String,
+    pub delay_ns: u64,
+    pub seconds: f64,
+    /// Time over the same system's time without added latency.
+    pub slowdown: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FenceResult {
+    pub config: FenceConfig,
+    pub points: Vec<FencePoint>,
+}
+
+/// Fig. 10: the 100%-update mix under emulated persist latency (see the module docs).
+pub fn fence_sensitivity(cfg: &FenceConfig) -> Result<FenceResult, RewindError> {
+    let mut systems = vec![variant(
+        "optimized",
+        LogLayout::Optimized,
+        Policy::NoForce,
+        Layers::One,
+    )];
+    for &g in &cfg.groups {
+        let mut v = variant(
+            &format!("batch-{g}"),
+            LogLayout::Batch,
+            Policy::NoForce,
+            Layers::One,
+        );
+        v.pool.batch_group = g;
+        systems.push(v);
+    }
+    let mut points = Vec::new();
+    for v in systems {
+        let mut base = None;
+        for &d in &cfg.delays_ns {
+            let mut mix = cfg.mix.clone();
+            mix.write_delay_ns = d;
+            let sys = System::Rewind(v.clone());
+            let mut secs = Vec::new();
+            for _ in 0..mix.runs.max(1) {
+                secs.push(mix_once(&mix, &sys, *mix.update_fractions.first().unwrap_or(&1.0))?.0);
+            }
+            let s = median(secs);
+            let b = *base.get_or_insert(s);
+            points.push(FencePoint {
+                system: v.label.clone(),
+                delay_ns: d,
+                seconds: s,
+                slowdown: s / b,
+            });
+        }
+    }
+    Ok(FenceResult {
+        config: cfg.clone(),
+        points,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::rewind::setup::Backing;
+
+    /// Runs end to end on a tiny input (figures are not checked).
+    #[test]
+    fn fence_runs_small() {
+        let f = fence_sensitivity(&FenceConfig {
+            mix: BTreeMixConfig {
+                backing: Backing::Dram,
+                operations: 200,
+                records: 300,
+                update_fractions: vec![1.0],
+                runs: 1,
+                ..BTreeMixConfig::default()
+            },
+            delays_ns: vec![0, 10],
+            groups: vec![8],
+        })
+        .unwrap();
+        assert_eq!(f.points.len(), 4);
+    }
+}
