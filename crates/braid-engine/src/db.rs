@@ -780,6 +780,13 @@ impl Db {
         }
     }
 
+    /// `None` if every commit this database acknowledges survives a power cut on this
+    /// machine; else what its log only emulates (persistent memory in RAM under `/dev/shm`,
+    /// log files on tmpfs, no log at all). Benchmarks name it next to their figures.
+    pub fn emulation(&self) -> Option<String> {
+        self.inner.scheme.emulation()
+    }
+
     /// The scheme's event counters since the database was opened ([`Scheme::counters`]; gsn:
     /// commits, straggler signals, daemon rounds, clock records).
     pub fn scheme_counters(&self) -> Vec<(&'static str, u64)> {

@@ -117,7 +117,9 @@ pub enum PmemError {
 pub enum Media {
     /// Map with `MAP_SHARED_VALIDATE | MAP_SYNC` if the file system allows it (DAX: flush +
     /// fence is durable, the region resolves to [`Media::Dax`]), else fall back to
-    /// [`Media::Msync`]. Durable on the machine it runs on either way.
+    /// [`Media::Msync`]: durable on the machine it runs on either way. A file on a RAM file
+    /// system (tmpfs or ramfs, such as `/dev/shm`), which nothing makes survive a power cut,
+    /// resolves to [`Media::Emulated`].
     #[default]
     Auto,
     /// Require a DAX mapping (`MAP_SYNC`): flush + fence is durable. Opening a file that is not

@@ -100,6 +100,32 @@ struct FileMap {
     len: usize,
     /// `Dax` (mapped with `MAP_SYNC`), `Msync` or `Emulated`.
     media: Media,
+    /// The file lives on a RAM file system: never power-safe.
+    ram: bool,
+}
+
+/// Whether `file` lives on a file system kept in RAM (tmpfs or ramfs), which no write-back
+/// makes survive a power cut.
+#[cfg(target_os = "linux")]
+fn on_ram_fs(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    // SAFETY: `statfs` is plain old data, so all-zero bytes are a valid value of it.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: the descriptor is open for the duration of the call (borrowed from `file`) and
+    // `st` is a valid, writable `statfs`.
+    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
+        return false;
+    }
+    #[allow(clippy::unnecessary_cast)] // f_type's width differs between targets
+    let kind = st.f_type as i64;
+    kind == TMPFS_MAGIC || kind == RAMFS_MAGIC
+}
+
+#[cfg(not(target_os = "linux"))]
+fn on_ram_fs(_file: &File) -> bool {
+    false
 }
 
 /// Flags of a `MAP_SYNC` mapping.
@@ -154,6 +180,7 @@ impl FileMap {
             ptr: p.cast::<u8>(),
             len,
             media,
+            ram: false,
         })
     }
 
@@ -206,6 +233,8 @@ struct Inner {
     cfg: PmemConfig,
     /// Resolved media (see `Region::media`).
     media: Media,
+    /// A file on a RAM file system (never power-safe).
+    ram: bool,
     /// `flush` and `write_nt` end with an msync (file regions with `Media::Msync`).
     msync: bool,
     /// The system page size (msync spans start on a page boundary).
@@ -276,6 +305,12 @@ fn page_size() -> usize {
 /// Map a region file of `total` bytes as `media` asks; returns the mapping with its resolved
 /// media.
 fn map_file(path: &Path, file: &File, total: usize, media: Media) -> Result<FileMap, PmemError> {
+    let mut map = map_file_as(path, file, total, media)?;
+    map.ram = on_ram_fs(file);
+    Ok(map)
+}
+
+fn map_file_as(path: &Path, file: &File, total: usize, media: Media) -> Result<FileMap, PmemError> {
     match media {
         Media::Dax => FileMap::new(file, total, Media::Dax).map_err(|e| {
             if not_dax(&e) {
@@ -287,6 +322,11 @@ fn map_file(path: &Path, file: &File, total: usize, media: Media) -> Result<File
                 io_err(path, e)
             }
         }),
+        // A file in RAM (tmpfs, ramfs: /dev/shm) is lost with the power whatever is written
+        // back: only an emulation, and msync would cost a system call for nothing.
+        Media::Auto if on_ram_fs(file) => {
+            FileMap::new(file, total, Media::Emulated).map_err(|e| io_err(path, e))
+        }
         // Whatever kept MAP_SYNC from working, a plain mapping written back with msync is
         // durable; if that fails too, its error is the one to report.
         Media::Auto => FileMap::new(file, total, Media::Dax)
@@ -374,6 +414,7 @@ impl Region {
             Memory::Sim => Media::Dax,
         };
         let msync = matches!(&mem, Memory::File(m) if m.media == Media::Msync);
+        let ram = matches!(&mem, Memory::File(m) if m.ram);
         let mode = match (&mem, cfg.domain) {
             (Memory::Anon(_), _) => Mode::Volatile,
             (_, Domain::Adr) => Mode::Adr,
@@ -400,6 +441,7 @@ impl Region {
                 delay_ns,
                 cfg,
                 media,
+                ram,
                 msync,
                 page: page_size(),
                 msync_error: OnceLock::new(),
@@ -624,16 +666,18 @@ impl Region {
     }
 
     /// What backs the region, resolved: for files [`Media::Dax`] (mapped with `MAP_SYNC`),
-    /// [`Media::Msync`] or [`Media::Emulated`], never `Auto`; [`Media::Emulated`] for anonymous
+    /// [`Media::Msync`] or [`Media::Emulated`] (also what [`Media::Auto`] gives for a file on
+    /// a RAM file system such as /dev/shm), never `Auto`; [`Media::Emulated`] for anonymous
     /// regions; [`Media::Dax`] for simulated ones, which model real persistent memory.
     pub fn media(&self) -> Media {
         self.inner.media
     }
 
     /// Whether persisted data survives a power cut: the media is [`Media::Dax`] or
-    /// [`Media::Msync`]. False for anonymous and emulated regions.
+    /// [`Media::Msync`] and the file is not on a RAM file system. False for anonymous and
+    /// emulated regions.
     pub fn is_power_safe(&self) -> bool {
-        self.inner.media.is_power_safe()
+        self.inner.media.is_power_safe() && !self.inner.ram
     }
 
     /// `Ok` unless an `msync` of this region ever failed ([`Media::Msync`], or

@@ -11,10 +11,30 @@ fn media(media: Media) -> PmemConfig {
     }
 }
 
-/// A directory on the machine's normal temporary file system (not tmpfs on purpose: what
-/// matters is a file system that is not DAX, as almost every test machine's).
+/// A directory on the disk the build lives on (not /tmp, which may be tmpfs: what matters is
+/// a file system on storage that is not DAX, as almost every test machine's).
 fn tmp() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+/// Files in RAM (/dev/shm) are never power-safe: `Auto` resolves to an emulation there, and
+/// an explicit `Msync` region says it is not power-safe either.
+#[test]
+fn a_ram_file_system_is_only_an_emulation() {
+    let shm = std::path::Path::new("/dev/shm");
+    if !shm.is_dir() {
+        return;
+    }
+    let dir = tempfile::tempdir_in(shm).unwrap();
+    let r = Region::create(&dir.path().join("a.rgn"), 8192, PmemConfig::default()).unwrap();
+    assert_eq!(r.media(), Media::Emulated, "{r:?}");
+    assert!(!r.is_power_safe());
+    let r = Region::create(&dir.path().join("m.rgn"), 8192, media(Media::Msync)).unwrap();
+    assert_eq!(r.media(), Media::Msync);
+    assert!(
+        !r.is_power_safe(),
+        "msync cannot make RAM survive a power cut"
+    );
 }
 
 #[test]

@@ -10,6 +10,10 @@ pub struct DeviceInfo {
     pub kind: &'static str,
     /// Directory, region file, or empty.
     pub location: String,
+    /// `None` if what the device makes durable survives a power cut on this machine; else
+    /// what the device only emulates (e.g. persistent memory as a file in RAM under
+    /// `/dev/shm`), to be named wherever its results appear.
+    pub emulation: Option<String>,
 }
 
 /// A log device holding one stream.

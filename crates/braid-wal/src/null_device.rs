@@ -47,6 +47,7 @@ impl Device for NullDevice {
         DeviceInfo {
             kind: "null",
             location: String::new(),
+            emulation: Some("no device: nothing survives a crash".into()),
         }
     }
     fn capacity(&self) -> u64 {

@@ -90,6 +90,7 @@ impl Device for MemDev {
         DeviceInfo {
             kind: "file",
             location: String::new(),
+            emulation: None,
         }
     }
     fn capacity(&self) -> u64 {

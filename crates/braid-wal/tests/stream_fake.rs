@@ -142,6 +142,7 @@ impl Device for Fake {
         DeviceInfo {
             kind: "fake",
             location: "fake-dir".into(),
+            emulation: None,
         }
     }
     fn capacity(&self) -> u64 {

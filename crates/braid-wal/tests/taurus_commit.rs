@@ -78,6 +78,7 @@ impl Device for GatedDev {
         DeviceInfo {
             kind: "file",
             location: "gated".into(),
+            emulation: None,
         }
     }
     fn capacity(&self) -> u64 {

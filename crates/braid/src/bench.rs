@@ -126,6 +126,9 @@ pub struct RunResult {
     pub scheme_counters: std::collections::BTreeMap<String, u64>,
     /// gsn: straggler signals per 10,000 update commits in this run.
     pub signals_per_10k_commits: Option<f64>,
+    /// What the run's log only emulated ([`Db::emulation`]); `None` if every acknowledged
+    /// commit would have survived a power cut on this machine.
+    pub emulation: Option<String>,
 }
 
 /// One configuration: its repeats and their medians.
@@ -149,6 +152,10 @@ pub struct ConfigResult {
     pub bytes_per_row: f64,
     /// gsn: median over the runs of straggler signals per 10,000 commits.
     pub signals_per_10k_commits: Option<f64>,
+    /// What the log only emulated (see [`RunResult::emulation`]); `None`: power-safe.
+    pub emulation: Option<String>,
+    /// The scheme's own options, as the scheme reports them.
+    pub scheme_options: std::collections::BTreeMap<String, String>,
     pub runs: Vec<RunResult>,
     pub params: serde_json::Value,
 }
@@ -332,6 +339,7 @@ pub fn run_once(
     workload
         .check(&db)
         .map_err(|e| format!("{label}: consistency check failed after the run: {e}"))?;
+    let emulation = db.emulation();
     db.close().map_err(|e| format!("closing: {e}"))?;
     drop(db);
     let kept = if args.keep {
@@ -355,6 +363,7 @@ pub fn run_once(
             dir: kept,
             scheme_counters,
             signals_per_10k_commits,
+            emulation,
         },
         bytes_per_row,
     ))
@@ -551,6 +560,14 @@ pub fn measure(
             log_bytes_per_s: logbps,
             bytes_per_row: bpr,
             signals_per_10k_commits: signals,
+            emulation: runs.first().and_then(|r| r.emulation.clone()),
+            scheme_options: args
+                .engine
+                .spec(p.scheme)?
+                .options()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
             runs,
             params: serde_json::json!({
                 "workload": workload.params(),
@@ -566,6 +583,7 @@ pub fn measure(
                 "pmem_write": format!("{:?}", args.engine.pmem_write).to_lowercase(),
                 "destage": !args.engine.no_destage,
                 "segment_mb": args.engine.segment_mb,
+                "pmem_media": format!("{:?}", args.engine.pmem_media).to_lowercase(),
                 "direct": args.engine.direct,
                 "sync_commit": args.engine.sync_commit,
                 "lv_compress": format!("{:?}", args.engine.lv_compress).to_lowercase(),
@@ -598,12 +616,12 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> Result<(), Stri
         }),
     )?;
     let mut csv = String::from(
-        "workload,scheme,logging,device,threads,logs,nvm_delay_ns,txn_per_s,txn_per_s_min,txn_per_s_max,ratio_to_none,p50_us,p99_us,aborts_per_s,log_bytes_per_s,bytes_per_row,signals_per_10k_commits,git,cores,cpu,params\n",
+        "workload,scheme,logging,device,threads,logs,nvm_delay_ns,txn_per_s,txn_per_s_min,txn_per_s_max,ratio_to_none,p50_us,p99_us,aborts_per_s,log_bytes_per_s,bytes_per_row,signals_per_10k_commits,git,cores,cpu,emulation,params\n",
     );
     let m = crate::output::machine();
     for r in results {
         csv.push_str(&format!(
-            "{},{},{},{},{},{},{},{:.1},{:.1},{:.1},{},{:.2},{:.2},{:.1},{:.1},{:.1},{},{},{},\"{}\",\"{}\"\n",
+            "{},{},{},{},{},{},{},{:.1},{:.1},{:.1},{},{:.2},{:.2},{:.1},{:.1},{:.1},{},{},{},\"{}\",\"{}\",\"{}\"\n",
             r.workload,
             r.scheme,
             r.logging,
@@ -626,6 +644,7 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> Result<(), Stri
             m["git"].as_str().unwrap_or(""),
             m["cores"],
             m["cpu"].as_str().unwrap_or("").replace('"', "'"),
+            r.emulation.clone().unwrap_or_default().replace('"', "'"),
             r.params.to_string().replace('"', "'"),
         ));
     }
@@ -651,13 +670,27 @@ fn print_table(results: &[ConfigResult]) {
         "aborts/s",
         "log MB/s"
     );
+    // Devices that only emulate durable storage are marked, and what they emulate is said
+    // below the table (the no-logging baseline needs no mark).
+    let mut notes: Vec<String> = Vec::new();
     for r in results {
+        let mut device = r.device.clone();
+        if let Some(e) = r.emulation.as_ref().filter(|_| r.scheme != NONE) {
+            let i = match notes.iter().position(|n| n == e) {
+                Some(i) => i,
+                None => {
+                    notes.push(e.clone());
+                    notes.len() - 1
+                }
+            };
+            device.push_str(&"*".repeat(i + 1));
+        }
         println!(
             "{:<9} {:<7} {:<8} {:<6} {:>3} {:>4} {:>6} {:>12.0} {:>21} {:>7} {:>9.1} {:>9.1} {:>10.0} {:>9.1}",
             r.workload,
             r.scheme,
             r.logging,
-            r.device,
+            device,
             r.threads,
             r.logs,
             r.nvm_delay_ns,
@@ -671,6 +704,9 @@ fn print_table(results: &[ConfigResult]) {
             r.aborts_per_s,
             r.log_bytes_per_s / 1e6,
         );
+    }
+    for (i, n) in notes.iter().enumerate() {
+        println!("{} {n}", "*".repeat(i + 1));
     }
     for r in results {
         if let Some(s) = r.signals_per_10k_commits {

@@ -61,6 +61,26 @@ pub enum TaurusRecoveryArg {
     Serial,
 }
 
+/// [`braid_engine::Media`] on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PmemMediaArg {
+    Auto,
+    Dax,
+    Msync,
+    Emulated,
+}
+
+impl PmemMediaArg {
+    pub fn media(self) -> braid_engine::Media {
+        match self {
+            PmemMediaArg::Auto => braid_engine::Media::Auto,
+            PmemMediaArg::Dax => braid_engine::Media::Dax,
+            PmemMediaArg::Msync => braid_engine::Media::Msync,
+            PmemMediaArg::Emulated => braid_engine::Media::Emulated,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PmemWriteArg {
     /// Non-temporal (streaming) stores.
@@ -124,6 +144,11 @@ pub struct EngineArgs {
     /// Emulated extra NVM write latency per persisted cache line, ns.
     #[arg(long, default_value_t = 0)]
     pub nvm_delay_ns: u64,
+    /// How pmem region files reach power-safe media: auto (MAP_SYNC on DAX, else msync of every
+    /// flushed range; files on tmpfs such as /dev/shm are an emulation and labelled so), dax,
+    /// msync, or emulated (flush + fence only: not power-safe, labelled in every output).
+    #[arg(long, value_enum, default_value_t = PmemMediaArg::Auto)]
+    pub pmem_media: PmemMediaArg,
     /// Persistence domain of the emulated NVM.
     #[arg(long, value_enum, default_value_t = DomainArg::Adr)]
     pub domain: DomainArg,
@@ -219,6 +244,7 @@ impl EngineArgs {
             }),
             DeviceKind::Pmem => DeviceConfig::Pmem(PmemOptions {
                 ring_size: self.ring_mb << 20,
+                media: self.pmem_media.media(),
                 domain: match self.domain {
                     DomainArg::Adr => Domain::Adr,
                     DomainArg::Eadr => Domain::Eadr,

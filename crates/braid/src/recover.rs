@@ -143,6 +143,9 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
         meta.streams,
         meta.device
     );
+    if let Some(e) = db.emulation() {
+        println!("  emulation:     {e}");
+    }
     match &report.checkpoint {
         Some(c) if c.epoch > 0 => println!(
             "  checkpoint:    {} (epoch {}): {} rows, {:.1} MB loaded with {} threads in {:.3} s",
@@ -201,6 +204,7 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
                 "scheme": meta.scheme,
                 "streams": meta.streams,
                 "device": meta.device,
+                "emulation": db.emulation(),
                 "threads": args.threads,
                 "scan_threads": scan_threads,
                 "apply_threads": apply_threads,

@@ -89,6 +89,8 @@ pub struct FileDevice {
     /// `ensure_space(upto)` with `upto <= prepared` has nothing to do.
     prepared: AtomicU64,
     flusher: Mutex<FlushState>,
+    /// The log directory is on a RAM file system (see [`Fs::is_ram_backed`]).
+    ram: bool,
 }
 
 impl std::fmt::Debug for FileDevice {
@@ -111,9 +113,11 @@ impl FileDevice {
                 if cfg.direct { " with O_DIRECT" } else { "" }
             )));
         }
+        let ram = fs.is_ram_backed(&cfg.dir);
         let log = SegmentLog::open(fs, &cfg)?;
         let ring = Region::anonymous(cfg.buffer_size);
         let dev = FileDevice {
+            ram,
             cap: cfg.buffer_size as u64,
             log,
             ring,
@@ -224,6 +228,9 @@ impl Device for FileDevice {
         DeviceInfo {
             kind: "file",
             location: self.cfg.dir.display().to_string(),
+            emulation: self.ram.then(|| {
+                "log files in RAM (tmpfs): fdatasync is a no-op, not power-safe".to_string()
+            }),
         }
     }
 

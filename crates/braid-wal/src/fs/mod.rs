@@ -119,6 +119,11 @@ pub trait Fs: Send + Sync + std::fmt::Debug {
     /// fsync the directory so entries created, renamed or removed in it are durable.
     fn sync_dir(&self, path: &Path) -> io::Result<()>;
     fn exists(&self, path: &Path) -> bool;
+    /// Whether `path` lies on a file system kept in RAM (tmpfs, ramfs), which no fsync makes
+    /// survive a power cut. False for simulated file systems, which model real storage.
+    fn is_ram_backed(&self, _path: &Path) -> bool {
+        false
+    }
 }
 
 /// True if `off`, `len` and the address `addr` are all multiples of [`DIRECT_ALIGN`], as an

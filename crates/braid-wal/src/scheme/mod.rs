@@ -229,6 +229,19 @@ pub trait Scheme: Send + Sync {
             })
             .sum()
     }
+    /// `None` if what the scheme acknowledges survives a power cut on this machine; else what
+    /// its storage only emulates (persistent memory on a RAM file system, files in tmpfs, no
+    /// log at all), to be named wherever its results appear. By default, from its streams'
+    /// devices.
+    fn emulation(&self) -> Option<String> {
+        let mut notes: Vec<String> = self
+            .streams()
+            .iter()
+            .filter_map(|s| s.device().info().emulation)
+            .collect();
+        notes.dedup();
+        (!notes.is_empty()).then(|| notes.join("; "))
+    }
     /// Scheme-specific event counters of this instance since it was opened, as (name, value)
     /// pairs (gsn: `commits`, `signals`, `daemon_rounds`, `clock_records`). Empty by default.
     fn counters(&self) -> Vec<(&'static str, u64)> {

@@ -73,4 +73,7 @@ impl Scheme for NoLogging {
     fn close(&self) -> Result<(), WalError> {
         Ok(())
     }
+    fn emulation(&self) -> Option<String> {
+        Some("no logging: nothing survives a crash".into())
+    }
 }

@@ -463,6 +463,19 @@ impl Scheme for PerTxn {
     fn close(&self) -> Result<(), WalError> {
         self.log.close()
     }
+    /// The region holds the log; the backup files only its cold part.
+    fn emulation(&self) -> Option<String> {
+        let r = &self.log.sh.region;
+        (!r.is_power_safe()).then(|| {
+            format!(
+                "persistent memory emulated ({:?} region{}): not power-safe",
+                r.media(),
+                r.path()
+                    .map(|p| format!(" {}", p.display()))
+                    .unwrap_or_default()
+            )
+        })
+    }
     /// Positions are object LSNs (one "stream": the global LSN counter).
     fn positions(&self) -> super::cut::Positions {
         super::cut::Positions {
