@@ -425,9 +425,8 @@ pub struct MemoryReport {
     pub rows: u64,
     /// Row image bytes per row (the schema's width), averaged over tables by row count.
     pub image_bytes_per_row: f64,
-    /// Engine overhead per row: row header (lock, version, latch, pointers, and the stamp word
-    /// the scheme seam offers, which no scheme uses today), allocation headers and the index
-    /// entry.
+    /// Engine overhead per row: row header (lock, version, latch, pointers), allocation headers
+    /// and the index entry.
     pub engine_bytes_per_row: f64,
     /// The logging scheme's ordering metadata kept outside the rows
     /// ([`Scheme::metadata_bytes`]: Taurus' row and range LV table, gsn's page clocks), per

@@ -1,6 +1,6 @@
 //! Rows: a fixed-size image behind a physical latch, a logical lock word for two-phase locking
-//! (NO_WAIT) and OCC, a version bumped by every committed write, and the logging scheme's
-//! per-row stamp word.
+//! (NO_WAIT) and OCC, and a version bumped by every committed write. Logging schemes keep
+//! their ordering metadata in their own structures, keyed by (table, key).
 //!
 //! The logical lock is what concurrency control holds for the length of a transaction (until
 //! early lock release); the physical latch (`parking_lot::RwLock`) is held only while bytes are
@@ -32,8 +32,6 @@ pub enum RowState {
 pub struct Row {
     lock: AtomicU64,
     version: AtomicU64,
-    /// The logging scheme's per-row word (a GSN, or a handle to LSN vectors).
-    pub(crate) stamp: AtomicU64,
     /// The newest checkpoint epoch that has this row's image (see [`crate::checkpoint`]).
     ckpt: AtomicU64,
     state: AtomicU8,
@@ -106,7 +104,6 @@ impl Row {
         Row {
             lock: AtomicU64::new(0),
             version: AtomicU64::new(0),
-            stamp: AtomicU64::new(0),
             ckpt: AtomicU64::new(0),
             state: AtomicU8::new(state as u8),
             data: RwLock::new(Body {

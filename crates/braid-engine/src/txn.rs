@@ -28,7 +28,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use braid_wal::payload::{RedoBuf, RedoOp, encode_command};
-use braid_wal::scheme::{Access, CommitRequest, LogKind, RowRef, SchemeWorker, Ticket};
+use braid_wal::scheme::{CommitRequest, LogKind, RowRef, SchemeWorker, Ticket};
 
 use crate::db::{Cc, DbInner, Durability};
 use crate::error::TxError;
@@ -393,11 +393,7 @@ impl<'w> Txn<'w> {
                     }
                     return Ok(None);
                 }
-                self.scheme.on_read(RowRef {
-                    table: t,
-                    key,
-                    stamp: &row.stamp,
-                });
+                self.scheme.on_read(RowRef { table: t, key });
                 let (r, v) = row.read(f);
                 self.st.push(Entry {
                     table: t,
@@ -438,11 +434,7 @@ impl<'w> Txn<'w> {
             return Ok(row.read_at(self.snap, |img| img.map(f)).0);
         }
         // RAW: the row's writeLV stands for the LV of the version read (see `crate::mvcc`).
-        self.scheme.on_read(RowRef {
-            table: t,
-            key,
-            stamp: &row.stamp,
-        });
+        self.scheme.on_read(RowRef { table: t, key });
         let (r, seen) = row.read_at(self.snap, |img| img.map(f));
         self.st.push(Entry {
             table: t,
@@ -503,11 +495,7 @@ impl<'w> Txn<'w> {
             let row = e.row.clone();
             let read_version = e.version;
             if cc.is_some() {
-                self.scheme.on_write(RowRef {
-                    table: t,
-                    key,
-                    stamp: &row.stamp,
-                });
+                self.scheme.on_write(RowRef { table: t, key });
             }
             let img = self.st.new_image();
             let v = row.copy_into(&mut self.st.images[img]);
@@ -551,11 +539,7 @@ impl<'w> Txn<'w> {
             return Ok(None);
         }
         if self.mode == Mode::Normal {
-            self.scheme.on_write(RowRef {
-                table: t,
-                key,
-                stamp: &row.stamp,
-            });
+            self.scheme.on_write(RowRef { table: t, key });
         }
         let img = self.st.new_image();
         let v = row.copy_into(&mut self.st.images[img]);
@@ -637,12 +621,7 @@ impl<'w> Txn<'w> {
                     self.st.images[img].clear();
                     self.st.images[img].extend_from_slice(image);
                     self.st.entries[i].write = Write::Revive { img };
-                    let row = self.st.entries[i].row.clone();
-                    self.scheme.on_write(RowRef {
-                        table: t,
-                        key,
-                        stamp: &row.stamp,
-                    });
+                    self.scheme.on_write(RowRef { table: t, key });
                     self.scheme.on_insert(t, key);
                     return Ok(());
                 }
@@ -687,7 +666,7 @@ impl<'w> Txn<'w> {
                 _ => Err(TxError::DuplicateKey { table: t, key }),
             };
         }
-        let img = self.stage_insert(t, key, &row, image);
+        let img = self.stage_insert(t, key, image);
         self.st.push(Entry {
             table: t,
             key,
@@ -700,14 +679,10 @@ impl<'w> Txn<'w> {
         Ok(())
     }
 
-    /// Tell the scheme about an insert of `key` into table `t` (as `row`) and keep `image` for
+    /// Tell the scheme about an insert of `key` into table `t` and keep `image` for
     /// it; returns the image's index.
-    fn stage_insert(&mut self, t: u32, key: u64, row: &Row, image: &[u8]) -> usize {
-        self.scheme.on_write(RowRef {
-            table: t,
-            key,
-            stamp: &row.stamp,
-        });
+    fn stage_insert(&mut self, t: u32, key: u64, image: &[u8]) -> usize {
+        self.scheme.on_write(RowRef { table: t, key });
         self.scheme.on_insert(t, key);
         let img = self.st.new_image();
         self.st.images[img].clear();
@@ -717,7 +692,7 @@ impl<'w> Txn<'w> {
 
     /// MVCC: insert `image` as the next version of the tombstone `row`.
     fn revive(&mut self, t: u32, key: u64, row: Arc<Row>, image: &[u8]) {
-        let img = self.stage_insert(t, key, &row, image);
+        let img = self.stage_insert(t, key, image);
         let version = row.version();
         self.st.push(Entry {
             table: t,
@@ -919,29 +894,7 @@ impl<'w> Txn<'w> {
                 self.ts = Some(self.db.mv.commit_ts(self.slot));
             }
             // Taurus Alg. 6 lines 8-11: the scheme raises readLVs before validation.
-            {
-                let st = &*self.st;
-                let mut rows = st
-                    .entries
-                    .iter()
-                    .filter(|e| e.write != Write::Gone)
-                    .map(|e| {
-                        let access = match (e.read, e.write) {
-                            (_, Write::None) => Access::Read,
-                            (true, _) => Access::ReadWrite,
-                            (false, _) => Access::Write,
-                        };
-                        (
-                            RowRef {
-                                table: e.table,
-                                key: e.key,
-                                stamp: &e.row.stamp,
-                            },
-                            access,
-                        )
-                    });
-                self.scheme.before_validate(&mut rows);
-            }
+            self.scheme.before_validate();
             for e in &self.st.entries {
                 let want = match e.write {
                     Write::Insert { .. } | Write::Gone => continue,
@@ -1130,29 +1083,6 @@ impl<'w> Txn<'w> {
         };
         self.install();
         self.exit_epoch();
-        {
-            let st = &*self.st;
-            let mut rows = st
-                .entries
-                .iter()
-                .filter(|e| e.write != Write::Gone)
-                .map(|e| {
-                    let access = match (e.read, e.write) {
-                        (true, Write::None) | (false, Write::None) => Access::Read,
-                        (true, _) => Access::ReadWrite,
-                        (false, _) => Access::Write,
-                    };
-                    (
-                        RowRef {
-                            table: e.table,
-                            key: e.key,
-                            stamp: &e.row.stamp,
-                        },
-                        access,
-                    )
-                });
-            self.scheme.publish(&mut rows);
-        }
         // MVCC: the new versions become visible to snapshots only now, with their LVs raised.
         self.end_mvcc();
         self.release();

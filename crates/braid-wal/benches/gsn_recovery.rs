@@ -90,7 +90,6 @@ fn write_log(partition: Partition) -> (Vec<Region>, u64) {
     let c = cfg(partition, 1, 1);
     let (s, _) = gsn::open_gsn(&c.0, &c.1, devices(&regions), &rows, &|_| {}).unwrap();
     let mut workers: Vec<_> = (0..LOGS).map(|w| s.worker(w).unwrap()).collect();
-    let stamp = AtomicU64::new(0);
     let mut x = 0x2545_F491_4F6C_DD1Du64;
     let mut buf = RedoBuf::default();
     let mut image = [0u8; 64];
@@ -102,11 +101,7 @@ fn write_log(partition: Partition) -> (Vec<Region>, u64) {
             x ^= x >> 7;
             x ^= x << 17;
             let key = x % KEYS;
-            w.on_write(RowRef {
-                table: 0,
-                key,
-                stamp: &stamp,
-            });
+            w.on_write(RowRef { table: 0, key });
             image[..8].copy_from_slice(&i.to_le_bytes());
             buf.push(&RedoOp::Insert {
                 table: 0,

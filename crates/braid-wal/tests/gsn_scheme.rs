@@ -9,7 +9,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use braid_pmem::Region;
@@ -199,21 +198,12 @@ fn open(cfg: &(SchemeConfig, GsnConfig), devs: &[Arc<MemDev>], state: &State) ->
 
 /// Run one transaction: read `reads`, write `writes` (table 0) with `value`.
 fn txn(w: &mut dyn SchemeWorker, id: u64, reads: &[u64], writes: &[u64], value: u8) -> Ticket {
-    let stamp = AtomicU64::new(0);
     for &k in reads {
-        w.on_read(RowRef {
-            table: 0,
-            key: k,
-            stamp: &stamp,
-        });
+        w.on_read(RowRef { table: 0, key: k });
     }
     let mut buf = RedoBuf::default();
     for &k in writes {
-        w.on_write(RowRef {
-            table: 0,
-            key: k,
-            stamp: &stamp,
-        });
+        w.on_write(RowRef { table: 0, key: k });
         buf.push(&RedoOp::Insert {
             table: 0,
             key: k,

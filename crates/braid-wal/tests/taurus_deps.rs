@@ -28,8 +28,8 @@ use braid_wal::device::Device;
 use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig};
 use braid_wal::scheme::taurus::{TaurusConfig, open_taurus};
 use braid_wal::scheme::{
-    Access, CommitRequest, LogKind, RecoveryPlan, Replay, ReplayError, RowRef, Scheme,
-    SchemeConfig, SchemeWorker, Ticket,
+    CommitRequest, LogKind, RecoveryPlan, Replay, ReplayError, RowRef, Scheme, SchemeConfig,
+    SchemeWorker, Ticket,
 };
 use parking_lot::Mutex;
 use proptest::prelude::*;
@@ -91,10 +91,9 @@ fn decode(p: &[u8]) -> Decoded {
     (txn, reads, writes)
 }
 
-/// The fake engine: values, the scheme's stamp words, and key locks.
+/// The fake engine: values and key locks.
 struct Db {
     values: Vec<AtomicU64>,
-    stamps: Vec<AtomicU64>,
     locks: Vec<Mutex<()>>,
     /// The run's dependency graph: successor -> predecessors (RAW, WAW, WAR), and the order of
     /// logged transactions.
@@ -115,7 +114,6 @@ impl Db {
     fn new(keys: u64) -> Db {
         Db {
             values: (0..keys).map(|_| AtomicU64::new(0)).collect(),
-            stamps: (0..keys).map(|_| AtomicU64::new(0)).collect(),
             locks: (0..keys).map(|_| Mutex::new(())).collect(),
             graph: Mutex::new(Graph::default()),
         }
@@ -138,36 +136,14 @@ impl Db {
             .collect();
         let mut sum = 0u64;
         for &k in &s.reads {
-            w.on_read(RowRef {
-                table: 0,
-                key: k,
-                stamp: &self.stamps[k as usize],
-            });
+            w.on_read(RowRef { table: 0, key: k });
             sum = sum.wrapping_add(self.values[k as usize].load(Ordering::Relaxed));
         }
         for &k in &s.writes {
-            w.on_write(RowRef {
-                table: 0,
-                key: k,
-                stamp: &self.stamps[k as usize],
-            });
+            w.on_write(RowRef { table: 0, key: k });
         }
         if occ {
-            let refs: Vec<(RowRef<'_>, Access)> = s
-                .reads
-                .iter()
-                .map(|&k| {
-                    (
-                        RowRef {
-                            table: 0,
-                            key: k,
-                            stamp: &self.stamps[k as usize],
-                        },
-                        Access::Read,
-                    )
-                })
-                .collect();
-            w.before_validate(&mut refs.into_iter());
+            w.before_validate();
         }
         let writes: Vec<(u64, u64)> = s.writes.iter().map(|&k| (k, value(txn, k, sum))).collect();
         let payload = encode(txn, &s.reads, &writes);
@@ -215,8 +191,6 @@ impl Db {
         for (k, x) in &writes {
             self.values[*k as usize].store(*x, Ordering::Relaxed);
         }
-        let mut rows = std::iter::empty();
-        w.publish(&mut rows);
         drop(guards);
         (!read_only, ticket)
     }

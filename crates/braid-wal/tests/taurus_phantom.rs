@@ -132,11 +132,10 @@ impl Replay for State {
     }
 }
 
-/// The fake engine: the live set, and a stamp word for the scheme seam.
+/// The fake engine: the live set.
 struct Engine {
     set: Mutex<BTreeSet<u64>>,
     out: AtomicU64,
-    stamp: AtomicU64,
 }
 
 impl Engine {
@@ -144,16 +143,11 @@ impl Engine {
         Engine {
             set: Mutex::new(keys.iter().copied().collect()),
             out: AtomicU64::new(0),
-            stamp: AtomicU64::new(0),
         }
     }
 
-    fn row(&self, table: u32, key: u64) -> RowRef<'_> {
-        RowRef {
-            table,
-            key,
-            stamp: &self.stamp,
-        }
+    fn row(&self, table: u32, key: u64) -> RowRef {
+        RowRef { table, key }
     }
 
     /// Execute `op` on `w` up to (not including) the commit, calling the hooks the engine

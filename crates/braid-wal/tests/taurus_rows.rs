@@ -4,7 +4,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 
 use braid_pmem::{CrashSim, Domain, PmemConfig};
 use braid_wal::device::Device;
@@ -58,7 +57,6 @@ fn the_row_table_holds_only_recent_rows() {
             },
         );
         let (t, _) = open_taurus(&cfg.0, &cfg.1, devs, &Nothing, &|_| {}).unwrap();
-        let stamp = AtomicU64::new(0);
         let mut workers: Vec<_> = (0..n).map(|w| t.worker(w).unwrap()).collect();
         let mut x = 12345u64;
         let payload = [7u8; 120];
@@ -72,17 +70,9 @@ fn the_row_table_holds_only_recent_rows() {
                 let key = (x >> 33) % ROWS;
                 touched.insert(key);
                 if x & 1 == 0 {
-                    w.on_read(RowRef {
-                        table: 0,
-                        key,
-                        stamp: &stamp,
-                    });
+                    w.on_read(RowRef { table: 0, key });
                 } else {
-                    w.on_write(RowRef {
-                        table: 0,
-                        key,
-                        stamp: &stamp,
-                    });
+                    w.on_write(RowRef { table: 0, key });
                 }
             }
             let req = CommitRequest {

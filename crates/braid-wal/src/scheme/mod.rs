@@ -1,15 +1,18 @@
 //! The scheme seam: what the engine asks of a logging scheme, whatever the scheme is.
 //!
-//! The engine calls a [`SchemeWorker`] on every row access (with that row's scheme stamp, an
-//! `AtomicU64` the scheme may use as a GSN or as a handle to LSN vectors it keeps elsewhere), at
-//! commit with the transaction's log payload (redo images or a command), and once more after the
-//! record is in the log buffer but before the locks are released (early lock release: the
-//! scheme publishes the transaction's order into the rows it touched). A scheme never knows
-//! table layouts: payloads are opaque bytes built with [`crate::payload`].
+//! The engine calls a [`SchemeWorker`] on every row access (naming the row by table and key;
+//! the scheme keeps whatever order it tracks, GSNs or LSN vectors, in its own structures), on
+//! range scans, inserts and deletes, and at commit with the transaction's log payload (redo
+//! images or a command); the record is in the log buffer when `commit` returns, and the engine
+//! then releases its locks early. A scheme never knows table layouts: payloads are bytes built
+//! with [`crate::payload`].
 //!
 //! Recovery is the scheme's too: [`open`] scans the scheme's streams, decides which transactions
 //! committed and in what (partial) order, and hands each one to a [`Replay`] implemented by the
 //! engine, then starts the streams for new appends at the valid end.
+//!
+//! Schemes are found by name in [`registry`]: a scheme is one folder here and one line in
+//! [`SCHEMES`].
 
 pub mod cut;
 pub mod gsn;
@@ -26,7 +29,6 @@ use std::fmt;
 use std::ops::Bound;
 use std::str::FromStr;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use crate::device::Device;
@@ -74,20 +76,15 @@ impl FromStr for LogKind {
     }
 }
 
-/// A row as a scheme sees it: an identity and the scheme's per-row stamp word.
-#[derive(Debug, Clone, Copy)]
-pub struct RowRef<'a> {
+/// A row as a scheme sees it: its identity (the engine's table number and key). Schemes keep
+/// whatever ordering metadata they need (GSNs, LSN vectors) in their own structures, keyed by
+/// it, so the engine's rows carry nothing for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RowRef {
+    /// The table's number in the engine's catalog.
     pub table: u32,
+    /// The row's key.
     pub key: u64,
-    pub stamp: &'a AtomicU64,
-}
-
-/// How a transaction touched a row, for [`SchemeWorker::publish`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    Read,
-    Write,
-    ReadWrite,
 }
 
 /// What the engine hands a scheme at commit.
@@ -154,19 +151,16 @@ impl Ticket {
 /// One worker thread's view of the scheme.
 pub trait SchemeWorker: Send {
     /// After the engine locked (2PL) or read (OCC) a row.
-    fn on_read(&mut self, _row: RowRef<'_>) {}
+    fn on_read(&mut self, _row: RowRef) {}
     /// After the engine locked a row for writing.
-    fn on_write(&mut self, _row: RowRef<'_>) {}
+    fn on_write(&mut self, _row: RowRef) {}
     /// Put the transaction's record in the log buffer; returns the durability ticket.
     fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError>;
-    /// After `commit`, before the locks are released: publish the transaction's order into the
-    /// rows it touched.
-    fn publish(&mut self, _rows: &mut dyn Iterator<Item = (RowRef<'_>, Access)>) {}
     /// The transaction aborted before `commit`.
     fn abort(&mut self) {}
     /// OCC only: after the engine locked the write set, before it validates the read set
-    /// (Taurus Alg. 6 lines 8-11). `rows` is the whole access set.
-    fn before_validate(&mut self, _rows: &mut dyn Iterator<Item = (RowRef<'_>, Access)>) {}
+    /// (Taurus Alg. 6 lines 8-11). The rows are the ones `on_read` and `on_write` named.
+    fn before_validate(&mut self) {}
     /// A range scan of ordered table `table` over `[lo, hi]` is about to be validated: the
     /// engine calls this at commit, once per scanned range, right before it counts the range
     /// again (the scan-twice phantom check, Taurus Sec. 3.4), under 2PL and OCC alike. Whatever

@@ -734,14 +734,14 @@ impl GsnWorker {
 }
 
 impl SchemeWorker for GsnWorker {
-    fn on_read(&mut self, row: RowRef<'_>) {
+    fn on_read(&mut self, row: RowRef) {
         let p = &self.shared.pages;
         let slot = p.slot(row.table, row.key);
         self.tx = self.tx.max(p.get(slot));
         self.touched.push((slot, false));
     }
 
-    fn on_write(&mut self, row: RowRef<'_>) {
+    fn on_write(&mut self, row: RowRef) {
         let p = &self.shared.pages;
         let slot = p.slot(row.table, row.key);
         let g = self.tx.max(p.get(slot)) + 1;

@@ -3,7 +3,7 @@
 //!
 //! The engine has no pages, so the scheme groups rows itself: page number `key /
 //! rows_per_page` of table `table`. The clocks live in a fixed table of atomic words indexed by
-//! a hash of `(table, page)` rather than in the rows' stamp words, so that a page's clock
+//! a hash of `(table, page)` rather than in the rows, so that a page's clock
 //! exists before any of its rows (inserts) and after they are deleted, and so that a commit can
 //! re-read the clocks of every page it touched without holding on to the rows.
 //!

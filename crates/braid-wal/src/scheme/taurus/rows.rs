@@ -21,7 +21,7 @@
 //!   anything that has not already committed (PLV may run ahead of CLV).
 //! * Entries are keyed by `(table, key)`, not by row object, so a delete's writeLV survives
 //!   until an insert of the same key picks it up (insert-after-delete is a WAW dependency the
-//!   paper's "initialise to zero" would lose). The engine's per-row stamp word is not used.
+//!   paper's "initialise to zero" would lose). The engine's rows carry nothing for Taurus.
 //! * "Nobody holds it" is the `Arc` count: a transaction clones the entry's `Arc` for as long
 //!   as it runs, and new clones are only made under the shard lock, which eviction holds.
 //! * `pending` counts OCC readers between raising the readLV (before validation) and raising

@@ -71,7 +71,7 @@ use super::{MAX_SCAN_BUCKETS, Shared};
 use crate::WalError;
 use crate::lv::MAX_STREAMS;
 use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
-use crate::scheme::{Access, CommitRequest, RowRef, SchemeWorker, Ticket};
+use crate::scheme::{CommitRequest, RowRef, SchemeWorker, Ticket};
 use crate::stream::StreamWriter;
 
 const READ: u8 = 1;
@@ -167,7 +167,7 @@ impl TaurusWorker {
         self.sh.war
     }
 
-    fn hold(&mut self, row: RowRef<'_>, flags: u8) -> RowLv {
+    fn hold(&mut self, row: RowRef, flags: u8) -> RowLv {
         debug_assert!(
             row.table < WHOLE_TAG & !BUCKET_TAG,
             "table id in the range-LV space"
@@ -322,13 +322,13 @@ impl TaurusWorker {
 }
 
 impl SchemeWorker for TaurusWorker {
-    fn on_read(&mut self, row: RowRef<'_>) {
+    fn on_read(&mut self, row: RowRef) {
         let n = self.sh.n;
         let e = self.hold(row, READ);
         merge_from(&mut self.lv, e.write_lv(n), &mut self.scratch);
     }
 
-    fn on_write(&mut self, row: RowRef<'_>) {
+    fn on_write(&mut self, row: RowRef) {
         let n = self.sh.n;
         let e = self.hold(row, WRITE);
         merge_from(&mut self.lv, e.write_lv(n), &mut self.scratch);
@@ -337,7 +337,7 @@ impl SchemeWorker for TaurusWorker {
         }
     }
 
-    fn before_validate(&mut self, _rows: &mut dyn Iterator<Item = (RowRef<'_>, Access)>) {
+    fn before_validate(&mut self) {
         let n = self.sh.n;
         let command = self.command();
         // After the engine's lock of the write set (see the module docs).
