@@ -1,9 +1,61 @@
 //! braid-engine: an embedded, in-memory, durable transactional store whose logging scales with
 //! cores. Tables of fixed-width rows indexed by u64 keys (hash or ordered), transactions under
-//! two-phase locking (NO_WAIT), OCC or multi-version OCC (MVCC) with early lock release, stored procedures for command
-//! logging, and recovery through the logging scheme chosen at open. The engine knows nothing of
-//! a particular scheme: it calls the scheme's hooks on every row access and at commit
-//! (`braid_wal::scheme`).
+//! two-phase locking (NO_WAIT), OCC or multi-version OCC (MVCC) with early lock release,
+//! stored procedures for command logging, checkpoints, and recovery through the logging scheme
+//! chosen at open. The engine knows nothing of a particular scheme: it calls the scheme's hooks
+//! on every row access and at commit (`braid_wal::scheme`).
+//!
+//! # Quick start
+//!
+//! ```
+//! use braid_engine::{Catalog, ColumnType, Db, IndexKind, Options, Procedures, TableDef};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let tmp = tempfile::tempdir()?;
+//! # let dir = tmp.path().join("bank");
+//! let mut catalog = Catalog::new();
+//! let accounts = catalog.add(TableDef::new("accounts", IndexKind::Hash).column("balance", ColumnType::I64));
+//!
+//! // Default options: the serial scheme logging to files in `dir`, and commits that return
+//! // only once durable (group fdatasync). The loader builds the initial image on creation and
+//! // again before the log is replayed on every recovery.
+//! let (db, _) = Db::open(&dir, Options::default(), catalog.clone(), Procedures::new(), &|l| {
+//!     for a in 0..10 {
+//!         l.insert(accounts, a, &100i64.to_le_bytes())?;
+//!     }
+//!     Ok(())
+//! })?;
+//! let mut w = db.worker()?;
+//! let mut tx = w.begin();
+//! tx.update(accounts, 1, |r| r.set_i64(0, r.get_i64(0) - 30))?;
+//! tx.update(accounts, 2, |r| r.set_i64(0, r.get_i64(0) + 30))?;
+//! tx.commit()?.wait()?; // durable here
+//! drop(w);
+//! db.close()?;
+//! drop(db);
+//!
+//! // Reopening recovers from the log; another scheme is one option away, e.g.
+//! // `Options { scheme: "taurus".parse()?, streams: 4, ..Options::default() }` for a new database.
+//! let (db, report) = Db::open(&dir, Options::default(), catalog, Procedures::new(), &|l| {
+//!     for a in 0..10 {
+//!         l.insert(accounts, a, &100i64.to_le_bytes())?;
+//!     }
+//!     Ok(())
+//! })?;
+//! assert_eq!(report.recovery.txns, 1);
+//! assert_eq!(db.peek(accounts, 2), Some(130i64.to_le_bytes().to_vec()));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Options worth knowing: [`Options::scheme`] (by name or typed configuration:
+//! [`SerialConfig`], [`TaurusConfig`], [`GsnConfig`], [`PerTxnOptions`], ...),
+//! [`Options::logging`] (data or command logging with stored [`Procedures`]), [`Options::cc`],
+//! [`Options::device`] (files, or persistent memory with [`PmemOptions`]; [`Media`] says how
+//! region files reach power-safe media), [`Options::durability`] ([`Durability::Async`]
+//! returns a [`Ticket`] at once to pipeline commits) and [`Options::checkpoint`].
+//! [`Db::emulation`] says whether acknowledged commits would survive a power cut on this
+//! machine. The `bank` example kills a process mid-run and recovers it.
 
 pub mod checkpoint;
 pub mod db;

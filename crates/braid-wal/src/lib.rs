@@ -1,4 +1,55 @@
-//! braid-wal: the write-ahead log layer shared by every braid logging scheme.
+//! braid-wal: the write-ahead log layer shared by every braid logging scheme, usable on its own
+//! by an engine builder.
+//!
+//! # Quick start
+//!
+//! Pick a scheme by name, give it storage for its log, tell it about each row a transaction
+//! writes (while the row's lock is held), hand it the transaction's payload at commit, and
+//! acknowledge once the returned [`Ticket`](scheme::Ticket) resolves. On reopen, the scheme
+//! hands every committed transaction back to your [`Replay`](scheme::Replay), in an order that
+//! respects their dependencies.
+//!
+//! ```
+//! use std::sync::{Arc, Mutex};
+//! use braid_wal::file_device::{FileDevice, FileDeviceConfig};
+//! use braid_wal::fs::RealFs;
+//! use braid_wal::scheme::{self, *};
+//!
+//! struct Applied(Mutex<Vec<Vec<u8>>>);
+//! impl Replay for Applied {
+//!     fn apply(&self, _txn: u64, _kind: LogKind, payload: &[u8]) -> Result<(), ReplayError> {
+//!         self.0.lock().unwrap().push(payload.to_vec());
+//!         Ok(())
+//!     }
+//! }
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let tmp = tempfile::tempdir()?;
+//! let spec: SchemeSpec = "serial".parse()?; // or "taurus", "gsn:partition=page", ...
+//! let open = |applied: &Applied| {
+//!     let log = FileDevice::open(Arc::new(RealFs), FileDeviceConfig::new(tmp.path(), 0))?;
+//!     let storage = Storage::Devices(vec![Arc::new(log)]);
+//!     scheme::open(&spec, &SchemeConfig::default(), storage, applied, &|_| {})
+//! };
+//! let applied = Applied(Mutex::new(Vec::new()));
+//! let (log, _) = open(&applied)?;
+//! let mut w = log.worker(0)?;
+//! w.on_write(RowRef { table: 0, key: 7 });
+//! let req = CommitRequest { txn: 1, kind: LogKind::Data, payload: b"k7=x", read_only: false, epoch: 0 };
+//! w.commit(&req)?.wait()?; // durable: fdatasync'd
+//! drop(w);
+//! log.close()?;
+//!
+//! let (_log, report) = open(&applied)?;
+//! assert_eq!(report.txns, 1);
+//! assert_eq!(applied.0.lock().unwrap()[0], b"k7=x");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The `kv_log` example is a whole key-value map over any scheme.
+//!
+//! # Modules
 //!
 //! * [`record`]: one checksummed record framing for all schemes (header, ordering stamp, payload).
 //! * [`payload`]: payload codecs (redo images, commands).
@@ -7,6 +58,8 @@
 //! * [`device`]: the device trait; [`file_device`], [`pmem_device`], [`null_device`].
 //! * [`lv`]: LSN vectors and their vectorised operations (Taurus Section 3.1, 4.2).
 //! * [`stream`]: reserve / fill / flush with a durable watermark (Taurus Alg. 1-2).
+//! * [`scheme`]: the seam between an engine and a logging scheme, and the schemes themselves,
+//!   found by name in [`scheme::registry`].
 //! * [`sync`]: the atomics seam (std, or loom's under `--cfg loom` for model checking).
 
 pub mod device;
