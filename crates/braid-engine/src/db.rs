@@ -173,7 +173,9 @@ impl DeviceConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Durability {
     /// Commit returns once the transaction is durable (its ticket is already resolved). The
-    /// default: `commit()?` returning means the transaction survives a crash.
+    /// default: `commit()?` returning means the transaction survives a crash. If the log
+    /// fails meanwhile, commit returns that error: the transaction was installed in memory
+    /// (its locks went early) but is not acknowledged, and recovery may not have it.
     #[default]
     Sync,
     /// Pipelined commits: commit returns as soon as the transaction's record is in the log

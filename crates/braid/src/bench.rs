@@ -61,8 +61,9 @@ pub struct BenchArgs {
     /// Runs per configuration (the table shows the median).
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
-    /// Write results as JSON here.
-    #[arg(long, default_value = "results/bench.json")]
+    /// Write results as JSON here (the default is untracked; published results are written to
+    /// `results/` only when asked for).
+    #[arg(long, default_value = "target/braid/bench.json")]
     pub json: PathBuf,
     /// Write results as CSV here (default: the JSON path with a .csv extension).
     #[arg(long)]

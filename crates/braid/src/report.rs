@@ -16,7 +16,7 @@ use crate::plot::{self, Series};
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
     /// Where the summary, data and plots go.
-    #[arg(long, default_value = "results/report")]
+    #[arg(long, default_value = "target/braid/report")]
     pub out: PathBuf,
     /// Seconds per benchmark run.
     #[arg(long, default_value_t = 2.0)]

@@ -64,6 +64,8 @@ pub fn options(scheme: &'static str, device: DeviceConfig, env: Env) -> Options 
         streams: 2,
         max_workers: 4,
         env,
+        // The histories here tell installed from acknowledged commits: tickets, not waits.
+        durability: Durability::Async,
         ..Options::default()
     }
 }
