@@ -146,3 +146,57 @@ fn bench_none_nvdisk_pertxn() {
         assert!(r["ratio_to_none"].as_f64().is_some(), "{scheme}: {r}");
     }
 }
+
+/// A configuration no database can be opened with (pertxn keeps its log in persistent memory)
+/// is refused once, before any round, with the reason: not run and counted as violations.
+#[test]
+fn crash_test_refuses_pertxn_on_files_up_front() {
+    let out = braid()
+        .args([
+            "crash-test",
+            "--scheme",
+            "pertxn",
+            "--device",
+            "file",
+            "--mode",
+            "kill",
+            "--rounds",
+            "8",
+        ])
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("cannot crash-test this configuration")
+            && stderr.contains("persistent memory"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("violations"), "{stdout}");
+}
+
+/// A scheme option the scheme does not have is refused, naming the options it has.
+#[test]
+fn unknown_scheme_option_is_refused_with_the_known_ones() {
+    let out = braid()
+        .args([
+            "bench",
+            "--scheme",
+            "taurus",
+            "--scheme-opt",
+            "taurus.no_such=1",
+            "--seconds",
+            "0.1",
+            "--repeat",
+            "1",
+        ])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("no option \"no_such\"") && stderr.contains("delta_kb"),
+        "{stderr}"
+    );
+}
