@@ -1,4 +1,4 @@
-//! The device trait: where a stream's bytes become durable. API SKELETON.
+//! The device trait: where a stream's bytes become durable.
 
 use crate::scan::StreamSource;
 use crate::{Lsn, WalError};
@@ -22,6 +22,7 @@ pub struct DeviceInfo {
 /// files, the persistent ring itself for pmem); one flusher at a time makes ranges durable with
 /// [`Device::flush`], always with increasing, contiguous ranges.
 pub trait Device: Send + Sync + StreamSource {
+    /// What the device is, for reports.
     fn info(&self) -> DeviceInfo;
     /// Ring capacity: a writer may fill `[lsn, lsn + len)` only once `lsn + len <= reusable() + capacity()`.
     fn capacity(&self) -> u64;

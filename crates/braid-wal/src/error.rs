@@ -3,50 +3,103 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// An error of the log layer. The `Display` text says what failed and what to do about it.
+///
+/// Non-exhaustive: match the variants you act on and treat the rest as failures.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum WalError {
+    /// A file-system operation failed (see [`WalError::io`]).
     #[error("{op} {path}: {source}")]
     Io {
+        /// The file or directory concerned.
         path: PathBuf,
+        /// The operation, e.g. `"fdatasync"`.
         op: &'static str,
+        /// The underlying error.
         #[source]
         source: Arc<std::io::Error>,
     },
+    /// The stream failed earlier (e.g. a failed sync); every pending and later commit on it
+    /// fails with this.
     #[error(
         "log stream {stream} is poisoned by an earlier failure ({cause}); nothing after it is acknowledged; reopen the database to recover every acknowledged commit"
     )]
-    Poisoned { stream: u32, cause: String },
+    Poisoned {
+        /// The stream's index.
+        stream: u32,
+        /// The first failure, as text.
+        cause: String,
+    },
+    /// The device has no space for the bytes to make durable. Not poisoning: the stream
+    /// retries once space returns.
     #[error(
         "log device {path} is out of space: the commit was not acknowledged (it is durable only if space returns and the log catches up); free space and retry"
     )]
-    NoSpace { path: PathBuf },
+    NoSpace {
+        /// The device's directory or file.
+        path: PathBuf,
+    },
+    /// Damaged log bytes that are not a torn tail: valid records follow them, or they were
+    /// known to be durable.
     #[error(
         "corrupt log in {file} at byte offset {offset}: {reason}; valid records follow it, so this is not a torn tail (use salvage mode to keep only the prefix before it)"
     )]
     Corrupt {
+        /// The file (or region) holding the bad bytes.
         file: String,
+        /// Byte offset of the bad bytes in that file.
         offset: u64,
+        /// What is wrong with them.
         reason: String,
     },
+    /// A segment file or ring header that cannot be used: damaged, of another stream, or
+    /// written by a newer format version.
     #[error("bad segment file {file}: {reason}")]
-    BadSegment { file: String, reason: String },
+    BadSegment {
+        /// The file (or region) concerned.
+        file: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A record larger than [`MAX_RECORD_LEN`](crate::record::MAX_RECORD_LEN).
     #[error("log record of {len} bytes exceeds the limit of {max} bytes")]
-    RecordTooLarge { len: usize, max: usize },
+    RecordTooLarge {
+        /// The record's unpadded length in bytes.
+        len: usize,
+        /// The limit in bytes.
+        max: usize,
+    },
+    /// A persistent ring (a pmem device, or the per-transaction scheme's log index) stayed
+    /// full: nothing freed space in time.
     #[error(
         "the persistent log ring {what} is full; enable de-staging to files or take checkpoints"
     )]
-    LogFull { what: String },
+    LogFull {
+        /// The ring that is full, with its stream and size.
+        what: String,
+    },
+    /// A configuration the log cannot work with (an invalid option, size or combination), or
+    /// a resource it could not get (a thread, a writer slot).
     #[error("configuration: {0}")]
     Config(String),
+    /// A persistent-memory region failed.
     #[error(transparent)]
     Pmem(Arc<braid_pmem::PmemError>),
+    /// The stream with this index (0 for a scheme's log that is not a stream) was closed:
+    /// nothing more is appended to it.
     #[error("log stream {0} is shut down")]
     Closed(u32),
+    /// The engine's [`Replay`](crate::scheme::Replay) failed on a recovered transaction.
     #[error("replaying transaction {txn} (stream {stream}, LSN {lsn}) failed: {cause}")]
     Replay {
+        /// The stream of the record being replayed.
         stream: u32,
+        /// That record's position in its stream.
         lsn: u64,
+        /// The transaction id.
         txn: u64,
+        /// The replay error, as text.
         cause: String,
     },
 }

@@ -54,13 +54,15 @@
 //! * [`record`]: one checksummed record framing for all schemes (header, ordering stamp, payload).
 //! * [`payload`]: payload codecs (redo images, commands).
 //! * [`scan`]: reading a stream back, finding its valid prefix and classifying its end.
-//! * [`fs`]: the file-system seam, with a real and a fault-injecting implementation.
+//! * [`fs`]: the file-system seam, with the real implementation (and a fault-injecting one for
+//!   tests).
 //! * [`device`]: the device trait; [`file_device`], [`pmem_device`], [`null_device`].
 //! * [`lv`]: LSN vectors and their vectorised operations (Taurus Section 3.1, 4.2).
 //! * [`stream`]: reserve / fill / flush with a durable watermark (Taurus Alg. 1-2).
 //! * [`scheme`]: the seam between an engine and a logging scheme, and the schemes themselves,
 //!   found by name in [`scheme::registry`].
-//! * [`sync`]: the atomics seam (std, or loom's under `--cfg loom` for model checking).
+
+#![deny(missing_docs)]
 
 pub mod device;
 pub mod error;
@@ -74,6 +76,8 @@ pub mod record;
 pub mod scan;
 pub mod scheme;
 pub mod stream;
+// The atomics seam (std, or loom's under `--cfg loom`) for the loom models in `tests/`.
+#[doc(hidden)]
 pub mod sync;
 
 pub use error::WalError;

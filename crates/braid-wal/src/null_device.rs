@@ -16,6 +16,7 @@ use crate::{Lsn, WalError};
 pub struct NullDevice;
 
 impl NullDevice {
+    /// The null device (same as `NullDevice` or `NullDevice::default()`).
     pub fn new() -> NullDevice {
         NullDevice
     }

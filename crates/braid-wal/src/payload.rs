@@ -18,42 +18,60 @@
 //! be encoded (a record is limited to [`crate::record::MAX_RECORD_LEN`] anyway): the encoders
 //! panic on it as a caller bug.
 
+/// A malformed payload: where and what.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 #[error("malformed payload at byte {at}: {what}")]
 pub struct PayloadError {
+    /// Byte offset in the payload of the bad field (of the op's tag for an unknown op).
     pub at: usize,
+    /// What is wrong there.
     pub what: &'static str,
 }
 
+/// Redo op tag of [`RedoOp::Update`].
 pub const OP_UPDATE: u8 = 1;
+/// Redo op tag of [`RedoOp::Insert`].
 pub const OP_INSERT: u8 = 2;
+/// Redo op tag of [`RedoOp::Delete`].
 pub const OP_DELETE: u8 = 3;
 
 /// Bytes of an op before its op-specific part: tag, table, key.
 const OP_HEAD: usize = 1 + 4 + 8;
 
+/// One operation of a redo payload, borrowing its data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RedoOp<'a> {
     /// After-image of the columns in `columns` (bit i = column i), concatenated in column order.
     Update {
+        /// Table id.
         table: u32,
+        /// Row key.
         key: u64,
+        /// Bit mask of the updated columns.
         columns: u64,
+        /// Their after-images.
         data: &'a [u8],
     },
     /// Full row image.
     Insert {
+        /// Table id.
         table: u32,
+        /// Row key.
         key: u64,
+        /// The row image.
         data: &'a [u8],
     },
+    /// The row is removed.
     Delete {
+        /// Table id.
         table: u32,
+        /// Row key.
         key: u64,
     },
 }
 
 impl RedoOp<'_> {
+    /// The table the op applies to.
     pub fn table(&self) -> u32 {
         match *self {
             RedoOp::Update { table, .. }
@@ -62,6 +80,7 @@ impl RedoOp<'_> {
         }
     }
 
+    /// The key of the row the op applies to.
     pub fn key(&self) -> u64 {
         match *self {
             RedoOp::Update { key, .. }
@@ -92,10 +111,12 @@ fn len_u32(len: usize) -> [u8; 4] {
 /// Builds a redo payload; reusable (clear) so workers do not allocate per transaction.
 #[derive(Debug, Default, Clone)]
 pub struct RedoBuf {
+    /// The encoded payload so far.
     pub bytes: Vec<u8>,
 }
 
 impl RedoBuf {
+    /// Empty the buffer, keeping its allocation.
     pub fn clear(&mut self) {
         self.bytes.clear()
     }
@@ -106,6 +127,10 @@ impl RedoBuf {
         self.bytes.extend_from_slice(&key.to_le_bytes());
     }
 
+    /// Append `op`.
+    ///
+    /// # Panics
+    /// If its data is longer than `u32::MAX` bytes.
     pub fn push(&mut self, op: &RedoOp<'_>) {
         self.bytes.reserve(op.encoded_len());
         match *op {
@@ -129,7 +154,11 @@ impl RedoBuf {
         }
     }
 
-    /// Append an Update whose data is written by `fill` into a buffer of `len` bytes.
+    /// Append an Update whose data is written by `fill` into a buffer of `len` bytes
+    /// (zeroed first), saving a copy of the after-images.
+    ///
+    /// # Panics
+    /// If `len` exceeds `u32::MAX`.
     pub fn push_update_with(
         &mut self,
         table: u32,
@@ -148,6 +177,7 @@ impl RedoBuf {
         fill(&mut self.bytes[at..]);
     }
 
+    /// Whether no op was pushed since the last clear.
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
@@ -269,6 +299,7 @@ impl<'a> Iterator for RedoIter<'a> {
 
 impl std::iter::FusedIterator for RedoIter<'_> {}
 
+/// Iterate over the ops of a redo payload (an empty payload has none).
 pub fn decode_redo(payload: &[u8]) -> RedoIter<'_> {
     RedoIter {
         cur: Cursor {
@@ -280,6 +311,9 @@ pub fn decode_redo(payload: &[u8]) -> RedoIter<'_> {
 }
 
 /// Append a command (stored procedure id and its serialized parameters) to `out`.
+///
+/// # Panics
+/// If `params` is longer than `u32::MAX` bytes.
 pub fn encode_command(proc_id: u32, params: &[u8], out: &mut Vec<u8>) {
     out.reserve(8 + params.len());
     out.extend_from_slice(&proc_id.to_le_bytes());
@@ -287,6 +321,8 @@ pub fn encode_command(proc_id: u32, params: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(params);
 }
 
+/// Decode a command payload into `(procedure id, parameters)`; the payload must hold exactly
+/// one command.
 pub fn decode_command(payload: &[u8]) -> Result<(u32, &[u8]), PayloadError> {
     let mut cur = Cursor {
         buf: payload,

@@ -77,6 +77,7 @@ use crate::fs::{Fs, RealFs};
 use crate::scan::StreamSource;
 use crate::{Lsn, WalError};
 
+/// How [`Device::fill`] copies a record into the ring and persists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PmemWrite {
     /// Streaming (non-temporal) stores, then a fence.
@@ -86,9 +87,12 @@ pub enum PmemWrite {
     StoreFlush,
 }
 
+/// How a [`PmemDevice`] uses its region.
 #[derive(Debug, Clone)]
 pub struct PmemDeviceConfig {
+    /// The stream's index; stored in the ring header and checked at open.
     pub stream: u32,
+    /// How records are copied in.
     pub write: PmemWrite,
     /// De-stage full ring space to segment files (Wang & Johnson: NVM log buffers go to disk when full).
     pub destage: Option<FileDeviceConfig>,

@@ -44,9 +44,13 @@
 
 use crate::{Lsn, WalError};
 
+/// Bytes of a record header (everything before the stamp).
 pub const HEADER_LEN: usize = 32;
+/// Records start and end on multiples of this many bytes.
 pub const ALIGN: usize = 8;
+/// The format version this build writes; it reads this version and refuses newer ones.
 pub const FORMAT_VERSION: u16 = 1;
+/// Largest record (header + stamp + payload, unpadded) in bytes: 64 MiB.
 pub const MAX_RECORD_LEN: usize = 1 << 26;
 /// Flag: this record ends its transaction (no separate commit record follows).
 pub const FLAG_COMMIT: u8 = 1;
@@ -68,19 +72,30 @@ pub const fn align_up(n: usize) -> usize {
     (n + ALIGN - 1) & !(ALIGN - 1)
 }
 
+/// What a record holds (header byte 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Kind {
+    /// Redo images of a transaction's writes (data logging).
     Redo = 1,
+    /// A stored-procedure invocation to re-execute (command logging).
     Command = 2,
+    /// Ends a transaction whose earlier records did not carry [`FLAG_COMMIT`].
     Commit = 3,
+    /// Discards the earlier records of a transaction.
     Abort = 4,
+    /// A Taurus LV anchor (LV compression, Alg. 5): its stamp fills in the LV entries that
+    /// later compressed records of the same stream leave out.
     Anchor = 5,
+    /// Scheme bookkeeping that belongs to no transaction (the gsn scheme's clock records and
+    /// void markers).
     Checkpoint = 6,
+    /// Filler skipping space to a boundary; its payload is zeros and it is never replayed.
     Pad = 7,
 }
 
 impl Kind {
+    /// The kind with this code, `None` for an unknown one.
     pub fn from_u8(v: u8) -> Option<Kind> {
         Some(match v {
             1 => Kind::Redo,
@@ -94,6 +109,7 @@ impl Kind {
         })
     }
 
+    /// The code stored in the header.
     pub fn as_u8(self) -> u8 {
         self as u8
     }
@@ -102,9 +118,13 @@ impl Kind {
 /// Which ordering stamp a record carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StampKind {
+    /// No stamp (serial and per-transaction logs: order is the LSN).
     None,
+    /// A global sequence number.
     Gsn,
+    /// A dense LSN vector.
     Lv,
+    /// A sparse LSN vector: only the listed `(index, value)` entries.
     LvSparse,
 }
 
@@ -129,16 +149,22 @@ impl StampKind {
     }
 }
 
+/// An owned ordering stamp, as a writer supplies it (see [`StampKind`] for the forms).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Stamp {
+    /// No stamp.
     #[default]
     None,
+    /// A global sequence number.
     Gsn(u64),
+    /// A dense LSN vector, one entry per stream (at most [`MAX_LV_ENTRIES`]).
     Lv(Vec<u64>),
+    /// A sparse LSN vector of `(stream index, LSN)` entries; absent entries are 0.
     LvSparse(Vec<(u8, u64)>),
 }
 
 impl Stamp {
+    /// Which form this stamp has.
     pub fn kind(&self) -> StampKind {
         match self {
             Stamp::None => StampKind::None,
@@ -195,14 +221,18 @@ impl Stamp {
     }
 }
 
+/// The decoded fixed fields of a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecordHeader {
     /// Header + stamp + payload, unpadded.
     pub len: u32,
+    /// What the record holds.
     pub kind: Kind,
     /// The caller's flag bits (`FLAG_MASK`); the stamp kind is not included.
     pub flags: u8,
+    /// Stream position of the record's first byte.
     pub lsn: Lsn,
+    /// Transaction id (0 for records that belong to no transaction).
     pub txn: u64,
     /// The stream's durable LSN known when this record was written (0 = unknown).
     pub synced: Lsn,
@@ -253,6 +283,7 @@ impl<'a> StampRef<'a> {
         StampRef { kind, bytes }
     }
 
+    /// Which form this stamp has.
     pub fn kind(&self) -> StampKind {
         self.kind
     }
@@ -262,6 +293,7 @@ impl<'a> StampRef<'a> {
         self.bytes
     }
 
+    /// An owned copy (sparse entries as stored, repeats included).
     pub fn to_stamp(&self) -> Stamp {
         match self.kind {
             StampKind::None => Stamp::None,
@@ -276,6 +308,7 @@ impl<'a> StampRef<'a> {
         }
     }
 
+    /// The GSN of a GSN stamp, `None` for other forms.
     pub fn gsn(&self) -> Option<u64> {
         match self.kind {
             StampKind::Gsn => Some(le_u64(self.bytes)),
@@ -368,10 +401,14 @@ impl Iterator for LvEntries<'_> {
     }
 }
 
+/// A decoded record, borrowing its stamp and payload from the buffer it was decoded from.
 #[derive(Debug, Clone, Copy)]
 pub struct Record<'a> {
+    /// The fixed fields.
     pub header: RecordHeader,
+    /// The ordering stamp.
     pub stamp: StampRef<'a>,
+    /// The caller's bytes (without padding).
     pub payload: &'a [u8],
 }
 
@@ -380,9 +417,11 @@ impl Record<'_> {
     pub fn padded_len(&self) -> usize {
         align_up(self.header.len as usize)
     }
+    /// Stream position just past the record (and its padding): where the next one starts.
     pub fn end(&self) -> Lsn {
         self.header.lsn + self.padded_len() as u64
     }
+    /// Whether [`FLAG_COMMIT`] is set: this record ends its transaction.
     pub fn commits(&self) -> bool {
         self.header.flags & FLAG_COMMIT != 0
     }
@@ -391,11 +430,15 @@ impl Record<'_> {
 /// What a caller wants written; the stream supplies lsn, synced and salt.
 #[derive(Debug, Clone, Copy)]
 pub struct RecordSpec<'a> {
+    /// What the record holds.
     pub kind: Kind,
     /// Caller flags (`FLAG_MASK` bits; higher bits are ignored).
     pub flags: u8,
+    /// Transaction id.
     pub txn: u64,
+    /// The ordering stamp.
     pub stamp: &'a Stamp,
+    /// The payload, as slices written back to back (so a caller need not concatenate).
     pub payload: &'a [&'a [u8]],
 }
 
@@ -523,15 +566,20 @@ fn seal(out: &mut [u8], len: usize, salt: u32) {
     out[len..padded].fill(0);
 }
 
+/// What [`decode`] found at a position.
 #[derive(Debug, Clone, Copy)]
 pub enum Decoded<'a> {
+    /// A valid record.
     Record(Record<'a>),
     /// The header is all zeros: nothing was ever written here.
     Empty,
     /// `buf` ends inside the record; at least `need` bytes are required.
     Truncated {
+        /// Bytes needed from the start of `buf` (the header, or the whole record).
         need: usize,
     },
+    /// Not a valid record here; the reason says why (length, version, kind, stamp, LSN or
+    /// checksum).
     Invalid(&'static str),
 }
 

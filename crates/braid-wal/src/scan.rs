@@ -73,6 +73,7 @@ pub trait StreamSource {
     fn locate(&self, lsn: Lsn) -> (String, u64);
 }
 
+/// What a scan does on corruption (damage that is not a torn tail).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ScanMode {
     /// Corruption followed by valid records is an error.
@@ -82,6 +83,7 @@ pub enum ScanMode {
     Salvage,
 }
 
+/// How the valid prefix of a stream ends (see the module doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EndKind {
     /// Zeros (or the limit) follow the last record.
@@ -200,6 +202,7 @@ impl std::fmt::Debug for Scanner<'_> {
 }
 
 impl<'s> Scanner<'s> {
+    /// A scanner from `src.start()`; reads nothing until the first [`Scanner::next_record`].
     pub fn new(src: &'s dyn StreamSource, mode: ScanMode) -> Scanner<'s> {
         let start = src.start();
         Scanner {
@@ -255,6 +258,8 @@ impl<'s> Scanner<'s> {
         }
     }
 
+    /// How the valid prefix ends: `None` until [`Scanner::next_record`] has returned
+    /// `Ok(None)`.
     pub fn end(&self) -> Option<&ScanEnd> {
         self.end.as_ref()
     }
@@ -524,15 +529,22 @@ impl<'s> Scanner<'s> {
 /// absolute LSN), each with its own salt `salt + segment index`, like a file device.
 #[derive(Debug, Clone, Default)]
 pub struct MemSource {
+    /// Name used in error locations (segment `k` is `name.k`).
     pub name: String,
+    /// LSN of `bytes[0]`: the stream's [`StreamSource::start`].
     pub start: Lsn,
+    /// The stream's bytes; their end is [`StreamSource::limit`].
     pub bytes: Vec<u8>,
+    /// [`StreamSource::sealed`]: bytes before it count as known durable.
     pub sealed: Lsn,
+    /// Checksum salt (of segment 0 when segmented).
     pub salt: u32,
+    /// Segment length in bytes; 0 for one unsegmented stream.
     pub segment_len: u64,
 }
 
 impl MemSource {
+    /// An empty, unsegmented stream starting at `start`, nothing sealed.
     pub fn new(name: impl Into<String>, start: Lsn, salt: u32) -> MemSource {
         MemSource {
             name: name.into(),

@@ -5,7 +5,7 @@
 //! each owning a cache-padded slot) reserve space by advancing the tail, encode their record
 //! into a private scratch buffer and copy it into the device's buffer ([`Device::fill`]). The
 //! *ready point* (everything before it is filled) is computed from the tail and the writers'
-//! busy words; the protocol and its memory-ordering argument are in [`ready`].
+//! busy words; the protocol and its memory-ordering argument are in `stream/ready.rs`.
 //!
 //! * File devices (`durable_on_fill() == false`) get one flusher thread, `braid-flush-<id>`. It
 //!   sleeps until a writer finishes a record past the durable point, then (group commit) waits
@@ -52,19 +52,22 @@
 //! Design choices where the specification is open:
 //!
 //! * Ring space is checked *before* reserving (the reservation is a compare-and-swap that
-//!   only succeeds when `lsn + len <= reusable() + capacity()`), see [`ready`]. Writers short
-//!   of ring space wait without holding a reservation: on a file device for the flusher (which
-//!   they wake at once, cutting a group-commit delay short); on a pmem device by publishing the
-//!   durable point themselves (so de-staging can free space) and polling. If the device says
-//!   the ring cannot drain by itself ([`WalError::LogFull`] from `ensure_space`: a pmem ring
-//!   without de-staging), the append waits up to [`RING_FULL_WAIT`] for a checkpoint to
-//!   release space and then fails with `LogFull`, having reserved nothing.
+//!   only succeeds when `lsn + len <= reusable() + capacity()`), see `stream/ready.rs`.
+//!   Writers short of ring space wait without holding a reservation: on a file device for the
+//!   flusher (which they wake at once, cutting a group-commit delay short); on a pmem device by
+//!   publishing the durable point themselves (so de-staging can free space) and polling. If
+//!   the device says the ring cannot drain by itself ([`WalError::LogFull`] from
+//!   `ensure_space`: a pmem ring without de-staging), the append waits up to
+//!   [`RING_FULL_WAIT`] for a checkpoint to release space and then fails with `LogFull`,
+//!   having reserved nothing.
 //! * `wait_durable` / `check_durable` of an LSN beyond the tail is an error (no append returned
 //!   it, so waiting could never end).
 //! * The stream shuts down (as by [`Stream::close`]) when the last [`Stream`] handle and the
 //!   last [`StreamWriter`] are dropped.
 //! * `StreamConfig::max_writers == 0` is treated as 1.
 
+// Public only for the loom model (`tests/loom_stream.rs`).
+#[doc(hidden)]
 pub mod ready;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -82,8 +85,11 @@ use crate::record::{ALIGN, RecordSpec};
 use crate::{Lsn, WalError};
 use ready::Reservations;
 
+/// How a [`Stream`] runs. The default: stream 0, 64 writers, no group-commit delay,
+/// `group_bytes` 1 MiB.
 #[derive(Debug, Clone)]
 pub struct StreamConfig {
+    /// The stream's index: names its flusher thread and appears in errors.
     pub id: u32,
     /// Most writers (threads) at once.
     pub max_writers: usize,
@@ -104,6 +110,7 @@ impl Default for StreamConfig {
     }
 }
 
+/// Counters of a stream since it started ([`Stream::stats`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StreamStats {
     /// Bytes appended (records with their padding).
@@ -258,6 +265,7 @@ impl Stream {
         })
     }
 
+    /// The stream's index ([`StreamConfig::id`]).
     pub fn id(&self) -> u32 {
         self.h.inner.id
     }
@@ -312,6 +320,7 @@ impl Stream {
         self.h.close()
     }
 
+    /// Counters since the stream started.
     pub fn stats(&self) -> StreamStats {
         let inner = &self.h.inner;
         let (records, bytes) = inner.res.totals();
@@ -322,6 +331,7 @@ impl Stream {
         }
     }
 
+    /// The device the stream appends to.
     pub fn device(&self) -> &Arc<dyn Device> {
         &self.h.inner.device
     }

@@ -26,17 +26,21 @@ mod loom_mutex {
     #[derive(Debug, Default)]
     pub struct Mutex<T>(loom::sync::Mutex<T>);
 
+    /// The guard of a locked [`Mutex`].
     pub type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
 
     impl<T> Mutex<T> {
+        /// An unlocked mutex holding `v`.
         pub fn new(v: T) -> Mutex<T> {
             Mutex(loom::sync::Mutex::new(v))
         }
 
+        /// Lock, blocking until the lock is free.
         pub fn lock(&self) -> MutexGuard<'_, T> {
             self.0.lock().unwrap_or_else(|e| e.into_inner())
         }
 
+        /// Lock if the lock is free, else `None`.
         pub fn try_lock(&self) -> Option<MutexGuard<'_, T>> {
             self.0.try_lock().ok()
         }

@@ -41,19 +41,29 @@ pub use segment::{
     segment_salt,
 };
 
+/// Where and how a [`FileDevice`] stores its stream. [`FileDeviceConfig::new`] gives the
+/// defaults: 64 MiB segments, a 16 MiB buffer, no O_DIRECT, preallocation on.
 #[derive(Debug, Clone)]
 pub struct FileDeviceConfig {
+    /// Directory of the segment files (shared by the streams of one log).
     pub dir: PathBuf,
+    /// The stream's index; names its files and is checked against their headers.
     pub stream: u32,
     /// Bytes of records per segment file (excluding its 4 KiB header); a multiple of 4096.
     pub segment_size: u64,
     /// DRAM ring that writers fill before the flusher writes it out.
+    /// At least 1 byte, or 8192 with `direct`.
     pub buffer_size: usize,
+    /// Write segments with O_DIRECT; opening fails with [`WalError::Config`] where the file
+    /// system refuses it.
     pub direct: bool,
+    /// Reserve each segment's space (`fallocate`) when it is created, so running out of space
+    /// shows at segment creation rather than in the middle of a write.
     pub preallocate: bool,
 }
 
 impl FileDeviceConfig {
+    /// Stream `stream` in `dir`, with the defaults.
     pub fn new(dir: impl Into<PathBuf>, stream: u32) -> Self {
         FileDeviceConfig {
             dir: dir.into(),
@@ -134,6 +144,7 @@ impl FileDevice {
         Ok(dev)
     }
 
+    /// The configuration it was opened with.
     pub fn config(&self) -> &FileDeviceConfig {
         &self.cfg
     }

@@ -539,10 +539,12 @@ impl SegmentLog {
             .map_err(|e| io_err("open O_DIRECT", path, e))
     }
 
+    /// The stream's index.
     pub fn stream(&self) -> u32 {
         self.stream
     }
 
+    /// The directory holding the stream's files.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

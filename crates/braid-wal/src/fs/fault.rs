@@ -82,43 +82,68 @@ fn apply_pending(buf: &mut Vec<u8>, p: &Pending, keep: Option<usize>) {
     }
 }
 
-/// One operation of the log, as a test sees it.
+/// One operation of the log, as a test sees it. A file's path is the one its handle was
+/// opened with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FsOp {
+    /// `create_dir_all` (one operation for the whole path).
     CreateDir {
+        /// The directory.
         path: PathBuf,
     },
+    /// `open` created a file.
     Create {
+        /// The file.
         path: PathBuf,
     },
+    /// `write_at` (of the bytes actually written, after any injected short write).
     Write {
+        /// The file.
         path: PathBuf,
+        /// Byte offset.
         off: u64,
+        /// Bytes written.
         len: u64,
     },
+    /// `set_len`, or `open` with truncation (length 0).
     SetLen {
+        /// The file.
         path: PathBuf,
+        /// The new length in bytes.
         len: u64,
     },
+    /// `allocate`.
     Allocate {
+        /// The file.
         path: PathBuf,
+        /// The reservation in bytes.
         len: u64,
     },
+    /// A successful `sync_data`.
     SyncData {
+        /// The file.
         path: PathBuf,
     },
     /// A `sync_data` that failed (injected EIO); the writes it covered never become durable.
     SyncDataFailed {
+        /// The file.
         path: PathBuf,
     },
+    /// `rename`.
     Rename {
+        /// The old name.
         from: PathBuf,
+        /// The new name.
         to: PathBuf,
     },
+    /// `remove_file`.
     Remove {
+        /// The file.
         path: PathBuf,
     },
+    /// `sync_dir`.
     SyncDir {
+        /// The directory.
         path: PathBuf,
     },
 }
@@ -161,24 +186,28 @@ pub enum Unsynced {
 /// Options of a simulated power failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CrashOpts {
+    /// What becomes of unsynced writes.
     pub unsynced: Unsynced,
     /// Seed of the random choices (torn lengths, subsets).
     pub seed: u64,
 }
 
 impl CrashOpts {
+    /// Every unsynced write is lost.
     pub fn drop_unsynced() -> CrashOpts {
         CrashOpts {
             unsynced: Unsynced::Drop,
             seed: 0,
         }
     }
+    /// [`Unsynced::TearLast`] with this seed.
     pub fn tear_last(seed: u64) -> CrashOpts {
         CrashOpts {
             unsynced: Unsynced::TearLast,
             seed,
         }
     }
+    /// [`Unsynced::KeepSubset`] with this seed.
     pub fn keep_subset(seed: u64) -> CrashOpts {
         CrashOpts {
             unsynced: Unsynced::KeepSubset,
@@ -229,11 +258,15 @@ pub struct FaultStats {
     pub syncs: u64,
     /// Failed (injected) `sync_data` calls.
     pub failed_syncs: u64,
+    /// `sync_dir` calls.
     pub dir_syncs: u64,
+    /// `write_at` calls that wrote something.
     pub writes: u64,
+    /// Bytes those calls wrote.
     pub bytes_written: u64,
     /// Writes that were cut short by injection.
     pub short_writes: u64,
+    /// Successful `allocate` calls.
     pub allocates: u64,
     /// Operations refused with ENOSPC.
     pub enospc: u64,
@@ -548,6 +581,7 @@ impl FaultFs {
         self.state.lock().ops.iter().map(|o| o.op.clone()).collect()
     }
 
+    /// Number of operations in the log (the `k` range of [`FaultFs::crash_after`]).
     pub fn op_count(&self) -> usize {
         self.state.lock().ops.len()
     }
@@ -570,6 +604,7 @@ impl FaultFs {
         self.state.lock().faults.sync = Some(fault);
     }
 
+    /// Disarm the armed `sync_data` failure, if any.
     pub fn clear_sync_fault(&self) {
         self.state.lock().faults.sync = None;
     }
@@ -596,6 +631,7 @@ impl FaultFs {
         self.state.lock().faults.direct_refused = refused;
     }
 
+    /// The counters so far.
     pub fn stats(&self) -> FaultStats {
         self.state.lock().stats
     }

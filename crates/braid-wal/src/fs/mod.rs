@@ -1,6 +1,7 @@
 //! The file-system seam: every byte the file log device writes goes through [`Fs`] and
 //! [`FsFile`], so tests can swap the real file system ([`RealFs`]) for an in-memory one that
-//! simulates crashes and injects faults ([`FaultFs`]).
+//! simulates crashes and injects faults (`FaultFs`, hidden from these docs: it is test
+//! machinery).
 //!
 //! No paper section; this is infrastructure for the file devices of all schemes.
 //!
@@ -19,15 +20,20 @@ use std::path::{Path, PathBuf};
 mod fault;
 mod real;
 
+#[doc(hidden)]
 pub use fault::{CrashOpts, FaultFs, FaultStats, FsOp, SyncFault, Unsynced};
 pub use real::{RealFile, RealFs};
 
 /// Alignment (bytes) that O_DIRECT offsets, lengths and buffers must have.
 pub const DIRECT_ALIGN: usize = 4096;
 
+/// How [`Fs::open`] opens a file (always for reading and writing). The default opens an
+/// existing file.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OpenOpts {
+    /// Create the file if it does not exist.
     pub create: bool,
+    /// Truncate the file to zero length on open.
     pub truncate: bool,
     /// O_DIRECT: offsets, lengths and buffers must be aligned to 4096.
     pub direct: bool,
@@ -101,8 +107,11 @@ pub trait FsFile: Send + Sync + std::fmt::Debug {
     /// Reserve space up to `len` bytes without changing the file size
     /// (`fallocate(FALLOC_FL_KEEP_SIZE)`); ENOSPC is reported here.
     fn allocate(&self, len: u64) -> io::Result<()>;
+    /// Truncate or extend (with zeros) the file to `len` bytes.
     fn set_len(&self, len: u64) -> io::Result<()>;
+    /// The file size in bytes.
     fn len(&self) -> io::Result<u64>;
+    /// Whether the file size is 0.
     fn is_empty(&self) -> io::Result<bool> {
         Ok(self.len()? == 0)
     }
@@ -110,14 +119,19 @@ pub trait FsFile: Send + Sync + std::fmt::Debug {
 
 /// A file system: a namespace of directories and files.
 pub trait Fs: Send + Sync + std::fmt::Debug {
+    /// Create a directory and its missing parents (not durable until [`Fs::sync_dir`]).
     fn create_dir_all(&self, path: &Path) -> io::Result<()>;
+    /// Open a file for reading and writing.
     fn open(&self, path: &Path, opts: OpenOpts) -> io::Result<Box<dyn FsFile>>;
+    /// Remove a file (not durable until [`Fs::sync_dir`] on its directory).
     fn remove_file(&self, path: &Path) -> io::Result<()>;
+    /// Rename a file, replacing `to` if it exists (not durable until [`Fs::sync_dir`]).
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
     /// Full paths of the entries of a directory, sorted.
     fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>>;
     /// fsync the directory so entries created, renamed or removed in it are durable.
     fn sync_dir(&self, path: &Path) -> io::Result<()>;
+    /// Whether a file or directory exists at `path`.
     fn exists(&self, path: &Path) -> bool;
     /// Whether `path` lies on a file system kept in RAM (tmpfs, ramfs), which no fsync makes
     /// survive a power cut. False for simulated file systems, which model real storage.
@@ -166,18 +180,22 @@ impl AlignedBuf {
         AlignedBuf { raw, off, len }
     }
 
+    /// Length in bytes.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether the length is 0.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    /// The aligned bytes.
     pub fn as_slice(&self) -> &[u8] {
         &self.raw[self.off..self.off + self.len]
     }
 
+    /// The aligned bytes, mutably.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         &mut self.raw[self.off..self.off + self.len]
     }

@@ -16,6 +16,7 @@ use rustix::io::Errno;
 
 use super::{Fs, FsFile, OpenOpts};
 
+/// The operating system's file system.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct RealFs;
 

@@ -35,8 +35,11 @@ pub const MAX_STREAMS: usize = 64;
 /// An implementation of the LV operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Impl {
+    /// A plain loop; runs everywhere.
     Scalar,
+    /// x86-64 AVX2, 4 lanes.
     Avx2,
+    /// x86-64 AVX-512F, 8 lanes.
     Avx512,
 }
 
@@ -79,6 +82,7 @@ impl Impl {
         v
     }
 
+    /// Lower-case name for reports: `"scalar"`, `"avx2"` or `"avx512"`.
     pub fn name(self) -> &'static str {
         match self {
             Impl::Scalar => "scalar",

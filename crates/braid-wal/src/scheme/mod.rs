@@ -40,17 +40,21 @@ use crate::{Lsn, WalError};
 /// Data logging writes after-images; command logging writes stored-procedure calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LogKind {
+    /// Redo images of the rows a transaction wrote ([`Kind::Redo`] records).
     Data,
+    /// The stored-procedure call that re-executes the transaction ([`Kind::Command`] records).
     Command,
 }
 
 impl LogKind {
+    /// `"data"` or `"command"` (what [`FromStr`] reads).
     pub fn name(self) -> &'static str {
         match self {
             LogKind::Data => "data",
             LogKind::Command => "command",
         }
     }
+    /// The record kind its payloads are logged as.
     pub fn record_kind(self) -> Kind {
         match self {
             LogKind::Data => Kind::Redo,
@@ -90,10 +94,14 @@ pub struct RowRef {
 /// What the engine hands a scheme at commit.
 #[derive(Debug, Clone, Copy)]
 pub struct CommitRequest<'a> {
+    /// The transaction id (unique, above [`RecoveryReport::max_txn`] of the last recovery).
     pub txn: u64,
+    /// What the payload holds.
     pub kind: LogKind,
     /// Encoded redo operations or command; empty for read-only transactions.
     pub payload: &'a [u8],
+    /// The transaction wrote nothing: schemes log nothing for it, but its ticket still waits
+    /// for what it read to be durable where the scheme tracks that.
     pub read_only: bool,
     /// The checkpoint epoch the transaction commits in; its low bit goes into the record
     /// ([`cut::FLAG_EPOCH`]) so recovery can tell what a checkpoint already holds.
@@ -102,7 +110,9 @@ pub struct CommitRequest<'a> {
 
 /// Something that can tell when a commit is durable.
 pub trait DurabilityWait: Send + Sync {
+    /// Block until durable, or fail with the error that prevents it.
     fn wait(&self) -> Result<(), WalError>;
+    /// Non-blocking [`DurabilityWait::wait`]: `Ok(false)` if not durable yet.
     fn is_durable(&self) -> Result<bool, WalError>;
 }
 
@@ -113,7 +123,12 @@ pub enum Ticket {
     /// Nothing to wait for (no logging).
     Durable,
     /// Durable once `stream` is durable up to `lsn`.
-    Stream { stream: Stream, lsn: Lsn },
+    Stream {
+        /// The stream holding the commit record.
+        stream: Stream,
+        /// The end of that record.
+        lsn: Lsn,
+    },
     /// Scheme-specific condition.
     Waiter(Box<dyn DurabilityWait>),
 }
@@ -280,13 +295,18 @@ pub struct SchemeConfig {
 /// Parallel replay, the serial fallback, or chosen by the planner from what it finds in the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RecoveryPlan {
+    /// Parallel if there are several recovery threads and the log's dependencies leave
+    /// enough parallelism, else serial.
     #[default]
     Auto,
+    /// Parallel replay (serial all the same with one recovery thread).
     Parallel,
+    /// One thread, in an order that respects every dependency.
     Serial,
 }
 
 impl RecoveryPlan {
+    /// `"auto"`, `"parallel"` or `"serial"` (what [`FromStr`] reads).
     pub fn name(self) -> &'static str {
         match self {
             RecoveryPlan::Auto => "auto",
@@ -348,7 +368,7 @@ pub struct RecoveryReport {
     /// Seconds spent scanning and replaying.
     pub seconds: f64,
     /// Transactions found in the log but not replayed (not committed, or depending on
-    /// something lost), per stream.
+    /// something lost), over all streams.
     pub skipped: u64,
     /// Transaction records found in the log that the checkpoint recovery started from already
     /// holds (not replayed).
@@ -391,7 +411,8 @@ impl Storage {
 }
 
 /// Recover `spec`'s log from `storage` through `replay`, then start the scheme for new
-/// transactions.
+/// transactions. `progress` is called now and then during recovery with the log bytes read
+/// since its last call.
 pub fn open(
     spec: &SchemeSpec,
     cfg: &SchemeConfig,

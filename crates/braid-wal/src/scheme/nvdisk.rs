@@ -1,6 +1,6 @@
 //! `nvdisk`: NV-Logging's baseline NV-Disk (Huang et al., VLDB 2014, Section 3 and Table 3):
 //! a conventional centralized log buffer whose log files live on NVRAM used as a disk, i.e.
-//! reached through the file-system API. It is the [`serial`](super::serial) scheme (one
+//! reached through the file-system API. It is the [`serial`] scheme (one
 //! central stream, group commit, early lock release) on a file device; the engine places that
 //! device's segment files in a `/dev/shm` directory whatever log device was asked for (see
 //! `braid_engine::Db::open`), so `fdatasync` costs what a tmpfs costs and the figure measures

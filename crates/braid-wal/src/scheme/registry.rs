@@ -156,7 +156,7 @@ impl fmt::Debug for SchemeSpec {
     }
 }
 
-/// The name, then `:key=value,...` for every option (the form [`FromStr`] reads).
+/// The scheme's name only; its options are in [`SchemeDef::options`].
 impl fmt::Display for SchemeSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

@@ -32,6 +32,9 @@
 //! for 200 us after the queue drains, and only then sleeps on a condition variable; a
 //! committing worker wakes it only if it sleeps. Signals and rounds are
 //! counted per scheme instance ([`super::GsnStats`]).
+//!
+//! [`Ticket::Durable`]: crate::scheme::Ticket::Durable
+//! [`PublishCell`]: braid_pmem::signal::PublishCell
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
@@ -148,8 +151,11 @@ fn backoff(step: &mut u32) {
 /// `tests/loom_gsn.rs`, which model-checks [`mark_dirty`] and [`min_dgsn`] through this trait.
 /// Every operation is `SeqCst`.
 pub trait DgsnWord {
+    /// The word's value.
     fn load(&self) -> u64;
+    /// Or `v` into the word; returns the value before.
     fn fetch_or(&self, v: u64) -> u64;
+    /// Replace `current` by `new`; `Err` holds the value found instead.
     fn compare_exchange(&self, current: u64, new: u64) -> Result<u64, u64>;
 }
 

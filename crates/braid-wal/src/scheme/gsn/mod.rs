@@ -1,7 +1,7 @@
 //! `gsn`: distributed logging with global sequence numbers and passive group commit (Wang &
 //! Johnson, "Scalable Logging through Emerging Non-Volatile Memory", VLDB 2014).
 //!
-//! * **GSNs** (Section 3.1): Lamport clocks on pages ([`pages`]), transactions and logs. A
+//! * **GSNs** (Section 3.1): Lamport clocks on pages (`pages.rs`), transactions and logs. A
 //!   read sets the transaction's GSN to `max(tx, page)`; a write sets both to `max(tx, page) +
 //!   1`; a log insert takes `max(tx, log) + 1` (the transaction's GSN already covers its
 //!   pages), sets the log's clock, the transaction's GSN and, at the end of the commit, the
@@ -12,18 +12,18 @@
 //!   `p mod n`, page id = table in the top 16 bits, page number below). A page-partitioned
 //!   transaction that touches several logs writes one part per log and then a commit record
 //!   (it has no page, so it goes to log 0); recovery replays it only if the commit record and
-//!   every part are found (record layout in [`recovery`]).
+//!   every part are found (record layout in `recovery.rs`).
 //! * **Undo**: the paper keeps a private DRAM undo buffer per transaction so aborts never read
 //!   the log. The engine already gives us that: writes are buffered as private images in the
 //!   transaction and installed only after `commit` has inserted the records, so an abort just
 //!   drops the buffer and nothing is ever undone from the log. What the scheme keeps per
 //!   transaction is the list of page clocks it touched (for the re-read at commit, below).
-//! * **Commit protection** (Section 4): see [`commit`]. Durable cache: acknowledge after the
+//! * **Commit protection** (Section 4): see `commit.rs`. Durable cache: acknowledge after the
 //!   insert's fence. Volatile cache: passive group commit with a daemon and straggler
 //!   signals. File devices: per-log durable GSN watermarks.
 //! * **Recovery** (Section 3.2): the two-step parallel redo pipeline with N scanners and M
-//!   appliers ([`GsnConfig::scan_threads`], [`GsnConfig::apply_threads`]), see [`recovery`].
-//!   [`recover_only`] runs it without opening the logs for new transactions.
+//!   appliers ([`GsnConfig::scan_threads`], [`GsnConfig::apply_threads`]), see
+//!   `recovery.rs`.
 //! * **Counters**: [`Gsn::stats`] (commits, straggler signals, daemon rounds, clock records) of
 //!   one scheme instance since it was opened; also through [`Scheme::counters`], which is how
 //!   `braid bench` reports signals per 10,000 commits.
@@ -47,8 +47,12 @@
 //! * Read-only transactions log nothing; their ticket waits for their GSN (what they read) to
 //!   be acknowledged, except with a durable cache, where what they read is already durable.
 
+// Internals, hidden from the docs (`commit` is public for the loom model in `tests/loom_gsn.rs`).
+#[doc(hidden)]
 pub mod commit;
+#[doc(hidden)]
 pub mod pages;
+#[doc(hidden)]
 pub mod recovery;
 
 use std::collections::VecDeque;
@@ -99,6 +103,7 @@ pub enum Partition {
 }
 
 impl Partition {
+    /// `"tx"` or `"page"` (what [`FromStr`] reads).
     pub fn name(self) -> &'static str {
         match self {
             Partition::Transaction => "tx",
@@ -129,6 +134,7 @@ pub enum CommitProtocol {
 }
 
 impl CommitProtocol {
+    /// `"durable"` or `"passive"` (what [`FromStr`] reads).
     pub fn name(self) -> &'static str {
         match self {
             CommitProtocol::DurableCache => "durable",
@@ -165,7 +171,9 @@ impl fmt::Display for CommitProtocol {
 /// Options of the gsn scheme.
 #[derive(Debug, Clone)]
 pub struct GsnConfig {
+    /// How records are spread over the logs (option `partition`).
     pub partition: Partition,
+    /// How commits are protected on persistent memory (option `commit`).
     pub commit: CommitProtocol,
     /// Rows per page (consecutive keys of one table).
     pub rows_per_page: u64,
@@ -178,6 +186,7 @@ pub struct GsnConfig {
     /// Called on the committing thread after its records are inserted and its commit GSN is
     /// staged, before it publishes `dgsn` (passive group commit only). Tests use it to make a
     /// worker stall with its dirty bit set.
+    #[doc(hidden)]
     pub after_insert: Option<Hook>,
     /// Recovery: N, the threads that scan the logs and partition their redo operations by page
     /// (Section 3.2); 0 means `SchemeConfig::recovery_threads`.
@@ -187,9 +196,13 @@ pub struct GsnConfig {
     pub apply_threads: usize,
 }
 
-/// A callback in [`GsnConfig`].
+/// A test callback in `GsnConfig` (`after_insert`).
+#[doc(hidden)]
 #[derive(Clone)]
-pub struct Hook(pub Arc<dyn Fn() + Send + Sync>);
+pub struct Hook(
+    /// The callback.
+    pub Arc<dyn Fn() + Send + Sync>,
+);
 
 impl fmt::Debug for Hook {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -839,6 +852,7 @@ fn check_devices(cfg: &SchemeConfig, devices: &[Arc<dyn Device>]) -> Result<bool
 /// Run the recovery pipeline over the logs on `devices` through `replay`, and nothing else: no
 /// streams are started and nothing is written (on files, the void marker that [`open_gsn`] writes is
 /// not written either, so use [`open_gsn`] before appending). For benchmarks and inspection.
+#[doc(hidden)]
 pub fn recover_only(
     cfg: &SchemeConfig,
     gsn: &GsnConfig,

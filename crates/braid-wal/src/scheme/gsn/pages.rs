@@ -37,7 +37,9 @@ impl std::fmt::Debug for PageTable {
 /// A page: table and page number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PageId {
+    /// The table.
     pub table: u32,
+    /// `key / rows_per_page`.
     pub page: u64,
 }
 
@@ -76,6 +78,7 @@ impl PageTable {
         }
     }
 
+    /// Rows per page (at least 1).
     pub fn rows_per_page(&self) -> u64 {
         self.rows_per_page
     }
@@ -85,6 +88,7 @@ impl PageTable {
         (self.slots.len() * std::mem::size_of::<AtomicU64>()) as u64
     }
 
+    /// The page holding `key` of `table`.
     pub fn page(&self, table: u32, key: u64) -> PageId {
         PageId::of(table, key, self.rows_per_page)
     }
@@ -95,6 +99,7 @@ impl PageTable {
         (self.page(table, key).hash() & self.mask) as usize
     }
 
+    /// The clock of `slot`.
     #[inline]
     pub fn get(&self, slot: usize) -> u64 {
         self.slots[slot].load(Acquire)

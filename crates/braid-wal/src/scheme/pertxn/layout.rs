@@ -63,9 +63,13 @@ const SB_WORDS: usize = 4;
 /// Where everything is in a formatted region.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
+    /// Bytes per object slot.
     pub slot_size: usize,
+    /// Index entries (and slots): the entry of LSN `l` is `l mod entries`.
     pub entries: u64,
+    /// The region's checksum salt.
     pub salt: u32,
+    /// Offset of the first slot in the region.
     pub slots_off: usize,
 }
 
@@ -106,6 +110,7 @@ impl Layout {
         })
     }
 
+    /// Index entry (and slot) number of `lsn`.
     #[inline]
     pub fn index_of(&self, lsn: u64) -> usize {
         (lsn % self.entries) as usize

@@ -7,7 +7,7 @@
 //! objects are valid. There is no central log buffer to reserve space in: the only shared words
 //! an insert touches are the LSN counter and the durable frontier.
 //!
-//! * [`layout`]: the persistent layout (superblock, head, tail, index, slots).
+//! * `layout`: the persistent layout (superblock, head, tail, index, slots).
 //! * `log`: inserting objects under flush-on-insert or flush-on-commit, the frontier that
 //!   acknowledges commits without a global lock, abort objects ([`LogWriter`], [`PerTxnTicket`]).
 //! * `daemon`: the flush daemon (flush-on-commit) and truncation with backup to segment files.
@@ -37,6 +37,7 @@
 //!   of a `pertxn` database count backed-up bytes; [`PerTxnLog::stats`] counts objects.
 
 mod daemon;
+#[doc(hidden)]
 pub mod layout;
 mod log;
 mod recovery;
@@ -77,6 +78,7 @@ pub enum FlushPolicy {
 }
 
 impl FlushPolicy {
+    /// `"insert"` or `"commit"` (what [`FromStr`] reads).
     pub fn name(self) -> &'static str {
         match self {
             FlushPolicy::Insert => "insert",
@@ -105,6 +107,7 @@ impl FromStr for FlushPolicy {
 /// Settings of the `pertxn` scheme.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PerTxnOptions {
+    /// When objects become persistent.
     pub flush: FlushPolicy,
     /// Bytes per object slot (a multiple of 64, 128 to about 1 MiB). Used when the region is
     /// formatted; a formatted region keeps its own.
@@ -204,9 +207,13 @@ impl SchemeDef for PerTxnOptions {
 /// Where the `pertxn` log lives: its persistent region (index and slots) and the directory of
 /// its backup segment files (through `fs`, so tests can crash it).
 pub struct PerTxnStorage {
+    /// The persistent region holding the index and the object slots.
     pub region: Region,
+    /// The file system of the backup directory.
     pub fs: Arc<dyn Fs>,
+    /// Where truncation backs up cold objects to segment files.
     pub backup_dir: PathBuf,
+    /// The scheme's settings.
     pub options: PerTxnOptions,
 }
 
@@ -329,6 +336,8 @@ impl PerTxnLog {
         self.sh.head.load(Acquire)
     }
 
+    /// Where everything is in the region (for tests that damage it).
+    #[doc(hidden)]
     pub fn layout(&self) -> Layout {
         self.sh.layout
     }
@@ -338,10 +347,13 @@ impl PerTxnLog {
         self.sh.truncate_at
     }
 
+    /// The options it was opened with (a region formatted earlier keeps its own slot size,
+    /// whatever `slot_size` says).
     pub fn options(&self) -> &PerTxnOptions {
         &self.sh.opts
     }
 
+    /// Counters since the log was opened.
     pub fn stats(&self) -> PerTxnStats {
         self.sh.stats()
     }
@@ -399,6 +411,7 @@ pub struct PerTxn {
 }
 
 impl PerTxn {
+    /// The log behind the seam.
     pub fn log(&self) -> &PerTxnLog {
         &self.log
     }

@@ -1,6 +1,6 @@
 //! `taurus`: parallel logging and recovery with LSN vectors (Xia et al., VLDB 2021; Alg. 1-6).
 //!
-//! `n` log streams (1 to [`MAX_STREAMS`](crate::lv::MAX_STREAMS)), each an ordinary
+//! `n` log streams (1 to [`MAX_STREAMS`]), each an ordinary
 //! [`Stream`]: its tail and per-writer busy slots are the paper's `logLSN` /
 //! `allocatedLSN` / `filledLSN`, its durable point is `PLV[i]` (Alg. 2). Worker `w` appends to
 //! stream `w mod n`. Every transaction carries an LSN vector `T.LV` (one entry per stream);
@@ -12,14 +12,13 @@
 //!   compressed against anchors, Alg. 5), data or command logging. Range scans, inserts and
 //!   deletes also meet in *range LVs* (index locking, Section 3.4), so that a scan and a later
 //!   insert into its range, or a delete and a later scan of its range, are ordered (below).
-//! * Commit (`commit.rs`, the protocol itself in [`clv`]): a transaction is acknowledged once
-//!   `T.LV <= CLV`, the committed
-//!   vector: the durable prefix of each stream in which every record's dependencies are
-//!   themselves committed. This is the paper's "PLV >= T.LV and all earlier transactions of
-//!   its stream committed", made recursive across streams (the non-recursive reading loses
-//!   acknowledged transactions, see `commit.rs`). Tickets are [`Ticket::Waiter`]s that help
-//!   advance CLV and sleep in the streams' own durability waits; with one stream they are plain
-//!   stream tickets.
+//! * Commit (`commit.rs`, the protocol itself in `clv.rs`): a transaction is acknowledged once
+//!   `T.LV <= CLV`, the committed vector: the durable prefix of each stream in which every
+//!   record's dependencies are themselves committed. This is the paper's "PLV >= T.LV and all
+//!   earlier transactions of its stream committed", made recursive across streams (the
+//!   non-recursive reading loses acknowledged transactions, see `commit.rs`). Tickets are
+//!   [`Ticket::Waiter`](super::Ticket::Waiter)s that help advance CLV and sleep in the streams'
+//!   own durability waits; with one stream they are plain stream tickets.
 //! * Recovery (`recovery.rs`): per-stream readers, the ELV cut to a fixpoint, parallel replay by
 //!   pools and RLV (Alg. 3-4) on `recovery_threads` workers, or a serial fallback chosen
 //!   automatically when the log's dependency chains leave little parallelism (or forced).
@@ -56,9 +55,14 @@
 //! before the timestamps are final, as the paper asks), and logs the commit timestamp with
 //! the record.
 
+// Internals, hidden from the docs (`clv` and `pools` are public for the loom model in
+// `tests/loom_taurus.rs`).
+#[doc(hidden)]
 pub mod clv;
 mod commit;
+#[doc(hidden)]
 pub mod pools;
+#[doc(hidden)]
 pub mod recovery;
 mod rows;
 mod worker;
