@@ -28,7 +28,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use braid_wal::payload::{RedoBuf, RedoOp, encode_command};
-use braid_wal::scheme::{CommitRequest, LogKind, RowRef, SchemeWorker, Ticket};
+use braid_wal::scheme::{CommitRequest, LogKind, RowRef, SchemeWorker, Ticket, Written};
 
 use crate::db::{Cc, DbInner, Durability};
 use crate::error::TxError;
@@ -94,6 +94,8 @@ pub(crate) struct TxnState {
     images_used: usize,
     scans: Vec<ScanCheck>,
     redo: RedoBuf,
+    /// The rows the redo payload writes, with each one's operation's bytes in it.
+    written: Vec<Written>,
     command: Vec<u8>,
     has_command: bool,
     order: Vec<usize>,
@@ -114,6 +116,7 @@ impl TxnState {
         self.images_used = 0;
         self.scans.clear();
         self.redo.clear();
+        self.written.clear();
         self.command.clear();
         self.has_command = false;
     }
@@ -945,8 +948,10 @@ impl<'w> Txn<'w> {
     fn build_redo(&mut self) {
         let st = &mut *self.st;
         st.redo.clear();
+        st.written.clear();
         for e in &st.entries {
             let schema = &self.db.tables[e.table as usize].schema;
+            let start = st.redo.bytes.len() as u32;
             match e.write {
                 Write::None | Write::Gone => {}
                 Write::Update { mask, img } => {
@@ -968,6 +973,14 @@ impl<'w> Txn<'w> {
                     table: e.table,
                     key: e.key,
                 }),
+            }
+            let end = st.redo.bytes.len() as u32;
+            if end > start {
+                st.written.push(Written {
+                    table: e.table,
+                    key: e.key,
+                    op: start..end,
+                });
             }
         }
     }
@@ -1066,6 +1079,13 @@ impl<'w> Txn<'w> {
         if let (false, Some(ts)) = (read_only, self.ts) {
             crate::mvcc::encode_envelope(ts, payload, &mut self.st.envelope);
             payload = &self.st.envelope;
+            // The operations moved behind the envelope's header.
+            let head = (self.st.envelope.len() - self.st.redo.bytes.len()) as u32;
+            if kind == LogKind::Data {
+                for w in &mut self.st.written {
+                    w.op = w.op.start + head..w.op.end + head;
+                }
+            }
         }
         let req = CommitRequest {
             txn: self.id,
@@ -1073,6 +1093,11 @@ impl<'w> Txn<'w> {
             payload,
             read_only,
             epoch: self.epoch.unwrap_or(0),
+            writes: if kind == LogKind::Data && !read_only {
+                &self.st.written
+            } else {
+                &[]
+            },
         };
         let ticket = match self.scheme.commit(&req) {
             Ok(t) => t,

@@ -115,6 +115,7 @@ fn write_log(partition: Partition) -> (Vec<Region>, u64) {
             payload: &buf.bytes,
             read_only: false,
             epoch: 0,
+            writes: &[],
         };
         w.commit(&req).unwrap().wait().unwrap();
     }

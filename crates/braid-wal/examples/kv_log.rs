@@ -143,6 +143,7 @@ fn put(
         payload: &redo.bytes,
         read_only: false,
         epoch: 0,
+        writes: &[],
     })?;
     // The record is in the log: install the writes and release the locks (early lock release),
     // then acknowledge once durable.

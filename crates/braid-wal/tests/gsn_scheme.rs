@@ -18,7 +18,8 @@ use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig};
 use braid_wal::scan::StreamSource;
 use braid_wal::scheme::gsn::{self, CommitProtocol, GsnConfig, Hook, Partition};
 use braid_wal::scheme::{
-    CommitRequest, LogKind, Replay, ReplayError, RowRef, Scheme, SchemeConfig, SchemeWorker, Ticket,
+    CommitRequest, LogKind, Replay, ReplayError, RowRef, Scheme, SchemeConfig, SchemeWorker,
+    Ticket, Written,
 };
 use braid_wal::{Lsn, WalError};
 use parking_lot::{Condvar, Mutex};
@@ -202,12 +203,21 @@ fn txn(w: &mut dyn SchemeWorker, id: u64, reads: &[u64], writes: &[u64], value: 
         w.on_read(RowRef { table: 0, key: k });
     }
     let mut buf = RedoBuf::default();
+    // The rows written and where each one's operation lies (the engine's way): page
+    // partitioning places them without decoding the payload.
+    let mut written = Vec::new();
     for &k in writes {
         w.on_write(RowRef { table: 0, key: k });
+        let start = buf.bytes.len() as u32;
         buf.push(&RedoOp::Insert {
             table: 0,
             key: k,
             data: &[value; 4],
+        });
+        written.push(Written {
+            table: 0,
+            key: k,
+            op: start..buf.bytes.len() as u32,
         });
     }
     let req = CommitRequest {
@@ -216,6 +226,7 @@ fn txn(w: &mut dyn SchemeWorker, id: u64, reads: &[u64], writes: &[u64], value: 
         payload: &buf.bytes,
         read_only: writes.is_empty(),
         epoch: 0,
+        writes: &written,
     };
     w.commit(&req).unwrap()
 }

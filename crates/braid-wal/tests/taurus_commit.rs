@@ -175,6 +175,7 @@ fn acknowledgement_waits_for_the_closure_not_just_plv() {
                 payload: &[1, 2, 3],
                 read_only: false,
                 epoch: 0,
+                writes: &[],
             };
             w.commit(&req).unwrap()
         };

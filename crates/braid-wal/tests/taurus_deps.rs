@@ -154,6 +154,7 @@ impl Db {
             payload: if read_only { &[] } else { &payload },
             read_only,
             epoch: 0,
+            writes: &[],
         };
         let ticket = w.commit(&req).unwrap();
         {

@@ -189,6 +189,7 @@ impl Engine {
                 payload: &payload,
                 read_only: false,
                 epoch: 0,
+                writes: &[],
             })
             .unwrap();
         if let Op::Delete(k) = op {
@@ -468,6 +469,7 @@ fn an_insert_waits_for_a_validating_scanner() {
         payload: &[],
         read_only: true,
         epoch: 0,
+        writes: &[],
     })
     .unwrap()
     .wait()

@@ -81,6 +81,7 @@ fn the_row_table_holds_only_recent_rows() {
                 payload: &payload,
                 read_only: false,
                 epoch: 0,
+                writes: &[],
             };
             w.commit(&req).unwrap().wait().unwrap();
         }

@@ -106,6 +106,22 @@ pub struct CommitRequest<'a> {
     /// The checkpoint epoch the transaction commits in; its low bit goes into the record
     /// ([`cut::FLAG_EPOCH`]) so recovery can tell what a checkpoint already holds.
     pub epoch: u64,
+    /// The rows the transaction wrote, each with where its redo operation lies in `payload`
+    /// (data logging), so a scheme that places operations by row (gsn's page partitioning)
+    /// never decodes the payload. Empty under command logging and when the caller does not
+    /// say (then such a scheme decodes `payload` as [`crate::payload`] redo operations).
+    pub writes: &'a [Written],
+}
+
+/// A row a committing transaction wrote (see [`CommitRequest::writes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The row's table.
+    pub table: u32,
+    /// The row's key.
+    pub key: u64,
+    /// The bytes of `CommitRequest::payload` holding this row's redo operation.
+    pub op: std::ops::Range<u32>,
 }
 
 /// Something that can tell when a commit is durable.

@@ -689,11 +689,34 @@ impl GsnWorker {
             p.clear();
         }
         let rpp = s.pages.rows_per_page();
-        for op in decode_redo(req.payload) {
-            let op =
-                op.map_err(|e| WalError::Config(format!("gsn: malformed redo payload: {e}")))?;
-            let page = pages::PageId::of(op.table(), op.key(), rpp);
-            self.parts[(page.number() % n as u64) as usize].push(&op);
+        if req.writes.is_empty() {
+            // The caller did not say what it wrote: find it in the redo payload.
+            for op in decode_redo(req.payload) {
+                let op =
+                    op.map_err(|e| WalError::Config(format!("gsn: malformed redo payload: {e}")))?;
+                let page = pages::PageId::of(op.table(), op.key(), rpp);
+                self.parts[(page.number() % n as u64) as usize].push(&op);
+            }
+        } else {
+            for w in req.writes {
+                let page = pages::PageId::of(w.table, w.key, rpp);
+                let op = req
+                    .payload
+                    .get(w.op.start as usize..w.op.end as usize)
+                    .ok_or_else(|| {
+                        WalError::Config(format!(
+                            "gsn: the write of table {} key {} names bytes {:?} outside the \
+                             {}-byte payload",
+                            w.table,
+                            w.key,
+                            w.op,
+                            req.payload.len()
+                        ))
+                    })?;
+                self.parts[(page.number() % n as u64) as usize]
+                    .bytes
+                    .extend_from_slice(op);
+            }
         }
         let touched: Vec<usize> = (0..n).filter(|&l| !self.parts[l].is_empty()).collect();
         if touched.len() == 1 {
