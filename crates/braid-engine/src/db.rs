@@ -54,11 +54,13 @@ pub enum Cc {
     TwoPl,
     /// Optimistic (Silo-style).
     Occ,
-    /// Multi-version, optimistic (Hekaton's, serializable; see [`crate::mvcc`]).
+    /// Multi-version, optimistic (Hekaton's, serializable): reads see the snapshot of the
+    /// transaction's begin and take no locks; commit validates the versions read.
     Mvcc,
 }
 
 impl Cc {
+    /// The name [`Cc`]'s `FromStr` accepts: `2pl`, `occ` or `mvcc`.
     pub fn name(self) -> &'static str {
         match self {
             Cc::TwoPl => "2pl",
@@ -85,8 +87,13 @@ impl std::str::FromStr for Cc {
 /// File log device options.
 #[derive(Debug, Clone)]
 pub struct FileOptions {
+    /// Bytes of records per segment file (a multiple of 4096). Default 64 MiB.
     pub segment_size: u64,
+    /// Bytes of the DRAM ring per stream that workers fill and the flusher writes out.
+    /// Default 16 MiB.
     pub buffer_size: usize,
+    /// Write segments with O_DIRECT; opening fails on a file system that refuses it (tmpfs).
+    /// Default off.
     pub direct: bool,
 }
 
@@ -115,6 +122,7 @@ pub struct PmemOptions {
     pub domain: Domain,
     /// Emulated extra NVM latency per persisted cache line.
     pub write_delay_ns: u64,
+    /// How records are written into the ring: streaming stores, or stores and flushes.
     pub write: PmemWrite,
     /// De-stage full ring space to segment files.
     pub destage: bool,
@@ -151,12 +159,17 @@ impl PmemOptions {
 /// Where the log goes.
 #[derive(Debug, Clone)]
 pub enum DeviceConfig {
+    /// No device: records are discarded and count as durable at once, so nothing survives a
+    /// crash. For the `none` baseline; schemes that log to devices refuse it.
     Null,
+    /// Segment files under `log/` in the database directory, written back with fdatasync.
     File(FileOptions),
+    /// Rings in persistent-memory region files under `pmem/`.
     Pmem(PmemOptions),
 }
 
 impl DeviceConfig {
+    /// The device kind as `braid.json` records it: `null`, `file` or `pmem`.
     pub fn kind(&self) -> &'static str {
         match self {
             DeviceConfig::Null => "null",
@@ -290,9 +303,13 @@ const META_FORMAT: u32 = 1;
 /// What `braid.json` records about a database.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Meta {
+    /// Format version of the database directory.
     pub format: u32,
+    /// Name of the logging scheme.
     pub scheme: String,
+    /// Log streams the scheme uses (which may be fewer than [`Options::streams`] asked for).
     pub streams: usize,
+    /// Device kind ([`DeviceConfig::kind`]).
     pub device: String,
     /// Logging kind the database was created with (records carry their own kind; informative).
     pub logging: String,
@@ -302,6 +319,7 @@ pub struct Meta {
     /// Segment bytes, for file devices.
     #[serde(default)]
     pub segment_size: Option<u64>,
+    /// The tables; reopening with another catalog is refused.
     pub catalog: Catalog,
     /// Whether the database is multi-versioned (its records carry commit timestamps).
     #[serde(default)]
@@ -354,10 +372,12 @@ impl Loader<'_> {
         Ok(())
     }
 
+    /// The id of the table called `name`.
     pub fn table(&self, name: &str) -> Option<TableId> {
         self.db.table_id(name)
     }
 
+    /// The layout of `table`'s rows. Panics if there is no such table.
     pub fn schema(&self, table: TableId) -> &crate::schema::Schema {
         &self.db.tables[table.0 as usize].schema
     }
@@ -397,12 +417,16 @@ impl DbInner {
 /// What opening a database did.
 #[derive(Debug, Clone, Default)]
 pub struct OpenReport {
+    /// Whether the database was created (else it was recovered).
     pub created: bool,
+    /// Rows of the initial image: inserted by the loader, or read from a checkpoint.
     pub rows_loaded: u64,
+    /// Seconds spent building the initial image (loader or checkpoint).
     pub load_seconds: f64,
     /// The checkpoint recovery started from, if any (then `rows_loaded` counts its rows and the
     /// loader did not run).
     pub checkpoint: Option<CheckpointLoad>,
+    /// What replaying the log found and did (all zero on creation).
     pub recovery: RecoveryReport,
 }
 
@@ -424,6 +448,7 @@ impl std::fmt::Debug for Db {
 /// Memory used per row, measured from the live tables.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct MemoryReport {
+    /// Index entries over all tables (see [`Db::rows`]).
     pub rows: u64,
     /// Row image bytes per row (the schema's width), averaged over tables by row count.
     pub image_bytes_per_row: f64,
@@ -683,10 +708,12 @@ impl Db {
         self.inner.scheme.log_bytes()
     }
 
+    /// The id of the table called `name`.
     pub fn table(&self, name: &str) -> Option<TableId> {
         self.inner.table_id(name)
     }
 
+    /// Table names in id order.
     pub fn table_names(&self) -> Vec<String> {
         self.inner
             .tables
@@ -695,6 +722,7 @@ impl Db {
             .collect()
     }
 
+    /// The layout of `table`'s rows. Panics if there is no such table.
     pub fn schema(&self, table: TableId) -> &crate::schema::Schema {
         &self.inner.tables[table.0 as usize].schema
     }
@@ -740,10 +768,12 @@ impl Db {
         self.inner.scheme.name()
     }
 
+    /// The options the database was opened with (the device as the scheme needs it).
     pub fn options(&self) -> &Options {
         &self.inner.opts
     }
 
+    /// The database directory.
     pub fn dir(&self) -> &Path {
         &self.inner.dir
     }
@@ -1003,10 +1033,12 @@ impl std::fmt::Debug for Worker {
 const ID_BLOCK: u64 = 1024;
 
 impl Worker {
+    /// This worker's number, unique among the workers of the database since it was opened.
     pub fn id(&self) -> usize {
         self.id
     }
 
+    /// The database this worker runs transactions on.
     pub fn db(&self) -> &Db {
         &self.db
     }
@@ -1050,6 +1082,7 @@ impl Worker {
 
     /// [`Worker::call`], with `before_commit` told the transaction id once the procedure has run
     /// and just before the commit starts (crash tests record their intent there).
+    #[doc(hidden)]
     pub fn call_hooked(
         &mut self,
         proc_id: u32,

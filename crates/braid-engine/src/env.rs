@@ -1,6 +1,7 @@
 //! Where a database keeps its bytes: the real machine (files through [`RealFs`], persistent
-//! memory as mapped region files), or simulations for power-failure tests (a [`FaultFs`]-style
-//! file system and [`CrashSim`](braid_pmem::CrashSim) regions) that can be crashed as a whole.
+//! memory as mapped region files), or simulations for power-failure tests (a
+//! [`FaultFs`](braid_wal::fs::FaultFs)-style file system and [`CrashSim`] regions) that can be
+//! crashed as a whole.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,7 +13,8 @@ use parking_lot::Mutex;
 
 use crate::error::EngineError;
 
-/// Simulated persistent memory: CrashSim regions by path, crashed together.
+/// Simulated persistent memory: CrashSim regions by path, crashed together. Test machinery.
+#[doc(hidden)]
 #[derive(Clone, Default)]
 pub struct SimPmem {
     regions: Arc<Mutex<BTreeMap<PathBuf, Region>>>,
@@ -27,6 +29,7 @@ impl std::fmt::Debug for SimPmem {
 }
 
 impl SimPmem {
+    /// No regions yet.
     pub fn new() -> SimPmem {
         SimPmem::default()
     }
@@ -79,17 +82,23 @@ impl SimPmem {
     }
 }
 
-/// Persistent memory: real mapped files, or simulated regions.
+/// Where persistent-memory regions come from.
 #[derive(Clone, Debug)]
 pub enum PmemEnv {
+    /// Region files mapped from the file system (see [`braid_pmem::Region`]).
     Files,
+    /// Simulated regions that power-failure tests crash.
+    #[doc(hidden)]
     Sim(SimPmem),
 }
 
-/// A database's environment.
+/// A database's environment: the file system its files live on and where its
+/// persistent-memory regions come from. The default is the real machine.
 #[derive(Clone, Debug)]
 pub struct Env {
+    /// File system for `braid.json`, log segments and checkpoints.
     pub fs: Arc<dyn Fs>,
+    /// Source of persistent-memory regions.
     pub pmem: PmemEnv,
 }
 

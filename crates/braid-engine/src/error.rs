@@ -7,19 +7,46 @@ use braid_wal::WalError;
 
 /// Why a transaction did not commit.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum TxError {
     /// A lock was held by another transaction (NO_WAIT) or OCC validation failed; retry.
     #[error("transaction aborted by a conflict on table {table} key {key}")]
-    Conflict { table: u32, key: u64 },
+    Conflict {
+        /// Table id ([`TableId`](crate::TableId)`.0`).
+        table: u32,
+        /// Key of the contended row.
+        key: u64,
+    },
     /// The transaction's own logic asked to roll back (e.g. TPC-C New-Order's 1%).
     #[error("transaction rolled back: {0}")]
     UserAbort(String),
+    /// An insert found the key already present.
     #[error("table {table}: key {key} already exists")]
-    DuplicateKey { table: u32, key: u64 },
+    DuplicateKey {
+        /// Table id.
+        table: u32,
+        /// The existing key.
+        key: u64,
+    },
+    /// A row the transaction's logic needs does not exist. The engine itself reports absence
+    /// as `None` or `false`; stored procedures return this.
     #[error("table {table}: key {key} not found")]
-    NotFound { table: u32, key: u64 },
+    NotFound {
+        /// Table id.
+        table: u32,
+        /// The missing key.
+        key: u64,
+    },
+    /// A request the engine cannot run: no such table, a row image of the wrong length, a
+    /// range scan of a hash-indexed table, or procedure parameters that end too early.
     #[error("table {table}: {what}")]
-    BadRequest { table: u32, what: String },
+    BadRequest {
+        /// Table id (`u32::MAX` for parameters, which belong to no table).
+        table: u32,
+        /// What was wrong.
+        what: String,
+    },
+    /// No stored procedure is registered under this id.
     #[error("unknown stored procedure {0}; register it before opening the database")]
     UnknownProcedure(u32),
     /// The log refused the commit (poisoned stream, no space, ...). The transaction's effects
@@ -35,39 +62,71 @@ impl TxError {
     }
 }
 
-/// Errors opening, recovering or running a database.
+/// Errors opening, recovering or running a database. Messages say what to do where there is
+/// something to do.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EngineError {
+    /// The log failed: device I/O, a damaged log, a poisoned stream, a scheme refusing its
+    /// configuration, ...
     #[error(transparent)]
     Wal(#[from] WalError),
+    /// A persistent-memory region could not be created or opened.
     #[error(transparent)]
     Pmem(#[from] braid_pmem::PmemError),
+    /// A file operation of the engine itself (`braid.json`, directories, checkpoints) failed.
     #[error("{path}: {source}")]
     Io {
+        /// The file or directory.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
+    /// The directory holds files but no `braid.json`.
     #[error(
         "{path} is not a braid database (no braid.json but other files); point --dir at a braid database or an empty directory"
     )]
-    NotADatabase { path: PathBuf },
-    #[error("{path}/braid.json is damaged: {why}")]
-    BadMeta { path: PathBuf, why: String },
-    #[error("{0}")]
-    Mismatch(String),
-    #[error("schema: {0}")]
-    Schema(String),
-    #[error("configuration: {0}")]
-    Config(String),
-    #[error("loading the initial data failed: {0}")]
-    Load(String),
-    #[error("checkpoint {path}, offset {offset}: {why}")]
-    BadCheckpoint {
+    NotADatabase {
+        /// The directory.
         path: PathBuf,
-        offset: u64,
+    },
+    /// `braid.json` cannot be parsed.
+    #[error("{path}/braid.json is damaged: {why}")]
+    BadMeta {
+        /// The database directory.
+        path: PathBuf,
+        /// The parser's complaint.
         why: String,
     },
+    /// The database was created with other settings (format, scheme, streams, device,
+    /// concurrency control, ring size or catalog) than it is opened with; the message says
+    /// which and how to reopen it.
+    #[error("{0}")]
+    Mismatch(String),
+    /// The catalog is invalid (a table without columns or with more than 64).
+    #[error("schema: {0}")]
+    Schema(String),
+    /// Options that cannot work together, or a limit reached (such as more workers than
+    /// [`Options::max_workers`](crate::Options::max_workers)).
+    #[error("configuration: {0}")]
+    Config(String),
+    /// Building the initial image failed (a loader's own error, or a row that does not fit
+    /// its table).
+    #[error("loading the initial data failed: {0}")]
+    Load(String),
+    /// A checkpoint file is damaged or missing.
+    #[error("checkpoint {path}, offset {offset}: {why}")]
+    BadCheckpoint {
+        /// The checkpoint file.
+        path: PathBuf,
+        /// Byte offset of the damage (0 for a missing file).
+        offset: u64,
+        /// What is wrong there.
+        why: String,
+    },
+    /// Taking or loading checkpoints failed otherwise, e.g. every checkpoint is damaged and
+    /// the log they replaced is gone.
     #[error("checkpoint: {0}")]
     Checkpoint(String),
 }

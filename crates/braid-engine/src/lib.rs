@@ -57,6 +57,8 @@
 //! [`Db::emulation`] says whether acknowledged commits would survive a power cut on this
 //! machine. The `bank` example kills a process mid-run and recovers it.
 
+#![deny(missing_docs)]
+
 pub mod checkpoint;
 pub mod db;
 pub mod env;
@@ -64,8 +66,10 @@ pub mod error;
 mod mvcc;
 pub mod procedure;
 mod recovery;
+#[doc(hidden)]
 pub mod row;
 pub mod schema;
+#[doc(hidden)]
 pub mod table;
 pub mod txn;
 
@@ -87,7 +91,9 @@ pub use db::{
     Cc, Db, DeviceConfig, Durability, FileOptions, Loader, MemoryReport, Meta, OpenReport, Options,
     PmemOptions, Worker,
 };
-pub use env::{Env, PmemEnv, SimPmem};
+#[doc(hidden)]
+pub use env::SimPmem;
+pub use env::{Env, PmemEnv};
 pub use error::{EngineError, TxError};
 pub use procedure::{ParamReader, Params, Procedures};
 pub use schema::{Catalog, Column, ColumnType, IndexKind, Schema, TableDef, TableId};

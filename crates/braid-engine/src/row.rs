@@ -6,7 +6,7 @@
 //! early lock release); the physical latch (`parking_lot::RwLock`) is held only while bytes are
 //! copied in or out, so memory safety never depends on the concurrency-control protocol.
 //!
-//! Under MVCC ([`crate::mvcc`]) a row also keeps, behind the same latch, the begin timestamp
+//! Under MVCC (`crate::mvcc`) a row also keeps, behind the same latch, the begin timestamp
 //! of its newest version and the older versions some snapshot may still read (oldest first,
 //! `None` for "no row then"). A row that was never written multi-versioned (loaded, or
 //! recovered) has no chain: its one version is visible to everyone.
@@ -22,6 +22,7 @@ const EXCL: u64 = 1 << 63;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum RowState {
+    /// Committed and visible.
     Live = 0,
     /// Inserted by a transaction that has not committed: invisible to others.
     Inserting = 1,
@@ -29,6 +30,8 @@ pub enum RowState {
     Deleted = 2,
 }
 
+/// A row: its image, logical lock word, version counter and visibility state (see the module
+/// documentation).
 pub struct Row {
     lock: AtomicU64,
     version: AtomicU64,
@@ -100,6 +103,7 @@ impl std::fmt::Debug for Row {
 }
 
 impl Row {
+    /// An unlocked row with version 0 and no version history.
     pub fn new(image: Box<[u8]>, state: RowState) -> Row {
         Row {
             lock: AtomicU64::new(0),
@@ -252,6 +256,7 @@ impl Row {
         r
     }
 
+    /// Visibility state.
     pub fn state(&self) -> RowState {
         match self.state.load(Ordering::Acquire) {
             0 => RowState::Live,
@@ -260,10 +265,12 @@ impl Row {
         }
     }
 
+    /// Set the visibility state.
     pub fn set_state(&self, s: RowState) {
         self.state.store(s as u8, Ordering::Release)
     }
 
+    /// Version counter, bumped by every installed write (OCC validation compares it).
     pub fn version(&self) -> u64 {
         self.version.load(Ordering::Acquire)
     }
@@ -301,10 +308,12 @@ impl Row {
             .is_ok()
     }
 
+    /// Release one shared lock.
     pub fn unlock_shared(&self) {
         self.lock.fetch_sub(1, Ordering::Release);
     }
 
+    /// Release the exclusive lock.
     pub fn unlock_exclusive(&self) {
         self.lock.store(0, Ordering::Release);
     }
@@ -374,10 +383,12 @@ impl Row {
         }
     }
 
+    /// Bytes of the image.
     pub fn len(&self) -> usize {
         self.data.read().img.len()
     }
 
+    /// Whether the image has no bytes.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -10,14 +10,18 @@ use crate::error::EngineError;
 /// Column types. All are fixed width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ColumnType {
+    /// Unsigned 64-bit integer, 8 bytes little-endian.
     U64,
+    /// Signed 64-bit integer, 8 bytes little-endian (two's complement).
     I64,
+    /// 64-bit float, its IEEE 754 bits as 8 bytes little-endian.
     F64,
-    /// Fixed-width bytes (strings are padded with zeros).
+    /// Fixed-width bytes of the given length (strings are padded with zeros).
     Bytes(u32),
 }
 
 impl ColumnType {
+    /// Bytes the column takes in a row image.
     pub fn width(self) -> usize {
         match self {
             ColumnType::U64 | ColumnType::I64 | ColumnType::F64 => 8,
@@ -26,9 +30,13 @@ impl ColumnType {
     }
 }
 
+/// A named, typed column of a table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Column {
+    /// Column name. Accessors address columns by position; the name matters only in the
+    /// catalog a database checks on reopening.
     pub name: String,
+    /// Column type, which fixes its width.
     pub ty: ColumnType,
 }
 
@@ -41,14 +49,22 @@ pub enum IndexKind {
     Ordered,
 }
 
+/// A table's definition: name, columns in row order, and the index of its `u64` primary key.
+///
+/// Built with [`TableDef::new`] and [`TableDef::column`]; a table has 1 to 64 columns
+/// ([`Catalog::validate`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableDef {
+    /// Table name.
     pub name: String,
+    /// Columns in row-image order; a column's position is its index in accessors and masks.
     pub columns: Vec<Column>,
+    /// Which index holds the primary key.
     pub index: IndexKind,
 }
 
 impl TableDef {
+    /// A table without columns; add them with [`TableDef::column`].
     pub fn new(name: impl Into<String>, index: IndexKind) -> TableDef {
         TableDef {
             name: name.into(),
@@ -56,6 +72,7 @@ impl TableDef {
             index,
         }
     }
+    /// Append a column (its position is the number of columns before it).
     pub fn column(mut self, name: impl Into<String>, ty: ColumnType) -> TableDef {
         self.columns.push(Column {
             name: name.into(),
@@ -68,10 +85,12 @@ impl TableDef {
 /// The tables of a database, in id order (table id = position).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Catalog {
+    /// Table definitions; a table's id is its index here.
     pub tables: Vec<TableDef>,
 }
 
 impl Catalog {
+    /// An empty catalog.
     pub fn new() -> Catalog {
         Catalog::default()
     }
@@ -80,6 +99,8 @@ impl Catalog {
         self.tables.push(def);
         TableId((self.tables.len() - 1) as u32)
     }
+    /// Check every table has 1 to 64 columns (column masks are `u64` bit sets);
+    /// [`EngineError::Schema`] otherwise. [`Db::open`](crate::Db::open) calls it.
     pub fn validate(&self) -> Result<(), EngineError> {
         for t in &self.tables {
             if t.columns.is_empty() || t.columns.len() > 64 {
@@ -101,12 +122,14 @@ pub struct TableId(pub u32);
 /// A table definition with computed column offsets.
 #[derive(Debug, Clone)]
 pub struct Schema {
+    /// The definition the offsets were computed from.
     pub def: TableDef,
     offsets: Vec<usize>,
     row_len: usize,
 }
 
 impl Schema {
+    /// Lay out `def`'s columns back to back, in order, without padding.
     pub fn new(def: TableDef) -> Schema {
         let mut offsets = Vec::with_capacity(def.columns.len());
         let mut off = 0;
@@ -120,15 +143,19 @@ impl Schema {
             row_len: off,
         }
     }
+    /// Bytes of a row image (the sum of the column widths).
     pub fn row_len(&self) -> usize {
         self.row_len
     }
+    /// Number of columns.
     pub fn columns(&self) -> usize {
         self.offsets.len()
     }
+    /// Byte offset of column `col` in the row image. Panics if there is no such column.
     pub fn offset(&self, col: usize) -> usize {
         self.offsets[col]
     }
+    /// Width in bytes of column `col`. Panics if there is no such column.
     pub fn width(&self, col: usize) -> usize {
         self.def.columns[col].ty.width()
     }
@@ -186,6 +213,9 @@ impl Schema {
 }
 
 /// Read a little-endian u64 column from a row image.
+///
+/// Column accessors expect an 8-byte column (`U64`, `I64` or `F64`) and panic if `col` does
+/// not exist or the image is too short.
 pub fn get_u64(schema: &Schema, row: &[u8], col: usize) -> u64 {
     let r = schema.range(col);
     let mut b = [0u8; 8];
@@ -193,24 +223,28 @@ pub fn get_u64(schema: &Schema, row: &[u8], col: usize) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// Write a little-endian u64 column into a row image.
+/// Write a little-endian u64 column into a row image (see [`get_u64`]).
 pub fn set_u64(schema: &Schema, row: &mut [u8], col: usize, v: u64) {
     let r = schema.range(col);
     row[r.start..r.start + 8].copy_from_slice(&v.to_le_bytes());
 }
 
+/// Read an i64 column from a row image (see [`get_u64`]).
 pub fn get_i64(schema: &Schema, row: &[u8], col: usize) -> i64 {
     get_u64(schema, row, col) as i64
 }
 
+/// Write an i64 column into a row image (see [`get_u64`]).
 pub fn set_i64(schema: &Schema, row: &mut [u8], col: usize, v: i64) {
     set_u64(schema, row, col, v as u64)
 }
 
+/// Read an f64 column from a row image (see [`get_u64`]).
 pub fn get_f64(schema: &Schema, row: &[u8], col: usize) -> f64 {
     f64::from_bits(get_u64(schema, row, col))
 }
 
+/// Write an f64 column into a row image (see [`get_u64`]).
 pub fn set_f64(schema: &Schema, row: &mut [u8], col: usize, v: f64) {
     set_u64(schema, row, col, v.to_bits())
 }

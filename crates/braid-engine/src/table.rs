@@ -24,8 +24,11 @@ enum Index {
     Ordered(TreeIndex<u64, Arc<Row>>),
 }
 
+/// A table: its schema and the primary-key index of its rows.
 pub struct Table {
+    /// Position in the catalog.
     pub id: u32,
+    /// Row layout.
     pub schema: Schema,
     index: Index,
 }
@@ -40,6 +43,7 @@ impl std::fmt::Debug for Table {
 }
 
 impl Table {
+    /// An empty table with the index `def` asks for.
     pub fn new(id: u32, def: TableDef) -> Table {
         let index = match def.index {
             IndexKind::Hash => Index::Hash(HashIndex::new()),
@@ -52,10 +56,12 @@ impl Table {
         }
     }
 
+    /// Table name.
     pub fn name(&self) -> &str {
         &self.schema.def.name
     }
 
+    /// The row at `key` in the index, whatever its state.
     pub fn get(&self, key: u64) -> Option<Arc<Row>> {
         match &self.index {
             Index::Hash(h) => h.peek_with(&key, |_, v| v.clone()),
@@ -90,6 +96,7 @@ impl Table {
         }
     }
 
+    /// Remove `key` from the index; false if it was absent.
     pub fn remove(&self, key: u64) -> bool {
         match &self.index {
             Index::Hash(h) => h.remove_sync(&key),
@@ -105,6 +112,7 @@ impl Table {
         }
     }
 
+    /// Keys in the index (rows of any state).
     pub fn len(&self) -> usize {
         match &self.index {
             Index::Hash(h) => h.len(),
@@ -112,10 +120,12 @@ impl Table {
         }
     }
 
+    /// Whether the index is empty.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// Whether the index is ordered (can scan ranges).
     pub fn is_ordered(&self) -> bool {
         matches!(self.index, Index::Ordered(_))
     }

@@ -46,10 +46,40 @@ pub enum CrashMode {
     DropUnpersisted,
     /// Also keep each unpersisted 8-byte word with probability `keep_probability` (clamped to
     /// 0..=1), chosen deterministically from `seed`.
-    KeepRandom { seed: u64, keep_probability: f64 },
+    KeepRandom {
+        /// Seed of the generator that picks the words to keep.
+        seed: u64,
+        /// Chance that each unpersisted word survives.
+        keep_probability: f64,
+    },
 }
 
-/// Builder of simulated regions for power-failure tests.
+/// Builder of simulated persistent regions for power-failure tests.
+///
+/// A simulated region keeps a *live* image (what loads see) and a *durable* image (what a power
+/// failure leaves). Under [`Domain::Adr`] a line reaches the durable image when it was flushed
+/// and then fenced (streaming stores: when fenced); under [`Domain::Eadr`] every store reaches
+/// it at once. [`Region::crash`] builds the post-crash region, keeping the durable image only
+/// ([`CrashMode::DropUnpersisted`]) or also a seeded random subset of the unpersisted 8-byte
+/// words ([`CrashMode::KeepRandom`]); [`Region::crash_together`] cuts several regions at one
+/// instant. Simulated regions execute no flush instruction and are slow: they are for tests.
+///
+/// ```
+/// use braid_pmem::{CrashMode, CrashSim, PmemConfig};
+///
+/// let r = CrashSim::region(4096, PmemConfig::default());
+/// r.write(0, b"durable!");
+/// r.persist(0, 8);
+/// r.write(64, b"volatile"); // another cache line, never flushed
+///
+/// let after = r.crash(CrashMode::DropUnpersisted)?;
+/// let mut buf = [0u8; 8];
+/// after.read(0, &mut buf);
+/// assert_eq!(&buf, b"durable!");
+/// after.read(64, &mut buf);
+/// assert_eq!(buf, [0; 8]);
+/// # Ok::<(), braid_pmem::PmemError>(())
+/// ```
 #[derive(Debug)]
 pub struct CrashSim;
 

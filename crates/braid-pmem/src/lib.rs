@@ -34,6 +34,7 @@
 //! stores and signal handlers all need `unsafe`, and it lives here (besides the SIMD helpers of
 //! `braid-wal`'s LSN vectors), every block with a `SAFETY:` comment, behind safe APIs.
 
+#![deny(missing_docs)]
 // The workspace denies `unsafe_code`; this crate is where the project's unsafe code lives (see
 // the crate documentation), so it is allowed here and nowhere else but one SIMD module.
 #![allow(unsafe_code)]
@@ -54,56 +55,91 @@ pub use stats::PmemStats;
 
 /// Errors of the persistent-memory layer.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PmemError {
+    /// An I/O call on a region file (open, create, resize, map, ...) failed.
     #[error("{path}: {source}")]
     Io {
+        /// The region file.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
+    /// The file is shorter than a region header or does not start with [`REGION_MAGIC`].
     #[error(
         "{path} is not a braid region (too short or bad magic); remove it or point braid at another file"
     )]
-    NotARegion { path: PathBuf },
+    NotARegion {
+        /// The file that was opened.
+        path: PathBuf,
+    },
+    /// The region file has another format version than [`REGION_VERSION`].
     #[error(
         "{path}: region format version {found}, this braid reads version {expected}; recreate the region with this braid or use the braid that wrote it"
     )]
     Version {
+        /// The region file.
         path: PathBuf,
+        /// Version in the file's header.
         found: u32,
+        /// Version this crate reads ([`REGION_VERSION`]).
         expected: u32,
     },
+    /// The region's usable size is not the size the caller expected.
     #[error(
         "{path}: region holds {found} bytes but {expected} were asked for; open it with its size or recreate it"
     )]
     SizeMismatch {
+        /// The region file.
         path: PathBuf,
+        /// Usable bytes recorded in the header.
         found: u64,
+        /// Usable bytes the caller asked for.
         expected: u64,
     },
+    /// The header's checksum does not match, or the file is shorter than the header says.
     #[error(
         "{path}: damaged region header ({detail}); the file cannot be trusted, recreate the region"
     )]
-    CorruptHeader { path: PathBuf, detail: String },
+    CorruptHeader {
+        /// The region file.
+        path: PathBuf,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// The configuration asked for a flush instruction this CPU does not have.
     #[error(
         "the cache-line flush instruction {kind:?} is not supported by this CPU; leave `flush` unset to detect the best one"
     )]
-    FlushUnsupported { kind: FlushKind },
+    FlushUnsupported {
+        /// The instruction asked for.
+        kind: FlushKind,
+    },
+    /// A simulated-crash operation ([`Region::crash`], ...) was called on a region not made by
+    /// [`CrashSim`].
     #[error("region operation needs a CrashSim region")]
     NotSimulated,
+    /// [`Media::Dax`] was required but the file system cannot map the file with `MAP_SYNC`.
     #[error(
         "{path} is not on a DAX file system (mapping it with MAP_SYNC failed: {source}), so flush + fence would not make it durable; put the region on a DAX-mounted persistent-memory file system, or pass Media::Msync (durable on any file system, an msync per flush) or Media::Emulated (not power-safe, for benchmarks)"
     )]
     NotDax {
+        /// The region file.
         path: PathBuf,
+        /// Why the `MAP_SYNC` mapping was refused.
         #[source]
         source: std::io::Error,
     },
+    /// An `msync` of the region failed once; from then on [`Region::check`] reports it, since
+    /// data persisted since may be lost.
     #[error(
         "{path}: msync failed ({source}); data persisted to this region since may be lost, so its persistence can no longer be trusted; stop using it and recover from the file"
     )]
     Msync {
+        /// The region file.
         path: PathBuf,
+        /// The first `msync` failure.
         #[source]
         source: std::io::Error,
     },
@@ -186,6 +222,7 @@ impl FlushKind {
 /// what backs a file region.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PmemConfig {
+    /// Where the persistence domain ends (ADR: flush + fence; eADR: fence only).
     pub domain: Domain,
     /// `None` = detect at run time.
     pub flush: Option<FlushKind>,

@@ -1134,15 +1134,19 @@ impl Region {
             .collect())
     }
 
-    /// Freeze the durable image after `events` further persist events (see [`crate::CrashSim`]).
-    /// Calling it again replaces the limit.
+    /// Test hook for visiting every crash point: freeze the durable image of a simulated region
+    /// after `events` further persist events (each flushed line, each streamed line at its
+    /// fence, each fence, and under eADR each store). Calling it again replaces the limit.
+    #[doc(hidden)]
     pub fn freeze_after(&self, events: u64) -> Result<(), PmemError> {
         let sim = self.inner.sim.as_ref().ok_or(PmemError::NotSimulated)?;
         sim.freeze_after(events);
         Ok(())
     }
 
-    /// Persist events so far on a simulated region (0 on other regions).
+    /// Test hook: persist events so far on a simulated region (0 on other regions); see
+    /// [`Region::freeze_after`].
+    #[doc(hidden)]
     pub fn persist_events(&self) -> u64 {
         self.inner.sim.as_ref().map_or(0, Sim::events)
     }

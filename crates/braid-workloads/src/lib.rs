@@ -2,6 +2,34 @@
 //! the engine's public API only. Every transaction is a registered stored procedure, so the same
 //! workload runs with data logging (its writes are logged) or command logging (the call is
 //! logged and re-executed at recovery).
+//!
+//! A [`Workload`] gives the catalog, the procedures and the initial image for [`Db::open`], and
+//! a [`Client`] per worker thread that generates and runs its transactions:
+//!
+//! ```
+//! use braid_engine::{Db, Options};
+//! use braid_workloads::tpcb::{Tpcb, TpcbConfig};
+//! use braid_workloads::{Client, Workload};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let tmp = tempfile::tempdir()?;
+//! # let dir = tmp.path();
+//! let cfg = TpcbConfig { branches: 1, accounts_per_branch: 1_000, ..TpcbConfig::default() };
+//! let w = Tpcb::new(cfg)?;
+//! let (db, _) = Db::open(dir, Options::default(), w.catalog(), w.procedures(), &|l| {
+//!     w.load(l, &|_rows| {})
+//! })?;
+//! let mut worker = db.worker()?;
+//! let mut client = w.client(0, 42);
+//! for _ in 0..10 {
+//!     client.run_one(&mut worker)?.wait()?;
+//! }
+//! w.check(&db)?;
+//! # Ok(())
+//! # }
+//! ```
+
+#![deny(missing_docs)]
 
 pub mod tatp;
 pub mod tpcb;
@@ -17,7 +45,9 @@ pub trait Workload: Send + Sync {
     fn name(&self) -> &str;
     /// The workload's parameters, for reports.
     fn params(&self) -> serde_json::Value;
+    /// The tables, to pass to [`Db::open`].
     fn catalog(&self) -> Catalog;
+    /// The workload's transactions as stored procedures, to pass to [`Db::open`].
     fn procedures(&self) -> Procedures;
     /// Rows of the initial image (for progress bars).
     fn initial_rows(&self) -> u64;

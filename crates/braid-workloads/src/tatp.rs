@@ -52,18 +52,30 @@ use crate::util::{
 };
 use crate::{Client, Workload};
 
+/// Procedure id of Get-Subscriber-Data.
 pub const GET_SUBSCRIBER_DATA_TXN: u32 = 20;
+/// Procedure id of Get-New-Destination.
 pub const GET_NEW_DESTINATION_TXN: u32 = 21;
+/// Procedure id of Get-Access-Data.
 pub const GET_ACCESS_DATA_TXN: u32 = 22;
+/// Procedure id of Update-Subscriber-Data.
 pub const UPDATE_SUBSCRIBER_DATA_TXN: u32 = 23;
+/// Procedure id of Update-Location.
 pub const UPDATE_LOCATION_TXN: u32 = 24;
+/// Procedure id of Insert-Call-Forwarding.
 pub const INSERT_CALL_FORWARDING_TXN: u32 = 25;
+/// Procedure id of Delete-Call-Forwarding.
 pub const DELETE_CALL_FORWARDING_TXN: u32 = 26;
 
+/// Table id of SUBSCRIBER.
 pub const SUBSCRIBER: TableId = TableId(0);
+/// Table id of ACCESS_INFO.
 pub const ACCESS_INFO: TableId = TableId(1);
+/// Table id of SPECIAL_FACILITY.
 pub const SPECIAL_FACILITY: TableId = TableId(2);
+/// Table id of CALL_FORWARDING.
 pub const CALL_FORWARDING: TableId = TableId(3);
+/// Table id of SUBSCRIBER_NBR, the index on SUB_NBR (see the module doc).
 pub const SUBSCRIBER_NBR: TableId = TableId(4);
 
 table_schema!(subscriber, "subscriber", IndexKind::Hash, {
@@ -175,6 +187,7 @@ fn parse_sub_nbr(b: &[u8]) -> Result<u64, TxError> {
 pub enum TatpMix {
     /// 35/10/35/2/14/2/2 (TATP Sec. 4).
     Standard,
+    /// Update-Location only.
     UpdateLocationOnly,
 }
 
@@ -197,6 +210,7 @@ impl std::str::FromStr for TatpMix {
 pub struct TatpConfig {
     /// P, the number of subscribers.
     pub subscribers: u64,
+    /// Which transactions clients run.
     pub mix: TatpMix,
     /// Seed of the initial population.
     pub seed: u64,
@@ -216,6 +230,7 @@ impl Default for TatpConfig {
 }
 
 impl TatpConfig {
+    /// Refuse subscriber counts the key packing cannot represent (it needs 1..2^48).
     pub fn validate(&self) -> Result<(), EngineError> {
         if self.subscribers == 0 || self.subscribers >= 1 << 48 {
             return Err(EngineError::Config(format!(
@@ -245,6 +260,7 @@ pub struct Tatp {
 const LOAD_CHUNK: u64 = 10_000;
 
 impl Tatp {
+    /// The workload, once `cfg` is validated.
     pub fn new(cfg: TatpConfig) -> Result<Tatp, EngineError> {
         cfg.validate()?;
         Ok(Tatp { cfg })

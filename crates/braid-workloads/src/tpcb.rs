@@ -41,9 +41,13 @@ use crate::{Client, Workload};
 /// Procedure id of Account-Update.
 pub const ACCOUNT_UPDATE_TXN: u32 = 30;
 
+/// Table id of BRANCH.
 pub const BRANCH: TableId = TableId(0);
+/// Table id of TELLER.
 pub const TELLER: TableId = TableId(1);
+/// Table id of ACCOUNT.
 pub const ACCOUNT: TableId = TableId(2);
+/// Table id of HISTORY.
 pub const HISTORY: TableId = TableId(3);
 
 table_schema!(branch, "branch", IndexKind::Hash, {
@@ -79,8 +83,11 @@ table_schema!(history, "history", IndexKind::Hash, {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TpcbConfig {
+    /// Branches, B: the scale factor.
     pub branches: u64,
+    /// Tellers per branch (spec: 10).
     pub tellers_per_branch: u64,
+    /// Accounts per branch (spec: 100,000).
     pub accounts_per_branch: u64,
     /// Fraction of transactions whose account is at another branch (spec: 0.15).
     pub remote_fraction: f64,
@@ -101,6 +108,7 @@ impl Default for TpcbConfig {
 }
 
 impl TpcbConfig {
+    /// Refuse empty scales, more than 2^48 accounts, and a remote fraction outside 0..=1.
     pub fn validate(&self) -> Result<(), EngineError> {
         if self.branches == 0 || self.tellers_per_branch == 0 || self.accounts_per_branch == 0 {
             return Err(EngineError::Config(
@@ -125,10 +133,12 @@ impl TpcbConfig {
         Ok(())
     }
 
+    /// Id (and key) of teller `t` (1-based) of branch `b` (1-based).
     pub fn teller_id(&self, b: u64, t: u64) -> u64 {
         (b - 1) * self.tellers_per_branch + t
     }
 
+    /// Id (and key) of account `a` (1-based) of branch `b` (1-based).
     pub fn account_id(&self, b: u64, a: u64) -> u64 {
         (b - 1) * self.accounts_per_branch + a
     }
@@ -137,14 +147,20 @@ impl TpcbConfig {
 /// Parameters of Account-Update.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AccountUpdateParams {
+    /// Account id.
     pub account: u64,
+    /// Teller id.
     pub teller: u64,
+    /// Branch id (the teller's).
     pub branch: u64,
+    /// Amount added to the three balances.
     pub delta: i64,
+    /// Timestamp stored in the history row (seconds since the Unix epoch).
     pub time: u64,
 }
 
 impl AccountUpdateParams {
+    /// Encode into `p` (cleared first), as [`AccountUpdateParams::decode`] reads it.
     pub fn encode(&self, p: &mut Params) {
         p.clear();
         p.u64(self.account)
@@ -154,6 +170,7 @@ impl AccountUpdateParams {
             .u64(self.time);
     }
 
+    /// Decode procedure parameters written by [`AccountUpdateParams::encode`].
     pub fn decode(params: &[u8]) -> Result<AccountUpdateParams, TxError> {
         let mut r = ParamReader::new(params);
         Ok(AccountUpdateParams {
@@ -206,6 +223,7 @@ pub struct Tpcb {
 const LOAD_CHUNK: u64 = 50_000;
 
 impl Tpcb {
+    /// The workload, once `cfg` is validated.
     pub fn new(cfg: TpcbConfig) -> Result<Tpcb, EngineError> {
         cfg.validate()?;
         Ok(Tpcb { cfg })

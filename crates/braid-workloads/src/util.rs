@@ -16,14 +16,24 @@ use rand::{Rng, SeedableRng};
 
 /// Declare a table: `table_schema!(mod_name, "table name", IndexKind::X, { COL: ColumnType::..,
 /// ... })` makes a module with one `pub const COL: usize` per column (its position) and
-/// `pub fn def() -> TableDef` (column names are the lower-cased constant names).
+/// `pub fn def() -> TableDef` (column names are the lower-cased constant names), each
+/// documented.
 macro_rules! table_schema {
     ($m:ident, $name:literal, $index:expr, { $($col:ident : $ty:expr),+ $(,)? }) => {
+        #[doc = concat!(
+            "Columns of the `", $name, "` table: each constant is a column's position in the \
+             row (the column's name is the constant's, lower-cased), and [`def`](",
+            stringify!($m),
+            "::def) the table's definition."
+        )]
         #[allow(non_camel_case_types, clippy::upper_case_acronyms, dead_code)]
         pub mod $m {
             use braid_engine::schema::{ColumnType, IndexKind, TableDef};
             enum Position { $($col),+ }
-            $(pub const $col: usize = Position::$col as usize;)+
+            $(
+                #[doc = concat!("Position of this column (`", stringify!($ty), "`).")]
+                pub const $col: usize = Position::$col as usize;
+            )+
             /// The table's definition.
             pub fn def() -> TableDef {
                 TableDef::new($name, $index)$(.column(stringify!($col).to_ascii_lowercase(), $ty))+

@@ -29,14 +29,21 @@ pub const YCSB_TXN: u32 = 1;
 /// The one table.
 pub const TABLE: TableId = TableId(0);
 
+/// YCSB parameters; the defaults are the Taurus paper's (see the module doc).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct YcsbConfig {
+    /// Rows in the table, keys `0..rows`.
     pub rows: u64,
+    /// Columns per row (1 to 64).
     pub columns: usize,
+    /// Bytes per column.
     pub column_bytes: usize,
+    /// Zipf exponent of the key distribution; 0 draws keys uniformly.
     pub theta: f64,
+    /// Accesses per transaction, to distinct keys (at most `rows`).
     pub accesses: usize,
+    /// Probability that an access is a read; otherwise it updates one column.
     pub read_fraction: f64,
     /// Crash-test mode (see the module doc).
     pub marked: bool,
@@ -60,7 +67,9 @@ impl Default for YcsbConfig {
 /// (0 = the initial image).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Observed {
+    /// The key read.
     pub key: u64,
+    /// Id of the transaction that wrote the value read (0: the initial image).
     pub writer: u64,
 }
 
@@ -107,10 +116,12 @@ pub fn writer_of(img: &[u8]) -> u64 {
 /// The YCSB workload.
 #[derive(Debug, Clone)]
 pub struct Ycsb {
+    /// Its parameters.
     pub cfg: YcsbConfig,
 }
 
 impl Ycsb {
+    /// The workload with these parameters (not validated).
     pub fn new(cfg: YcsbConfig) -> Ycsb {
         Ycsb { cfg }
     }

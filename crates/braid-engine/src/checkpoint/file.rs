@@ -34,10 +34,13 @@ const FOOTER: usize = 28;
 /// What a checkpoint's header says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckpointMeta {
+    /// The checkpoint epoch: transactions of earlier epochs are in the checkpoint.
     pub epoch: u64,
     /// Transaction ids below this were handed out before the checkpoint.
     pub next_txn: u64,
+    /// Tables in the checkpoint.
     pub tables: u32,
+    /// Where the checkpoint cuts each log stream: recovery replays only what it does not cover.
     pub cut: Cut,
 }
 

@@ -1,7 +1,8 @@
 //! Checkpoints: transaction-consistent images of every table, taken in the background while
 //! transactions run, and the log truncation they allow.
 //!
-//! A checkpoint (see [`epoch`] for the protocol):
+//! A checkpoint (the epoch protocol, and why its point is transaction-consistent, is described
+//! in `checkpoint/epoch.rs`):
 //! 1. notes each stream's reserved end (`starts` of the cut), moves the checkpoint epoch to
 //!    `E` with copy-on-write capture switched on, and waits until no transaction of an older
 //!    epoch is still committing (`drain`); notes the reserved ends again (`ends`) with the
@@ -60,6 +61,7 @@ pub struct CheckpointOptions {
 }
 
 impl CheckpointOptions {
+    /// Whether any trigger is set (then a background thread takes checkpoints).
     pub fn automatic(&self) -> bool {
         self.interval.is_some() || self.log_bytes.is_some() || self.log_cap.is_some()
     }
@@ -68,13 +70,18 @@ impl CheckpointOptions {
 /// What one checkpoint did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CheckpointReport {
+    /// The checkpoint's epoch: it holds every transaction of an earlier epoch, and names the
+    /// file (`checkpoints/ckpt-<epoch>.ckpt`).
     pub epoch: u64,
+    /// Rows written.
     pub rows: u64,
+    /// Bytes of the checkpoint file.
     pub bytes: u64,
     /// Rows whose image a transaction saved (copy-on-write) during the scan.
     pub saved_by_writers: u64,
     /// Seconds waiting for older transactions and the log (step 1).
     pub wait_seconds: f64,
+    /// Seconds for the whole checkpoint, the wait included.
     pub seconds: f64,
     /// Log bytes held after truncation.
     pub log_bytes_after: u64,
@@ -83,22 +90,36 @@ pub struct CheckpointReport {
 /// Counters over the life of a database handle.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CheckpointStats {
+    /// Checkpoints completed.
     pub taken: u64,
+    /// Checkpoints that failed.
     pub failed: u64,
+    /// The latest completed checkpoint.
     pub last: Option<CheckpointReport>,
+    /// The latest failure's message.
     pub last_error: Option<String>,
     /// Largest log size seen by the trigger thread.
     pub max_log_bytes: u64,
 }
 
 /// What loading a checkpoint at open did.
+///
+/// With `epoch` 0 no checkpoint was loaded: every checkpoint found was damaged, and since the
+/// log was never truncated the loader and the whole log rebuilt the database; `fallbacks` says
+/// why.
 #[derive(Debug, Clone, Serialize)]
 pub struct CheckpointLoad {
+    /// The checkpoint file loaded (empty if none).
     pub path: PathBuf,
+    /// Its epoch.
     pub epoch: u64,
+    /// Rows loaded.
     pub rows: u64,
+    /// Bytes of the file.
     pub bytes: u64,
+    /// Seconds to read, check and load it.
     pub seconds: f64,
+    /// Threads that loaded the rows.
     pub threads: usize,
     /// Newer checkpoints that were damaged and skipped, with why.
     pub fallbacks: Vec<String>,

@@ -92,16 +92,27 @@ pub const DISTRICTS: u64 = 10;
 /// Most order lines in an order.
 pub const MAX_OL: usize = 15;
 
+/// Table id of WAREHOUSE.
 pub const WAREHOUSE: TableId = TableId(0);
+/// Table id of DISTRICT.
 pub const DISTRICT: TableId = TableId(1);
+/// Table id of CUSTOMER.
 pub const CUSTOMER: TableId = TableId(2);
+/// Table id of HISTORY.
 pub const HISTORY: TableId = TableId(3);
+/// Table id of NEW-ORDER.
 pub const NEW_ORDER: TableId = TableId(4);
+/// Table id of ORDER.
 pub const ORDER: TableId = TableId(5);
+/// Table id of ORDER-LINE.
 pub const ORDER_LINE: TableId = TableId(6);
+/// Table id of ITEM.
 pub const ITEM: TableId = TableId(7);
+/// Table id of STOCK.
 pub const STOCK: TableId = TableId(8);
+/// Table id of CUSTOMER_BY_NAME, the index of customers by last name (see the module doc).
 pub const CUSTOMER_BY_NAME: TableId = TableId(9);
+/// Table id of ORDER_BY_CUSTOMER, the index of orders by customer (see the module doc).
 pub const ORDER_BY_CUSTOMER: TableId = TableId(10);
 
 table_schema!(warehouse, "warehouse", IndexKind::Hash, {
@@ -274,7 +285,9 @@ pub fn stock_key(w: u64, i: u64) -> u64 {
 pub enum Mix {
     /// New-Order 45%, Payment 43%, Order-Status 4%, Delivery 4%, Stock-Level 4% (Clause 5.2.3).
     Full,
+    /// Payment only.
     PaymentOnly,
+    /// New-Order only.
     NewOrderOnly,
 }
 
@@ -296,11 +309,13 @@ impl std::str::FromStr for Mix {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TpccConfig {
+    /// Warehouses (1..65535); the database scales with them.
     pub warehouses: u64,
     /// Items in the catalogue (spec: 100,000); also the stock rows per warehouse.
     pub items: u64,
     /// Customers per district (spec: 3,000); also the initial orders per district.
     pub customers_per_district: u64,
+    /// Which transactions clients run.
     pub mix: Mix,
     /// Seed of the initial population.
     pub seed: u64,
@@ -361,6 +376,7 @@ pub struct Tpcc {
 }
 
 impl Tpcc {
+    /// The workload, once `cfg` is validated.
     pub fn new(cfg: TpccConfig) -> Result<Tpcc, EngineError> {
         cfg.validate()?;
         Ok(Tpcc { cfg })

@@ -33,8 +33,11 @@ fn check_district(d: u64) -> Result<u64, TxError> {
 /// One line of a New-Order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NewOrderLine {
+    /// Item id (`items + 1`, an unused id, makes the transaction roll back).
     pub i_id: u64,
+    /// Supplying warehouse.
     pub supply_w: u64,
+    /// Quantity ordered (1..=10).
     pub qty: u64,
 }
 
@@ -42,19 +45,27 @@ pub struct NewOrderLine {
 /// in the catalogue.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NewOrderParams {
+    /// Home warehouse.
     pub w: u64,
+    /// District (1..=10).
     pub d: u64,
+    /// Customer.
     pub c: u64,
+    /// Entry date (seconds since the Unix epoch).
     pub entry_d: u64,
+    /// Order lines used (1..=[`MAX_OL`]).
     pub ol_cnt: usize,
+    /// The lines; only the first `ol_cnt` count.
     pub lines: [NewOrderLine; MAX_OL],
 }
 
 impl NewOrderParams {
+    /// The `ol_cnt` lines of the order.
     pub fn lines(&self) -> &[NewOrderLine] {
         &self.lines[..self.ol_cnt]
     }
 
+    /// Encode into `p` (cleared first); ids and counts travel as u32.
     pub fn encode(&self, p: &mut Params) {
         p.clear();
         p.u32(self.w as u32)
@@ -69,6 +80,8 @@ impl NewOrderParams {
         }
     }
 
+    /// Decode parameters written by [`encode`](Self::encode); a malformed encoding or a
+    /// district outside 1..=10 is a [`TxError::BadRequest`].
     pub fn decode(params: &[u8]) -> Result<NewOrderParams, TxError> {
         let mut r = ParamReader::new(params);
         let mut p = NewOrderParams {
@@ -96,6 +109,7 @@ impl NewOrderParams {
 /// How Payment and Order-Status select the customer (Clause 2.5.1.2, 2.6.1.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CustomerSel {
+    /// By customer id.
     ById(u64),
     /// The 0..=999 number of the last name (Clause 4.3.2.3).
     ByLastName(u64),
@@ -123,16 +137,24 @@ impl CustomerSel {
 /// Parameters of Payment (Clause 2.5.1). `amount` is in cents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PaymentParams {
+    /// Warehouse paid at.
     pub w: u64,
+    /// District paid at (1..=10).
     pub d: u64,
+    /// The customer's warehouse.
     pub c_w: u64,
+    /// The customer's district (1..=10).
     pub c_d: u64,
+    /// Which customer pays.
     pub customer: CustomerSel,
+    /// Amount in cents.
     pub amount: i64,
+    /// Payment date (seconds since the Unix epoch).
     pub date: u64,
 }
 
 impl PaymentParams {
+    /// Encode into `p` (cleared first); ids and counts travel as u32.
     pub fn encode(&self, p: &mut Params) {
         p.clear();
         p.u32(self.w as u32)
@@ -143,6 +165,8 @@ impl PaymentParams {
         p.u64(self.amount as u64).u64(self.date);
     }
 
+    /// Decode parameters written by [`encode`](Self::encode); a malformed encoding or a
+    /// district outside 1..=10 is a [`TxError::BadRequest`].
     pub fn decode(params: &[u8]) -> Result<PaymentParams, TxError> {
         let mut r = ParamReader::new(params);
         Ok(PaymentParams {
@@ -160,18 +184,24 @@ impl PaymentParams {
 /// Parameters of Order-Status (Clause 2.6.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OrderStatusParams {
+    /// The customer's warehouse.
     pub w: u64,
+    /// The customer's district (1..=10).
     pub d: u64,
+    /// Which customer.
     pub customer: CustomerSel,
 }
 
 impl OrderStatusParams {
+    /// Encode into `p` (cleared first); ids and counts travel as u32.
     pub fn encode(&self, p: &mut Params) {
         p.clear();
         p.u32(self.w as u32).u32(self.d as u32);
         self.customer.encode(p);
     }
 
+    /// Decode parameters written by [`encode`](Self::encode); a malformed encoding or a
+    /// district outside 1..=10 is a [`TxError::BadRequest`].
     pub fn decode(params: &[u8]) -> Result<OrderStatusParams, TxError> {
         let mut r = ParamReader::new(params);
         Ok(OrderStatusParams {
@@ -185,17 +215,23 @@ impl OrderStatusParams {
 /// Parameters of Delivery (Clause 2.7.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeliveryParams {
+    /// Warehouse; the oldest undelivered order of each of its ten districts is delivered.
     pub w: u64,
+    /// Carrier id (1..=10) stored in the delivered orders.
     pub carrier: u64,
+    /// Delivery date (seconds since the Unix epoch).
     pub date: u64,
 }
 
 impl DeliveryParams {
+    /// Encode into `p` (cleared first); ids and counts travel as u32.
     pub fn encode(&self, p: &mut Params) {
         p.clear();
         p.u32(self.w as u32).u32(self.carrier as u32).u64(self.date);
     }
 
+    /// Decode parameters written by [`encode`](Self::encode); a malformed encoding is a
+    /// [`TxError::BadRequest`].
     pub fn decode(params: &[u8]) -> Result<DeliveryParams, TxError> {
         let mut r = ParamReader::new(params);
         Ok(DeliveryParams {
@@ -209,12 +245,16 @@ impl DeliveryParams {
 /// Parameters of Stock-Level (Clause 2.8.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StockLevelParams {
+    /// Warehouse.
     pub w: u64,
+    /// District (1..=10) whose recent orders are examined.
     pub d: u64,
+    /// Count items whose stock quantity is below this (10..=20).
     pub threshold: i64,
 }
 
 impl StockLevelParams {
+    /// Encode into `p` (cleared first); ids and counts travel as u32.
     pub fn encode(&self, p: &mut Params) {
         p.clear();
         p.u32(self.w as u32)
@@ -222,6 +262,8 @@ impl StockLevelParams {
             .u32(self.threshold as u32);
     }
 
+    /// Decode parameters written by [`encode`](Self::encode); a malformed encoding or a
+    /// district outside 1..=10 is a [`TxError::BadRequest`].
     pub fn decode(params: &[u8]) -> Result<StockLevelParams, TxError> {
         let mut r = ParamReader::new(params);
         Ok(StockLevelParams {
