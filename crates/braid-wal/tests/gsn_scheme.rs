@@ -531,3 +531,74 @@ fn pipeline_thread_counts_recover_the_same_state() {
         }
     }
 }
+
+/// On pmem a gsn record is made durable by the committing thread's own flush, not by a
+/// stream watermark: once an msync of a log region has failed, no commit is acknowledged any
+/// more (durable-cache and passive modes alike), while the ones acknowledged before stand.
+#[test]
+fn a_failed_msync_stops_acknowledgements_on_pmem() {
+    use braid_pmem::{HEADER_SIZE, Media, PmemConfig};
+    for commit in [CommitProtocol::DurableCache, CommitProtocol::Passive] {
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let cfg_r = PmemConfig {
+            media: Media::Msync,
+            ..PmemConfig::default()
+        };
+        let regions: Vec<Region> = (0..2)
+            .map(|i| {
+                let path = dir.path().join(format!("log-{i}.region"));
+                Region::create(&path, (1 << 20) + HEADER_SIZE, cfg_r).unwrap()
+            })
+            .collect();
+        let devices: Vec<Arc<dyn Device>> = regions
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                Arc::new(PmemDevice::open(r.clone(), PmemDeviceConfig::new(i as u32)).unwrap())
+                    as Arc<dyn Device>
+            })
+            .collect();
+        let c = cfg(Partition::Transaction, commit);
+        let state = State::default();
+        let (s, _) = gsn::open_gsn(&c.0, &c.1, devices, &state, &|_| {}).unwrap();
+        let mut w = s.worker(0).unwrap();
+        let commit_one = |w: &mut dyn SchemeWorker, id: u64| -> Result<(), WalError> {
+            w.on_write(RowRef { table: 0, key: id });
+            let mut buf = RedoBuf::default();
+            buf.push(&RedoOp::Insert {
+                table: 0,
+                key: id,
+                data: &[1; 4],
+            });
+            w.commit(&CommitRequest {
+                txn: id,
+                kind: LogKind::Data,
+                payload: &buf.bytes,
+                read_only: false,
+                epoch: 0,
+                writes: &[],
+            })?
+            .wait()
+        };
+        commit_one(&mut *w, 1).unwrap();
+        regions[0].inject_msync_failure(5); // EIO on the next msync of log 0
+        let mut failed = false;
+        for id in 2..6 {
+            if let Err(e) = commit_one(&mut *w, id) {
+                assert!(
+                    e.to_string().to_lowercase().contains("msync"),
+                    "{commit:?}: {e}"
+                );
+                failed = true;
+            } else {
+                assert!(
+                    !failed,
+                    "{commit:?}: commit {id} acknowledged after a failed msync"
+                );
+            }
+        }
+        assert!(failed, "{commit:?}: the failed msync went unnoticed");
+        drop(w);
+        let _ = s.close();
+    }
+}

@@ -61,7 +61,7 @@ impl DurabilityWait for GsnWait {
         let s = &*self.shared;
         for _ in 0..8 {
             if s.acked.load(SeqCst) >= self.gsn {
-                return Ok(());
+                return s.fills_ok();
             }
             s.blocked(self.gsn)?;
             std::thread::yield_now();
@@ -78,12 +78,12 @@ impl DurabilityWait for GsnWait {
             s.waiter_cv.wait_for(&mut g, Duration::from_millis(2));
         };
         s.waiters.fetch_sub(1, SeqCst);
-        r
+        r.and_then(|()| s.fills_ok())
     }
 
     fn is_durable(&self) -> Result<bool, WalError> {
         if self.shared.acked.load(SeqCst) >= self.gsn {
-            return Ok(true);
+            return self.shared.fills_ok().map(|()| true);
         }
         self.shared.blocked(self.gsn).map(|()| false)
     }

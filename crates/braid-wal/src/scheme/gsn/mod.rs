@@ -439,6 +439,17 @@ impl Shared {
         Ok(())
     }
 
+    /// Whether the logs' persistence can still be trusted: on pmem the committing thread's
+    /// own flush makes a record durable (no stream watermark is involved), so an msync that
+    /// failed on the way ([`crate::device::Device::check_fills`]) must keep it from being
+    /// acknowledged.
+    pub(crate) fn fills_ok(&self) -> Result<(), WalError> {
+        for log in self.logs.iter() {
+            log.stream.device().check_fills()?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn advance(&self, to: u64) {
         self.acked.fetch_max(to, SeqCst);
         if self.waiters.load(SeqCst) > 0 {
@@ -477,19 +488,20 @@ impl Shared {
     }
 
     /// Join the commit queue for `gsn`.
-    fn enqueue(self: &Arc<Self>, gsn: u64) -> Ticket {
+    fn enqueue(self: &Arc<Self>, gsn: u64) -> Result<Ticket, WalError> {
         if self.acked.load(SeqCst) >= gsn {
-            return Ticket::Durable;
+            self.fills_ok()?;
+            return Ok(Ticket::Durable);
         }
         self.want.fetch_max(gsn, SeqCst);
         if self.daemon_sleeping.load(SeqCst) {
             let _g = self.lock.lock();
             self.daemon_cv.notify_one();
         }
-        Ticket::Waiter(Box::new(GsnWait {
+        Ok(Ticket::Waiter(Box::new(GsnWait {
             shared: Arc::clone(self),
             gsn,
-        }))
+        })))
     }
 
     fn stop_daemon(&self) {
@@ -798,9 +810,10 @@ impl SchemeWorker for GsnWorker {
             let g = self.tx;
             self.touched.clear();
             if g == 0 || shared.mode == Mode::Immediate {
+                shared.fills_ok()?;
                 return Ok(Ticket::Durable);
             }
-            return Ok(shared.enqueue(g));
+            return shared.enqueue(g);
         }
         // Passive group commit: dirty before taking a GSN; the floor bounds every GSN we use.
         let mut dirty_word = 0;
@@ -840,10 +853,13 @@ impl SchemeWorker for GsnWorker {
             shared.counters.commits.fetch_add(self.commits, Relaxed);
             self.commits = 0;
         }
-        Ok(match shared.mode {
-            Mode::Immediate => Ticket::Durable,
+        match shared.mode {
+            Mode::Immediate => {
+                shared.fills_ok()?;
+                Ok(Ticket::Durable)
+            }
             Mode::Passive | Mode::Watermark => shared.enqueue(gsn),
-        })
+        }
     }
 
     fn abort(&mut self) {
