@@ -1,4 +1,4 @@
-//! Fuzz the pmem log ring (`braid_wal::pmem_device`: ring header, head and start words,
+//! Fuzz the pmem log ring (`braid_wal::device::pmem`: ring header, head and start words,
 //! ring bytes): input = `[opts]` then the region image (4 KiB ring header + 8 KiB ring; shorter
 //! inputs are zero-filled); opts bit 1 = salvage mode. Opening never panics and fails only
 //! with an error naming the damage; a ring that opens scans to an end inside its window,
@@ -9,7 +9,7 @@
 use braid_pmem::{CrashSim, PmemConfig};
 use braid_wal::WalError;
 use braid_wal::device::Device;
-use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig, RING_HEADER};
+use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig, RING_HEADER};
 use braid_wal::scan::{EndKind, ScanMode, Scanner, StreamSource};
 use libfuzzer_sys::fuzz_target;
 

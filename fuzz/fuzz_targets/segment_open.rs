@@ -1,5 +1,5 @@
 //! Fuzz the file device's segment files (stream meta file and segment headers, see
-//! `braid_wal::file_device`): input = `[opts]` then files `[kind u8][len u16 LE][bytes]`, kind
+//! `braid_wal::device::file`): input = `[opts]` then files `[kind u8][len u16 LE][bytes]`, kind
 //! 0 = the stream meta file, `k + 1` = segment `k` (4 KiB segments); opts bit 0 = preallocate,
 //! bit 1 = salvage mode. Opening never panics and fails only with an error naming the damage;
 //! a device that opens scans to an end inside its extent, resets its tail there, and scans
@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use braid_wal::WalError;
 use braid_wal::device::Device;
-use braid_wal::file_device::{FileDevice, FileDeviceConfig, meta_file_name, segment_file_name};
+use braid_wal::device::file::{FileDevice, FileDeviceConfig, meta_file_name, segment_file_name};
 use braid_wal::fs::{FaultFs, Fs, OpenOpts};
 use braid_wal::scan::{EndKind, ScanMode, Scanner, StreamSource};
 use libfuzzer_sys::fuzz_target;

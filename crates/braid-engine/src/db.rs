@@ -24,9 +24,9 @@ use std::time::{Duration, Instant};
 
 use braid_pmem::{Domain, Media, PmemConfig};
 use braid_wal::device::Device;
-use braid_wal::file_device::{FileDevice, FileDeviceConfig};
-use braid_wal::null_device::NullDevice;
-use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig, PmemWrite};
+use braid_wal::device::file::{FileDevice, FileDeviceConfig};
+use braid_wal::device::null::NullDevice;
+use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig, PmemWrite};
 use braid_wal::scan::ScanMode;
 use braid_wal::scheme::{
     self, LogKind, LogPlace, RecoveryPlan, RecoveryReport, RegionStorage, Scheme, SchemeConfig,

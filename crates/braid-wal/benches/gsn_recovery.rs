@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use braid_pmem::Region;
 use braid_wal::device::Device;
+use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
 use braid_wal::payload::{RedoBuf, RedoOp, decode_redo};
-use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig};
 use braid_wal::scheme::gsn::{self, CommitProtocol, GsnConfig, Partition};
 use braid_wal::scheme::{
     CommitRequest, LogKind, Replay, ReplayError, RowRef, Scheme, SchemeConfig,

@@ -21,7 +21,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use braid_pmem::{Domain, Media, PmemConfig, Region};
-use braid_wal::file_device::{FileDevice, FileDeviceConfig};
+use braid_wal::device::file::{FileDevice, FileDeviceConfig};
 use braid_wal::fs::RealFs;
 use braid_wal::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
 use braid_wal::scheme::pertxn::{FlushPolicy, PerTxnLog, PerTxnOptions, PerTxnStorage};

@@ -22,10 +22,10 @@ use std::sync::Arc;
 use braid_pmem::{PmemConfig, Region};
 use braid_wal::WalError;
 use braid_wal::device::Device;
-use braid_wal::file_device::{FileDevice, FileDeviceConfig};
+use braid_wal::device::file::{FileDevice, FileDeviceConfig};
+use braid_wal::device::pmem::PmemWrite;
 use braid_wal::fs::RealFs;
 use braid_wal::payload::{RedoBuf, RedoOp, decode_redo};
-use braid_wal::pmem_device::PmemWrite;
 use braid_wal::scheme::{
     self, CommitRequest, LogKind, LogPlace, RegionStorage, Replay, ReplayError, RowRef, Scheme,
     SchemeConfig, SchemeSpec, Storage,

@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use std::sync::{Arc, Mutex};
-//! use braid_wal::file_device::{FileDevice, FileDeviceConfig};
+//! use braid_wal::device::file::{FileDevice, FileDeviceConfig};
 //! use braid_wal::fs::RealFs;
 //! use braid_wal::scheme::{self, *};
 //!
@@ -56,7 +56,8 @@
 //! * [`scan`]: reading a stream back, finding its valid prefix and classifying its end.
 //! * [`fs`]: the file-system seam, with the real implementation (and a fault-injecting one for
 //!   tests).
-//! * [`device`]: the device trait; [`file_device`], [`pmem_device`], [`null_device`].
+//! * [`device`]: the device trait and the devices, one module each: [`device::file`] (segment
+//!   files, group fdatasync), [`device::pmem`] (a persistent-memory ring), [`device::null`].
 //! * [`lv`]: LSN vectors and their vectorised operations (Taurus Section 3.1, 4.2).
 //! * [`stream`]: reserve / fill / flush with a durable watermark (Taurus Alg. 1-2).
 //! * [`scheme`]: the seam between an engine and a logging scheme, and the schemes themselves,
@@ -66,12 +67,9 @@
 
 pub mod device;
 pub mod error;
-pub mod file_device;
 pub mod fs;
 pub mod lv;
-pub mod null_device;
 pub mod payload;
-pub mod pmem_device;
 pub mod record;
 pub mod scan;
 pub mod scheme;

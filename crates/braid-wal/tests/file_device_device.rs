@@ -6,7 +6,7 @@ mod file_device_common;
 use std::sync::Arc;
 
 use braid_wal::device::Device;
-use braid_wal::file_device::{FileDevice, FileDeviceConfig, segment_file_name};
+use braid_wal::device::file::{FileDevice, FileDeviceConfig, segment_file_name};
 use braid_wal::fs::{CrashOpts, SyncFault};
 use braid_wal::scan::StreamSource;
 use braid_wal::scan::{EndKind, ScanMode};

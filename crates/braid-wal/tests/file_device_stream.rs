@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use braid_wal::device::Device;
-use braid_wal::file_device::{FileDevice, FileDeviceConfig};
+use braid_wal::device::file::{FileDevice, FileDeviceConfig};
 use braid_wal::fs::{CrashOpts, SyncFault};
 use braid_wal::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
 use braid_wal::scan::ScanMode;

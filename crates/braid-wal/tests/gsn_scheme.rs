@@ -12,9 +12,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use braid_pmem::Region;
+use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
 use braid_wal::device::{Device, DeviceInfo};
 use braid_wal::payload::{RedoBuf, RedoOp, decode_redo};
-use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig};
 use braid_wal::scan::StreamSource;
 use braid_wal::scheme::gsn::{self, CommitProtocol, GsnConfig, Hook, Partition};
 use braid_wal::scheme::{

@@ -15,9 +15,9 @@ use std::sync::Arc;
 
 use braid_pmem::{CrashMode, CrashSim, Domain, PmemConfig};
 use braid_wal::Lsn;
-use braid_wal::file_device::{FileDevice, FileDeviceConfig};
+use braid_wal::device::file::{FileDevice, FileDeviceConfig};
+use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig, PmemWrite};
 use braid_wal::fs::{CrashOpts, FaultFs};
-use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig, PmemWrite};
 use braid_wal::record::{Kind, RecordSpec, Stamp};
 use braid_wal::scan::{ScanMode, Scanner, StreamSource};
 use braid_wal::stream::{Stream, StreamConfig, StreamWriter};

@@ -686,7 +686,7 @@ fn real_records_carry_lsn_salt_and_synced() {
 
 #[test]
 fn null_device_stream() {
-    use braid_wal::null_device::NullDevice;
+    use braid_wal::device::null::NullDevice;
     let stream = Stream::start(Arc::new(NullDevice::new()), 0, cfg(2)).unwrap();
     let mut w = stream.writer().unwrap();
     let mut end = 0;

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use braid_pmem::{CrashMode, CrashSim, Domain, PmemConfig, Region};
 use braid_wal::device::Device;
-use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig};
+use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
 use braid_wal::scheme::taurus::{TaurusConfig, open_taurus};
 use braid_wal::scheme::{
     CommitRequest, LogKind, RecoveryPlan, Replay, ReplayError, RowRef, Scheme, SchemeConfig,

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use braid_pmem::{CrashMode, CrashSim, Domain, PmemConfig, Region};
 use braid_wal::device::Device;
-use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig};
+use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
 use braid_wal::record::Kind;
 use braid_wal::scan::{ScanMode, Scanner};
 use braid_wal::scheme::taurus::{TaurusConfig, open_taurus};

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use braid_pmem::{CrashSim, Domain, PmemConfig};
 use braid_wal::device::Device;
-use braid_wal::pmem_device::{PmemDevice, PmemDeviceConfig};
+use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
 use braid_wal::scheme::taurus::{TaurusConfig, open_taurus};
 use braid_wal::scheme::{
     CommitRequest, LogKind, Replay, ReplayError, RowRef, Scheme, SchemeConfig,

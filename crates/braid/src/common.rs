@@ -9,7 +9,7 @@ use braid_engine::{
     Cc, DeviceConfig, FileOptions, LogKind, LogPlace, Options, PmemOptions, SchemeSpec,
 };
 use braid_pmem::Domain;
-use braid_wal::pmem_device::PmemWrite;
+use braid_wal::device::pmem::PmemWrite;
 use braid_wal::scheme::pertxn::FlushPolicy;
 use braid_workloads::Workload;
 use braid_workloads::ycsb::{Ycsb, YcsbConfig};

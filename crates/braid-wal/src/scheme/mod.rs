@@ -413,7 +413,7 @@ pub struct RegionStorage {
     /// Where cold log is backed up to segment files.
     pub backup_dir: std::path::PathBuf,
     /// How log objects are copied into the region.
-    pub write: crate::pmem_device::PmemWrite,
+    pub write: crate::device::pmem::PmemWrite,
 }
 
 impl Storage {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use braid_wal::Lsn;
 use braid_wal::WalError;
-use braid_wal::file_device::FileDeviceConfig;
+use braid_wal::device::file::FileDeviceConfig;
 use braid_wal::fs::{CrashOpts, FaultFs, Fs, RealFs};
 use braid_wal::record::{Decoded, FLAG_COMMIT, Kind, RecordSpec, Stamp, decode};
 use braid_wal::scan::{ScanEnd, ScanMode, Scanner, StreamSource};

@@ -12,7 +12,7 @@
 //! head has not passed) reach the threshold, or a writer waits for index space, it
 //!
 //! 1. copies the objects from the head to the frontier into the backup stream (braid records
-//!    on a [`crate::file_device::FileDevice`], each stamped with its object's LSN as a GSN
+//!    on a [`crate::device::file::FileDevice`], each stamped with its object's LSN as a GSN
 //!    stamp) and waits until they are durable (fdatasync);
 //! 2. would take a checkpoint of the tables here: checkpoints do not exist yet, so truncation
 //!    only discards objects that are safely in the backup, and recovery reads backup + index;

@@ -73,7 +73,7 @@ use crossbeam_utils::CachePadded;
 
 use super::layout::{self, Layout};
 use super::{FlushPolicy, PerTxnOptions};
-use crate::pmem_device::PmemWrite;
+use crate::device::pmem::PmemWrite;
 use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp, align_up};
 use crate::scheme::DurabilityWait;
 use crate::{Lsn, WalError};

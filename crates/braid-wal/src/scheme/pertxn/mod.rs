@@ -58,8 +58,8 @@ use super::registry::{LogPlace, Registration, SchemeDef, parse_option, unknown_o
 use super::{
     CommitRequest, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker, Storage, Ticket,
 };
+use crate::device::pmem::PmemWrite;
 use crate::fs::Fs;
-use crate::pmem_device::PmemWrite;
 use crate::stream::{Stream, StreamConfig};
 use crate::{Lsn, WalError};
 use daemon::Backup;

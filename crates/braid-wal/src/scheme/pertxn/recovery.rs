@@ -37,7 +37,7 @@ use std::sync::Arc;
 
 use super::PerTxnStorage;
 use super::layout::{self, Layout, state_lsn};
-use crate::file_device::{FileDevice, FileDeviceConfig};
+use crate::device::file::{FileDevice, FileDeviceConfig};
 use crate::record::{self, Decoded, FLAG_COMMIT, HEADER_LEN, Kind};
 use crate::scan::{EndKind, ScanEnd, ScanMode, Scanner};
 use crate::scheme::cut::Cut;

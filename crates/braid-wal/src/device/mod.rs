@@ -1,5 +1,9 @@
 //! The device trait: where a stream's bytes become durable.
 
+pub mod file;
+pub mod null;
+pub mod pmem;
+
 use crate::scan::StreamSource;
 use crate::{Lsn, WalError};
 

@@ -54,7 +54,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::file_device::FileDeviceConfig;
+use crate::device::file::FileDeviceConfig;
 use crate::fs::{Fs, FsFile, OpenOpts, is_direct_aligned, is_invalid_input, is_no_space};
 use crate::scan::StreamSource;
 use crate::{Lsn, WalError};
@@ -255,7 +255,7 @@ struct Inner {
 }
 
 /// The segment files of one stream: sequential writes at LSNs, sync, read-back for recovery.
-/// Used by [`FileDevice`](crate::file_device::FileDevice) and by the pmem device's de-staging.
+/// Used by [`FileDevice`](crate::device::file::FileDevice) and by the pmem device's de-staging.
 pub struct SegmentLog {
     fs: Arc<dyn Fs>,
     dir: PathBuf,

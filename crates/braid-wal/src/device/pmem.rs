@@ -71,8 +71,8 @@ use std::time::Duration;
 use braid_pmem::{CACHE_LINE, HEADER_SIZE, Region};
 use parking_lot::{Condvar, Mutex};
 
+use crate::device::file::{FileDeviceConfig, SegmentLog};
 use crate::device::{Device, DeviceInfo};
-use crate::file_device::{FileDeviceConfig, SegmentLog};
 use crate::fs::{Fs, RealFs};
 use crate::scan::StreamSource;
 use crate::{Lsn, WalError};
