@@ -35,7 +35,9 @@
 //! let (log, _) = open(&applied)?;
 //! let mut w = log.worker(0)?;
 //! w.on_write(RowRef { table: 0, key: 7 });
-//! let req = CommitRequest { txn: 1, kind: LogKind::Data, payload: b"k7=x", read_only: false, epoch: 0 };
+//! let req = CommitRequest {
+//!     txn: 1, kind: LogKind::Data, payload: b"k7=x", read_only: false, epoch: 0, writes: &[],
+//! };
 //! w.commit(&req)?.wait()?; // durable: fdatasync'd
 //! drop(w);
 //! log.close()?;
