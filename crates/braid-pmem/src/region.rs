@@ -680,6 +680,22 @@ impl Region {
         self.inner.media.is_power_safe() && !self.inner.ram
     }
 
+    /// `None` if the region is power-safe; else what it only emulates, in words to put next to
+    /// any figure measured on it.
+    pub fn emulation(&self) -> Option<String> {
+        (!self.is_power_safe()).then(|| match (self.inner.media, &self.inner.path) {
+            (Media::Emulated, Some(_)) => {
+                "persistent memory emulated by a file mapping (flush + fence only): not power-safe"
+                    .to_string()
+            }
+            (Media::Emulated, None) => {
+                "persistent memory emulated by DRAM (flush + fence only): not power-safe"
+                    .to_string()
+            }
+            (m, _) => format!("persistent memory as a file in RAM ({m:?}): not power-safe"),
+        })
+    }
+
     /// `Ok` unless an `msync` of this region ever failed ([`Media::Msync`], or
     /// [`Region::msync`]): then [`PmemError::Msync`] with the first failure, on every call from
     /// then on, since data persisted to the file may have been lost and persistence to it can

@@ -655,7 +655,7 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> Result<(), Stri
 
 fn print_table(results: &[ConfigResult]) {
     println!(
-        "{:<9} {:<7} {:<8} {:<6} {:>3} {:>4} {:>6} {:>12} {:>21} {:>7} {:>9} {:>9} {:>10} {:>9}",
+        "{:<9} {:<7} {:<8} {:<8} {:>3} {:>4} {:>6} {:>12} {:>21} {:>7} {:>9} {:>9} {:>10} {:>9}",
         "workload",
         "scheme",
         "logging",
@@ -687,7 +687,7 @@ fn print_table(results: &[ConfigResult]) {
             device.push_str(&"*".repeat(i + 1));
         }
         println!(
-            "{:<9} {:<7} {:<8} {:<6} {:>3} {:>4} {:>6} {:>12.0} {:>21} {:>7} {:>9.1} {:>9.1} {:>10.0} {:>9.1}",
+            "{:<9} {:<7} {:<8} {:<8} {:>3} {:>4} {:>6} {:>12.0} {:>21} {:>7} {:>9.1} {:>9.1} {:>10.0} {:>9.1}",
             r.workload,
             r.scheme,
             r.logging,

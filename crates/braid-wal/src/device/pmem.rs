@@ -631,13 +631,7 @@ impl Device for PmemDevice {
             .map(|p| p.display().to_string())
             .unwrap_or_default();
         let r = &self.ring.region;
-        let emulation = (!r.is_power_safe()).then(|| match r.media() {
-            braid_pmem::Media::Emulated => format!(
-                "persistent memory emulated by a {} mapping (flush + fence only): not power-safe",
-                if r.path().is_some() { "file" } else { "DRAM" }
-            ),
-            m => format!("persistent memory as a file in RAM ({m:?}): not power-safe"),
-        });
+        let emulation = r.emulation();
         DeviceInfo {
             kind: "pmem",
             location,

@@ -478,16 +478,7 @@ impl Scheme for PerTxn {
     }
     /// The region holds the log; the backup files only its cold part.
     fn emulation(&self) -> Option<String> {
-        let r = &self.log.sh.region;
-        (!r.is_power_safe()).then(|| {
-            format!(
-                "persistent memory emulated ({:?} region{}): not power-safe",
-                r.media(),
-                r.path()
-                    .map(|p| format!(" {}", p.display()))
-                    .unwrap_or_default()
-            )
-        })
+        self.log.sh.region.emulation()
     }
     /// Positions are object LSNs (one "stream": the global LSN counter).
     fn positions(&self) -> super::cut::Positions {
