@@ -50,7 +50,7 @@ use std::path::PathBuf;
 
 pub use crash::{CrashMode, CrashSim};
 pub use delay::busy_wait_ns;
-pub use region::Region;
+pub use region::{Region, is_ram_backed};
 pub use stats::PmemStats;
 
 /// Errors of the persistent-memory layer.

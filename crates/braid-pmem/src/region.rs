@@ -104,27 +104,59 @@ struct FileMap {
     ram: bool,
 }
 
-/// Whether `file` lives on a file system kept in RAM (tmpfs or ramfs), which no write-back
-/// makes survive a power cut.
+/// Whether a `statfs` answer names a file system kept in RAM (tmpfs or ramfs), which no
+/// write-back makes survive a power cut.
 #[cfg(target_os = "linux")]
-fn on_ram_fs(file: &File) -> bool {
-    use std::os::fd::AsRawFd;
+fn ram_fs(st: &libc::statfs) -> bool {
     const TMPFS_MAGIC: i64 = 0x0102_1994;
     const RAMFS_MAGIC: i64 = 0x8584_58f6;
-    // SAFETY: `statfs` is plain old data, so all-zero bytes are a valid value of it.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: the descriptor is open for the duration of the call (borrowed from `file`) and
-    // `st` is a valid, writable `statfs`.
-    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
-        return false;
-    }
     #[allow(clippy::unnecessary_cast)] // f_type's width differs between targets
     let kind = st.f_type as i64;
     kind == TMPFS_MAGIC || kind == RAMFS_MAGIC
 }
 
+/// Whether `file` lives on a file system kept in RAM (see [`is_ram_backed`]).
+#[cfg(target_os = "linux")]
+fn on_ram_fs(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `statfs` is plain old data, so all-zero bytes are a valid value of it.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: the descriptor is open for the duration of the call (borrowed from `file`) and
+    // `st` is a valid, writable `statfs`.
+    let ok = unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } == 0;
+    ok && ram_fs(&st)
+}
+
 #[cfg(not(target_os = "linux"))]
 fn on_ram_fs(_file: &File) -> bool {
+    false
+}
+
+/// Whether `path` (or, if it does not exist yet, its nearest existing ancestor, where it would
+/// be created) lies on a file system kept in RAM (tmpfs or ramfs, such as `/dev/shm`): nothing
+/// written there survives a power cut, whatever is synced.
+#[cfg(target_os = "linux")]
+pub fn is_ram_backed(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let mut p = Some(path);
+    while let Some(q) = p {
+        let Ok(c) = std::ffi::CString::new(q.as_os_str().as_bytes()) else {
+            return false;
+        };
+        // SAFETY: `statfs` is plain old data, so all-zero bytes are a valid value of it.
+        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+        // SAFETY: `c` is a NUL-terminated path alive for the call and `st` a writable `statfs`.
+        if unsafe { libc::statfs(c.as_ptr(), &mut st) } == 0 {
+            return ram_fs(&st);
+        }
+        p = q.parent().filter(|x| !x.as_os_str().is_empty());
+    }
+    false
+}
+
+/// See the Linux version: no RAM file system is recognised elsewhere.
+#[cfg(not(target_os = "linux"))]
+pub fn is_ram_backed(_path: &Path) -> bool {
     false
 }
 

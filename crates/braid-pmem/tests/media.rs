@@ -25,6 +25,7 @@ fn a_ram_file_system_is_only_an_emulation() {
     if !shm.is_dir() {
         return;
     }
+    assert!(braid_pmem::is_ram_backed(&shm.join("not-yet/created")));
     let dir = tempfile::tempdir_in(shm).unwrap();
     let r = Region::create(&dir.path().join("a.rgn"), 8192, PmemConfig::default()).unwrap();
     assert_eq!(r.media(), Media::Emulated, "{r:?}");

@@ -60,6 +60,18 @@ fn scfg(logging: LogKind) -> (SchemeConfig, TaurusConfig) {
     )
 }
 
+/// Recover and start Taurus over `regions` with `cfg`, replaying into `st`.
+fn open(
+    cfg: &(SchemeConfig, TaurusConfig),
+    regions: &[Region],
+    st: &State,
+) -> (
+    Arc<braid_wal::scheme::taurus::Taurus>,
+    braid_wal::scheme::RecoveryReport,
+) {
+    open_taurus(&cfg.0, &cfg.1, devices(regions), st, &|_| {}).unwrap()
+}
+
 fn devices(regions: &[Region]) -> Vec<Arc<dyn Device>> {
     regions
         .iter()
@@ -232,14 +244,7 @@ fn regions(n: usize) -> Vec<Region> {
 fn an_insert_into_a_scanned_range_follows_the_scan() {
     let regions = regions(2);
     let cfg = scfg(LogKind::Command);
-    let (s, _) = open_taurus(
-        &cfg.0,
-        &cfg.1,
-        devices(&regions),
-        &State::default(),
-        &|_| {},
-    )
-    .unwrap();
+    let (s, _) = open(&cfg, &regions, &State::default());
     let e = Engine::new(&[]);
     let (mut w0, mut w1) = (s.worker(0).unwrap(), s.worker(1).unwrap());
     e.run(
@@ -267,7 +272,7 @@ fn an_insert_into_a_scanned_range_follows_the_scan() {
     );
     // Parallel replay re-executes the scan first: it still counts nothing.
     let st = State::default();
-    let (s2, rep) = open_taurus(&cfg.0, &cfg.1, devices(&regions), &st, &|_| {}).unwrap();
+    let (s2, rep) = open(&cfg, &regions, &st);
     assert_eq!(rep.txns, 2);
     assert_eq!(*st.replayed.lock(), vec![1, 2]);
     assert_eq!(
@@ -286,14 +291,7 @@ fn a_scan_that_misses_a_deleted_key_depends_on_the_delete() {
     for logging in [LogKind::Data, LogKind::Command] {
         let regions = regions(2);
         let cfg = scfg(logging);
-        let (s, _) = open_taurus(
-            &cfg.0,
-            &cfg.1,
-            devices(&regions),
-            &State::default(),
-            &|_| {},
-        )
-        .unwrap();
+        let (s, _) = open(&cfg, &regions, &State::default());
         let e = Engine::new(&[50]);
         let (mut w0, mut w1) = (s.worker(0).unwrap(), s.worker(1).unwrap());
         e.run(&mut *w1, 1, Op::Delete(50), logging).wait().unwrap();
@@ -317,14 +315,7 @@ fn a_scan_that_misses_a_deleted_key_depends_on_the_delete() {
     for logging in [LogKind::Data, LogKind::Command] {
         let regions = regions(2);
         let cfg = scfg(logging);
-        let (s, _) = open_taurus(
-            &cfg.0,
-            &cfg.1,
-            devices(&regions),
-            &State::default(),
-            &|_| {},
-        )
-        .unwrap();
+        let (s, _) = open(&cfg, &regions, &State::default());
         let e = Engine::new(&[50]);
         let (mut w0, mut w1) = (s.worker(0).unwrap(), s.worker(1).unwrap());
         regions[1].freeze_after(0).unwrap();
@@ -339,7 +330,7 @@ fn a_scan_that_misses_a_deleted_key_depends_on_the_delete() {
             .map(|r| r.crash(CrashMode::DropUnpersisted).unwrap())
             .collect();
         let st = State::default();
-        let (s2, _) = open_taurus(&cfg.0, &cfg.1, devices(&images), &st, &|_| {}).unwrap();
+        let (s2, _) = open(&cfg, &images, &st);
         assert!(
             st.replayed.lock().is_empty(),
             "{logging}: recovered {:?} without the delete it depends on",
@@ -355,14 +346,7 @@ fn a_scan_that_misses_a_deleted_key_depends_on_the_delete() {
 fn a_wide_scan_orders_inserts_anywhere_in_the_table() {
     let regions = regions(2);
     let cfg = scfg(LogKind::Command);
-    let (s, _) = open_taurus(
-        &cfg.0,
-        &cfg.1,
-        devices(&regions),
-        &State::default(),
-        &|_| {},
-    )
-    .unwrap();
+    let (s, _) = open(&cfg, &regions, &State::default());
     let e = Engine::new(&[3]);
     let (mut w0, mut w1) = (s.worker(0).unwrap(), s.worker(1).unwrap());
     e.run(
@@ -412,14 +396,7 @@ fn a_wide_scan_orders_inserts_anywhere_in_the_table() {
 fn an_insert_waits_for_a_validating_scanner() {
     let regions = regions(2);
     let cfg = scfg(LogKind::Command);
-    let (s, _) = open_taurus(
-        &cfg.0,
-        &cfg.1,
-        devices(&regions),
-        &State::default(),
-        &|_| {},
-    )
-    .unwrap();
+    let (s, _) = open(&cfg, &regions, &State::default());
     let e = Engine::new(&[]);
     let (mut w0, mut w1) = (s.worker(0).unwrap(), s.worker(1).unwrap());
     // The scanner validated (its recount found nothing new) but has not logged yet.

@@ -80,19 +80,7 @@ impl FsFile for RealFile {
 
 impl Fs for RealFs {
     fn is_ram_backed(&self, path: &Path) -> bool {
-        const TMPFS_MAGIC: i64 = 0x0102_1994;
-        const RAMFS_MAGIC: i64 = 0x8584_58f6;
-        // The nearest existing ancestor tells the file system a path will be created on.
-        let mut p = Some(path);
-        while let Some(q) = p {
-            if let Ok(st) = rustix::fs::statfs(q) {
-                #[allow(clippy::unnecessary_cast)] // f_type's width differs between targets
-                let kind = st.f_type as i64;
-                return kind == TMPFS_MAGIC || kind == RAMFS_MAGIC;
-            }
-            p = q.parent();
-        }
-        false
+        braid_pmem::is_ram_backed(path)
     }
 
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
