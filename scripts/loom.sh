@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The loom models of braid's lock-free protocols (the `loom_*` modules of braid-wal's and
+# braid-rewind's integration tests: stream reservation, Taurus PLV/CLV publication and RLV
+# replay, gsn passive group commit, REWIND's list append/remove), built with `--cfg loom` in
+# a target directory of their own so the normal build stays cached. Each model bounds its own
+# preemptions; LOOM_MAX_PREEMPTIONS set here overrides them all.
+#
+#   scripts/loom.sh [extra cargo test arguments]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export RUSTFLAGS="--cfg loom"
+export CARGO_TARGET_DIR=${LOOM_TARGET_DIR:-$PWD/target/loom}
+cargo test --release -p braid-wal -p braid-rewind --test integration "$@" -- loom_
