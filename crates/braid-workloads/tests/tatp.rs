@@ -199,7 +199,7 @@ fn check_reports_an_orphaned_call_forwarding_row() {
     let mut tx = worker.begin();
     assert!(tx.delete(SPECIAL_FACILITY, sf).unwrap());
     tx.commit().unwrap().wait().unwrap();
-    let e = w.check(&db).unwrap_err();
+    let e = w.check(&db).unwrap_err().to_string();
     assert!(e.contains("missing special facility"), "{e}");
 }
 

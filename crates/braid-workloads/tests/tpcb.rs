@@ -92,7 +92,7 @@ fn check_reports_unequal_balances() {
     tx.update(TELLER, 12, |r| r.set_i64(teller::T_BALANCE, 1))
         .unwrap();
     tx.commit().unwrap().wait().unwrap();
-    let e = w.check(&db).unwrap_err();
+    let e = w.check(&db).unwrap_err().to_string();
     assert!(
         e.contains("balances differ") && e.contains("branch 2"),
         "{e}"
