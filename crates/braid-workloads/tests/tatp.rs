@@ -4,13 +4,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
+use crate::common::*;
 use braid_engine::schema::get_u64;
 use braid_engine::{Db, LogKind, Params, TxError};
 use braid_workloads::Workload;
 use braid_workloads::tatp::*;
-use common::*;
 
 fn small(mix: TatpMix) -> Tatp {
     Tatp::new(TatpConfig {

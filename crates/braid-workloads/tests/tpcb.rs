@@ -4,13 +4,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
+use crate::common::*;
 use braid_engine::schema::get_i64;
 use braid_engine::{Db, LogKind, Params};
 use braid_workloads::Workload;
 use braid_workloads::tpcb::*;
-use common::*;
 
 fn small() -> Tpcb {
     Tpcb::new(TpcbConfig {
