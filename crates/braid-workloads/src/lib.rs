@@ -31,6 +31,9 @@
 
 #![deny(missing_docs)]
 
+pub mod client;
+mod error;
+mod oltp;
 pub mod tatp;
 pub mod tpcb;
 pub mod tpcc;
@@ -38,6 +41,9 @@ mod util;
 pub mod ycsb;
 
 use braid_engine::{Catalog, Db, EngineError, Loader, Procedures, Ticket, TxError, Worker};
+
+pub use client::{OnConflict, RetryingClient, TxnSource};
+pub use error::{ConsistencyError, UnknownMix};
 
 /// A benchmark workload.
 pub trait Workload: Send + Sync {
@@ -57,7 +63,7 @@ pub trait Workload: Send + Sync {
     /// A transaction generator for worker thread `index`.
     fn client(&self, index: usize, seed: u64) -> Box<dyn Client>;
     /// Consistency conditions that must hold after any run or recovery.
-    fn check(&self, _db: &Db) -> Result<(), String> {
+    fn check(&self, _db: &Db) -> Result<(), ConsistencyError> {
         Ok(())
     }
 }

@@ -15,13 +15,16 @@ use std::cell::RefCell;
 
 use braid_engine::schema::{ColumnType, IndexKind, TableDef};
 use braid_engine::{
-    Catalog, EngineError, Loader, ParamReader, Params, Procedures, TableId, Ticket, TxError, Worker,
+    Catalog, EngineError, Loader, ParamReader, Params, Procedures, TableId, TxError,
 };
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
 use serde::{Deserialize, Serialize};
 
+use crate::client::{OnConflict, RetryingClient, TxnSource};
+use crate::error::ConsistencyError;
+use crate::oltp;
 use crate::{Client, Workload};
 
 /// The procedure id of a YCSB transaction.
@@ -234,13 +237,11 @@ impl Workload for Ycsb {
     }
 
     fn params(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or(serde_json::Value::Null)
+        oltp::params_json(&self.cfg)
     }
 
     fn catalog(&self) -> Catalog {
-        let mut c = Catalog::new();
-        c.add(self.table_def());
-        c
+        oltp::catalog([self.table_def()])
     }
 
     fn procedures(&self) -> Procedures {
@@ -299,13 +300,16 @@ impl Workload for Ycsb {
         Box::new(self.ycsb_client(index, seed))
     }
 
-    fn check(&self, db: &braid_engine::Db) -> Result<(), String> {
+    fn check(&self, db: &braid_engine::Db) -> Result<(), ConsistencyError> {
         let n = db.rows(TABLE) as u64;
         if n != self.cfg.rows {
-            return Err(format!(
-                "usertable has {n} rows, expected {}",
-                self.cfg.rows
-            ));
+            return Err(ConsistencyError {
+                workload: "ycsb",
+                problems: vec![format!(
+                    "usertable has {n} rows, expected {}",
+                    self.cfg.rows
+                )],
+            });
         }
         Ok(())
     }
@@ -321,26 +325,37 @@ impl Ycsb {
         } else {
             None
         };
-        YcsbClient {
+        let source = YcsbSource {
             cfg: self.cfg.clone(),
             rng,
             zipf,
             accesses: Vec::new(),
-            params: Params::new(),
-        }
+        };
+        YcsbClient::new(source, OnConflict::Redraw)
     }
 }
 
-/// Generates YCSB transactions.
-pub struct YcsbClient {
+/// Generates and runs YCSB transactions (those of [`YcsbSource`]); after a retryable conflict
+/// the next call draws a new transaction.
+pub type YcsbClient = RetryingClient<YcsbSource>;
+
+/// Draws YCSB transactions.
+pub struct YcsbSource {
     cfg: YcsbConfig,
     rng: SmallRng,
     zipf: Option<Zipf<f64>>,
     accesses: Vec<AccessParam>,
-    params: Params,
 }
 
-impl YcsbClient {
+impl std::fmt::Debug for YcsbSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("YcsbSource")
+            .field("accesses", &self.accesses)
+            .finish()
+    }
+}
+
+impl YcsbSource {
     fn key(&mut self) -> u64 {
         match &self.zipf {
             // Zipf yields 1..=n with 1 the most popular; spread the hot keys over the key space.
@@ -352,8 +367,15 @@ impl YcsbClient {
         }
     }
 
-    /// Generate the next transaction's accesses (distinct keys).
-    pub fn generate(&mut self) -> &[u8] {
+    /// Keys the last generated transaction writes.
+    pub fn written_keys(&self) -> impl Iterator<Item = u64> + '_ {
+        self.accesses.iter().filter(|a| a.write).map(|a| a.key)
+    }
+}
+
+impl TxnSource for YcsbSource {
+    /// The next transaction's accesses (distinct keys).
+    fn next_txn(&mut self, params: &mut Params) -> u32 {
         self.accesses.clear();
         let n = self.cfg.accesses.min(self.cfg.rows as usize);
         while self.accesses.len() < n {
@@ -371,24 +393,7 @@ impl YcsbClient {
                 seed,
             });
         }
-        encode_params(&self.accesses, &mut self.params);
-        &self.params.bytes
-    }
-
-    /// Parameters of the last generated transaction.
-    pub fn params(&self) -> &[u8] {
-        &self.params.bytes
-    }
-
-    /// Keys the last generated transaction writes.
-    pub fn written_keys(&self) -> impl Iterator<Item = u64> + '_ {
-        self.accesses.iter().filter(|a| a.write).map(|a| a.key)
-    }
-}
-
-impl Client for YcsbClient {
-    fn run_one(&mut self, worker: &mut Worker) -> Result<Ticket, TxError> {
-        self.generate();
-        worker.call(YCSB_TXN, &self.params.bytes)
+        encode_params(&self.accesses, params);
+        YCSB_TXN
     }
 }

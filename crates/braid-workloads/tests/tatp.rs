@@ -4,13 +4,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
+use crate::common::*;
 use braid_engine::schema::get_u64;
 use braid_engine::{Db, LogKind, Params, TxError};
 use braid_workloads::Workload;
 use braid_workloads::tatp::*;
-use common::*;
 
 fn small(mix: TatpMix) -> Tatp {
     Tatp::new(TatpConfig {
@@ -199,7 +197,7 @@ fn check_reports_an_orphaned_call_forwarding_row() {
     let mut tx = worker.begin();
     assert!(tx.delete(SPECIAL_FACILITY, sf).unwrap());
     tx.commit().unwrap().wait().unwrap();
-    let e = w.check(&db).unwrap_err();
+    let e = w.check(&db).unwrap_err().to_string();
     assert!(e.contains("missing special facility"), "{e}");
 }
 

@@ -4,13 +4,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
+use crate::common::*;
 use braid_engine::schema::get_i64;
 use braid_engine::{Db, LogKind, Params};
 use braid_workloads::Workload;
 use braid_workloads::tpcb::*;
-use common::*;
 
 fn small() -> Tpcb {
     Tpcb::new(TpcbConfig {
@@ -92,7 +90,7 @@ fn check_reports_unequal_balances() {
     tx.update(TELLER, 12, |r| r.set_i64(teller::T_BALANCE, 1))
         .unwrap();
     tx.commit().unwrap().wait().unwrap();
-    let e = w.check(&db).unwrap_err();
+    let e = w.check(&db).unwrap_err().to_string();
     assert!(
         e.contains("balances differ") && e.contains("branch 2"),
         "{e}"

@@ -4,13 +4,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
+use crate::common::*;
 use braid_engine::schema::{get_i64, get_u64};
 use braid_engine::{Db, LogKind, Params, TxError};
 use braid_workloads::Workload;
 use braid_workloads::tpcc::*;
-use common::*;
 
 fn small(mix: Mix) -> Tpcc {
     Tpcc::new(TpccConfig {
@@ -309,7 +307,7 @@ fn check_reports_broken_conditions() {
     })
     .unwrap();
     tx.commit().unwrap().wait().unwrap();
-    let e = w.check(&db).unwrap_err();
+    let e = w.check(&db).unwrap_err().to_string();
     assert!(
         e.contains("condition 1") && e.contains("condition 9"),
         "{e}"
@@ -321,7 +319,7 @@ fn check_reports_broken_conditions() {
     assert!(tx.delete(ORDER_LINE, order_line_key(2, 5, 3, 1)).unwrap());
     assert!(tx.delete(NEW_ORDER, order_key(1, 1, 60)).unwrap());
     tx.commit().unwrap().wait().unwrap();
-    let e = w.check(&db).unwrap_err();
+    let e = w.check(&db).unwrap_err().to_string();
     assert!(
         e.contains("condition 4") && e.contains("condition 6"),
         "{e}"

@@ -23,6 +23,7 @@ use braid_engine::Db;
 use braid_engine::schema::{get_i64, get_u64};
 
 use super::*;
+use crate::error::{ConsistencyError, Problems};
 
 #[derive(Default, Clone)]
 struct DistrictAgg {
@@ -53,21 +54,11 @@ struct CustomerAgg {
     h_sum: i64,
 }
 
-struct Problems(Vec<String>);
-
-impl Problems {
-    fn add(&mut self, s: String) {
-        if self.0.len() < 20 {
-            self.0.push(s);
-        } else if self.0.len() == 20 {
-            self.0.push("... (more)".into());
-        }
-    }
-}
-
-pub(crate) fn check(cfg: &TpccConfig, db: &Db) -> Result<(), String> {
+/// Check `db` against the conditions above.
+pub(crate) fn check(cfg: &TpccConfig, db: &Db) -> Result<(), ConsistencyError> {
     let nw = cfg.warehouses;
-    let mut p = Problems(Vec::new());
+    // The first 20 problems, then a note that more were left out.
+    let mut p = Problems::capped("tpcc", 20, true);
     let didx = |w: u64, d: u64| -> Option<usize> {
         ((1..=nw).contains(&w) && (1..=DISTRICTS).contains(&d))
             .then(|| ((w - 1) * DISTRICTS + d - 1) as usize)
@@ -328,9 +319,5 @@ pub(crate) fn check(cfg: &TpccConfig, db: &Db) -> Result<(), String> {
         }
     }
 
-    if p.0.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("tpcc consistency: {}", p.0.join("; ")))
-    }
+    p.finish()
 }

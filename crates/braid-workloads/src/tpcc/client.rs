@@ -2,51 +2,47 @@
 //! 2.4.1, 2.5.1, 2.6.1, 2.7.1 and 2.8.1 prescribe (home warehouse: client `i` uses warehouse
 //! `i % W + 1`; Stock-Level uses a fixed district per client, Clause 2.8.1.1).
 
-use braid_engine::{Params, Ticket, TxError, Worker};
+use braid_engine::Params;
 use rand::Rng;
 use rand::rngs::SmallRng;
 
 use super::load::{C_ID_RUN, C_LAST_RUN, OL_I_ID_RUN, scaled_a};
 use super::*;
+use crate::client::{RetryingClient, TxnSource};
 use crate::util::{client_rng, now_secs, nurand};
 
-/// Generates and runs TPC-C transactions for one terminal.
-pub struct TpccClient {
+/// Generates and runs TPC-C transactions for one terminal (the inputs of [`TpccSource`]); a
+/// transaction that failed with a retryable conflict is resubmitted, with the same parameters,
+/// on the next call.
+pub type TpccClient = RetryingClient<TpccSource>;
+
+/// Chooses a terminal's TPC-C transactions and draws their inputs.
+pub struct TpccSource {
     cfg: TpccConfig,
     w: u64,
     /// Stock-Level's district.
     sl_district: u64,
     rng: SmallRng,
-    params: Params,
-    proc_id: u32,
-    /// The last attempt failed with a retryable conflict: run the same call again.
-    retry: bool,
     a_c_id: u64,
     a_i_id: u64,
     a_last: u64,
 }
 
-impl std::fmt::Debug for TpccClient {
+impl std::fmt::Debug for TpccSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TpccClient")
-            .field("w", &self.w)
-            .field("proc_id", &self.proc_id)
-            .finish()
+        f.debug_struct("TpccSource").field("w", &self.w).finish()
     }
 }
 
-impl TpccClient {
-    pub(crate) fn new(cfg: TpccConfig, index: usize, seed: u64) -> TpccClient {
+impl TpccSource {
+    pub(crate) fn new(cfg: TpccConfig, index: usize, seed: u64) -> TpccSource {
         let w = index as u64 % cfg.warehouses + 1;
         let sl_district = (index as u64 / cfg.warehouses) % DISTRICTS + 1;
-        TpccClient {
+        TpccSource {
             cfg,
             w,
             sl_district,
             rng: client_rng(seed, index),
-            params: Params::new(),
-            proc_id: 0,
-            retry: false,
             a_c_id: scaled_a(1023, cfg.customers_per_district, 3000),
             a_i_id: scaled_a(8191, cfg.items, 100_000),
             a_last: scaled_a(255, cfg.last_names(), 1000),
@@ -172,53 +168,37 @@ impl TpccClient {
             threshold: self.rng.gen_range(10..=20),
         }
     }
+}
 
-    /// Choose and encode the next transaction; returns its procedure id and parameters.
-    pub fn generate(&mut self) -> (u32, &[u8]) {
+impl TxnSource for TpccSource {
+    fn next_txn(&mut self, params: &mut Params) -> u32 {
         let pick = match self.cfg.mix {
             Mix::Full => self.rng.gen_range(0..100),
             Mix::NewOrderOnly => 0,
             Mix::PaymentOnly => 45,
         };
-        self.proc_id = match pick {
+        match pick {
             0..45 => {
-                let p = self.new_order_params();
-                p.encode(&mut self.params);
+                self.new_order_params().encode(params);
                 NEW_ORDER_TXN
             }
             45..88 => {
-                let p = self.payment_params();
-                p.encode(&mut self.params);
+                self.payment_params().encode(params);
                 PAYMENT_TXN
             }
             88..92 => {
-                let p = self.order_status_params();
-                p.encode(&mut self.params);
+                self.order_status_params().encode(params);
                 ORDER_STATUS_TXN
             }
             92..96 => {
-                let p = self.delivery_params();
-                p.encode(&mut self.params);
+                self.delivery_params().encode(params);
                 DELIVERY_TXN
             }
             _ => {
-                let p = self.stock_level_params();
-                p.encode(&mut self.params);
+                self.stock_level_params().encode(params);
                 STOCK_LEVEL_TXN
             }
-        };
-        (self.proc_id, &self.params.bytes)
-    }
-}
-
-impl Client for TpccClient {
-    fn run_one(&mut self, worker: &mut Worker) -> Result<Ticket, TxError> {
-        if !self.retry {
-            self.generate();
         }
-        let r = worker.call(self.proc_id, &self.params.bytes);
-        self.retry = matches!(&r, Err(e) if e.is_retryable());
-        r
     }
 }
 
@@ -235,7 +215,7 @@ mod tests {
             customers_per_district: 300,
             ..TpccConfig::default()
         };
-        let mut c = TpccClient::new(cfg, 4, 7);
+        let mut c = Tpcc::new(cfg).unwrap().tpcc_client(4, 7);
         assert_eq!(c.warehouse(), 2);
         let (mut rollbacks, mut remote_lines, mut lines) = (0, 0, 0);
         for _ in 0..2000 {
@@ -301,7 +281,7 @@ mod tests {
             customers_per_district: 30,
             ..TpccConfig::default()
         };
-        let mut c = TpccClient::new(cfg, 3, 1);
+        let mut c = Tpcc::new(cfg).unwrap().tpcc_client(3, 1);
         for _ in 0..500 {
             assert!(c.new_order_params().lines().iter().all(|l| l.supply_w == 1));
             let p = c.payment_params();

@@ -62,16 +62,20 @@
 mod check;
 mod client;
 mod load;
+mod params;
 mod txn;
 
-use braid_engine::{Catalog, EngineError, Loader, Procedures, TableId};
+use braid_engine::{Catalog, Db, EngineError, Loader, Procedures, TableId};
 use serde::{Deserialize, Serialize};
 
+use crate::client::OnConflict;
+use crate::error::{ConsistencyError, UnknownMix};
+use crate::oltp;
 use crate::util::table_schema;
 use crate::{Client, Workload};
 
-pub use client::TpccClient;
-pub use txn::{
+pub use client::{TpccClient, TpccSource};
+pub use params::{
     CustomerSel, DeliveryParams, NewOrderLine, NewOrderParams, OrderStatusParams, PaymentParams,
     StockLevelParams,
 };
@@ -292,15 +296,17 @@ pub enum Mix {
 }
 
 impl std::str::FromStr for Mix {
-    type Err = String;
+    type Err = UnknownMix;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "full" => Ok(Mix::Full),
             "payment-only" | "payment" => Ok(Mix::PaymentOnly),
             "new-order-only" | "new-order" | "neworder" => Ok(Mix::NewOrderOnly),
-            _ => Err(format!(
-                "unknown TPC-C mix {s:?}; use full, payment-only or new-order-only"
-            )),
+            _ => Err(UnknownMix {
+                workload: "TPC-C",
+                given: s.to_string(),
+                choices: "full, payment-only or new-order-only",
+            }),
         }
     }
 }
@@ -389,7 +395,7 @@ impl Tpcc {
 
     /// A concrete client (tests drive it directly).
     pub fn tpcc_client(&self, index: usize, seed: u64) -> TpccClient {
-        TpccClient::new(self.cfg, index, seed)
+        TpccClient::new(TpccSource::new(self.cfg, index, seed), OnConflict::Resubmit)
     }
 }
 
@@ -399,12 +405,11 @@ impl Workload for Tpcc {
     }
 
     fn params(&self) -> serde_json::Value {
-        serde_json::to_value(self.cfg).unwrap_or(serde_json::Value::Null)
+        oltp::params_json(&self.cfg)
     }
 
     fn catalog(&self) -> Catalog {
-        let mut c = Catalog::new();
-        for def in [
+        oltp::catalog([
             warehouse::def(),
             district::def(),
             customer::def(),
@@ -416,20 +421,17 @@ impl Workload for Tpcc {
             stock::def(),
             customer_by_name::def(),
             order_by_customer::def(),
-        ] {
-            c.add(def);
-        }
-        c
+        ])
     }
 
     fn procedures(&self) -> Procedures {
-        let mut p = Procedures::new();
-        p.register(NEW_ORDER_TXN, "tpcc.new_order", txn::new_order);
-        p.register(PAYMENT_TXN, "tpcc.payment", txn::payment);
-        p.register(ORDER_STATUS_TXN, "tpcc.order_status", txn::order_status);
-        p.register(DELIVERY_TXN, "tpcc.delivery", txn::delivery);
-        p.register(STOCK_LEVEL_TXN, "tpcc.stock_level", txn::stock_level);
-        p
+        oltp::procedures(&[
+            (NEW_ORDER_TXN, "tpcc.new_order", txn::new_order),
+            (PAYMENT_TXN, "tpcc.payment", txn::payment),
+            (ORDER_STATUS_TXN, "tpcc.order_status", txn::order_status),
+            (DELIVERY_TXN, "tpcc.delivery", txn::delivery),
+            (STOCK_LEVEL_TXN, "tpcc.stock_level", txn::stock_level),
+        ])
     }
 
     fn initial_rows(&self) -> u64 {
@@ -449,7 +451,7 @@ impl Workload for Tpcc {
         Box::new(self.tpcc_client(index, seed))
     }
 
-    fn check(&self, db: &braid_engine::Db) -> Result<(), String> {
+    fn check(&self, db: &Db) -> Result<(), ConsistencyError> {
         check::check(&self.cfg, db)
     }
 }
