@@ -234,7 +234,8 @@ impl Default for Options {
 impl Options {
     /// Whether a database can be opened with these options at all (the scheme's needs against
     /// the device, the logging kind and the concurrency control), with a message saying what
-    /// to change if not. [`Db::open`](super::Db::open) checks this first; tools call it before starting work.
+    /// to change if not. [`Db::open`](super::Db::open) checks this first; tools call it before
+    /// starting work.
     pub fn check(&self) -> Result<(), EngineError> {
         let name = self.scheme.name();
         match self.scheme.log_place() {

@@ -2,16 +2,16 @@
 //! (NO_WAIT) or optimistic concurrency control (Silo-style), with early lock release.
 //!
 //! Writes are buffered as full row images in the transaction and installed at commit, after the
-//! scheme has put the commit record in the log buffer and before the locks are released (early
-//! lock release, as in all four papers); the commit is acknowledged only through the returned
-//! [`Ticket`](braid_wal::scheme::Ticket). Under 2PL every access takes the row's logical lock
-//! at once and a conflict aborts (NO_WAIT). Under OCC reads take no lock and remember the row
-//! version; commit locks the write set (NO_WAIT), validates every version, then logs and
-//! installs. Range scans (ordered tables) are protected against phantoms by scanning twice (Silo; Taurus Sec. 3.4): commit counts the
-//! index entries in the scanned range again and aborts if the count changed. The scheme hears of
-//! index changes and scans too (`on_insert` after a key enters the index, `on_delete` when a
-//! delete is buffered, `on_scan` right before each recount), so it can order a scan against
-//! inserts and deletes inside its range that no row access connects.
+//! scheme has put the commit record in the log buffer and before the locks are released (early lock
+//! release, as in all four papers); the commit is acknowledged only through the returned
+//! [`Ticket`](braid_wal::scheme::Ticket). Under 2PL every access takes the row's logical lock at
+//! once and a conflict aborts (NO_WAIT). Under OCC reads take no lock and remember the row version;
+//! commit locks the write set (NO_WAIT), validates every version, then logs and installs. Range
+//! scans (ordered tables) are protected against phantoms by scanning twice (Silo; Taurus Sec. 3.4):
+//! commit counts the index entries in the scanned range again and aborts if the count changed. The
+//! scheme hears of index changes and scans too (`on_insert` after a key enters the index,
+//! `on_delete` when a delete is buffered, `on_scan` right before each recount), so it can order a
+//! scan against inserts and deletes inside its range that no row access connects.
 //!
 //! Under MVCC (`crate::mvcc`) reads see the transaction's snapshot and take nothing; writes
 //! abort at once if the row's newest version is not in the snapshot; commit is OCC's (lock the
