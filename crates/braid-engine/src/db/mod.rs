@@ -16,6 +16,10 @@
 //! this is how bulk loads stay out of the log. Once a checkpoint exists (`checkpoints/`, see
 //! [`crate::checkpoint`]), recovery loads the newest valid one instead and replays only what
 //! its cut does not cover.
+//!
+//! The code is split by concern: `options` (what a database is opened with), `meta`
+//! (`braid.json` and its checks on reopen), `storage` (the log's devices or region), `loader`
+//! (the initial image), `open` ([`Db::open`], step by step) and `worker` ([`Worker`]).
 
 mod loader;
 mod meta;
