@@ -158,8 +158,20 @@ pub(crate) fn encode_envelope(ts: u64, payload: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(payload);
 }
 
+/// A logged payload of a multi-versioned database that does not start with its commit
+/// timestamp (the database was not created multi-versioned, or the record is not the engine's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "a log record of a multi-versioned database lacks its commit timestamp \
+     ({len} payload bytes); was the database created with --cc mvcc?"
+)]
+pub(crate) struct MissingTimestamp {
+    /// Bytes of the payload found.
+    pub(crate) len: usize,
+}
+
 /// Split a logged MVCC payload into its commit timestamp and the payload proper.
-pub(crate) fn decode_envelope(payload: &[u8]) -> Result<(u64, &[u8]), String> {
+pub(crate) fn decode_envelope(payload: &[u8]) -> Result<(u64, &[u8]), MissingTimestamp> {
     match payload.split_first() {
         Some((&ENVELOPE, rest)) if rest.len() >= 8 => {
             let (ts, body) = rest.split_at(8);
@@ -167,11 +179,7 @@ pub(crate) fn decode_envelope(payload: &[u8]) -> Result<(u64, &[u8]), String> {
             b.copy_from_slice(ts);
             Ok((u64::from_le_bytes(b), body))
         }
-        _ => Err(format!(
-            "a log record of a multi-versioned database lacks its commit timestamp \
-             ({} payload bytes); was the database created with --cc mvcc?",
-            payload.len()
-        )),
+        _ => Err(MissingTimestamp { len: payload.len() }),
     }
 }
 
@@ -185,7 +193,12 @@ mod tests {
         let mut out = Vec::new();
         encode_envelope(42, b"abc", &mut out);
         assert_eq!(decode_envelope(&out).unwrap(), (42, &b"abc"[..]));
-        assert!(decode_envelope(b"abc").is_err());
+        assert_eq!(decode_envelope(b"abc"), Err(MissingTimestamp { len: 3 }));
+        assert!(
+            MissingTimestamp { len: 3 }
+                .to_string()
+                .starts_with("a log record of a multi-versioned database lacks its commit timestamp (3 payload bytes)")
+        );
         assert!(decode_envelope(&out[..5]).is_err());
         assert!(decode_envelope(&[]).is_err());
     }
@@ -202,7 +215,16 @@ mod tests {
         assert!(c.horizon() < ts);
         std::thread::scope(|sc| {
             let h = sc.spawn(|| c.snapshot(0));
-            std::thread::sleep(std::time::Duration::from_millis(20));
+            // The snapshot has begun once it protects everything (its slot at 0); it cannot
+            // return before the commit in flight is installed.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while c.horizon() != 0 {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the snapshot never began"
+                );
+                std::thread::yield_now();
+            }
             assert!(
                 !h.is_finished(),
                 "a snapshot must wait for the commit in flight"

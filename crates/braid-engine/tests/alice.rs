@@ -19,12 +19,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::path::Path;
 
+use crate::common::*;
 use braid_wal::fs::{CrashOpts, FaultFs};
-use common::*;
 
 const TXNS: u64 = 36;
 const GROUP: u64 = 3;

@@ -287,15 +287,21 @@ fn pertxn_and_nvdisk_checkpoint_plus_log_equals_whole_log() {
 }
 
 /// Log bytes once background work (pertxn's asynchronous backup, which frees its index only
-/// as it copies objects out) has stopped changing them, at most about two seconds.
+/// as it copies objects out) has stopped changing them: polled until unchanged over several
+/// polls in a row, with a generous deadline (no transaction runs meanwhile, so it settles).
 fn settled(db: &Db) -> u64 {
+    const STEADY: u32 = 5;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let mut last = db.log_bytes();
-    for _ in 0..200 {
+    let mut steady = 0;
+    while steady < STEADY {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "log bytes still changing after 60 s: {last}"
+        );
         std::thread::sleep(std::time::Duration::from_millis(10));
         let now = db.log_bytes();
-        if now == last {
-            break;
-        }
+        steady = if now == last { steady + 1 } else { 0 };
         last = now;
     }
     last
@@ -459,14 +465,14 @@ fn power_failure_during_checkpoints_loses_nothing_acknowledged() {
         };
         let (db, _) = Db::open(dir, o.clone(), catalog(), procs(), &load).unwrap();
         let stop = AtomicBool::new(false);
+        let done = AtomicU64::new(0);
         let acked = Arc::new(parking_lot::Mutex::new(Vec::new()));
         let (crashed_fs, crashed_pmem) = std::thread::scope(|s| {
             for i in 0..2u64 {
-                let (db, stop, acked) = (db.clone(), &stop, Arc::clone(&acked));
+                let (db, stop, done, acked) = (db.clone(), &stop, &done, Arc::clone(&acked));
                 s.spawn(move || {
-                    let done = AtomicU64::new(0);
                     while !stop.load(Ordering::Relaxed) {
-                        let a = transfers_with(&db, round as u64 * 10 + i, 50, &done, false);
+                        let a = transfers_with(&db, round as u64 * 10 + i, 50, done, false);
                         acked.lock().extend(a);
                     }
                 });
@@ -479,7 +485,20 @@ fn power_failure_during_checkpoints_loses_nothing_acknowledged() {
                     }
                 })
             };
-            std::thread::sleep(std::time::Duration::from_millis(150 + 40 * round as u64));
+            // The crash comes once transfers were acknowledged and a checkpoint was tried,
+            // after more transfers in every round (a generous deadline: the machine is shared).
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            let want = 100 + 60 * round as u64;
+            while acked.lock().is_empty()
+                || done.load(Ordering::Relaxed) < want
+                || db.checkpoint_stats().taken + db.checkpoint_stats().failed == 0
+            {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{scheme} round {round}: the run did not get going"
+                );
+                std::thread::yield_now();
+            }
             // The acknowledged set is fixed before the cut; pmem and files are cut at one
             // instant.
             let acked_now: Vec<u64> = acked.lock().clone();

@@ -8,13 +8,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::path::Path;
 
+use crate::common::*;
 use braid_engine::*;
 use braid_wal::fs::{CrashOpts, FaultFs};
-use common::*;
 
 fn defaults_on(fs: &FaultFs) -> Options {
     Options {

@@ -17,16 +17,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::common::*;
 use braid_engine::*;
 use braid_pmem::CrashMode;
 use braid_wal::WalError;
 use braid_wal::fs::{CrashOpts, FaultFs, SyncFault};
-use common::*;
 
 /// Commit transaction `i` and wait for it: `Ok(true)` acknowledged, `Ok(false)` installed
 /// but not acknowledged, `Err` not installed.
@@ -159,7 +157,8 @@ fn enospc_run(scheme: &'static str, pmem: bool) {
     }
     // Space returns: writing resumes (the flusher or de-stager retries with back-off).
     fs.set_space_limit(None);
-    let deadline = Instant::now() + Duration::from_secs(10);
+    // A generous deadline: the tests share the machine with each other and with builds.
+    let deadline = Instant::now() + Duration::from_secs(60);
     let mut resumed = 0;
     while resumed < 5 {
         assert!(
@@ -170,6 +169,7 @@ fn enospc_run(scheme: &'static str, pmem: bool) {
             Ok(_) => resumed += 1,
             Err((_, e)) => {
                 assert!(is_out_of_space(&e), "{name}: {e}");
+                // Polling: give the flusher's back-off a moment before the next attempt.
                 std::thread::sleep(Duration::from_millis(5));
             }
         }

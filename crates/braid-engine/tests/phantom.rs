@@ -4,7 +4,9 @@
 //! log streams, one after the other, then recovered with parallel replay on two threads. The
 //! replayed procedures stall (in replay mode only) so that, if recovery had no edge between
 //! them, the one logged second would overtake the first and the recovered count would differ
-//! from the count the run stored.
+//! from the count the run stored. The stall is a gate, not a sleep: the stalled procedure
+//! waits until the other one has been re-executed, so without the edge the overtaking is
+//! certain; with it the other one cannot run first, and the stall ends after a bound.
 //!
 //! * scan, then insert into the range (WAR): the count must stay what the scan saw;
 //! * delete, then scan (RAW): the count must not see the deleted key again.
@@ -13,6 +15,7 @@
 
 use std::ops::Bound::Included;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use braid_engine::*;
@@ -31,33 +34,64 @@ fn catalog() -> Catalog {
     c
 }
 
-/// Parameters: the replay stall in ms, then the procedure's own.
-fn procs() -> Procedures {
-    let stall = |tx: &Txn<'_>, ms: u64| {
-        if tx.is_replay() {
-            std::thread::sleep(Duration::from_millis(ms));
+/// Opened by the replay of the procedure that does not stall.
+#[derive(Default)]
+struct Gate {
+    open: parking_lot::Mutex<bool>,
+    opened: parking_lot::Condvar,
+}
+
+impl Gate {
+    /// A replay with a stall bound of `ms` waits until the gate opens or the bound passes.
+    fn stall(&self, tx: &Txn<'_>, ms: u64) {
+        if tx.is_replay() && ms > 0 {
+            let until = std::time::Instant::now() + Duration::from_millis(ms);
+            let mut open = self.open.lock();
+            while !*open && !self.opened.wait_until(&mut open, until).timed_out() {}
         }
-    };
+    }
+
+    /// A replay without a stall opens the gate once it has run.
+    fn done(&self, tx: &Txn<'_>, ms: u64) {
+        if tx.is_replay() && ms == 0 {
+            *self.open.lock() = true;
+            self.opened.notify_all();
+        }
+    }
+}
+
+/// Parameters: the replay stall bound in ms (0: no stall), then the procedure's own. A stalled
+/// replay waits until the other procedure's replay has run, or the bound has passed: with the
+/// recovery edge in place the other one can only run after it, so the bound is what ends it.
+fn procs() -> Procedures {
+    let gate = Arc::new(Gate::default());
     let mut p = Procedures::new();
+    let g = Arc::clone(&gate);
     p.register(COUNT, "count", move |tx, params| {
         let mut r = ParamReader::new(params);
         let (ms, lo, hi) = (r.u64()?, r.u64()?, r.u64()?);
-        stall(tx, ms);
+        g.stall(tx, ms);
         let n = tx.scan(SET, Included(lo), Included(hi), usize::MAX, |_, _| true)?;
         tx.update(OUT, 0, |w| w.set_u64(0, n as u64))?;
+        g.done(tx, ms);
         Ok(())
     });
+    let g = Arc::clone(&gate);
     p.register(INSERT, "insert", move |tx, params| {
         let mut r = ParamReader::new(params);
         let (ms, key) = (r.u64()?, r.u64()?);
-        stall(tx, ms);
-        tx.insert(SET, key, &key.to_le_bytes())
+        g.stall(tx, ms);
+        tx.insert(SET, key, &key.to_le_bytes())?;
+        g.done(tx, ms);
+        Ok(())
     });
     p.register(DELETE, "delete", move |tx, params| {
+        let g = &gate;
         let mut r = ParamReader::new(params);
         let (ms, key) = (r.u64()?, r.u64()?);
-        stall(tx, ms);
+        g.stall(tx, ms);
         tx.delete(SET, key)?;
+        g.done(tx, ms);
         Ok(())
     });
     p

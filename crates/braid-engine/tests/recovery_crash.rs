@@ -14,14 +14,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::path::Path;
 
+use crate::common::*;
 use braid_engine::*;
 use braid_pmem::CrashMode;
 use braid_wal::fs::{CrashOpts, FaultFs};
-use common::*;
 
 /// Run a short workload, leave a few commits unacknowledged (`before_tail` runs before them),
 /// and return the history.

@@ -177,10 +177,14 @@ mod tests {
         assert_eq!(ep.capturing(2), Some(2));
         assert_eq!(ep.capturing(1), None);
         let ep2 = Arc::clone(&ep);
+        let started = Arc::new(std::sync::Barrier::new(2));
+        let gate = Arc::clone(&started);
         let t = std::thread::spawn(move || {
+            gate.wait();
             ep2.drain(2);
         });
-        std::thread::sleep(Duration::from_millis(20));
+        // Whenever the drain runs, it cannot return before epoch 1 leaves its commit.
+        started.wait();
         assert!(
             !t.is_finished(),
             "drain returned while epoch 1 was inside a commit"
@@ -190,7 +194,15 @@ mod tests {
         // b (epoch 2) never blocked the drain; end_capture waits for it to leave.
         let ep3 = Arc::clone(&ep);
         let t = std::thread::spawn(move || ep3.end_capture());
-        std::thread::sleep(Duration::from_millis(20));
+        // end_capture has begun once it stopped the capture; it then waits for b to leave.
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while ep.capturing(2).is_some() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "end_capture never began"
+            );
+            std::thread::yield_now();
+        }
         assert!(
             !t.is_finished(),
             "end_capture returned while a commit could be capturing"

@@ -1,0 +1,190 @@
+//! On-disk metadata: `braid.json` ([`Meta`]) records what a database was created with, and
+//! reopening checks it against the options it is opened with, refusing another format, scheme,
+//! stream count, device kind, concurrency control, ring size or catalog with a message that says
+//! what to do.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::options::{Cc, DeviceConfig, Options};
+use crate::env::Env;
+use crate::error::EngineError;
+use crate::schema::Catalog;
+
+const META_FILE: &str = "braid.json";
+const META_FORMAT: u32 = 1;
+
+/// What `braid.json` records about a database.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Meta {
+    /// Format version of the database directory.
+    pub format: u32,
+    /// Name of the logging scheme.
+    pub scheme: String,
+    /// Log streams the scheme uses (which may be fewer than [`Options::streams`] asked for).
+    pub streams: usize,
+    /// Device kind ([`DeviceConfig::kind`]).
+    pub device: String,
+    /// Logging kind the database was created with (records carry their own kind; informative).
+    pub logging: String,
+    /// Pmem ring bytes per stream, for pmem devices.
+    #[serde(default)]
+    pub ring_size: Option<usize>,
+    /// Segment bytes, for file devices.
+    #[serde(default)]
+    pub segment_size: Option<u64>,
+    /// The tables; reopening with another catalog is refused.
+    pub catalog: Catalog,
+    /// Whether the database is multi-versioned (its records carry commit timestamps).
+    #[serde(default)]
+    pub mvcc: bool,
+    /// Whatever the application wants to find again on reopen (the workload and its
+    /// parameters, for the `braid` command).
+    #[serde(default)]
+    pub app: serde_json::Value,
+}
+
+impl Meta {
+    /// What a database opened with `opts` (the device as the scheme needs it), using `streams`
+    /// log streams and holding `catalog`, records.
+    pub(super) fn new(opts: &Options, streams: usize, catalog: &Catalog) -> Meta {
+        Meta {
+            format: META_FORMAT,
+            scheme: opts.scheme.name().to_string(),
+            streams,
+            device: opts.device.kind().to_string(),
+            logging: opts.logging.name().to_string(),
+            ring_size: match &opts.device {
+                DeviceConfig::Pmem(p) => Some(p.ring_size),
+                _ => None,
+            },
+            segment_size: match &opts.device {
+                DeviceConfig::File(f) => Some(f.segment_size),
+                _ => None,
+            },
+            catalog: catalog.clone(),
+            mvcc: opts.cc == Cc::Mvcc,
+            app: opts.app.clone(),
+        }
+    }
+
+    /// Read `braid.json` of the database in `dir`.
+    pub fn read(dir: &Path, env: &Env) -> Result<Meta, EngineError> {
+        let bytes =
+            env.read_file(&dir.join(META_FILE))?
+                .ok_or_else(|| EngineError::NotADatabase {
+                    path: dir.to_path_buf(),
+                })?;
+        Meta::parse(dir, &bytes)
+    }
+
+    fn parse(dir: &Path, bytes: &[u8]) -> Result<Meta, EngineError> {
+        serde_json::from_slice(bytes).map_err(|e| EngineError::BadMeta {
+            path: dir.to_path_buf(),
+            why: e.to_string(),
+        })
+    }
+
+    /// Check the database in `dir` against `self`, what opening it asks for, or create it:
+    /// write `braid.json` if the directory is empty or absent. Returns whether it was created.
+    pub(super) fn check_or_create(&self, dir: &Path, env: &Env) -> Result<bool, EngineError> {
+        let meta_path = dir.join(META_FILE);
+        if let Some(bytes) = env.read_file(&meta_path)? {
+            check(dir, &Meta::parse(dir, &bytes)?, self)?;
+            return Ok(false);
+        }
+        if env.fs.exists(dir) {
+            let entries = env.fs.list_dir(dir).map_err(|e| EngineError::Io {
+                path: dir.to_path_buf(),
+                source: e,
+            })?;
+            if !entries.is_empty() {
+                return Err(EngineError::NotADatabase {
+                    path: dir.to_path_buf(),
+                });
+            }
+        }
+        let bytes =
+            serde_json::to_vec_pretty(self).map_err(|e| EngineError::Config(e.to_string()))?;
+        env.write_file_atomic(&meta_path, &bytes)?;
+        Ok(true)
+    }
+}
+
+fn check(dir: &Path, found: &Meta, want: &Meta) -> Result<(), EngineError> {
+    let d = dir.display();
+    if found.format != META_FORMAT {
+        return Err(EngineError::Mismatch(format!(
+            "{d} was written by braid format {}, this braid reads format {META_FORMAT}",
+            found.format
+        )));
+    }
+    if found.scheme != want.scheme {
+        return Err(EngineError::Mismatch(format!(
+            "{d} was created with scheme {}; reopen it with --scheme {}, or use a new directory for scheme {}",
+            found.scheme, found.scheme, want.scheme
+        )));
+    }
+    if found.streams != want.streams {
+        return Err(EngineError::Mismatch(format!(
+            "{d} was created with {} log streams; reopen it with --logs {}, or use a new directory",
+            found.streams, found.streams
+        )));
+    }
+    if found.device != want.device {
+        return Err(EngineError::Mismatch(format!(
+            "{d} keeps its log on a {} device; reopen it with --device {}, or use a new directory",
+            found.device, found.device
+        )));
+    }
+    if found.mvcc != want.mvcc {
+        let (was, other) = if found.mvcc {
+            ("--cc mvcc", "2pl or occ")
+        } else {
+            ("--cc 2pl or --cc occ", "mvcc")
+        };
+        return Err(EngineError::Mismatch(format!(
+            "{d} was created {} multi-versioning (its log records {} commit timestamps); \
+             reopen it with {was}, or use a new directory for {other}",
+            if found.mvcc { "with" } else { "without" },
+            if found.mvcc { "carry" } else { "lack" },
+        )));
+    }
+    if found.ring_size.is_some() && want.ring_size.is_some() && found.ring_size != want.ring_size {
+        return Err(EngineError::Mismatch(format!(
+            "{d} has pmem log rings of {} bytes; reopen it with that ring size, or use a new directory",
+            found.ring_size.unwrap_or_default()
+        )));
+    }
+    if found.catalog != want.catalog {
+        return Err(EngineError::Mismatch(format!(
+            "schema mismatch in {d}: {}; open it with the workload and options that created it",
+            catalog_difference(&found.catalog, &want.catalog)
+        )));
+    }
+    Ok(())
+}
+
+/// How catalog `found` differs from `want`, in words.
+fn catalog_difference(found: &Catalog, want: &Catalog) -> String {
+    if found.tables.len() != want.tables.len() {
+        return format!(
+            "the database has {} tables, {} were asked for",
+            found.tables.len(),
+            want.tables.len()
+        );
+    }
+    for (i, (a, b)) in found.tables.iter().zip(&want.tables).enumerate() {
+        if a != b {
+            if a.name == b.name {
+                return format!("table {} has other columns or index than asked for", a.name);
+            }
+            return format!(
+                "table {i} is {} in the database but {} was asked for",
+                a.name, b.name
+            );
+        }
+    }
+    String::from("the tables differ")
+}

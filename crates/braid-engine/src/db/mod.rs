@@ -1,0 +1,254 @@
+//! `Db`: open (create or recover) a database, hand out workers, and report on it.
+//!
+//! A database directory holds `braid.json` (format version, scheme, logging kind, stream count,
+//! device kind and the catalog), the log (`log/` segment files, or `pmem/stream-NNN.region`
+//! persistent rings with `destage/` segment files), and nothing else. Two schemes place their
+//! log differently: `pertxn` keeps its log index and object slots in one persistent region,
+//! `pmem/pertxn.region` (sized by the pmem ring size; it needs `DeviceConfig::Pmem`), and its
+//! backup segment files in `pertxn-backup/`; `nvdisk` always logs to a file device in a
+//! `/dev/shm` directory, whatever device was asked for: `log/` inside the database directory if
+//! that lies in `/dev/shm`, else `/dev/shm/braid-nvdisk/<the database path, '/' as '_'>/log`. Reopening with another
+//! scheme, stream count, device kind or schema is refused with a message that says what to do.
+//!
+//! The initial image of the tables comes from a loader the application passes to [`Db::open`]:
+//! it runs on creation and again on every recovery that finds no checkpoint, before the log is
+//! replayed on top of it, so it must be deterministic (the workloads seed their generators);
+//! this is how bulk loads stay out of the log. Once a checkpoint exists (`checkpoints/`, see
+//! [`crate::checkpoint`]), recovery loads the newest valid one instead and replays only what
+//! its cut does not cover.
+//!
+//! The code is split by concern: `options` (what a database is opened with), `meta`
+//! (`braid.json` and its checks on reopen), `storage` (the log's devices or region), `loader`
+//! (the initial image), `open` ([`Db::open`], step by step) and `worker` ([`Worker`]).
+
+mod loader;
+mod meta;
+mod open;
+mod options;
+mod storage;
+mod worker;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use braid_wal::scheme::{LogKind, Scheme};
+use serde::Serialize;
+
+pub use loader::Loader;
+pub use meta::Meta;
+pub use open::OpenReport;
+pub use options::{Cc, DeviceConfig, Durability, FileOptions, Options, PmemOptions};
+pub use storage::nvdisk_log_dir;
+pub use worker::Worker;
+
+use crate::checkpoint::epoch::Epochs;
+use crate::checkpoint::{CheckpointReport, CheckpointStats, Checkpoints};
+use crate::error::EngineError;
+use crate::procedure::Procedures;
+use crate::row::{Row, RowState};
+use crate::schema::TableId;
+use crate::table::Table;
+
+pub(crate) struct DbInner {
+    pub(crate) dir: PathBuf,
+    pub(crate) tables: Vec<Table>,
+    pub(crate) cc: Cc,
+    pub(crate) durability: Durability,
+    pub(crate) logging: LogKind,
+    pub(crate) procs: Procedures,
+    pub(crate) scheme: Arc<dyn Scheme>,
+    pub(crate) opts: Options,
+    next_txn: AtomicU64,
+    next_worker: AtomicUsize,
+    pub(crate) epochs: Epochs,
+    pub(crate) ckpt: Checkpoints,
+    /// MVCC timestamps (unused otherwise).
+    pub(crate) mv: crate::mvcc::Clock,
+}
+
+impl DbInner {
+    /// Every transaction id handed out so far is below this.
+    pub(crate) fn next_txn_hint(&self) -> u64 {
+        self.next_txn.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn table_id(&self, name: &str) -> Option<TableId> {
+        self.tables
+            .iter()
+            .position(|t| t.name() == name)
+            .map(|i| TableId(i as u32))
+    }
+}
+
+/// An open database. Cheap to clone.
+#[derive(Clone)]
+pub struct Db {
+    inner: Arc<DbInner>,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db")
+            .field("dir", &self.inner.dir)
+            .field("scheme", &self.inner.scheme.name())
+            .finish()
+    }
+}
+
+/// Memory used per row, measured from the live tables.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct MemoryReport {
+    /// Index entries over all tables (see [`Db::rows`]).
+    pub rows: u64,
+    /// Row image bytes per row (the schema's width), averaged over tables by row count.
+    pub image_bytes_per_row: f64,
+    /// Engine overhead per row: row header (lock, version, latch, pointers), allocation headers
+    /// and the index entry.
+    pub engine_bytes_per_row: f64,
+    /// The logging scheme's ordering metadata kept outside the rows
+    /// ([`Scheme::metadata_bytes`]: Taurus' row and range LV table, gsn's page clocks), per
+    /// row.
+    pub scheme_bytes_per_row: f64,
+}
+
+impl Db {
+    /// Take a checkpoint now (in the calling thread; transactions go on meanwhile), then
+    /// truncate the log it makes unnecessary. See [`crate::checkpoint`].
+    pub fn checkpoint(&self) -> Result<CheckpointReport, EngineError> {
+        crate::checkpoint::take(&self.inner)
+    }
+
+    /// Checkpoints taken (and failed) through this handle.
+    pub fn checkpoint_stats(&self) -> CheckpointStats {
+        self.inner.ckpt.stats.lock().clone()
+    }
+
+    /// Log bytes the scheme's devices hold now.
+    pub fn log_bytes(&self) -> u64 {
+        self.inner.scheme.log_bytes()
+    }
+
+    /// The id of the table called `name`.
+    pub fn table(&self, name: &str) -> Option<TableId> {
+        self.inner.table_id(name)
+    }
+
+    /// Table names in id order.
+    pub fn table_names(&self) -> Vec<String> {
+        self.inner
+            .tables
+            .iter()
+            .map(|t| t.name().to_string())
+            .collect()
+    }
+
+    /// The layout of `table`'s rows. Panics if there is no such table.
+    pub fn schema(&self, table: TableId) -> &crate::schema::Schema {
+        &self.inner.tables[table.0 as usize].schema
+    }
+
+    /// Index entries of `table`: its rows, plus under MVCC the tombstones of deleted rows that
+    /// some running snapshot may still need (they leave the index when none does).
+    pub fn rows(&self, table: TableId) -> usize {
+        self.inner.tables[table.0 as usize].len()
+    }
+
+    /// Non-transactional read of the committed image (for checks after recovery or a run).
+    pub fn peek(&self, table: TableId, key: u64) -> Option<Vec<u8>> {
+        let row = self.inner.tables.get(table.0 as usize)?.get(key)?;
+        if row.state() != RowState::Live {
+            return None;
+        }
+        Some(row.read(|b| b.to_vec()).0)
+    }
+
+    /// Visit every live row of a table (any order), non-transactionally.
+    pub fn for_each_row(&self, table: TableId, mut f: impl FnMut(u64, &[u8])) {
+        self.inner.tables[table.0 as usize].for_each(|k, r| {
+            if r.state() == RowState::Live {
+                r.read(|b| f(k, b));
+            }
+        });
+    }
+
+    /// Visit live rows with keys in `[lo, hi]` of an ordered table in key order,
+    /// non-transactionally.
+    pub fn range_rows(&self, table: TableId, lo: u64, hi: u64, mut f: impl FnMut(u64, &[u8])) {
+        use std::ops::Bound::Included;
+        self.inner.tables[table.0 as usize].range(Included(lo), Included(hi), |k, r| {
+            if r.state() == RowState::Live {
+                r.read(|b| f(k, b));
+            }
+            true
+        });
+    }
+
+    /// The name of the database's logging scheme.
+    pub fn scheme(&self) -> &'static str {
+        self.inner.scheme.name()
+    }
+
+    /// The options the database was opened with (the device as the scheme needs it).
+    pub fn options(&self) -> &Options {
+        &self.inner.opts
+    }
+
+    /// The database directory.
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// Bytes, records and flushes the log streams have seen since opening.
+    pub fn log_stats(&self) -> braid_wal::stream::StreamStats {
+        let mut s = braid_wal::stream::StreamStats::default();
+        for st in self.inner.scheme.streams() {
+            let x = st.stats();
+            s.bytes += x.bytes;
+            s.records += x.records;
+            s.flushes += x.flushes;
+        }
+        s
+    }
+
+    /// Per-row memory, measured from the tables (see [`MemoryReport`]).
+    pub fn memory_report(&self) -> MemoryReport {
+        let mut rows = 0u64;
+        let mut image = 0u64;
+        for t in &self.inner.tables {
+            let n = t.len() as u64;
+            rows += n;
+            image += n * t.schema.row_len() as u64;
+        }
+        // Row header + Arc counts + boxed image allocation header + index entry (key, Arc
+        // pointer, and the index's own per-entry overhead, about one word).
+        let engine = std::mem::size_of::<Row>() + 16 + 16 + 8 + 8 + 8;
+        let per_row = |bytes: f64| if rows == 0 { 0.0 } else { bytes / rows as f64 };
+        MemoryReport {
+            rows,
+            image_bytes_per_row: per_row(image as f64),
+            engine_bytes_per_row: engine as f64,
+            scheme_bytes_per_row: per_row(self.inner.scheme.metadata_bytes() as f64),
+        }
+    }
+
+    /// `None` if every commit this database acknowledges survives a power cut on this
+    /// machine; else what its log only emulates (persistent memory in RAM under `/dev/shm`,
+    /// log files on tmpfs, no log at all). Benchmarks name it next to their figures.
+    pub fn emulation(&self) -> Option<String> {
+        self.inner.scheme.emulation()
+    }
+
+    /// The scheme's event counters since the database was opened ([`Scheme::counters`]; gsn:
+    /// commits, straggler signals, daemon rounds, clock records).
+    pub fn scheme_counters(&self) -> Vec<(&'static str, u64)> {
+        self.inner.scheme.counters()
+    }
+
+    /// Flush the log and stop its background threads.
+    pub fn close(&self) -> Result<(), EngineError> {
+        self.inner.ckpt.stop();
+        self.inner.scheme.close()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,267 @@
+//! How to open a database: [`Options`] (scheme, logging kind, concurrency control, durability,
+//! device, group commit, recovery), the device configurations ([`DeviceConfig`],
+//! [`FileOptions`], [`PmemOptions`]), and [`Options::check`], which refuses combinations that
+//! cannot work before anything is opened.
+
+use std::time::Duration;
+
+use braid_pmem::{Domain, Media, PmemConfig};
+use braid_wal::device::pmem::PmemWrite;
+use braid_wal::scan::ScanMode;
+use braid_wal::scheme::{LogKind, LogPlace, RecoveryPlan, SchemeSpec};
+use serde::{Deserialize, Serialize};
+
+use crate::checkpoint::CheckpointOptions;
+use crate::env::Env;
+use crate::error::EngineError;
+
+/// Concurrency control.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Cc {
+    /// Two-phase locking, NO_WAIT.
+    TwoPl,
+    /// Optimistic (Silo-style).
+    Occ,
+    /// Multi-version, optimistic (Hekaton's, serializable): reads see the snapshot of the
+    /// transaction's begin and take no locks; commit validates the versions read.
+    Mvcc,
+}
+
+impl Cc {
+    /// The name [`Cc`]'s `FromStr` accepts: `2pl`, `occ` or `mvcc`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cc::TwoPl => "2pl",
+            Cc::Occ => "occ",
+            Cc::Mvcc => "mvcc",
+        }
+    }
+}
+
+impl std::str::FromStr for Cc {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "2pl" | "twopl" => Ok(Cc::TwoPl),
+            "occ" => Ok(Cc::Occ),
+            "mvcc" => Ok(Cc::Mvcc),
+            _ => Err(format!(
+                "unknown concurrency control {s:?}; use 2pl, occ or mvcc"
+            )),
+        }
+    }
+}
+
+/// File log device options.
+#[derive(Debug, Clone)]
+pub struct FileOptions {
+    /// Bytes of records per segment file (a multiple of 4096). Default 64 MiB.
+    pub segment_size: u64,
+    /// Bytes of the DRAM ring per stream that workers fill and the flusher writes out.
+    /// Default 16 MiB.
+    pub buffer_size: usize,
+    /// Write segments with O_DIRECT; opening fails on a file system that refuses it (tmpfs).
+    /// Default off.
+    pub direct: bool,
+}
+
+impl Default for FileOptions {
+    fn default() -> Self {
+        FileOptions {
+            segment_size: 64 << 20,
+            buffer_size: 16 << 20,
+            direct: false,
+        }
+    }
+}
+
+/// Persistent-memory log device options.
+#[derive(Debug, Clone)]
+pub struct PmemOptions {
+    /// Bytes of log ring per stream.
+    pub ring_size: usize,
+    /// How the region files reach power-safe media: [`Media::Auto`] (the default) maps them
+    /// with `MAP_SYNC` on DAX persistent memory and otherwise writes every flushed range back
+    /// with msync, so an acknowledged commit survives a power cut either way;
+    /// [`Media::Emulated`] only flushes caches, which is an emulation of persistent memory
+    /// (files under /dev/shm in the benchmarks) and not power-safe.
+    pub media: Media,
+    /// Whether the CPU caches are volatile (ADR: flush before a fence) or durable (eADR).
+    pub domain: Domain,
+    /// Emulated extra NVM latency per persisted cache line.
+    pub write_delay_ns: u64,
+    /// How records are written into the ring: streaming stores, or stores and flushes.
+    pub write: PmemWrite,
+    /// De-stage full ring space to segment files.
+    pub destage: bool,
+    /// Bytes per de-staged segment file (a multiple of 4096; reopening needs the same value).
+    pub destage_segment_size: u64,
+}
+
+impl Default for PmemOptions {
+    fn default() -> Self {
+        PmemOptions {
+            ring_size: 64 << 20,
+            media: Media::Auto,
+            domain: Domain::Adr,
+            write_delay_ns: 0,
+            write: PmemWrite::NonTemporal,
+            destage: true,
+            destage_segment_size: 64 << 20,
+        }
+    }
+}
+
+impl PmemOptions {
+    /// The configuration of the regions these options describe.
+    pub fn region_config(&self) -> PmemConfig {
+        PmemConfig {
+            domain: self.domain,
+            flush: None,
+            write_delay_ns: self.write_delay_ns,
+            media: self.media,
+        }
+    }
+}
+
+/// Where the log goes.
+#[derive(Debug, Clone)]
+pub enum DeviceConfig {
+    /// No device: records are discarded and count as durable at once, so nothing survives a
+    /// crash. For the `none` baseline; schemes that log to devices refuse it.
+    Null,
+    /// Segment files under `log/` in the database directory, written back with fdatasync.
+    File(FileOptions),
+    /// Rings in persistent-memory region files under `pmem/`.
+    Pmem(PmemOptions),
+}
+
+impl DeviceConfig {
+    /// The device kind as `braid.json` records it: `null`, `file` or `pmem`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            DeviceConfig::Null => "null",
+            DeviceConfig::File(_) => "file",
+            DeviceConfig::Pmem(_) => "pmem",
+        }
+    }
+}
+
+/// When a commit returns.
+///
+/// Either way a transaction counts as committed only once durable; the modes differ in who
+/// waits for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Commit returns once the transaction is durable (its ticket is already resolved). The
+    /// default: `commit()?` returning means the transaction survives a crash. If the log
+    /// fails meanwhile, commit returns that error: the transaction was installed in memory
+    /// (its locks went early) but is not acknowledged, and recovery may not have it.
+    #[default]
+    Sync,
+    /// Pipelined commits: commit returns as soon as the transaction's record is in the log
+    /// buffer, with a [`Ticket`](braid_wal::scheme::Ticket) that resolves when it is durable.
+    /// Until the ticket resolves the transaction is not acknowledged and a crash may lose it;
+    /// this is how the benchmarks keep many commits in flight per worker.
+    Async,
+}
+
+/// How to open a database.
+///
+/// The defaults are durable on the machine they run on: the `serial` scheme logging data to
+/// segment files in the database directory with group fdatasync, and [`Durability::Sync`]
+/// commits. Choose a scheme by name (`"taurus".parse()?`, with options as
+/// `"gsn:partition=page"`) or from its typed configuration
+/// (`braid_engine::TaurusConfig::default().into()`).
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The logging scheme and its own options.
+    pub scheme: SchemeSpec,
+    /// Data (after-images) or command (stored-procedure calls) logging.
+    pub logging: LogKind,
+    /// Concurrency control.
+    pub cc: Cc,
+    /// When `commit` returns.
+    pub durability: Durability,
+    /// Where the log goes (for schemes that log to devices).
+    pub device: DeviceConfig,
+    /// Log streams asked for (the scheme may use fewer: serial uses one).
+    pub streams: usize,
+    /// Group commit: the longest a flusher waits for more log.
+    pub group_delay: Duration,
+    /// Group commit: flush once this many bytes are pending.
+    pub group_bytes: usize,
+    /// Most worker handles alive at once.
+    pub max_workers: usize,
+    /// Threads recovery may use.
+    pub recovery_threads: usize,
+    /// Mid-log corruption is an error ([`ScanMode::Strict`], the default) or the valid prefix
+    /// is kept ([`ScanMode::Salvage`]).
+    pub scan_mode: ScanMode,
+    /// Where files and persistent memory come from (the real machine, or simulations).
+    pub env: Env,
+    /// Stored in `braid.json` on creation (see [`Meta::app`](super::Meta::app)).
+    pub app: serde_json::Value,
+    /// Automatic checkpoints (off by default) and checkpoint loading.
+    pub checkpoint: CheckpointOptions,
+    /// How a scheme with a parallel recovery planner replays (taurus): parallel, the serial
+    /// fallback, or chosen from the log (auto).
+    pub recovery_plan: RecoveryPlan,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            scheme: SchemeSpec::new(braid_wal::scheme::serial::SerialConfig),
+            logging: LogKind::Data,
+            cc: Cc::TwoPl,
+            durability: Durability::Sync,
+            device: DeviceConfig::File(FileOptions::default()),
+            streams: 1,
+            group_delay: Duration::ZERO,
+            group_bytes: 1 << 20,
+            max_workers: 64,
+            recovery_threads: 1,
+            scan_mode: ScanMode::Strict,
+            env: Env::default(),
+            app: serde_json::Value::Null,
+            checkpoint: CheckpointOptions::default(),
+            recovery_plan: RecoveryPlan::Auto,
+        }
+    }
+}
+
+impl Options {
+    /// Whether a database can be opened with these options at all (the scheme's needs against
+    /// the device, the logging kind and the concurrency control), with a message saying what
+    /// to change if not. [`Db::open`](super::Db::open) checks this first; tools call it before
+    /// starting work.
+    pub fn check(&self) -> Result<(), EngineError> {
+        let name = self.scheme.name();
+        match self.scheme.log_place() {
+            LogPlace::Region if !matches!(self.device, DeviceConfig::Pmem(_)) => {
+                return Err(EngineError::Config(format!(
+                    "scheme {name} keeps its log in persistent memory; use the pmem device"
+                )));
+            }
+            LogPlace::Devices if matches!(self.device, DeviceConfig::Null) => {
+                return Err(EngineError::Config(format!(
+                    "scheme {name} needs a log device (pmem or file); only scheme none runs \
+                     without one"
+                )));
+            }
+            _ => {}
+        }
+        if self.logging == LogKind::Command
+            && let Some(why) = self.scheme.command_logging_refusal()
+        {
+            return Err(EngineError::Config(why.to_string()));
+        }
+        if self.cc == Cc::Mvcc
+            && let Some(why) = self.scheme.mvcc_refusal()
+        {
+            return Err(EngineError::Config(why.to_string()));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,125 @@
+//! Storage construction: where a scheme keeps its log (see the `db` module doc). Builds the
+//! devices of each stream (segment files, persistent-memory rings with de-staging, or nothing)
+//! or the persistent region of a scheme that keeps its log in one, under the database directory
+//! (`nvdisk`: under `/dev/shm`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use braid_wal::device::Device;
+use braid_wal::device::file::{FileDevice, FileDeviceConfig};
+use braid_wal::device::null::NullDevice;
+use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
+use braid_wal::scheme::{LogPlace, RegionStorage, Storage};
+
+use super::options::{DeviceConfig, FileOptions, Options};
+use crate::error::EngineError;
+
+/// Make `opts.device` the device the scheme logs to: none for a scheme that logs nowhere, a
+/// file device for `nvdisk`.
+pub(super) fn fit_device(opts: &mut Options) {
+    match opts.scheme.log_place() {
+        LogPlace::Nowhere => opts.device = DeviceConfig::Null,
+        // NV-Disk is a file-system log on NVRAM: always a file device in /dev/shm.
+        LogPlace::NvramFiles if !matches!(opts.device, DeviceConfig::File(_)) => {
+            opts.device = DeviceConfig::File(FileOptions::default());
+        }
+        _ => {}
+    }
+}
+
+/// The log directory of an `nvdisk` database (see the module doc).
+pub fn nvdisk_log_dir(dir: &Path) -> PathBuf {
+    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if abs.starts_with("/dev/shm") {
+        return abs.join("log");
+    }
+    let flat: String = abs
+        .to_string_lossy()
+        .trim_start_matches('/')
+        .replace('/', "_");
+    PathBuf::from("/dev/shm/braid-nvdisk")
+        .join(flat)
+        .join("log")
+}
+
+/// Where the scheme keeps its log (see the module doc).
+pub(super) fn make_storage(
+    dir: &Path,
+    opts: &Options,
+    streams: usize,
+) -> Result<Storage, EngineError> {
+    match opts.scheme.log_place() {
+        LogPlace::Nowhere => Ok(Storage::Nothing),
+        LogPlace::Devices | LogPlace::NvramFiles => {
+            Ok(Storage::Devices(make_devices(dir, opts, streams)?))
+        }
+        LogPlace::Region => {
+            let DeviceConfig::Pmem(p) = &opts.device else {
+                return Err(EngineError::Config(format!(
+                    "scheme {} needs the pmem device",
+                    opts.scheme.name()
+                )));
+            };
+            let pcfg = p.region_config();
+            let path = dir
+                .join("pmem")
+                .join(format!("{}.region", opts.scheme.name()));
+            let region = opts.env.region(&path, p.ring_size, pcfg)?;
+            Ok(Storage::Region(RegionStorage {
+                region,
+                fs: opts.env.fs.clone(),
+                backup_dir: dir.join(format!("{}-backup", opts.scheme.name())),
+                write: p.write,
+            }))
+        }
+    }
+}
+
+fn make_devices(
+    dir: &Path,
+    opts: &Options,
+    streams: usize,
+) -> Result<Vec<Arc<dyn Device>>, EngineError> {
+    let env = &opts.env;
+    let mut out: Vec<Arc<dyn Device>> = Vec::with_capacity(streams);
+    for i in 0..streams {
+        let id = i as u32;
+        match &opts.device {
+            DeviceConfig::Null => out.push(Arc::new(NullDevice::new())),
+            DeviceConfig::File(f) => {
+                let log_dir = if opts.scheme.log_place() == LogPlace::NvramFiles {
+                    nvdisk_log_dir(dir)
+                } else {
+                    dir.join("log")
+                };
+                let mut cfg = FileDeviceConfig::new(log_dir, id);
+                cfg.segment_size = f.segment_size;
+                cfg.buffer_size = f.buffer_size;
+                cfg.direct = f.direct;
+                out.push(Arc::new(FileDevice::open(env.fs.clone(), cfg)?));
+            }
+            DeviceConfig::Pmem(p) => {
+                let pcfg = p.region_config();
+                let path = dir.join("pmem").join(format!("stream-{i:03}.region"));
+                let region = env.region(&path, p.ring_size + braid_pmem::HEADER_SIZE, pcfg)?;
+                let destage = p.destage.then(|| {
+                    let mut c = FileDeviceConfig::new(dir.join("destage"), id);
+                    c.segment_size = p.destage_segment_size;
+                    c
+                });
+                let cfg = PmemDeviceConfig {
+                    stream: id,
+                    write: p.write,
+                    destage,
+                };
+                out.push(Arc::new(PmemDevice::open_with_fs(
+                    region,
+                    cfg,
+                    env.fs.clone(),
+                )?));
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,137 @@
+//! [`Worker`]: a thread's handle for running transactions, with its scheme worker, its reused
+//! transaction buffers, its block of transaction ids and its checkpoint-epoch slot.
+
+use std::sync::atomic::Ordering;
+
+use braid_wal::scheme::{SchemeWorker, Ticket};
+
+use super::Db;
+use crate::error::{EngineError, TxError};
+use crate::txn::{Mode, Txn, TxnState};
+
+impl Db {
+    /// A worker: one per thread that runs transactions.
+    pub fn worker(&self) -> Result<Worker, EngineError> {
+        let id = self.inner.next_worker.fetch_add(1, Ordering::Relaxed);
+        let scheme = self.inner.scheme.worker(id)?;
+        let slot = self.inner.epochs.claim().ok_or_else(|| {
+            EngineError::Config(format!(
+                "more than {} workers at once; open the database with a larger max_workers",
+                self.inner.opts.max_workers
+            ))
+        })?;
+        self.inner.mv.claim(slot);
+        Ok(Worker {
+            db: self.clone(),
+            id,
+            scheme,
+            st: TxnState::default(),
+            ids: 0..0,
+            slot,
+        })
+    }
+}
+
+/// A thread's handle for running transactions.
+pub struct Worker {
+    db: Db,
+    id: usize,
+    scheme: Box<dyn SchemeWorker>,
+    st: TxnState,
+    ids: std::ops::Range<u64>,
+    /// Checkpoint-epoch slot.
+    slot: usize,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // MVCC tombstones still waiting for old snapshots stay in the index (invisible) until
+        // a later recovery; take out those that can go now.
+        crate::txn::sweep(&self.db.inner, &mut self.st);
+        self.db.inner.epochs.release(self.slot);
+    }
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker").field("id", &self.id).finish()
+    }
+}
+
+/// Transaction ids are handed to workers in blocks, so id allocation is not a shared hot spot.
+const ID_BLOCK: u64 = 1024;
+
+impl Worker {
+    /// This worker's number, unique among the workers of the database since it was opened.
+    pub fn id(&self) -> usize {
+        self.id
+    }
+
+    /// The database this worker runs transactions on.
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    fn next_id(&mut self) -> u64 {
+        if self.ids.is_empty() {
+            let start = self
+                .db
+                .inner
+                .next_txn
+                .fetch_add(ID_BLOCK, Ordering::Relaxed);
+            self.ids = start..start + ID_BLOCK;
+        }
+        let id = self.ids.start;
+        self.ids.start += 1;
+        id
+    }
+
+    /// Begin an ad-hoc transaction (logged as data).
+    pub fn begin(&mut self) -> Txn<'_> {
+        let id = self.next_id();
+        Txn::new(
+            &self.db.inner,
+            &mut *self.scheme,
+            &mut self.st,
+            id,
+            Mode::Normal,
+            self.slot,
+        )
+    }
+
+    /// Run stored procedure `proc_id` with `params` as one transaction and commit it. With
+    /// command logging the call itself is logged; otherwise its writes are.
+    pub fn call(&mut self, proc_id: u32, params: &[u8]) -> Result<Ticket, TxError> {
+        self.call_hooked(proc_id, params, &mut |_| {})
+    }
+
+    /// [`Worker::call`], with `before_commit` told the transaction id once the procedure has run
+    /// and just before the commit starts (crash tests record their intent there).
+    #[doc(hidden)]
+    pub fn call_hooked(
+        &mut self,
+        proc_id: u32,
+        params: &[u8],
+        before_commit: &mut dyn FnMut(u64),
+    ) -> Result<Ticket, TxError> {
+        let f = self
+            .db
+            .inner
+            .procs
+            .get(proc_id)
+            .cloned()
+            .ok_or(TxError::UnknownProcedure(proc_id))?;
+        let mut tx = self.begin();
+        tx.set_command(proc_id, params);
+        match f(&mut tx, params) {
+            Ok(()) => {
+                before_commit(tx.id());
+                tx.commit()
+            }
+            Err(e) => {
+                tx.abort();
+                Err(e)
+            }
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! The access set: every row a transaction touched, with the lock it holds, the version it read
+//! and the write it buffered, plus the per-worker buffers ([`TxnState`]) reused by every
+//! transaction so running one allocates little.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use braid_wal::payload::RedoBuf;
+use braid_wal::scheme::Written;
+
+use super::phantom::ScanCheck;
+use crate::row::Row;
+
+/// Above this many accesses, lookups of the access set go through a hash map.
+const LINEAR_LIMIT: usize = 16;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Lock {
+    None,
+    Shared,
+    Exclusive,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Write {
+    None,
+    Update {
+        mask: u64,
+        img: usize,
+    },
+    Insert {
+        img: usize,
+    },
+    Delete,
+    /// Inserted and deleted again by this transaction: nothing to install.
+    Gone,
+    /// MVCC: an insert over the tombstone of a deleted row (a new version of that row).
+    Revive {
+        img: usize,
+    },
+}
+
+pub(super) struct Entry {
+    pub(super) table: u32,
+    pub(super) key: u64,
+    pub(super) row: Arc<Row>,
+    pub(super) lock: Lock,
+    pub(super) read: bool,
+    pub(super) version: u64,
+    pub(super) write: Write,
+}
+
+/// Per-worker buffers reused by every transaction, so running one allocates little.
+#[derive(Default)]
+pub(crate) struct TxnState {
+    pub(super) entries: Vec<Entry>,
+    pub(super) lookup: HashMap<(u32, u64), usize>,
+    pub(super) images: Vec<Vec<u8>>,
+    pub(super) images_used: usize,
+    pub(super) scans: Vec<ScanCheck>,
+    pub(super) redo: RedoBuf,
+    /// The rows the redo payload writes, with each one's operation's bytes in it.
+    pub(super) written: Vec<Written>,
+    pub(super) command: Vec<u8>,
+    pub(super) has_command: bool,
+    pub(super) order: Vec<usize>,
+    /// MVCC: the payload with its commit timestamp.
+    pub(super) envelope: Vec<u8>,
+    /// MVCC: rows this worker deleted, with the tombstone's timestamp, waiting until no
+    /// snapshot can see them any more to leave the index.
+    pub(crate) tombstones: VecDeque<(u32, u64, Arc<Row>, u64)>,
+    /// MVCC: rows this worker gave a new version at a timestamp, whose older versions go once
+    /// every snapshot is at or above it.
+    pub(super) superseded: VecDeque<(Arc<Row>, u64)>,
+}
+
+impl TxnState {
+    pub(super) fn reset(&mut self) {
+        self.entries.clear();
+        self.lookup.clear();
+        self.images_used = 0;
+        self.scans.clear();
+        self.redo.clear();
+        self.written.clear();
+        self.command.clear();
+        self.has_command = false;
+    }
+
+    pub(super) fn find(&mut self, table: u32, key: u64) -> Option<usize> {
+        if self.entries.len() <= LINEAR_LIMIT {
+            self.entries
+                .iter()
+                .position(|e| e.table == table && e.key == key)
+        } else {
+            if self.lookup.len() != self.entries.len() {
+                self.lookup.clear();
+                for (i, e) in self.entries.iter().enumerate() {
+                    self.lookup.insert((e.table, e.key), i);
+                }
+            }
+            self.lookup.get(&(table, key)).copied()
+        }
+    }
+
+    pub(super) fn push(&mut self, e: Entry) -> usize {
+        let i = self.entries.len();
+        if i >= LINEAR_LIMIT {
+            if self.lookup.len() != i {
+                self.lookup.clear();
+                for (j, e) in self.entries.iter().enumerate() {
+                    self.lookup.insert((e.table, e.key), j);
+                }
+            }
+            self.lookup.insert((e.table, e.key), i);
+        }
+        self.entries.push(e);
+        i
+    }
+
+    pub(super) fn new_image(&mut self) -> usize {
+        if self.images_used == self.images.len() {
+            self.images.push(Vec::new());
+        }
+        self.images_used += 1;
+        self.images_used - 1
+    }
+}

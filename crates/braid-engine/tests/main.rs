@@ -1,0 +1,13 @@
+//! braid-engine's integration tests, one binary: one module per file of this directory
+//! (`common` holds the counter workload and checker the fault tests share).
+
+mod alice;
+mod checkpoint;
+mod common;
+mod durable_defaults;
+mod engine;
+mod faults;
+mod mvcc;
+mod params_mutation;
+mod phantom;
+mod recovery_crash;
