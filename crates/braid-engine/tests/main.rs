@@ -8,6 +8,5 @@ mod durable_defaults;
 mod engine;
 mod faults;
 mod mvcc;
-mod params_mutation;
 mod phantom;
 mod recovery_crash;
