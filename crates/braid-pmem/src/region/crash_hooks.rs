@@ -1,9 +1,11 @@
 //! Power cuts of simulated regions ([`crate::CrashSim`]): one region or several at one instant,
 //! and the hooks that place a crash point by persist-event count.
 
+use std::sync::Arc;
+
 use super::Region;
 use crate::crash::Sim;
-use crate::{CrashMode, PmemError};
+use crate::{CrashMode, PersistTrip, PmemError};
 
 impl Region {
     /// Simulate a power failure: a new simulated region (same size and configuration, fresh
@@ -50,5 +52,15 @@ impl Region {
     #[doc(hidden)]
     pub fn persist_events(&self) -> u64 {
         self.inner.sim.as_ref().map_or(0, Sim::events)
+    }
+
+    /// Test hook: count every fence of this simulated region on `trip`, which holds the fence
+    /// that trips (and later ones) before it takes effect (see [`PersistTrip`]). Replaces an
+    /// earlier trip. Under eADR stores are durable as they are made; only fences are events.
+    #[doc(hidden)]
+    pub fn set_trip(&self, trip: Arc<PersistTrip>) -> Result<(), PmemError> {
+        let sim = self.inner.sim.as_ref().ok_or(PmemError::NotSimulated)?;
+        sim.set_trip(trip);
+        Ok(())
     }
 }

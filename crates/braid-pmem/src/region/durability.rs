@@ -95,6 +95,7 @@ impl Region {
         }
         inner.counters.add_fence();
         if let Some(sim) = &inner.sim {
+            sim.trip_point();
             sim.fence();
         } else {
             persist::sfence();

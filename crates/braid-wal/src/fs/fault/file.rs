@@ -11,7 +11,7 @@ use rustix::io::Errno;
 
 use super::image::FileId;
 use super::ops::{Effect, FsOp};
-use super::state::{State, err};
+use super::state::{State, err, trip_point};
 use crate::fs::{DIRECT_ALIGN, FsFile, is_direct_aligned};
 
 /// A file opened on a [`FaultFs`].
@@ -95,6 +95,7 @@ impl FsFile for FaultFile {
     }
 
     fn sync_data(&self) -> io::Result<()> {
+        trip_point(&self.state);
         let mut s = self.state.lock();
         let path = self.path.to_string_lossy().into_owned();
         let mut fail = false;

@@ -9,7 +9,7 @@ use super::FaultFs;
 use super::file::FaultFile;
 use super::image::{Node, is_root, parent_of};
 use super::ops::{Effect, FsOp};
-use super::state::{err, norm};
+use super::state::{err, norm, trip_point};
 use crate::fs::{Fs, FsFile, OpenOpts};
 
 impl Fs for FaultFs {
@@ -127,6 +127,7 @@ impl Fs for FaultFs {
     }
 
     fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        trip_point(&self.state);
         let p = norm(path);
         let mut s = self.state.lock();
         if !s.image.dir_exists(&p) {

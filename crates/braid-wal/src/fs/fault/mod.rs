@@ -24,6 +24,10 @@
 //! * The operation log records each effect (with the path the handle was opened with, which a
 //!   later rename does not update) so [`FaultFs::crash_after`] can replay the first `k`
 //!   operations and crash there.
+//! * [`FaultFs::set_trip`] places a power cut by persist-event count instead: every
+//!   `sync_data` and `sync_dir` is an event, and the one that trips is held, before it takes
+//!   effect and without the file system's lock, until the test has crashed the file system
+//!   (see [`braid_pmem::PersistTrip`]), so a seed replays its failure.
 //!
 //! One file per part of the model: `image` (files, both namespaces, replay and the crash
 //! itself), `ops` (the operation log), `opts` (crash options, injected faults, counters),
@@ -34,6 +38,7 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
+use braid_pmem::PersistTrip;
 use parking_lot::Mutex;
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
@@ -175,6 +180,14 @@ impl FaultFs {
     /// Make `open` with O_DIRECT fail with EINVAL, as tmpfs does.
     pub fn set_direct_refused(&self, refused: bool) {
         self.state.lock().faults.direct_refused = refused;
+    }
+
+    /// Count every `sync_data` and `sync_dir` (failed ones included) on `trip`, which holds
+    /// the sync that trips, and later ones, before they take effect, so a test can cut the power
+    /// by persist-event count (see [`PersistTrip`]). Shared by every clone of this file system
+    /// and its open files; replaces an earlier trip. A crashed file system has none.
+    pub fn set_trip(&self, trip: Arc<PersistTrip>) {
+        self.state.lock().trip = Some(trip);
     }
 
     /// The counters so far.

@@ -5,6 +5,8 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
+use braid_pmem::PersistTrip;
+use parking_lot::Mutex;
 use rand::rngs::SmallRng;
 use rustix::io::Errno;
 
@@ -29,6 +31,8 @@ pub(super) struct State {
     pub(super) recording: bool,
     pub(super) faults: Faults,
     pub(super) stats: FaultStats,
+    /// Tripwire counting syncs (see [`FaultFs::set_trip`](super::FaultFs::set_trip)).
+    pub(super) trip: Option<Arc<PersistTrip>>,
 }
 
 impl State {
@@ -40,6 +44,7 @@ impl State {
             recording: true,
             faults: Faults::default(),
             stats: FaultStats::default(),
+            trip: None,
         }
     }
 
@@ -79,4 +84,14 @@ pub(super) fn norm(p: &Path) -> PathBuf {
 /// and path are not part of it: callers add them, as they do for real I/O errors.
 pub(super) fn err(e: Errno, _what: &str, _path: &Path) -> io::Error {
     io::Error::from(e)
+}
+
+/// A persist event (a file or directory sync) is about to happen: count it on the tripwire, if
+/// one is set, which may hold the calling thread. The state lock is released before the wait,
+/// so a crash can take it meanwhile.
+pub(super) fn trip_point(state: &Mutex<State>) {
+    let trip = state.lock().trip.clone();
+    if let Some(t) = trip {
+        t.persist_event();
+    }
 }
