@@ -1,7 +1,6 @@
 //! FileDevice: the Device contract on segment files, on the real file system and on FaultFs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod file_device_common;
 
 use std::sync::Arc;
 
@@ -11,7 +10,7 @@ use braid_wal::fs::{CrashOpts, SyncFault};
 use braid_wal::scan::StreamSource;
 use braid_wal::scan::{EndKind, ScanMode};
 use braid_wal::{Lsn, WalError};
-use file_device_common::{Env, decode_from, encode_record, encode_record_synced, scan};
+use crate::file_device_common::{Env, decode_from, encode_record, encode_record_synced, scan};
 
 /// A single-threaded stand-in for a stream: reserve, fill, flush.
 struct Writer<'a> {

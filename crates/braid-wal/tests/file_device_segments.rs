@@ -1,7 +1,6 @@
 //! SegmentLog: layout, reopen checks, torn and damaged headers, faults, crashes, truncation.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod file_device_common;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -10,7 +9,7 @@ use braid_wal::WalError;
 use braid_wal::device::file::{SEGMENT_HEADER, SegmentLog, meta_file_name, segment_file_name};
 use braid_wal::fs::{CrashOpts, FaultFs, Fs, FsOp, OpenOpts, SyncFault};
 use braid_wal::scan::StreamSource;
-use file_device_common::{Env, decode_from, encode_record};
+use crate::file_device_common::{Env, decode_from, encode_record};
 
 fn pattern(from: u64, len: usize) -> Vec<u8> {
     (0..len as u64)

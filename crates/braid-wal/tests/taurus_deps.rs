@@ -16,7 +16,7 @@
 //! on (`freeze_after(0)` on its simulated region), then power fails everywhere.
 //!
 //! `proptest` runs 48 random schedules by default; `PROPTEST_CASES=1000 cargo test --release -p
-//! braid-wal --test taurus_deps` runs more.
+//! braid-wal --test integration taurus_deps` runs more.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeSet, HashMap, HashSet};
