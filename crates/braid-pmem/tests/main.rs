@@ -4,3 +4,4 @@ mod crash;
 mod header_mutation;
 mod media;
 mod region;
+mod trip;

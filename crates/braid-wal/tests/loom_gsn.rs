@@ -50,7 +50,6 @@ use crate::loom_harness::model;
 /// Rounds of the stress variant (without `--cfg loom`).
 const ROUNDS: usize = 5000;
 
-
 /// A worker's published word (the real one is a `PublishCell`'s `std` atomic).
 struct Word(AtomicU64);
 

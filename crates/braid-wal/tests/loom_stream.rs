@@ -50,7 +50,6 @@ fn flusher_check(res: &Reservations, filled: &[AtomicBool]) -> u64 {
     ready
 }
 
-
 #[test]
 fn two_writers_and_a_flusher() {
     model(1, || {

@@ -46,7 +46,6 @@ use crate::loom_harness::model;
 /// Rounds of the stress variant.
 const ROUNDS: usize = 3000;
 
-
 // ---------------------------------------------------------------------------------------------
 // PLV publication and CLV
 

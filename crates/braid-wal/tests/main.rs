@@ -13,6 +13,7 @@ mod file_device_segments;
 mod file_device_stream;
 mod fs_fault;
 mod fs_real;
+mod fs_trip;
 mod gsn_scheme;
 mod loom_gsn;
 #[cfg(loom)]
