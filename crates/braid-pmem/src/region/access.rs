@@ -6,6 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::Mode;
 use super::Region;
 use super::durability::lines_in;
+#[cfg(doc)]
+use crate::Media;
 use crate::crash::Src;
 use crate::delay::busy_wait_ns;
 use crate::persist;

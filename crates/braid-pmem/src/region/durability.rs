@@ -4,6 +4,8 @@
 use std::sync::atomic::Ordering;
 
 use super::{Memory, Mode, Region};
+#[cfg(doc)]
+use crate::Media;
 use crate::delay::busy_wait_ns;
 use crate::persist;
 use crate::{CACHE_LINE, FlushKind, HEADER_SIZE, PmemError, PmemStats};

@@ -2,6 +2,8 @@
 //! sparse (Xia et al. 2021, Section 4.1 / Alg. 5), owned ([`Stamp`]) or borrowed from a log
 //! ([`StampRef`]).
 
+#[cfg(doc)]
+use super::MAX_LV_ENTRIES;
 use super::{SPARSE_ENTRY, STAMP_GSN, STAMP_LV, STAMP_LV_SPARSE, STAMP_NONE};
 
 /// Which ordering stamp a record carries.

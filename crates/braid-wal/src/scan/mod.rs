@@ -53,6 +53,8 @@
 //! The end classification above lives in `classify` (decoding steps, lookahead, torn tail
 //! versus corruption); `mem` holds [`MemSource`], an in-memory stream.
 
+#[cfg(doc)]
+use crate::record::Kind;
 use crate::record::{HEADER_LEN, Record, RecordHeader, StampKind, StampRef, align_up};
 use crate::{Lsn, WalError};
 

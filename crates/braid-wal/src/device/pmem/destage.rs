@@ -10,6 +10,7 @@ use crate::WalError;
 use crate::scan::StreamSource;
 
 impl Ring {
+    /// At open: make the de-staged files and the ring agree (see the module docs).
     pub(super) fn reconcile_files(&self, d: &Destage) -> Result<(), WalError> {
         let head = self.head.load(Acquire);
         let (fstart, fend) = (d.log.start(), d.log.end());

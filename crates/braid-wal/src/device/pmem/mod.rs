@@ -83,6 +83,10 @@ mod device_impl;
 mod header;
 mod ring;
 
+#[cfg(doc)]
+use crate::device::Device;
+#[cfg(doc)]
+use crate::scan::StreamSource;
 use header::open_header;
 
 /// How [`Device::fill`] copies a record into the ring and persists it.

@@ -54,8 +54,6 @@ impl Ring {
         }
     }
 
-    /// At open: make the de-staged files and the ring agree (see the module docs).
-
     /// Copy ring bytes at `[lsn, lsn + buf.len())` (inside the window) into `buf`.
     pub(super) fn read_ring(&self, lsn: Lsn, buf: &mut [u8]) {
         self.pieces(lsn, buf.len(), |off, r| self.region.read(off, &mut buf[r]));

@@ -83,7 +83,7 @@ impl SyncFault {
     }
 }
 
-/// Counters of a [`FaultFs`].
+/// Counters of a [`FaultFs`](super::FaultFs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FaultStats {
     /// Successful `sync_data` calls.

@@ -60,6 +60,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::fs::{Fs, FsFile, is_no_space};
+#[cfg(doc)]
+use crate::scan::StreamSource;
 use crate::{Lsn, WalError};
 
 mod discover;
