@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use braid_pmem::{CrashMode, CrashSim, PmemConfig, PmemError, Region};
+use braid_pmem::{CrashMode, CrashSim, PersistTrip, PmemConfig, PmemError, Region};
 use braid_wal::fs::{Fs, OpenOpts, RealFs};
 use parking_lot::Mutex;
 
@@ -18,6 +18,8 @@ use crate::error::EngineError;
 #[derive(Clone, Default)]
 pub struct SimPmem {
     regions: Arc<Mutex<BTreeMap<PathBuf, Region>>>,
+    /// Tripwire set on every region, present and future (see [`SimPmem::set_trip`]).
+    trip: Arc<Mutex<Option<Arc<PersistTrip>>>>,
 }
 
 impl std::fmt::Debug for SimPmem {
@@ -48,6 +50,9 @@ impl SimPmem {
             return Ok(r.clone());
         }
         let r = CrashSim::region(size, cfg);
+        if let Some(t) = &*self.trip.lock() {
+            r.set_trip(Arc::clone(t))?;
+        }
         m.insert(path.to_path_buf(), r.clone());
         Ok(r)
     }
@@ -65,7 +70,21 @@ impl SimPmem {
         let out: BTreeMap<PathBuf, Region> = m.keys().cloned().zip(crashed).collect();
         Ok(SimPmem {
             regions: Arc::new(Mutex::new(out)),
+            trip: Arc::default(),
         })
+    }
+
+    /// Count every fence of every region (those made later too) on `trip`, which holds the
+    /// fence that trips before it takes effect (see [`PersistTrip`]); share one trip with the
+    /// file system's [`FaultFs::set_trip`](braid_wal::fs::FaultFs::set_trip) to place a power cut
+    /// by persist-event count. The crashed regions have no trip.
+    pub fn set_trip(&self, trip: Arc<PersistTrip>) -> Result<(), PmemError> {
+        let m = self.regions.lock();
+        *self.trip.lock() = Some(Arc::clone(&trip));
+        for r in m.values() {
+            r.set_trip(Arc::clone(&trip))?;
+        }
+        Ok(())
     }
 
     /// The regions, in path order (tests freeze them one by one to place a crash point).

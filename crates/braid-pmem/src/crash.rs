@@ -24,17 +24,22 @@
 //! specification: under eADR, where flushes are no-ops, each store call is an event as well,
 //! since every store changes the durable image and a crash may fall between any two of them.
 //!
+//! Crash points across threads and devices: [`Region::set_trip`] attaches a [`PersistTrip`]
+//! that counts each fence (a persist barrier) and holds the fence that trips, before it takes
+//! effect, until the test has cut the power.
+//!
 //! The live image is an array of `AtomicU64` words accessed only atomically (relaxed for bulk
 //! bytes, partial words by compare-and-swap), so a test may flush a line while another thread
 //! fills other bytes of it without a data race; the pending/durable state sits behind a mutex.
 //! Simulated regions execute no flush instruction and are slow; they exist for tests.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 
-use crate::{CACHE_LINE, Domain, PmemConfig, Region};
+use crate::{CACHE_LINE, Domain, PersistTrip, PmemConfig, Region};
 
 /// Words per cache line.
 const LINE_WORDS: usize = CACHE_LINE / 8;
@@ -142,6 +147,9 @@ pub(crate) struct Sim {
     live: Box<[AtomicU64]>,
     domain: Domain,
     state: Mutex<SimState>,
+    /// Tripwire held at the start of every fence (see [`PersistTrip`]); its own lock, so a
+    /// thread held there holds no lock a crash needs.
+    trip: Mutex<Option<Arc<PersistTrip>>>,
 }
 
 impl Sim {
@@ -164,6 +172,7 @@ impl Sim {
                 events: 0,
                 limit: None,
             }),
+            trip: Mutex::new(None),
         }
     }
 
@@ -320,6 +329,20 @@ impl Sim {
                 mask: 0xFF,
                 event,
             });
+        }
+    }
+
+    /// Attach a tripwire (replacing any earlier one).
+    pub(crate) fn set_trip(&self, trip: Arc<PersistTrip>) {
+        *self.trip.lock() = Some(trip);
+    }
+
+    /// A fence is about to happen: count it on the tripwire, which may hold this thread. Takes
+    /// no other lock (the trip's slot is released before the wait).
+    pub(crate) fn trip_point(&self) {
+        let trip = self.trip.lock().clone();
+        if let Some(t) = trip {
+            t.persist_event();
         }
     }
 

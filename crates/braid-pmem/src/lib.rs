@@ -45,6 +45,7 @@ mod persist;
 mod region;
 pub mod signal;
 mod stats;
+mod trip;
 
 use std::path::PathBuf;
 
@@ -52,6 +53,7 @@ pub use crash::{CrashMode, CrashSim};
 pub use delay::busy_wait_ns;
 pub use region::{Region, is_ram_backed};
 pub use stats::PmemStats;
+pub use trip::PersistTrip;
 
 /// Errors of the persistent-memory layer.
 #[derive(Debug, thiserror::Error)]

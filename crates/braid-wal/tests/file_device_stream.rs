@@ -2,13 +2,12 @@
 //! arbitrary moments, fsync failures and a full disk.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod file_device_common;
-
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use crate::file_device_common::{Env, payload, scan};
 use braid_wal::device::Device;
 use braid_wal::device::file::{FileDevice, FileDeviceConfig};
 use braid_wal::fs::{CrashOpts, SyncFault};
@@ -16,7 +15,6 @@ use braid_wal::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
 use braid_wal::scan::ScanMode;
 use braid_wal::stream::{Stream, StreamConfig};
 use braid_wal::{Lsn, WalError};
-use file_device_common::{Env, payload, scan};
 
 fn start(env: &Env, cfg: &FileDeviceConfig) -> (Arc<FileDevice>, Stream, Lsn) {
     let dev = Arc::new(FileDevice::open(env.fs.clone(), cfg.clone()).unwrap());

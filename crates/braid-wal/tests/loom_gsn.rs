@@ -21,7 +21,7 @@
 //!
 //! ```sh
 //! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-//!     cargo test --release -p braid-wal --test loom_gsn
+//!     cargo test --release -p braid-wal --test integration loom_gsn
 //! ```
 //!
 //! Without `--cfg loom` the same scenario runs as a stress test on real threads.
@@ -45,23 +45,10 @@ use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
 use braid_wal::scheme::gsn::commit::{DgsnWord, mark_dirty, min_dgsn};
 
-#[cfg(not(loom))]
-const ROUNDS: usize = 5000;
+use crate::loom_harness::model;
 
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    #[cfg(loom)]
-    {
-        let mut b = loom::model::Builder::new();
-        if b.preemption_bound.is_none() {
-            b.preemption_bound = Some(3);
-        }
-        b.check(f);
-    }
-    #[cfg(not(loom))]
-    for _ in 0..ROUNDS {
-        f();
-    }
-}
+/// Rounds of the stress variant (without `--cfg loom`).
+const ROUNDS: usize = 5000;
 
 /// A worker's published word (the real one is a `PublishCell`'s `std` atomic).
 struct Word(AtomicU64);
@@ -138,7 +125,7 @@ impl Group {
 
 #[test]
 fn passive_group_commit_acknowledges_only_written_records() {
-    model(|| {
+    model(ROUNDS, || {
         let g = Arc::new(Group {
             words: [Word(AtomicU64::new(0)), Word(AtomicU64::new(0))],
             clocks: [Mutex::new(0), Mutex::new(0)],

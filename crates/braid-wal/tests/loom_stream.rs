@@ -4,13 +4,15 @@
 //! outcome loom explores, the flusher never computes a ready point past a byte that is not
 //! filled (and visible to it).
 //!
-//! Run with `RUSTFLAGS="--cfg loom" cargo test -p braid-wal --test loom_stream --release`.
+//! Run with `RUSTFLAGS="--cfg loom" cargo test -p braid-wal --test integration loom_stream --release`.
 #![cfg(loom)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::atomic::Ordering::Relaxed;
 
 use braid_wal::stream::ready::Reservations;
+
+use crate::loom_harness::model;
 use loom::sync::Arc;
 use loom::sync::atomic::AtomicBool;
 use loom::thread;
@@ -48,20 +50,9 @@ fn flusher_check(res: &Reservations, filled: &[AtomicBool]) -> u64 {
     ready
 }
 
-/// Exhaustive exploration of three threads is too slow; bounding preemptions (the usual loom
-/// practice) keeps it to seconds while still covering every interleaving with few context
-/// switches, which is where ordering bugs of a protocol this small show up.
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(3);
-    }
-    b.check(f);
-}
-
 #[test]
 fn two_writers_and_a_flusher() {
-    model(|| {
+    model(1, || {
         let res = Arc::new(Reservations::new(0, 2));
         let filled: Arc<Vec<AtomicBool>> =
             Arc::new((0..4).map(|_| AtomicBool::new(false)).collect());
@@ -96,7 +87,7 @@ fn two_writers_and_a_flusher() {
 /// fill), another writer once; the flusher looks twice.
 #[test]
 fn slot_reuse_across_appends() {
-    model(|| {
+    model(1, || {
         let res = Arc::new(Reservations::new(0, 2));
         let filled: Arc<Vec<AtomicBool>> =
             Arc::new((0..3).map(|_| AtomicBool::new(false)).collect());

@@ -17,7 +17,7 @@
 //!
 //! ```sh
 //! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-//!     cargo test --release -p braid-wal --test loom_taurus
+//!     cargo test --release -p braid-wal --test integration loom_taurus
 //! ```
 //!
 //! (`LOOM_MAX_PREEMPTIONS=n` widens the search; the default bound here is 3.) Without
@@ -41,24 +41,10 @@ use braid_wal::scheme::taurus::clv::Clv;
 use braid_wal::scheme::taurus::pools::Pools;
 use braid_wal::sync::{AtomicBool, AtomicU64, AtomicUsize};
 
-/// Rounds of the stress variant.
-#[cfg(not(loom))]
-const ROUNDS: usize = 3000;
+use crate::loom_harness::model;
 
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    #[cfg(loom)]
-    {
-        let mut b = loom::model::Builder::new();
-        if b.preemption_bound.is_none() {
-            b.preemption_bound = Some(3);
-        }
-        b.check(f);
-    }
-    #[cfg(not(loom))]
-    for _ in 0..ROUNDS {
-        f();
-    }
-}
+/// Rounds of the stress variant.
+const ROUNDS: usize = 3000;
 
 // ---------------------------------------------------------------------------------------------
 // PLV publication and CLV
@@ -123,7 +109,7 @@ impl Plv {
 }
 
 fn plv_model(publish_first: bool) {
-    model(move || {
+    model(ROUNDS, move || {
         let p = Arc::new(Plv {
             clv: Clv::new(&[0, 0]),
             plv: [AtomicU64::new(0), AtomicU64::new(0)],
@@ -237,7 +223,7 @@ impl Replay {
 
 #[test]
 fn rlv_updates_during_parallel_replay() {
-    model(|| {
+    model(ROUNDS, || {
         let r = Arc::new(Replay {
             pools: Pools::new(&[2, 1]),
             applied: [

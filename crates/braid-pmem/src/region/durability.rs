@@ -1,0 +1,132 @@
+//! Making stores durable: cache-line write-back (`flush`), the store fence, `persist`, and the
+//! `msync` write-back of file regions whose media needs it.
+
+use std::sync::atomic::Ordering;
+
+use super::{Memory, Mode, Region};
+#[cfg(doc)]
+use crate::Media;
+use crate::delay::busy_wait_ns;
+use crate::persist;
+use crate::{CACHE_LINE, FlushKind, HEADER_SIZE, PmemError, PmemStats};
+/// Number of cache lines overlapping `[off, off + len)` (the usable area is line-aligned).
+#[inline]
+pub(super) fn lines_in(off: usize, len: usize) -> usize {
+    if len == 0 {
+        0
+    } else {
+        (off + len - 1) / CACHE_LINE - off / CACHE_LINE + 1
+    }
+}
+
+impl Region {
+    /// `msync(MS_SYNC)` over the page-aligned span of usable bytes `[off, off + len)` of a file
+    /// region (range checked by the caller); counts it and keeps the first failure.
+    #[inline(never)]
+    pub(super) fn msync_range(&self, off: usize, len: usize) {
+        let inner = &*self.inner;
+        let Memory::File(map) = &inner.mem else {
+            return;
+        };
+        let from = HEADER_SIZE + off;
+        let start = from - from % inner.page;
+        inner.counters.add_msync();
+        let r = match inner.inject_msync.load(Ordering::Relaxed) {
+            0 => map.sync(start, from + len - start),
+            _ => match inner.inject_msync.swap(0, Ordering::SeqCst) {
+                0 => map.sync(start, from + len - start),
+                errno => Err(std::io::Error::from_raw_os_error(errno)),
+            },
+        };
+        if let Err(e) = r {
+            // Only the first failure is kept; a later one adds nothing.
+            let _ = inner.msync_error.set(e);
+        }
+    }
+
+    /// Write back every cache line overlapping `[off, off + len)` (ADR). A no-op, neither
+    /// counted nor delayed, under eADR and on volatile regions. Durable only after a fence.
+    ///
+    /// With [`Media::Msync`] (in both domains) the page-aligned span of the range is also
+    /// written back to the file with `msync(MS_SYNC)` before this returns; a failure is kept
+    /// for [`Region::check`].
+    ///
+    /// # Panics
+    /// If the range is out of bounds (a caller bug).
+    #[inline]
+    #[track_caller]
+    pub fn flush(&self, off: usize, len: usize) {
+        self.bounds(off, len);
+        let inner = &*self.inner;
+        if len == 0 {
+            return;
+        }
+        if inner.mode == Mode::Adr {
+            let lines = lines_in(off, len);
+            inner.counters.add_lines(lines as u64);
+            if let Some(sim) = &inner.sim {
+                sim.flush(off, len);
+            } else {
+                self.flush_raw(inner.flush, off, len);
+            }
+            if inner.delay_ns != 0 {
+                busy_wait_ns(inner.delay_ns.saturating_mul(lines as u64));
+            }
+        }
+        if inner.msync {
+            self.msync_range(off, len);
+        }
+    }
+
+    /// Issue `kind` for every line of the in-bounds usable range `[off, off + len)` of a mapped
+    /// region (no counting, no delay).
+    #[inline]
+    pub(super) fn flush_raw(&self, kind: FlushKind, off: usize, len: usize) {
+        // SAFETY: in-bounds range of the live mapping (checked by the caller); every `kind`
+        // used is supported (resolved at creation).
+        unsafe { persist::flush_lines(kind, self.inner.base.add(off), len) };
+    }
+
+    /// Store fence (SFENCE): earlier flushes and streaming stores of this thread are durable
+    /// when it returns. A no-op on volatile regions.
+    #[inline]
+    pub fn fence(&self) {
+        let inner = &*self.inner;
+        if inner.mode == Mode::Volatile {
+            return;
+        }
+        inner.counters.add_fence();
+        if let Some(sim) = &inner.sim {
+            sim.trip_point();
+            sim.fence();
+        } else {
+            persist::sfence();
+        }
+    }
+
+    /// `flush(off, len)` then `fence()`.
+    ///
+    /// # Panics
+    /// If the range is out of bounds (a caller bug).
+    #[inline]
+    #[track_caller]
+    pub fn persist(&self, off: usize, len: usize) {
+        self.flush(off, len);
+        self.fence();
+    }
+
+    /// Snapshot of the persistence counters (all zero for volatile regions).
+    pub fn stats(&self) -> PmemStats {
+        self.inner.counters.snapshot()
+    }
+
+    /// Write the whole file's page cache back to storage (`msync(MS_SYNC)`), whatever the
+    /// media. A no-op for anonymous and simulated regions. A failure is kept like one in
+    /// `flush`: this returns [`Region::check`] after the write-back.
+    pub fn msync(&self) -> Result<(), PmemError> {
+        if matches!(self.inner.mem, Memory::File(_)) {
+            self.msync_range(0, self.inner.len);
+        }
+        self.check()
+    }
+}

@@ -1,0 +1,35 @@
+//! Caller bugs panic with a message: out-of-range, wrapping and misaligned accesses.
+
+use super::*;
+
+#[test]
+#[should_panic(expected = "outside the region")]
+fn write_out_of_range_panics() {
+    Region::anonymous(100).write(90, &[0; 11]);
+}
+
+#[test]
+#[should_panic(expected = "outside the region")]
+fn huge_offset_does_not_wrap() {
+    Region::anonymous(100).read(usize::MAX, &mut [0; 2]);
+}
+
+#[test]
+#[should_panic(expected = "outside the region")]
+fn flush_out_of_range_panics() {
+    let dir = scratch();
+    let (_, r) = region_file(dir.path(), "f.rgn", 128, adr());
+    r.flush(64, 65);
+}
+
+#[test]
+#[should_panic(expected = "not a multiple of 8")]
+fn misaligned_atomic_panics() {
+    Region::anonymous(64).load_u64(4);
+}
+
+#[test]
+#[should_panic(expected = "outside the region")]
+fn atomic_past_the_end_panics() {
+    Region::anonymous(64).store_u64(64, 1);
+}

@@ -1,0 +1,160 @@
+//! Writing a stream: creating segments (header synced before any record byte), sealing every
+//! earlier segment before a later one gets data, and syncing dirty segments in LSN order.
+
+use super::header::{SegHeader, encode_seg_header};
+use super::name::segment_file_name;
+use super::{Inner, SEGMENT_HEADER, Segment, SegmentLog, io_err};
+use crate::fs::{OpenOpts, is_direct_aligned};
+use crate::{Lsn, WalError};
+
+impl SegmentLog {
+    pub(super) fn sync_segment(&self, inner: &mut Inner, i: usize) -> Result<(), WalError> {
+        let seg = &mut inner.segs[i];
+        if let Err(e) = seg.file.sync_data() {
+            let err = WalError::io("fdatasync", &seg.path, e);
+            inner.failed = Some(err.clone());
+            return Err(err);
+        }
+        seg.dirty = false;
+        Ok(())
+    }
+
+    /// Create segment `index`: header written and synced (space reserved first when
+    /// preallocating), directory synced. On failure the file is removed again.
+    fn create_segment(&self, inner: &mut Inner, index: u64) -> Result<(), WalError> {
+        let first = index * self.seg_size;
+        let path = self.dir.join(segment_file_name(self.stream, first));
+        let file = self
+            .fs
+            .open(&path, OpenOpts::create_truncate())
+            .map_err(|e| io_err("create", &path, e))?;
+        let header = encode_seg_header(&SegHeader {
+            stream: self.stream,
+            first_lsn: first,
+            segment_size: self.seg_size,
+            salt: self.salt,
+        });
+        let made = (|| {
+            if self.preallocate {
+                file.allocate(SEGMENT_HEADER + self.seg_size)
+                    .map_err(|e| io_err("preallocate", &path, e))?;
+            }
+            file.write_all_at(0, &header)
+                .map_err(|e| io_err("write header", &path, e))?;
+            file.sync_data()
+                .map_err(|e| io_err("fdatasync", &path, e))?;
+            self.fs
+                .sync_dir(&self.dir)
+                .map_err(|e| io_err("fsync directory", &self.dir, e))?;
+            self.open_direct(&path)
+        })();
+        match made {
+            Ok(dfile) => {
+                inner.segs.push(Segment {
+                    index,
+                    path,
+                    file,
+                    dfile,
+                    extent: 0,
+                    has_data: false,
+                    dirty: false,
+                });
+                Ok(())
+            }
+            Err(e) => {
+                drop(file);
+                // Best effort: a leftover file with a torn header at the end is removed at the
+                // next open anyway.
+                let _ = self.fs.remove_file(&path);
+                Err(e)
+            }
+        }
+    }
+
+    /// Make sure segment `index` (and every one between the last and it) exists.
+    fn ensure_segment(&self, inner: &mut Inner, index: u64) -> Result<(), WalError> {
+        let mut next = match inner.segs.last() {
+            Some(s) => s.index + 1,
+            None => inner.start / self.seg_size,
+        };
+        while next <= index {
+            self.create_segment(inner, next)?;
+            next += 1;
+        }
+        Ok(())
+    }
+
+    /// Create the segments needed to hold every LSN below `upto`; returns
+    /// [`SegmentLog::covered`]. `NoSpace` if a segment cannot be created or reserved.
+    pub fn prepare(&self, upto: Lsn) -> Result<Lsn, WalError> {
+        let mut inner = self.inner.lock();
+        Self::check_failed(&inner)?;
+        if upto > 0 {
+            self.ensure_segment(&mut inner, (upto - 1) / self.seg_size)?;
+        }
+        Ok(self.covered_of(&inner))
+    }
+
+    /// Write `bytes` at stream position `lsn`, creating segments as needed and sealing
+    /// (fdatasyncing) every earlier segment before the first byte goes into a later one. Not
+    /// durable until [`SegmentLog::sync`]. With O_DIRECT, `lsn`, the length and the buffer
+    /// address must be multiples of 4096.
+    pub fn write(&self, lsn: Lsn, bytes: &[u8]) -> Result<(), WalError> {
+        let mut inner = self.inner.lock();
+        Self::check_failed(&inner)?;
+        if self.direct && !is_direct_aligned(lsn, bytes.as_ptr() as usize, bytes.len()) {
+            return Err(WalError::Config(format!(
+                "O_DIRECT segment write at LSN {lsn} of {} bytes is not 4096-aligned",
+                bytes.len()
+            )));
+        }
+        let first_index = match inner.segs.first() {
+            Some(s) => s.index,
+            None => inner.start / self.seg_size,
+        };
+        if lsn / self.seg_size < first_index {
+            return Err(WalError::Config(format!(
+                "write at LSN {lsn} before the first segment (LSN {})",
+                first_index * self.seg_size
+            )));
+        }
+        let mut pos = lsn;
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let index = pos / self.seg_size;
+            self.ensure_segment(&mut inner, index)?;
+            let first_index = inner.segs[0].index;
+            let i = (index - first_index) as usize;
+            for j in 0..i {
+                if inner.segs[j].dirty {
+                    self.sync_segment(&mut inner, j)?;
+                }
+            }
+            let seg = &mut inner.segs[i];
+            let off = pos - index * self.seg_size;
+            // Bounded by the segment size, which fits in memory-sized slices here.
+            let n = rest.len().min((self.seg_size - off) as usize);
+            let file = seg.dfile.as_ref().unwrap_or(&seg.file);
+            file.write_all_at(SEGMENT_HEADER + off, &rest[..n])
+                .map_err(|e| io_err("write", &seg.path, e))?;
+            seg.dirty = true;
+            seg.has_data = true;
+            seg.extent = seg.extent.max(off + n as u64);
+            pos += n as u64;
+            rest = &rest[n..];
+        }
+        Ok(())
+    }
+
+    /// fdatasync every segment written since its last sync, in LSN order.
+    pub fn sync(&self) -> Result<(), WalError> {
+        let mut inner = self.inner.lock();
+        Self::check_failed(&inner)?;
+        for i in 0..inner.segs.len() {
+            if inner.segs[i].dirty {
+                self.sync_segment(&mut inner, i)?;
+            }
+        }
+        Ok(())
+    }
+}

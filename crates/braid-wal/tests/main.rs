@@ -1,0 +1,34 @@
+//! braid-wal's integration tests, one module per file (one test binary for the crate).
+//!
+//! The loom model checks (`loom_*`) run as stress tests on real threads, or under
+//! `RUSTFLAGS="--cfg loom" cargo test -p braid-wal --release --test integration loom` as
+//! model checks.
+
+mod file_device_common;
+mod loom_harness;
+
+mod decoder_mutation;
+mod file_device_device;
+mod file_device_segments;
+mod file_device_stream;
+mod fs_fault;
+mod fs_real;
+mod fs_trip;
+mod gsn_scheme;
+mod loom_gsn;
+#[cfg(loom)]
+mod loom_stream;
+mod loom_taurus;
+mod pertxn_crash;
+mod pmem_device_crash;
+mod prefix_property;
+mod record_payload;
+mod record_roundtrip;
+mod scan_end;
+mod scan_mutation;
+mod stream_fake;
+mod taurus_commit;
+mod taurus_deps;
+mod taurus_lv;
+mod taurus_phantom;
+mod taurus_rows;
