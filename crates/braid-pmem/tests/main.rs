@@ -1,7 +1,6 @@
 //! braid-pmem's integration tests, one module per file (one test binary for the crate).
 
 mod crash;
-mod header_mutation;
 mod media;
 mod region;
 mod trip;

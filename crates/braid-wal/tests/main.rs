@@ -7,7 +7,6 @@
 mod file_device_common;
 mod loom_harness;
 
-mod decoder_mutation;
 mod file_device_device;
 mod file_device_segments;
 mod file_device_stream;
