@@ -75,32 +75,27 @@ pub fn crash_ok_checked(args: &[&str]) -> Value {
     sum
 }
 
-/// A short `braid bench` (2,000 YCSB rows, 2 threads, one 0.3 s run per configuration) with
-/// `extra` options, its databases kept in `dir`; returns the JSON results.
+/// A short `braid bench` (2,000 YCSB rows, 2 threads, one 0.3 s run per configuration; an
+/// option in `extra` replaces its default here) with `extra` options, its databases kept in
+/// `dir`; returns the JSON results.
 pub fn small_bench(dir: &Path, extra: &[&str]) -> Value {
     let json = dir.join("bench.json");
-    run_ok(
-        braid()
-            .args([
-                "bench",
-                "--rows",
-                "2000",
-                "--threads",
-                "2",
-                "--seconds",
-                "0.3",
-                "--repeat",
-                "1",
-                "--keep",
-                "--dir",
-                dir.to_str().unwrap(),
-                "--json",
-                json.to_str().unwrap(),
-                "--csv",
-                dir.join("bench.csv").to_str().unwrap(),
-            ])
-            .args(extra),
-    );
+    let csv = dir.join("bench.csv");
+    let defaults = [
+        ("--rows", "2000"),
+        ("--threads", "2"),
+        ("--seconds", "0.3"),
+        ("--repeat", "1"),
+        ("--dir", dir.to_str().unwrap()),
+        ("--json", json.to_str().unwrap()),
+        ("--csv", csv.to_str().unwrap()),
+    ];
+    let mut cmd = braid();
+    cmd.args(["bench", "--keep"]);
+    for (flag, value) in defaults.iter().filter(|(f, _)| !extra.contains(f)) {
+        cmd.args([flag, value]);
+    }
+    run_ok(cmd.args(extra));
     read_json(&json)
 }
 
