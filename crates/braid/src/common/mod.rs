@@ -1,6 +1,6 @@
-//! Options shared by the `braid` subcommands: workload parameters ([`workload`]), log device
-//! and scheme settings and how they become engine options ([`engine`]), scheme names and run
-//! directories (here).
+//! Options shared by the `braid` subcommands: workload parameters
+//! ([`workload`](mod@workload)), log device and scheme settings and how they become engine
+//! options ([`engine`]), scheme names and run directories (here).
 
 mod engine;
 mod workload;
