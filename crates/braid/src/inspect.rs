@@ -27,7 +27,7 @@ pub struct InspectArgs {
     pub limit: usize,
 }
 
-fn devices(dir: &std::path::Path, meta: &Meta) -> Result<Vec<Arc<dyn Device>>, String> {
+fn devices(dir: &std::path::Path, meta: &Meta) -> anyhow::Result<Vec<Arc<dyn Device>>> {
     let mut out: Vec<Arc<dyn Device>> = Vec::new();
     for i in 0..meta.streams {
         let id = i as u32;
@@ -37,15 +37,14 @@ fn devices(dir: &std::path::Path, meta: &Meta) -> Result<Vec<Arc<dyn Device>>, S
                 if let Some(s) = meta.segment_size {
                     cfg.segment_size = s;
                 }
-                out.push(Arc::new(
-                    FileDevice::open(Arc::new(braid_wal::fs::RealFs), cfg)
-                        .map_err(|e| e.to_string())?,
-                ));
+                out.push(Arc::new(FileDevice::open(
+                    Arc::new(braid_wal::fs::RealFs),
+                    cfg,
+                )?));
             }
             "pmem" => {
                 let path = dir.join("pmem").join(format!("stream-{i:03}.region"));
-                let region =
-                    Region::open(&path, None, PmemConfig::default()).map_err(|e| e.to_string())?;
+                let region = Region::open(&path, None, PmemConfig::default())?;
                 let destage = dir
                     .join("destage")
                     .exists()
@@ -55,9 +54,7 @@ fn devices(dir: &std::path::Path, meta: &Meta) -> Result<Vec<Arc<dyn Device>>, S
                     write: Default::default(),
                     destage,
                 };
-                out.push(Arc::new(
-                    PmemDevice::open(region, cfg).map_err(|e| e.to_string())?,
-                ));
+                out.push(Arc::new(PmemDevice::open(region, cfg)?));
             }
             _ => {}
         }
@@ -65,9 +62,9 @@ fn devices(dir: &std::path::Path, meta: &Meta) -> Result<Vec<Arc<dyn Device>>, S
     Ok(out)
 }
 
-pub fn run(args: InspectArgs) -> Result<(), String> {
+pub fn run(args: InspectArgs) -> anyhow::Result<()> {
     let env = Env::default();
-    let meta = Meta::read(&args.dir, &env).map_err(|e| e.to_string())?;
+    let meta = Meta::read(&args.dir, &env)?;
     let devs = devices(&args.dir, &meta)?;
     let mut streams = Vec::new();
     for (i, d) in devs.iter().enumerate() {
@@ -80,7 +77,7 @@ pub fn run(args: InspectArgs) -> Result<(), String> {
             let rec = match sc.next_record() {
                 Ok(Some(r)) => r,
                 Ok(None) => break,
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(e.into()),
             };
             n += 1;
             bytes += rec.padded_len() as u64;
@@ -143,10 +140,7 @@ pub fn run(args: InspectArgs) -> Result<(), String> {
     }
     let out = serde_json::json!({ "dir": args.dir.display().to_string(), "meta": meta, "streams": streams });
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
-        );
+        println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
     println!(

@@ -83,7 +83,7 @@ fn main() {
         },
     };
     if let Err(e) = result {
-        eprintln!("braid: {e}");
+        eprintln!("braid: {e:#}");
         std::process::exit(2);
     }
 }

@@ -18,46 +18,12 @@ use braid_engine::Db;
 use braid_workloads::ycsb::{self, YcsbConfig};
 
 /// What a transaction declared before committing.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Intent {
     pub txn: u64,
     pub writes: Vec<u64>,
     /// (key, writer observed).
     pub reads: Vec<(u64, u64)>,
-}
-
-impl Intent {
-    /// One line of the child's report: `I txn w k,k r k=w,k=w`.
-    pub fn to_line(&self) -> String {
-        let w: Vec<String> = self.writes.iter().map(|k| k.to_string()).collect();
-        let r: Vec<String> = self.reads.iter().map(|(k, w)| format!("{k}={w}")).collect();
-        format!("I {} w {} r {}", self.txn, w.join(","), r.join(","))
-    }
-
-    pub fn parse(line: &str) -> Option<Intent> {
-        let mut it = line.split(' ');
-        if it.next()? != "I" {
-            return None;
-        }
-        let txn = it.next()?.parse().ok()?;
-        if it.next()? != "w" {
-            return None;
-        }
-        let ws = it.next().unwrap_or("");
-        let writes = ws
-            .split(',')
-            .filter(|s| !s.is_empty())
-            .map(|s| s.parse().ok())
-            .collect::<Option<Vec<u64>>>()?;
-        let mut reads = Vec::new();
-        if it.next() == Some("r") {
-            for kv in it.next().unwrap_or("").split(',').filter(|s| !s.is_empty()) {
-                let (k, w) = kv.split_once('=')?;
-                reads.push((k.parse().ok()?, w.parse().ok()?));
-            }
-        }
-        Some(Intent { txn, writes, reads })
-    }
 }
 
 /// The verdict for one round.
@@ -176,30 +142,4 @@ pub fn check(cfg: &YcsbConfig, db: &Db, intents: &[Intent], acked: &HashSet<u64>
     }
     v.violations.truncate(50);
     v
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn intent_line_round_trip() {
-        let i = Intent {
-            txn: 7,
-            writes: vec![1, 2],
-            reads: vec![(3, 0), (4, 9)],
-        };
-        let p = Intent::parse(&i.to_line()).expect("parses");
-        assert_eq!(p.txn, 7);
-        assert_eq!(p.writes, vec![1, 2]);
-        assert_eq!(p.reads, vec![(3, 0), (4, 9)]);
-        let empty = Intent {
-            txn: 1,
-            writes: vec![],
-            reads: vec![],
-        };
-        assert_eq!(Intent::parse(&empty.to_line()).map(|i| i.txn), Some(1));
-        assert!(Intent::parse("A 5").is_none());
-    }
 }

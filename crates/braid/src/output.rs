@@ -2,15 +2,11 @@
 
 use std::path::Path;
 
+use anyhow::Context as _;
+
 /// Write `value` as pretty JSON, creating parent directories.
-pub fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), String> {
-    if let Some(parent) = path.parent()
-        && !parent.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-    }
-    let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
-    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+pub fn write_json(path: &Path, value: &serde_json::Value) -> anyhow::Result<()> {
+    write_text(path, &serde_json::to_string_pretty(value)?)
 }
 
 /// Cores, CPU model, persistence instructions and the git revision, for result files.
@@ -45,11 +41,11 @@ pub fn machine() -> serde_json::Value {
 }
 
 /// Write a text file, creating parent directories.
-pub fn write_text(path: &Path, text: &str) -> Result<(), String> {
+pub fn write_text(path: &Path, text: &str) -> anyhow::Result<()> {
     if let Some(parent) = path.parent()
         && !parent.as_os_str().is_empty()
     {
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        std::fs::create_dir_all(parent).with_context(|| format!("{}", parent.display()))?;
     }
-    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+    std::fs::write(path, text).with_context(|| format!("{}", path.display()))
 }

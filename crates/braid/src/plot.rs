@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use anyhow::Context as _;
 use plotters::prelude::*;
 
 use crate::bench::ConfigResult;
@@ -32,11 +33,11 @@ fn draw_lines<DB: DrawingBackend>(
     x_label: &str,
     y_label: &str,
     series: &[Series],
-) -> Result<(), String>
+) -> anyhow::Result<()>
 where
     DB::ErrorType: 'static,
 {
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("drawing: {e}");
     root.fill(&WHITE).map_err(err)?;
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
@@ -114,11 +115,11 @@ fn draw_bars<DB: DrawingBackend>(
     title: &str,
     y_label: &str,
     bars: &[(String, f64)],
-) -> Result<(), String>
+) -> anyhow::Result<()>
 where
     DB::ErrorType: 'static,
 {
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("drawing: {e}");
     root.fill(&WHITE).map_err(err)?;
     let ymax = bars.iter().map(|b| b.1).fold(0.0f64, f64::max).max(1e-9) * 1.15;
     let n = bars.len().max(1);
@@ -165,7 +166,7 @@ pub fn line_chart(
     x_label: &str,
     y_label: &str,
     series: &[Series],
-) -> Result<Vec<PathBuf>, String> {
+) -> anyhow::Result<Vec<PathBuf>> {
     prepare(stem)?;
     let svg = stem.with_extension("svg");
     let png = stem.with_extension("png");
@@ -192,7 +193,7 @@ pub fn bar_chart(
     title: &str,
     y_label: &str,
     bars: &[(String, f64)],
-) -> Result<Vec<PathBuf>, String> {
+) -> anyhow::Result<Vec<PathBuf>> {
     prepare(stem)?;
     let svg = stem.with_extension("svg");
     let png = stem.with_extension("png");
@@ -211,9 +212,9 @@ pub fn bar_chart(
     Ok(vec![svg, png])
 }
 
-fn prepare(stem: &Path) -> Result<(), String> {
+fn prepare(stem: &Path) -> anyhow::Result<()> {
     if let Some(p) = stem.parent() {
-        std::fs::create_dir_all(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        std::fs::create_dir_all(p).with_context(|| format!("{}", p.display()))?;
     }
     Ok(())
 }
@@ -244,11 +245,11 @@ pub fn label(r: &ConfigResult) -> String {
 
 /// Group results into series by `key`, with x from `x` and y from `y`, skipping rows `keep`
 /// rejects.
-pub fn group(
-    results: &[ConfigResult],
-    key: impl Fn(&ConfigResult) -> String,
-    x: impl Fn(&ConfigResult) -> f64,
-    y: impl Fn(&ConfigResult) -> Option<f64>,
+pub fn group<T>(
+    results: &[T],
+    key: impl Fn(&T) -> String,
+    x: impl Fn(&T) -> f64,
+    y: impl Fn(&T) -> Option<f64>,
 ) -> Vec<Series> {
     let mut out: Vec<Series> = Vec::new();
     for r in results {
@@ -269,7 +270,7 @@ pub fn group(
 }
 
 /// The standard plots of a `braid bench` sweep; returns the files written.
-pub fn bench_plots(dir: &Path, results: &[ConfigResult]) -> Result<Vec<PathBuf>, String> {
+pub fn bench_plots(dir: &Path, results: &[ConfigResult]) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let w = results
         .first()

@@ -78,11 +78,11 @@ fn cc_for(mvcc: bool, asked: braid_engine::Cc) -> braid_engine::Cc {
     }
 }
 
-pub fn run(args: RecoverArgs) -> Result<(), String> {
+pub fn run(args: RecoverArgs) -> anyhow::Result<()> {
     let env = Env::default();
-    let meta = Meta::read(&args.dir, &env).map_err(|e| e.to_string())?;
+    let meta = Meta::read(&args.dir, &env)?;
     let workload = common::workload_from_app(&meta.app)?;
-    let logging: LogKind = meta.logging.parse()?;
+    let logging: LogKind = meta.logging.parse().map_err(anyhow::Error::msg)?;
     let device = match meta.device.as_str() {
         "pmem" => DeviceKind::Pmem,
         "file" => DeviceKind::File,
@@ -129,8 +129,7 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
         workload.procedures(),
         &|l| workload.load(l, &|_| {}),
         &move |n| b.inc(n),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let total = start.elapsed().as_secs_f64();
     bar.finish_and_clear();
     let r = &report.recovery;
@@ -192,7 +191,8 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
     for (i, e) in r.ends.iter().enumerate() {
         println!("  stream {i}: {e}");
     }
-    if let Err(e) = workload.check(&db) {
+    let consistency = workload.check(&db).err();
+    if let Some(e) = &consistency {
         println!("  consistency check FAILED: {e}");
     }
     println!("  total {:.3} s", total);
@@ -219,6 +219,7 @@ pub fn run(args: RecoverArgs) -> Result<(), String> {
                 "load_seconds": report.load_seconds,
                 "checkpoint": report.checkpoint,
                 "covered": r.covered,
+                "consistency": consistency,
                 "machine": crate::output::machine(),
             }),
         )?;
@@ -234,11 +235,11 @@ pub fn recover_quiet(
     threads: usize,
     scan_threads: Option<usize>,
     apply_threads: Option<usize>,
-) -> Result<RecoveryStats, String> {
+) -> anyhow::Result<RecoveryStats> {
     let env = Env::default();
-    let meta = Meta::read(dir, &env).map_err(|e| e.to_string())?;
+    let meta = Meta::read(dir, &env)?;
     let workload = common::workload_from_app(&meta.app)?;
-    let logging: LogKind = meta.logging.parse()?;
+    let logging: LogKind = meta.logging.parse().map_err(anyhow::Error::msg)?;
     let device = match meta.device.as_str() {
         "pmem" => DeviceKind::Pmem,
         "file" => DeviceKind::File,
@@ -246,8 +247,7 @@ pub fn recover_quiet(
     };
     let mut engine = <EngineArgs as clap::FromArgMatches>::from_arg_matches(
         &<EngineArgs as clap::Args>::augment_args(clap::Command::new("x")).get_matches_from(["x"]),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     engine.scan_threads = scan_threads;
     engine.apply_threads = apply_threads;
     let spec = engine.spec(&meta.scheme)?;
@@ -263,8 +263,7 @@ pub fn recover_quiet(
     opts.cc = cc_for(meta.mvcc, opts.cc);
     let (db, report) = Db::open(dir, opts, workload.catalog(), workload.procedures(), &|l| {
         workload.load(l, &|_| {})
-    })
-    .map_err(|e| e.to_string())?;
+    })?;
     let _ = db.close();
     let r = &report.recovery;
     let secs = r.seconds.max(1e-9);

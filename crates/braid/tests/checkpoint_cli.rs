@@ -4,15 +4,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
-use common::{braid, run_ok};
+use crate::common::{crash_ok, kept_db, recover, small_bench};
 
 /// Power rounds cut within a tenth of `--max-ms`, so they checkpoint more often.
 fn crash_with_checkpoints(scheme: &str, device: &str, mode: &str, logging: &str) {
     let interval = if mode == "power" { "0.004" } else { "0.05" };
-    let out = run_ok(braid().args([
-        "crash-test",
+    let sum = crash_ok(&[
         "--scheme",
         scheme,
         "--device",
@@ -29,11 +26,10 @@ fn crash_with_checkpoints(scheme: &str, device: &str, mode: &str, logging: &str)
         "5000",
         "--checkpoint-interval",
         interval,
-    ]));
-    assert!(out.contains(" 0 violations"), "{out}");
+    ]);
     assert!(
-        out.contains("recoveries started from a checkpoint"),
-        "no recovery used a checkpoint: {out}"
+        sum["from_checkpoint"].as_u64().unwrap() > 0,
+        "no recovery used a checkpoint: {sum}"
     );
 }
 
@@ -55,36 +51,23 @@ fn power_failure_during_checkpoints_gsn_pmem() {
 #[test]
 fn recover_reports_checkpoint_and_replay() {
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
-    let json = dir.path().join("bench.json");
-    run_ok(braid().args([
-        "bench",
-        "--scheme",
-        "taurus",
-        "--rows",
-        "5000",
-        "--threads",
-        "2",
-        "--seconds",
-        "1",
-        "--repeat",
-        "1",
-        "--checkpoint-interval",
-        "0.2",
-        "--keep",
-        "--dir",
-        dir.path().to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-        "--csv",
-        dir.path().join("bench.csv").to_str().unwrap(),
-    ]));
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v = small_bench(
+        dir.path(),
+        &[
+            "--scheme",
+            "taurus",
+            "--rows",
+            "5000",
+            "--seconds",
+            "1",
+            "--checkpoint-interval",
+            "0.2",
+        ],
+    );
     let run = &v["results"][0]["runs"][0];
     assert!(run["checkpoints"].as_u64().unwrap() >= 1, "{run}");
-    let db_dir = run["dir"].as_str().unwrap().to_string();
-    let out = run_ok(braid().args(["recover", "--dir", &db_dir, "--threads", "2"]));
-    assert!(out.contains("checkpoint:"), "{out}");
-    assert!(out.contains("already in the checkpoint"), "{out}");
-    assert!(!out.contains("FAILED"), "{out}");
+    let r = recover(&kept_db(&v, "taurus"), &["--threads", "2"]);
+    assert!(r["checkpoint"]["epoch"].as_u64().unwrap() > 0, "{r}");
+    assert!(r["covered"].is_u64(), "{r}");
+    assert!(r["consistency"].is_null(), "{r}");
 }

@@ -7,31 +7,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
-use common::{braid, run_ok};
+use crate::common::{crash_ok, crash_ok_checked, result, run_failing, small_bench};
 
 fn power(extra: &[&str]) {
-    let mut args = vec![
-        "crash-test",
-        "--scheme",
-        "pertxn",
-        "--device",
-        "pmem",
-        "--mode",
-        "power",
-        "--rounds",
-        "25",
-        "--max-ms",
+    let base = [
+        "--scheme", "pertxn", "--device", "pmem", "--mode", "power", "--rounds", "25", "--max-ms",
         "30",
     ];
-    args.extend_from_slice(extra);
-    let out = run_ok(braid().args(&args));
-    assert!(out.contains(" 0 violations"), "{out}");
-    assert!(
-        !out.contains(" 0 acknowledged"),
-        "the run must acknowledge commits: {out}"
-    );
+    crash_ok_checked(&[&base[..], extra].concat());
 }
 
 #[test]
@@ -59,89 +42,41 @@ fn crash_test_pertxn_power_occ_small_slots() {
 
 #[test]
 fn crash_test_pertxn_kill() {
-    let out = run_ok(braid().args([
-        "crash-test",
-        "--scheme",
-        "pertxn",
-        "--device",
-        "pmem",
-        "--mode",
-        "kill",
-        "--rounds",
-        "3",
-        "--max-ms",
+    crash_ok(&[
+        "--scheme", "pertxn", "--device", "pmem", "--mode", "kill", "--rounds", "3", "--max-ms",
         "150",
-    ]));
-    assert!(out.contains(" 0 violations"), "{out}");
+    ]);
 }
 
 #[test]
 fn crash_test_nvdisk_kill_and_power() {
-    let out = run_ok(braid().args([
-        "crash-test",
-        "--scheme",
-        "nvdisk",
-        "--device",
-        "pmem",
-        "--mode",
-        "kill",
-        "--rounds",
-        "2",
-        "--max-ms",
+    crash_ok(&[
+        "--scheme", "nvdisk", "--device", "pmem", "--mode", "kill", "--rounds", "2", "--max-ms",
         "150",
-    ]));
-    assert!(out.contains(" 0 violations"), "{out}");
-    let out = run_ok(braid().args([
-        "crash-test",
-        "--scheme",
-        "nvdisk",
-        "--mode",
-        "power",
-        "--rounds",
-        "15",
-        "--max-ms",
-        "30",
-    ]));
-    assert!(out.contains(" 0 violations"), "{out}");
+    ]);
+    crash_ok(&[
+        "--scheme", "nvdisk", "--mode", "power", "--rounds", "15", "--max-ms", "30",
+    ]);
 }
 
 #[test]
 fn bench_none_nvdisk_pertxn() {
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
-    let json = dir.path().join("bench.json");
-    let out = run_ok(braid().args([
-        "bench",
-        "--scheme",
-        "none,nvdisk,pertxn",
-        "--rows",
-        "2000",
-        "--threads",
-        "2",
-        "--seconds",
-        "0.3",
-        "--repeat",
-        "1",
-        "--ring-mb",
-        "4",
-        "--pertxn-flush",
-        "commit",
-        "--nvm-delay-ns",
-        "100",
-        "--dir",
-        dir.path().to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-    ]));
-    assert!(out.contains("pertxn") && out.contains("nvdisk"), "{out}");
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v = small_bench(
+        dir.path(),
+        &[
+            "--scheme",
+            "none,nvdisk,pertxn",
+            "--ring-mb",
+            "4",
+            "--pertxn-flush",
+            "commit",
+            "--nvm-delay-ns",
+            "100",
+        ],
+    );
     for scheme in ["nvdisk", "pertxn"] {
-        let r = v["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["scheme"] == scheme)
-            .unwrap();
+        let r = result(&v, scheme);
         assert!(r["txn_per_s"].as_f64().unwrap() > 0.0, "{scheme}: {r}");
         assert!(r["ratio_to_none"].as_f64().is_some(), "{scheme}: {r}");
     }
@@ -151,23 +86,19 @@ fn bench_none_nvdisk_pertxn() {
 /// is refused once, before any round, with the reason: not run and counted as violations.
 #[test]
 fn crash_test_refuses_pertxn_on_files_up_front() {
-    let out = braid()
-        .args([
-            "crash-test",
-            "--scheme",
-            "pertxn",
-            "--device",
-            "file",
-            "--mode",
-            "kill",
-            "--rounds",
-            "8",
-        ])
-        .output()
-        .expect("runs");
+    let out = run_failing(&[
+        "crash-test",
+        "--scheme",
+        "pertxn",
+        "--device",
+        "file",
+        "--mode",
+        "kill",
+        "--rounds",
+        "8",
+    ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stdout}{stderr}");
     assert!(
         stderr.contains("cannot crash-test this configuration")
             && stderr.contains("persistent memory"),
@@ -179,22 +110,18 @@ fn crash_test_refuses_pertxn_on_files_up_front() {
 /// A scheme option the scheme does not have is refused, naming the options it has.
 #[test]
 fn unknown_scheme_option_is_refused_with_the_known_ones() {
-    let out = braid()
-        .args([
-            "bench",
-            "--scheme",
-            "taurus",
-            "--scheme-opt",
-            "taurus.no_such=1",
-            "--seconds",
-            "0.1",
-            "--repeat",
-            "1",
-        ])
-        .output()
-        .expect("runs");
+    let out = run_failing(&[
+        "bench",
+        "--scheme",
+        "taurus",
+        "--scheme-opt",
+        "taurus.no_such=1",
+        "--seconds",
+        "0.1",
+        "--repeat",
+        "1",
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
     assert!(
         stderr.contains("no option \"no_such\"") && stderr.contains("delta_kb"),
         "{stderr}"

@@ -70,11 +70,7 @@ pub struct RewindArgs {
     pub keys: Option<u64>,
 }
 
-fn e<T>(r: Result<T, braid_rewind::RewindError>) -> Result<T, String> {
-    r.map_err(|e| e.to_string())
-}
-
-pub fn run(args: RewindArgs) -> Result<(), String> {
+pub fn run(args: RewindArgs) -> anyhow::Result<()> {
     let want = |x: Experiment| args.experiment == Experiment::All || args.experiment == x;
     let backing = Backing::Dir(args.dir.clone());
     let mut out = serde_json::Map::new();
@@ -90,7 +86,7 @@ pub fn run(args: RewindArgs) -> Result<(), String> {
         if let Some(n) = args.transactions {
             cfg.transactions = n;
         }
-        let r = e(word_tx::word_tx(&cfg))?;
+        let r = word_tx::word_tx(&cfg)?;
         println!(
             "1-word transactions (non-recoverable persisted stores: {:.0}/s)",
             r.raw_stores_per_sec
@@ -116,10 +112,7 @@ pub fn run(args: RewindArgs) -> Result<(), String> {
             "tx/s",
             &bars,
         )?;
-        out.insert(
-            "word_tx".into(),
-            serde_json::to_value(&r).map_err(|e| e.to_string())?,
-        );
+        out.insert("word_tx".into(), serde_json::to_value(&r)?);
     }
     if want(Experiment::BtreeMix) {
         let mut cfg = btree_mix::BTreeMixConfig {
@@ -132,7 +125,7 @@ pub fn run(args: RewindArgs) -> Result<(), String> {
             cfg.records = 5_000;
             cfg.operations = 5_000;
         }
-        let r = e(btree_mix::btree_mix(&cfg))?;
+        let r = btree_mix::btree_mix(&cfg)?;
         println!(
             "\nB+-tree mix ({} records, {} operations): time over the non-recoverable twin",
             cfg.records, cfg.operations
@@ -170,10 +163,7 @@ pub fn run(args: RewindArgs) -> Result<(), String> {
             "time ratio",
             &series,
         )?;
-        out.insert(
-            "btree_mix".into(),
-            serde_json::to_value(&r).map_err(|e| e.to_string())?,
-        );
+        out.insert("btree_mix".into(), serde_json::to_value(&r)?);
     }
     if want(Experiment::Fence) {
         let mut cfg = fence::FenceConfig::default();
@@ -183,7 +173,7 @@ pub fn run(args: RewindArgs) -> Result<(), String> {
             cfg.mix.records = 5_000;
             cfg.mix.operations = 2_000;
         }
-        let r = e(fence::fence_sensitivity(&cfg))?;
+        let r = fence::fence_sensitivity(&cfg)?;
         println!("\nFence sensitivity (100% updates): slowdown over no added latency");
         let mut series: Vec<Series> = Vec::new();
         for p in &r.points {
@@ -203,10 +193,7 @@ pub fn run(args: RewindArgs) -> Result<(), String> {
             "slowdown",
             &series,
         )?;
-        out.insert(
-            "fence".into(),
-            serde_json::to_value(&r).map_err(|e| e.to_string())?,
-        );
+        out.insert("fence".into(), serde_json::to_value(&r)?);
     }
     if want(Experiment::Recovery) {
         let mut cfg = recovery::RecoveryConfig {
@@ -217,7 +204,7 @@ pub fn run(args: RewindArgs) -> Result<(), String> {
             cfg.records = 2_000;
             cfg.operations = vec![500];
         }
-        let r = e(recovery::rollback_recovery(&cfg))?;
+        let r = recovery::rollback_recovery(&cfg)?;
         println!("\nRollback and recovery time");
         for p in &r.points {
             println!(
@@ -225,10 +212,7 @@ pub fn run(args: RewindArgs) -> Result<(), String> {
                 p.variant, p.operations, p.rollback_ms, p.recovery_ms
             );
         }
-        out.insert(
-            "recovery".into(),
-            serde_json::to_value(&r).map_err(|e| e.to_string())?,
-        );
+        out.insert("recovery".into(), serde_json::to_value(&r)?);
     }
     if args.experiment == Experiment::InsertLookup {
         let mut cfg = insert_lookup::InsertLookupConfig {
@@ -242,7 +226,7 @@ pub fn run(args: RewindArgs) -> Result<(), String> {
         if let Some(n) = args.keys {
             cfg.keys = n;
         }
-        let r = e(insert_lookup::btree_insert_lookup(&cfg))?;
+        let r = insert_lookup::btree_insert_lookup(&cfg)?;
         println!(
             "B+-tree inserts (one transaction each) and lookups of {} random keys",
             cfg.keys
@@ -254,10 +238,7 @@ pub fn run(args: RewindArgs) -> Result<(), String> {
                 row.system, row.inserts_per_sec, row.lookups_per_sec
             );
         }
-        out.insert(
-            "btree_insert_lookup".into(),
-            serde_json::to_value(&r).map_err(|e| e.to_string())?,
-        );
+        out.insert("btree_insert_lookup".into(), serde_json::to_value(&r)?);
     }
     if args.experiment == Experiment::Tpcc {
         let per = if args.quick { 5_000 } else { 20_000 };
@@ -280,13 +261,13 @@ pub fn run(args: RewindArgs) -> Result<(), String> {
             ("rewind-shared-log", batch(LogMode::Shared)),
             ("rewind-per-thread-logs", batch(LogMode::PerThread(2))),
         ] {
-            let r = e(tpcc::run(&tpcc::TpccConfig {
+            let r = tpcc::run(&tpcc::TpccConfig {
                 backing: backing.clone(),
                 threads: 2,
                 transactions_per_thread: per,
                 pool,
                 ..Default::default()
-            }))?;
+            })?;
             println!(
                 "{:<34} {:>12.0} {:>10} {:>12} {:>8.2}",
                 label, r.tpm, r.committed, r.rolled_back, r.seconds

@@ -1,18 +1,15 @@
-//! Options shared by the `braid` subcommands: workload parameters, log device and scheme
-//! settings, and how they become engine [`Options`].
+//! Log and engine options on the command line: the log device, persistence domain, pmem write
+//! mode and every scheme's shorthand flags, and how they become engine [`Options`].
 
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context as _;
 use braid_engine::{
     Cc, DeviceConfig, FileOptions, LogKind, LogPlace, Options, PmemOptions, SchemeSpec,
 };
 use braid_pmem::Domain;
 use braid_wal::device::pmem::PmemWrite;
 use braid_wal::scheme::pertxn::FlushPolicy;
-use braid_workloads::Workload;
-use braid_workloads::ycsb::{Ycsb, YcsbConfig};
 use clap::{Args, ValueEnum};
 
 /// Where the log goes.
@@ -87,43 +84,6 @@ pub enum PmemWriteArg {
     Nt,
     /// Ordinary stores and cache-line flushes.
     Flush,
-}
-
-/// YCSB parameters (Taurus defaults).
-#[derive(Debug, Clone, Args)]
-pub struct YcsbArgs {
-    /// Rows in the YCSB table.
-    #[arg(long, default_value_t = 1_000_000)]
-    pub rows: u64,
-    /// Zipf skew of key popularity (0 = uniform).
-    #[arg(long, default_value_t = 0.6)]
-    pub theta: f64,
-    /// Fraction of accesses that are reads.
-    #[arg(long, default_value_t = 0.5)]
-    pub read_fraction: f64,
-    /// Row accesses per transaction.
-    #[arg(long, default_value_t = 2)]
-    pub accesses: usize,
-    /// Columns per row.
-    #[arg(long, default_value_t = 10)]
-    pub columns: usize,
-    /// Bytes per column.
-    #[arg(long, default_value_t = 100)]
-    pub column_bytes: usize,
-}
-
-impl YcsbArgs {
-    pub fn config(&self, marked: bool) -> YcsbConfig {
-        YcsbConfig {
-            rows: self.rows,
-            columns: self.columns,
-            column_bytes: self.column_bytes,
-            theta: self.theta,
-            accesses: self.accesses,
-            read_fraction: self.read_fraction,
-            marked,
-        }
-    }
 }
 
 /// Log and engine settings.
@@ -299,24 +259,23 @@ impl EngineArgs {
     }
 
     /// Scheme `name` configured by the shorthand flags and `--scheme-opt`.
-    pub fn spec(&self, name: &str) -> Result<SchemeSpec, String> {
-        let mut spec = SchemeSpec::named(name).map_err(|e| e.to_string())?;
+    pub fn spec(&self, name: &str) -> anyhow::Result<SchemeSpec> {
+        let mut spec = SchemeSpec::named(name)?;
         for (scheme, key, value) in self.shorthand_options() {
             if scheme == spec.name() {
-                spec.set(key, &value).map_err(|e| e.to_string())?;
+                spec.set(key, &value)
+                    .with_context(|| format!("the {scheme} option {key}={value}"))?;
             }
         }
         for opt in &self.scheme_opt {
-            let (path, value) = opt
+            let (scheme, key, value) = opt
                 .split_once('=')
-                .ok_or_else(|| format!("--scheme-opt {opt:?}: write SCHEME.KEY=VALUE"))?;
-            let (scheme, key) = path
-                .split_once('.')
-                .ok_or_else(|| format!("--scheme-opt {opt:?}: write SCHEME.KEY=VALUE"))?;
-            SchemeSpec::named(scheme).map_err(|e| format!("--scheme-opt {opt:?}: {e}"))?;
+                .and_then(|(path, value)| path.split_once('.').map(|(s, k)| (s, k, value)))
+                .with_context(|| format!("--scheme-opt {opt:?}: write SCHEME.KEY=VALUE"))?;
+            SchemeSpec::named(scheme).with_context(|| format!("--scheme-opt {opt:?}"))?;
             if scheme == spec.name() {
                 spec.set(key, value)
-                    .map_err(|e| format!("--scheme-opt {opt:?}: {e}"))?;
+                    .with_context(|| format!("--scheme-opt {opt:?}"))?;
             }
         }
         Ok(spec)
@@ -377,184 +336,6 @@ impl EngineArgs {
             load_threads: self.recovery_threads.max(1),
         }
     }
-}
-
-/// The workloads the command knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum WorkloadKind {
-    Ycsb,
-    Tpcc,
-    Tatp,
-    Tpcb,
-}
-
-/// TPC-C, TATP and TPC-B parameters.
-#[derive(Debug, Clone, Args)]
-pub struct OltpArgs {
-    /// TPC-C warehouses.
-    #[arg(long, default_value_t = 2)]
-    pub warehouses: u64,
-    /// TPC-C mix: full, payment-only, new-order-only.
-    #[arg(long, default_value = "full")]
-    pub tpcc_mix: String,
-    /// TPC-C items (and stock rows per warehouse); the specification says 100000.
-    #[arg(long, default_value_t = 100_000)]
-    pub items: u64,
-    /// TPC-C customers per district; the specification says 3000.
-    #[arg(long, default_value_t = 3_000)]
-    pub customers: u64,
-    /// TATP subscribers.
-    #[arg(long, default_value_t = 100_000)]
-    pub subscribers: u64,
-    /// TATP mix: standard, update-location-only.
-    #[arg(long, default_value = "standard")]
-    pub tatp_mix: String,
-    /// TPC-B branches.
-    #[arg(long, default_value_t = 2)]
-    pub branches: u64,
-    /// TPC-B accounts per branch.
-    #[arg(long, default_value_t = 100_000)]
-    pub accounts_per_branch: u64,
-}
-
-/// Build a workload from its kind and parameters.
-pub fn workload(
-    kind: WorkloadKind,
-    ycsb: &YcsbArgs,
-    oltp: &OltpArgs,
-    marked: bool,
-) -> Result<Arc<dyn Workload>, String> {
-    use braid_workloads::{tatp, tpcb, tpcc};
-    Ok(match kind {
-        WorkloadKind::Ycsb => Arc::new(Ycsb::new(ycsb.config(marked))),
-        WorkloadKind::Tpcc => Arc::new(
-            tpcc::Tpcc::new(tpcc::TpccConfig {
-                warehouses: oltp.warehouses,
-                items: oltp.items,
-                customers_per_district: oltp.customers,
-                mix: oltp.tpcc_mix.parse()?,
-                ..tpcc::TpccConfig::default()
-            })
-            .map_err(|e| e.to_string())?,
-        ),
-        WorkloadKind::Tatp => Arc::new(
-            tatp::Tatp::new(tatp::TatpConfig {
-                subscribers: oltp.subscribers,
-                mix: oltp.tatp_mix.parse()?,
-                ..tatp::TatpConfig::default()
-            })
-            .map_err(|e| e.to_string())?,
-        ),
-        WorkloadKind::Tpcb => Arc::new(
-            tpcb::Tpcb::new(tpcb::TpcbConfig {
-                branches: oltp.branches,
-                accounts_per_branch: oltp.accounts_per_branch,
-                ..tpcb::TpcbConfig::default()
-            })
-            .map_err(|e| e.to_string())?,
-        ),
-    })
-}
-
-/// Rebuild the workload recorded in a database's `braid.json`.
-pub fn workload_from_app(app: &serde_json::Value) -> Result<Arc<dyn Workload>, String> {
-    use braid_workloads::{tatp, tpcb, tpcc};
-    let name = app.get("workload").and_then(|v| v.as_str()).unwrap_or("");
-    let params = app.get("params").cloned().unwrap_or_default();
-    let bad = |e: serde_json::Error| {
-        format!("the database records {name} parameters braid cannot read: {e}")
-    };
-    match name {
-        "ycsb" => Ok(Arc::new(Ycsb::new(
-            serde_json::from_value::<YcsbConfig>(params).map_err(bad)?,
-        ))),
-        "tpcc" => Ok(Arc::new(
-            tpcc::Tpcc::new(serde_json::from_value(params).map_err(bad)?)
-                .map_err(|e| e.to_string())?,
-        )),
-        "tatp" => Ok(Arc::new(
-            tatp::Tatp::new(serde_json::from_value(params).map_err(bad)?)
-                .map_err(|e| e.to_string())?,
-        )),
-        "tpcb" => Ok(Arc::new(
-            tpcb::Tpcb::new(serde_json::from_value(params).map_err(bad)?)
-                .map_err(|e| e.to_string())?,
-        )),
-        _ => Err(format!(
-            "the database does not record a workload braid knows ({app}); it was not created by the braid command"
-        )),
-    }
-}
-
-/// The `app` blob stored in `braid.json` for a workload.
-pub fn app_blob(w: &dyn Workload) -> serde_json::Value {
-    serde_json::json!({ "workload": w.name(), "params": w.params() })
-}
-
-/// A fresh directory for one run: under `base` if given, else a temporary directory in
-/// /dev/shm (pmem, null) or /var/tmp (file, so fdatasync reaches a real disk).
-pub fn run_dir(
-    base: Option<&PathBuf>,
-    device: DeviceKind,
-    label: &str,
-) -> std::io::Result<tempfile::TempDir> {
-    let parent = match base {
-        Some(b) => b.clone(),
-        None => match device {
-            DeviceKind::File => PathBuf::from("/var/tmp"),
-            _ => PathBuf::from("/dev/shm"),
-        },
-    };
-    std::fs::create_dir_all(&parent)?;
-    tempfile::Builder::new()
-        .prefix(&format!("braid-{label}-"))
-        .tempdir_in(parent)
-}
-
-/// Parse a comma-separated list.
-/// The name of the no-logging baseline, the ratio base of every figure.
-pub const NONE: &str = braid_wal::scheme::none::NAME;
-
-/// The registered schemes named in a comma-separated `list` (every scheme without one), as
-/// their registered names, in the order given.
-pub fn scheme_names(list: Option<&str>) -> Result<Vec<&'static str>, String> {
-    let Some(list) = list else {
-        return Ok(braid_wal::scheme::registry::names().collect());
-    };
-    list.split(',')
-        .map(str::trim)
-        .filter(|x| !x.is_empty())
-        .map(|x| {
-            braid_wal::scheme::registry::names()
-                .find(|n| *n == x)
-                .ok_or_else(|| {
-                    format!(
-                        "unknown scheme {x:?}; known schemes: {}",
-                        braid_wal::scheme::registry::names()
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                })
-        })
-        .collect()
-}
-
-/// A registered scheme's name (a clap value parser).
-pub fn scheme_name(s: &str) -> Result<&'static str, String> {
-    scheme_names(Some(s))?
-        .into_iter()
-        .next()
-        .ok_or_else(|| "--scheme needs a scheme name".to_string())
-}
-
-pub fn parse_list<T: std::str::FromStr>(s: &str) -> Result<Vec<T>, String>
-where
-    T::Err: std::fmt::Display,
-{
-    s.split(',')
-        .filter(|x| !x.trim().is_empty())
-        .map(|x| x.trim().parse::<T>().map_err(|e| e.to_string()))
-        .collect()
 }
 
 #[cfg(test)]
@@ -638,12 +419,13 @@ mod tests {
         let t = e.spec("taurus").unwrap();
         assert!(t.options().contains(&("anchor_kb", "8".to_string())));
         let bad = engine(&["--scheme-opt", "taurus.no_such=1"]);
-        let err = bad.spec("taurus").unwrap_err();
+        let err = format!("{:#}", bad.spec("taurus").unwrap_err());
         assert!(
             err.contains("no option \"no_such\"") && err.contains("delta_kb"),
             "{err}"
         );
         let bad = engine(&["--scheme-opt", "nosuch.x=1"]);
-        assert!(bad.spec("serial").unwrap_err().contains("unknown scheme"));
+        let err = format!("{:#}", bad.spec("serial").unwrap_err());
+        assert!(err.contains("unknown scheme"), "{err}");
     }
 }

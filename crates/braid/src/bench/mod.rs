@@ -1,0 +1,196 @@
+//! `braid bench`: run a workload under each scheme, thread count and repeat, count commits
+//! acknowledged as durable, and report medians with the ratio to no logging from the same run.
+//!
+//! Workers pipeline their commits: a commit returns a ticket at once (early lock release) and
+//! the worker goes on with the next transaction, retiring tickets as they become durable (the
+//! Taurus paper's asynchronous commit). A transaction counts, and its latency (commit start to
+//! acknowledgement) is recorded, only when its ticket resolves; transactions still in flight when
+//! the time is up are waited for and counted, and the elapsed time includes that wait.
+//!
+//! Each run also records the scheme's own counters ([`braid_engine::Db::scheme_counters`]); for
+//! gsn the results carry straggler signals per 10,000 commits of passive group commit (Wang &
+//! Johnson Sec. 4.1), counted by that run's scheme instance alone.
+//!
+//! [`sweep`] expands the command line into configurations, [`run`](mod@run) measures one of
+//! them once, [`summary`] repeats and summarises them, [`output`] prints and writes the results.
+
+mod output;
+mod run;
+mod summary;
+mod sweep;
+
+use std::path::PathBuf;
+
+use braid_engine::LogKind;
+use clap::Args;
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+
+use crate::common::{self, DeviceKind, EngineArgs, OltpArgs, WorkloadKind, YcsbArgs};
+
+pub use output::{save, save_quiet};
+pub use run::{RunResult, run_once};
+pub use summary::{ConfigResult, measure};
+pub use sweep::{Point, sweep_points};
+
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// Workload to run.
+    #[arg(long, value_enum, default_value_t = WorkloadKind::Ycsb)]
+    pub workload: WorkloadKind,
+    /// Schemes to compare, comma-separated (default: every scheme).
+    #[arg(long, value_delimiter = ',', value_parser = common::scheme_name)]
+    pub scheme: Option<Vec<&'static str>>,
+    /// Logging kinds, comma-separated: data, command.
+    #[arg(long, value_delimiter = ',', default_value = "data", value_parser = common::trimmed::<LogKind>)]
+    pub logging: Vec<LogKind>,
+    /// Log devices, comma-separated: pmem, file.
+    #[arg(long, value_delimiter = ',', default_value = "pmem", value_parser = common::device_kind)]
+    pub device: Vec<DeviceKind>,
+    /// Parent directory for the databases (default: a temporary directory in /dev/shm, or
+    /// /var/tmp for the file device).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Worker thread counts, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,2", value_parser = common::trimmed::<usize>)]
+    pub threads: Vec<usize>,
+    /// Log stream counts, comma-separated (default: the thread count; serial always uses one).
+    #[arg(long, value_delimiter = ',', value_parser = common::trimmed::<usize>)]
+    pub logs: Option<Vec<usize>>,
+    /// Emulated NVM write delays to sweep, ns per persisted cache line, comma-separated
+    /// (overrides --nvm-delay-ns).
+    #[arg(long, value_delimiter = ',', value_parser = common::trimmed::<u64>)]
+    pub nvm_delays: Option<Vec<u64>>,
+    /// Seconds per run (default 5, shortened when the sweep is large so that measuring takes
+    /// at most about a minute; loading the tables comes on top).
+    #[arg(long)]
+    pub seconds: Option<f64>,
+    /// Runs per configuration (the table shows the median).
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+    /// Write results as JSON here (the default is untracked; published results are written to
+    /// `results/` only when asked for).
+    #[arg(long, default_value = "target/braid/bench.json")]
+    pub json: PathBuf,
+    /// Write results as CSV here (default: the JSON path with a .csv extension).
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Draw plots of the sweep (SVG and PNG) into this directory.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// Keep each run's database directory (for `braid recover` / `braid inspect`).
+    #[arg(long)]
+    pub keep: bool,
+    /// Most commits a worker keeps in flight before it waits for the oldest.
+    #[arg(long, default_value_t = 256)]
+    pub inflight: usize,
+    /// Seed of the workload generators.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub ycsb: YcsbArgs,
+    #[command(flatten)]
+    pub oltp: OltpArgs,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// Wrapper to get [`BenchArgs`] with every default filled in.
+#[derive(Debug, clap::Parser)]
+struct Defaults {
+    #[command(flatten)]
+    bench: BenchArgs,
+}
+
+impl BenchArgs {
+    /// Every option at its default, as `braid bench` with no option runs.
+    pub fn defaults() -> anyhow::Result<BenchArgs> {
+        use clap::Parser as _;
+        Ok(Defaults::try_parse_from(["bench"])?.bench)
+    }
+
+    /// Where the CSV goes.
+    pub fn csv_path(&self) -> PathBuf {
+        self.csv
+            .clone()
+            .unwrap_or_else(|| self.json.with_extension("csv"))
+    }
+
+    /// Seconds per run.
+    pub fn seconds(&self) -> f64 {
+        self.seconds.unwrap_or(5.0)
+    }
+}
+
+pub fn run(mut args: BenchArgs) -> anyhow::Result<()> {
+    let workload = common::workload(args.workload, &args.ycsb, &args.oltp, false)?;
+    let points = sweep_points(&args)?;
+    if args.seconds.is_none() {
+        let runs = (points.len() * args.repeat.max(1)) as f64;
+        args.seconds = Some((60.0 / runs).clamp(1.0, 5.0));
+    }
+    let mp = MultiProgress::new();
+    let total = (points.len() * args.repeat.max(1)) as u64;
+    let overall = mp.add(ProgressBar::new(total));
+    overall.set_style(
+        ProgressStyle::with_template("bench {wide_msg} [{bar:30}] {pos}/{len} runs, {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    overall.set_message(workload.name().to_string());
+    let results = measure(&args, &workload, &points, &mp, &overall)?;
+    overall.finish_and_clear();
+    output::print_table(&results);
+    save(&args, &results)?;
+    if let Some(dir) = &args.plot {
+        let files = crate::plot::bench_plots(dir, &results)?;
+        for f in files {
+            println!("plot written to {}", f.display());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use clap::Parser as _;
+
+    fn parse(args: &[&str]) -> BenchArgs {
+        Defaults::try_parse_from(std::iter::once("bench").chain(args.iter().copied()))
+            .unwrap()
+            .bench
+    }
+
+    #[test]
+    fn lists_are_comma_separated() {
+        let d = parse(&[]);
+        assert_eq!(d.threads, vec![1, 2]);
+        assert_eq!(d.logging, vec![LogKind::Data]);
+        assert_eq!(d.device, vec![DeviceKind::Pmem]);
+        assert!(d.scheme.is_none() && d.logs.is_none() && d.nvm_delays.is_none());
+        let a = parse(&[
+            "--scheme",
+            "none,serial, taurus",
+            "--threads",
+            "1,2,4",
+            "--logging",
+            "data,command",
+            "--device",
+            "pmem,FILE",
+            "--logs",
+            "1,2",
+            "--nvm-delays",
+            "0,100",
+        ]);
+        assert_eq!(a.scheme, Some(vec!["none", "serial", "taurus"]));
+        assert_eq!(a.threads, vec![1, 2, 4]);
+        assert_eq!(a.logging, vec![LogKind::Data, LogKind::Command]);
+        assert_eq!(a.device, vec![DeviceKind::Pmem, DeviceKind::File]);
+        assert_eq!(a.logs, Some(vec![1, 2]));
+        assert_eq!(a.nvm_delays, Some(vec![0, 100]));
+        assert!(
+            Defaults::try_parse_from(["bench", "--scheme", "serial,nosuch"]).is_err(),
+            "an unknown scheme is refused"
+        );
+    }
+}

@@ -1,0 +1,187 @@
+//! What `braid bench` prints and writes: the results table, and the JSON and CSV files (with
+//! the machine and the git revision).
+
+use serde::{Serialize, Serializer};
+
+use super::{BenchArgs, ConfigResult};
+use crate::common::NONE;
+
+/// Write the JSON and CSV files, with the machine and the git revision.
+pub fn save(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<()> {
+    save_quiet(args, results)?;
+    println!(
+        "results written to {} and {}",
+        args.json.display(),
+        args.csv_path().display()
+    );
+    Ok(())
+}
+
+/// One line of the CSV file: a configuration's medians and where they were measured.
+#[derive(Serialize)]
+struct CsvRow<'a> {
+    workload: &'a str,
+    scheme: &'a str,
+    logging: &'a str,
+    device: &'a str,
+    threads: usize,
+    logs: usize,
+    nvm_delay_ns: u64,
+    #[serde(serialize_with = "fixed1")]
+    txn_per_s: f64,
+    #[serde(serialize_with = "fixed1")]
+    txn_per_s_min: f64,
+    #[serde(serialize_with = "fixed1")]
+    txn_per_s_max: f64,
+    #[serde(serialize_with = "fixed3_or_empty")]
+    ratio_to_none: Option<f64>,
+    #[serde(serialize_with = "fixed2")]
+    p50_us: f64,
+    #[serde(serialize_with = "fixed2")]
+    p99_us: f64,
+    #[serde(serialize_with = "fixed1")]
+    aborts_per_s: f64,
+    #[serde(serialize_with = "fixed1")]
+    log_bytes_per_s: f64,
+    #[serde(serialize_with = "fixed1")]
+    bytes_per_row: f64,
+    #[serde(serialize_with = "fixed2_or_empty")]
+    signals_per_10k_commits: Option<f64>,
+    git: &'a str,
+    cores: String,
+    cpu: &'a str,
+    emulation: &'a str,
+    params: String,
+}
+
+fn fixed<S: Serializer>(s: S, v: Option<f64>, digits: usize) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => s.serialize_str(&format!("{v:.digits$}")),
+        None => s.serialize_str(""),
+    }
+}
+
+fn fixed1<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    fixed(s, Some(*v), 1)
+}
+
+fn fixed2<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    fixed(s, Some(*v), 2)
+}
+
+fn fixed2_or_empty<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    fixed(s, *v, 2)
+}
+
+fn fixed3_or_empty<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    fixed(s, *v, 3)
+}
+
+/// [`save`] without telling.
+pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<()> {
+    crate::output::write_json(
+        &args.json,
+        &serde_json::json!({
+            "command": std::env::args().collect::<Vec<_>>().join(" "),
+            "machine": crate::output::machine(),
+            "results": results,
+        }),
+    )?;
+    let m = crate::output::machine();
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    for r in results {
+        csv.serialize(CsvRow {
+            workload: &r.workload,
+            scheme: &r.scheme,
+            logging: &r.logging,
+            device: &r.device,
+            threads: r.threads,
+            logs: r.logs,
+            nvm_delay_ns: r.nvm_delay_ns,
+            txn_per_s: r.txn_per_s,
+            txn_per_s_min: r.txn_per_s_min,
+            txn_per_s_max: r.txn_per_s_max,
+            ratio_to_none: r.ratio_to_none,
+            p50_us: r.p50_us,
+            p99_us: r.p99_us,
+            aborts_per_s: r.aborts_per_s,
+            log_bytes_per_s: r.log_bytes_per_s,
+            bytes_per_row: r.bytes_per_row,
+            signals_per_10k_commits: r.signals_per_10k_commits,
+            git: m["git"].as_str().unwrap_or(""),
+            cores: m["cores"].to_string(),
+            cpu: m["cpu"].as_str().unwrap_or(""),
+            emulation: r.emulation.as_deref().unwrap_or(""),
+            params: r.params.to_string(),
+        })?;
+    }
+    let text = String::from_utf8(csv.into_inner()?)?;
+    crate::output::write_text(&args.csv_path(), &text)?;
+    Ok(())
+}
+
+pub fn print_table(results: &[ConfigResult]) {
+    println!(
+        "{:<9} {:<7} {:<8} {:<8} {:>3} {:>4} {:>6} {:>12} {:>21} {:>7} {:>9} {:>9} {:>10} {:>9}",
+        "workload",
+        "scheme",
+        "logging",
+        "device",
+        "thr",
+        "logs",
+        "nvm ns",
+        "txn/s",
+        "(min-max)",
+        "x none",
+        "p50 us",
+        "p99 us",
+        "aborts/s",
+        "log MB/s"
+    );
+    // Devices that only emulate durable storage are marked, and what they emulate is said
+    // below the table (the no-logging baseline needs no mark).
+    let mut notes: Vec<String> = Vec::new();
+    for r in results {
+        let mut device = r.device.clone();
+        if let Some(e) = r.emulation.as_ref().filter(|_| r.scheme != NONE) {
+            let i = match notes.iter().position(|n| n == e) {
+                Some(i) => i,
+                None => {
+                    notes.push(e.clone());
+                    notes.len() - 1
+                }
+            };
+            device.push_str(&"*".repeat(i + 1));
+        }
+        println!(
+            "{:<9} {:<7} {:<8} {:<8} {:>3} {:>4} {:>6} {:>12.0} {:>21} {:>7} {:>9.1} {:>9.1} {:>10.0} {:>9.1}",
+            r.workload,
+            r.scheme,
+            r.logging,
+            device,
+            r.threads,
+            r.logs,
+            r.nvm_delay_ns,
+            r.txn_per_s,
+            format!("({:.0}-{:.0})", r.txn_per_s_min, r.txn_per_s_max),
+            r.ratio_to_none
+                .map(|x| format!("{x:.2}"))
+                .unwrap_or_else(|| "-".into()),
+            r.p50_us,
+            r.p99_us,
+            r.aborts_per_s,
+            r.log_bytes_per_s / 1e6,
+        );
+    }
+    for (i, n) in notes.iter().enumerate() {
+        println!("{} {n}", "*".repeat(i + 1));
+    }
+    for r in results {
+        if let Some(s) = r.signals_per_10k_commits {
+            println!(
+                "{} {} {} {}t {} logs: {s:.2} straggler signals per 10,000 commits",
+                r.workload, r.scheme, r.device, r.threads, r.logs
+            );
+        }
+    }
+}

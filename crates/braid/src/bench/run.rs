@@ -1,0 +1,287 @@
+//! One measured run of one configuration: open (load) the database, let the workers commit
+//! for the given time with their tickets pipelined, then count, check and close.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use braid_engine::{Db, Ticket, TxError};
+use braid_workloads::{Client, Workload};
+use hdrhistogram::Histogram;
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use super::{BenchArgs, Point};
+use crate::common;
+
+/// What one worker thread of a run measured: commits, aborts and commit latencies.
+type WorkerResult = anyhow::Result<(u64, u64, Histogram<u64>)>;
+
+/// One run's measurements.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    pub txn_per_s: f64,
+    pub commits: u64,
+    pub aborts: u64,
+    pub seconds: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub log_bytes: u64,
+    pub log_flushes: u64,
+    /// Checkpoints taken during the run.
+    pub checkpoints: u64,
+    /// Most log bytes held on the log devices during the run (sampled by the checkpoint
+    /// thread; the held bytes at the end otherwise).
+    pub max_log_bytes: u64,
+    pub dir: Option<String>,
+    /// The scheme's counters at the end of the run (gsn: commits, signals, daemon_rounds,
+    /// clock_records); empty for schemes without any.
+    pub scheme_counters: BTreeMap<String, u64>,
+    /// gsn: straggler signals per 10,000 update commits in this run.
+    pub signals_per_10k_commits: Option<f64>,
+    /// What the run's log only emulated ([`Db::emulation`]); `None` if every acknowledged
+    /// commit would have survived a power cut on this machine.
+    pub emulation: Option<String>,
+}
+
+/// A progress bar with `template`, added to `mp`.
+fn bar(mp: &MultiProgress, len: u64, template: &str, msg: String) -> ProgressBar {
+    let b = mp.add(ProgressBar::new(len));
+    b.set_style(
+        ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    b.set_message(msg);
+    b
+}
+
+/// Pipelined tickets of one worker and what they measured once durable.
+struct Pipeline {
+    pending: VecDeque<(Ticket, Instant)>,
+    hist: Histogram<u64>,
+    done: u64,
+}
+
+impl Pipeline {
+    /// Count the tickets at the front that are durable; with `block`, wait for all of them.
+    fn retire(&mut self, block: bool) -> anyhow::Result<()> {
+        while let Some((t, at)) = self.pending.front() {
+            let durable = if block {
+                t.wait().map(|_| true)
+            } else {
+                t.is_durable()
+            };
+            match durable.context("commit failed")? {
+                true => {
+                    let _ = self.hist.record(at.elapsed().as_nanos() as u64);
+                    self.done += 1;
+                    self.pending.pop_front();
+                }
+                false => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// Wait for the oldest ticket once `inflight` are pending.
+    fn bound(&mut self, inflight: usize) -> anyhow::Result<()> {
+        if self.pending.len() >= inflight
+            && let Some((t, at)) = self.pending.pop_front()
+        {
+            t.wait().context("commit failed")?;
+            let _ = self.hist.record(at.elapsed().as_nanos() as u64);
+            self.done += 1;
+        }
+        Ok(())
+    }
+}
+
+/// One worker: run transactions until `stop`, keeping at most `inflight` commits in flight.
+fn work(
+    db: &Db,
+    mut client: Box<dyn Client>,
+    inflight: usize,
+    stop: &AtomicBool,
+    commits: &AtomicU64,
+) -> WorkerResult {
+    let mut worker = db.worker()?;
+    let mut p = Pipeline {
+        pending: VecDeque::with_capacity(inflight),
+        hist: Histogram::<u64>::new(3)?,
+        done: 0,
+    };
+    let mut aborts = 0u64;
+    let mut n = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        let at = Instant::now();
+        match client.run_one(&mut worker) {
+            Ok(t) => p.pending.push_back((t, at)),
+            Err(e) if e.is_retryable() => aborts += 1,
+            Err(TxError::UserAbort(_)) => aborts += 1,
+            Err(e) => return Err(e).context("transaction failed"),
+        }
+        p.retire(false)?;
+        p.bound(inflight)?;
+        n += 1;
+        if n.is_multiple_of(1024) {
+            commits.store(p.done, Ordering::Relaxed);
+        }
+    }
+    p.retire(true)?;
+    Ok((p.done, aborts, p.hist))
+}
+
+/// Run one configuration once; returns its measurements and the bytes per row it used.
+pub fn run_once(
+    args: &BenchArgs,
+    workload: &Arc<dyn Workload>,
+    point: &Point,
+    repeat: usize,
+    mp: &MultiProgress,
+) -> anyhow::Result<(RunResult, f64)> {
+    let Point {
+        scheme,
+        logging,
+        device,
+        threads,
+        logs,
+        nvm_delay_ns,
+    } = *point;
+    let label = format!(
+        "{}-{}-{}-{}t",
+        scheme,
+        logging.name(),
+        device.name(),
+        threads
+    );
+    let dir =
+        common::run_dir(args.dir.as_ref(), device, &label).context("creating a run directory")?;
+    let mut engine = args.engine.clone();
+    engine.nvm_delay_ns = nvm_delay_ns;
+    let mut opts = engine.options(engine.spec(scheme)?, logging, device, logs, threads);
+    opts.app = common::app_blob(&**workload);
+    let load_bar = bar(
+        mp,
+        workload.initial_rows(),
+        "  loading {msg:28} [{bar:30}] {pos}/{len} rows",
+        label.clone(),
+    );
+    let lb = load_bar.clone();
+    let progress = move |n: u64| lb.inc(n);
+    let (db, _report) = Db::open(
+        &dir.path().join("db"),
+        opts,
+        workload.catalog(),
+        workload.procedures(),
+        &|l| workload.load(l, &progress),
+    )
+    .with_context(|| format!("opening the database for {label}"))?;
+    load_bar.finish_and_clear();
+    mp.remove(&load_bar);
+    let bytes_per_row = {
+        let m = db.memory_report();
+        m.image_bytes_per_row + m.engine_bytes_per_row + m.scheme_bytes_per_row
+    };
+
+    let run_bar = bar(
+        mp,
+        (args.seconds() * 10.0) as u64,
+        "  running {msg:28} [{bar:30}] {elapsed} {prefix}",
+        format!("{label} #{}", repeat + 1),
+    );
+    let stop = AtomicBool::new(false);
+    let commits = AtomicU64::new(0);
+    let log_before = db.log_stats();
+    let start = Instant::now();
+    let deadline = Duration::from_secs_f64(args.seconds());
+    let results: Vec<WorkerResult> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let client = workload.client(i, args.seed.wrapping_add(repeat as u64 * 1000));
+                let (db, stop, commits) = (&db, &stop, &commits);
+                s.spawn(move || work(db, client, args.inflight.max(1), stop, commits))
+            })
+            .collect();
+        while start.elapsed() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+            run_bar.set_position((start.elapsed().as_secs_f64() * 10.0) as u64);
+        }
+        stop.store(true, Ordering::Relaxed);
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("worker panicked")))
+            })
+            .collect()
+    });
+    let elapsed = start.elapsed().as_secs_f64();
+    run_bar.finish_and_clear();
+    mp.remove(&run_bar);
+    let mut hist = Histogram::<u64>::new(3)?;
+    let (mut done, mut aborts) = (0, 0);
+    for r in results {
+        let (d, a, h) = r?;
+        done += d;
+        aborts += a;
+        hist.add(&h)?;
+    }
+    let log = db.log_stats();
+    let ck = db.checkpoint_stats();
+    if let Some(e) = &ck.last_error {
+        bail!("{label}: a checkpoint failed: {e}");
+    }
+    let max_log_bytes = ck.max_log_bytes.max(db.log_bytes());
+    // Every worker is gone (they live in the scoped threads), so the counts are complete.
+    let scheme_counters: BTreeMap<String, u64> = db
+        .scheme_counters()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    let signals_per_10k_commits = signals_per_10k(&scheme_counters);
+    // The workload's consistency conditions (TPC-C Clause 3.3.2, ...) must hold after every run.
+    workload
+        .check(&db)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("{label}: consistency check failed after the run"))?;
+    let emulation = db.emulation();
+    db.close().context("closing")?;
+    drop(db);
+    let kept = if args.keep {
+        let p = dir.keep();
+        Some(p.join("db").display().to_string())
+    } else {
+        None
+    };
+    Ok((
+        RunResult {
+            txn_per_s: done as f64 / elapsed,
+            commits: done,
+            aborts,
+            seconds: elapsed,
+            p50_us: hist.value_at_quantile(0.5) as f64 / 1000.0,
+            p99_us: hist.value_at_quantile(0.99) as f64 / 1000.0,
+            log_bytes: log.bytes - log_before.bytes,
+            log_flushes: log.flushes - log_before.flushes,
+            checkpoints: ck.taken,
+            max_log_bytes,
+            dir: kept,
+            scheme_counters,
+            signals_per_10k_commits,
+            emulation,
+        },
+        bytes_per_row,
+    ))
+}
+
+/// Straggler signals per 10,000 commits from a scheme's counters, if it counts signals.
+pub(super) fn signals_per_10k(c: &BTreeMap<String, u64>) -> Option<f64> {
+    let signals = *c.get("signals")?;
+    let commits = *c.get("commits")?;
+    Some(if commits == 0 {
+        0.0
+    } else {
+        signals as f64 * 10_000.0 / commits as f64
+    })
+}

@@ -1,0 +1,159 @@
+//! Repeats and medians: run every configuration of a sweep `--repeat` times, round-robin, and
+//! summarise each as one [`ConfigResult`] with its ratio to `none` at the same thread count.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use braid_workloads::Workload;
+use indicatif::{MultiProgress, ProgressBar};
+use serde::Serialize;
+
+use super::{BenchArgs, Point, RunResult, run_once};
+
+/// One configuration: its repeats and their medians.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigResult {
+    pub workload: String,
+    pub scheme: String,
+    pub logging: String,
+    pub device: String,
+    pub threads: usize,
+    pub logs: usize,
+    pub txn_per_s: f64,
+    pub txn_per_s_min: f64,
+    pub txn_per_s_max: f64,
+    pub ratio_to_none: Option<f64>,
+    pub nvm_delay_ns: u64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub aborts_per_s: f64,
+    pub log_bytes_per_s: f64,
+    pub bytes_per_row: f64,
+    /// gsn: median over the runs of straggler signals per 10,000 commits.
+    pub signals_per_10k_commits: Option<f64>,
+    /// What the log only emulated (see [`RunResult::emulation`]); `None`: power-safe.
+    pub emulation: Option<String>,
+    /// The scheme's own options, as the scheme reports them.
+    pub scheme_options: BTreeMap<String, String>,
+    pub runs: Vec<RunResult>,
+    pub params: serde_json::Value,
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Run every point `--repeat` times and summarise. The repeats go round the points (every
+/// point once, then every point again): a machine whose speed drifts during the sweep then
+/// shifts every configuration alike, and the ratios to `none` stay fair.
+pub fn measure(
+    args: &BenchArgs,
+    workload: &Arc<dyn Workload>,
+    points: &[Point],
+    mp: &MultiProgress,
+    overall: &ProgressBar,
+) -> anyhow::Result<Vec<ConfigResult>> {
+    let mut all: Vec<(Vec<RunResult>, f64)> = points.iter().map(|_| (Vec::new(), 0.0)).collect();
+    for r in 0..args.repeat.max(1) {
+        for (p, (runs, bpr)) in points.iter().zip(all.iter_mut()) {
+            let (res, b) = run_once(args, workload, p, r, mp)?;
+            *bpr = b;
+            runs.push(res);
+            overall.inc(1);
+        }
+    }
+    let mut results: Vec<ConfigResult> = Vec::new();
+    for (p, (runs, bpr)) in points.iter().zip(all) {
+        let mut tps: Vec<f64> = runs.iter().map(|r| r.txn_per_s).collect();
+        let min = tps.iter().cloned().fold(f64::INFINITY, f64::min);
+        let max = tps.iter().cloned().fold(0.0, f64::max);
+        let med = median(&mut tps);
+        let p50 = median(&mut runs.iter().map(|r| r.p50_us).collect::<Vec<_>>());
+        let p99 = median(&mut runs.iter().map(|r| r.p99_us).collect::<Vec<_>>());
+        let aborts = median(
+            &mut runs
+                .iter()
+                .map(|r| r.aborts as f64 / r.seconds)
+                .collect::<Vec<_>>(),
+        );
+        let logbps = median(
+            &mut runs
+                .iter()
+                .map(|r| r.log_bytes as f64 / r.seconds)
+                .collect::<Vec<_>>(),
+        );
+        let mut sig: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.signals_per_10k_commits)
+            .collect();
+        let signals = (!sig.is_empty()).then(|| median(&mut sig));
+        let ratio = results
+            .iter()
+            .find(|c| c.scheme == "none" && c.threads == p.threads)
+            .map(|none| {
+                if none.txn_per_s > 0.0 {
+                    med / none.txn_per_s
+                } else {
+                    0.0
+                }
+            });
+        results.push(ConfigResult {
+            workload: workload.name().to_string(),
+            scheme: p.scheme.to_string(),
+            logging: p.logging.name().to_string(),
+            device: p.device.name().to_string(),
+            threads: p.threads,
+            logs: p.logs,
+            txn_per_s: med,
+            txn_per_s_min: min,
+            txn_per_s_max: max,
+            ratio_to_none: ratio,
+            nvm_delay_ns: p.nvm_delay_ns,
+            p50_us: p50,
+            p99_us: p99,
+            aborts_per_s: aborts,
+            log_bytes_per_s: logbps,
+            bytes_per_row: bpr,
+            signals_per_10k_commits: signals,
+            emulation: runs.first().and_then(|r| r.emulation.clone()),
+            scheme_options: args
+                .engine
+                .spec(p.scheme)?
+                .options()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            runs,
+            params: serde_json::json!({
+                "workload": workload.params(),
+                "seconds": args.seconds(),
+                "repeat": args.repeat,
+                "inflight": args.inflight,
+                "seed": args.seed,
+                "cc": args.engine.cc.name(),
+                "group_delay_us": args.engine.group_delay_us,
+                "group_kb": args.engine.group_kb,
+                "ring_mb": args.engine.ring_mb,
+                "domain": format!("{:?}", args.engine.domain).to_lowercase(),
+                "pmem_write": format!("{:?}", args.engine.pmem_write).to_lowercase(),
+                "destage": !args.engine.no_destage,
+                "segment_mb": args.engine.segment_mb,
+                "pmem_media": format!("{:?}", args.engine.pmem_media).to_lowercase(),
+                "direct": args.engine.direct,
+                "sync_commit": args.engine.sync_commit,
+                "lv_compress": format!("{:?}", args.engine.lv_compress).to_lowercase(),
+                "taurus_recovery": format!("{:?}", args.engine.taurus_recovery).to_lowercase(),
+            }),
+        });
+    }
+    Ok(results)
+}

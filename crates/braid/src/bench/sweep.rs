@@ -1,0 +1,77 @@
+//! The configurations of a sweep: every thread count x device x NVM delay x scheme x logging
+//! kind x log count the command line names, with `none` (the ratio base) first.
+
+use anyhow::ensure;
+use braid_engine::LogKind;
+
+use super::BenchArgs;
+use crate::common::{self, DeviceKind, NONE};
+
+/// One configuration of a sweep.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    /// A registered scheme's name.
+    pub scheme: &'static str,
+    pub logging: LogKind,
+    pub device: DeviceKind,
+    pub threads: usize,
+    pub logs: usize,
+    pub nvm_delay_ns: u64,
+}
+
+/// Expand the command line into the configurations to run, `none` first for each thread
+/// count (its ratio base), logging schemes after.
+pub fn sweep_points(args: &BenchArgs) -> anyhow::Result<Vec<Point>> {
+    let schemes = common::scheme_names(args.scheme.as_deref());
+    ensure!(
+        !args.threads.is_empty() && !args.threads.contains(&0),
+        "--threads needs positive thread counts"
+    );
+    let delays: Vec<u64> = match &args.nvm_delays {
+        Some(d) => d.clone(),
+        None => vec![args.engine.nvm_delay_ns],
+    };
+    let mut out = Vec::new();
+    for &t in &args.threads {
+        if schemes.contains(&NONE) {
+            out.push(Point {
+                scheme: NONE,
+                logging: LogKind::Data,
+                device: DeviceKind::Null,
+                threads: t,
+                logs: 0,
+                nvm_delay_ns: 0,
+            });
+        }
+        for &device in &args.device {
+            for &delay in &delays {
+                for &scheme in schemes.iter().filter(|s| **s != NONE) {
+                    let spec = args.engine.spec(scheme)?;
+                    for &logging in &args.logging {
+                        if logging == LogKind::Command && spec.command_logging_refusal().is_some() {
+                            continue;
+                        }
+                        let counts = args.logs.clone().unwrap_or_else(|| vec![t]);
+                        let mut seen = Vec::new();
+                        for l in counts {
+                            let l = spec.streams_for(l);
+                            if seen.contains(&l) {
+                                continue;
+                            }
+                            seen.push(l);
+                            out.push(Point {
+                                scheme,
+                                logging,
+                                device,
+                                threads: t,
+                                logs: l,
+                                nvm_delay_ns: delay,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}

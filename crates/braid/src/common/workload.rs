@@ -1,0 +1,147 @@
+//! The workloads on the command line (YCSB, TPC-C, TATP, TPC-B), their parameters, and the
+//! `app` blob a database records so `braid recover` can rebuild the workload it was made with.
+
+use std::sync::Arc;
+
+use braid_workloads::Workload;
+use braid_workloads::ycsb::{Ycsb, YcsbConfig};
+use clap::{Args, ValueEnum};
+
+/// YCSB parameters (Taurus defaults).
+#[derive(Debug, Clone, Args)]
+pub struct YcsbArgs {
+    /// Rows in the YCSB table.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub rows: u64,
+    /// Zipf skew of key popularity (0 = uniform).
+    #[arg(long, default_value_t = 0.6)]
+    pub theta: f64,
+    /// Fraction of accesses that are reads.
+    #[arg(long, default_value_t = 0.5)]
+    pub read_fraction: f64,
+    /// Row accesses per transaction.
+    #[arg(long, default_value_t = 2)]
+    pub accesses: usize,
+    /// Columns per row.
+    #[arg(long, default_value_t = 10)]
+    pub columns: usize,
+    /// Bytes per column.
+    #[arg(long, default_value_t = 100)]
+    pub column_bytes: usize,
+}
+
+impl YcsbArgs {
+    pub fn config(&self, marked: bool) -> YcsbConfig {
+        YcsbConfig {
+            rows: self.rows,
+            columns: self.columns,
+            column_bytes: self.column_bytes,
+            theta: self.theta,
+            accesses: self.accesses,
+            read_fraction: self.read_fraction,
+            marked,
+        }
+    }
+}
+
+/// The workloads the command knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WorkloadKind {
+    Ycsb,
+    Tpcc,
+    Tatp,
+    Tpcb,
+}
+
+/// TPC-C, TATP and TPC-B parameters.
+#[derive(Debug, Clone, Args)]
+pub struct OltpArgs {
+    /// TPC-C warehouses.
+    #[arg(long, default_value_t = 2)]
+    pub warehouses: u64,
+    /// TPC-C mix: full, payment-only, new-order-only.
+    #[arg(long, default_value = "full")]
+    pub tpcc_mix: String,
+    /// TPC-C items (and stock rows per warehouse); the specification says 100000.
+    #[arg(long, default_value_t = 100_000)]
+    pub items: u64,
+    /// TPC-C customers per district; the specification says 3000.
+    #[arg(long, default_value_t = 3_000)]
+    pub customers: u64,
+    /// TATP subscribers.
+    #[arg(long, default_value_t = 100_000)]
+    pub subscribers: u64,
+    /// TATP mix: standard, update-location-only.
+    #[arg(long, default_value = "standard")]
+    pub tatp_mix: String,
+    /// TPC-B branches.
+    #[arg(long, default_value_t = 2)]
+    pub branches: u64,
+    /// TPC-B accounts per branch.
+    #[arg(long, default_value_t = 100_000)]
+    pub accounts_per_branch: u64,
+}
+
+/// Build a workload from its kind and parameters.
+pub fn workload(
+    kind: WorkloadKind,
+    ycsb: &YcsbArgs,
+    oltp: &OltpArgs,
+    marked: bool,
+) -> anyhow::Result<Arc<dyn Workload>> {
+    use braid_workloads::{tatp, tpcb, tpcc};
+    Ok(match kind {
+        WorkloadKind::Ycsb => Arc::new(Ycsb::new(ycsb.config(marked))),
+        WorkloadKind::Tpcc => Arc::new(tpcc::Tpcc::new(tpcc::TpccConfig {
+            warehouses: oltp.warehouses,
+            items: oltp.items,
+            customers_per_district: oltp.customers,
+            mix: oltp.tpcc_mix.parse().map_err(anyhow::Error::msg)?,
+            ..tpcc::TpccConfig::default()
+        })?),
+        WorkloadKind::Tatp => Arc::new(tatp::Tatp::new(tatp::TatpConfig {
+            subscribers: oltp.subscribers,
+            mix: oltp.tatp_mix.parse().map_err(anyhow::Error::msg)?,
+            ..tatp::TatpConfig::default()
+        })?),
+        WorkloadKind::Tpcb => Arc::new(tpcb::Tpcb::new(tpcb::TpcbConfig {
+            branches: oltp.branches,
+            accounts_per_branch: oltp.accounts_per_branch,
+            ..tpcb::TpcbConfig::default()
+        })?),
+    })
+}
+
+/// Rebuild the workload recorded in a database's `braid.json`.
+pub fn workload_from_app(app: &serde_json::Value) -> anyhow::Result<Arc<dyn Workload>> {
+    use braid_workloads::{tatp, tpcb, tpcc};
+    let name = app.get("workload").and_then(|v| v.as_str()).unwrap_or("");
+    let params = app.get("params").cloned().unwrap_or_default();
+    let bad = |e: serde_json::Error| {
+        anyhow::Error::new(e).context(format!(
+            "the database records {name} parameters braid cannot read"
+        ))
+    };
+    match name {
+        "ycsb" => Ok(Arc::new(Ycsb::new(
+            serde_json::from_value::<YcsbConfig>(params).map_err(bad)?,
+        ))),
+        "tpcc" => Ok(Arc::new(tpcc::Tpcc::new(
+            serde_json::from_value(params).map_err(bad)?,
+        )?)),
+        "tatp" => Ok(Arc::new(tatp::Tatp::new(
+            serde_json::from_value(params).map_err(bad)?,
+        )?)),
+        "tpcb" => Ok(Arc::new(tpcb::Tpcb::new(
+            serde_json::from_value(params).map_err(bad)?,
+        )?)),
+        _ => Err(anyhow::anyhow!(
+            "the database does not record a workload braid knows ({app}); it was not created by the braid command"
+        )),
+    }
+}
+
+/// The `app` blob stored in `braid.json` for a workload.
+pub fn app_blob(w: &dyn Workload) -> serde_json::Value {
+    serde_json::json!({ "workload": w.name(), "params": w.params() })
+}

@@ -1,0 +1,129 @@
+//! The workers of a crash run: they run the workload until stopped and report every
+//! transaction's intent (marked YCSB) and every commit acknowledged as durable, to the parent
+//! process (kill mode) or to the in-process oracle (power mode).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use braid_engine::{Db, Ticket, TxError};
+use braid_workloads::Workload;
+use braid_workloads::ycsb::{self, Ycsb};
+
+use super::CrashArgs;
+use crate::common::WorkloadKind;
+use crate::oracle::Intent;
+
+/// Run one worker of a marked-YCSB crash run until `stop`, reporting intents and acks.
+fn drive(
+    db: &Db,
+    workload: &Ycsb,
+    index: usize,
+    seed: u64,
+    stop: &AtomicBool,
+    intent: &(dyn Fn(Intent) + Sync),
+    ack: &(dyn Fn(u64) + Sync),
+) -> anyhow::Result<()> {
+    let mut worker = db.worker()?;
+    let mut client = workload.ycsb_client(index, seed);
+    let mut pending: VecDeque<(u64, Ticket)> = Default::default();
+    while !stop.load(Ordering::Relaxed) {
+        client.generate();
+        let writes: Vec<u64> = client.written_keys().collect();
+        ycsb::take_observed();
+        let mut txn_id = 0;
+        let params = client.params().to_vec();
+        let r = worker.call_hooked(ycsb::YCSB_TXN, &params, &mut |txn| {
+            txn_id = txn;
+            let reads = ycsb::take_observed()
+                .into_iter()
+                .map(|o| (o.key, o.writer))
+                .collect();
+            intent(Intent {
+                txn,
+                writes: writes.clone(),
+                reads,
+            });
+        });
+        match r {
+            Ok(t) => pending.push_back((txn_id, t)),
+            Err(e) if e.is_retryable() => {}
+            Err(e) => return Err(e.into()),
+        }
+        while let Some((id, t)) = pending.front() {
+            let block = pending.len() > 64;
+            let ok = if block {
+                t.wait().map(|_| true)
+            } else {
+                t.is_durable()
+            };
+            match ok {
+                Ok(true) => {
+                    ack(*id);
+                    pending.pop_front();
+                }
+                Ok(false) => break,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Run one worker of a non-YCSB crash run until `stop`, reporting each acknowledged commit.
+fn drive_generic(
+    db: &Db,
+    workload: &dyn Workload,
+    index: usize,
+    seed: u64,
+    stop: &AtomicBool,
+    ack: &(dyn Fn(u64) + Sync),
+) -> anyhow::Result<()> {
+    let mut worker = db.worker()?;
+    let mut client = workload.client(index, seed);
+    let mut pending: VecDeque<Ticket> = Default::default();
+    let mut n = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        match client.run_one(&mut worker) {
+            Ok(t) => pending.push_back(t),
+            Err(e) if e.is_retryable() || matches!(e, TxError::UserAbort(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+        while let Some(t) = pending.front() {
+            let ok = if pending.len() > 64 {
+                t.wait().map(|_| true)
+            } else {
+                t.is_durable()
+            };
+            match ok {
+                Ok(true) => {
+                    n += 1;
+                    // Unique across workers: the worker index in the high bits.
+                    ack((index as u64) << 40 | n);
+                    pending.pop_front();
+                }
+                Ok(false) => break,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Drive `threads` workers of the crash run's workload.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn drive_any(
+    args: &CrashArgs,
+    db: &Db,
+    workload: &Arc<dyn Workload>,
+    index: usize,
+    seed: u64,
+    stop: &AtomicBool,
+    intent: &(dyn Fn(Intent) + Sync),
+    ack: &(dyn Fn(u64) + Sync),
+) -> anyhow::Result<()> {
+    match args.workload {
+        WorkloadKind::Ycsb => drive(db, &Ycsb::new(args.ycsb()), index, seed, stop, intent, ack),
+        _ => drive_generic(db, &**workload, index, seed, stop, ack),
+    }
+}

@@ -1,0 +1,150 @@
+//! `braid crash-test --all`: every (scheme, logging, device) a database can be opened with,
+//! crash-tested in kill and power modes, with a summary table and the command line that
+//! replays each failure.
+
+use std::time::Instant;
+
+use braid_engine::{LogKind, LogPlace};
+
+use super::{CrashArgs, CrashKind, Summary, repro, run_one};
+use crate::common::DeviceKind;
+
+/// Every (scheme, logging, device) a database can be opened with (under concurrency control
+/// `cc`), crash-tested in kill and power modes.
+fn matrix(cc: braid_engine::Cc) -> Vec<(&'static str, LogKind, DeviceKind)> {
+    let mut out = Vec::new();
+    for reg in braid_engine::SCHEMES {
+        let scheme = (reg.default)();
+        let place = scheme.log_place();
+        if place == LogPlace::Nowhere
+            || (cc == braid_engine::Cc::Mvcc && scheme.mvcc_refusal().is_some())
+        {
+            continue;
+        }
+        for logging in [LogKind::Data, LogKind::Command] {
+            if logging == LogKind::Command && scheme.command_logging_refusal().is_some() {
+                continue;
+            }
+            for device in [DeviceKind::Pmem, DeviceKind::File] {
+                let fits = match place {
+                    LogPlace::Region => device == DeviceKind::Pmem,
+                    LogPlace::NvramFiles => device == DeviceKind::File,
+                    LogPlace::Devices | LogPlace::Nowhere => true,
+                };
+                if fits {
+                    out.push((reg.name, logging, device));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The options of one combination of the matrix: `args` with the combination, its mode and
+/// its share of the rounds.
+fn combination(
+    args: &CrashArgs,
+    (scheme, logging, device): (&'static str, LogKind, DeviceKind),
+    mode: CrashKind,
+    share: usize,
+) -> CrashArgs {
+    let mut a = args.clone();
+    a.all = false;
+    a.scheme = scheme;
+    a.logging = logging;
+    a.device = device;
+    a.mode = mode;
+    a.rounds = match mode {
+        CrashKind::Kill => args.kill_rounds.unwrap_or(args.rounds),
+        CrashKind::Power => args.power_rounds.unwrap_or(args.rounds),
+    }
+    .div_ceil(share);
+    a
+}
+
+pub(super) fn run_all(args: &CrashArgs) -> anyhow::Result<bool> {
+    let started = Instant::now();
+    let mut rows: Vec<Summary> = Vec::new();
+    let all = matrix(args.engine.cc);
+    for &c in &all {
+        let share = if args.per_scheme {
+            all.iter().filter(|x| x.0 == c.0).count()
+        } else {
+            1
+        };
+        for mode in [CrashKind::Kill, CrashKind::Power] {
+            let a = combination(args, c, mode, share);
+            let sum = run_one(&a).unwrap_or_else(|e| {
+                let cmd = repro::command(&a, std::env::args(), None);
+                eprintln!(
+                    "{} {} {} {}: FAILED {e:#}\nreproduce with:\n{cmd}",
+                    a.scheme,
+                    a.logging.name(),
+                    a.device.name(),
+                    super::mode_name(mode)
+                );
+                Summary {
+                    violations: 1,
+                    failures: vec![format!("{e:#}")],
+                    reproduce: vec![cmd],
+                    ..Summary::new(&a)
+                }
+            });
+            rows.push(sum);
+        }
+    }
+    println!();
+    println!(
+        "{:<8} {:<8} {:<5} {:<6} {:>7} {:>13} {:>11} {:>10}",
+        "scheme", "logging", "dev", "mode", "rounds", "acked checked", "from ckpt", "violations"
+    );
+    for r in &rows {
+        println!(
+            "{:<8} {:<8} {:<5} {:<6} {:>7} {:>13} {:>11} {:>10}",
+            r.scheme,
+            r.logging,
+            r.device,
+            r.mode,
+            r.rounds,
+            r.acknowledged,
+            r.from_checkpoint,
+            r.violations
+        );
+    }
+    let total: usize = rows.iter().map(|r| r.violations).sum();
+    let rounds: usize = rows.iter().map(|r| r.rounds).sum();
+    let acked: usize = rows.iter().map(|r| r.acknowledged).sum();
+    println!(
+        "crash-test --all: {} combinations, {rounds} rounds, {acked} acknowledged commits checked, {total} violations in {:.0} s",
+        rows.len(),
+        started.elapsed().as_secs_f64()
+    );
+    // The failures again after the table, each followed by the line that replays it.
+    for r in rows.iter().filter(|r| r.violations > 0) {
+        eprintln!(
+            "{} {} {} {}: {}",
+            r.scheme,
+            r.logging,
+            r.device,
+            r.mode,
+            r.failures.first().map_or("", String::as_str)
+        );
+        for cmd in &r.reproduce {
+            eprintln!("{cmd}");
+        }
+    }
+    if let Some(p) = &args.json {
+        crate::output::write_json(
+            p,
+            &serde_json::json!({
+                "combinations": rows,
+                "rounds": rounds,
+                "acknowledged": acked,
+                "violations": total,
+                "seconds": started.elapsed().as_secs_f64(),
+                "machine": crate::output::machine(),
+            }),
+        )?;
+    }
+    Ok(total == 0)
+}

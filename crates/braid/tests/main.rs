@@ -1,0 +1,11 @@
+//! The `braid` command's integration tests, one module per file: each runs the built binary
+//! and asserts on its machine-readable output (`--json`).
+
+mod common;
+
+mod checkpoint_cli;
+mod cli;
+mod crash_matrix;
+mod gsn_crash;
+mod pertxn_cli;
+mod taurus_crash;
