@@ -191,7 +191,7 @@ pub fn run(args: RecoverArgs) -> anyhow::Result<()> {
     for (i, e) in r.ends.iter().enumerate() {
         println!("  stream {i}: {e}");
     }
-    let consistency = workload.check(&db).err();
+    let consistency = workload.check(&db).err().map(|e| e.to_string());
     if let Some(e) = &consistency {
         println!("  consistency check FAILED: {e}");
     }
