@@ -34,6 +34,10 @@ pub struct Verdict {
     pub violations: Vec<String>,
     /// Recovery started from a checkpoint.
     pub from_checkpoint: bool,
+    /// Power mode: the cut came by timeout, not at its persist event (not replayable exactly).
+    pub cut_by_timeout: bool,
+    /// What a failure report adds after the violations (where the crashed image was kept).
+    pub notes: Vec<String>,
 }
 
 /// Check the recovered database against the intents and acknowledgements.

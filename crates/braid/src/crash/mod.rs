@@ -49,6 +49,8 @@ pub struct Summary {
     violations: usize,
     /// Rounds whose recovery started from a checkpoint.
     from_checkpoint: usize,
+    /// Power rounds cut by timeout before their persist event (not replayable exactly).
+    cuts_by_timeout: usize,
     failures: Vec<String>,
     /// For each failed round (or the combination, if it failed before its rounds), the
     /// `braid crash-test` command line that replays it.
@@ -165,7 +167,12 @@ pub fn run_one(args: &CrashArgs) -> anyhow::Result<Summary> {
                 sum.recovered += v.recovered_visible;
                 sum.from_checkpoint += v.from_checkpoint as usize;
                 sum.violations += v.violations.len();
-                ("VIOLATION", v.violations)
+                sum.cuts_by_timeout += v.cut_by_timeout as usize;
+                let mut messages = v.violations;
+                if !messages.is_empty() {
+                    messages.extend(v.notes);
+                }
+                ("VIOLATION", messages)
             }
             Err(e) => {
                 sum.violations += 1;
@@ -200,6 +207,12 @@ pub fn run_one(args: &CrashArgs) -> anyhow::Result<Summary> {
         println!(
             "  {} of {} recoveries started from a checkpoint",
             sum.from_checkpoint, sum.rounds
+        );
+    }
+    if sum.cuts_by_timeout > 0 {
+        println!(
+            "  {} of {} power cuts came by timeout before their persist event",
+            sum.cuts_by_timeout, sum.rounds
         );
     }
     Ok(sum)

@@ -195,6 +195,17 @@ impl FaultFs {
         self.state.lock().stats
     }
 
+    /// The paths of every file (not directory) there is now, in sorted order.
+    pub fn files(&self) -> Vec<std::path::PathBuf> {
+        let s = self.state.lock();
+        s.image
+            .live
+            .iter()
+            .filter(|(_, n)| matches!(n, Node::File(_)))
+            .map(|(p, _)| p.clone())
+            .collect()
+    }
+
     /// Live contents of a file (what a read sees now).
     pub fn contents(&self, path: &Path) -> Option<Vec<u8>> {
         let s = self.state.lock();
