@@ -18,7 +18,7 @@
 //!
 //! ```sh
 //! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-//!     cargo test --release -p braid-rewind --test loom_adll
+//!     cargo test --release -p braid-rewind --test integration loom_adll
 //! ```
 //!
 //! Without `--cfg loom` the same scenario runs as a stress test on real threads.
