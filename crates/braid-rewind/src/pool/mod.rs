@@ -38,10 +38,10 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use braid_pmem::{PmemStats, Region};
 
-use crate::RewindError;
 use crate::alloc::{Allocator, HeapReport};
 use crate::pptr::PPtr;
 use crate::tx::Tx;
+use crate::{CheckError, RewindError};
 
 pub(crate) use checkpoint::checkpoint;
 pub use config::{Layers, LogMode, Policy, PoolConfig};
@@ -218,12 +218,12 @@ impl Pool {
     }
 
     /// Check that the allocator's free lists hold exactly the free blocks (tests).
-    pub fn check_allocator(&self) -> Result<(), String> {
+    pub fn check_allocator(&self) -> Result<(), CheckError> {
         self.inner.alloc.check_free_lists()
     }
 
     /// Check the AVL indexes of two-layer logs (tests); returns the records they hold.
-    pub fn check_logs(&self) -> Result<usize, String> {
+    pub fn check_logs(&self) -> Result<usize, CheckError> {
         let mut n = 0;
         for l in &self.inner.logs {
             match l {
