@@ -86,21 +86,17 @@ impl GsnWorker {
     /// Insert the transaction's records; returns its commit GSN. `self.tx` follows every insert.
     fn insert(&mut self, req: &CommitRequest<'_>) -> Result<u64, WalError> {
         let s = &*self.shared;
-        let track = s.mode == Mode::Watermark;
         let n = s.logs.len();
         let ef = crate::scheme::cut::epoch_flag(req.epoch);
         if s.cfg.partition == Partition::Transaction || n == 1 {
-            let log = &s.logs[self.home];
-            let mut g = log.inner.lock();
-            let (gsn, _) = log.insert_locked(
-                &mut g,
-                &s.cfg,
+            let gsn = insert_one(
+                s,
+                self.home,
                 self.tx,
                 Kind::Redo,
                 FLAG_COMMIT | ef,
                 req.txn,
                 &[req.payload],
-                track,
             )?;
             self.tx = gsn;
             return Ok(gsn);
@@ -141,48 +137,39 @@ impl GsnWorker {
         let touched: Vec<usize> = (0..n).filter(|&l| !self.parts[l].is_empty()).collect();
         if touched.len() == 1 {
             let l = touched[0];
-            let log = &s.logs[l];
-            let mut g = log.inner.lock();
-            let (gsn, _) = log.insert_locked(
-                &mut g,
-                &s.cfg,
+            let gsn = insert_one(
+                s,
+                l,
                 self.tx,
                 Kind::Redo,
                 FLAG_COMMIT | ef,
                 req.txn,
                 &[&self.parts[l].bytes],
-                track,
             )?;
             self.tx = gsn;
             return Ok(gsn);
         }
         for &l in &touched {
-            let log = &s.logs[l];
-            let mut g = log.inner.lock();
-            let (gsn, _) = log.insert_locked(
-                &mut g,
-                &s.cfg,
+            let gsn = insert_one(
+                s,
+                l,
                 self.tx,
                 Kind::Redo,
                 ef,
                 req.txn,
                 &[&self.parts[l].bytes],
-                track,
             )?;
             self.tx = gsn;
         }
         let count = (touched.len() as u32).to_le_bytes();
-        let log = &s.logs[0];
-        let mut g = log.inner.lock();
-        let (gsn, _) = log.insert_locked(
-            &mut g,
-            &s.cfg,
+        let gsn = insert_one(
+            s,
+            0,
             self.tx,
             Kind::Commit,
             FLAG_COMMIT | ef,
             req.txn,
             &[&count],
-            track,
         )?;
         self.tx = gsn;
         Ok(gsn)
@@ -274,4 +261,21 @@ impl SchemeWorker for GsnWorker {
         self.touched.clear();
         self.tx = self.last;
     }
+}
+
+/// Insert one record into log `l` under its lock, with a GSN above `floor`; returns the GSN.
+fn insert_one(
+    s: &Shared,
+    l: usize,
+    floor: u64,
+    kind: Kind,
+    flags: u8,
+    txn: u64,
+    payload: &[&[u8]],
+) -> Result<u64, WalError> {
+    let log = &s.logs[l];
+    let mut g = log.inner.lock();
+    let track = s.mode == Mode::Watermark;
+    let (gsn, _) = log.insert_locked(&mut g, &s.cfg, floor, kind, flags, txn, payload, track)?;
+    Ok(gsn)
 }
