@@ -33,6 +33,7 @@ pub(super) struct Locked {
     pub(super) close_error: Option<WalError>,
 }
 
+/// What the stream's handles, its writers and its flusher share.
 pub(super) struct Inner {
     pub(super) id: u32,
     pub(super) device: Arc<dyn Device>,

@@ -12,6 +12,7 @@ use crate::stream::{Stream, StreamWriter};
 use crate::{Lsn, WalError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How commits are acknowledged.
 pub(crate) enum Mode {
     /// Persistent memory, durable cache: acknowledged when inserted.
     Immediate,
@@ -21,6 +22,7 @@ pub(crate) enum Mode {
     Watermark,
 }
 
+/// A log's state behind its insert lock.
 pub(crate) struct LogInner {
     /// The log's GSN: the GSN of its newest record.
     pub clock: u64,
@@ -31,6 +33,7 @@ pub(crate) struct LogInner {
     pub durable_gsn: u64,
 }
 
+/// One log: its stream and its state behind the insert lock.
 pub(crate) struct Log {
     pub stream: Stream,
     pub inner: Mutex<LogInner>,

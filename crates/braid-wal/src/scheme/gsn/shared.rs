@@ -20,6 +20,7 @@ use super::pages::PageTable;
 use crate::WalError;
 use crate::scheme::Ticket;
 
+/// What the workers, the commit daemon and the tickets share.
 pub(crate) struct Shared {
     pub cfg: GsnConfig,
     pub mode: Mode,

@@ -21,6 +21,7 @@ use crate::scheme::{CommitRequest, LogKind, RowRef, SchemeWorker, Ticket};
 /// Commit counts are added to the instance's counter in batches.
 const COMMIT_BATCH: u64 = 256;
 
+/// One worker: its transaction's GSN and the page clocks it touched.
 pub(super) struct GsnWorker {
     shared: Arc<Shared>,
     home: usize,
