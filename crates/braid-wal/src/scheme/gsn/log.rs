@@ -11,8 +11,8 @@ use crate::record::{Kind, RecordSpec, Stamp};
 use crate::stream::{Stream, StreamWriter};
 use crate::{Lsn, WalError};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 /// How commits are acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
     /// Persistent memory, durable cache: acknowledged when inserted.
     Immediate,
