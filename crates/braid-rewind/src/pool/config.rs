@@ -46,7 +46,8 @@ impl LogMode {
     }
 }
 
-/// How a pool logs. Stored in the pool at creation; [`Pool::open_in`] reads it back.
+/// How a pool logs. Stored in the pool at creation; [`Pool::open_in`](super::Pool::open_in)
+/// reads it back.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PoolConfig {
     /// How each log stores its records.
