@@ -22,6 +22,53 @@
 
 use braid_pmem::Region;
 
+/// Damage found in a list by [`Adll::recover`] or [`Adll::nodes`] (a pending operation or a
+/// link naming something that is not a node of the list).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AdllError {
+    /// The pending append names a node, or a previous tail, outside the list's nodes.
+    #[error("pending append of {node:#x} after {last_tail:#x}: not nodes of this list")]
+    PendingAppend {
+        /// The node being appended.
+        node: usize,
+        /// The tail before the append (`lastTail`).
+        last_tail: usize,
+    },
+    /// The pending removal names a node whose own links leave the list's nodes.
+    #[error("pending removal of {node:#x}: it or its neighbours are not nodes of this list")]
+    PendingRemoval {
+        /// The node being removed.
+        node: usize,
+    },
+    /// A link leads outside the list's nodes.
+    #[error("list node {node:#x} is not a node of this log")]
+    ForeignNode {
+        /// Where the link leads.
+        node: usize,
+    },
+    /// A `prev` link does not mirror the `next` link before it.
+    #[error("list node {node:#x} has prev {prev:#x}, expected {expected:#x}")]
+    BadPrev {
+        /// The node.
+        node: usize,
+        /// Its `prev` link.
+        prev: usize,
+        /// The node before it in `next` order (0 for the head).
+        expected: usize,
+    },
+    /// Following `next` visits more nodes than the list can hold.
+    #[error("list has a cycle")]
+    Cycle,
+    /// The header's tail is not the last node.
+    #[error("list tail is {tail:#x} but the last node is {last:#x}")]
+    BadTail {
+        /// The header's tail.
+        tail: usize,
+        /// The last node reached by `next`.
+        last: usize,
+    },
+}
+
 /// The persistent-memory operations the list is written with: a braid-pmem [`Region`] in the
 /// library; the loom model (`tests/loom_adll.rs`) runs this very code on a simulated memory
 /// of loom atomics with a durable image, to check appends and removals made by different
@@ -186,15 +233,13 @@ impl Adll {
         &self,
         r: &M,
         valid: impl Fn(usize) -> bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), AdllError> {
         let node_or_null = |n: usize| n == 0 || valid(n);
         let n = ld(r, self.hdr + TO_APPEND);
         if n != 0 {
             let last_tail = ld(r, self.hdr + LAST_TAIL);
             if !valid(n) || !node_or_null(last_tail) {
-                return Err(format!(
-                    "pending append of {n:#x} after {last_tail:#x}: not nodes of this list"
-                ));
+                return Err(AdllError::PendingAppend { node: n, last_tail });
             }
             // Line 2 of Alg. 1 was persisted before toAppend; make sure the node's own links
             // are what the append set (a torn write of them cannot happen: they were fenced).
@@ -205,9 +250,7 @@ impl Adll {
         let n = ld(r, self.hdr + TO_REMOVE);
         if n != 0 {
             if !valid(n) || !node_or_null(ld(r, n + PREV)) || !node_or_null(ld(r, n + NEXT)) {
-                return Err(format!(
-                    "pending removal of {n:#x}: it or its neighbours are not nodes of this list"
-                ));
+                return Err(AdllError::PendingRemoval { node: n });
             }
             self.redo_remove(r, n);
             st(r, self.hdr + TO_REMOVE, 0);
@@ -217,38 +260,39 @@ impl Adll {
     }
 
     /// The nodes from head to tail, checking that every node lies in `valid` and the `prev`
-    /// links mirror the `next` links. `Err` describes the damage.
+    /// links mirror the `next` links. `Err` names the damage.
     pub fn nodes<M: PMem + ?Sized>(
         &self,
         r: &M,
         valid: impl Fn(usize) -> bool,
         limit: usize,
-    ) -> Result<Vec<usize>, String> {
+    ) -> Result<Vec<usize>, AdllError> {
         let mut out = Vec::new();
         let mut prev = 0;
         let mut n = self.head(r);
         while n != 0 {
             if !valid(n) {
-                return Err(format!("list node {n:#x} is not a node of this log"));
+                return Err(AdllError::ForeignNode { node: n });
             }
             if ld(r, n + PREV) != prev {
-                return Err(format!(
-                    "list node {n:#x} has prev {:#x}, expected {prev:#x}",
-                    ld(r, n + PREV)
-                ));
+                return Err(AdllError::BadPrev {
+                    node: n,
+                    prev: ld(r, n + PREV),
+                    expected: prev,
+                });
             }
             out.push(n);
             if out.len() > limit {
-                return Err("list has a cycle".into());
+                return Err(AdllError::Cycle);
             }
             prev = n;
             n = ld(r, n + NEXT);
         }
         if self.tail(r) != prev {
-            return Err(format!(
-                "list tail is {:#x} but the last node is {prev:#x}",
-                self.tail(r)
-            ));
+            return Err(AdllError::BadTail {
+                tail: self.tail(r),
+                last: prev,
+            });
         }
         Ok(out)
     }

@@ -27,7 +27,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use braid_pmem::Region;
 
-use crate::RewindError;
+use crate::{CheckError, RewindError};
 
 /// Block sizes (header included).
 pub(crate) const CLASSES: [usize; 29] = [
@@ -289,27 +289,33 @@ impl Allocator {
     }
 
     /// Check that the volatile free lists hold exactly the free blocks, once each.
-    pub fn check_free_lists(&self) -> Result<(), String> {
+    pub fn check_free_lists(&self) -> Result<(), CheckError> {
         let st = self.lock();
         let mut seen = HashSet::new();
         for (class, list) in st.free.iter().enumerate() {
             for &b in list {
                 if !seen.insert(b) {
-                    return Err(format!("block {b:#x} is twice in the free lists"));
+                    return Err(CheckError(format!(
+                        "block {b:#x} is twice in the free lists"
+                    )));
                 }
                 match parse_header(self.r.load_u64(b)) {
                     Some((c, false)) if c == class => {}
-                    h => return Err(format!("free-list block {b:#x} has header {h:?}")),
+                    h => {
+                        return Err(CheckError(format!(
+                            "free-list block {b:#x} has header {h:?}"
+                        )));
+                    }
                 }
             }
         }
-        let rep = self.report().map_err(|e| e.to_string())?;
+        let rep = self.report().map_err(|e| CheckError(e.to_string()))?;
         if seen.len() != rep.free_blocks {
-            return Err(format!(
+            return Err(CheckError(format!(
                 "{} free blocks in the heap but {} in the free lists",
                 rep.free_blocks,
                 seen.len()
-            ));
+            )));
         }
         Ok(())
     }

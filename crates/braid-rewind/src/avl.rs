@@ -29,9 +29,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use braid_pmem::Region;
 
-use crate::RewindError;
 use crate::log::{Arena, LogStore, Pos};
 use crate::record::{Kind, REC_SIZE, Rec};
+use crate::{CheckError, RewindError};
 
 const LEFT: usize = 0;
 const RIGHT: usize = 8;
@@ -462,20 +462,20 @@ impl TwoLayer {
     }
 
     /// Check the AVL invariants (tests).
-    pub fn check(&self) -> Result<usize, String> {
-        fn walk(r: &Region, n: usize, lo: u64, hi: u64) -> Result<(usize, usize), String> {
+    pub fn check(&self) -> Result<usize, CheckError> {
+        fn walk(r: &Region, n: usize, lo: u64, hi: u64) -> Result<(usize, usize), CheckError> {
             if n == 0 {
                 return Ok((0, 0));
             }
             let k = r.load_u64(n + KEY);
             if k < lo || k > hi {
-                return Err(format!("key {k:#x} out of order"));
+                return Err(CheckError(format!("key {k:#x} out of order")));
             }
             let (hl, cl) = walk(r, r.load_u64(n + LEFT) as usize, lo, k.saturating_sub(1))?;
             let (hr, cr) = walk(r, r.load_u64(n + RIGHT) as usize, k.saturating_add(1), hi)?;
             let h = 1 + hl.max(hr);
             if r.load_u64(n + HEIGHT) as usize != h || hl.abs_diff(hr) > 1 {
-                return Err(format!("node {n:#x} unbalanced or bad height"));
+                return Err(CheckError(format!("node {n:#x} unbalanced or bad height")));
             }
             Ok((h, 1 + cl + cr))
         }

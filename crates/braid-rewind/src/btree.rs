@@ -21,8 +21,8 @@
 //! size, the node size and the number of keys. Isolation is the caller's: one writer per
 //! tree at a time (readers of other keys may run alongside writers that only update values).
 
-use crate::RewindError;
 use crate::tx::Mem;
+use crate::{CheckError, RewindError};
 
 const LEAF: u64 = 1 << 63;
 const H_ROOT: u64 = 0;
@@ -454,7 +454,7 @@ impl BTree {
     /// Check every structural invariant: node kinds by depth (all leaves at the same depth),
     /// counts within capacity, sorted keys within their separators' bounds, a valid slot
     /// directory, the leaf chain visiting the leaves in key order, and the key count.
-    pub fn check(&self, m: &impl Mem) -> Result<TreeShape, String> {
+    pub fn check(&self, m: &impl Mem) -> Result<TreeShape, CheckError> {
         let height = m.read_u64(self.hdr + H_HEIGHT);
         let root = m.read_u64(self.hdr + H_ROOT);
         let mut shape = TreeShape {
@@ -466,20 +466,23 @@ impl BTree {
         // Leaf chain.
         for w in leaves.windows(2) {
             if m.read_u64(w[0] + N_NEXT) != w[1] {
-                return Err(format!("leaf {:#x} does not link to {:#x}", w[0], w[1]));
+                return Err(CheckError(format!(
+                    "leaf {:#x} does not link to {:#x}",
+                    w[0], w[1]
+                )));
             }
         }
         if let Some(&last) = leaves.last()
             && m.read_u64(last + N_NEXT) != 0
         {
-            return Err(format!("last leaf {last:#x} links further"));
+            return Err(CheckError(format!("last leaf {last:#x} links further")));
         }
         let count = m.read_u64(self.hdr + H_COUNT);
         if count != shape.keys {
-            return Err(format!(
+            return Err(CheckError(format!(
                 "header counts {count} keys, the leaves hold {}",
                 shape.keys
-            ));
+            )));
         }
         Ok(shape)
     }
@@ -495,26 +498,33 @@ impl BTree {
         hi: Option<u64>,
         shape: &mut TreeShape,
         leaves: &mut Vec<u64>,
-    ) -> Result<(), String> {
+    ) -> Result<(), CheckError> {
         let in_range = |k: u64| lo.is_none_or(|l| k >= l) && hi.is_none_or(|h| k < h);
         let c = Self::count(m, n);
         if Self::is_leaf(m, n) {
             if depth != height {
-                return Err(format!("leaf {n:#x} at depth {depth} of {height}"));
+                return Err(CheckError(format!(
+                    "leaf {n:#x} at depth {depth} of {height}"
+                )));
             }
             if c > self.lcap {
-                return Err(format!("leaf {n:#x} holds {c} > {} keys", self.lcap));
+                return Err(CheckError(format!(
+                    "leaf {n:#x} holds {c} > {} keys",
+                    self.lcap
+                )));
             }
             let ids = self.ids(m, n, c);
             let mut seen = [false; 256];
             let mut prev = None;
             for &s in &ids[..c] {
                 if s as usize >= self.lcap || std::mem::replace(&mut seen[s as usize], true) {
-                    return Err(format!("leaf {n:#x} has a bad slot directory"));
+                    return Err(CheckError(format!("leaf {n:#x} has a bad slot directory")));
                 }
                 let k = m.read_u64(self.lkey_off(n, s as usize));
                 if !in_range(k) || prev.is_some_and(|p| p >= k) {
-                    return Err(format!("leaf {n:#x} key {k} out of order or bounds"));
+                    return Err(CheckError(format!(
+                        "leaf {n:#x} key {k} out of order or bounds"
+                    )));
                 }
                 prev = Some(k);
             }
@@ -524,27 +534,31 @@ impl BTree {
             return Ok(());
         }
         if depth >= height {
-            return Err(format!("inner node {n:#x} at depth {depth} of {height}"));
+            return Err(CheckError(format!(
+                "inner node {n:#x} at depth {depth} of {height}"
+            )));
         }
         if c == 0 || c > self.icap {
-            return Err(format!("inner node {n:#x} holds {c} keys"));
+            return Err(CheckError(format!("inner node {n:#x} holds {c} keys")));
         }
         shape.inner += 1;
         let keys: Vec<u64> = (0..c).map(|i| m.read_u64(self.ikey_off(n, i))).collect();
         for w in keys.windows(2) {
             if w[0] >= w[1] {
-                return Err(format!("inner node {n:#x} keys out of order"));
+                return Err(CheckError(format!("inner node {n:#x} keys out of order")));
             }
         }
         if !keys.iter().all(|&k| in_range(k)) {
-            return Err(format!("inner node {n:#x} key out of its bounds"));
+            return Err(CheckError(format!(
+                "inner node {n:#x} key out of its bounds"
+            )));
         }
         for i in 0..=c {
             let clo = if i == 0 { lo } else { Some(keys[i - 1]) };
             let chi = if i == c { hi } else { Some(keys[i]) };
             let child = m.read_u64(self.child_off(n, i));
             if child == 0 {
-                return Err(format!("inner node {n:#x} child {i} is null"));
+                return Err(CheckError(format!("inner node {n:#x} child {i} is null")));
             }
             self.check_node(m, child, depth + 1, height, clo, chi, shape, leaves)?;
         }

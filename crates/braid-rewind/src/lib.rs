@@ -144,3 +144,10 @@ pub enum RewindError {
     #[error("the B+-tree or data structure rejected the operation: {0}")]
     Invalid(String),
 }
+
+/// A structural invariant that does not hold, with its description: the error of the
+/// consistency checks that tests and the fuzz target run ([`Pool::check_allocator`],
+/// [`Pool::check_logs`], [`btree::BTree::check`], [`list::PList::check`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CheckError(pub String);

@@ -4,8 +4,8 @@
 //!
 //! Layout: a header object (`head`, `tail`, `len`) and nodes (`next`, `prev`, `value`).
 
-use crate::RewindError;
 use crate::tx::Mem;
+use crate::{CheckError, RewindError};
 
 const HEAD: u64 = 0;
 const TAIL: u64 = 8;
@@ -99,20 +99,24 @@ impl PList {
     }
 
     /// Check the links: prev mirrors next, the tail is the last node, the length matches.
-    pub fn check(&self, m: &impl Mem) -> Result<(), String> {
+    pub fn check(&self, m: &impl Mem) -> Result<(), CheckError> {
         let items = self.items(m);
         let mut prev = 0;
         for &(n, _) in &items {
             if m.read_u64(n + PREV) != prev {
-                return Err(format!("node {n:#x} has a wrong prev"));
+                return Err(CheckError(format!("node {n:#x} has a wrong prev")));
             }
             prev = n;
         }
         if m.read_u64(self.hdr + TAIL) != prev {
-            return Err("tail is not the last node".into());
+            return Err(CheckError("tail is not the last node".into()));
         }
         if items.len() as u64 != self.len(m) {
-            return Err(format!("length {} but {} nodes", self.len(m), items.len()));
+            return Err(CheckError(format!(
+                "length {} but {} nodes",
+                self.len(m),
+                items.len()
+            )));
         }
         Ok(())
     }

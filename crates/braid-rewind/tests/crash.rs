@@ -14,11 +14,12 @@
 //! inside a transaction after each write, and after each commit.
 //!
 //! By default recovery is crashed at a spread of its persist events for every fifth workload
-//! crash point; `REWIND_CRASH_FULL=1 cargo test -p braid-rewind --release --test crash` crashes
-//! it at every one of its persist events for every workload crash point (minutes).
+//! crash point; `REWIND_CRASH_FULL=1 cargo test -p braid-rewind --release --test integration
+//! crash::` crashes it at every one of its persist events for every workload crash point
+//! (minutes).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use braid_rewind::{CrashMode, CrashSim, PPtr, PmemConfig, Pool, PoolConfig, Region, RewindError};
 

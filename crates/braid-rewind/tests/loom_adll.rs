@@ -18,7 +18,7 @@
 //!
 //! ```sh
 //! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-//!     cargo test --release -p braid-rewind --test loom_adll
+//!     cargo test --release -p braid-rewind --test integration loom_adll
 //! ```
 //!
 //! Without `--cfg loom` the same scenario runs as a stress test on real threads.
@@ -42,7 +42,7 @@ use std::thread;
 
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 
-use braid_rewind::adll::{Adll, PMem};
+use braid_rewind::adll::{Adll, AdllError, PMem};
 
 #[cfg(not(loom))]
 const ROUNDS: usize = 3000;
@@ -166,11 +166,12 @@ fn valid(n: usize) -> bool {
 fn recover(words: Vec<u64>) -> Result<Vec<usize>, String> {
     let img = Image(RefCell::new(words));
     let l = Adll { hdr: 0 };
-    l.recover(&img, valid)?;
-    let first = l.nodes(&img, valid, 8)?;
+    let describe = |e: AdllError| e.to_string();
+    l.recover(&img, valid).map_err(describe)?;
+    let first = l.nodes(&img, valid, 8).map_err(describe)?;
     // Recovery is idempotent: a second pass changes nothing.
-    l.recover(&img, valid)?;
-    let again = l.nodes(&img, valid, 8)?;
+    l.recover(&img, valid).map_err(describe)?;
+    let again = l.nodes(&img, valid, 8).map_err(describe)?;
     if again != first {
         return Err(format!("second recovery changed {first:?} into {again:?}"));
     }

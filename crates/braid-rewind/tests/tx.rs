@@ -2,7 +2,7 @@
 //! reopening, per-thread logs. Every configuration.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use braid_rewind::{CrashMode, CrashSim, LogMode, PPtr, PmemConfig, Policy, Pool, RewindError};
 

@@ -37,10 +37,12 @@
 //!   of a `pertxn` database count backed-up bytes; [`PerTxnLog::stats`] counts objects.
 
 mod daemon;
+mod frontier;
 #[doc(hidden)]
 pub mod layout;
 mod log;
 mod recovery;
+mod writer;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -52,7 +54,9 @@ use std::time::{Duration, Instant};
 use braid_pmem::Region;
 use parking_lot::Mutex;
 
-pub use log::{LogWriter, PerTxnStats, PerTxnTicket};
+pub use frontier::PerTxnTicket;
+pub use log::PerTxnStats;
+pub use writer::LogWriter;
 
 use super::registry::{LogPlace, Registration, SchemeDef, parse_option, unknown_option};
 use super::{

@@ -26,14 +26,19 @@
 //! state of its own and cannot leak across crashes. Log clearing after recovery follows §4.5:
 //! a fresh empty list header is written and persisted, and the log's root word is switched to
 //! it with one atomic store (two header slots alternate).
+//!
+//! Files: this one holds the layouts, the arena and the log's volatile state; `append.rs`
+//! appends, syncs and clears records; `recover.rs` scans, recovers and resets the log.
+
+mod append;
+mod recover;
 
 use std::sync::{Mutex, MutexGuard};
 
 use braid_pmem::Region;
 
-use crate::RewindError;
 use crate::adll::{ADLL_HDR, Adll};
-use crate::record::{REC_SIZE, Rec};
+use crate::record::REC_SIZE;
 
 /// Log layout (REWIND's Simple, Optimized and Batch versions, §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -250,314 +255,14 @@ impl LogStore {
             _ => p.node + self.cells_off + p.slot * REC_SIZE,
         }
     }
-
-    /// Append a record. Simple and Optimized: durable on return. Batch: stored only; durable
-    /// after the next [`LogStore::sync`].
-    ///
-    /// `hold = Some(h)`: a new record; fails with `LogFull` unless the log has room for it,
-    /// for every record reserved so far, and for `h` more, which are then reserved for the
-    /// caller. `None`: the record uses one of the caller's reserved records (CLR, ROLLBACK,
-    /// END), so a transaction that started can always roll back and finish.
-    pub fn append(&self, rec: &Rec, hold: Option<usize>) -> Result<Pos, RewindError> {
-        let mut st = self.lock();
-        match hold {
-            Some(h) => {
-                if self.available(&st) < 1 + st.reserved + h {
-                    return Err(RewindError::LogFull {
-                        capacity: self.capacity(),
-                    });
-                }
-                st.reserved += h;
-            }
-            None => st.reserved = st.reserved.saturating_sub(1),
-        }
-        let r = &self.r;
-        let bytes = rec.encode();
-        if self.layout == LogLayout::Simple {
-            let n = st.free.pop().ok_or(RewindError::LogFull {
-                capacity: self.capacity(),
-            })?;
-            r.write(n + SIMPLE_CELL, &bytes);
-            r.flush(n + SIMPLE_CELL, REC_SIZE);
-            st.list.append(r, n);
-            st.live[self.arena.index(n).unwrap_or(0)] = 1;
-            st.total_live += 1;
-            return Ok(Pos { node: n, slot: 0 });
-        }
-        if st.tail == 0 || st.next == self.bucket {
-            self.new_bucket(&mut st)?;
-        }
-        let p = Pos {
-            node: st.tail,
-            slot: st.next,
-        };
-        let cell = self.cell(p);
-        r.write(cell, &bytes);
-        if self.layout == LogLayout::Optimized {
-            r.persist(cell, REC_SIZE);
-            r.store_u64(self.slot(p.node, p.slot), cell as u64);
-            r.persist(self.slot(p.node, p.slot), 8);
-        } else {
-            r.store_u64(self.slot(p.node, p.slot), cell as u64);
-        }
-        st.next += 1;
-        if let Some(i) = self.arena.index(p.node) {
-            st.live[i] += 1;
-        }
-        st.total_live += 1;
-        Ok(p)
-    }
-
-    /// Link a fresh bucket at the tail (syncing the old one first under Batch).
-    fn new_bucket(&self, st: &mut State) -> Result<(), RewindError> {
-        let r = &self.r;
-        if self.layout == LogLayout::Batch {
-            self.sync_locked(st);
-        }
-        let n = st.free.pop().ok_or(RewindError::LogFull {
-            capacity: self.capacity(),
-        })?;
-        r.fill(n + self.slots_off, self.bucket * 8, 0);
-        r.store_u64(n + PIDX, 0);
-        r.flush(n, self.cells_off);
-        st.list.append(r, n);
-        let old = st.tail;
-        st.tail = n;
-        st.next = 0;
-        st.persisted = 0;
-        if old != 0 {
-            self.maybe_unlink(st, old);
-        }
-        Ok(())
-    }
-
-    /// Unlink bucket `n` if it holds no live record and is not the tail.
-    fn maybe_unlink(&self, st: &mut State, n: usize) {
-        let Some(i) = self.arena.index(n) else {
-            return;
-        };
-        if st.live[i] == 0 && n != st.tail {
-            st.list.remove(&self.r, n);
-            st.free.push(n);
-        }
-    }
-
-    /// Batch: make every record appended so far durable (no-op for other layouts).
-    pub fn sync(&self) {
-        if self.layout == LogLayout::Batch {
-            let mut st = self.lock();
-            self.sync_locked(&mut st);
-        }
-    }
-
-    fn sync_locked(&self, st: &mut State) {
-        if st.tail == 0 || st.persisted == st.next {
-            return;
-        }
-        let r = &self.r;
-        let (a, z, n) = (st.persisted, st.next, st.tail);
-        r.flush(self.slot(n, a), (z - a) * 8);
-        r.flush(n + self.cells_off + a * REC_SIZE, (z - a) * REC_SIZE);
-        r.fence();
-        r.store_u64(n + PIDX, z as u64);
-        r.persist(n + PIDX, 8);
-        st.persisted = z;
-    }
-
-    /// Remove records: all of `recs`, then (after a fence) `last`, which is the transaction's
-    /// END record so that it is removed last (REWIND §4.6).
-    pub fn clear(&self, recs: &[Pos], last: Option<Pos>) {
-        let mut st = self.lock();
-        let r = &self.r;
-        if self.layout == LogLayout::Simple {
-            for p in recs.iter().chain(last.iter()) {
-                st.list.remove(r, p.node);
-                st.free.push(p.node);
-                if let Some(i) = self.arena.index(p.node) {
-                    st.live[i] = 0;
-                }
-                st.total_live -= 1;
-            }
-            return;
-        }
-        let mut touched = Vec::new();
-        for group in [recs, last.as_slice()] {
-            if group.is_empty() {
-                continue;
-            }
-            for p in group {
-                let s = self.slot(p.node, p.slot);
-                r.store_u64(s, SLOT_GAP);
-                r.flush(s, 8);
-                if let Some(i) = self.arena.index(p.node) {
-                    st.live[i] -= 1;
-                }
-                st.total_live -= 1;
-                if touched.last() != Some(&p.node) {
-                    touched.push(p.node);
-                }
-            }
-            r.fence();
-        }
-        touched.sort_unstable();
-        touched.dedup();
-        for n in touched {
-            self.maybe_unlink(&mut st, n);
-        }
-    }
-
-    /// Every live record, oldest first, with its position.
-    pub fn scan(&self) -> Vec<(Pos, Rec)> {
-        let st = self.lock();
-        self.scan_locked(&st)
-    }
-
-    fn scan_locked(&self, st: &State) -> Vec<(Pos, Rec)> {
-        let r = &self.r;
-        let mut out = Vec::with_capacity(st.total_live);
-        let mut buf = [0u8; REC_SIZE];
-        let mut n = st.list.head(r);
-        while n != 0 {
-            if self.layout == LogLayout::Simple {
-                let p = Pos { node: n, slot: 0 };
-                r.read(self.cell(p), &mut buf);
-                if let Some(rec) = Rec::decode(&buf) {
-                    out.push((p, rec));
-                }
-            } else {
-                let limit = if n == st.tail { st.next } else { self.bucket };
-                for i in 0..limit {
-                    let v = r.load_u64(self.slot(n, i));
-                    if v == SLOT_EMPTY || v == SLOT_GAP {
-                        continue;
-                    }
-                    let p = Pos { node: n, slot: i };
-                    r.read(self.cell(p), &mut buf);
-                    if let Some(rec) = Rec::decode(&buf) {
-                        out.push((p, rec));
-                    }
-                }
-            }
-            n = r.load_u64(n) as usize;
-        }
-        out
-    }
-
-    /// Recover the log structure after a crash (REWIND §4.5, first step): finish the pending
-    /// ADLL operation, then rebuild the volatile state (free nodes, live counts, next slot).
-    /// Damaged records are reported as errors naming their position.
-    pub fn recover(&self) -> Result<(), RewindError> {
-        let r = &self.r;
-        let mut st = self.lock();
-        let hdr = r.load_u64(self.desc) as usize;
-        if hdr != self.desc + 64 && hdr != self.desc + 64 + ADLL_HDR {
-            return Err(RewindError::Corrupt(format!(
-                "log descriptor at {:#x} points at {hdr:#x}, not at one of its list headers",
-                self.desc
-            )));
-        }
-        st.list = Adll { hdr };
-        let arena = self.arena;
-        st.list
-            .recover(r, |n| arena.index(n).is_some())
-            .map_err(|e| RewindError::Corrupt(format!("log at {:#x}: {e}", self.desc)))?;
-        let nodes = st
-            .list
-            .nodes(r, |n| arena.index(n).is_some(), arena.count)
-            .map_err(|e| RewindError::Corrupt(format!("log at {:#x}: {e}", self.desc)))?;
-        let mut used = vec![false; arena.count];
-        st.live.iter_mut().for_each(|c| *c = 0);
-        st.total_live = 0;
-        st.tail = 0;
-        st.next = 0;
-        st.persisted = 0;
-        let mut buf = [0u8; REC_SIZE];
-        for (k, &n) in nodes.iter().enumerate() {
-            let i = arena.index(n).unwrap_or(0);
-            used[i] = true;
-            if self.layout == LogLayout::Simple {
-                r.read(n + SIMPLE_CELL, &mut buf);
-                if Rec::decode(&buf).is_none() {
-                    return Err(RewindError::Corrupt(format!(
-                        "log record at {:#x} has no valid type",
-                        n + SIMPLE_CELL
-                    )));
-                }
-                st.live[i] = 1;
-                st.total_live += 1;
-                continue;
-            }
-            let is_tail = k + 1 == nodes.len();
-            let limit = match self.layout {
-                LogLayout::Batch => (r.load_u64(n + PIDX) as usize).min(self.bucket),
-                _ => self.bucket,
-            };
-            let mut last_used = 0;
-            for s in 0..limit {
-                let v = r.load_u64(self.slot(n, s));
-                if v == SLOT_EMPTY {
-                    continue;
-                }
-                last_used = s + 1;
-                if v == SLOT_GAP {
-                    continue;
-                }
-                let p = Pos { node: n, slot: s };
-                if v as usize != self.cell(p) {
-                    return Err(RewindError::Corrupt(format!(
-                        "log slot at {:#x} holds {v:#x}, neither empty, a gap nor its cell",
-                        self.slot(n, s)
-                    )));
-                }
-                r.read(self.cell(p), &mut buf);
-                if Rec::decode(&buf).is_none() {
-                    return Err(RewindError::Corrupt(format!(
-                        "log record at {:#x} has no valid type",
-                        self.cell(p)
-                    )));
-                }
-                st.live[i] += 1;
-                st.total_live += 1;
-            }
-            if is_tail {
-                st.tail = n;
-                st.next = match self.layout {
-                    LogLayout::Batch => limit,
-                    _ => last_used,
-                };
-                st.persisted = st.next;
-            }
-        }
-        st.free = (0..arena.count)
-            .rev()
-            .filter(|&i| !used[i])
-            .map(|i| arena.node(i))
-            .collect();
-        Ok(())
-    }
-
-    /// Empty the log (§4.5: "create a new log, and de-allocate the old log"): persist a fresh
-    /// header in the other slot, then switch the root word to it atomically.
-    pub fn reset(&self) {
-        let r = &self.r;
-        let mut st = self.lock();
-        let cur = st.list.hdr;
-        let other = if cur == self.desc + 64 {
-            self.desc + 64 + ADLL_HDR
-        } else {
-            self.desc + 64
-        };
-        Adll { hdr: other }.format(r);
-        r.store_u64(self.desc, other as u64);
-        r.persist(self.desc, 8);
-        self.reset_state(&mut st, other);
-    }
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+    use crate::RewindError;
+    use crate::record::Rec;
     use braid_pmem::{CrashMode, CrashSim, PmemConfig};
 
     fn store(r: &Region, layout: LogLayout) -> LogStore {

@@ -1,0 +1,164 @@
+//! Appending records to a log and clearing them: Alg. 1's ADLL append for Simple (REWIND
+//! §3.2), slot publication in buckets for Optimized and Batch (§3.3), the Batch group sync, and
+//! clearing (an ADLL removal, or gap slots and the unlinking of an empty bucket).
+
+use super::{LogLayout, LogStore, PIDX, Pos, SIMPLE_CELL, SLOT_GAP, State};
+use crate::RewindError;
+use crate::record::{REC_SIZE, Rec};
+
+impl LogStore {
+    /// Append a record. Simple and Optimized: durable on return. Batch: stored only; durable
+    /// after the next [`LogStore::sync`].
+    ///
+    /// `hold = Some(h)`: a new record; fails with `LogFull` unless the log has room for it,
+    /// for every record reserved so far, and for `h` more, which are then reserved for the
+    /// caller. `None`: the record uses one of the caller's reserved records (CLR, ROLLBACK,
+    /// END), so a transaction that started can always roll back and finish.
+    pub fn append(&self, rec: &Rec, hold: Option<usize>) -> Result<Pos, RewindError> {
+        let mut st = self.lock();
+        match hold {
+            Some(h) => {
+                if self.available(&st) < 1 + st.reserved + h {
+                    return Err(RewindError::LogFull {
+                        capacity: self.capacity(),
+                    });
+                }
+                st.reserved += h;
+            }
+            None => st.reserved = st.reserved.saturating_sub(1),
+        }
+        let r = &self.r;
+        let bytes = rec.encode();
+        if self.layout == LogLayout::Simple {
+            let n = st.free.pop().ok_or(RewindError::LogFull {
+                capacity: self.capacity(),
+            })?;
+            r.write(n + SIMPLE_CELL, &bytes);
+            r.flush(n + SIMPLE_CELL, REC_SIZE);
+            st.list.append(r, n);
+            st.live[self.arena.index(n).unwrap_or(0)] = 1;
+            st.total_live += 1;
+            return Ok(Pos { node: n, slot: 0 });
+        }
+        if st.tail == 0 || st.next == self.bucket {
+            self.new_bucket(&mut st)?;
+        }
+        let p = Pos {
+            node: st.tail,
+            slot: st.next,
+        };
+        let cell = self.cell(p);
+        r.write(cell, &bytes);
+        if self.layout == LogLayout::Optimized {
+            r.persist(cell, REC_SIZE);
+            r.store_u64(self.slot(p.node, p.slot), cell as u64);
+            r.persist(self.slot(p.node, p.slot), 8);
+        } else {
+            r.store_u64(self.slot(p.node, p.slot), cell as u64);
+        }
+        st.next += 1;
+        if let Some(i) = self.arena.index(p.node) {
+            st.live[i] += 1;
+        }
+        st.total_live += 1;
+        Ok(p)
+    }
+
+    /// Link a fresh bucket at the tail (syncing the old one first under Batch).
+    fn new_bucket(&self, st: &mut State) -> Result<(), RewindError> {
+        let r = &self.r;
+        if self.layout == LogLayout::Batch {
+            self.sync_locked(st);
+        }
+        let n = st.free.pop().ok_or(RewindError::LogFull {
+            capacity: self.capacity(),
+        })?;
+        r.fill(n + self.slots_off, self.bucket * 8, 0);
+        r.store_u64(n + PIDX, 0);
+        r.flush(n, self.cells_off);
+        st.list.append(r, n);
+        let old = st.tail;
+        st.tail = n;
+        st.next = 0;
+        st.persisted = 0;
+        if old != 0 {
+            self.maybe_unlink(st, old);
+        }
+        Ok(())
+    }
+
+    /// Unlink bucket `n` if it holds no live record and is not the tail.
+    fn maybe_unlink(&self, st: &mut State, n: usize) {
+        let Some(i) = self.arena.index(n) else {
+            return;
+        };
+        if st.live[i] == 0 && n != st.tail {
+            st.list.remove(&self.r, n);
+            st.free.push(n);
+        }
+    }
+
+    /// Batch: make every record appended so far durable (no-op for other layouts).
+    pub fn sync(&self) {
+        if self.layout == LogLayout::Batch {
+            let mut st = self.lock();
+            self.sync_locked(&mut st);
+        }
+    }
+
+    fn sync_locked(&self, st: &mut State) {
+        if st.tail == 0 || st.persisted == st.next {
+            return;
+        }
+        let r = &self.r;
+        let (a, z, n) = (st.persisted, st.next, st.tail);
+        r.flush(self.slot(n, a), (z - a) * 8);
+        r.flush(n + self.cells_off + a * REC_SIZE, (z - a) * REC_SIZE);
+        r.fence();
+        r.store_u64(n + PIDX, z as u64);
+        r.persist(n + PIDX, 8);
+        st.persisted = z;
+    }
+
+    /// Remove records: all of `recs`, then (after a fence) `last`, which is the transaction's
+    /// END record so that it is removed last (REWIND §4.6).
+    pub fn clear(&self, recs: &[Pos], last: Option<Pos>) {
+        let mut st = self.lock();
+        let r = &self.r;
+        if self.layout == LogLayout::Simple {
+            for p in recs.iter().chain(last.iter()) {
+                st.list.remove(r, p.node);
+                st.free.push(p.node);
+                if let Some(i) = self.arena.index(p.node) {
+                    st.live[i] = 0;
+                }
+                st.total_live -= 1;
+            }
+            return;
+        }
+        let mut touched = Vec::new();
+        for group in [recs, last.as_slice()] {
+            if group.is_empty() {
+                continue;
+            }
+            for p in group {
+                let s = self.slot(p.node, p.slot);
+                r.store_u64(s, SLOT_GAP);
+                r.flush(s, 8);
+                if let Some(i) = self.arena.index(p.node) {
+                    st.live[i] -= 1;
+                }
+                st.total_live -= 1;
+                if touched.last() != Some(&p.node) {
+                    touched.push(p.node);
+                }
+            }
+            r.fence();
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        for n in touched {
+            self.maybe_unlink(&mut st, n);
+        }
+    }
+}

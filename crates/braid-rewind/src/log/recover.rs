@@ -1,0 +1,158 @@
+//! Reading a log back and recovering it (REWIND §4.5, first step): the scan of live records
+//! in order, the repair of a pending ADLL operation and the rebuilding of the volatile state
+//! from the slots, and the log's reset to a fresh empty list after recovery.
+
+use super::{
+    ADLL_HDR, Adll, LogLayout, LogStore, PIDX, Pos, SIMPLE_CELL, SLOT_EMPTY, SLOT_GAP, State,
+};
+use crate::RewindError;
+use crate::record::{REC_SIZE, Rec};
+
+impl LogStore {
+    /// Every live record, oldest first, with its position.
+    pub fn scan(&self) -> Vec<(Pos, Rec)> {
+        let st = self.lock();
+        self.scan_locked(&st)
+    }
+
+    fn scan_locked(&self, st: &State) -> Vec<(Pos, Rec)> {
+        let r = &self.r;
+        let mut out = Vec::with_capacity(st.total_live);
+        let mut buf = [0u8; REC_SIZE];
+        let mut n = st.list.head(r);
+        while n != 0 {
+            if self.layout == LogLayout::Simple {
+                let p = Pos { node: n, slot: 0 };
+                r.read(self.cell(p), &mut buf);
+                if let Some(rec) = Rec::decode(&buf) {
+                    out.push((p, rec));
+                }
+            } else {
+                let limit = if n == st.tail { st.next } else { self.bucket };
+                for i in 0..limit {
+                    let v = r.load_u64(self.slot(n, i));
+                    if v == SLOT_EMPTY || v == SLOT_GAP {
+                        continue;
+                    }
+                    let p = Pos { node: n, slot: i };
+                    r.read(self.cell(p), &mut buf);
+                    if let Some(rec) = Rec::decode(&buf) {
+                        out.push((p, rec));
+                    }
+                }
+            }
+            n = r.load_u64(n) as usize;
+        }
+        out
+    }
+
+    /// Recover the log structure after a crash (REWIND §4.5, first step): finish the pending
+    /// ADLL operation, then rebuild the volatile state (free nodes, live counts, next slot).
+    /// Damaged records are reported as errors naming their position.
+    pub fn recover(&self) -> Result<(), RewindError> {
+        let r = &self.r;
+        let mut st = self.lock();
+        let hdr = r.load_u64(self.desc) as usize;
+        if hdr != self.desc + 64 && hdr != self.desc + 64 + ADLL_HDR {
+            return Err(RewindError::Corrupt(format!(
+                "log descriptor at {:#x} points at {hdr:#x}, not at one of its list headers",
+                self.desc
+            )));
+        }
+        st.list = Adll { hdr };
+        let arena = self.arena;
+        st.list
+            .recover(r, |n| arena.index(n).is_some())
+            .map_err(|e| RewindError::Corrupt(format!("log at {:#x}: {e}", self.desc)))?;
+        let nodes = st
+            .list
+            .nodes(r, |n| arena.index(n).is_some(), arena.count)
+            .map_err(|e| RewindError::Corrupt(format!("log at {:#x}: {e}", self.desc)))?;
+        let mut used = vec![false; arena.count];
+        st.live.iter_mut().for_each(|c| *c = 0);
+        st.total_live = 0;
+        st.tail = 0;
+        st.next = 0;
+        st.persisted = 0;
+        let mut buf = [0u8; REC_SIZE];
+        for (k, &n) in nodes.iter().enumerate() {
+            let i = arena.index(n).unwrap_or(0);
+            used[i] = true;
+            if self.layout == LogLayout::Simple {
+                r.read(n + SIMPLE_CELL, &mut buf);
+                if Rec::decode(&buf).is_none() {
+                    return Err(RewindError::Corrupt(format!(
+                        "log record at {:#x} has no valid type",
+                        n + SIMPLE_CELL
+                    )));
+                }
+                st.live[i] = 1;
+                st.total_live += 1;
+                continue;
+            }
+            let is_tail = k + 1 == nodes.len();
+            let limit = match self.layout {
+                LogLayout::Batch => (r.load_u64(n + PIDX) as usize).min(self.bucket),
+                _ => self.bucket,
+            };
+            let mut last_used = 0;
+            for s in 0..limit {
+                let v = r.load_u64(self.slot(n, s));
+                if v == SLOT_EMPTY {
+                    continue;
+                }
+                last_used = s + 1;
+                if v == SLOT_GAP {
+                    continue;
+                }
+                let p = Pos { node: n, slot: s };
+                if v as usize != self.cell(p) {
+                    return Err(RewindError::Corrupt(format!(
+                        "log slot at {:#x} holds {v:#x}, neither empty, a gap nor its cell",
+                        self.slot(n, s)
+                    )));
+                }
+                r.read(self.cell(p), &mut buf);
+                if Rec::decode(&buf).is_none() {
+                    return Err(RewindError::Corrupt(format!(
+                        "log record at {:#x} has no valid type",
+                        self.cell(p)
+                    )));
+                }
+                st.live[i] += 1;
+                st.total_live += 1;
+            }
+            if is_tail {
+                st.tail = n;
+                st.next = match self.layout {
+                    LogLayout::Batch => limit,
+                    _ => last_used,
+                };
+                st.persisted = st.next;
+            }
+        }
+        st.free = (0..arena.count)
+            .rev()
+            .filter(|&i| !used[i])
+            .map(|i| arena.node(i))
+            .collect();
+        Ok(())
+    }
+
+    /// Empty the log (§4.5: "create a new log, and de-allocate the old log"): persist a fresh
+    /// header in the other slot, then switch the root word to it atomically.
+    pub fn reset(&self) {
+        let r = &self.r;
+        let mut st = self.lock();
+        let cur = st.list.hdr;
+        let other = if cur == self.desc + 64 {
+            self.desc + 64 + ADLL_HDR
+        } else {
+            self.desc + 64
+        };
+        Adll { hdr: other }.format(r);
+        r.store_u64(self.desc, other as u64);
+        r.persist(self.desc, 8);
+        self.reset_state(&mut st, other);
+    }
+}

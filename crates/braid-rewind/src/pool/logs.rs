@@ -1,0 +1,161 @@
+//! A pool's log stream behind one interface, one-layer (a [`LogStore`], REWIND §3.1) or
+//! two-layer (an AVL tree over a bottom log, §3.3), and where a record is in it.
+
+use crate::RewindError;
+use crate::avl::TwoLayer;
+use crate::log::{LogLayout, LogStore, Pos};
+use crate::record::Rec;
+
+/// A log stream: one- or two-layer.
+pub(crate) enum Log {
+    One(LogStore),
+    Two(TwoLayer),
+}
+
+/// Where a record is: a slot of a one-layer log, or a key of a two-layer log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RecRef {
+    Pos(Pos),
+    Key(u64),
+}
+
+impl Log {
+    /// Append a record of transaction `rec.txid` whose per-transaction number is `n`.
+    pub fn append(&self, rec: &Rec, n: u64, hold: Option<usize>) -> Result<RecRef, RewindError> {
+        match self {
+            Log::One(l) => l.append(rec, hold).map(RecRef::Pos),
+            Log::Two(t) => t
+                .append(crate::avl::key(rec.txid, n), rec, hold)
+                .map(RecRef::Key),
+        }
+    }
+
+    pub fn unreserve(&self, n: usize) {
+        match self {
+            Log::One(l) => l.unreserve(n),
+            Log::Two(t) => t.unreserve(n),
+        }
+    }
+
+    pub fn is_batch(&self) -> bool {
+        matches!(self, Log::One(l) if l.layout() == LogLayout::Batch)
+    }
+
+    pub fn sync(&self) {
+        if let Log::One(l) = self {
+            l.sync();
+        }
+    }
+
+    pub fn clear(&self, recs: &[RecRef], last: Option<RecRef>) -> Result<(), RewindError> {
+        match self {
+            Log::One(l) => {
+                let ps: Vec<Pos> = recs
+                    .iter()
+                    .filter_map(|r| match r {
+                        RecRef::Pos(p) => Some(*p),
+                        RecRef::Key(_) => None,
+                    })
+                    .collect();
+                let last = match last {
+                    Some(RecRef::Pos(p)) => Some(p),
+                    _ => None,
+                };
+                l.clear(&ps, last);
+                Ok(())
+            }
+            Log::Two(t) => {
+                let ks: Vec<u64> = recs
+                    .iter()
+                    .filter_map(|r| match r {
+                        RecRef::Key(k) => Some(*k),
+                        RecRef::Pos(_) => None,
+                    })
+                    .collect();
+                let last = match last {
+                    Some(RecRef::Key(k)) => Some(k),
+                    _ => None,
+                };
+                t.clear(&ks, last)
+            }
+        }
+    }
+
+    /// Every record: log order (one layer) or key order (two layers).
+    pub fn scan(&self) -> Result<Vec<(RecRef, Rec)>, RewindError> {
+        match self {
+            Log::One(l) => Ok(l
+                .scan()
+                .into_iter()
+                .map(|(p, r)| (RecRef::Pos(p), r))
+                .collect()),
+            Log::Two(t) => Ok(t
+                .scan()?
+                .into_iter()
+                .map(|(k, r)| (RecRef::Key(k), r))
+                .collect()),
+        }
+    }
+
+    /// The records of one transaction, newest first. One layer: a scan of the whole log
+    /// (§3.2: "we need to scan the entire log just for the rolled back transaction"); two
+    /// layers: a walk down the transaction's key range in the AVL index.
+    pub fn tx_records_rev(&self, txid: u64) -> Result<Vec<(RecRef, Rec)>, RewindError> {
+        match self {
+            Log::One(_) => {
+                let mut v: Vec<_> = self
+                    .scan()?
+                    .into_iter()
+                    .filter(|(_, r)| r.txid == txid)
+                    .collect();
+                v.reverse();
+                Ok(v)
+            }
+            Log::Two(t) => {
+                let low = crate::avl::key(txid, 0);
+                let mut bound = crate::avl::key(txid + 1, 0);
+                let mut out = Vec::new();
+                while let Some((k, r)) = t.below(low, bound)? {
+                    out.push((RecRef::Key(k), r));
+                    bound = k;
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    pub fn recover(&self) -> Result<(), RewindError> {
+        match self {
+            Log::One(l) => l.recover(),
+            Log::Two(t) => t.recover(),
+        }
+    }
+
+    pub fn reset(&self) {
+        match self {
+            Log::One(l) => l.reset(),
+            Log::Two(t) => t.reset(),
+        }
+    }
+
+    pub fn format(&self) {
+        match self {
+            Log::One(l) => l.format(),
+            Log::Two(t) => t.format(),
+        }
+    }
+
+    pub fn live(&self) -> usize {
+        match self {
+            Log::One(l) => l.live(),
+            Log::Two(t) => t.live(),
+        }
+    }
+
+    pub fn capacity(&self) -> usize {
+        match self {
+            Log::One(l) => l.capacity(),
+            Log::Two(t) => t.capacity(),
+        }
+    }
+}

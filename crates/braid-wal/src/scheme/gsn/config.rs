@@ -1,0 +1,230 @@
+//! The gsn scheme's configuration: how records are spread over the logs (transaction- or
+//! page-level partitioning, Wang & Johnson Section 3.3), how commits are protected (durable
+//! cache or passive group commit, Sections 4.1-4.2), the emulated NVM insert delay (Section
+//! 5.1) and the recovery pipeline's thread counts (Section 3.2), with the scheme's registration
+//! and its refusals (command logging, MVCC).
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::open::open_gsn;
+use super::pages;
+use crate::WalError;
+use crate::scheme::registry::{Registration, SchemeDef, parse_option, unknown_option};
+use crate::scheme::{RecoveryReport, Replay, Scheme, SchemeConfig, Storage};
+
+/// Why the gsn scheme refuses command logging.
+pub const NO_COMMAND_LOGGING: &str = "the gsn scheme cannot log commands: GSNs order \
+    read-after-write and write-after-write dependencies but not write-after-read ones, which \
+    re-executing stored procedures needs; use --logging data";
+
+/// Why gsn refuses the engine's multi-version concurrency control.
+pub const NO_MVCC: &str = "the gsn scheme cannot recover a multi-versioned database: its \
+    recovery splits records into per-page operations and applies them in GSN order, without \
+    the commit timestamps MVCC records carry; use --cc 2pl or occ with gsn, or another scheme \
+    (serial, taurus, pertxn, nvdisk) with --cc mvcc";
+
+/// How records are spread over the logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Partition {
+    /// A worker's transactions go to its own log.
+    #[default]
+    Transaction,
+    /// An operation goes to log `page id mod n`.
+    Page,
+}
+
+impl Partition {
+    /// `"tx"` or `"page"` (what [`FromStr`] reads).
+    pub fn name(self) -> &'static str {
+        match self {
+            Partition::Transaction => "tx",
+            Partition::Page => "page",
+        }
+    }
+}
+
+impl FromStr for Partition {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "tx" | "txn" | "transaction" => Ok(Partition::Transaction),
+            "page" | "pg" => Ok(Partition::Page),
+            _ => Err(format!("unknown partitioning {s:?}; use tx or page")),
+        }
+    }
+}
+
+/// How commits are protected on persistent memory (file devices always use watermarks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CommitProtocol {
+    /// Durable processor cache: acknowledge after the insert's fence (the paper's D variants).
+    DurableCache,
+    /// Volatile cache: passive group commit (the paper's V variants).
+    #[default]
+    Passive,
+}
+
+impl CommitProtocol {
+    /// `"durable"` or `"passive"` (what [`FromStr`] reads).
+    pub fn name(self) -> &'static str {
+        match self {
+            CommitProtocol::DurableCache => "durable",
+            CommitProtocol::Passive => "passive",
+        }
+    }
+}
+
+impl FromStr for CommitProtocol {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "durable" | "d" => Ok(CommitProtocol::DurableCache),
+            "passive" | "v" => Ok(CommitProtocol::Passive),
+            _ => Err(format!(
+                "unknown commit protocol {s:?}; use durable or passive"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Partition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Display for CommitProtocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Options of the gsn scheme.
+#[derive(Debug, Clone)]
+pub struct GsnConfig {
+    /// How records are spread over the logs (option `partition`).
+    pub partition: Partition,
+    /// How commits are protected on persistent memory (option `commit`).
+    pub commit: CommitProtocol,
+    /// Rows per page (consecutive keys of one table).
+    pub rows_per_page: u64,
+    /// Emulated NVM latency per log insert (the paper uses 1200 ns), busy-waited.
+    pub insert_delay_ns: u64,
+    /// Passive group commit: signal a worker that keeps `min_dgsn` below the target this long.
+    pub straggler_after: Duration,
+    /// Page clocks (rounded up to a power of two).
+    pub page_slots: usize,
+    /// Called on the committing thread after its records are inserted and its commit GSN is
+    /// staged, before it publishes `dgsn` (passive group commit only). Tests use it to make a
+    /// worker stall with its dirty bit set.
+    #[doc(hidden)]
+    pub after_insert: Option<Hook>,
+    /// Recovery: N, the threads that scan the logs and partition their redo operations by page
+    /// (Section 3.2); 0 means `SchemeConfig::recovery_threads`.
+    pub scan_threads: usize,
+    /// Recovery: M, the page buckets and the threads that sort each by GSN and apply it; 0
+    /// means `SchemeConfig::recovery_threads`.
+    pub apply_threads: usize,
+}
+
+/// A test callback in `GsnConfig` (`after_insert`).
+#[doc(hidden)]
+#[derive(Clone)]
+pub struct Hook(
+    /// The callback.
+    pub Arc<dyn Fn() + Send + Sync>,
+);
+
+impl fmt::Debug for Hook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Hook")
+    }
+}
+
+impl Default for GsnConfig {
+    fn default() -> Self {
+        GsnConfig {
+            partition: Partition::Transaction,
+            commit: CommitProtocol::Passive,
+            rows_per_page: 16,
+            insert_delay_ns: 0,
+            straggler_after: Duration::from_micros(200),
+            page_slots: pages::DEFAULT_SLOTS,
+            after_insert: None,
+            scan_threads: 0,
+            apply_threads: 0,
+        }
+    }
+}
+
+/// The scheme's name.
+pub const NAME: &str = "gsn";
+
+/// The scheme's registration (see [`crate::scheme::SCHEMES`]).
+pub const REGISTRATION: Registration = Registration {
+    name: NAME,
+    about: "distributed logging with global sequence numbers and passive group commit",
+    default: || Box::new(GsnConfig::default()),
+};
+
+const OPTIONS: &[&str] = &[
+    "partition",
+    "commit",
+    "rows_per_page",
+    "insert_delay_ns",
+    "scan_threads",
+    "apply_threads",
+];
+
+impl SchemeDef for GsnConfig {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn streams_for(&self, requested: usize) -> usize {
+        requested.max(1)
+    }
+    fn command_logging_refusal(&self) -> Option<&'static str> {
+        Some(NO_COMMAND_LOGGING)
+    }
+    fn mvcc_refusal(&self) -> Option<&'static str> {
+        Some(NO_MVCC)
+    }
+    fn set_option(&mut self, key: &str, value: &str) -> Result<(), WalError> {
+        match key {
+            "partition" => self.partition = parse_option(NAME, key, value)?,
+            "commit" => self.commit = parse_option(NAME, key, value)?,
+            "rows_per_page" => self.rows_per_page = parse_option::<u64>(NAME, key, value)?.max(1),
+            "insert_delay_ns" => self.insert_delay_ns = parse_option(NAME, key, value)?,
+            "scan_threads" => self.scan_threads = parse_option(NAME, key, value)?,
+            "apply_threads" => self.apply_threads = parse_option(NAME, key, value)?,
+            _ => return Err(unknown_option(NAME, key, OPTIONS)),
+        }
+        Ok(())
+    }
+    fn options(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("partition", self.partition.name().to_string()),
+            ("commit", self.commit.name().to_string()),
+            ("rows_per_page", self.rows_per_page.to_string()),
+            ("insert_delay_ns", self.insert_delay_ns.to_string()),
+            ("scan_threads", self.scan_threads.to_string()),
+            ("apply_threads", self.apply_threads.to_string()),
+        ]
+    }
+    fn open(
+        &self,
+        cfg: &SchemeConfig,
+        storage: Storage,
+        replay: &dyn Replay,
+        progress: &dyn Fn(u64),
+    ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
+        let (g, r) = open_gsn(cfg, self, storage.devices(NAME)?, replay, progress)?;
+        Ok((g, r))
+    }
+    fn clone_def(&self) -> Box<dyn SchemeDef> {
+        Box::new(self.clone())
+    }
+}

@@ -1,0 +1,182 @@
+//! Opening the gsn scheme: check the devices, run the two-step parallel recovery (Wang &
+//! Johnson Section 3.2, `recovery.rs`), start one stream per log at its valid end, void on file
+//! logs what lies above the recovery bound, and start the commit daemon.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use braid_pmem::signal;
+use crossbeam_utils::CachePadded;
+use parking_lot::{Condvar, Mutex};
+
+use super::config::{CommitProtocol, GsnConfig, NO_COMMAND_LOGGING};
+use super::counters::GsnCounters;
+use super::log::{Log, LogInner, Mode};
+use super::pages::PageTable;
+use super::shared::Shared;
+use super::{Gsn, daemon, recovery};
+use crate::WalError;
+use crate::device::Device;
+use crate::record::Kind;
+use crate::scheme::{LogKind, RecoveryReport, Replay, SchemeConfig};
+use crate::stream::{Stream, StreamConfig};
+
+/// Check the configuration and the devices; returns whether the logs are on persistent memory.
+fn check_devices(cfg: &SchemeConfig, devices: &[Arc<dyn Device>]) -> Result<bool, WalError> {
+    if cfg.logging == LogKind::Command {
+        return Err(WalError::Config(NO_COMMAND_LOGGING.into()));
+    }
+    if devices.is_empty() {
+        return Err(WalError::Config(
+            "the gsn scheme needs at least one log device".into(),
+        ));
+    }
+    let on_fill = devices.iter().filter(|d| d.durable_on_fill()).count();
+    if on_fill != 0 && on_fill != devices.len() {
+        return Err(WalError::Config(
+            "the gsn scheme needs all its logs on one kind of device (all pmem or all files)"
+                .into(),
+        ));
+    }
+    Ok(on_fill == devices.len())
+}
+
+/// Run the recovery pipeline over the logs on `devices` through `replay`, and nothing else: no
+/// streams are started and nothing is written (on files, the void marker that [`open_gsn`] writes is
+/// not written either, so use [`open_gsn`] before appending). For benchmarks and inspection.
+#[doc(hidden)]
+pub fn recover_only(
+    cfg: &SchemeConfig,
+    gsn: &GsnConfig,
+    devices: &[Arc<dyn Device>],
+    replay: &dyn Replay,
+    progress: &dyn Fn(u64),
+) -> Result<RecoveryReport, WalError> {
+    let pmem = check_devices(cfg, devices)?;
+    let started = Instant::now();
+    let rec = recovery::recover(
+        devices,
+        pmem,
+        gsn.rows_per_page,
+        recovery::Threads::of(cfg, gsn),
+        cfg.scan_mode,
+        cfg.cut.as_ref(),
+        replay,
+        progress,
+    )?;
+    let mut report = rec.report;
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// Recover the gsn logs on `devices` and start the scheme (the concrete type, for its
+/// [`Gsn::stats`]; [`SchemeDef::open`](crate::scheme::SchemeDef::open) is the same behind the
+/// seam).
+pub fn open_gsn(
+    cfg: &SchemeConfig,
+    gcfg: &GsnConfig,
+    devices: Vec<Arc<dyn Device>>,
+    replay: &dyn Replay,
+    progress: &dyn Fn(u64),
+) -> Result<(Arc<Gsn>, RecoveryReport), WalError> {
+    let pmem = check_devices(cfg, &devices)?;
+    let gcfg = gcfg.clone();
+    let mode = match (pmem, gcfg.commit) {
+        (false, _) => Mode::Watermark,
+        (true, CommitProtocol::DurableCache) => Mode::Immediate,
+        (true, CommitProtocol::Passive) => Mode::Passive,
+    };
+    if mode == Mode::Passive {
+        signal::install().map_err(|e| WalError::Config(format!("passive group commit: {e}")))?;
+    }
+    let started = Instant::now();
+    let rec = recovery::recover(
+        &devices,
+        pmem,
+        gcfg.rows_per_page,
+        recovery::Threads::of(cfg, &gcfg),
+        cfg.scan_mode,
+        cfg.cut.as_ref(),
+        replay,
+        progress,
+    )?;
+    let mut report = rec.report;
+    let mut streams = Vec::with_capacity(devices.len());
+    let mut logs = Vec::with_capacity(devices.len());
+    for (i, (dev, end)) in devices.into_iter().zip(rec.ends).enumerate() {
+        let scfg = StreamConfig {
+            id: i as u32,
+            max_writers: 2,
+            group_delay: cfg.group_delay,
+            group_bytes: cfg.group_bytes,
+        };
+        let stream = Stream::start(dev, end, scfg)?;
+        let writer = stream.writer()?;
+        let inner = LogInner {
+            clock: rec.base - 1,
+            writer,
+            pending: VecDeque::new(),
+            durable_gsn: 0,
+        };
+        streams.push(stream.clone());
+        logs.push(Log {
+            stream,
+            inner: Mutex::new(inner),
+        });
+    }
+    if !pmem {
+        // Void what lies above the bound before anything new is written (see `recovery`).
+        let bound = rec.bound.min(rec.base);
+        let mut marker = [0u8; 16];
+        marker[..8].copy_from_slice(&bound.to_le_bytes());
+        marker[8..].copy_from_slice(&rec.base.to_le_bytes());
+        let mut ends = Vec::with_capacity(logs.len());
+        for log in &logs {
+            let mut g = log.inner.lock();
+            let (gsn, end) = log.insert_locked(
+                &mut g,
+                &gcfg,
+                rec.base - 1,
+                Kind::Checkpoint,
+                0,
+                0,
+                &[&marker],
+                false,
+            )?;
+            g.durable_gsn = gsn;
+            ends.push(end);
+        }
+        for (log, end) in logs.iter().zip(ends) {
+            log.stream.wait_durable(end)?;
+        }
+    }
+    report.seconds = started.elapsed().as_secs_f64();
+    let pages = PageTable::new(gcfg.page_slots, gcfg.rows_per_page);
+    let shared = Arc::new(Shared {
+        cfg: gcfg,
+        mode,
+        logs,
+        pages,
+        acked: CachePadded::new(AtomicU64::new(0)),
+        want: CachePadded::new(AtomicU64::new(0)),
+        lock: Mutex::new(()),
+        waiter_cv: Condvar::new(),
+        daemon_cv: Condvar::new(),
+        waiters: AtomicUsize::new(0),
+        daemon_sleeping: AtomicBool::new(false),
+        cells: Mutex::new(Vec::new()),
+        stop: AtomicBool::new(false),
+        closed: AtomicBool::new(false),
+        poison: OnceLock::new(),
+        failed: Mutex::new(None),
+        counters: GsnCounters::default(),
+    });
+    let daemon = if mode == Mode::Immediate {
+        None
+    } else {
+        Some(daemon::spawn(Arc::clone(&shared))?)
+    };
+    Ok((Arc::new(Gsn::new(shared, streams, daemon)), report))
+}

@@ -1,0 +1,195 @@
+//! A worker's log writer in NV-Logging (Huang et al. 2014, Sections 4.2, 4.4 and 5.2): it
+//! builds each log object in its reusable DRAM buffer, takes consecutive LSNs from the global
+//! counter, copies the object into its pre-allocated persistent slot in the order of the
+//! persistence policy, and writes abort objects (see the module docs of `log.rs`, "Inserting a
+//! log object").
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering::{AcqRel, Relaxed, SeqCst};
+
+use braid_pmem::CACHE_LINE;
+
+use super::FlushPolicy;
+use super::layout;
+use super::log::Shared;
+use crate::device::pmem::PmemWrite;
+use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp, align_up};
+use crate::{Lsn, WalError};
+
+/// A worker's handle: its reusable DRAM object buffer and its open transaction.
+pub struct LogWriter {
+    shared: Arc<Shared>,
+    /// The DRAM log object, allocated once (one slot) and reused.
+    buf: Vec<u8>,
+    /// The transaction with objects inserted but no commit or abort object yet.
+    open: Option<u64>,
+    /// Caller flag bits added to every object (the checkpoint epoch bit).
+    flags: u8,
+}
+
+impl std::fmt::Debug for LogWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogWriter")
+            .field("open", &self.open)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LogWriter {
+    /// Caller flag bits (within `record::FLAG_MASK`, besides the commit bit) that the next
+    /// objects carry.
+    pub fn set_flags(&mut self, flags: u8) {
+        self.flags = flags & crate::record::FLAG_MASK & !FLAG_COMMIT;
+    }
+
+    pub(crate) fn new(shared: Arc<Shared>) -> LogWriter {
+        let buf = vec![0u8; shared.layout.slot_size];
+        LogWriter {
+            shared,
+            buf,
+            open: None,
+            flags: 0,
+        }
+    }
+
+    /// Insert `payload` of transaction `txn` as one or more log objects (consecutive LSNs;
+    /// payloads larger than a slot are split and concatenated again at recovery). With
+    /// `commit` the last object ends the transaction. Returns one past the last LSN used: the
+    /// transaction is durable, with everything before it, once the frontier reaches it.
+    pub fn insert(
+        &mut self,
+        txn: u64,
+        kind: Kind,
+        payload: &[u8],
+        commit: bool,
+    ) -> Result<Lsn, WalError> {
+        let sh = &*self.shared;
+        sh.check_open()?;
+        let chunk = sh.layout.chunk();
+        let n = payload.len().div_ceil(chunk).max(1) as u64;
+        if n > sh.layout.entries / 4 {
+            return Err(WalError::RecordTooLarge {
+                len: payload.len(),
+                max: chunk * (sh.layout.entries / 4) as usize,
+            });
+        }
+        let first = sh.next_lsn.fetch_add(n, SeqCst);
+        if first + n > layout::MAX_LSN {
+            let e = WalError::Config("pertxn LSN space exhausted".into());
+            sh.poison(&e);
+            return Err(e);
+        }
+        self.open = Some(txn);
+        for i in 0..n {
+            let lsn = first + i;
+            let part = &payload[(i as usize * chunk).min(payload.len())
+                ..((i as usize + 1) * chunk).min(payload.len())];
+            let last = i + 1 == n;
+            if let Err(e) = sh.wait_for_space(lsn) {
+                // LSNs from here on stay unfilled: nothing after them can be acknowledged.
+                sh.poison(&e);
+                return Err(e);
+            }
+            write_object(
+                sh,
+                &mut self.buf,
+                lsn,
+                txn,
+                kind,
+                self.flags | if last && commit { FLAG_COMMIT } else { 0 },
+                part,
+            );
+        }
+        if commit {
+            self.open = None;
+        }
+        match sh.opts.flush {
+            FlushPolicy::Insert => {
+                sh.advance();
+            }
+            FlushPolicy::Commit => {
+                if sh.daemon_asleep.swap(false, AcqRel)
+                    && let Some(t) = sh.daemon.get()
+                {
+                    t.unpark();
+                }
+            }
+        }
+        let consumed = sh
+            .frontier
+            .load(Relaxed)
+            .saturating_sub(sh.head.load(Relaxed));
+        if consumed >= sh.truncate_at
+            && let Some(t) = sh.backup.get()
+        {
+            t.unpark();
+        }
+        Ok(first + n)
+    }
+
+    /// Write an abort object for `txn` if it has objects without a commit (Section 4.4).
+    /// Returns the end LSN of the abort object, or `None` if there was nothing to abort.
+    pub fn abort(&mut self, txn: u64) -> Result<Option<Lsn>, WalError> {
+        if self.open != Some(txn) {
+            return Ok(None);
+        }
+        let end = self.insert(txn, Kind::Abort, &[], false)?;
+        self.open = None;
+        Ok(Some(end))
+    }
+
+    /// The transaction with objects but no commit yet, if any.
+    pub fn open_txn(&self) -> Option<u64> {
+        self.open
+    }
+}
+
+/// Build the object in the DRAM buffer `buf` and copy it into its slot (Section 5.2 order).
+fn write_object(
+    sh: &Shared,
+    buf: &mut [u8],
+    lsn: Lsn,
+    txn: u64,
+    kind: Kind,
+    flags: u8,
+    part: &[u8],
+) {
+    {
+        let payload = [part];
+        let spec = RecordSpec {
+            kind,
+            flags,
+            txn,
+            stamp: &Stamp::None,
+            payload: &payload,
+        };
+        let len = spec.encoded_len();
+        // `insert` split the payload so every object fits its slot.
+        debug_assert!(len <= buf.len());
+        let obj = &mut buf[..len];
+        spec.encode(lsn, 0, sh.layout.salt, obj);
+        let off = sh.layout.slot_off(lsn);
+        let lines = align_up(len).div_ceil(CACHE_LINE) as u64;
+        sh.objects.fetch_add(1, Relaxed);
+        sh.bytes.fetch_add(len as u64, Relaxed);
+        match sh.opts.flush {
+            FlushPolicy::Insert => {
+                match sh.opts.write {
+                    PmemWrite::NonTemporal => sh.region.write_nt(off, obj),
+                    PmemWrite::StoreFlush => {
+                        sh.region.write(off, obj);
+                        sh.region.flush(off, len);
+                    }
+                }
+                sh.region.fence();
+                sh.set_state(lsn);
+                sh.region.fence();
+                sh.mark_persisted(lsn, lines);
+            }
+            FlushPolicy::Commit => {
+                sh.region.write(off, obj);
+                sh.mark_filled(lsn, lines);
+            }
+        }
+    }
+}

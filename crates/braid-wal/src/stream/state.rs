@@ -1,0 +1,132 @@
+//! A stream's shared state and its failure states: the state bits (closed, poisoned, stalled
+//! on `NoSpace`), poisoning with its cause, and the errors appends and waiters get from them
+//! (see the module docs of [`super`], "Failures").
+
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use crossbeam_utils::CachePadded;
+use parking_lot::{Condvar, Mutex};
+
+use super::ready::Reservations;
+use crate::WalError;
+use crate::device::Device;
+
+/// `wake_at` value while the flusher is awake.
+pub(super) const NO_WAKE: u64 = u64::MAX;
+
+/// State bits.
+pub(super) const CLOSED: u8 = 1;
+pub(super) const POISONED: u8 = 2;
+pub(super) const STALLED: u8 = 4;
+
+/// State behind the stream's mutex (slow paths only).
+#[derive(Default)]
+pub(super) struct Locked {
+    /// The `NoSpace` error of the current stall.
+    pub(super) nospace: Option<WalError>,
+    /// The flusher thread has exited (or there is none and the stream is closed).
+    pub(super) flusher_done: bool,
+    /// Why the flusher stopped without flushing everything (NoSpace at close).
+    pub(super) close_error: Option<WalError>,
+}
+
+/// What the stream's handles, its writers and its flusher share.
+pub(super) struct Inner {
+    pub(super) id: u32,
+    pub(super) device: Arc<dyn Device>,
+    pub(super) capacity: u64,
+    pub(super) durable_on_fill: bool,
+    pub(super) group_delay: Duration,
+    pub(super) group_bytes: u64,
+    pub(super) res: Reservations,
+    pub(super) durable: CachePadded<AtomicU64>,
+    pub(super) state: CachePadded<AtomicU8>,
+    /// The flusher sleeps until a writer finishes a record ending at or beyond this.
+    pub(super) wake_at: CachePadded<AtomicU64>,
+    /// Threads blocked in `wait_durable` (file devices) and writers waiting for ring space.
+    pub(super) waiters: AtomicUsize,
+    pub(super) space_waiters: AtomicUsize,
+    /// During a stall: the end of the largest range whose flush failed with `NoSpace`.
+    pub(super) nospace_upto: AtomicU64,
+    pub(super) flushes: AtomicU64,
+    pub(super) cause: OnceLock<String>,
+    pub(super) lock: Mutex<Locked>,
+    /// The flusher sleeps here.
+    pub(super) flusher_cv: Condvar,
+    /// Commit waiters and writers waiting for ring space sleep here.
+    pub(super) durable_cv: Condvar,
+}
+
+impl Inner {
+    /// Set state bits, then wake every sleeper (under the lock, so no wake-up is lost).
+    pub(super) fn set_state(&self, bits: u8) {
+        self.state.fetch_or(bits, SeqCst);
+        let _g = self.lock.lock();
+        self.flusher_cv.notify_all();
+        self.durable_cv.notify_all();
+    }
+
+    pub(super) fn poison(&self, cause: String) {
+        // The cause is set before the flag, so whoever sees the flag sees the cause.
+        let _ = self.cause.set(cause);
+        self.set_state(POISONED);
+    }
+
+    pub(super) fn poison_error(&self) -> Option<WalError> {
+        if self.state.load(SeqCst) & POISONED == 0 {
+            return None;
+        }
+        let cause = self
+            .cause
+            .get()
+            .cloned()
+            .unwrap_or_else(|| "unknown failure".to_string());
+        Some(WalError::Poisoned {
+            stream: self.id,
+            cause,
+        })
+    }
+
+    /// Fail fast if appends are refused: poisoned, closed, or (`stall` = check it) stalled.
+    #[inline]
+    pub(super) fn check_state(&self, stall: bool) -> Result<(), WalError> {
+        let st = self.state.load(SeqCst);
+        let mask = if stall {
+            POISONED | CLOSED | STALLED
+        } else {
+            POISONED | CLOSED
+        };
+        if st & mask == 0 {
+            return Ok(());
+        }
+        Err(self.state_error(st))
+    }
+
+    #[cold]
+    pub(super) fn state_error(&self, st: u8) -> WalError {
+        if st & POISONED != 0
+            && let Some(e) = self.poison_error()
+        {
+            return e;
+        }
+        if st & CLOSED != 0 {
+            return WalError::Closed(self.id);
+        }
+        self.nospace_error()
+    }
+
+    /// The error of the current stall. Takes the lock.
+    fn nospace_error(&self) -> WalError {
+        let g = self.lock.lock();
+        g.nospace.clone().unwrap_or_else(|| self.default_nospace())
+    }
+
+    pub(super) fn default_nospace(&self) -> WalError {
+        WalError::NoSpace {
+            path: self.device.info().location.into(),
+        }
+    }
+}

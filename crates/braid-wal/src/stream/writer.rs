@@ -1,0 +1,220 @@
+//! Appending: a writer's slot and scratch buffer, the reservation of ring space by advancing the
+//! tail (checked against the space the device can reuse), the fill, and the wake-up of a
+//! flusher waiting for it (Taurus, Xia et al. 2021, Alg. 1 `WriteLogBuffer`; the reservation
+//! protocol itself is in `ready.rs`).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::time::{Duration, Instant};
+
+use super::RING_FULL_WAIT;
+use super::close::Handle;
+use super::durable::backoff;
+use super::state::{CLOSED, Inner, NO_WAKE, POISONED, STALLED};
+use crate::record::{ALIGN, RecordSpec};
+use crate::{Lsn, WalError};
+
+/// One thread's append handle: a claimed slot and a scratch buffer.
+pub struct StreamWriter {
+    pub(super) h: Arc<Handle>,
+    pub(super) slot: usize,
+    pub(super) buf: Vec<u8>,
+}
+
+impl std::fmt::Debug for StreamWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamWriter")
+            .field("stream", &self.h.inner.id)
+            .field("slot", &self.slot)
+            .finish()
+    }
+}
+
+impl Drop for StreamWriter {
+    fn drop(&mut self) {
+        self.h.inner.res.release(self.slot);
+    }
+}
+
+/// Poisons the stream if a writer unwinds between reserving and filling (see the module docs).
+struct FillGuard<'a> {
+    inner: &'a Inner,
+    lsn: Lsn,
+    armed: bool,
+}
+
+impl Drop for FillGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            // The slot stays busy at `lsn`, so the ready point can never pass the hole.
+            self.inner.poison(format!(
+                "a writer failed between reserving LSN {} and filling it",
+                self.lsn
+            ));
+        }
+    }
+}
+
+impl StreamWriter {
+    /// Reserve, encode and fill one record; returns its (start, end) LSNs. Does not wait.
+    pub fn append(&mut self, spec: &RecordSpec<'_>) -> Result<(Lsn, Lsn), WalError> {
+        let len = spec.check()?;
+        self.append_with(len, |lsn, synced, salt, out| {
+            spec.encode(lsn, synced, salt, out)
+        })
+    }
+
+    /// Append `len` bytes encoded by `encode(lsn, synced, salt, out)`, which must fill all of
+    /// `out` with whole records for position `lsn` (checksummed with `salt`, with `synced` as
+    /// their synced point), or readers will find damage. `len` must be a positive multiple of
+    /// the record alignment. Returns (start, end). Does not wait for durability.
+    pub fn append_with(
+        &mut self,
+        len: usize,
+        encode: impl FnOnce(Lsn, Lsn, u32, &mut [u8]),
+    ) -> Result<(Lsn, Lsn), WalError> {
+        let inner = &*self.h.inner;
+        if len == 0 || !len.is_multiple_of(ALIGN) {
+            return Err(WalError::Config(format!(
+                "stream {}: append of {len} bytes (must be a positive multiple of {ALIGN})",
+                inner.id
+            )));
+        }
+        let len64 = len as u64;
+        if len64 > inner.capacity {
+            return Err(WalError::RecordTooLarge {
+                len,
+                max: usize::try_from(inner.capacity).unwrap_or(usize::MAX),
+            });
+        }
+        let lsn = inner.reserve(self.slot, len64)?;
+        let mut guard = FillGuard {
+            inner,
+            lsn,
+            armed: true,
+        };
+        if self.buf.len() < len {
+            self.buf.resize(len, 0);
+        }
+        let out = &mut self.buf[..len];
+        let synced = inner.durable.load(Relaxed);
+        encode(lsn, synced, inner.device.salt_for(lsn), out);
+        inner.device.fill(lsn, out);
+        guard.armed = false;
+        inner.res.count(self.slot, len64);
+        inner.res.finish(self.slot);
+        let end = lsn + len64;
+        inner.wake_flusher(end);
+        Ok((lsn, end))
+    }
+
+    /// The stream this writer appends to.
+    pub fn stream_id(&self) -> u32 {
+        self.h.inner.id
+    }
+}
+
+impl Inner {
+    /// Reserve `len` bytes for `slot`; on success the slot is busy and the caller must fill.
+    fn reserve(&self, slot: usize, len: u64) -> Result<Lsn, WalError> {
+        self.check_state(true)?;
+        let mut t = self.res.tail();
+        let mut full_since: Option<Instant> = None;
+        match self.device.ensure_space(t + len) {
+            Ok(()) => {}
+            Err(WalError::LogFull { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        loop {
+            if t + len > self.device.reusable() + self.capacity {
+                // Withdraw the announcement a failed reservation may have left, so the flusher
+                // is free to make progress while we wait.
+                self.finish_unfilled(slot);
+                self.wait_for_space(t + len, &mut full_since)?;
+                t = self.res.tail();
+                continue;
+            }
+            self.res.announce(slot, t);
+            // After the announcement: a closer either sees it or we see its flag.
+            if let Err(e) = self.check_state(true) {
+                self.finish_unfilled(slot);
+                return Err(e);
+            }
+            match self.res.try_reserve(t, len) {
+                Ok(lsn) => return Ok(lsn),
+                Err(cur) => t = cur,
+            }
+        }
+    }
+
+    /// Give up an announcement that reserved nothing.
+    fn finish_unfilled(&self, slot: usize) {
+        self.res.finish(slot);
+        // A closing flusher may be waiting for this slot to go idle.
+        if self.wake_at.load(SeqCst) != NO_WAKE {
+            let _g = self.lock.lock();
+            self.flusher_cv.notify_all();
+        }
+    }
+
+    /// After a fill: wake the flusher if it sleeps waiting for a record ending here or later.
+    #[inline]
+    fn wake_flusher(&self, end: Lsn) {
+        // SeqCst after the busy store (S3): the flusher stores `wake_at` and then recomputes
+        // the ready point, so either it sees this fill or this load sees its `wake_at`.
+        if self.wake_at.load(SeqCst) <= end {
+            let _g = self.lock.lock();
+            self.flusher_cv.notify_all();
+        }
+    }
+
+    /// Wait until `[.., upto)` fits in the ring, or fail.
+    #[cold]
+    fn wait_for_space(&self, upto: Lsn, full_since: &mut Option<Instant>) -> Result<(), WalError> {
+        if self.durable_on_fill {
+            let mut step = 0u32;
+            loop {
+                self.check_state(true)?;
+                // Publishing the durable point lets de-staging free ring space.
+                self.advance_durable();
+                if upto <= self.device.reusable() + self.capacity {
+                    return Ok(());
+                }
+                match self.device.ensure_space(upto) {
+                    Ok(()) => *full_since = None,
+                    Err(e @ WalError::LogFull { .. }) => {
+                        let since = *full_since.get_or_insert_with(Instant::now);
+                        if since.elapsed() >= RING_FULL_WAIT {
+                            return Err(e);
+                        }
+                    }
+                    Err(e) => return Err(e),
+                }
+                backoff(&mut step);
+            }
+        }
+        let mut g = self.lock.lock();
+        self.space_waiters.fetch_add(1, SeqCst);
+        // The flusher may be gathering a group commit; cut it short.
+        self.flusher_cv.notify_all();
+        let r = loop {
+            let st = self.state.load(SeqCst);
+            if st & (POISONED | CLOSED) != 0 {
+                break Err(self.state_error(st & !STALLED));
+            }
+            if st & STALLED != 0 {
+                break Err(g.nospace.clone().unwrap_or_else(|| self.default_nospace()));
+            }
+            if upto <= self.device.reusable() + self.capacity {
+                break Ok(());
+            }
+            if g.flusher_done {
+                break Err(WalError::Closed(self.id));
+            }
+            // The timeout covers space freed other than by the flusher (release()).
+            self.durable_cv.wait_for(&mut g, Duration::from_millis(10));
+        };
+        self.space_waiters.fetch_sub(1, SeqCst);
+        r
+    }
+}
