@@ -9,5 +9,4 @@ mod common;
 mod btree;
 mod crash;
 mod loom_adll;
-mod pool_mutation;
 mod tx;
