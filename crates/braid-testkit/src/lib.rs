@@ -49,8 +49,11 @@ impl From<&str> for Violation {
 /// The result of a check.
 pub type Checked = Result<(), Violation>;
 
+/// A fuzz target's check: its input bytes in, the violation found (if any) out.
+pub type Check = fn(&[u8]) -> Checked;
+
 /// Every fuzz target, by name, with its check.
-pub const TARGETS: &[(&str, fn(&[u8]) -> Checked)] = &[
+pub const TARGETS: &[(&str, Check)] = &[
     ("record_decode", records::record_decode),
     ("payload_decode", records::payload_decode),
     ("scan", records::scan),

@@ -70,7 +70,7 @@ fn mutate_files(files: &mut device::Files, m: &Mutation) {
 }
 
 /// Check an options byte and a mutated image with a target's check.
-fn mutated(f: fn(&[u8]) -> Checked, opts: u8, img: &[u8], ms: &[Mutation]) -> Checked {
+fn mutated(f: braid_testkit::Check, opts: u8, img: &[u8], ms: &[Mutation]) -> Checked {
     let mut img = img.to_vec();
     for m in ms {
         mutate_bytes(&mut img, m);
