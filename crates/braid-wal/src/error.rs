@@ -120,3 +120,33 @@ impl WalError {
         }
     }
 }
+
+/// A name that is none of an enumeration's (a scheme option, a logging kind, a concurrency
+/// control, a workload mix...): says what was expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} {given:?}; use {}", .choices.join(", "))]
+pub struct UnknownName {
+    /// What was being named, e.g. `"logging kind"`.
+    pub what: &'static str,
+    /// The name given.
+    pub given: String,
+    /// The names accepted.
+    pub choices: &'static [&'static str],
+}
+
+impl UnknownName {
+    /// `given` is not one of `choices` for `what`.
+    pub fn new(what: &'static str, given: &str, choices: &'static [&'static str]) -> UnknownName {
+        UnknownName {
+            what,
+            given: given.to_string(),
+            choices,
+        }
+    }
+}
+
+impl From<UnknownName> for String {
+    fn from(e: UnknownName) -> String {
+        e.to_string()
+    }
+}

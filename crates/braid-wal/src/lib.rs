@@ -80,7 +80,7 @@ pub mod stream;
 #[doc(hidden)]
 pub mod sync;
 
-pub use error::WalError;
+pub use error::{UnknownName, WalError};
 
 /// A byte position in one log stream. Position 0 is the first byte ever written to the stream.
 pub type Lsn = u64;

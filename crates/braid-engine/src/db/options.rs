@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use braid_pmem::{Domain, Media, PmemConfig};
+use braid_wal::UnknownName;
 use braid_wal::device::pmem::PmemWrite;
 use braid_wal::scan::ScanMode;
 use braid_wal::scheme::{LogKind, LogPlace, RecoveryPlan, SchemeSpec};
@@ -16,9 +17,27 @@ use crate::env::Env;
 use crate::error::EngineError;
 
 /// Concurrency control.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+)]
+#[strum(
+    serialize_all = "lowercase",
+    parse_err_ty = UnknownName,
+    parse_err_fn = unknown_cc
+)]
 pub enum Cc {
     /// Two-phase locking, NO_WAIT.
+    #[strum(to_string = "2pl", serialize = "twopl")]
     TwoPl,
     /// Optimistic (Silo-style).
     Occ,
@@ -30,26 +49,12 @@ pub enum Cc {
 impl Cc {
     /// The name [`Cc`]'s `FromStr` accepts: `2pl`, `occ` or `mvcc`.
     pub fn name(self) -> &'static str {
-        match self {
-            Cc::TwoPl => "2pl",
-            Cc::Occ => "occ",
-            Cc::Mvcc => "mvcc",
-        }
+        self.into()
     }
 }
 
-impl std::str::FromStr for Cc {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "2pl" | "twopl" => Ok(Cc::TwoPl),
-            "occ" => Ok(Cc::Occ),
-            "mvcc" => Ok(Cc::Mvcc),
-            _ => Err(format!(
-                "unknown concurrency control {s:?}; use 2pl, occ or mvcc"
-            )),
-        }
-    }
+fn unknown_cc(s: &str) -> UnknownName {
+    UnknownName::new("concurrency control", s, &["2pl", "occ", "mvcc"])
 }
 
 /// File log device options.

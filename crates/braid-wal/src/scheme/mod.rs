@@ -27,7 +27,6 @@ pub use registry::{LogPlace, SCHEMES, SchemeDef, SchemeSpec};
 
 use std::fmt;
 use std::ops::Bound;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,10 +34,13 @@ use crate::device::Device;
 use crate::record::Kind;
 use crate::scan::{ScanEnd, ScanMode};
 use crate::stream::Stream;
-use crate::{Lsn, WalError};
+use crate::{Lsn, UnknownName, WalError};
 
 /// Data logging writes after-images; command logging writes stored-procedure calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, strum::Display, strum::EnumString, strum::IntoStaticStr,
+)]
+#[strum(serialize_all = "lowercase", parse_err_ty = UnknownName, parse_err_fn = unknown_log_kind)]
 pub enum LogKind {
     /// Redo images of the rows a transaction wrote ([`Kind::Redo`] records).
     Data,
@@ -47,12 +49,9 @@ pub enum LogKind {
 }
 
 impl LogKind {
-    /// `"data"` or `"command"` (what [`FromStr`] reads).
+    /// `"data"` or `"command"` (what its `FromStr` reads).
     pub fn name(self) -> &'static str {
-        match self {
-            LogKind::Data => "data",
-            LogKind::Command => "command",
-        }
+        self.into()
     }
     /// The record kind its payloads are logged as.
     pub fn record_kind(self) -> Kind {
@@ -63,21 +62,8 @@ impl LogKind {
     }
 }
 
-impl fmt::Display for LogKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for LogKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "data" => Ok(LogKind::Data),
-            "command" => Ok(LogKind::Command),
-            _ => Err(format!("unknown logging kind {s:?}; use data or command")),
-        }
-    }
+fn unknown_log_kind(s: &str) -> UnknownName {
+    UnknownName::new("logging kind", s, &["data", "command"])
 }
 
 /// A row as a scheme sees it: its identity (the engine's table number and key). Schemes keep
@@ -309,7 +295,18 @@ pub struct SchemeConfig {
 }
 
 /// Parallel replay, the serial fallback, or chosen by the planner from what it finds in the log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+)]
+#[strum(serialize_all = "lowercase", parse_err_ty = UnknownName, parse_err_fn = unknown_plan)]
 pub enum RecoveryPlan {
     /// Parallel if there are several recovery threads and the log's dependencies leave
     /// enough parallelism, else serial.
@@ -322,34 +319,14 @@ pub enum RecoveryPlan {
 }
 
 impl RecoveryPlan {
-    /// `"auto"`, `"parallel"` or `"serial"` (what [`FromStr`] reads).
+    /// `"auto"`, `"parallel"` or `"serial"` (what its `FromStr` reads).
     pub fn name(self) -> &'static str {
-        match self {
-            RecoveryPlan::Auto => "auto",
-            RecoveryPlan::Parallel => "parallel",
-            RecoveryPlan::Serial => "serial",
-        }
+        self.into()
     }
 }
 
-impl fmt::Display for RecoveryPlan {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for RecoveryPlan {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "auto" => Ok(RecoveryPlan::Auto),
-            "parallel" => Ok(RecoveryPlan::Parallel),
-            "serial" => Ok(RecoveryPlan::Serial),
-            _ => Err(format!(
-                "unknown recovery plan {s:?}; use auto, parallel or serial"
-            )),
-        }
-    }
+fn unknown_plan(s: &str) -> UnknownName {
+    UnknownName::new("recovery plan", s, &["auto", "parallel", "serial"])
 }
 
 impl Default for SchemeConfig {

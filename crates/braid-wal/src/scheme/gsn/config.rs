@@ -5,15 +5,14 @@
 //! and its refusals (command logging, MVCC).
 
 use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::open::open_gsn;
 use super::pages;
-use crate::WalError;
 use crate::scheme::registry::{Registration, SchemeDef, parse_option, unknown_option};
 use crate::scheme::{RecoveryReport, Replay, Scheme, SchemeConfig, Storage};
+use crate::{UnknownName, WalError};
 
 /// Why the gsn scheme refuses command logging.
 pub const NO_COMMAND_LOGGING: &str = "the gsn scheme cannot log commands: GSNs order \
@@ -27,79 +26,71 @@ pub const NO_MVCC: &str = "the gsn scheme cannot recover a multi-versioned datab
     (serial, taurus, pertxn, nvdisk) with --cc mvcc";
 
 /// How records are spread over the logs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+)]
+#[strum(parse_err_ty = UnknownName, parse_err_fn = unknown_partition)]
 pub enum Partition {
     /// A worker's transactions go to its own log.
     #[default]
+    #[strum(to_string = "tx", serialize = "txn", serialize = "transaction")]
     Transaction,
     /// An operation goes to log `page id mod n`.
+    #[strum(to_string = "page", serialize = "pg")]
     Page,
 }
 
 impl Partition {
-    /// `"tx"` or `"page"` (what [`FromStr`] reads).
+    /// `"tx"` or `"page"` (what its `FromStr` reads).
     pub fn name(self) -> &'static str {
-        match self {
-            Partition::Transaction => "tx",
-            Partition::Page => "page",
-        }
+        self.into()
     }
 }
 
-impl FromStr for Partition {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "tx" | "txn" | "transaction" => Ok(Partition::Transaction),
-            "page" | "pg" => Ok(Partition::Page),
-            _ => Err(format!("unknown partitioning {s:?}; use tx or page")),
-        }
-    }
+fn unknown_partition(s: &str) -> UnknownName {
+    UnknownName::new("partitioning", s, &["tx", "page"])
 }
 
 /// How commits are protected on persistent memory (file devices always use watermarks).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+)]
+#[strum(parse_err_ty = UnknownName, parse_err_fn = unknown_commit)]
 pub enum CommitProtocol {
     /// Durable processor cache: acknowledge after the insert's fence (the paper's D variants).
+    #[strum(to_string = "durable", serialize = "d")]
     DurableCache,
     /// Volatile cache: passive group commit (the paper's V variants).
     #[default]
+    #[strum(to_string = "passive", serialize = "v")]
     Passive,
 }
 
 impl CommitProtocol {
-    /// `"durable"` or `"passive"` (what [`FromStr`] reads).
+    /// `"durable"` or `"passive"` (what its `FromStr` reads).
     pub fn name(self) -> &'static str {
-        match self {
-            CommitProtocol::DurableCache => "durable",
-            CommitProtocol::Passive => "passive",
-        }
+        self.into()
     }
 }
 
-impl FromStr for CommitProtocol {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "durable" | "d" => Ok(CommitProtocol::DurableCache),
-            "passive" | "v" => Ok(CommitProtocol::Passive),
-            _ => Err(format!(
-                "unknown commit protocol {s:?}; use durable or passive"
-            )),
-        }
-    }
-}
-
-impl fmt::Display for Partition {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl fmt::Display for CommitProtocol {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
+fn unknown_commit(s: &str) -> UnknownName {
+    UnknownName::new("commit protocol", s, &["durable", "passive"])
 }
 
 /// Options of the gsn scheme.

@@ -46,7 +46,6 @@ mod writer;
 
 use std::fmt;
 use std::path::PathBuf;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::{Acquire, Release};
 use std::time::{Duration, Instant};
@@ -65,47 +64,45 @@ use super::{
 use crate::device::pmem::PmemWrite;
 use crate::fs::Fs;
 use crate::stream::{Stream, StreamConfig};
-use crate::{Lsn, WalError};
+use crate::{Lsn, UnknownName, WalError};
 use daemon::Backup;
 use layout::Layout;
 use log::Shared;
 
 /// When log objects become persistent (Section 4.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+)]
+#[strum(parse_err_ty = UnknownName, parse_err_fn = unknown_flush)]
 pub enum FlushPolicy {
     /// The committing worker persists its object before `commit` returns.
     #[default]
+    #[strum(to_string = "insert", serialize = "flush-on-insert")]
     Insert,
     /// A daemon persists completed objects in the background; a waiting commit persists
     /// whatever it depends on that the daemon has not reached yet.
+    #[strum(to_string = "commit", serialize = "flush-on-commit")]
     Commit,
 }
 
 impl FlushPolicy {
-    /// `"insert"` or `"commit"` (what [`FromStr`] reads).
+    /// `"insert"` or `"commit"` (what its `FromStr` reads).
     pub fn name(self) -> &'static str {
-        match self {
-            FlushPolicy::Insert => "insert",
-            FlushPolicy::Commit => "commit",
-        }
+        self.into()
     }
 }
 
-impl fmt::Display for FlushPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for FlushPolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "insert" | "flush-on-insert" => Ok(FlushPolicy::Insert),
-            "commit" | "flush-on-commit" => Ok(FlushPolicy::Commit),
-            _ => Err(format!("unknown flush policy {s:?}; use insert or commit")),
-        }
-    }
+fn unknown_flush(s: &str) -> UnknownName {
+    UnknownName::new("flush policy", s, &["insert", "commit"])
 }
 
 /// Settings of the `pertxn` scheme.
