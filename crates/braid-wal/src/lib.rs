@@ -71,6 +71,7 @@ pub mod device;
 pub mod error;
 pub mod fs;
 pub mod lv;
+pub mod mix;
 pub mod payload;
 pub mod record;
 pub mod scan;

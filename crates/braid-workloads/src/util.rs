@@ -150,11 +150,8 @@ pub(crate) fn nurand(rng: &mut SmallRng, a: u64, c: u64, x: u64, y: u64) -> u64 
 }
 
 /// A well-mixed 64-bit hash (splitmix64's finaliser).
-pub(crate) fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
+pub(crate) fn mix(x: u64) -> u64 {
+    braid_wal::mix::mix64(x.wrapping_add(0x9E37_79B9_7F4A_7C15))
 }
 
 /// The generator of load unit `unit` (see the module doc).

@@ -11,12 +11,11 @@ use crate::WalError;
 
 /// The checksum salt of ring lap `lap` (splitmix64 finaliser of the ring salt and the lap).
 pub(super) fn lap_salt(salt: u32, lap: u64) -> u32 {
-    let mut x = (u64::from(salt) << 32 | u64::from(salt))
-        ^ lap.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ 0x5249_4E47;
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^= x >> 31;
+    let x = crate::mix::mix64(
+        (u64::from(salt) << 32 | u64::from(salt))
+            ^ lap.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ 0x5249_4E47,
+    );
     // Folding: the truncation to the low half is intended.
     (x ^ (x >> 32)) as u32
 }

@@ -54,10 +54,7 @@ impl PageId {
 
     /// A well-mixed 64-bit hash (splitmix64 finaliser).
     pub fn hash(self) -> u64 {
-        let mut x = self.page ^ (u64::from(self.table) << 48) ^ 0x9E37_79B9_7F4A_7C15;
-        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        x ^ (x >> 31)
+        crate::mix::mix64(self.page ^ (u64::from(self.table) << 48) ^ 0x9E37_79B9_7F4A_7C15)
     }
 
     /// The page id of the paper's page-level partitioning rule `log = page id mod n`: table in

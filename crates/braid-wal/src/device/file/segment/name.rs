@@ -6,11 +6,10 @@ use crate::Lsn;
 /// The checksum salt of segment `index` of a stream whose salt is `stream_salt`: a 64-bit mix
 /// (splitmix64 finaliser) of both, folded to 32 bits.
 pub fn segment_salt(stream_salt: u32, index: u64) -> u32 {
-    let mut x = (u64::from(stream_salt) << 32 | u64::from(stream_salt))
-        ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^= x >> 31;
+    let x = crate::mix::mix64(
+        (u64::from(stream_salt) << 32 | u64::from(stream_salt))
+            ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    );
     // Folding: the truncation to the low half is intended.
     (x ^ (x >> 32)) as u32
 }
