@@ -329,7 +329,7 @@ fn truncation(scheme: &'static str, device: DeviceConfig) {
         held[5] <= held[2] + held[2] / 2 + (256 << 10),
         "{scheme}: log bytes held after each checkpoint {held:?} keep growing"
     );
-    if scheme != "pertxn" {
+    if !scheme.starts_with("pertxn") {
         // (pertxn's index is a fixed ring; only its backup files could grow.)
         assert!(
             held[5] < written / 2,
@@ -351,7 +351,16 @@ fn truncation_keeps_the_log_bounded() {
     truncation("serial", file());
     truncation("taurus", file());
     truncation("gsn", file());
-    truncation("pertxn", pmem());
+    // pertxn's index is a ring that is backed up (and freed) only once `truncate_entries`
+    // entries are consumed (default: half the index, about a round of this test), so its log
+    // bytes saw-tooth by up to that much between checkpoints whatever the backups hold; and a
+    // checkpoint releases backup files by whole segments (default 16 MiB, more than this test
+    // writes). A small threshold and small segments make the bound measure what truncation
+    // releases.
+    truncation(
+        "pertxn:truncate_entries=64,backup_segment_bytes=65536",
+        pmem(),
+    );
 }
 
 fn fault_env(fs: &FaultFs) -> Env {

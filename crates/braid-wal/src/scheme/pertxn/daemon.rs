@@ -71,7 +71,8 @@ pub(crate) fn flush_daemon(sh: Arc<Shared>) {
 }
 
 /// The truncation thread's state.
-/// Backup bytes between two remembered cut points.
+/// Backup bytes between two remembered cut points, at most (a quarter of a backup segment if
+/// that is less, so a checkpoint can release backup files at about segment granularity).
 const BACKUP_MARK_EVERY: u64 = 1 << 20;
 
 pub(crate) struct Backup {
@@ -111,6 +112,7 @@ impl Backup {
         let sh = &*self.sh;
         let lay = sh.layout;
         let mut end = None;
+        let mark_every = (sh.opts.backup_segment_size / 4).clamp(4096, BACKUP_MARK_EVERY);
         // Objects a durable checkpoint holds need no backup.
         let floor = sh.ckpt_floor.load(Acquire);
         for lsn in self.backed.max(head).max(floor)..upto {
@@ -151,10 +153,7 @@ impl Backup {
             let (start, e) = self.writer.append(&spec)?;
             {
                 let mut marks = sh.backup_marks.lock();
-                if marks
-                    .back()
-                    .is_none_or(|&(_, b)| start >= b + BACKUP_MARK_EVERY)
-                {
+                if marks.back().is_none_or(|&(_, b)| start >= b + mark_every) {
                     marks.push_back((lsn, start));
                 }
             }

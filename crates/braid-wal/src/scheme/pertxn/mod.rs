@@ -154,7 +154,12 @@ pub const REGISTRATION: Registration = Registration {
     default: || Box::new(PerTxnOptions::default()),
 };
 
-const OPTIONS: &[&str] = &["flush", "slot_bytes", "truncate_entries"];
+const OPTIONS: &[&str] = &[
+    "flush",
+    "slot_bytes",
+    "truncate_entries",
+    "backup_segment_bytes",
+];
 
 impl SchemeDef for PerTxnOptions {
     fn name(&self) -> &'static str {
@@ -168,6 +173,9 @@ impl SchemeDef for PerTxnOptions {
             "flush" => self.flush = parse_option(NAME, key, value)?,
             "slot_bytes" => self.slot_size = parse_option(NAME, key, value)?,
             "truncate_entries" => self.truncate_entries = parse_option(NAME, key, value)?,
+            "backup_segment_bytes" => {
+                self.backup_segment_size = parse_option(NAME, key, value)?;
+            }
             _ => return Err(unknown_option(NAME, key, OPTIONS)),
         }
         Ok(())
@@ -177,6 +185,7 @@ impl SchemeDef for PerTxnOptions {
             ("flush", self.flush.name().to_string()),
             ("slot_bytes", self.slot_size.to_string()),
             ("truncate_entries", self.truncate_entries.to_string()),
+            ("backup_segment_bytes", self.backup_segment_size.to_string()),
         ]
     }
     fn open(
