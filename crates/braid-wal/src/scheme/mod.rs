@@ -265,7 +265,7 @@ pub trait Replay: Sync {
     /// Re-apply one committed transaction: redo images (data logging) or a re-executed command.
     fn apply(&self, txn: u64, kind: LogKind, payload: &[u8]) -> Result<(), ReplayError>;
 
-    /// Test hook: a parallel replay worker looked for a record to replay and found none
+    /// Test hook: a Taurus parallel replay worker looked for a record to replay and found none
     /// ready. The default does nothing.
     #[doc(hidden)]
     fn replay_idle(&self) {}
