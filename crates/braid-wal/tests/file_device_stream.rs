@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::file_device_common::{Env, payload, scan};
 use braid_wal::device::Device;
@@ -200,20 +200,26 @@ fn full_disk_stalls_and_recovers() {
     };
     assert!(matches!(err, WalError::NoSpace { .. }), "{err}");
     env.ffs().set_space_limit(None);
-    // Appends work again (possibly after the flusher's retry).
-    let mut ok = None;
-    for t in 2000..2100 {
+    // Appends work again (possibly after the flusher's retry, whose backoff reaches 100 ms).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut t = 2000;
+    let last = loop {
         match append(&mut w, t) {
             Ok((_, end)) => {
                 stream.wait_durable(end).unwrap();
-                ok = Some(t);
-                break;
+                break t;
             }
-            Err(WalError::NoSpace { .. }) => std::thread::sleep(Duration::from_millis(5)),
+            Err(WalError::NoSpace { .. }) => {
+                assert!(
+                    Instant::now() < deadline,
+                    "the stream still refuses appends with NoSpace 30 s after space returned"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
             Err(e) => panic!("{e}"),
         }
-    }
-    let last = ok.expect("the stream recovers once space returns");
+        t += 1;
+    };
     drop(w);
     stream.close().unwrap();
     drop(stream);

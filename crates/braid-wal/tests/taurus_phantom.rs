@@ -115,28 +115,60 @@ impl Op {
     }
 }
 
-/// The recovered state: the set and the output row; a replayed scan stalls first, so that an
-/// insert or delete replayed concurrently (a missing edge) lands before the scan reads.
+/// The recovered state: the set and the output row. A replayed scan holds back until an
+/// insert or delete has landed (which only one replayed concurrently, a missing edge, can do
+/// before the scan ends) or until another replay worker has looked twice and found nothing
+/// ready (so nothing can overtake the scan), so a missing edge changes the count.
 #[derive(Default)]
 struct State {
     set: Mutex<BTreeSet<u64>>,
     out: AtomicU64,
     replayed: Mutex<Vec<u64>>,
+    /// Inserts and deletes replayed.
+    changes: AtomicU64,
+    /// Looks of parallel replay workers that found nothing ready.
+    idle_looks: AtomicU64,
+}
+
+impl State {
+    /// Hold a replayed scan back as the type's docs say.
+    fn hold_scan(&self) {
+        let (changes, looks) = (
+            self.changes.load(Ordering::SeqCst),
+            self.idle_looks.load(Ordering::SeqCst),
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.changes.load(Ordering::SeqCst) == changes
+            && self.idle_looks.load(Ordering::SeqCst) < looks + 2
+        {
+            assert!(
+                Instant::now() < deadline,
+                "a replayed scan saw neither a change land nor another worker go idle"
+            );
+            std::thread::yield_now();
+        }
+    }
 }
 
 impl Replay for State {
+    fn replay_idle(&self) {
+        self.idle_looks.fetch_add(1, Ordering::SeqCst);
+    }
+
     fn apply(&self, txn: u64, _kind: LogKind, payload: &[u8]) -> Result<(), ReplayError> {
         match Op::decode(payload) {
             Op::ScanCount { lo, hi } => {
-                std::thread::sleep(Duration::from_millis(150));
+                self.hold_scan();
                 let n = self.set.lock().range(lo..=hi).count();
                 self.out.store(n as u64, Ordering::SeqCst);
             }
             Op::Insert(k) => {
                 self.set.lock().insert(k);
+                self.changes.fetch_add(1, Ordering::SeqCst);
             }
             Op::Delete(k) => {
                 self.set.lock().remove(&k);
+                self.changes.fetch_add(1, Ordering::SeqCst);
             }
         }
         self.replayed.lock().push(txn);
@@ -408,7 +440,15 @@ fn an_insert_waits_for_a_validating_scanner() {
             done.store(true, Ordering::SeqCst);
             e.commit(&mut *w1, 2, Op::Insert(50), LogKind::Command)
         });
-        std::thread::sleep(Duration::from_millis(200));
+        // Until the insert either waits for the scanner (the scheme counts it) or goes ahead.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while s.range_waits() == 0 && !done.load(Ordering::SeqCst) {
+            assert!(
+                Instant::now() < deadline,
+                "the insert neither waited nor went ahead"
+            );
+            std::thread::yield_now();
+        }
         assert!(
             !done.load(Ordering::SeqCst),
             "the insert went ahead while the scanner of its range was validating"
@@ -425,32 +465,44 @@ fn an_insert_waits_for_a_validating_scanner() {
     });
     // A read-only scanner (nothing written) is not replayed and holds nobody up.
     w0.on_scan(SET, Included(0), Included(100));
-    let t0 = Instant::now();
     let finished = AtomicBool::new(false);
-    std::thread::scope(|sc| {
+    let waits = s.range_waits();
+    let finished_first = std::thread::scope(|sc| {
         sc.spawn(|| {
             e.execute(&mut *w1, Op::Insert(60));
             finished.store(true, Ordering::SeqCst);
         });
-        while !finished.load(Ordering::SeqCst) && t0.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(1));
+        // The insert must finish on its own. One that waits for the scanner (the scheme
+        // counts the wait) would wait until the scanner's commit: commit it then, so the
+        // insert is released and the verdict comes after the scope.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !finished.load(Ordering::SeqCst) && s.range_waits() == waits {
+            assert!(
+                Instant::now() < deadline,
+                "an insert next to a read-only scanner neither finished nor waited"
+            );
+            std::thread::yield_now();
         }
-        assert!(
-            finished.load(Ordering::SeqCst),
-            "an insert waited for a read-only scanner"
-        );
+        let finished_first = finished.load(Ordering::SeqCst);
+        w0.commit(&CommitRequest {
+            txn: 3,
+            kind: LogKind::Command,
+            payload: &[],
+            read_only: true,
+            epoch: 0,
+            writes: &[],
+        })
+        .unwrap()
+        .wait()
+        .unwrap();
+        finished_first
     });
-    w0.commit(&CommitRequest {
-        txn: 3,
-        kind: LogKind::Command,
-        payload: &[],
-        read_only: true,
-        epoch: 0,
-        writes: &[],
-    })
-    .unwrap()
-    .wait()
-    .unwrap();
+    assert!(finished_first, "an insert waited for a read-only scanner");
+    assert_eq!(
+        s.range_waits(),
+        waits,
+        "an insert waited for a read-only scanner"
+    );
     e.commit(&mut *w1, 4, Op::Insert(60), LogKind::Command)
         .wait()
         .unwrap();

@@ -264,6 +264,11 @@ pub trait Scheme: Send + Sync {
 pub trait Replay: Sync {
     /// Re-apply one committed transaction: redo images (data logging) or a re-executed command.
     fn apply(&self, txn: u64, kind: LogKind, payload: &[u8]) -> Result<(), ReplayError>;
+
+    /// Test hook: a Taurus parallel replay worker looked for a record to replay and found none
+    /// ready. The default does nothing.
+    #[doc(hidden)]
+    fn replay_idle(&self) {}
 }
 
 /// An error raised by the engine while replaying a transaction.

@@ -80,6 +80,7 @@ impl Inner {
         let (ready, busy) = self.res.ready();
         let closing_done = st & CLOSED != 0 && !busy && self.res.tail() <= d;
         if ready <= d && self.state.load(SeqCst) == st && !closing_done {
+            self.idle_passes.fetch_add(1, SeqCst);
             self.flusher_cv.wait(&mut g);
         }
         self.wake_at.store(NO_WAKE, SeqCst);

@@ -79,10 +79,10 @@ pub mod ready;
 mod state;
 mod writer;
 
-use std::sync::atomic::Ordering::{Acquire, Relaxed};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 use parking_lot::{Condvar, Mutex};
@@ -181,6 +181,7 @@ impl Stream {
             space_waiters: AtomicUsize::new(0),
             nospace_upto: AtomicU64::new(0),
             flushes: AtomicU64::new(0),
+            idle_passes: AtomicU64::new(0),
             cause: OnceLock::new(),
             lock: Mutex::new(Locked::default()),
             flusher_cv: Condvar::new(),
@@ -275,6 +276,39 @@ impl Stream {
             records,
             flushes: inner.flushes.load(Relaxed),
         }
+    }
+
+    /// Test hook: wake the flusher and wait until it has gone back to sleep having found
+    /// nothing to flush, its look at the ready point taken after this call began. `false` if
+    /// that did not happen within `timeout` (the flusher is flushing, or has stopped). A
+    /// stream without a flusher (`durable_on_fill`) returns `true` at once.
+    #[doc(hidden)]
+    pub fn flusher_idle_pass(&self, timeout: Duration) -> bool {
+        let inner = &self.h.inner;
+        if inner.durable_on_fill {
+            return true;
+        }
+        let deadline = Instant::now() + timeout;
+        // Read under the lock the flusher holds from its look at the ready point to its
+        // count: a count past `seen` comes from a look taken after this point.
+        let seen = {
+            let _g = inner.lock.lock();
+            inner.flusher_cv.notify_all();
+            inner.idle_passes.load(SeqCst)
+        };
+        while inner.idle_passes.load(SeqCst) == seen {
+            if Instant::now() >= deadline || inner.lock.lock().flusher_done {
+                return false;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        true
+    }
+
+    /// Test hook: threads blocked in [`Stream::wait_durable`] right now (file devices).
+    #[doc(hidden)]
+    pub fn blocked_waiters(&self) -> usize {
+        self.h.inner.waiters.load(SeqCst)
     }
 
     /// The device the stream appends to.

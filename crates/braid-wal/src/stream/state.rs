@@ -52,6 +52,9 @@ pub(super) struct Inner {
     /// During a stall: the end of the largest range whose flush failed with `NoSpace`.
     pub(super) nospace_upto: AtomicU64,
     pub(super) flushes: AtomicU64,
+    /// Times the flusher went to sleep having found nothing to flush (for
+    /// [`super::Stream::flusher_idle_pass`]).
+    pub(super) idle_passes: AtomicU64,
     pub(super) cause: OnceLock<String>,
     pub(super) lock: Mutex<Locked>,
     /// The flusher sleeps here.

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use braid_pmem::Region;
 use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
@@ -233,6 +233,15 @@ fn txn(w: &mut dyn SchemeWorker, id: u64, reads: &[u64], writes: &[u64], value: 
     w.commit(&req).unwrap()
 }
 
+/// The commit daemon's rounds so far.
+fn daemon_rounds(s: &dyn Scheme) -> u64 {
+    s.counters()
+        .into_iter()
+        .find(|(name, _)| *name == "daemon_rounds")
+        .map(|(_, n)| n)
+        .expect("the gsn scheme counts its daemon rounds")
+}
+
 fn wait_flushed(s: &dyn Scheme, log: usize) {
     let st = &s.streams()[log];
     st.wait_durable(st.tail()).unwrap();
@@ -255,9 +264,18 @@ fn dependency_across_logs(partition: Partition) {
     let t1 = txn(&mut *w1, 101, &[], &[1], 1);
     let t0 = txn(&mut *w0, 100, &[1], &[2], 2);
     wait_flushed(&*s, 0);
-    // Give the commit daemon every chance to (wrongly) acknowledge.
-    for _ in 0..50 {
-        std::thread::yield_now();
+    // Give the commit daemon every chance to (wrongly) acknowledge: wait until it is blocked
+    // waiting for log 1 (nobody else waits for it), or, for a daemon that does not block,
+    // until it has started three more rounds (the second read its target after T0 committed
+    // and has acknowledged what it could once the third starts), or until it acknowledged T0.
+    let rounds = || daemon_rounds(&*s);
+    let r0 = rounds();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while s.streams()[1].blocked_waiters() == 0 && rounds() < r0 + 3 && !t0.is_durable().unwrap() {
+        assert!(
+            Instant::now() < deadline,
+            "the commit daemon neither waited for log 1 nor ran its rounds"
+        );
         std::thread::sleep(Duration::from_micros(200));
     }
     assert!(

@@ -1,6 +1,8 @@
 //! Device failures seen by the stream: flush errors poison it, ENOSPC fails only the
 //! affected waiters and recovers, a ring that cannot drain is `LogFull`.
 
+use std::time::Instant;
+
 use super::*;
 
 #[test]
@@ -35,12 +37,25 @@ fn poison_on_flush_error() {
         Err(WalError::Poisoned { .. })
     ));
     assert!(matches!(stream.writer(), Err(WalError::Poisoned { .. })));
-    // What was durable before the failure stays acknowledged; nothing after it ever is.
+    // What was durable before the failure stays acknowledged; nothing after it ever is:
+    // closing joins the flusher (which would flush everything appended on its way out if it
+    // ignored the poison), so what is durable after it is final.
     stream.wait_durable(e1).unwrap();
-    std::thread::sleep(Duration::from_millis(5));
+    assert!(matches!(stream.close(), Err(WalError::Poisoned { .. })));
     assert_eq!(stream.durable(), e1);
     assert_eq!(fake.flushed.load(SeqCst), e1);
-    assert!(matches!(stream.close(), Err(WalError::Poisoned { .. })));
+}
+
+/// Poll `done` until it holds; panics with `what` if it does not within a generous deadline.
+fn poll_until<T>(what: &str, mut done: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(v) = done() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 #[test]
@@ -93,28 +108,28 @@ fn nospace_fails_affected_waiters_then_recovers() {
     assert_eq!(stream.durable(), e1);
     // The flusher keeps retrying.
     let calls = fake.flush_calls.load(SeqCst);
-    while fake.flush_calls.load(SeqCst) < calls + 2 {
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    poll_until("the flusher retries the failed flush twice", || {
+        (fake.flush_calls.load(SeqCst) >= calls + 2).then_some(())
+    });
     // Space comes back: the stalled bytes become durable and appends work again.
     fake.mode.store(OK, SeqCst);
     // Until the next retry lands, a wait for e2 still reports the stall.
-    loop {
+    poll_until("a retry makes the stalled bytes durable", || {
         match stream.wait_durable(e2) {
-            Ok(()) => break,
-            Err(WalError::NoSpace { .. }) => std::thread::sleep(Duration::from_millis(1)),
+            Ok(()) => Some(()),
+            Err(WalError::NoSpace { .. }) => None,
             Err(e) => panic!("{e}"),
         }
-    }
-    let (_, e3) = loop {
+    });
+    // The stall is lifted by the flush that made e2 durable; a fast append can still see it
+    // set for a moment only if that flush has not published yet.
+    let (_, e3) = poll_until("appends work again after the stall", || {
         match w.append_with(64, |l, _, _, o| encode_test(l, o)) {
-            Ok(r) => break r,
-            // The stall is lifted by the flush that made e2 durable; a fast append can still
-            // see it set for a moment only if that flush has not published yet.
-            Err(WalError::NoSpace { .. }) => std::thread::yield_now(),
+            Ok(r) => Some(r),
+            Err(WalError::NoSpace { .. }) => None,
             Err(e) => panic!("{e}"),
         }
-    };
+    });
     stream.wait_durable(e3).unwrap();
     assert_eq!(fake.flushed.load(SeqCst), e3);
     stream.close().unwrap();

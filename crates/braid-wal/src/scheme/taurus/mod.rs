@@ -210,6 +210,9 @@ pub(crate) struct Shared {
     /// Where each stream restarted at open (its first record since then, if any, was
     /// compressed against nothing).
     pub(crate) opened_at: Vec<crate::Lsn>,
+    /// Inserts that found a scanner of their range validating and waited for it (for
+    /// [`Taurus::range_waits`]).
+    pub(crate) range_waits: AtomicU64,
 }
 
 /// The running Taurus scheme.
@@ -226,6 +229,14 @@ impl Taurus {
     /// The replay plan the last recovery used.
     pub fn recovery_plan(&self) -> RecoveryPlan {
         self.plan
+    }
+    /// Test hook: inserts that so far found a scanner of their range validating and waited
+    /// for it.
+    #[doc(hidden)]
+    pub fn range_waits(&self) -> u64 {
+        self.sh
+            .range_waits
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
     /// Row-LV entries held now, and bytes per entry.
     pub fn row_entries(&self) -> (usize, usize) {
@@ -342,6 +353,7 @@ pub fn open_taurus(
             .collect(),
         tracker: Arc::new(Tracker::new(streams, &out.ends)),
         opened_at: out.ends.clone(),
+        range_waits: AtomicU64::new(0),
     };
     Ok((
         Arc::new(Taurus {

@@ -321,6 +321,7 @@ fn replay_parallel(
             let found =
                 pools.claim_ready(w % n, WINDOW, |s, k| lv::le(logs[s].lv(k, n), &rlv[..n]));
             let Some((s, k)) = found else {
+                replay.replay_idle();
                 let f = finished.load(Ordering::Acquire);
                 if active.load(Ordering::Acquire) == 0 && f == idle.1 {
                     idle.0 += 1;

@@ -220,6 +220,9 @@ impl TaurusWorker {
                     .filter(|h| h.flags & PENDING != 0 && h.e.same(&e))
                     .count() as u64;
                 let mut step = 0u32;
+                if e.pending().load(Ordering::SeqCst) > own {
+                    self.sh.range_waits.fetch_add(1, Ordering::SeqCst);
+                }
                 while e.pending().load(Ordering::SeqCst) > own {
                     super::commit::backoff(&mut step);
                 }
