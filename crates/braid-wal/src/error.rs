@@ -144,9 +144,3 @@ impl UnknownName {
         }
     }
 }
-
-impl From<UnknownName> for String {
-    fn from(e: UnknownName) -> String {
-        e.to_string()
-    }
-}

@@ -75,14 +75,6 @@ pub struct UnknownMix {
     pub choices: &'static str,
 }
 
-/// For callers that carry errors as text (`"x".parse::<Mix>()?` in a function returning
-/// `Result<_, String>`).
-impl From<UnknownMix> for String {
-    fn from(e: UnknownMix) -> String {
-        e.to_string()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]

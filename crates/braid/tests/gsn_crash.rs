@@ -7,113 +7,65 @@
 
 use crate::common::{crash_ok, kept_db, recover, result, run_failing, small_bench};
 
-fn gsn_ok(args: &[&str]) {
-    crash_ok(&[&["--scheme", "gsn"][..], args].concat());
+/// `braid crash-test --scheme gsn` with `base` and `args` (split at whitespace).
+fn gsn_ok(base: &str, args: &str) {
+    let args: Vec<&str> = ["--scheme gsn", base, args]
+        .iter()
+        .flat_map(|a| a.split_whitespace())
+        .collect();
+    crash_ok(&args);
 }
 
 /// Power rounds of gsn with `args`.
-fn power(args: &[&str]) {
-    gsn_ok(
-        &[
-            &["--mode", "power", "--rounds", "12", "--max-ms", "30"][..],
-            args,
-        ]
-        .concat(),
-    );
+fn power(args: &str) {
+    gsn_ok("--mode power --rounds 12 --max-ms 30", args);
 }
 
 /// Kill rounds of gsn with `args`.
-fn kill(args: &[&str]) {
-    gsn_ok(
-        &[
-            &["--mode", "kill", "--rounds", "2", "--max-ms", "150"][..],
-            args,
-        ]
-        .concat(),
-    );
+fn kill(args: &str) {
+    gsn_ok("--mode kill --rounds 2 --max-ms 150", args);
 }
 
 #[test]
 fn gsn_pmem_power_tx_durable() {
-    power(&[
-        "--device",
-        "pmem",
-        "--gsn-partition",
-        "tx",
-        "--gsn-commit",
-        "durable",
-    ]);
+    power("--device pmem --gsn-partition tx --gsn-commit durable");
 }
 
 #[test]
 fn gsn_pmem_power_tx_passive() {
-    power(&[
-        "--device",
-        "pmem",
-        "--gsn-partition",
-        "tx",
-        "--gsn-commit",
-        "passive",
-    ]);
+    power("--device pmem --gsn-partition tx --gsn-commit passive");
 }
 
 #[test]
 fn gsn_pmem_power_page_durable_occ() {
-    power(&[
-        "--device",
-        "pmem",
-        "--gsn-partition",
-        "page",
-        "--gsn-commit",
-        "durable",
-        "--cc",
-        "occ",
-    ]);
+    power("--device pmem --gsn-partition page --gsn-commit durable --cc occ");
 }
 
 /// Page-level partitioning with passive group commit over three pmem logs: the regions are
 /// cut at one instant (`Region::crash_together`), as a real power failure cuts them.
 #[test]
 fn gsn_pmem_power_page_passive_three_logs() {
-    power(&[
-        "--device",
-        "pmem",
-        "--gsn-partition",
-        "page",
-        "--gsn-commit",
-        "passive",
-        "--logs",
-        "3",
-    ]);
+    power("--device pmem --gsn-partition page --gsn-commit passive --logs 3");
 }
 
 #[test]
 fn gsn_file_power_tx() {
-    power(&["--device", "file", "--gsn-partition", "tx"]);
+    power("--device file --gsn-partition tx");
 }
 
 #[test]
 fn gsn_file_power_page_occ_rows_per_page() {
-    power(&[
-        "--device",
-        "file",
-        "--gsn-partition",
-        "page",
-        "--cc",
-        "occ",
-        "--rows-per-page",
-        "4",
-    ]);
+    power("--device file --gsn-partition page --cc occ --rows-per-page 4");
 }
 
 #[test]
 fn gsn_pmem_kill_page_passive() {
-    kill(&["--device", "pmem", "--gsn-partition", "page"]);
+    kill("--device pmem --gsn-partition page");
 }
 
 #[test]
 fn gsn_file_kill_tx() {
-    kill(&["--device", "file", "--gsn-partition", "tx"]);
+    kill("--device file --gsn-partition tx");
 }
 
 #[test]

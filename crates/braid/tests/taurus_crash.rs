@@ -8,161 +8,64 @@
 
 use crate::common::{crash_ok_checked, kept_db, recover, result, small_bench};
 
-/// `braid crash-test --scheme taurus` with `args`; asserts no violation and some commits.
-fn crash(args: &[&str]) {
-    crash_ok_checked(&[&["--scheme", "taurus"][..], args].concat());
+/// `braid crash-test --scheme taurus` with `args` (split at whitespace); asserts no violation
+/// and some commits.
+fn crash(args: &str) {
+    let args: Vec<&str> = args.split_whitespace().collect();
+    crash_ok_checked(&[&["--scheme", "taurus"][..], &args].concat());
 }
 
 #[test]
 fn power_pmem_data_2pl_two_streams() {
-    crash(&[
-        "--device", "pmem", "--mode", "power", "--logs", "2", "--rounds", "30", "--max-ms", "40",
-    ]);
+    crash("--device pmem --mode power --logs 2 --rounds 30 --max-ms 40");
 }
 
 #[test]
 fn power_file_command_occ_four_streams() {
-    crash(&[
-        "--device",
-        "file",
-        "--mode",
-        "power",
-        "--logging",
-        "command",
-        "--cc",
-        "occ",
-        "--logs",
-        "4",
-        "--threads",
-        "4",
-    ]);
+    crash("--device file --mode power --logging command --cc occ --logs 4 --threads 4");
 }
 
 /// MVCC (Section 4.4): command logging without write-after-read edges, TPC-C's consistency
 /// conditions checked after every power failure.
 #[test]
 fn power_pmem_command_mvcc_two_streams_tpcc() {
-    crash(&[
-        "--workload",
-        "tpcc",
-        "--device",
-        "pmem",
-        "--mode",
-        "power",
-        "--logging",
-        "command",
-        "--cc",
-        "mvcc",
-        "--logs",
-        "2",
-        "--rounds",
-        "12",
-    ]);
+    crash(
+        "--workload tpcc --device pmem --mode power --logging command --cc mvcc --logs 2 --rounds 12",
+    );
 }
 
 #[test]
 fn kill_file_data_mvcc_two_streams() {
-    crash(&[
-        "--device", "file", "--mode", "kill", "--cc", "mvcc", "--logs", "2", "--rounds", "4",
-    ]);
+    crash("--device file --mode kill --cc mvcc --logs 2 --rounds 4");
 }
 
 #[test]
 fn power_pmem_command_2pl_one_stream() {
-    crash(&[
-        "--device",
-        "pmem",
-        "--mode",
-        "power",
-        "--logging",
-        "command",
-        "--logs",
-        "1",
-        "--rounds",
-        "30",
-    ]);
+    crash("--device pmem --mode power --logging command --logs 1 --rounds 30");
 }
 
 #[test]
 fn power_file_data_occ_two_streams_compressed_parallel_replay() {
-    crash(&[
-        "--device",
-        "file",
-        "--mode",
-        "power",
-        "--cc",
-        "occ",
-        "--logs",
-        "2",
-        "--recovery-threads",
-        "2",
-        "--rounds",
-        "20",
-        "--lv-compress",
-        "on",
-        "--taurus-recovery",
-        "parallel",
-    ]);
+    crash(
+        "--device file --mode power --cc occ --logs 2 --recovery-threads 2 --rounds 20 --lv-compress on --taurus-recovery parallel",
+    );
 }
 
 #[test]
 fn power_pmem_command_occ_four_streams_compressed_serial_replay() {
-    crash(&[
-        "--device",
-        "pmem",
-        "--mode",
-        "power",
-        "--logging",
-        "command",
-        "--cc",
-        "occ",
-        "--logs",
-        "4",
-        "--threads",
-        "4",
-        "--lv-compress",
-        "on",
-        "--taurus-recovery",
-        "serial",
-    ]);
+    crash(
+        "--device pmem --mode power --logging command --cc occ --logs 4 --threads 4 --lv-compress on --taurus-recovery serial",
+    );
 }
 
 #[test]
 fn kill_pmem_command_2pl_two_streams() {
-    crash(&[
-        "--device",
-        "pmem",
-        "--mode",
-        "kill",
-        "--logging",
-        "command",
-        "--logs",
-        "2",
-        "--rounds",
-        "3",
-        "--max-ms",
-        "150",
-    ]);
+    crash("--device pmem --mode kill --logging command --logs 2 --rounds 3 --max-ms 150");
 }
 
 #[test]
 fn kill_file_data_occ_four_streams() {
-    crash(&[
-        "--device",
-        "file",
-        "--mode",
-        "kill",
-        "--cc",
-        "occ",
-        "--logs",
-        "4",
-        "--threads",
-        "4",
-        "--rounds",
-        "3",
-        "--max-ms",
-        "150",
-    ]);
+    crash("--device file --mode kill --cc occ --logs 4 --threads 4 --rounds 3 --max-ms 150");
 }
 
 #[test]
