@@ -220,10 +220,11 @@ impl TaurusWorker {
                     .filter(|h| h.flags & PENDING != 0 && h.e.same(&e))
                     .count() as u64;
                 let mut step = 0u32;
-                if e.pending().load(Ordering::SeqCst) > own {
-                    self.sh.range_waits.fetch_add(1, Ordering::SeqCst);
-                }
                 while e.pending().load(Ordering::SeqCst) > own {
+                    if step == 0 {
+                        // Counted once per wait, on its first spin (for `Taurus::range_waits`).
+                        self.sh.range_waits.fetch_add(1, Ordering::SeqCst);
+                    }
                     super::commit::backoff(&mut step);
                 }
             }
