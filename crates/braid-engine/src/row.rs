@@ -1,6 +1,7 @@
 //! Rows: a fixed-size image behind a physical latch, a logical lock word for two-phase locking
-//! (NO_WAIT) and OCC, and a version bumped by every committed write. Logging schemes keep
-//! their ordering metadata in their own structures, keyed by (table, key).
+//! (NO_WAIT) and OCC, a version bumped by every committed write, and beside the lock word the
+//! logging scheme's slot ([`RowMeta`]: Taurus keeps the row's LSN vectors there, as the paper
+//! keeps them in the lock table, Sec. 4.1).
 //!
 //! The logical lock is what concurrency control holds for the length of a transaction (until
 //! early lock release); the physical latch (`parking_lot::RwLock`) is held only while bytes are
@@ -13,6 +14,7 @@
 
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
+use braid_wal::scheme::RowMeta;
 use parking_lot::RwLock;
 
 /// Lock word bit for an exclusive holder; the low bits count shared holders.
@@ -34,6 +36,8 @@ pub enum RowState {
 /// documentation).
 pub struct Row {
     lock: AtomicU64,
+    /// The logging scheme's slot.
+    meta: RowMeta,
     version: AtomicU64,
     /// The newest checkpoint epoch that has this row's image (see [`crate::checkpoint`]).
     ckpt: AtomicU64,
@@ -103,10 +107,17 @@ impl std::fmt::Debug for Row {
 }
 
 impl Row {
+    /// The logging scheme's slot in this row.
+    #[inline]
+    pub(crate) fn meta(&self) -> &RowMeta {
+        &self.meta
+    }
+
     /// An unlocked row with version 0 and no version history.
     pub fn new(image: Box<[u8]>, state: RowState) -> Row {
         Row {
             lock: AtomicU64::new(0),
+            meta: RowMeta::default(),
             version: AtomicU64::new(0),
             ckpt: AtomicU64::new(0),
             state: AtomicU8::new(state as u8),

@@ -23,7 +23,7 @@ use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
 use braid_wal::payload::{RedoBuf, RedoOp, decode_redo};
 use braid_wal::scheme::gsn::{self, CommitProtocol, GsnConfig, Partition};
 use braid_wal::scheme::{
-    CommitRequest, LogKind, Replay, ReplayError, RowRef, Scheme, SchemeConfig,
+    CommitRequest, LogKind, NoRows, Replay, ReplayError, RowRef, Scheme, SchemeConfig,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
@@ -101,7 +101,7 @@ fn write_log(partition: Partition) -> (Vec<Region>, u64) {
             x ^= x >> 7;
             x ^= x << 17;
             let key = x % KEYS;
-            w.on_write(RowRef { table: 0, key });
+            w.on_write(RowRef::new(0, key));
             image[..8].copy_from_slice(&i.to_le_bytes());
             buf.push(&RedoOp::Insert {
                 table: 0,
@@ -116,6 +116,7 @@ fn write_log(partition: Partition) -> (Vec<Region>, u64) {
             read_only: false,
             epoch: 0,
             writes: &[],
+            rows: &NoRows,
         };
         w.commit(&req).unwrap().wait().unwrap();
     }

@@ -27,8 +27,8 @@ use braid_wal::device::pmem::PmemWrite;
 use braid_wal::fs::RealFs;
 use braid_wal::payload::{RedoBuf, RedoOp, decode_redo};
 use braid_wal::scheme::{
-    self, CommitRequest, LogKind, LogPlace, RegionStorage, Replay, ReplayError, RowRef, Scheme,
-    SchemeConfig, SchemeSpec, Storage,
+    self, CommitRequest, LogKind, LogPlace, NoRows, RegionStorage, Replay, ReplayError, RowRef,
+    Scheme, SchemeConfig, SchemeSpec, Storage,
 };
 use parking_lot::Mutex;
 
@@ -130,7 +130,7 @@ fn put(
     let guards: Vec<_> = stripes.iter().map(|&s| map.locks[s].lock()).collect();
     let mut redo = RedoBuf::default();
     for &key in keys {
-        w.on_write(RowRef { table: 0, key });
+        w.on_write(RowRef::new(0, key));
         redo.push(&RedoOp::Insert {
             table: 0,
             key,
@@ -144,6 +144,7 @@ fn put(
         read_only: false,
         epoch: 0,
         writes: &[],
+        rows: &NoRows,
     })?;
     // The record is in the log: install the writes and release the locks (early lock release),
     // then acknowledge once durable.

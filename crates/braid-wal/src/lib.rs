@@ -34,9 +34,10 @@
 //! let applied = Applied(Mutex::new(Vec::new()));
 //! let (log, _) = open(&applied)?;
 //! let mut w = log.worker(0)?;
-//! w.on_write(RowRef { table: 0, key: 7 });
+//! w.on_write(RowRef::new(0, 7));
 //! let req = CommitRequest {
 //!     txn: 1, kind: LogKind::Data, payload: b"k7=x", read_only: false, epoch: 0, writes: &[],
+//!     rows: &NoRows,
 //! };
 //! w.commit(&req)?.wait()?; // durable: fdatasync'd
 //! drop(w);

@@ -15,7 +15,7 @@ use braid_wal::device::{Device, DeviceInfo};
 use braid_wal::scan::StreamSource;
 use braid_wal::scheme::taurus::{TaurusConfig, open_taurus};
 use braid_wal::scheme::{
-    CommitRequest, LogKind, Replay, ReplayError, RowRef, Scheme, SchemeConfig, Ticket,
+    CommitRequest, LogKind, NoRows, Replay, ReplayError, RowRef, Scheme, SchemeConfig, Ticket,
 };
 use braid_wal::{Lsn, WalError};
 use parking_lot::{Condvar, Mutex};
@@ -167,7 +167,7 @@ fn acknowledgement_waits_for_the_closure_not_just_plv() {
         .unwrap();
         let mut w: Vec<_> = (0..3).map(|i| scheme.worker(i).unwrap()).collect();
         let (x, y, z) = (0u64, 1u64, 2u64);
-        let row = |k: u64| RowRef { table: 0, key: k };
+        let row = |k: u64| RowRef::new(0, k);
         let commit = |w: &mut Box<dyn braid_wal::scheme::SchemeWorker>, txn: u64| -> Ticket {
             let req = CommitRequest {
                 txn,
@@ -176,6 +176,7 @@ fn acknowledgement_waits_for_the_closure_not_just_plv() {
                 read_only: false,
                 epoch: 0,
                 writes: &[],
+                rows: &NoRows,
             };
             w.commit(&req).unwrap()
         };

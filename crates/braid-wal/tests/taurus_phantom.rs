@@ -25,8 +25,8 @@ use braid_wal::record::Kind;
 use braid_wal::scan::{ScanMode, Scanner};
 use braid_wal::scheme::taurus::{TaurusConfig, open_taurus};
 use braid_wal::scheme::{
-    CommitRequest, LogKind, RecoveryPlan, Replay, ReplayError, RowRef, Scheme, SchemeConfig,
-    SchemeWorker, Ticket,
+    CommitRequest, LogKind, NoRows, RecoveryPlan, Replay, ReplayError, RowRef, Scheme,
+    SchemeConfig, SchemeWorker, Ticket,
 };
 use parking_lot::Mutex;
 
@@ -190,8 +190,8 @@ impl Engine {
         }
     }
 
-    fn row(&self, table: u32, key: u64) -> RowRef {
-        RowRef { table, key }
+    fn row(&self, table: u32, key: u64) -> RowRef<'static> {
+        RowRef::new(table, key)
     }
 
     /// Execute `op` on `w` up to (not including) the commit, calling the hooks the engine
@@ -234,6 +234,7 @@ impl Engine {
                 read_only: false,
                 epoch: 0,
                 writes: &[],
+                rows: &NoRows,
             })
             .unwrap();
         if let Op::Delete(k) = op {
@@ -491,6 +492,7 @@ fn an_insert_waits_for_a_validating_scanner() {
             read_only: true,
             epoch: 0,
             writes: &[],
+            rows: &NoRows,
         })
         .unwrap()
         .wait()

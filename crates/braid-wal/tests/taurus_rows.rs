@@ -10,7 +10,7 @@ use braid_wal::device::Device;
 use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
 use braid_wal::scheme::taurus::{TaurusConfig, open_taurus};
 use braid_wal::scheme::{
-    CommitRequest, LogKind, Replay, ReplayError, RowRef, Scheme, SchemeConfig,
+    CommitRequest, LogKind, NoRows, Replay, ReplayError, RowRef, Scheme, SchemeConfig,
 };
 
 struct Nothing;
@@ -70,9 +70,9 @@ fn the_row_table_holds_only_recent_rows() {
                 let key = (x >> 33) % ROWS;
                 touched.insert(key);
                 if x & 1 == 0 {
-                    w.on_read(RowRef { table: 0, key });
+                    w.on_read(RowRef::new(0, key));
                 } else {
-                    w.on_write(RowRef { table: 0, key });
+                    w.on_write(RowRef::new(0, key));
                 }
             }
             let req = CommitRequest {
@@ -82,6 +82,7 @@ fn the_row_table_holds_only_recent_rows() {
                 read_only: false,
                 epoch: 0,
                 writes: &[],
+                rows: &NoRows,
             };
             w.commit(&req).unwrap().wait().unwrap();
         }

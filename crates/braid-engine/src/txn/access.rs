@@ -6,7 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use braid_wal::payload::RedoBuf;
-use braid_wal::scheme::Written;
+use braid_wal::scheme::{Access, AccessSet, RowRef, Written};
 
 use super::phantom::ScanCheck;
 use crate::row::Row;
@@ -48,6 +48,29 @@ pub(super) struct Entry {
     pub(super) read: bool,
     pub(super) version: u64,
     pub(super) write: Write,
+}
+
+/// The access set as the scheme sees it (each row with its [`braid_wal::scheme::RowMeta`]).
+pub(super) struct Accesses<'a>(pub(super) &'a [Entry]);
+
+impl AccessSet for Accesses<'_> {
+    #[inline]
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    #[inline]
+    fn get(&self, i: usize) -> Access<'_> {
+        let e = &self.0[i];
+        Access {
+            row: RowRef {
+                table: e.table,
+                key: e.key,
+                meta: Some(e.row.meta()),
+            },
+            read: e.read,
+            write: e.write != Write::None,
+        }
+    }
 }
 
 /// Per-worker buffers reused by every transaction, so running one allocates little.

@@ -7,7 +7,7 @@
 use braid_wal::payload::{RedoOp, encode_command};
 use braid_wal::scheme::{CommitRequest, LogKind, Ticket, Written};
 
-use super::access::Write;
+use super::access::{Accesses, Write};
 use super::cow::save_for_checkpoint;
 use super::multiversion::sweep;
 use super::{Mode, Txn, twopl};
@@ -36,7 +36,7 @@ impl Txn<'_> {
         self.exit_epoch();
         self.end_mvcc();
         if self.mode == Mode::Normal {
-            self.scheme.abort();
+            self.scheme.abort(&Accesses(&self.st.entries));
         }
         self.st.reset();
     }
@@ -60,7 +60,7 @@ impl Txn<'_> {
                 self.ts = Some(self.db.mv.commit_ts(self.slot));
             }
             // Taurus Alg. 6 lines 8-11: the scheme raises readLVs before validation.
-            self.scheme.before_validate();
+            self.scheme.before_validate(&Accesses(&self.st.entries));
             self.validate_reads()?;
         } else {
             self.enter_epoch();
@@ -188,6 +188,7 @@ impl Txn<'_> {
             } else {
                 &[]
             },
+            rows: &Accesses(&self.st.entries),
         };
         let ticket = match self.scheme.commit(&req) {
             Ok(t) => t,

@@ -53,6 +53,16 @@ use crate::error::TxError;
 use crate::row::{Row, RowState};
 use crate::schema::{Schema, TableId};
 
+/// How the scheme sees row `key` of table `t`: by identity, with the row's slot.
+#[inline]
+fn row_ref(t: u32, key: u64, row: &Row) -> RowRef<'_> {
+    RowRef {
+        table: t,
+        key,
+        meta: Some(row.meta()),
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
     Normal,
@@ -197,7 +207,7 @@ impl<'w> Txn<'w> {
             }
             return Ok(None);
         }
-        self.scheme.on_read(RowRef { table: t, key });
+        self.scheme.on_read(row_ref(t, key, &row));
         let (r, v) = row.read(f);
         self.st.push(Entry {
             table: t,
@@ -245,7 +255,7 @@ impl<'w> Txn<'w> {
             let row = e.row.clone();
             let read_version = e.version;
             if cc.is_some() {
-                self.scheme.on_write(RowRef { table: t, key });
+                self.scheme.on_write(row_ref(t, key, &row));
             }
             let img = self.st.new_image();
             let v = row.copy_into(&mut self.st.images[img]);
@@ -274,7 +284,7 @@ impl<'w> Txn<'w> {
             return Ok(None);
         }
         if self.mode == Mode::Normal {
-            self.scheme.on_write(RowRef { table: t, key });
+            self.scheme.on_write(row_ref(t, key, &row));
         }
         let img = self.st.new_image();
         let v = row.copy_into(&mut self.st.images[img]);
@@ -381,7 +391,7 @@ impl<'w> Txn<'w> {
                 _ => Err(TxError::DuplicateKey { table: t, key }),
             };
         }
-        let img = self.stage_insert(t, key, image);
+        let img = self.stage_insert(t, key, &row, image);
         self.st.push(Entry {
             table: t,
             key,
@@ -396,8 +406,8 @@ impl<'w> Txn<'w> {
 
     /// Tell the scheme about an insert of `key` into table `t` and keep `image` for
     /// it; returns the image's index.
-    fn stage_insert(&mut self, t: u32, key: u64, image: &[u8]) -> usize {
-        self.scheme.on_write(RowRef { table: t, key });
+    fn stage_insert(&mut self, t: u32, key: u64, row: &Row, image: &[u8]) -> usize {
+        self.scheme.on_write(row_ref(t, key, row));
         self.scheme.on_insert(t, key);
         let img = self.st.new_image();
         self.st.images[img].clear();

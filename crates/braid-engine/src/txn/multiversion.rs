@@ -8,11 +8,9 @@
 
 use std::sync::Arc;
 
-use braid_wal::scheme::RowRef;
-
 use super::access::{Entry, Lock, TxnState, Write};
 use super::cow::save_for_checkpoint;
-use super::{Mode, Txn};
+use super::{Mode, Txn, row_ref};
 use crate::db::DbInner;
 use crate::error::TxError;
 use crate::row::{Row, RowState, Seen};
@@ -59,7 +57,7 @@ impl Txn<'_> {
             return Ok(row.read_at(self.snap, |img| img.map(f)).0);
         }
         // RAW: the row's writeLV stands for the LV of the version read (see `crate::mvcc`).
-        self.scheme.on_read(RowRef { table: t, key });
+        self.scheme.on_read(row_ref(t, key, &row));
         let (r, seen) = row.read_at(self.snap, |img| img.map(f));
         self.st.push(Entry {
             table: t,
@@ -107,8 +105,9 @@ impl Txn<'_> {
             let img = self.st.new_image();
             self.st.images[img].clear();
             self.st.images[img].extend_from_slice(image);
+            let row = Arc::clone(&self.st.entries[i].row);
             self.st.entries[i].write = Write::Revive { img };
-            self.scheme.on_write(RowRef { table: t, key });
+            self.scheme.on_write(row_ref(t, key, &row));
             self.scheme.on_insert(t, key);
             return Ok(());
         }
@@ -120,7 +119,7 @@ impl Txn<'_> {
 
     /// MVCC: insert `image` as the next version of the tombstone `row`.
     pub(super) fn revive(&mut self, t: u32, key: u64, row: Arc<Row>, image: &[u8]) {
-        let img = self.stage_insert(t, key, image);
+        let img = self.stage_insert(t, key, &row, image);
         let version = row.version();
         self.st.push(Entry {
             table: t,

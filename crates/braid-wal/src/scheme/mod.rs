@@ -66,19 +66,114 @@ fn unknown_log_kind(s: &str) -> UnknownName {
     UnknownName::new("logging kind", s, &["data", "command"])
 }
 
-/// A row as a scheme sees it: its identity (the engine's table number and key). Schemes keep
-/// whatever ordering metadata they need (GSNs, LSN vectors) in their own structures, keyed by
-/// it, so the engine's rows carry nothing for them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct RowRef {
+/// A row as a scheme sees it: its identity (the engine's table number and key) and, when the
+/// caller keeps rows of its own, the [`RowMeta`] slot inside the row. A scheme keeps the order it
+/// tracks (GSNs, LSN vectors) in the slot when there is one (beside the engine's lock word, as
+/// Taurus keeps LVs in the lock table, Sec. 4.1), else in its own structures keyed by identity.
+/// A caller passes a slot for every access to a row or for none.
+#[derive(Debug, Clone, Copy)]
+pub struct RowRef<'a> {
     /// The table's number in the engine's catalog.
     pub table: u32,
     /// The row's key.
     pub key: u64,
+    /// The scheme's slot in the caller's row, if the caller keeps one per row.
+    pub meta: Option<&'a RowMeta>,
+}
+
+impl RowRef<'static> {
+    /// A row named by identity only (the log layer used without an engine).
+    pub fn new(table: u32, key: u64) -> RowRef<'static> {
+        RowRef {
+            table,
+            key,
+            meta: None,
+        }
+    }
+}
+
+/// Words a [`RowMeta`] slot holds.
+pub const ROW_META_WORDS: usize = 8;
+
+/// Ordering metadata a scheme keeps inside a row: [`ROW_META_WORDS`] atomic words the scheme
+/// lays out and creates on its first access to the row (Taurus: a pending count, writeLV and
+/// readLV). In the row it is one pointer, null until that first access, so rows stay as small
+/// as they were for the schemes that keep nothing there, and the words are one allocation
+/// (one cache miss from the row). A scheme that needs more words keeps them elsewhere.
+#[derive(Debug, Default)]
+pub struct RowMeta(once_cell::race::OnceBox<[std::sync::atomic::AtomicU64; ROW_META_WORDS]>);
+
+impl RowMeta {
+    /// The slot's words, created with the values `init` gives if this is the first access
+    /// (two first accesses at once may both run `init`; one result is kept).
+    #[inline]
+    pub fn get_or_init(
+        &self,
+        init: impl FnOnce() -> [u64; ROW_META_WORDS],
+    ) -> &[std::sync::atomic::AtomicU64; ROW_META_WORDS] {
+        self.0
+            .get_or_init(|| Box::new(init().map(std::sync::atomic::AtomicU64::new)))
+    }
+
+    /// The slot's words, if a scheme created them.
+    #[inline]
+    pub fn get(&self) -> Option<&[std::sync::atomic::AtomicU64; ROW_META_WORDS]> {
+        self.0.get()
+    }
+}
+
+/// One row of a transaction's access set: the row, and whether the transaction read it and
+/// wrote it (an insert or a delete is a write).
+#[derive(Debug, Clone, Copy)]
+pub struct Access<'a> {
+    /// The row.
+    pub row: RowRef<'a>,
+    /// `on_read` named it.
+    pub read: bool,
+    /// `on_write` named it.
+    pub write: bool,
+}
+
+/// The rows a transaction touched, as its caller holds them, handed to the scheme when the
+/// transaction validates, commits and aborts (so a scheme that keeps its order in the rows'
+/// [`RowMeta`] slots needs no references of its own to them). Every row `on_read` or
+/// `on_write` named is in it.
+pub trait AccessSet {
+    /// How many rows.
+    fn len(&self) -> usize;
+    /// Row `i` (`i < len()`).
+    fn get(&self, i: usize) -> Access<'_>;
+    /// No rows.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The access set of a caller that hands rows by identity only ([`RowRef::new`]).
+#[derive(Debug, Clone, Copy)]
+pub struct NoRows;
+
+impl AccessSet for NoRows {
+    fn len(&self) -> usize {
+        0
+    }
+    fn get(&self, i: usize) -> Access<'_> {
+        // Callers stay below `len()` = 0: this is never reached.
+        unreachable!("row {i} of an empty access set")
+    }
+}
+
+impl AccessSet for Vec<Access<'_>> {
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+    fn get(&self, i: usize) -> Access<'_> {
+        self[i]
+    }
 }
 
 /// What the engine hands a scheme at commit.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct CommitRequest<'a> {
     /// The transaction id (unique, above [`RecoveryReport::max_txn`] of the last recovery).
     pub txn: u64,
@@ -97,6 +192,22 @@ pub struct CommitRequest<'a> {
     /// never decodes the payload. Empty under command logging and when the caller does not
     /// say (then such a scheme decodes `payload` as [`crate::payload`] redo operations).
     pub writes: &'a [Written],
+    /// The transaction's access set ([`NoRows`] when the caller names rows by identity).
+    pub rows: &'a dyn AccessSet,
+}
+
+impl fmt::Debug for CommitRequest<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CommitRequest")
+            .field("txn", &self.txn)
+            .field("kind", &self.kind)
+            .field("payload_len", &self.payload.len())
+            .field("read_only", &self.read_only)
+            .field("epoch", &self.epoch)
+            .field("writes", &self.writes)
+            .field("rows", &self.rows.len())
+            .finish()
+    }
 }
 
 /// A row a committing transaction wrote (see [`CommitRequest::writes`]).
@@ -168,16 +279,16 @@ impl Ticket {
 /// One worker thread's view of the scheme.
 pub trait SchemeWorker: Send {
     /// After the engine locked (2PL) or read (OCC) a row.
-    fn on_read(&mut self, _row: RowRef) {}
+    fn on_read(&mut self, _row: RowRef<'_>) {}
     /// After the engine locked a row for writing.
-    fn on_write(&mut self, _row: RowRef) {}
+    fn on_write(&mut self, _row: RowRef<'_>) {}
     /// Put the transaction's record in the log buffer; returns the durability ticket.
     fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError>;
-    /// The transaction aborted before `commit`.
-    fn abort(&mut self) {}
+    /// The transaction aborted before `commit` (`rows`: its access set).
+    fn abort(&mut self, _rows: &dyn AccessSet) {}
     /// OCC only: after the engine locked the write set, before it validates the read set
-    /// (Taurus Alg. 6 lines 8-11). The rows are the ones `on_read` and `on_write` named.
-    fn before_validate(&mut self) {}
+    /// (Taurus Alg. 6 lines 8-11). `rows` are the ones `on_read` and `on_write` named.
+    fn before_validate(&mut self, _rows: &dyn AccessSet) {}
     /// A range scan of ordered table `table` over `[lo, hi]` is about to be validated: the
     /// engine calls this at commit, once per scanned range, right before it counts the range
     /// again (the scan-twice phantom check, Taurus Sec. 3.4), under 2PL and OCC alike. Whatever

@@ -18,8 +18,8 @@ use braid_wal::payload::{RedoBuf, RedoOp, decode_redo};
 use braid_wal::scan::StreamSource;
 use braid_wal::scheme::gsn::{self, CommitProtocol, GsnConfig, Hook, Partition};
 use braid_wal::scheme::{
-    CommitRequest, LogKind, Replay, ReplayError, RowRef, Scheme, SchemeConfig, SchemeWorker,
-    Ticket, Written,
+    CommitRequest, LogKind, NoRows, Replay, ReplayError, RowRef, Scheme, SchemeConfig,
+    SchemeWorker, Ticket, Written,
 };
 use braid_wal::{Lsn, WalError};
 use parking_lot::{Condvar, Mutex};
@@ -202,14 +202,14 @@ fn open(cfg: &(SchemeConfig, GsnConfig), devs: &[Arc<MemDev>], state: &State) ->
 /// Run one transaction: read `reads`, write `writes` (table 0) with `value`.
 fn txn(w: &mut dyn SchemeWorker, id: u64, reads: &[u64], writes: &[u64], value: u8) -> Ticket {
     for &k in reads {
-        w.on_read(RowRef { table: 0, key: k });
+        w.on_read(RowRef::new(0, k));
     }
     let mut buf = RedoBuf::default();
     // The rows written and where each one's operation lies (the engine's way): page
     // partitioning places them without decoding the payload.
     let mut written = Vec::new();
     for &k in writes {
-        w.on_write(RowRef { table: 0, key: k });
+        w.on_write(RowRef::new(0, k));
         let start = buf.bytes.len() as u32;
         buf.push(&RedoOp::Insert {
             table: 0,
@@ -229,6 +229,7 @@ fn txn(w: &mut dyn SchemeWorker, id: u64, reads: &[u64], writes: &[u64], value: 
         read_only: writes.is_empty(),
         epoch: 0,
         writes: &written,
+        rows: &NoRows,
     };
     w.commit(&req).unwrap()
 }

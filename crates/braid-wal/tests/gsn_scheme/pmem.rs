@@ -118,7 +118,7 @@ fn a_failed_msync_stops_acknowledgements_on_pmem() {
         let (s, _) = gsn::open_gsn(&c.0, &c.1, devices, &state, &|_| {}).unwrap();
         let mut w = s.worker(0).unwrap();
         let commit_one = |w: &mut dyn SchemeWorker, id: u64| -> Result<(), WalError> {
-            w.on_write(RowRef { table: 0, key: id });
+            w.on_write(RowRef::new(0, id));
             let mut buf = RedoBuf::default();
             buf.push(&RedoOp::Insert {
                 table: 0,
@@ -132,6 +132,7 @@ fn a_failed_msync_stops_acknowledgements_on_pmem() {
                 read_only: false,
                 epoch: 0,
                 writes: &[],
+                rows: &NoRows,
             })?
             .wait()
         };

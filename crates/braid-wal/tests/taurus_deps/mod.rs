@@ -28,8 +28,8 @@ use braid_wal::device::Device;
 use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
 use braid_wal::scheme::taurus::{TaurusConfig, open_taurus};
 use braid_wal::scheme::{
-    CommitRequest, LogKind, RecoveryPlan, Replay, ReplayError, RowRef, Scheme, SchemeConfig,
-    SchemeWorker, Ticket,
+    Access, CommitRequest, LogKind, RecoveryPlan, Replay, ReplayError, RowMeta, RowRef, Scheme,
+    SchemeConfig, SchemeWorker, Ticket,
 };
 use parking_lot::Mutex;
 use proptest::prelude::*;
@@ -93,10 +93,12 @@ fn decode(p: &[u8]) -> Decoded {
     (txn, reads, writes)
 }
 
-/// The fake engine: values and key locks.
+/// The fake engine: values and key locks, and (as braid's engine does) a scheme slot per key,
+/// or none (the scheme then keys its LVs by identity).
 struct Db {
     values: Vec<AtomicU64>,
     locks: Vec<Mutex<()>>,
+    metas: Option<Vec<RowMeta>>,
     /// The run's dependency graph: successor -> predecessors (RAW, WAW, WAR), and the order of
     /// logged transactions.
     graph: Mutex<Graph>,
@@ -113,10 +115,11 @@ struct Graph {
 }
 
 impl Db {
-    fn new(keys: u64) -> Db {
+    fn new(keys: u64, slots: bool) -> Db {
         Db {
             values: (0..keys).map(|_| AtomicU64::new(0)).collect(),
             locks: (0..keys).map(|_| Mutex::new(())).collect(),
+            metas: slots.then(|| (0..keys).map(|_| RowMeta::default()).collect()),
             graph: Mutex::new(Graph::default()),
         }
     }
@@ -136,16 +139,33 @@ impl Db {
             .iter()
             .map(|&k| self.locks[k as usize].lock())
             .collect();
+        let row = |k: u64| RowRef {
+            table: 0,
+            key: k,
+            meta: self.metas.as_ref().map(|m| &m[k as usize]),
+        };
         let mut sum = 0u64;
         for &k in &s.reads {
-            w.on_read(RowRef { table: 0, key: k });
+            w.on_read(row(k));
             sum = sum.wrapping_add(self.values[k as usize].load(Ordering::Relaxed));
         }
         for &k in &s.writes {
-            w.on_write(RowRef { table: 0, key: k });
+            w.on_write(row(k));
         }
+        // The access set: each key once, read and/or written (empty without slots).
+        let access: Vec<Access> = match &self.metas {
+            None => Vec::new(),
+            Some(_) => keys
+                .iter()
+                .map(|&k| Access {
+                    row: row(k),
+                    read: s.reads.contains(&k),
+                    write: s.writes.contains(&k),
+                })
+                .collect(),
+        };
         if occ {
-            w.before_validate();
+            w.before_validate(&access);
         }
         let writes: Vec<(u64, u64)> = s.writes.iter().map(|&k| (k, value(txn, k, sum))).collect();
         let payload = encode(txn, &s.reads, &writes);
@@ -157,6 +177,7 @@ impl Db {
             read_only,
             epoch: 0,
             writes: &[],
+            rows: &access,
         };
         let ticket = w.commit(&req).unwrap();
         {
@@ -360,6 +381,8 @@ struct Case {
     compress: bool,
     threads: usize,
     plan: RecoveryPlan,
+    /// The engine hands the scheme a slot per row.
+    slots: bool,
     txns: Vec<Spec>,
     /// Freeze after this many transactions...
     freeze_at: usize,
@@ -380,7 +403,7 @@ fn run_case(c: &Case) -> Result<(), String> {
         &|_| {},
     )
     .map_err(|e| e.to_string())?;
-    let db = Db::new(32);
+    let db = Db::new(32, c.slots);
     let mut workers: Vec<Box<dyn SchemeWorker>> =
         (0..c.workers).map(|w| scheme.worker(w).unwrap()).collect();
     let mut tickets: Vec<(u64, Ticket)> = Vec::new();
@@ -486,9 +509,10 @@ fn case_strategy() -> impl Strategy<Value = Case> {
         any::<bool>(),
         1usize..=3,
         0u8..3,
+        any::<bool>(),
     )
         .prop_flat_map(
-            |(streams, workers, command, occ, compress, threads, plan)| {
+            |(streams, workers, command, occ, compress, threads, plan, slots)| {
                 let workers = workers.max(streams);
                 (
                     prop::collection::vec(spec_strategy(workers), 1..120),
@@ -511,6 +535,7 @@ fn case_strategy() -> impl Strategy<Value = Case> {
                             RecoveryPlan::Parallel,
                             RecoveryPlan::Serial,
                         ][plan as usize],
+                        slots,
                         txns,
                         freeze_at,
                         frozen,

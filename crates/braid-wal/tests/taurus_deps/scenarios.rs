@@ -29,6 +29,7 @@ fn a_frozen_stream_cuts_everything_that_depends_on_it() {
                 compress,
                 threads: 2,
                 plan: RecoveryPlan::Parallel,
+                slots: compress,
                 txns,
                 freeze_at: 10,
                 frozen: Some(2),
@@ -55,7 +56,7 @@ fn threads_with_one_frozen_stream() {
             &|_| {},
         )
         .unwrap();
-        let db = Db::new(16);
+        let db = Db::new(16, occ);
         let next = AtomicU64::new(1);
         let acked: Mutex<HashSet<u64>> = Mutex::default();
         let frozen = std::sync::atomic::AtomicBool::new(false);
@@ -138,6 +139,7 @@ fn parallel_replay_follows_a_chain_across_streams() {
             compress: false,
             threads: 3,
             plan: RecoveryPlan::Parallel,
+            slots: logging == LogKind::Data,
             freeze_at: txns.len(),
             txns,
             frozen: None,

@@ -16,7 +16,7 @@ use super::shared::Shared;
 use crate::WalError;
 use crate::payload::{RedoBuf, decode_redo};
 use crate::record::{FLAG_COMMIT, Kind};
-use crate::scheme::{CommitRequest, LogKind, RowRef, SchemeWorker, Ticket};
+use crate::scheme::{AccessSet, CommitRequest, LogKind, RowRef, SchemeWorker, Ticket};
 
 /// Commit counts are added to the instance's counter in batches.
 const COMMIT_BATCH: u64 = 256;
@@ -178,14 +178,14 @@ impl GsnWorker {
 }
 
 impl SchemeWorker for GsnWorker {
-    fn on_read(&mut self, row: RowRef) {
+    fn on_read(&mut self, row: RowRef<'_>) {
         let p = &self.shared.pages;
         let slot = p.slot(row.table, row.key);
         self.tx = self.tx.max(p.get(slot));
         self.touched.push((slot, false));
     }
 
-    fn on_write(&mut self, row: RowRef) {
+    fn on_write(&mut self, row: RowRef<'_>) {
         let p = &self.shared.pages;
         let slot = p.slot(row.table, row.key);
         let g = self.tx.max(p.get(slot)) + 1;
@@ -258,7 +258,7 @@ impl SchemeWorker for GsnWorker {
         }
     }
 
-    fn abort(&mut self) {
+    fn abort(&mut self, _rows: &dyn AccessSet) {
         self.touched.clear();
         self.tx = self.last;
     }

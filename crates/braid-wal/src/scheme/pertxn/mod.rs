@@ -59,7 +59,8 @@ pub use writer::LogWriter;
 
 use super::registry::{LogPlace, Registration, SchemeDef, parse_option, unknown_option};
 use super::{
-    CommitRequest, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker, Storage, Ticket,
+    AccessSet, CommitRequest, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker, Storage,
+    Ticket,
 };
 use crate::device::pmem::PmemWrite;
 use crate::fs::Fs;
@@ -460,7 +461,7 @@ impl SchemeWorker for PerTxnWorker {
         }
     }
 
-    fn abort(&mut self) {
+    fn abort(&mut self, _rows: &dyn AccessSet) {
         // Only a commit that failed half-way leaves objects behind; give them an abort object
         // (if the log still takes one: a poisoned log is dropped at recovery anyway).
         if let Some(txn) = self.failed.take() {

@@ -4,8 +4,9 @@
 //! [`Stream`]: its tail and per-writer busy slots are the paper's `logLSN` /
 //! `allocatedLSN` / `filledLSN`, its durable point is `PLV[i]` (Alg. 2). Worker `w` appends to
 //! stream `w mod n`. Every transaction carries an LSN vector `T.LV` (one entry per stream);
-//! every row a live transaction touches has a writeLV (and, under command logging, a readLV)
-//! in a lock-table-like map with delta eviction (`rows.rs`, Section 4.1).
+//! every row has a writeLV (and, under command logging, a readLV), kept in the engine's row
+//! beside its lock word, or for what has no row in a lock-table-like map with delta eviction
+//! (`rows.rs`, Section 4.1).
 //!
 //! * Runtime (`worker.rs`): Alg. 1 for 2PL NO_WAIT and Alg. 6 for OCC, with inserts, deletes
 //!   and scans (Section 3.4), one record per transaction stamped with its LV (dense, or

@@ -1,14 +1,23 @@
-//! Row LSN vectors kept outside the rows, in a lock-table-like map with delta eviction (Taurus
-//! Section 4.1, "Tuple LV Compression").
+//! Row LSN vectors (Taurus Section 4.1): in the engine's rows, beside their lock words, and in
+//! a lock-table-like map with delta eviction ("Tuple LV Compression") for what has no row.
 //!
-//! Every row a running transaction touches has an entry keyed by `(table, key)` holding its
-//! `writeLV` and, under command logging, its `readLV` (data logging never needs WAR order, so it
-//! keeps no readLV at all and an entry is half the size). A row without an entry has the *floor*
-//! vector as both LVs: `floor = max(base, CLV - delta)` element-wise, where `base` is the log end
-//! recovery stopped at (every new transaction must follow every recovered one it touches) and
-//! `CLV` is the committed vector of [`super::commit`]. An entry is evicted once nobody holds it
-//! and both its LVs are `<= floor`; since the floor only grows, the entry that replaces it later
-//! starts at a floor at least as large: eviction only ever adds (artificial) dependencies.
+//! Every row a transaction touches has a `writeLV` and, under command logging, a `readLV`
+//! (data logging never needs WAR order, so it keeps no readLV at all), in one run of words
+//! `[pending, writeLV.., readLV..]` (see [`lv_words`]).
+//!
+//! * **In the row.** When the engine hands the row's [`RowMeta`](crate::scheme::RowMeta) slot
+//!   (it always does), the words live there, created on the row's first access at the log end
+//!   recovery stopped at (`base`: every new transaction follows every recovered one it
+//!   touches). This is where the paper keeps them: in the lock table entry the concurrency
+//!   control finds anyway, so an access costs no second hash probe, no shard lock and no
+//!   reference count. They are never evicted: the storage is the words themselves, per row
+//!   touched since open (counted in [`RowTable::bytes`]).
+//! * **In the map.** Range LVs (below) and rows named by identity only (the log layer used
+//!   without an engine) have an entry keyed by `(table, key)`. A key without an entry has the
+//!   *floor* vector as both LVs: `floor = max(base, CLV - delta)` element-wise, where `CLV` is
+//!   the committed vector of [`super::commit`]. An entry is evicted once nobody holds it and
+//!   both its LVs are `<= floor`; since the floor only grows, the entry that replaces it later
+//!   starts at a floor at least as large: eviction only ever adds (artificial) dependencies.
 //!
 //! The range LVs of ordered indexes (buckets of keys and table-wide entries, see `worker.rs`)
 //! are entries of this table too, under table ids with the top bit set, and are held, raised and
@@ -19,10 +28,12 @@
 //! * The paper seeds a re-inserted tuple with `PLV - delta`; braid uses the committed vector
 //!   `CLV` instead of `PLV`, so an artificial dependency never makes a transaction wait for
 //!   anything that has not already committed (PLV may run ahead of CLV).
-//! * Entries are keyed by `(table, key)`, not by row object, so a delete's writeLV survives
-//!   until an insert of the same key picks it up (insert-after-delete is a WAW dependency the
-//!   paper's "initialise to zero" would lose). The engine's rows carry nothing for Taurus.
-//! * "Nobody holds it" is the `Arc` count: a transaction clones the entry's `Arc` for as long
+//! * A row's words belong to the row object: a key deleted and inserted again is a new row
+//!   whose words start at `base`. The WAW edge from the delete to the insert (which the
+//!   paper's "initialise to zero" would lose) goes through the range LV of the key's bucket:
+//!   the delete raises its writeLV at commit, before the key leaves the index, and the insert
+//!   merges it after the key entered the index (see `worker.rs`).
+//! * A map entry: "nobody holds it" is the `Arc` count: a transaction clones the entry's `Arc` for as long
 //!   as it runs, and new clones are only made under the shard lock, which eviction holds.
 //! * `pending` counts OCC readers between raising the readLV (before validation) and raising
 //!   it again with their own LSN (after logging); see `worker.rs` for why writers wait for it.
@@ -36,6 +47,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 
 use crossbeam_utils::CachePadded;
+
+use crate::scheme::ROW_META_WORDS;
 use parking_lot::Mutex;
 
 /// Shards of the row table (a power of two).
@@ -61,39 +74,52 @@ impl RowLv {
                 .collect(),
         )
     }
-    /// OCC readers (and validating scanners) between their two raises of readLV.
+    /// Its words.
     #[inline]
-    pub(crate) fn pending(&self) -> &AtomicU64 {
-        &self.0[0]
+    pub(crate) fn view(&self) -> Lvs<'_> {
+        Lvs(&self.0)
     }
     /// writeLV and readLV, one after the other.
     #[inline]
     fn lvs(&self) -> &[AtomicU64] {
         &self.0[1..]
     }
-    #[inline]
-    pub(crate) fn write_lv(&self, n: usize) -> &[AtomicU64] {
-        &self.0[1..=n]
-    }
-    /// Empty under data logging.
-    #[inline]
-    pub(crate) fn read_lv(&self, n: usize) -> &[AtomicU64] {
-        &self.0[n + 1..]
-    }
     /// Whether `self` and `other` are the same entry.
     #[inline]
     pub(crate) fn same(&self, other: &RowLv) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
-    /// The entry's address (an identity for comparisons).
-    #[inline]
-    pub(crate) fn addr(&self) -> *const AtomicU64 {
-        self.0.as_ptr()
-    }
     /// Nobody but the table holds it.
     #[inline]
     fn unheld(&self) -> bool {
         Arc::strong_count(&self.0) == 1
+    }
+}
+
+/// A row's LV words `[pending, writeLV (n), readLV (n, command logging only)]`, wherever they
+/// live (a map entry or a row's slot).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Lvs<'a>(pub(crate) &'a [AtomicU64]);
+
+impl<'a> Lvs<'a> {
+    /// OCC readers (and validating scanners) between their two raises of readLV.
+    #[inline]
+    pub(crate) fn pending(self) -> &'a AtomicU64 {
+        &self.0[0]
+    }
+    #[inline]
+    pub(crate) fn write_lv(self, n: usize) -> &'a [AtomicU64] {
+        &self.0[1..=n]
+    }
+    /// Empty under data logging.
+    #[inline]
+    pub(crate) fn read_lv(self, n: usize) -> &'a [AtomicU64] {
+        &self.0[n + 1..]
+    }
+    /// The words' address (an identity for comparisons).
+    #[inline]
+    pub(crate) fn addr(self) -> *const AtomicU64 {
+        self.0.as_ptr()
     }
 }
 
@@ -163,6 +189,8 @@ pub(crate) struct RowTable {
     delta: u64,
     base: Box<[u64]>,
     shards: Box<[CachePadded<Mutex<Shard>>]>,
+    /// In-row slots created since open (each `slot_words()` words).
+    slots: CachePadded<AtomicU64>,
 }
 
 impl RowTable {
@@ -180,7 +208,30 @@ impl RowTable {
                     }))
                 })
                 .collect(),
+            slots: CachePadded::new(AtomicU64::new(0)),
         }
+    }
+
+    /// Whether a row's words fit its [`RowMeta`](crate::scheme::RowMeta) slot (else rows
+    /// are kept in the map even when the engine hands a slot).
+    pub(crate) fn fits_slot(&self) -> bool {
+        self.slot_words() <= ROW_META_WORDS
+    }
+
+    /// A new in-row slot's values: pending 0, both LVs at `base` (a row first touched now was
+    /// last written, if ever, by a recovered transaction).
+    pub(crate) fn new_slot(&self) -> [u64; ROW_META_WORDS] {
+        self.slots.fetch_add(1, Ordering::Relaxed);
+        let mut w = [0u64; ROW_META_WORDS];
+        for (k, x) in w[1..self.slot_words()].iter_mut().enumerate() {
+            *x = self.base[k % self.n];
+        }
+        w
+    }
+
+    /// Words of a row's LVs.
+    pub(crate) fn slot_words(&self) -> usize {
+        1 + self.n * self.lvs
     }
 
     #[inline]
@@ -231,7 +282,7 @@ impl RowTable {
         let before = g.map.len();
         let Shard { map, free, .. } = g;
         map.retain(|_, e| {
-            if !e.unheld() || e.pending().load(Ordering::Relaxed) != 0 {
+            if !e.unheld() || e.view().pending().load(Ordering::Relaxed) != 0 {
                 return true;
             }
             // Pairs with the release decrement of the last holder's `Arc` drop: its raises of
@@ -266,13 +317,15 @@ impl RowTable {
     }
 
     /// Bytes the table holds now: per shard its map's slots (at the map's capacity, with one
-    /// control byte each and hashbrown's 7/8 load factor) and the shard itself, and per entry
+    /// control byte each and hashbrown's 7/8 load factor) and the shard itself, per entry
     /// in a map or on a free list its `Arc` allocation and LV allocation (16-byte allocator
-    /// headers assumed).
+    /// headers assumed), and the in-row slots' allocations.
     pub(crate) fn bytes(&self) -> usize {
+        let slots = self.slots.load(Ordering::Relaxed) as usize * (16 + 8 * ROW_META_WORDS);
         let slot = std::mem::size_of::<((u32, u64), RowLv)>() + 1;
         let per_entry = self.alloc_bytes();
-        let mut total = self.shards.len() * std::mem::size_of::<CachePadded<Mutex<Shard>>>();
+        let mut total =
+            slots + self.shards.len() * std::mem::size_of::<CachePadded<Mutex<Shard>>>();
         for s in self.shards.iter() {
             let g = s.lock();
             total += g.map.capacity() * 8 / 7 * slot;
@@ -307,7 +360,7 @@ mod tests {
         let e = t.get(1, 7, |c| c.copy_from_slice(&[100, 3]));
         let vals: Vec<u64> = e.lvs().iter().map(|a| a.load(Ordering::Relaxed)).collect();
         assert_eq!(vals, vec![90, 0, 90, 0]);
-        raise(e.write_lv(2), &[120, 4]);
+        raise(e.view().write_lv(2), &[120, 4]);
         drop(e);
         let shard = RowTable::shard_of(1, 7);
         // floor(clv = [125, 14]) = [115, 4]: writeLV [120, 4] is above it.
@@ -318,6 +371,6 @@ mod tests {
         assert_eq!(t.sweep(shard, &[1000, 1000]), 1);
         assert_eq!(t.len(), 0);
         let e = t.get(1, 7, |c| c.copy_from_slice(&[1000, 1000]));
-        assert_eq!(e.write_lv(2)[0].load(Ordering::Relaxed), 990);
+        assert_eq!(e.view().write_lv(2)[0].load(Ordering::Relaxed), 990);
     }
 }

@@ -2,14 +2,17 @@
 //! commit (record with its LV, compressed against the stream's anchor by Alg. 5), and anchors.
 //!
 //! * `on_read` / `on_write` (Alg. 1 lines 3-5, Alg. 6 line 3): `T.LV = max(T.LV, writeLV)`, and
-//!   for a write under command logging also `max(.., readLV)` (WAR). The row's entry is held
-//!   (its `Arc` cloned) until the transaction ends, so it cannot be evicted meanwhile. Inserts
-//!   and deletes arrive as writes: the entry is keyed by `(table, key)`, so an insert picks up
-//!   the writeLV of an earlier delete of the same key (WAW), and a delete raises `T.LV` from both
-//!   LVs like any write. Range scans read each row they return through `on_read`, so their
-//!   readLVs are raised at commit like any read (the engine scans twice against phantoms); what no
-//!   row connects (a key inserted into, or deleted from, a scanned range) goes through the range
-//!   LVs below.
+//!   for a write under command logging also `max(.., readLV)` (WAR). For a row with a slot
+//!   (`rows.rs`) the merge happens for all rows at once: at commit under 2PL, where every lock
+//!   is still held so the LVs cannot have moved since the access, and in `before_validate`
+//!   under OCC, which merges every row again anyway (below). A row without a slot has a map
+//!   entry, held (its `Arc` cloned) until the transaction ends so it cannot be evicted, and is
+//!   merged at once. Inserts and deletes arrive as writes; an insert also merges the writeLV of
+//!   its key's range bucket, which a delete of the same key raised before the key left the
+//!   index (WAW: the new row's own LVs start at `base`). Range scans read each row they return
+//!   through `on_read`, so their readLVs are raised at commit like any read (the engine scans
+//!   twice against phantoms); what no row connects (a key inserted into, or deleted from, a
+//!   scanned range) goes through the range LVs below.
 //! * `commit`: the record carries `T.LV` as it is before the append (Alg. 1 line 9); then
 //!   `T.LV[i] = end` (line 12) and the rows' LVs are raised (lines 13-18): writeLV of every row
 //!   written, readLV of every row read (command logging only: data logging never needs WAR
@@ -66,12 +69,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
 
 use super::commit::LvWait;
-use super::rows::{RowLv, merge_from, raise};
+use super::rows::{Lvs, RowLv, merge_from, raise};
 use super::{MAX_SCAN_BUCKETS, Shared};
 use crate::WalError;
 use crate::lv::MAX_STREAMS;
 use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
-use crate::scheme::{CommitRequest, RowRef, SchemeWorker, Ticket};
+use crate::scheme::{AccessSet, CommitRequest, RowRef, SchemeWorker, Ticket};
 use crate::stream::StreamWriter;
 
 const READ: u8 = 1;
@@ -140,7 +143,18 @@ pub(crate) struct TaurusWorker {
     /// T.LV.
     lv: Vec<u64>,
     scratch: Vec<u64>,
+    /// Map entries held: range LVs, and rows named without a slot.
     rows: Vec<Held>,
+    /// Rows' LVs live in the slots the engine hands (they fit), in `words` words.
+    slots: bool,
+    words: usize,
+    /// The transaction wrote a row.
+    wrote: bool,
+    /// The slots' LVs are merged into `T.LV` (by `before_validate`).
+    merged: bool,
+    /// `before_validate` counted the transaction as pending on the slots of the rows it only
+    /// read (undone in `reset`).
+    marked: bool,
     dense: Stamp,
     sparse: Stamp,
 }
@@ -156,6 +170,11 @@ impl TaurusWorker {
             lv: vec![0; n],
             scratch: vec![0; n],
             rows: Vec::new(),
+            slots: sh.rows.fits_slot(),
+            words: sh.rows.slot_words(),
+            wrote: false,
+            merged: false,
+            marked: false,
             dense: Stamp::Lv(vec![0; n]),
             sparse: Stamp::LvSparse(Vec::with_capacity(n)),
             sh,
@@ -167,12 +186,91 @@ impl TaurusWorker {
         self.sh.war
     }
 
-    fn hold(&mut self, row: RowRef, flags: u8) -> RowLv {
+    /// `on_read` / `on_write`: merge the row's writeLV (and, for a write under command
+    /// logging, its readLV) into `T.LV`. A row with a slot is merged later, with all the
+    /// others at once (`merge_slots`); a row without one has a map entry, held until the
+    /// transaction ends, and is merged now.
+    #[inline]
+    fn touch(&mut self, row: RowRef<'_>, flags: u8) {
         debug_assert!(
             row.table < WHOLE_TAG & !BUCKET_TAG,
             "table id in the range-LV space"
         );
-        self.hold_key(row.table, row.key, flags)
+        self.wrote |= flags & WRITE != 0;
+        if self.slots && row.meta.is_some() {
+            return;
+        }
+        let n = self.sh.n;
+        let e = self.hold_key(row.table, row.key, flags);
+        merge_from(&mut self.lv, e.view().write_lv(n), &mut self.scratch);
+        if flags & WRITE != 0 && self.command() {
+            merge_from(&mut self.lv, e.view().read_lv(n), &mut self.scratch);
+        }
+    }
+
+    /// The LVs in `row`'s slot (created at `base` on the row's first access), if rows keep
+    /// them there.
+    #[inline]
+    fn slot<'r>(&self, row: RowRef<'r>) -> Option<Lvs<'r>> {
+        match row.meta {
+            Some(m) if self.slots => {
+                Some(Lvs(&m.get_or_init(|| self.sh.rows.new_slot())[..self.words]))
+            }
+            _ => None,
+        }
+    }
+
+    /// Merge the LVs of every row with a slot into `T.LV` (Alg. 1 lines 3-5 for all of them
+    /// at once, at commit): writeLV of each row, and readLV of each row written under command
+    /// logging. Under 2PL this is the same as merging at each access: the transaction still
+    /// holds every lock, so no writer of a row it read, and no reader of a row it wrote, can
+    /// have raised those LVs since; and the rows' cache lines are fetched together instead of
+    /// one after the other between lock operations. (OCC merges in `before_validate`.)
+    fn merge_slots(&mut self, rows: &dyn AccessSet) {
+        let n = self.sh.n;
+        let war = self.command();
+        let mut lv = std::mem::take(&mut self.lv);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        for i in 0..rows.len() {
+            let a = rows.get(i);
+            if let Some(w) = self.slot(a.row) {
+                merge_from(&mut lv, w.write_lv(n), &mut scratch);
+                if war && a.write {
+                    merge_from(&mut lv, w.read_lv(n), &mut scratch);
+                }
+            }
+        }
+        self.lv = lv;
+        self.scratch = scratch;
+    }
+
+    /// Every row LV the transaction holds with its flags: the map entries, then the slots of
+    /// the rows in `rows` (the engine's access set).
+    fn each_row(&self, rows: &dyn AccessSet, mut f: impl FnMut(Lvs<'_>, u8)) {
+        for h in &self.rows {
+            f(h.e.view(), h.flags);
+        }
+        for i in 0..rows.len() {
+            let a = rows.get(i);
+            if let Some(w) = self.slot(a.row) {
+                let flags = if a.read { READ } else { 0 } | if a.write { WRITE } else { 0 };
+                f(w, flags);
+            }
+        }
+    }
+
+    /// The slots of the rows in `rows` the transaction only read (those `before_validate`
+    /// counts it pending on).
+    fn each_read_only_slot(&self, rows: &dyn AccessSet, mut f: impl FnMut(Lvs<'_>)) {
+        for i in 0..rows.len() {
+            let a = rows.get(i);
+            if a.read
+                && !a.write
+                && let Some(w) = self.slot(a.row)
+            {
+                f(w);
+            }
+        }
     }
 
     fn hold_key(&mut self, table: u32, key: u64, flags: u8) -> RowLv {
@@ -185,14 +283,22 @@ impl TaurusWorker {
         e
     }
 
-    fn reset(&mut self) {
+    fn reset(&mut self, rows: &dyn AccessSet) {
         for h in &self.rows {
             if h.flags & PENDING != 0 {
-                h.e.pending().fetch_sub(1, Ordering::SeqCst);
+                h.e.view().pending().fetch_sub(1, Ordering::SeqCst);
             }
+        }
+        if self.marked {
+            self.each_read_only_slot(rows, |w| {
+                w.pending().fetch_sub(1, Ordering::SeqCst);
+            });
         }
         self.rows.clear();
         self.lv.fill(0);
+        self.wrote = false;
+        self.merged = false;
+        self.marked = false;
     }
 
     /// An insert (`wait`) or delete of `key` in `table`: hold the key's bucket and the
@@ -209,6 +315,11 @@ impl TaurusWorker {
         let bucket = key >> self.sh.bucket_bits;
         for (t, k) in [(BUCKET_TAG | table, bucket), (WHOLE_TAG | table, 0)] {
             let e = self.hold_key(t, k, WRITE | RANGE);
+            if wait && t == BUCKET_TAG | table {
+                // WAW from an earlier delete of the key: it raised this writeLV before the key
+                // left the index, and the new row's own LVs start at `base` (see `rows.rs`).
+                merge_from(&mut self.lv, e.view().write_lv(n), &mut self.scratch);
+            }
             if !command {
                 continue;
             }
@@ -220,7 +331,7 @@ impl TaurusWorker {
                     .filter(|h| h.flags & PENDING != 0 && h.e.same(&e))
                     .count() as u64;
                 let mut step = 0u32;
-                while e.pending().load(Ordering::SeqCst) > own {
+                while e.view().pending().load(Ordering::SeqCst) > own {
                     if step == 0 {
                         // Counted once per wait, on its first spin (for `Taurus::range_waits`).
                         self.sh.range_waits.fetch_add(1, Ordering::SeqCst);
@@ -228,7 +339,7 @@ impl TaurusWorker {
                     super::commit::backoff(&mut step);
                 }
             }
-            merge_from(&mut self.lv, e.read_lv(n), &mut self.scratch);
+            merge_from(&mut self.lv, e.view().read_lv(n), &mut self.scratch);
         }
     }
 
@@ -326,74 +437,84 @@ impl TaurusWorker {
 }
 
 impl SchemeWorker for TaurusWorker {
-    fn on_read(&mut self, row: RowRef) {
-        let n = self.sh.n;
-        let e = self.hold(row, READ);
-        merge_from(&mut self.lv, e.write_lv(n), &mut self.scratch);
+    fn on_read(&mut self, row: RowRef<'_>) {
+        self.touch(row, READ);
     }
 
-    fn on_write(&mut self, row: RowRef) {
-        let n = self.sh.n;
-        let e = self.hold(row, WRITE);
-        merge_from(&mut self.lv, e.write_lv(n), &mut self.scratch);
-        if self.command() {
-            merge_from(&mut self.lv, e.read_lv(n), &mut self.scratch);
-        }
+    fn on_write(&mut self, row: RowRef<'_>) {
+        self.touch(row, WRITE);
     }
 
-    fn before_validate(&mut self) {
+    fn before_validate(&mut self, rows: &dyn AccessSet) {
         let n = self.sh.n;
         let command = self.command();
         // After the engine's lock of the write set (see the module docs).
         fence(Ordering::SeqCst);
         let mut writes = false;
+        let mut lv = std::mem::take(&mut self.lv);
+        let mut scratch = std::mem::take(&mut self.scratch);
         // (1) the write set: locked by us now. Range entries are not rows: skipped here.
-        for h in &self.rows {
-            if h.flags & WRITE == 0 || h.flags & RANGE != 0 {
-                continue;
+        self.each_row(rows, |w, flags| {
+            if flags & WRITE == 0 || flags & RANGE != 0 {
+                return;
             }
             writes = true;
-            merge_from(&mut self.lv, h.e.write_lv(n), &mut self.scratch);
+            merge_from(&mut lv, w.write_lv(n), &mut scratch);
             if command {
                 let mut step = 0u32;
-                while h.e.pending().load(Ordering::SeqCst) != 0 {
+                while w.pending().load(Ordering::SeqCst) != 0 {
                     super::commit::backoff(&mut step);
                 }
-                merge_from(&mut self.lv, h.e.read_lv(n), &mut self.scratch);
+                merge_from(&mut lv, w.read_lv(n), &mut scratch);
             }
-        }
+        });
         // (2) the rows only read: their writers' LVs, looked at after the values were read.
-        for h in &self.rows {
-            if h.flags & READ != 0 && h.flags & RANGE == 0 {
-                merge_from(&mut self.lv, h.e.write_lv(n), &mut self.scratch);
+        self.each_row(rows, |w, flags| {
+            if flags & READ != 0 && flags & RANGE == 0 {
+                merge_from(&mut lv, w.write_lv(n), &mut scratch);
             }
-        }
+        });
+        self.lv = lv;
+        self.scratch = scratch;
         // (3) WAR: raise readLV before validation; an unlogged read-only transaction is never
         // replayed, so nothing needs to follow it.
         if command && writes {
+            let tlv = &self.lv;
+            self.each_read_only_slot(rows, |w| {
+                w.pending().fetch_add(1, Ordering::SeqCst);
+                raise(w.read_lv(n), tlv);
+            });
+            self.marked = true;
+            // Map entries (rows without a slot): the same row may be held twice, read and
+            // written.
             let written: Vec<*const AtomicU64> = self
                 .rows
                 .iter()
                 .filter(|h| h.flags & WRITE != 0)
-                .map(|h| h.e.addr())
+                .map(|h| h.e.view().addr())
                 .collect();
             for h in &mut self.rows {
-                if h.flags & (WRITE | PENDING | RANGE) != 0 || written.contains(&h.e.addr()) {
+                if h.flags & (WRITE | PENDING | RANGE) != 0 || written.contains(&h.e.view().addr())
+                {
                     continue;
                 }
-                h.e.pending().fetch_add(1, Ordering::SeqCst);
+                h.e.view().pending().fetch_add(1, Ordering::SeqCst);
                 h.flags |= PENDING;
-                raise(h.e.read_lv(n), &self.lv);
+                raise(h.e.view().read_lv(n), &self.lv);
             }
         }
+        self.merged = true;
         // Before the engine's validation reads the rows' lock words.
         fence(Ordering::SeqCst);
     }
 
     fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
+        if !self.merged {
+            self.merge_slots(req.rows);
+        }
         if req.read_only {
             let t = self.ticket(None);
-            self.reset();
+            self.reset(req.rows);
             return Ok(t);
         }
         let n = self.sh.n;
@@ -413,7 +534,7 @@ impl SchemeWorker for TaurusWorker {
         let (start, end) = match r {
             Ok(x) => x,
             Err(e) => {
-                self.reset();
+                self.reset(req.rows);
                 return Err(e);
             }
         };
@@ -423,22 +544,23 @@ impl SchemeWorker for TaurusWorker {
         // Alg. 1 line 12, then lines 13-18.
         self.lv[self.i] = self.lv[self.i].max(end);
         let command = self.command();
-        for h in &self.rows {
-            if h.flags & WRITE != 0 {
-                raise(h.e.write_lv(n), &self.lv);
+        let tlv = &self.lv;
+        self.each_row(req.rows, |w, flags| {
+            if flags & WRITE != 0 {
+                raise(w.write_lv(n), tlv);
             }
-            if command && h.flags & READ != 0 {
-                raise(h.e.read_lv(n), &self.lv);
+            if command && flags & READ != 0 {
+                raise(w.read_lv(n), tlv);
             }
-        }
+        });
         let t = self.ticket(Some(end));
-        self.reset();
+        self.reset(req.rows);
         self.maybe_anchor(end);
         Ok(t)
     }
 
-    fn abort(&mut self) {
-        self.reset();
+    fn abort(&mut self, rows: &dyn AccessSet) {
+        self.reset(rows);
     }
 
     fn on_scan(&mut self, table: u32, lo: Bound<u64>, hi: Bound<u64>) {
@@ -448,16 +570,16 @@ impl SchemeWorker for TaurusWorker {
         let n = self.sh.n;
         // Only a transaction that will be logged (it wrote something) can be replayed, so only
         // it needs the WAR edges to later inserters.
-        let war = self.command() && self.rows.iter().any(|h| h.flags & WRITE != 0);
+        let war = self.command() && self.wrote;
         let flags = READ | RANGE | if war { PENDING } else { 0 };
         let bits = self.sh.bucket_bits;
         let (first, last) = (a >> bits, b >> bits);
         let visit = |w: &mut Self, t: u32, k: u64| {
             let e = w.hold_key(t, k, flags);
             if war {
-                e.pending().fetch_add(1, Ordering::SeqCst);
+                e.view().pending().fetch_add(1, Ordering::SeqCst);
             }
-            merge_from(&mut w.lv, e.write_lv(n), &mut w.scratch);
+            merge_from(&mut w.lv, e.view().write_lv(n), &mut w.scratch);
         };
         if last - first < MAX_SCAN_BUCKETS {
             for k in first..=last {
