@@ -7,13 +7,15 @@
 //! - `point_get`: gets of random keys among 1M keys laid out like ORDER-LINE's.
 //!
 //! Candidates: `table` (the engine's [`Table`] as built, i.e. whatever ordered index it uses),
-//! `scc` (`scc::TreeIndex`, the index before this bench, without the table's workaround),
+//! `scc` (`scc::TreeIndex`, the engine's ordered index before the shards, without the scan
+//! workaround the table then had),
 //! `skipmap` (`crossbeam_skiplist::SkipMap`), `concurrent_map` (`concurrent_map::ConcurrentMap`,
 //! a lock-free copy-on-write B+-tree, one clone per thread since it is not `Sync`) and
 //! `rwlock_btree` (64 `parking_lot::RwLock<BTreeMap>` shards chosen by the key's bits above 32,
 //! the district prefix of TPC-C's queue keys).
 //!
-//! Run: `cargo bench -p braid-engine --bench ordered_index`.
+//! Each figure is wall time over operations with both threads running (the inverse of their
+//! combined throughput). Run: `cargo bench -p braid-engine --bench ordered_index`.
 
 use std::collections::BTreeMap;
 use std::ops::Bound::{self, Included};

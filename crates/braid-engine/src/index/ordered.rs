@@ -8,11 +8,13 @@
 //! recount, remove it) and under point gets of 1M ORDER-LINE keys, two threads. `scc::TreeIndex`,
 //! the index before this one, keeps the slots of removed keys in its leaves and walks them on
 //! every scan from the low end: a queue operation costs hundreds of microseconds once a few
-//! million keys have passed through. `crossbeam_skiplist::SkipMap` scans in time proportional to
-//! what it returns but gets cost 3.5x as much (a pointer chase per level). `concurrent_map` (a
-//! lock-free copy-on-write B+-tree) copies a whole leaf of values on each insert and remove and
-//! is not `Sync`. The shards were fastest at both, and a `std` B-tree frees a removed key's slot
-//! at once, so a scan from the low end of a queue finds its first key in one descent.
+//! million keys have passed through (540 us against 0.16 us here). `crossbeam_skiplist::SkipMap`
+//! scans in time proportional to what it returns but takes 3x as long per queue operation and
+//! 2.5-3.5x as long per get (a pointer chase per level). `concurrent_map` (a lock-free
+//! copy-on-write B+-tree) copies a whole leaf of values on each insert and remove (5x per queue
+//! operation, 1.4x per get) and is not `Sync`. The shards were fastest on the queue and as fast
+//! as `TreeIndex` at gets: a `std` B-tree frees a removed key's slot at once, so a scan from the
+//! low end of a queue finds its first key in one descent.
 //!
 //! Keys are sharded by prefix, not hashed, so that a range scan stays ordered: TPC-C's keys put
 //! the warehouse and district above bit 32 (its queue, orders, order lines, customers by name
