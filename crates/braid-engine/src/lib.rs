@@ -63,6 +63,8 @@ pub mod checkpoint;
 pub mod db;
 pub mod env;
 pub mod error;
+#[doc(hidden)]
+pub mod index;
 mod mvcc;
 pub mod procedure;
 mod recovery;
