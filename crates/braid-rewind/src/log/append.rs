@@ -2,7 +2,9 @@
 //! §3.2), slot publication in buckets for Optimized and Batch (§3.3), the Batch group sync, and
 //! clearing (an ADLL removal, or gap slots and the unlinking of an empty bucket).
 
-use super::{LogLayout, LogStore, PIDX, Pos, SIMPLE_CELL, SLOT_GAP, State};
+use super::{
+    GAP_SALT, GEN, LogLayout, LogStore, PIDX, Pos, SEALED_CELL, SIMPLE_CELL, SLOT_GAP, State, seal,
+};
 use crate::RewindError;
 use crate::record::{REC_SIZE, Rec};
 
@@ -48,12 +50,19 @@ impl LogStore {
             slot: st.next,
         };
         let cell = self.cell(p);
-        r.write(cell, &bytes);
+        if self.layout == LogLayout::Sealed {
+            let mut b = [0u8; SEALED_CELL];
+            b[..REC_SIZE].copy_from_slice(&bytes);
+            b[REC_SIZE..].copy_from_slice(&seal(&bytes, cell, st.generation).to_le_bytes());
+            r.write(cell, &b);
+        } else {
+            r.write(cell, &bytes);
+        }
         if self.layout == LogLayout::Optimized {
             r.persist(cell, REC_SIZE);
             r.store_u64(self.slot(p.node, p.slot), cell as u64);
             r.persist(self.slot(p.node, p.slot), 8);
-        } else {
+        } else if self.layout == LogLayout::Batch {
             r.store_u64(self.slot(p.node, p.slot), cell as u64);
         }
         st.next += 1;
@@ -67,15 +76,24 @@ impl LogStore {
     /// Link a fresh bucket at the tail (syncing the old one first under Batch).
     fn new_bucket(&self, st: &mut State) -> Result<(), RewindError> {
         let r = &self.r;
-        if self.layout == LogLayout::Batch {
+        if self.is_grouped() {
             self.sync_locked(st);
         }
         let n = st.free.pop().ok_or(RewindError::LogFull {
             capacity: self.capacity(),
         })?;
-        r.fill(n + self.slots_off, self.bucket * 8, 0);
-        r.store_u64(n + PIDX, 0);
-        r.flush(n, self.cells_off);
+        if self.layout == LogLayout::Sealed {
+            // A new generation makes every cell left from an earlier use of the bucket
+            // invalid; the list append below fences the header before the bucket is linked.
+            let g = r.load_u64(n + GEN).wrapping_add(1).max(1);
+            r.store_u64(n + GEN, g);
+            r.flush(n + GEN, 8);
+            st.generation = g;
+        } else {
+            r.fill(n + self.slots_off, self.bucket * 8, 0);
+            r.store_u64(n + PIDX, 0);
+            r.flush(n, self.cells_off);
+        }
         st.list.append(r, n);
         let old = st.tail;
         st.tail = n;
@@ -98,9 +116,9 @@ impl LogStore {
         }
     }
 
-    /// Batch: make every record appended so far durable (no-op for other layouts).
+    /// Batch and Sealed: make every record appended so far durable (no-op for other layouts).
     pub fn sync(&self) {
-        if self.layout == LogLayout::Batch {
+        if self.is_grouped() {
             let mut st = self.lock();
             self.sync_locked(&mut st);
         }
@@ -112,6 +130,13 @@ impl LogStore {
         }
         let r = &self.r;
         let (a, z, n) = (st.persisted, st.next, st.tail);
+        if self.layout == LogLayout::Sealed {
+            // The seals make the cells self-validating: one fence, no index.
+            r.flush(n + self.cells_off + a * SEALED_CELL, (z - a) * SEALED_CELL);
+            r.fence();
+            st.persisted = z;
+            return;
+        }
         r.flush(self.slot(n, a), (z - a) * 8);
         r.flush(n + self.cells_off + a * REC_SIZE, (z - a) * REC_SIZE);
         r.fence();
@@ -142,9 +167,19 @@ impl LogStore {
                 continue;
             }
             for p in group {
-                let s = self.slot(p.node, p.slot);
-                r.store_u64(s, SLOT_GAP);
-                r.flush(s, 8);
+                if self.layout == LogLayout::Sealed {
+                    // Recomputed rather than flipped, so clearing twice stays a gap.
+                    let cell = self.cell(*p);
+                    let mut rec = [0u8; REC_SIZE];
+                    r.read(cell, &mut rec);
+                    let g = self.generation(p.node);
+                    r.store_u64(cell + REC_SIZE, seal(&rec, cell, g) ^ GAP_SALT);
+                    r.flush(cell + REC_SIZE, 8);
+                } else {
+                    let s = self.slot(p.node, p.slot);
+                    r.store_u64(s, SLOT_GAP);
+                    r.flush(s, 8);
+                }
                 if let Some(i) = self.arena.index(p.node) {
                     st.live[i] -= 1;
                 }

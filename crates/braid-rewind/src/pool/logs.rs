@@ -3,7 +3,7 @@
 
 use crate::RewindError;
 use crate::avl::TwoLayer;
-use crate::log::{LogLayout, LogStore, Pos};
+use crate::log::{LogStore, Pos};
 use crate::record::Rec;
 
 /// A log stream: one- or two-layer.
@@ -37,8 +37,9 @@ impl Log {
         }
     }
 
+    /// Whether user writes wait for the records covering them to be synced (Batch, Sealed).
     pub fn is_batch(&self) -> bool {
-        matches!(self, Log::One(l) if l.layout() == LogLayout::Batch)
+        matches!(self, Log::One(l) if l.is_grouped())
     }
 
     pub fn sync(&self) {
