@@ -274,9 +274,10 @@ pub(crate) fn recover(p: &Inner) -> Result<RecoveryReport, RewindError> {
     }
     r.fence();
 
-    // Deferred frees of committed transactions.
+    // Deferred frees of committed transactions (those at or below the cut were processed by
+    // their checkpoint, before it persisted the cut, and their blocks may be in use again).
     for t in table.values() {
-        if t.end.is_some_and(|(_, aborted)| !aborted) {
+        if t.end.is_some_and(|(seq, aborted)| !aborted && seq > cut) {
             for (_, rec) in t.recs.iter().filter(|(_, x)| x.kind == Kind::Delete) {
                 p.alloc.mark_free(rec.addr as usize);
                 rep.frees += 1;

@@ -18,9 +18,36 @@ impl LogStore {
     /// END), so a transaction that started can always roll back and finish.
     pub fn append(&self, rec: &Rec, hold: Option<usize>) -> Result<Pos, RewindError> {
         let mut st = self.lock();
+        self.append_locked(&mut st, rec, hold)
+    }
+
+    /// A transaction's END under one lock: append it (as [`LogStore::append`]), give back
+    /// `release` reserved records, and sync (Batch, Sealed). Returns END's position and the
+    /// records now in the log.
+    pub fn append_end(
+        &self,
+        rec: &Rec,
+        hold: Option<usize>,
+        release: usize,
+    ) -> Result<(Pos, usize), RewindError> {
+        let mut st = self.lock();
+        let at = self.append_locked(&mut st, rec, hold)?;
+        st.reserved = st.reserved.saturating_sub(release);
+        if self.is_grouped() {
+            self.sync_locked(&mut st);
+        }
+        Ok((at, st.total_live))
+    }
+
+    fn append_locked(
+        &self,
+        st: &mut State,
+        rec: &Rec,
+        hold: Option<usize>,
+    ) -> Result<Pos, RewindError> {
         match hold {
             Some(h) => {
-                if self.available(&st) < 1 + st.reserved + h {
+                if self.available(st) < 1 + st.reserved + h {
                     return Err(RewindError::LogFull {
                         capacity: self.capacity(),
                     });
@@ -43,7 +70,7 @@ impl LogStore {
             return Ok(Pos { node: n, slot: 0 });
         }
         if st.tail == 0 || st.next == self.bucket {
-            self.new_bucket(&mut st)?;
+            self.new_bucket(st)?;
         }
         let p = Pos {
             node: st.tail,
@@ -89,6 +116,9 @@ impl LogStore {
             r.store_u64(n + GEN, g);
             r.flush(n + GEN, 8);
             st.generation = g;
+            let (w, _) = self.forgotten_bit(Pos { node: n, slot: 0 });
+            let words = self.bucket.div_ceil(64);
+            st.forgotten[w..w + words].iter_mut().for_each(|x| *x = 0);
         } else {
             r.fill(n + self.slots_off, self.bucket * 8, 0);
             r.store_u64(n + PIDX, 0);
@@ -106,7 +136,23 @@ impl LogStore {
     }
 
     /// Unlink bucket `n` if it holds no live record and is not the tail.
+    ///
+    /// Sealed unlinks only from the head: records a checkpoint forgot stay valid in memory, so
+    /// a bucket holding a transaction's END must not leave the list before the buckets
+    /// holding its earlier records (recovery would take the transaction for a running one).
     fn maybe_unlink(&self, st: &mut State, n: usize) {
+        if self.layout == LogLayout::Sealed {
+            loop {
+                let h = st.list.head(&self.r);
+                match self.arena.index(h) {
+                    Some(i) if h != st.tail && st.live[i] == 0 => {
+                        st.list.remove(&self.r, h);
+                        st.free.push(h);
+                    }
+                    _ => return,
+                }
+            }
+        }
         let Some(i) = self.arena.index(n) else {
             return;
         };
@@ -143,6 +189,38 @@ impl LogStore {
         r.store_u64(n + PIDX, z as u64);
         r.persist(n + PIDX, 8);
         st.persisted = z;
+    }
+
+    /// Sealed: remove records from the log's volatile state only (they stay valid in memory
+    /// until their bucket is unlinked and reused). For a checkpoint that persisted a cut
+    /// covering their transactions: recovery ignores such records (see [`crate::pool`]).
+    /// Returns false (doing nothing) for the other layouts.
+    pub fn forget(&self, recs: &[Pos]) -> bool {
+        if self.layout != LogLayout::Sealed {
+            return false;
+        }
+        let mut st = self.lock();
+        let mut touched = Vec::new();
+        for p in recs {
+            let (w, bit) = self.forgotten_bit(*p);
+            if st.forgotten[w] & bit != 0 {
+                continue;
+            }
+            st.forgotten[w] |= bit;
+            if let Some(i) = self.arena.index(p.node) {
+                st.live[i] -= 1;
+            }
+            st.total_live -= 1;
+            if touched.last() != Some(&p.node) {
+                touched.push(p.node);
+            }
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        for n in touched {
+            self.maybe_unlink(&mut st, n);
+        }
+        true
     }
 
     /// Remove records: all of `recs`, then (after a fence) `last`, which is the transaction's

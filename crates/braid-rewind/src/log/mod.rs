@@ -154,6 +154,9 @@ struct State {
     persisted: usize,
     /// Sealed: the tail bucket's generation.
     generation: u64,
+    /// Sealed: cells forgotten by a checkpoint (still valid in memory), a bit per cell, the
+    /// buckets' bitmaps one after another.
+    forgotten: Vec<u64>,
     /// Live records in the whole log.
     total_live: usize,
     /// Records promised to running transactions (their CLRs, ROLLBACK and END).
@@ -202,6 +205,11 @@ impl LogStore {
                 next: 0,
                 persisted: 0,
                 generation: 0,
+                forgotten: if layout == LogLayout::Sealed {
+                    vec![0; arena.count * bucket.div_ceil(64)]
+                } else {
+                    Vec::new()
+                },
                 total_live: 0,
                 reserved: 0,
             }),
@@ -243,6 +251,7 @@ impl LogStore {
             .map(|i| self.arena.node(i))
             .collect();
         st.live.iter_mut().for_each(|c| *c = 0);
+        st.forgotten.iter_mut().for_each(|w| *w = 0);
         st.tail = 0;
         st.next = 0;
         st.persisted = 0;
@@ -267,6 +276,9 @@ impl LogStore {
 
     /// Give back `n` reserved records (a transaction ended without using them).
     pub fn unreserve(&self, n: usize) {
+        if n == 0 {
+            return;
+        }
         let mut st = self.lock();
         st.reserved = st.reserved.saturating_sub(n);
     }
@@ -281,6 +293,13 @@ impl LogStore {
             LogLayout::Sealed => p.node + self.cells_off + p.slot * SEALED_CELL,
             _ => p.node + self.cells_off + p.slot * REC_SIZE,
         }
+    }
+
+    /// Sealed: the bit of the cell at `p` in the forgotten bitmap (word index, mask).
+    fn forgotten_bit(&self, p: Pos) -> (usize, u64) {
+        let i = self.arena.index(p.node).unwrap_or(0);
+        let words = self.bucket.div_ceil(64);
+        (i * words + p.slot / 64, 1 << (p.slot % 64))
     }
 
     /// Sealed: the generation of bucket `node`.

@@ -33,6 +33,10 @@ impl LogStore {
                 let g = self.generation(n);
                 for i in 0..limit {
                     let p = Pos { node: n, slot: i };
+                    let (w, bit) = self.forgotten_bit(p);
+                    if st.forgotten[w] & bit != 0 {
+                        continue;
+                    }
                     match self.read_sealed(p, g) {
                         CellState::Live(rec) => out.push((p, rec)),
                         CellState::Gap => {}
@@ -82,6 +86,7 @@ impl LogStore {
             .map_err(|e| RewindError::Corrupt(format!("log at {:#x}: {e}", self.desc)))?;
         let mut used = vec![false; arena.count];
         st.live.iter_mut().for_each(|c| *c = 0);
+        st.forgotten.iter_mut().for_each(|w| *w = 0);
         st.total_live = 0;
         st.tail = 0;
         st.next = 0;

@@ -79,17 +79,21 @@ pub(crate) fn checkpoint(inner: &Inner) -> Result<usize, RewindError> {
     }
     r.fence();
     // Every removed transaction's other records, then (after a fence) their END records.
+    // Sealed forgets them instead (volatile state only): recovery ignores transactions at or
+    // below the cut, so nothing needs to reach memory.
     for (li, log) in inner.logs.iter().enumerate() {
-        let recs: Vec<RecRef> = done
-            .iter()
-            .filter(|d| d.log == li)
+        let mine = || done.iter().filter(|d| d.log == li);
+        let recs: Vec<RecRef> = mine()
             .flat_map(|d| d.recs.iter().map(|(a, _)| *a))
             .collect();
-        log.clear(&recs, None)?;
-    }
-    for (li, log) in inner.logs.iter().enumerate() {
-        let ends: Vec<RecRef> = done.iter().filter(|d| d.log == li).map(|d| d.end).collect();
-        log.clear(&ends, None)?;
+        let ends: Vec<RecRef> = mine().map(|d| d.end).collect();
+        if inner.cfg.layout == crate::LogLayout::Sealed && inner.cfg.layers == super::Layers::One {
+            let all: Vec<RecRef> = recs.into_iter().chain(ends).collect();
+            log.forget(&all)?;
+        } else {
+            log.clear(&recs, None)?;
+            log.clear(&ends, None)?;
+        }
     }
     for b in freed {
         inner.alloc.release(b);
