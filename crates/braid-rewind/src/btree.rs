@@ -175,33 +175,26 @@ impl BTree {
         ids
     }
 
-    /// First index in the leaf whose key is >= `key`, and whether it is equal.
+    /// First index in the leaf whose key is >= `key`, and whether it is equal: a branchless
+    /// count over every key of the directory rather than a binary search, so the loads of
+    /// the node's lines are independent (they miss the cache together instead of one after
+    /// another, which is what a search of a large tree waits on).
     fn leaf_search(&self, m: &impl Mem, n: u64, ids: &[u8], key: u64) -> (usize, bool) {
-        let (mut lo, mut hi) = (0, ids.len());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if m.read_u64(self.lkey_off(n, ids[mid] as usize)) < key {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
+        let (mut below, mut eq) = (0usize, false);
+        for &s in ids {
+            let k = m.read_u64(self.lkey_off(n, s as usize));
+            below += usize::from(k < key);
+            eq |= k == key;
         }
-        let eq = lo < ids.len() && m.read_u64(self.lkey_off(n, ids[lo] as usize)) == key;
-        (lo, eq)
+        (below, eq)
     }
 
-    /// Child index for `key` in an inner node with `count` keys (keys <= key go right).
+    /// Child index for `key` in an inner node with `count` keys (keys <= key go right): the
+    /// number of keys <= `key`, counted branchlessly over the whole node (see `leaf_search`).
     fn inner_search(&self, m: &impl Mem, n: u64, count: usize, key: u64) -> usize {
-        let (mut lo, mut hi) = (0, count);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if m.read_u64(self.ikey_off(n, mid)) <= key {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        (0..count)
+            .map(|i| usize::from(m.read_u64(self.ikey_off(n, i)) <= key))
+            .sum()
     }
 
     fn find_leaf(&self, m: &impl Mem, key: u64, path: Option<&mut Vec<(u64, usize)>>) -> u64 {

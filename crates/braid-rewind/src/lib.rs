@@ -12,8 +12,9 @@
 //!
 //! Configurations ([`PoolConfig`]), the design space of §2-§3:
 //! * log layout: [`LogLayout::Simple`] (the atomic doubly-linked list of Alg. 1),
-//!   [`LogLayout::Optimized`] (bucketed) and [`LogLayout::Batch`] (a cache line of records
-//!   persisted with one fence);
+//!   [`LogLayout::Optimized`] (bucketed), [`LogLayout::Batch`] (a cache line of records
+//!   persisted with one fence) and [`LogLayout::Sealed`] (self-validating records, so a
+//!   no-force commit is one fence, after Quadra, Ramalhete et al., PPoPP 2021);
 //! * [`Layers::One`] (the list alone) or [`Layers::Two`] (an atomic AVL index by transaction
 //!   over the list);
 //! * [`Policy::Force`] (user writes persisted by commit, log cleared at commit) or

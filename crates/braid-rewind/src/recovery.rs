@@ -10,8 +10,9 @@
 //!   a block outside the heap, is refused as damage): a transaction with an
 //!   END record finished (committed, or rolled back if END says so); one with a ROLLBACK but
 //!   no END was rolling back; one with neither was running.
-//! * Redo (no-force): finished transactions are replayed in commit order (their END carries
-//!   the commit sequence number), each in log order: UPDATEs set the new value, CLRs the
+//! * Redo (no-force): finished transactions above the last checkpoint's cut (see
+//!   [`crate::pool`]) are replayed in commit order (their END carries the commit sequence
+//!   number), each in log order: UPDATEs set the new value, CLRs the
 //!   restored one. Choice beyond the paper: the paper replays one log in log order; with
 //!   per-thread logs there is no single log order, and the commit order is the order in which
 //!   conflicting writes happened, since the user holds a transaction's locks until it ends.
@@ -150,7 +151,9 @@ pub(crate) fn recover(p: &Inner) -> Result<RecoveryReport, RewindError> {
         }
         scans.push(scan);
     }
-    p.commit_seq.store(max_seq, Ordering::SeqCst);
+    // Commit numbers keep growing across recoveries, above the last checkpoint's cut.
+    let cut = r.load_u64(crate::pool::H_CUT);
+    p.commit_seq.store(max_seq.max(cut), Ordering::SeqCst);
     let max_txid = table.keys().copied().max().unwrap_or(0);
     p.next_txid.store(max_txid + 1, Ordering::SeqCst);
     rep.committed = table
@@ -172,9 +175,12 @@ pub(crate) fn recover(p: &Inner) -> Result<RecoveryReport, RewindError> {
 
     // Redo.
     if !force {
+        // Transactions at or below the cut were made durable by the checkpoint that was
+        // removing them when the power failed (some of their records may be gone).
         let mut finished: Vec<(u64, u64)> = table
             .iter()
             .filter_map(|(&id, t)| t.end.map(|(seq, _)| (seq, id)))
+            .filter(|&(seq, _)| seq > cut)
             .collect();
         finished.sort_unstable();
         let order = finished
@@ -268,9 +274,10 @@ pub(crate) fn recover(p: &Inner) -> Result<RecoveryReport, RewindError> {
     }
     r.fence();
 
-    // Deferred frees of committed transactions.
+    // Deferred frees of committed transactions (those at or below the cut were processed by
+    // their checkpoint, before it persisted the cut, and their blocks may be in use again).
     for t in table.values() {
-        if t.end.is_some_and(|(_, aborted)| !aborted) {
+        if t.end.is_some_and(|(seq, aborted)| !aborted && seq > cut) {
             for (_, rec) in t.recs.iter().filter(|(_, x)| x.kind == Kind::Delete) {
                 p.alloc.mark_free(rec.addr as usize);
                 rep.frees += 1;
@@ -299,7 +306,6 @@ pub(crate) fn recover(p: &Inner) -> Result<RecoveryReport, RewindError> {
     }
     p.alloc.rebuild()?;
     p.next_txid.store(1, Ordering::SeqCst);
-    p.commit_seq.store(0, Ordering::SeqCst);
     rep.micros = t0.elapsed().as_micros() as u64;
     Ok(rep)
 }

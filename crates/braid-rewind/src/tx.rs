@@ -52,6 +52,20 @@ pub trait Mem {
     fn free(&mut self, off: u64) -> Result<(), RewindError>;
 }
 
+/// The per-transaction vectors, kept per thread between transactions so that a transaction
+/// allocates nothing once its thread has run one of the same size.
+#[derive(Default)]
+struct Bufs {
+    recs: Vec<RecRef>,
+    allocs: Vec<usize>,
+    frees: Vec<usize>,
+    pending: Vec<(usize, u64)>,
+}
+
+thread_local! {
+    static SPARE: std::cell::RefCell<Vec<Bufs>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// A running transaction (see the module documentation).
 pub struct Tx<'p> {
     p: &'p Inner,
@@ -70,24 +84,53 @@ pub struct Tx<'p> {
     force: bool,
     group: usize,
     need_fence: bool,
+    /// Records in the log after this transaction's END (no-force: checkpoint trigger).
+    live_after: Option<usize>,
+}
+
+impl Drop for Tx<'_> {
+    fn drop(&mut self) {
+        let mut b = Bufs {
+            recs: std::mem::take(&mut self.recs),
+            allocs: std::mem::take(&mut self.allocs),
+            frees: std::mem::take(&mut self.frees),
+            pending: std::mem::take(&mut self.pending),
+        };
+        b.recs.clear();
+        b.allocs.clear();
+        b.frees.clear();
+        b.pending.clear();
+        // A thread being torn down has no spare list any more; the vectors are just freed.
+        let _ = SPARE.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                s.push(b);
+            }
+        });
+    }
 }
 
 impl<'p> Tx<'p> {
     pub(crate) fn new(p: &'p Inner, log: &'p Log) -> Tx<'p> {
+        let b = SPARE
+            .try_with(|s| s.try_borrow_mut().ok().and_then(|mut s| s.pop()))
+            .ok()
+            .flatten()
+            .unwrap_or_default();
         Tx {
             p,
             log,
             txid: p.next_txid.fetch_add(1, Ordering::Relaxed),
             n: 0,
-            recs: Vec::new(),
+            recs: b.recs,
             held: 0,
-            allocs: Vec::new(),
-            frees: Vec::new(),
-            pending: Vec::new(),
+            allocs: b.allocs,
+            frees: b.frees,
+            pending: b.pending,
             batch: log.is_batch(),
             force: p.cfg.policy == Policy::Force,
             group: p.cfg.batch_group,
             need_fence: false,
+            live_after: None,
         }
     }
 
@@ -342,7 +385,11 @@ impl<'p> Tx<'p> {
             }
         } else {
             let cap = self.log.capacity() as f64;
-            if self.log.live() as f64 > cap * p.cfg.checkpoint_fraction {
+            let live = match self.live_after {
+                Some(n) => n,
+                None => self.log.live(),
+            };
+            if live as f64 > cap * p.cfg.checkpoint_fraction {
                 // The transaction is committed whatever happens here; a failed checkpoint
                 // leaves the records for the next one or for recovery.
                 let _ = checkpoint(p);
@@ -365,12 +412,20 @@ impl<'p> Tx<'p> {
                 self.log.sync();
                 Ok(at)
             } else {
-                let at = self.append_reserved(end)?;
-                self.log.sync();
+                // END, the release of what the transaction reserved and the sync under one
+                // lock of the log.
+                let hold = if self.held == 0 { Some(0) } else { None };
+                let release = self.held.saturating_sub(1);
+                let (at, live) = self.log.append_end(&end, self.n, hold, release)?;
+                self.held = 0;
+                self.n += 1;
+                self.live_after = Some(live);
                 let pending = std::mem::take(&mut self.pending);
                 for &(a, v) in &pending {
                     self.apply(a, v);
                 }
+                self.pending = pending;
+                self.pending.clear();
                 Ok(at)
             }
         } else {

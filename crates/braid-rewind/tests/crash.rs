@@ -300,6 +300,16 @@ fn every_crash_point_every_config() {
     }
 }
 
+/// Crashes that hit checkpoints (every commit checkpoints), in the middle of the bulk removal
+/// of committed transactions' records too.
+#[test]
+fn every_crash_point_with_checkpoints() {
+    for cfg in common::checkpointing_configs() {
+        crash_points(cfg);
+        random_eviction(cfg);
+    }
+}
+
 #[test]
 fn random_eviction_every_config() {
     for cfg in common::all_configs() {

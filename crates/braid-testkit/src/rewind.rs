@@ -1,6 +1,6 @@
 //! REWIND recovery over damaged pool bytes (Chatzistergiou et al., VLDB 2015, Sections 3-4:
 //! the log's list and buckets, its records, and analysis/redo/undo): the check of the fuzz
-//! target `rewind_open` and the pools it patches. Pools of every log layout and both layer
+//! target `rewind_open` and the pools it patches. Pools of every log layout (Sealed included) and both layer
 //! counts hold committed transactions still in the log (no-force) and one abandoned mid-way.
 //! Opening never panics and fails only with `Corrupt`, `NotAPool`, `TooSmall`, `Config`,
 //! `BadPointer` or `DoubleFree`; a pool that opens has empty, consistent logs and opens again
@@ -15,17 +15,28 @@ use braid_rewind::{
 
 use crate::Checked;
 
+/// Number of pool configurations (see [`configs`]).
+pub const CONFIGS: usize = 8;
+
 /// Bytes of the pool images.
 pub const SIZE: usize = 192 * 1024;
 
-/// The six pool configurations: Simple / Optimized / Batch layout x one / two layers,
-/// no-force.
+/// The eight pool configurations: Simple / Optimized / Batch layout x one / two layers
+/// (0-5), then Sealed x one / two layers (6, 7); no-force.
 pub fn configs() -> Vec<PoolConfig> {
-    (0..6)
+    (0..CONFIGS)
         .map(|i| PoolConfig {
-            layout: [LogLayout::Simple, LogLayout::Optimized, LogLayout::Batch][i % 3],
+            layout: if i < 6 {
+                [LogLayout::Simple, LogLayout::Optimized, LogLayout::Batch][i % 3]
+            } else {
+                LogLayout::Sealed
+            },
             policy: Policy::NoForce,
-            layers: if i < 3 { Layers::One } else { Layers::Two },
+            layers: if i < 3 || i == 6 {
+                Layers::One
+            } else {
+                Layers::Two
+            },
             logs: LogMode::Shared,
             bucket_records: 8,
             log_capacity: 256,
@@ -118,13 +129,13 @@ pub fn check_image(img: &[u8]) -> Checked {
     }
 }
 
-/// Fuzz target `rewind_open`: `[config]` (mod 6, see `configs`) then patches
+/// Fuzz target `rewind_open`: `[config]` (mod [`CONFIGS`], see `configs`) then patches
 /// `[offset u32 LE][len u8][bytes]` applied to that configuration's image.
 pub fn rewind_open(data: &[u8]) -> Checked {
     let Some((&which, mut rest)) = data.split_first() else {
         return Ok(());
     };
-    let mut img = images()[which as usize % 6].clone();
+    let mut img = images()[which as usize % CONFIGS].clone();
     while rest.len() >= 5 {
         let at = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
         let n = (rest[4] as usize).min(rest.len() - 5);

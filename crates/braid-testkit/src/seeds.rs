@@ -101,7 +101,7 @@ pub fn all() -> Vec<Seed> {
     }
     // A seed without patches per pool configuration, and one that zeroes a word of the log
     // descriptor.
-    for c in 0..6u8 {
+    for c in 0..crate::rewind::CONFIGS as u8 {
         out.push(seed("rewind_open", format!("config{c}"), vec![c]));
         let mut b = vec![c];
         b.extend_from_slice(&(256u32 + 64).to_le_bytes());

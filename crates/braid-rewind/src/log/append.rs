@@ -2,7 +2,9 @@
 //! §3.2), slot publication in buckets for Optimized and Batch (§3.3), the Batch group sync, and
 //! clearing (an ADLL removal, or gap slots and the unlinking of an empty bucket).
 
-use super::{LogLayout, LogStore, PIDX, Pos, SIMPLE_CELL, SLOT_GAP, State};
+use super::{
+    GAP_SALT, GEN, LogLayout, LogStore, PIDX, Pos, SEALED_CELL, SIMPLE_CELL, SLOT_GAP, State, seal,
+};
 use crate::RewindError;
 use crate::record::{REC_SIZE, Rec};
 
@@ -16,9 +18,36 @@ impl LogStore {
     /// END), so a transaction that started can always roll back and finish.
     pub fn append(&self, rec: &Rec, hold: Option<usize>) -> Result<Pos, RewindError> {
         let mut st = self.lock();
+        self.append_locked(&mut st, rec, hold)
+    }
+
+    /// A transaction's END under one lock: append it (as [`LogStore::append`]), give back
+    /// `release` reserved records, and sync (Batch, Sealed). Returns END's position and the
+    /// records now in the log.
+    pub fn append_end(
+        &self,
+        rec: &Rec,
+        hold: Option<usize>,
+        release: usize,
+    ) -> Result<(Pos, usize), RewindError> {
+        let mut st = self.lock();
+        let at = self.append_locked(&mut st, rec, hold)?;
+        st.reserved = st.reserved.saturating_sub(release);
+        if self.is_grouped() {
+            self.sync_locked(&mut st);
+        }
+        Ok((at, st.total_live))
+    }
+
+    fn append_locked(
+        &self,
+        st: &mut State,
+        rec: &Rec,
+        hold: Option<usize>,
+    ) -> Result<Pos, RewindError> {
         match hold {
             Some(h) => {
-                if self.available(&st) < 1 + st.reserved + h {
+                if self.available(st) < 1 + st.reserved + h {
                     return Err(RewindError::LogFull {
                         capacity: self.capacity(),
                     });
@@ -41,19 +70,26 @@ impl LogStore {
             return Ok(Pos { node: n, slot: 0 });
         }
         if st.tail == 0 || st.next == self.bucket {
-            self.new_bucket(&mut st)?;
+            self.new_bucket(st)?;
         }
         let p = Pos {
             node: st.tail,
             slot: st.next,
         };
         let cell = self.cell(p);
-        r.write(cell, &bytes);
+        if self.layout == LogLayout::Sealed {
+            let mut b = [0u8; SEALED_CELL];
+            b[..REC_SIZE].copy_from_slice(&bytes);
+            b[REC_SIZE..].copy_from_slice(&seal(&bytes, cell, st.generation).to_le_bytes());
+            r.write(cell, &b);
+        } else {
+            r.write(cell, &bytes);
+        }
         if self.layout == LogLayout::Optimized {
             r.persist(cell, REC_SIZE);
             r.store_u64(self.slot(p.node, p.slot), cell as u64);
             r.persist(self.slot(p.node, p.slot), 8);
-        } else {
+        } else if self.layout == LogLayout::Batch {
             r.store_u64(self.slot(p.node, p.slot), cell as u64);
         }
         st.next += 1;
@@ -67,15 +103,27 @@ impl LogStore {
     /// Link a fresh bucket at the tail (syncing the old one first under Batch).
     fn new_bucket(&self, st: &mut State) -> Result<(), RewindError> {
         let r = &self.r;
-        if self.layout == LogLayout::Batch {
+        if self.is_grouped() {
             self.sync_locked(st);
         }
         let n = st.free.pop().ok_or(RewindError::LogFull {
             capacity: self.capacity(),
         })?;
-        r.fill(n + self.slots_off, self.bucket * 8, 0);
-        r.store_u64(n + PIDX, 0);
-        r.flush(n, self.cells_off);
+        if self.layout == LogLayout::Sealed {
+            // A new generation makes every cell left from an earlier use of the bucket
+            // invalid; the list append below fences the header before the bucket is linked.
+            let g = r.load_u64(n + GEN).wrapping_add(1).max(1);
+            r.store_u64(n + GEN, g);
+            r.flush(n + GEN, 8);
+            st.generation = g;
+            let (w, _) = self.forgotten_bit(Pos { node: n, slot: 0 });
+            let words = self.bucket.div_ceil(64);
+            st.forgotten[w..w + words].iter_mut().for_each(|x| *x = 0);
+        } else {
+            r.fill(n + self.slots_off, self.bucket * 8, 0);
+            r.store_u64(n + PIDX, 0);
+            r.flush(n, self.cells_off);
+        }
         st.list.append(r, n);
         let old = st.tail;
         st.tail = n;
@@ -88,7 +136,23 @@ impl LogStore {
     }
 
     /// Unlink bucket `n` if it holds no live record and is not the tail.
+    ///
+    /// Sealed unlinks only from the head: records a checkpoint forgot stay valid in memory, so
+    /// a bucket holding a transaction's END must not leave the list before the buckets
+    /// holding its earlier records (recovery would take the transaction for a running one).
     fn maybe_unlink(&self, st: &mut State, n: usize) {
+        if self.layout == LogLayout::Sealed {
+            loop {
+                let h = st.list.head(&self.r);
+                match self.arena.index(h) {
+                    Some(i) if h != st.tail && st.live[i] == 0 => {
+                        st.list.remove(&self.r, h);
+                        st.free.push(h);
+                    }
+                    _ => return,
+                }
+            }
+        }
         let Some(i) = self.arena.index(n) else {
             return;
         };
@@ -98,9 +162,9 @@ impl LogStore {
         }
     }
 
-    /// Batch: make every record appended so far durable (no-op for other layouts).
+    /// Batch and Sealed: make every record appended so far durable (no-op for other layouts).
     pub fn sync(&self) {
-        if self.layout == LogLayout::Batch {
+        if self.is_grouped() {
             let mut st = self.lock();
             self.sync_locked(&mut st);
         }
@@ -112,12 +176,51 @@ impl LogStore {
         }
         let r = &self.r;
         let (a, z, n) = (st.persisted, st.next, st.tail);
+        if self.layout == LogLayout::Sealed {
+            // The seals make the cells self-validating: one fence, no index.
+            r.flush(n + self.cells_off + a * SEALED_CELL, (z - a) * SEALED_CELL);
+            r.fence();
+            st.persisted = z;
+            return;
+        }
         r.flush(self.slot(n, a), (z - a) * 8);
         r.flush(n + self.cells_off + a * REC_SIZE, (z - a) * REC_SIZE);
         r.fence();
         r.store_u64(n + PIDX, z as u64);
         r.persist(n + PIDX, 8);
         st.persisted = z;
+    }
+
+    /// Sealed: remove records from the log's volatile state only (they stay valid in memory
+    /// until their bucket is unlinked and reused). For a checkpoint that persisted a cut
+    /// covering their transactions: recovery ignores such records (see [`crate::pool`]).
+    /// Returns false (doing nothing) for the other layouts.
+    pub fn forget(&self, recs: &[Pos]) -> bool {
+        if self.layout != LogLayout::Sealed {
+            return false;
+        }
+        let mut st = self.lock();
+        let mut touched = Vec::new();
+        for p in recs {
+            let (w, bit) = self.forgotten_bit(*p);
+            if st.forgotten[w] & bit != 0 {
+                continue;
+            }
+            st.forgotten[w] |= bit;
+            if let Some(i) = self.arena.index(p.node) {
+                st.live[i] -= 1;
+            }
+            st.total_live -= 1;
+            if touched.last() != Some(&p.node) {
+                touched.push(p.node);
+            }
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        for n in touched {
+            self.maybe_unlink(&mut st, n);
+        }
+        true
     }
 
     /// Remove records: all of `recs`, then (after a fence) `last`, which is the transaction's
@@ -142,9 +245,19 @@ impl LogStore {
                 continue;
             }
             for p in group {
-                let s = self.slot(p.node, p.slot);
-                r.store_u64(s, SLOT_GAP);
-                r.flush(s, 8);
+                if self.layout == LogLayout::Sealed {
+                    // Recomputed rather than flipped, so clearing twice stays a gap.
+                    let cell = self.cell(*p);
+                    let mut rec = [0u8; REC_SIZE];
+                    r.read(cell, &mut rec);
+                    let g = self.generation(p.node);
+                    r.store_u64(cell + REC_SIZE, seal(&rec, cell, g) ^ GAP_SALT);
+                    r.flush(cell + REC_SIZE, 8);
+                } else {
+                    let s = self.slot(p.node, p.slot);
+                    r.store_u64(s, SLOT_GAP);
+                    r.flush(s, 8);
+                }
                 if let Some(i) = self.arena.index(p.node) {
                     st.live[i] -= 1;
                 }

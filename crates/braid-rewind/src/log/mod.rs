@@ -15,6 +15,18 @@
 //!   its size. Recovery trusts only slots below the index. The transaction layer defers its
 //!   user writes until the records covering them are synced (WAL), and syncs when its group
 //!   is full, at END, and when a bucket fills.
+//! * **Sealed** (beyond the paper; the one-fence commit of Quadra and Trinity, Ramalhete,
+//!   Correia and Felber, PPoPP 2021, carried over to REWIND's log): Batch buckets without
+//!   slots or persisted index. Each record cell carries a *seal*, a hash of the record, the
+//!   cell's offset and the bucket's generation (bumped each time the bucket is linked), so a
+//!   cell is valid exactly when all of its five words reached memory from this use of the
+//!   bucket. [`LogStore::sync`] flushes the cells written since the last sync and fences once;
+//!   recovery trusts a bucket's cells up to the first one whose seal does not match. A
+//!   transaction that logs END in the same group as its last records (the Batch rule)
+//!   therefore commits with one fence: its records and END are durable together or END is not
+//!   part of the log. Clearing a record flips its seal to the gap seal (one atomic word).
+//!   Quadra validates a commit by counting the words of the transaction; here the seals do
+//!   the same for log records, keeping REWIND's in-place updates and its recoverable log.
 //!
 //! Choices where the paper is open: records are written with plain stores plus a cache-line
 //! flush rather than non-temporal stores (equal durability; and a flush also writes back lines
@@ -38,7 +50,7 @@ use std::sync::{Mutex, MutexGuard};
 use braid_pmem::Region;
 
 use crate::adll::{ADLL_HDR, Adll};
-use crate::record::REC_SIZE;
+use crate::record::{REC_SIZE, Rec};
 
 /// Log layout (REWIND's Simple, Optimized and Batch versions, §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -51,6 +63,9 @@ pub enum LogLayout {
     /// Optimized buckets whose records are persisted a group at a time (§3.3, "Multiple log
     /// records per cache line"): two fences per group of records.
     Batch,
+    /// Batch buckets whose records validate themselves with a seal (Quadra's one-fence
+    /// commit): one fence per group of records, and a commit is one fence.
+    Sealed,
 }
 
 impl LogLayout {
@@ -59,6 +74,7 @@ impl LogLayout {
             LogLayout::Simple => 1,
             LogLayout::Optimized => 2,
             LogLayout::Batch => 3,
+            LogLayout::Sealed => 4,
         }
     }
 
@@ -67,6 +83,7 @@ impl LogLayout {
             1 => Some(LogLayout::Simple),
             2 => Some(LogLayout::Optimized),
             3 => Some(LogLayout::Batch),
+            4 => Some(LogLayout::Sealed),
             _ => None,
         }
     }
@@ -76,8 +93,13 @@ impl LogLayout {
 pub(crate) const LOG_DESC: usize = 3 * 64;
 const SLOT_EMPTY: u64 = 0;
 const SLOT_GAP: u64 = 1;
-/// Bucket header: next, prev, persisted index.
+/// Bucket header: next, prev, persisted index (Batch) or generation (Sealed).
 const PIDX: usize = 16;
+const GEN: usize = 16;
+/// Sealed: a cell is the 32-byte record followed by its seal word.
+const SEALED_CELL: usize = REC_SIZE + 8;
+/// Sealed: a cleared cell's seal is its record's seal xor this.
+const GAP_SALT: u64 = 0x9E37_79B9_7F4A_7C15;
 const BUCKET_HDR: usize = 64;
 /// Simple node: next, prev, then the record cell.
 const SIMPLE_NODE: usize = 64;
@@ -116,6 +138,7 @@ impl Arena {
 pub(crate) fn node_size(layout: LogLayout, bucket: usize) -> usize {
     match layout {
         LogLayout::Simple => SIMPLE_NODE,
+        LogLayout::Sealed => BUCKET_HDR + bucket * SEALED_CELL,
         _ => BUCKET_HDR + (bucket * 8).next_multiple_of(64) + bucket * REC_SIZE,
     }
 }
@@ -129,6 +152,11 @@ struct State {
     tail: usize,
     next: usize,
     persisted: usize,
+    /// Sealed: the tail bucket's generation.
+    generation: u64,
+    /// Sealed: cells forgotten by a checkpoint (still valid in memory), a bit per cell, the
+    /// buckets' bitmaps one after another.
+    forgotten: Vec<u64>,
     /// Live records in the whole log.
     total_live: usize,
     /// Records promised to running transactions (their CLRs, ROLLBACK and END).
@@ -156,7 +184,11 @@ impl LogStore {
             bucket
         };
         let slots_off = BUCKET_HDR;
-        let cells_off = BUCKET_HDR + (bucket * 8).next_multiple_of(64);
+        let cells_off = if layout == LogLayout::Sealed {
+            BUCKET_HDR
+        } else {
+            BUCKET_HDR + (bucket * 8).next_multiple_of(64)
+        };
         LogStore {
             r,
             layout,
@@ -172,6 +204,12 @@ impl LogStore {
                 tail: 0,
                 next: 0,
                 persisted: 0,
+                generation: 0,
+                forgotten: if layout == LogLayout::Sealed {
+                    vec![0; arena.count * bucket.div_ceil(64)]
+                } else {
+                    Vec::new()
+                },
                 total_live: 0,
                 reserved: 0,
             }),
@@ -183,10 +221,6 @@ impl LogStore {
         // recoverable), and the volatile state is only advanced after each step, so poisoning
         // carries no information here.
         self.st.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub fn layout(&self) -> LogLayout {
-        self.layout
     }
 
     /// Capacity in records.
@@ -217,6 +251,7 @@ impl LogStore {
             .map(|i| self.arena.node(i))
             .collect();
         st.live.iter_mut().for_each(|c| *c = 0);
+        st.forgotten.iter_mut().for_each(|w| *w = 0);
         st.tail = 0;
         st.next = 0;
         st.persisted = 0;
@@ -241,6 +276,9 @@ impl LogStore {
 
     /// Give back `n` reserved records (a transaction ended without using them).
     pub fn unreserve(&self, n: usize) {
+        if n == 0 {
+            return;
+        }
         let mut st = self.lock();
         st.reserved = st.reserved.saturating_sub(n);
     }
@@ -252,9 +290,75 @@ impl LogStore {
     fn cell(&self, p: Pos) -> usize {
         match self.layout {
             LogLayout::Simple => p.node + SIMPLE_CELL,
+            LogLayout::Sealed => p.node + self.cells_off + p.slot * SEALED_CELL,
             _ => p.node + self.cells_off + p.slot * REC_SIZE,
         }
     }
+
+    /// Sealed: the bit of the cell at `p` in the forgotten bitmap (word index, mask).
+    fn forgotten_bit(&self, p: Pos) -> (usize, u64) {
+        let i = self.arena.index(p.node).unwrap_or(0);
+        let words = self.bucket.div_ceil(64);
+        (i * words + p.slot / 64, 1 << (p.slot % 64))
+    }
+
+    /// Sealed: the generation of bucket `node`.
+    fn generation(&self, node: usize) -> u64 {
+        self.r.load_u64(node + GEN)
+    }
+
+    /// Sealed: read and check the cell at `p` of a bucket of generation `generation`.
+    fn read_sealed(&self, p: Pos, generation: u64) -> CellState {
+        let cell = self.cell(p);
+        let mut b = [0u8; SEALED_CELL];
+        self.r.read(cell, &mut b);
+        let mut rec = [0u8; REC_SIZE];
+        rec.copy_from_slice(&b[..REC_SIZE]);
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[REC_SIZE..]);
+        let stored = u64::from_le_bytes(w);
+        let want = seal(&rec, cell, generation);
+        if stored == want {
+            Rec::decode(&rec).map_or(CellState::Invalid, CellState::Live)
+        } else if stored == want ^ GAP_SALT {
+            CellState::Gap
+        } else {
+            CellState::Invalid
+        }
+    }
+
+    /// Whether records are persisted a group at a time by [`LogStore::sync`] (Batch, Sealed).
+    pub fn is_grouped(&self) -> bool {
+        matches!(self.layout, LogLayout::Batch | LogLayout::Sealed)
+    }
+}
+
+/// Sealed: the seal of the record `bytes` in the cell at offset `cell` of a bucket of
+/// generation `gen` (a multiply-xorshift hash; it only has to tell a complete cell of this
+/// use of the bucket from torn or stale bytes, not resist an adversary).
+pub(crate) fn seal(bytes: &[u8; REC_SIZE], cell: usize, generation: u64) -> u64 {
+    const K: u64 = 0xFF51_AFD7_ED55_8CCD;
+    let mut h = (cell as u64).wrapping_mul(K) ^ generation.rotate_left(32) ^ 0xC4CE_B9FE_1A85_EC53;
+    for w in bytes.chunks_exact(8) {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        h = (h ^ u64::from_le_bytes(a)).wrapping_mul(K);
+        h ^= h >> 29;
+    }
+    h ^= h >> 32;
+    // Never 0 (a zeroed cell) nor GAP_SALT (a zeroed cell seen as a gap).
+    if h == 0 || h == GAP_SALT { 2 } else { h }
+}
+
+/// Sealed: what a cell holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CellState {
+    /// A record of this use of the bucket.
+    Live(Rec),
+    /// A record cleared.
+    Gap,
+    /// Torn, stale or never written: the end of the bucket's valid cells.
+    Invalid,
 }
 
 #[cfg(test)]
@@ -280,7 +384,12 @@ mod tests {
 
     #[test]
     fn append_clear_recover_every_layout() {
-        for layout in [LogLayout::Simple, LogLayout::Optimized, LogLayout::Batch] {
+        for layout in [
+            LogLayout::Simple,
+            LogLayout::Optimized,
+            LogLayout::Batch,
+            LogLayout::Sealed,
+        ] {
             let r = CrashSim::region(64 * 1024, PmemConfig::default());
             let l = store(&r, layout);
             l.format();

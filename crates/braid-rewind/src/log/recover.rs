@@ -3,7 +3,8 @@
 //! from the slots, and the log's reset to a fresh empty list after recovery.
 
 use super::{
-    ADLL_HDR, Adll, LogLayout, LogStore, PIDX, Pos, SIMPLE_CELL, SLOT_EMPTY, SLOT_GAP, State,
+    ADLL_HDR, Adll, CellState, LogLayout, LogStore, PIDX, Pos, SIMPLE_CELL, SLOT_EMPTY, SLOT_GAP,
+    State,
 };
 use crate::RewindError;
 use crate::record::{REC_SIZE, Rec};
@@ -26,6 +27,21 @@ impl LogStore {
                 r.read(self.cell(p), &mut buf);
                 if let Some(rec) = Rec::decode(&buf) {
                     out.push((p, rec));
+                }
+            } else if self.layout == LogLayout::Sealed {
+                let limit = if n == st.tail { st.next } else { self.bucket };
+                let g = self.generation(n);
+                for i in 0..limit {
+                    let p = Pos { node: n, slot: i };
+                    let (w, bit) = self.forgotten_bit(p);
+                    if st.forgotten[w] & bit != 0 {
+                        continue;
+                    }
+                    match self.read_sealed(p, g) {
+                        CellState::Live(rec) => out.push((p, rec)),
+                        CellState::Gap => {}
+                        CellState::Invalid => break,
+                    }
                 }
             } else {
                 let limit = if n == st.tail { st.next } else { self.bucket };
@@ -70,6 +86,7 @@ impl LogStore {
             .map_err(|e| RewindError::Corrupt(format!("log at {:#x}: {e}", self.desc)))?;
         let mut used = vec![false; arena.count];
         st.live.iter_mut().for_each(|c| *c = 0);
+        st.forgotten.iter_mut().for_each(|w| *w = 0);
         st.total_live = 0;
         st.tail = 0;
         st.next = 0;
@@ -91,6 +108,51 @@ impl LogStore {
                 continue;
             }
             let is_tail = k + 1 == nodes.len();
+            if self.layout == LogLayout::Sealed {
+                // Valid cells up to the first torn, stale or unwritten one. A linked bucket
+                // other than the tail was synced whole before the next one was linked.
+                let g = self.generation(n);
+                let mut valid = 0;
+                while valid < self.bucket {
+                    match self.read_sealed(
+                        Pos {
+                            node: n,
+                            slot: valid,
+                        },
+                        g,
+                    ) {
+                        CellState::Live(_) => {
+                            st.live[i] += 1;
+                            st.total_live += 1;
+                        }
+                        CellState::Gap => {}
+                        CellState::Invalid => break,
+                    }
+                    valid += 1;
+                }
+                if is_tail {
+                    // Cells past the first invalid one may hold whole records of the group
+                    // that was being synced at the crash; recovery appends behind `valid`, so
+                    // their seals are wiped first, or a record appended next to one would
+                    // bring it back into the log.
+                    if valid < self.bucket {
+                        for s in valid..self.bucket {
+                            r.store_u64(self.cell(Pos { node: n, slot: s }) + REC_SIZE, 0);
+                        }
+                        let from = self.cell(Pos {
+                            node: n,
+                            slot: valid,
+                        });
+                        r.flush(from, (self.bucket - valid) * super::SEALED_CELL);
+                        r.fence();
+                    }
+                    st.tail = n;
+                    st.next = valid;
+                    st.persisted = valid;
+                    st.generation = g;
+                }
+                continue;
+            }
             let limit = match self.layout {
                 LogLayout::Batch => (r.load_u64(n + PIDX) as usize).min(self.bucket),
                 _ => self.bucket,

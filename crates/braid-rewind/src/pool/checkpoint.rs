@@ -1,10 +1,11 @@
 //! Checkpoints (REWIND §4.6, no-force): flush the lines the completed transactions' records
 //! name, process their deferred frees, and remove their records, whole transactions in commit
-//! order with END last (see the module docs of [`super`] for why a prefix of the commit order).
+//! order with END last (see the module docs of [`super`] for why a prefix of the commit order),
+//! in bulk behind a persisted cut.
 
 use std::sync::atomic::Ordering;
 
-use super::{Inner, RecRef};
+use super::{H_CUT, Inner, RecRef};
 use crate::RewindError;
 use crate::record::{Kind, Rec};
 
@@ -70,10 +71,29 @@ pub(crate) fn checkpoint(inner: &Inner) -> Result<usize, RewindError> {
             freed.push(rec.addr as usize);
         }
     }
+    // The cut, durable before any record goes (see the module docs of `super`).
+    let top = done.iter().map(|d| d.seq).max().unwrap_or(0);
+    if top > r.load_u64(H_CUT) {
+        r.store_u64(H_CUT, top);
+        r.flush(H_CUT, 8);
+    }
     r.fence();
-    for d in &done {
-        let refs: Vec<RecRef> = d.recs.iter().map(|(a, _)| *a).collect();
-        inner.logs[d.log].clear(&refs, Some(d.end))?;
+    // Every removed transaction's other records, then (after a fence) their END records.
+    // Sealed forgets them instead (volatile state only): recovery ignores transactions at or
+    // below the cut, so nothing needs to reach memory.
+    for (li, log) in inner.logs.iter().enumerate() {
+        let mine = || done.iter().filter(|d| d.log == li);
+        let recs: Vec<RecRef> = mine()
+            .flat_map(|d| d.recs.iter().map(|(a, _)| *a))
+            .collect();
+        let ends: Vec<RecRef> = mine().map(|d| d.end).collect();
+        if inner.cfg.layout == crate::LogLayout::Sealed && inner.cfg.layers == super::Layers::One {
+            let all: Vec<RecRef> = recs.into_iter().chain(ends).collect();
+            log.forget(&all)?;
+        } else {
+            log.clear(&recs, None)?;
+            log.clear(&ends, None)?;
+        }
     }
     for b in freed {
         inner.alloc.release(b);

@@ -1,6 +1,6 @@
 //! The pool's region layout (REWIND §4 keeps its log, its allocator metadata and the user's
 //! heap in one persistent region): a 256-byte header (magic, version, size, the configuration,
-//! the root pointer, the heap bounds and the persistent top-of-heap word), one 512-byte
+//! the checkpoint cut, the root pointer, the heap bounds and the persistent top-of-heap word), one 512-byte
 //! descriptor per log, the logs' node arenas, then the heap. Offsets only; see `open.rs` for
 //! what is written where.
 
@@ -19,6 +19,9 @@ pub(super) const H_BUCKET: usize = 56;
 pub(super) const H_CAPACITY: usize = 64;
 pub(super) const H_GROUP: usize = 72;
 pub(super) const H_CKPT: usize = 80;
+/// The commit sequence number of the last checkpoint: every transaction committed at or
+/// below it has its writes durable in place (no-force), so recovery does not redo it.
+pub(crate) const H_CUT: usize = 96;
 pub(crate) const H_ROOT: usize = 128;
 pub(super) const H_HEAP_START: usize = 136;
 pub(super) const H_HEAP_END: usize = 144;

@@ -3,7 +3,7 @@
 
 use crate::RewindError;
 use crate::avl::TwoLayer;
-use crate::log::{LogLayout, LogStore, Pos};
+use crate::log::{LogStore, Pos};
 use crate::record::Rec;
 
 /// A log stream: one- or two-layer.
@@ -30,6 +30,27 @@ impl Log {
         }
     }
 
+    /// A transaction's END: append it, give back `release` reserved records and sync (one
+    /// lock for a one-layer log). Returns where END is and the records now in the log.
+    pub fn append_end(
+        &self,
+        rec: &Rec,
+        n: u64,
+        hold: Option<usize>,
+        release: usize,
+    ) -> Result<(RecRef, usize), RewindError> {
+        match self {
+            Log::One(l) => l
+                .append_end(rec, hold, release)
+                .map(|(p, live)| (RecRef::Pos(p), live)),
+            Log::Two(t) => {
+                let at = t.append(crate::avl::key(rec.txid, n), rec, hold)?;
+                t.unreserve(release);
+                Ok((RecRef::Key(at), t.live()))
+            }
+        }
+    }
+
     pub fn unreserve(&self, n: usize) {
         match self {
             Log::One(l) => l.unreserve(n),
@@ -37,8 +58,9 @@ impl Log {
         }
     }
 
+    /// Whether user writes wait for the records covering them to be synced (Batch, Sealed).
     pub fn is_batch(&self) -> bool {
-        matches!(self, Log::One(l) if l.layout() == LogLayout::Batch)
+        matches!(self, Log::One(l) if l.is_grouped())
     }
 
     pub fn sync(&self) {
@@ -79,6 +101,24 @@ impl Log {
                 t.clear(&ks, last)
             }
         }
+    }
+
+    /// Remove records behind a persisted checkpoint cut: from the volatile state only where
+    /// the layout allows it (Sealed), else as [`Log::clear`] with no last record.
+    pub fn forget(&self, recs: &[RecRef]) -> Result<(), RewindError> {
+        if let Log::One(l) = self {
+            let ps: Vec<Pos> = recs
+                .iter()
+                .filter_map(|r| match r {
+                    RecRef::Pos(p) => Some(*p),
+                    RecRef::Key(_) => None,
+                })
+                .collect();
+            if l.forget(&ps) {
+                return Ok(());
+            }
+        }
+        self.clear(recs, None)
     }
 
     /// Every record: log order (one layer) or key order (two layers).

@@ -18,7 +18,15 @@
 //!   transaction below the cut is still committing. Removing only a prefix keeps redo, which
 //!   replays committed transactions in commit order, from ever replaying an older write over
 //!   a newer one whose record was already removed. This replaces the paper's CHECKPOINT record,
-//!   which marks the same boundary for a single log.
+//!   which marks the same boundary for a single log. The removal is done in bulk, with a
+//!   fence before it, one after every removed transaction's other records and one after their
+//!   END records: before removing anything the checkpoint persists its cut (the highest commit
+//!   number it covers) in the pool header, and recovery does not redo transactions at or
+//!   below the cut, whose writes the checkpoint made durable. So a crash half-way through the
+//!   removal, which may leave any subset of those records, never lets redo replay an older
+//!   write over a newer one, and a checkpoint costs four fences whatever it removes (REWIND's
+//!   per-transaction removal costs two fences per transaction). Commit numbers keep growing
+//!   across recoveries (they restart above the cut), so the cut never needs resetting.
 //! * A no-force pool checkpoints by itself when a log passes `checkpoint_fraction` of its
 //!   capacity after a commit, or is full.
 //!
@@ -45,7 +53,7 @@ use crate::{CheckError, RewindError};
 
 pub(crate) use checkpoint::checkpoint;
 pub use config::{Layers, LogMode, Policy, PoolConfig};
-pub(crate) use layout::H_ROOT;
+pub(crate) use layout::{H_CUT, H_ROOT};
 pub(crate) use logs::{Log, RecRef};
 
 pub(crate) struct Inner {

@@ -7,7 +7,12 @@ use braid_rewind::{Layers, LogLayout, LogMode, Policy, PoolConfig};
 pub fn all_configs() -> Vec<PoolConfig> {
     let mut v = Vec::new();
     for layers in [Layers::One, Layers::Two] {
-        for layout in [LogLayout::Simple, LogLayout::Optimized, LogLayout::Batch] {
+        for layout in [
+            LogLayout::Simple,
+            LogLayout::Optimized,
+            LogLayout::Batch,
+            LogLayout::Sealed,
+        ] {
             for policy in [Policy::Force, Policy::NoForce] {
                 v.push(PoolConfig {
                     layout,
@@ -23,4 +28,22 @@ pub fn all_configs() -> Vec<PoolConfig> {
         }
     }
     v
+}
+
+/// The grouped layouts (Batch, Sealed) under no-force, with a checkpoint after every commit
+/// (so that crashes hit checkpoints too).
+pub fn checkpointing_configs() -> Vec<PoolConfig> {
+    [LogLayout::Batch, LogLayout::Sealed]
+        .into_iter()
+        .map(|layout| PoolConfig {
+            layout,
+            policy: Policy::NoForce,
+            layers: Layers::One,
+            logs: LogMode::Shared,
+            bucket_records: 8,
+            log_capacity: 256,
+            batch_group: 4,
+            checkpoint_fraction: 1.0 / 256.0,
+        })
+        .collect()
 }

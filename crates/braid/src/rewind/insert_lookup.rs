@@ -1,7 +1,8 @@
 //! Inserts and lookups of random keys in the B+-tree, each insert one transaction: the
 //! operations `scripts/pmdk-bench.sh` measures against PMDK's libpmemobj (REWIND §5 compares
 //! with other persistent-memory libraries; this is braid's own comparison, not a figure of
-//! the paper). The non-recoverable twin and REWIND's Batch and Optimized logs.
+//! the paper). The non-recoverable twin and REWIND's Sealed, Batch and Optimized logs, with
+//! fences and flushed lines per insert.
 
 use std::time::Instant;
 
@@ -32,6 +33,18 @@ impl Default for InsertLookupConfig {
             systems: vec![
                 System::Nvm,
                 System::Rewind(variant(
+                    "sealed-nf",
+                    LogLayout::Sealed,
+                    Policy::NoForce,
+                    Layers::One,
+                )),
+                System::Rewind(variant(
+                    "sealed-f",
+                    LogLayout::Sealed,
+                    Policy::Force,
+                    Layers::One,
+                )),
+                System::Rewind(variant(
                     "batch-nf",
                     LogLayout::Batch,
                     Policy::NoForce,
@@ -60,6 +73,9 @@ pub struct InsertLookupRow {
     pub system: String,
     pub inserts_per_sec: f64,
     pub lookups_per_sec: f64,
+    /// Fences and cache lines flushed per insert (the twin persists each store).
+    pub fences_per_insert: f64,
+    pub lines_flushed_per_insert: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -74,6 +90,7 @@ pub fn btree_insert_lookup(cfg: &InsertLookupConfig) -> Result<InsertLookupResul
     for sys in &cfg.systems {
         let mut ins = Vec::new();
         let mut look = Vec::new();
+        let (mut fences, mut lines) = (0.0, 0.0);
         for _ in 0..cfg.runs.max(1) {
             let bytes = pool_bytes(cfg.keys, 0, cfg.value_size.max(32)) * 2;
             let (backing, pcfg) = sys.placement(&cfg.backing);
@@ -83,6 +100,7 @@ pub fn btree_insert_lookup(cfg: &InsertLookupConfig) -> Result<InsertLookupResul
             let mut rng = SmallRng::seed_from_u64(11);
             let keys: Vec<u64> = (0..cfg.keys).map(|_| rng.r#gen::<u64>() >> 1).collect();
             let mut val = vec![0u8; cfg.value_size];
+            let s0 = pool.pmem_stats();
             let s = Instant::now();
             for &k in &keys {
                 val[..8].copy_from_slice(&k.to_le_bytes());
@@ -96,6 +114,9 @@ pub fn btree_insert_lookup(cfg: &InsertLookupConfig) -> Result<InsertLookupResul
                 }
             }
             ins.push(cfg.keys as f64 / s.elapsed().as_secs_f64());
+            let d = pool.pmem_stats().since(&s0);
+            fences = d.fences as f64 / cfg.keys as f64;
+            lines = d.lines_flushed as f64 / cfg.keys as f64;
             let m = RawMem::new(&pool);
             let s = Instant::now();
             let mut found = 0u64;
@@ -114,6 +135,8 @@ pub fn btree_insert_lookup(cfg: &InsertLookupConfig) -> Result<InsertLookupResul
             system: sys.label(),
             inserts_per_sec: median(ins),
             lookups_per_sec: median(look),
+            fences_per_insert: fences,
+            lines_flushed_per_insert: lines,
         });
     }
     Ok(InsertLookupResult {
@@ -137,6 +160,6 @@ mod tests {
             ..InsertLookupConfig::default()
         })
         .unwrap();
-        assert_eq!(il.rows.len(), 4);
+        assert_eq!(il.rows.len(), 6);
     }
 }

@@ -92,13 +92,18 @@ pub fn run(args: RewindArgs) -> anyhow::Result<()> {
             r.raw_stores_per_sec
         );
         println!(
-            "{:<34} {:>12} {:>10} {:>10} {:>10}",
-            "variant", "tx/s", "ns/tx", "fences/tx", "x raw"
+            "{:<34} {:>12} {:>10} {:>10} {:>10} {:>10}",
+            "variant", "tx/s", "ns/tx", "fences/tx", "lines/tx", "x raw"
         );
         for row in &r.rows {
             println!(
-                "{:<34} {:>12.0} {:>10.0} {:>10.1} {:>10.2}",
-                row.label, row.tx_per_sec, row.ns_per_tx, row.fences_per_tx, row.slowdown_vs_raw
+                "{:<34} {:>12.0} {:>10.0} {:>10.2} {:>10.2} {:>10.2}",
+                row.label,
+                row.tx_per_sec,
+                row.ns_per_tx,
+                row.fences_per_tx,
+                row.lines_flushed_per_tx,
+                row.slowdown_vs_raw
             );
         }
         let bars: Vec<(String, f64)> = r
@@ -231,11 +236,18 @@ pub fn run(args: RewindArgs) -> anyhow::Result<()> {
             "B+-tree inserts (one transaction each) and lookups of {} random keys",
             cfg.keys
         );
-        println!("{:<34} {:>12} {:>12}", "system", "inserts/s", "lookups/s");
+        println!(
+            "{:<34} {:>12} {:>12} {:>10} {:>10}",
+            "system", "inserts/s", "lookups/s", "fences/ins", "lines/ins"
+        );
         for row in &r.rows {
             println!(
-                "{:<34} {:>12.0} {:>12.0}",
-                row.system, row.inserts_per_sec, row.lookups_per_sec
+                "{:<34} {:>12.0} {:>12.0} {:>10.2} {:>10.2}",
+                row.system,
+                row.inserts_per_sec,
+                row.lookups_per_sec,
+                row.fences_per_insert,
+                row.lines_flushed_per_insert
             );
         }
         out.insert("btree_insert_lookup".into(), serde_json::to_value(&r)?);

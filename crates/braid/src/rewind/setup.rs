@@ -117,7 +117,8 @@ pub fn variant(label: &str, layout: LogLayout, policy: Policy, layers: Layers) -
 }
 
 /// The configurations of §5.1: Simple, Optimized and Batch, force and no-force, one layer;
-/// Optimized with two layers.
+/// Optimized with two layers; and the Sealed layout (one fence per commit), force and
+/// no-force.
 pub fn standard_variants() -> Vec<Variant> {
     use Layers::*;
     use LogLayout::*;
@@ -129,6 +130,8 @@ pub fn standard_variants() -> Vec<Variant> {
         variant("optimized-1l-f", Optimized, Force, One),
         variant("batch-1l-nf", Batch, NoForce, One),
         variant("batch-1l-f", Batch, Force, One),
+        variant("sealed-1l-nf", Sealed, NoForce, One),
+        variant("sealed-1l-f", Sealed, Force, One),
         variant("optimized-2l-nf", Optimized, NoForce, Two),
         variant("optimized-2l-f", Optimized, Force, Two),
     ]
