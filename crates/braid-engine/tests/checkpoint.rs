@@ -90,6 +90,7 @@ fn file() -> DeviceConfig {
         segment_size: 64 << 10,
         buffer_size: 256 << 10,
         direct: false,
+        ..FileOptions::default()
     })
 }
 

@@ -81,6 +81,7 @@ fn file() -> DeviceConfig {
         segment_size: 64 << 10,
         buffer_size: 256 << 10,
         direct: false,
+        ..FileOptions::default()
     })
 }
 
@@ -407,4 +408,33 @@ fn memory_report_counts_the_schemes_metadata() {
         "row and range LVs of what the transfers touched: {before} -> {after} bytes"
     );
     db.close().unwrap();
+}
+
+/// `nvdisk` keeps its log in files on (emulated) NVRAM and pays the NVM write latency the
+/// pmem device was given, like the schemes logging to persistent memory, and says so.
+#[test]
+fn nvdisk_pays_the_pmem_devices_nvm_delay() {
+    let base = tempfile::tempdir_in("/dev/shm").unwrap();
+    for (delay, want) in [
+        (0u64, None),
+        (300, Some("+300 ns per 64-byte line written")),
+    ] {
+        let device = DeviceConfig::Pmem(PmemOptions {
+            ring_size: 1 << 20,
+            destage: false,
+            write_delay_ns: delay,
+            ..PmemOptions::default()
+        });
+        let o = Options {
+            scheme: "nvdisk".parse().unwrap(),
+            ..opts(device, LogKind::Data, Cc::TwoPl)
+        };
+        let db = open(&base.path().join(format!("d{delay}")), o);
+        let e = db.emulation().unwrap_or_default();
+        match want {
+            Some(w) => assert!(e.contains(w), "{e}"),
+            None => assert!(!e.contains("per 64-byte line"), "{e}"),
+        }
+        db.close().unwrap();
+    }
 }

@@ -222,6 +222,7 @@ fn file_cfg() -> FileDeviceConfig {
         buffer_size: 4096,
         direct: false,
         preallocate: true,
+        nvm_write_delay_ns: 0,
     }
 }
 

@@ -68,6 +68,11 @@ pub struct FileOptions {
     /// Write segments with O_DIRECT; opening fails on a file system that refuses it (tmpfs).
     /// Default off.
     pub direct: bool,
+    /// Emulated NVRAM under the log files: this many ns per 64-byte line written (the
+    /// `nvdisk` scheme takes the pmem device's [`PmemOptions::write_delay_ns`] here, so it
+    /// pays the same emulated NVM latency as the schemes logging to persistent memory).
+    /// Default 0.
+    pub nvm_write_delay_ns: u64,
 }
 
 impl Default for FileOptions {
@@ -76,6 +81,7 @@ impl Default for FileOptions {
             segment_size: 64 << 20,
             buffer_size: 16 << 20,
             direct: false,
+            nvm_write_delay_ns: 0,
         }
     }
 }

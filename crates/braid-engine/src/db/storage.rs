@@ -20,9 +20,17 @@ use crate::error::EngineError;
 pub(super) fn fit_device(opts: &mut Options) {
     match opts.scheme.log_place() {
         LogPlace::Nowhere => opts.device = DeviceConfig::Null,
-        // NV-Disk is a file-system log on NVRAM: always a file device in /dev/shm.
+        // NV-Disk is a file-system log on NVRAM: always a file device in /dev/shm, paying
+        // the NVM write latency the pmem device was given.
         LogPlace::NvramFiles if !matches!(opts.device, DeviceConfig::File(_)) => {
-            opts.device = DeviceConfig::File(FileOptions::default());
+            let nvm_write_delay_ns = match &opts.device {
+                DeviceConfig::Pmem(p) => p.write_delay_ns,
+                _ => 0,
+            };
+            opts.device = DeviceConfig::File(FileOptions {
+                nvm_write_delay_ns,
+                ..FileOptions::default()
+            });
         }
         _ => {}
     }
@@ -97,6 +105,7 @@ fn make_devices(
                 cfg.segment_size = f.segment_size;
                 cfg.buffer_size = f.buffer_size;
                 cfg.direct = f.direct;
+                cfg.nvm_write_delay_ns = f.nvm_write_delay_ns;
                 out.push(Arc::new(FileDevice::open(env.fs.clone(), cfg)?));
             }
             DeviceConfig::Pmem(p) => {

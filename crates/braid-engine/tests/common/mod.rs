@@ -43,6 +43,7 @@ pub fn file_device() -> DeviceConfig {
         segment_size: 4096,
         buffer_size: 64 << 10,
         direct: false,
+        ..FileOptions::default()
     })
 }
 

@@ -93,6 +93,7 @@ impl Env {
             buffer_size: 16 << 10,
             direct: false,
             preallocate: true,
+            nvm_write_delay_ns: 0,
         }
     }
 }

@@ -201,6 +201,7 @@ impl EngineArgs {
                 segment_size: self.segment_mb << 20,
                 buffer_size: 16 << 20,
                 direct: self.direct,
+                ..FileOptions::default()
             }),
             DeviceKind::Pmem => DeviceConfig::Pmem(PmemOptions {
                 ring_size: self.ring_mb << 20,

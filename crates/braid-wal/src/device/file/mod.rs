@@ -60,6 +60,10 @@ pub struct FileDeviceConfig {
     /// Reserve each segment's space (`fallocate`) when it is created, so running out of space
     /// shows at segment creation rather than in the middle of a write.
     pub preallocate: bool,
+    /// Emulated NVRAM under the files (NV-Logging's NV-Disk, whose log files live on NVRAM
+    /// used as a disk): busy-wait this long per 64-byte line written to a segment, as the
+    /// pmem device waits per line it persists. 0 (the default): no delay.
+    pub nvm_write_delay_ns: u64,
 }
 
 impl FileDeviceConfig {
@@ -72,6 +76,7 @@ impl FileDeviceConfig {
             buffer_size: 16 << 20,
             direct: false,
             preallocate: true,
+            nvm_write_delay_ns: 0,
         }
     }
 }
@@ -239,9 +244,21 @@ impl Device for FileDevice {
         DeviceInfo {
             kind: "file",
             location: self.cfg.dir.display().to_string(),
-            emulation: self.ram.then(|| {
-                "log files in RAM (tmpfs): fdatasync is a no-op, not power-safe".to_string()
-            }),
+            emulation: match (self.ram, self.cfg.nvm_write_delay_ns) {
+                (false, 0) => None,
+                (true, 0) => Some(
+                    "log files in RAM (tmpfs): fdatasync is a no-op, not power-safe".to_string(),
+                ),
+                (ram, d) => Some(format!(
+                    "NVRAM emulated by {}: +{d} ns per 64-byte line written{}",
+                    if ram {
+                        "log files in RAM (tmpfs)"
+                    } else {
+                        "log files"
+                    },
+                    if ram { ", not power-safe" } else { "" }
+                )),
+            },
         }
     }
 

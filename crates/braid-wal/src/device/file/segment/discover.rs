@@ -115,6 +115,7 @@ impl SegmentLog {
             seg_size,
             salt: meta.salt,
             direct: cfg.direct,
+            nvm_delay_ns: cfg.nvm_write_delay_ns,
             preallocate: cfg.preallocate,
             meta_path,
             inner: Mutex::new(Inner {

@@ -127,6 +127,8 @@ pub struct SegmentLog {
     salt: u32,
     direct: bool,
     preallocate: bool,
+    /// See [`FileDeviceConfig::nvm_write_delay_ns`](crate::device::file::FileDeviceConfig).
+    nvm_delay_ns: u64,
     meta_path: PathBuf,
     inner: Mutex<Inner>,
 }

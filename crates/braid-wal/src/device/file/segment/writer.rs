@@ -137,6 +137,9 @@ impl SegmentLog {
             let file = seg.dfile.as_ref().unwrap_or(&seg.file);
             file.write_all_at(SEGMENT_HEADER + off, &rest[..n])
                 .map_err(|e| io_err("write", &seg.path, e))?;
+            if self.nvm_delay_ns != 0 {
+                braid_pmem::busy_wait_ns(self.nvm_delay_ns.saturating_mul(n.div_ceil(64) as u64));
+            }
             seg.dirty = true;
             seg.has_data = true;
             seg.extent = seg.extent.max(off + n as u64);
