@@ -50,15 +50,21 @@ use crate::scheme::DurabilityWait;
 /// How long the daemon keeps trying to acknowledge outstanding commits at close.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
+/// A worker's handle on the shared state for its tickets. Each ticket clones the worker's
+/// link, whose reference count lives in the worker's own allocation, rather than the shared
+/// state's `Arc`, whose count every worker's commits would write (two atomic
+/// read-modify-writes on one line per commit, shared by all workers).
+pub(super) struct Link(pub Arc<Shared>);
+
 /// A waiting commit: durable once `acked >= gsn`.
 pub(super) struct GsnWait {
-    pub shared: Arc<Shared>,
+    pub link: Arc<Link>,
     pub gsn: u64,
 }
 
 impl DurabilityWait for GsnWait {
     fn wait(&self) -> Result<(), WalError> {
-        let s = &*self.shared;
+        let s = &*self.link.0;
         for _ in 0..8 {
             if s.acked.load(SeqCst) >= self.gsn {
                 return s.fills_ok();
@@ -82,10 +88,11 @@ impl DurabilityWait for GsnWait {
     }
 
     fn is_durable(&self) -> Result<bool, WalError> {
-        if self.shared.acked.load(SeqCst) >= self.gsn {
-            return self.shared.fills_ok().map(|()| true);
+        let s = &*self.link.0;
+        if s.acked.load(SeqCst) >= self.gsn {
+            return s.fills_ok().map(|()| true);
         }
-        self.shared.blocked(self.gsn).map(|()| false)
+        s.blocked(self.gsn).map(|()| false)
     }
 }
 

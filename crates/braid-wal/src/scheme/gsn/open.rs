@@ -171,6 +171,7 @@ pub fn open_gsn(
         closed: AtomicBool::new(false),
         poison: OnceLock::new(),
         failed: Mutex::new(None),
+        any_failed: AtomicBool::new(false),
         counters: GsnCounters::default(),
     });
     let daemon = if mode == Mode::Immediate {

@@ -12,7 +12,7 @@ use braid_pmem::signal::PublishCell;
 use crossbeam_utils::CachePadded;
 use parking_lot::{Condvar, Mutex};
 
-use super::commit::GsnWait;
+use super::commit::{GsnWait, Link};
 use super::config::GsnConfig;
 use super::counters::GsnCounters;
 use super::log::{Log, Mode};
@@ -41,6 +41,8 @@ pub(crate) struct Shared {
     pub poison: OnceLock<WalError>,
     /// A transient failure (out of space) for commits up to the GSN.
     pub failed: Mutex<Option<(u64, WalError)>>,
+    /// `failed` was set (so a commit that polls its ticket takes no lock otherwise).
+    pub any_failed: AtomicBool,
     /// This instance's event counters.
     pub counters: GsnCounters,
 }
@@ -51,7 +53,8 @@ impl Shared {
         if let Some(e) = self.poison.get() {
             return Err(e.clone());
         }
-        if let Some((upto, e)) = &*self.failed.lock()
+        if self.any_failed.load(SeqCst)
+            && let Some((upto, e)) = &*self.failed.lock()
             && gsn <= *upto
         {
             return Err(e.clone());
@@ -83,7 +86,10 @@ impl Shared {
 
     pub(crate) fn fail(&self, e: WalError, upto: u64) {
         match e {
-            WalError::NoSpace { .. } => *self.failed.lock() = Some((upto, e)),
+            WalError::NoSpace { .. } => {
+                *self.failed.lock() = Some((upto, e));
+                self.any_failed.store(true, SeqCst);
+            }
             e => {
                 let _ = self.poison.set(e);
             }
@@ -92,8 +98,8 @@ impl Shared {
         self.waiter_cv.notify_all();
     }
 
-    /// Join the commit queue for `gsn`.
-    pub(super) fn enqueue(self: &Arc<Self>, gsn: u64) -> Result<Ticket, WalError> {
+    /// Join the commit queue for `gsn`; the ticket holds the committing worker's `link`.
+    pub(super) fn enqueue(&self, link: &Arc<Link>, gsn: u64) -> Result<Ticket, WalError> {
         if self.acked.load(SeqCst) >= gsn {
             self.fills_ok()?;
             return Ok(Ticket::Durable);
@@ -104,7 +110,7 @@ impl Shared {
             self.daemon_cv.notify_one();
         }
         Ok(Ticket::Waiter(Box::new(GsnWait {
-            shared: Arc::clone(self),
+            link: Arc::clone(link),
             gsn,
         })))
     }

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
 use braid_pmem::signal::{self, BUSY, DIRTY, PublishCell};
 
-use super::commit;
+use super::commit::{self, Link};
 use super::config::{NO_COMMAND_LOGGING, Partition};
 use super::log::Mode;
 use super::pages;
@@ -24,6 +24,8 @@ const COMMIT_BATCH: u64 = 256;
 /// One worker: its transaction's GSN and the page clocks it touched.
 pub(super) struct GsnWorker {
     shared: Arc<Shared>,
+    /// What this worker's tickets hold (see [`Link`]).
+    link: Arc<Link>,
     home: usize,
     /// The transaction's GSN.
     tx: u64,
@@ -67,6 +69,7 @@ impl GsnWorker {
         };
         let n = shared.logs.len();
         Ok(GsnWorker {
+            link: Arc::new(Link(Arc::clone(&shared))),
             shared: Arc::clone(&shared),
             home: worker % n,
             tx: 0,
@@ -197,19 +200,18 @@ impl SchemeWorker for GsnWorker {
         if req.kind == LogKind::Command {
             return Err(WalError::Config(NO_COMMAND_LOGGING.into()));
         }
-        let shared = Arc::clone(&self.shared);
         // Re-read the clocks of every page touched (see the module doc: OCC).
         for &(slot, _) in &self.touched {
-            self.tx = self.tx.max(shared.pages.get(slot));
+            self.tx = self.tx.max(self.shared.pages.get(slot));
         }
         if req.read_only || req.payload.is_empty() {
             let g = self.tx;
             self.touched.clear();
-            if g == 0 || shared.mode == Mode::Immediate {
-                shared.fills_ok()?;
+            if g == 0 || self.shared.mode == Mode::Immediate {
+                self.shared.fills_ok()?;
                 return Ok(Ticket::Durable);
             }
-            return shared.enqueue(g);
+            return self.shared.enqueue(&self.link, g);
         }
         // Passive group commit: dirty before taking a GSN; the floor bounds every GSN we use.
         let mut dirty_word = 0;
@@ -240,21 +242,24 @@ impl SchemeWorker for GsnWorker {
         };
         for &(slot, written) in &self.touched {
             if written {
-                shared.pages.raise(slot, gsn);
+                self.shared.pages.raise(slot, gsn);
             }
         }
         self.end_txn(gsn);
         self.commits += 1;
         if self.commits >= COMMIT_BATCH {
-            shared.counters.commits.fetch_add(self.commits, Relaxed);
+            self.shared
+                .counters
+                .commits
+                .fetch_add(self.commits, Relaxed);
             self.commits = 0;
         }
-        match shared.mode {
+        match self.shared.mode {
             Mode::Immediate => {
-                shared.fills_ok()?;
+                self.shared.fills_ok()?;
                 Ok(Ticket::Durable)
             }
-            Mode::Passive | Mode::Watermark => shared.enqueue(gsn),
+            Mode::Passive | Mode::Watermark => self.shared.enqueue(&self.link, gsn),
         }
     }
 

@@ -188,15 +188,21 @@ pub(crate) fn backoff(step: &mut u32) {
 
 /// The durability wait of a multi-stream Taurus commit: `T.LV <= CLV`.
 pub(crate) struct LvWait {
-    pub(crate) tracker: Arc<Tracker>,
+    pub(crate) link: Arc<Link>,
     pub(crate) lv: Box<[u64]>,
 }
 
+/// A worker's handle on the tracker for its tickets: each ticket clones the worker's link,
+/// whose reference count lives in the worker's own allocation, rather than the tracker's
+/// `Arc`, whose count every worker's commits would write (two atomic read-modify-writes on
+/// one line per commit, shared by all workers).
+pub(crate) struct Link(pub(crate) Arc<Tracker>);
+
 impl DurabilityWait for LvWait {
     fn wait(&self) -> Result<(), WalError> {
-        self.tracker.wait(&self.lv)
+        self.link.0.wait(&self.lv)
     }
     fn is_durable(&self) -> Result<bool, WalError> {
-        self.tracker.check(&self.lv)
+        self.link.0.check(&self.lv)
     }
 }

@@ -68,7 +68,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
 
-use super::commit::LvWait;
+use super::commit::{Link, LvWait};
 use super::rows::{Lvs, RowLv, merge_from, raise};
 use super::{MAX_SCAN_BUCKETS, Shared};
 use crate::WalError;
@@ -143,6 +143,8 @@ pub(crate) struct TaurusWorker {
     /// T.LV.
     lv: Vec<u64>,
     scratch: Vec<u64>,
+    /// What this worker's tickets hold (see [`Link`]).
+    link: Arc<Link>,
     /// Map entries held: range LVs, and rows named without a slot.
     rows: Vec<Held>,
     /// Rows' LVs live in the slots the engine hands (they fit), in `words` words.
@@ -170,6 +172,7 @@ impl TaurusWorker {
             lv: vec![0; n],
             scratch: vec![0; n],
             rows: Vec::new(),
+            link: Arc::new(Link(Arc::clone(&sh.tracker))),
             slots: sh.rows.fits_slot(),
             words: sh.rows.slot_words(),
             wrote: false,
@@ -430,7 +433,7 @@ impl TaurusWorker {
             return Ticket::Durable;
         }
         Ticket::Waiter(Box::new(LvWait {
-            tracker: Arc::clone(&sh.tracker),
+            link: Arc::clone(&self.link),
             lv: self.lv.as_slice().into(),
         }))
     }
