@@ -178,24 +178,13 @@ impl BTree {
     /// First index in the leaf whose key is >= `key`, and whether it is equal: a branchless
     /// count over every key of the directory rather than a binary search, so the loads of
     /// the node's lines are independent (they miss the cache together instead of one after
-    /// another, which is what a search of a large tree waits on). The key cells are copied
-    /// out with one read and searched in place, not loaded one checked word at a time.
+    /// another, which is what a search of a large tree waits on).
     fn leaf_search(&self, m: &impl Mem, n: u64, ids: &[u8], key: u64) -> (usize, bool) {
         let (mut below, mut eq) = (0usize, false);
-        let mut count = |k: u64| {
+        for &s in ids {
+            let k = m.read_u64(self.lkey_off(n, s as usize));
             below += usize::from(k < key);
             eq |= k == key;
-        };
-        if self.lcap <= KEYS_MAX {
-            let mut b = [0u8; 8 * KEYS_MAX];
-            m.read_bytes(self.lkey_off(n, 0), &mut b[..8 * self.lcap]);
-            for &s in ids {
-                count(word(&b, s as usize));
-            }
-        } else {
-            for &s in ids {
-                count(m.read_u64(self.lkey_off(n, s as usize)));
-            }
         }
         (below, eq)
     }
@@ -203,15 +192,9 @@ impl BTree {
     /// Child index for `key` in an inner node with `count` keys (keys <= key go right): the
     /// number of keys <= `key`, counted branchlessly over the whole node (see `leaf_search`).
     fn inner_search(&self, m: &impl Mem, n: u64, count: usize, key: u64) -> usize {
-        if count <= KEYS_MAX {
-            let mut b = [0u8; 8 * KEYS_MAX];
-            m.read_bytes(self.ikey_off(n, 0), &mut b[..8 * count]);
-            (0..count).map(|i| usize::from(word(&b, i) <= key)).sum()
-        } else {
-            (0..count)
-                .map(|i| usize::from(m.read_u64(self.ikey_off(n, i)) <= key))
-                .sum()
-        }
+        (0..count)
+            .map(|i| usize::from(m.read_u64(self.ikey_off(n, i)) <= key))
+            .sum()
     }
 
     fn find_leaf(&self, m: &impl Mem, key: u64, path: Option<&mut Vec<(u64, usize)>>) -> u64 {
@@ -574,20 +557,6 @@ impl BTree {
         }
         Ok(())
     }
-}
-
-/// Keys a node search copies out with one read (nodes of up to about 1 KiB); larger nodes
-/// are searched a word at a time.
-const KEYS_MAX: usize = 64;
-
-/// The `i`-th little-endian word of `b` (0 past its end).
-#[inline]
-fn word(b: &[u8], i: usize) -> u64 {
-    let mut a = [0u8; 8];
-    if let Some(c) = b.get(8 * i..8 * i + 8) {
-        a.copy_from_slice(c);
-    }
-    u64::from_le_bytes(a)
 }
 
 fn words(v: &[u64]) -> Vec<u8> {
