@@ -28,7 +28,7 @@ use std::sync::atomic::Ordering;
 
 use crate::RewindError;
 use crate::alloc::{BLOCK_HDR, header, parse_header};
-use crate::pool::{Inner, Log, Policy, RecRef, checkpoint};
+use crate::pool::{Finished, Inner, Log, Policy, RecRef, checkpoint};
 use crate::pptr::{PPtr, Persist};
 use crate::record::{Kind, Rec};
 
@@ -57,6 +57,7 @@ pub trait Mem {
 #[derive(Default)]
 struct Bufs {
     recs: Vec<RecRef>,
+    lines: Vec<usize>,
     allocs: Vec<usize>,
     frees: Vec<usize>,
     pending: Vec<(usize, u64)>,
@@ -70,10 +71,14 @@ thread_local! {
 pub struct Tx<'p> {
     p: &'p Inner,
     log: &'p Log,
+    /// The queue of finished transactions of `log` (no-force checkpoints).
+    finished: &'p std::sync::Mutex<Finished>,
     txid: u64,
     /// Records appended (the two-layer key number).
     n: u64,
     recs: Vec<RecRef>,
+    /// Cache lines named by this transaction's UPDATE records (repeats skipped when adjacent).
+    lines: Vec<usize>,
     /// Log records reserved and not yet used.
     held: usize,
     allocs: Vec<usize>,
@@ -92,11 +97,13 @@ impl Drop for Tx<'_> {
     fn drop(&mut self) {
         let mut b = Bufs {
             recs: std::mem::take(&mut self.recs),
+            lines: std::mem::take(&mut self.lines),
             allocs: std::mem::take(&mut self.allocs),
             frees: std::mem::take(&mut self.frees),
             pending: std::mem::take(&mut self.pending),
         };
         b.recs.clear();
+        b.lines.clear();
         b.allocs.clear();
         b.frees.clear();
         b.pending.clear();
@@ -110,7 +117,8 @@ impl Drop for Tx<'_> {
 }
 
 impl<'p> Tx<'p> {
-    pub(crate) fn new(p: &'p Inner, log: &'p Log) -> Tx<'p> {
+    pub(crate) fn new(p: &'p Inner, li: usize) -> Tx<'p> {
+        let log = &p.logs[li];
         let b = SPARE
             .try_with(|s| s.try_borrow_mut().ok().and_then(|mut s| s.pop()))
             .ok()
@@ -119,9 +127,11 @@ impl<'p> Tx<'p> {
         Tx {
             p,
             log,
+            finished: &p.finished[li],
             txid: p.next_txid.fetch_add(1, Ordering::Relaxed),
             n: 0,
             recs: b.recs,
+            lines: b.lines,
             held: 0,
             allocs: b.allocs,
             frees: b.frees,
@@ -208,6 +218,10 @@ impl<'p> Tx<'p> {
             return Ok(());
         }
         self.append_fwd(Rec::update(self.txid, addr as u64, old, new))?;
+        let line = addr & !63;
+        if self.lines.last() != Some(&line) {
+            self.lines.push(line);
+        }
         if self.batch {
             self.pending.push((addr, new));
             if self.pending.len() >= self.group {
@@ -399,10 +413,22 @@ impl<'p> Tx<'p> {
         Ok(())
     }
 
+    /// Number the transaction and log its END; under no-force, queue it for the checkpoint
+    /// while the commit side of the cut lock is still held (see `pool::checkpoint`).
     fn log_end(&mut self) -> Result<RecRef, RewindError> {
         let p = self.p;
         let _cut = p.cut.read().unwrap_or_else(|e| e.into_inner());
         let seq = p.commit_seq.fetch_add(1, Ordering::SeqCst) + 1;
+        let at = self.append_end(seq)?;
+        if !self.force {
+            let mut q = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+            q.push(seq, &self.recs, at, &self.lines, &self.frees);
+        }
+        Ok(at)
+    }
+
+    fn append_end(&mut self, seq: u64) -> Result<RecRef, RewindError> {
+        let p = self.p;
         let end = Rec::end(self.txid, seq, false);
         if self.batch {
             if self.force {
@@ -481,6 +507,10 @@ impl<'p> Tx<'p> {
             let seq = p.commit_seq.fetch_add(1, Ordering::SeqCst) + 1;
             let at = self.append_reserved(Rec::end(self.txid, seq, true))?;
             self.log.sync();
+            if !self.force {
+                let mut q = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+                q.push(seq, &self.recs, at, &self.lines, &[]);
+            }
             at
         };
         self.log.unreserve(self.held);

@@ -8,5 +8,6 @@ mod common;
 
 mod btree;
 mod crash;
+mod cut;
 mod loom_adll;
 mod tx;

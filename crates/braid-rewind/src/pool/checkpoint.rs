@@ -2,6 +2,13 @@
 //! name, process their deferred frees, and remove their records, whole transactions in commit
 //! order with END last (see the module docs of [`super`] for why a prefix of the commit order),
 //! in bulk behind a persisted cut.
+//!
+//! What a checkpoint removes is known without reading the log: each finished transaction
+//! adds its records, the lines it wrote and its deferred frees to its log's [`Finished`]
+//! queue while it holds the commit side of the cut lock, so the queues taken under the write
+//! side hold exactly the transactions at or below the cut. A scan of the logs builds the
+//! same queues where they are not kept: under force (leftovers of failed clears) and after a
+//! checkpoint failed half-way (its queues are gone, its records still in the log).
 
 use std::sync::atomic::Ordering;
 
@@ -9,22 +16,55 @@ use super::{H_CUT, Inner, RecRef};
 use crate::RewindError;
 use crate::record::{Kind, Rec};
 
-/// See [`Pool::checkpoint`].
-pub(crate) fn checkpoint(inner: &Inner) -> Result<usize, RewindError> {
-    let _g = inner.ckpt.lock().unwrap_or_else(|e| e.into_inner());
-    let cut = {
-        let _w = inner.cut.write().unwrap_or_else(|e| e.into_inner());
-        inner.commit_seq.load(Ordering::SeqCst)
-    };
-    struct Done {
+/// Finished transactions of one log not yet removed by a checkpoint, flattened.
+#[derive(Default)]
+pub(crate) struct Finished {
+    /// Their records other than END.
+    pub recs: Vec<RecRef>,
+    /// Their END records.
+    pub ends: Vec<RecRef>,
+    /// Cache lines their UPDATE records name (repeats allowed).
+    pub lines: Vec<usize>,
+    /// Blocks freed by the committed ones (DELETE records).
+    pub frees: Vec<usize>,
+    /// Their highest commit number.
+    pub top: u64,
+    /// How many.
+    pub txs: usize,
+}
+
+impl Finished {
+    /// Add a finished transaction.
+    pub fn push(
+        &mut self,
         seq: u64,
-        log: usize,
-        aborted: bool,
-        recs: Vec<(RecRef, Rec)>,
+        recs: &[RecRef],
         end: RecRef,
+        lines: &[usize],
+        frees: &[usize],
+    ) {
+        self.recs.extend_from_slice(recs);
+        self.ends.push(end);
+        self.lines.extend_from_slice(lines);
+        self.frees.extend_from_slice(frees);
+        self.top = self.top.max(seq);
+        self.txs += 1;
     }
-    let mut done: Vec<Done> = Vec::new();
-    for (li, log) in inner.logs.iter().enumerate() {
+
+    fn clear(&mut self) {
+        self.recs.clear();
+        self.ends.clear();
+        self.lines.clear();
+        self.frees.clear();
+        self.top = 0;
+        self.txs = 0;
+    }
+}
+
+/// Build the queues of the transactions at or below `cut` by scanning the logs.
+fn scan(inner: &Inner, cut: u64, out: &mut [Finished]) -> Result<(), RewindError> {
+    for (log, f) in inner.logs.iter().zip(out.iter_mut()) {
+        f.clear();
         let mut by_tx: std::collections::HashMap<u64, Vec<(RecRef, Rec)>> =
             std::collections::HashMap::new();
         let mut ends = Vec::new();
@@ -38,41 +78,65 @@ pub(crate) fn checkpoint(inner: &Inner) -> Result<usize, RewindError> {
             }
         }
         for (at, e) in ends {
-            done.push(Done {
-                seq: e.addr,
-                log: li,
-                aborted: e.old != 0,
-                recs: by_tx.remove(&e.txid).unwrap_or_default(),
-                end: at,
-            });
+            let recs = by_tx.remove(&e.txid).unwrap_or_default();
+            let aborted = e.old != 0;
+            let refs: Vec<RecRef> = recs.iter().map(|(a, _)| *a).collect();
+            let lines: Vec<usize> = recs
+                .iter()
+                .filter(|(_, r)| matches!(r.kind, Kind::Update | Kind::Clr))
+                .map(|(_, r)| r.addr as usize & !63)
+                .collect();
+            let frees: Vec<usize> = recs
+                .iter()
+                .filter(|(_, r)| !aborted && r.kind == Kind::Delete)
+                .map(|(_, r)| r.addr as usize)
+                .collect();
+            f.push(e.addr, &refs, at, &lines, &frees);
         }
     }
-    if done.is_empty() {
+    Ok(())
+}
+
+/// See [`Pool::checkpoint`].
+pub(crate) fn checkpoint(inner: &Inner) -> Result<usize, RewindError> {
+    let mut spare = inner.ckpt.lock().unwrap_or_else(|e| e.into_inner());
+    let done: &mut Vec<Finished> = &mut spare;
+    let rescan = inner.cfg.policy == super::Policy::Force || inner.rescan.load(Ordering::Relaxed);
+    let cut = {
+        let _w = inner.cut.write().unwrap_or_else(|e| e.into_inner());
+        for (q, f) in inner.finished.iter().zip(done.iter_mut()) {
+            let mut q = q.lock().unwrap_or_else(|e| e.into_inner());
+            f.clear();
+            std::mem::swap(&mut *q, f);
+        }
+        inner.commit_seq.load(Ordering::SeqCst)
+    };
+    if rescan {
+        scan(inner, cut, done)?;
+        inner.rescan.store(false, Ordering::Relaxed);
+    }
+    let txs: usize = done.iter().map(|f| f.txs).sum();
+    if txs == 0 {
         return Ok(0);
     }
-    done.sort_by_key(|d| d.seq);
+    // From here on the queues are consumed: a failure leaves their records for a scan.
+    inner.rescan.store(true, Ordering::Relaxed);
     let r = &inner.r;
-    let mut lines: Vec<usize> = done
-        .iter()
-        .flat_map(|d| d.recs.iter())
-        .filter(|(_, rec)| matches!(rec.kind, Kind::Update | Kind::Clr))
-        .map(|(_, rec)| rec.addr as usize & !63)
-        .collect();
+    let mut lines: Vec<usize> = Vec::with_capacity(done.iter().map(|f| f.lines.len()).sum());
+    for f in done.iter() {
+        lines.extend_from_slice(&f.lines);
+    }
     lines.sort_unstable();
     lines.dedup();
     for l in lines {
         r.flush(l, 8);
     }
     r.fence();
-    let mut freed = Vec::new();
-    for d in done.iter().filter(|d| !d.aborted) {
-        for (_, rec) in d.recs.iter().filter(|(_, x)| x.kind == Kind::Delete) {
-            inner.alloc.mark_free(rec.addr as usize);
-            freed.push(rec.addr as usize);
-        }
+    for b in done.iter().flat_map(|f| f.frees.iter()) {
+        inner.alloc.mark_free(*b);
     }
     // The cut, durable before any record goes (see the module docs of `super`).
-    let top = done.iter().map(|d| d.seq).max().unwrap_or(0);
+    let top = done.iter().map(|f| f.top).max().unwrap_or(0);
     if top > r.load_u64(H_CUT) {
         r.store_u64(H_CUT, top);
         r.flush(H_CUT, 8);
@@ -81,23 +145,19 @@ pub(crate) fn checkpoint(inner: &Inner) -> Result<usize, RewindError> {
     // Every removed transaction's other records, then (after a fence) their END records.
     // Sealed forgets them instead (volatile state only): recovery ignores transactions at or
     // below the cut, so nothing needs to reach memory.
-    for (li, log) in inner.logs.iter().enumerate() {
-        let mine = || done.iter().filter(|d| d.log == li);
-        let recs: Vec<RecRef> = mine()
-            .flat_map(|d| d.recs.iter().map(|(a, _)| *a))
-            .collect();
-        let ends: Vec<RecRef> = mine().map(|d| d.end).collect();
+    for (log, f) in inner.logs.iter().zip(done.iter_mut()) {
         if inner.cfg.layout == crate::LogLayout::Sealed && inner.cfg.layers == super::Layers::One {
-            let all: Vec<RecRef> = recs.into_iter().chain(ends).collect();
-            log.forget(&all)?;
+            f.recs.extend_from_slice(&f.ends);
+            log.forget(&f.recs)?;
         } else {
-            log.clear(&recs, None)?;
-            log.clear(&ends, None)?;
+            log.clear(&f.recs, None)?;
+            log.clear(&f.ends, None)?;
         }
     }
-    for b in freed {
-        inner.alloc.release(b);
+    for b in done.iter().flat_map(|f| f.frees.iter()) {
+        inner.alloc.release(*b);
     }
+    inner.rescan.store(false, Ordering::Relaxed);
     inner.stats.checkpoints.fetch_add(1, Ordering::Relaxed);
-    Ok(done.len())
+    Ok(txs)
 }

@@ -41,7 +41,7 @@ mod logs;
 mod open;
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use braid_pmem::{PmemStats, Region};
@@ -51,7 +51,7 @@ use crate::pptr::PPtr;
 use crate::tx::Tx;
 use crate::{CheckError, RewindError};
 
-pub(crate) use checkpoint::checkpoint;
+pub(crate) use checkpoint::{Finished, checkpoint};
 pub use config::{Layers, LogMode, Policy, PoolConfig};
 pub(crate) use layout::{H_CUT, H_ROOT};
 pub(crate) use logs::{Log, RecRef};
@@ -66,7 +66,12 @@ pub(crate) struct Inner {
     /// Commits hold the read side while they number themselves and log END; a checkpoint
     /// takes the write side to read a cut of the commit order.
     pub cut: RwLock<()>,
-    pub ckpt: Mutex<()>,
+    /// Per log, the finished transactions no checkpoint removed yet (no-force).
+    pub finished: Vec<Mutex<Finished>>,
+    /// A checkpoint failed after taking the queues: the next one scans the logs.
+    pub rescan: AtomicBool,
+    /// Serialises checkpoints; holds one spare queue per log to swap with `finished`.
+    pub ckpt: Mutex<Vec<Finished>>,
     pub stats: Counters,
 }
 
@@ -131,8 +136,8 @@ impl Pool {
         E: From<RewindError>,
     {
         let inner = &*self.inner;
-        let log = &inner.logs[thread_no() % inner.logs.len()];
-        let mut tx = Tx::new(inner, log);
+        let li = thread_no() % inner.logs.len();
+        let mut tx = Tx::new(inner, li);
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut tx))) {
             Ok(Ok(v)) => match tx.commit() {
                 Ok(()) => Ok(v),
@@ -167,8 +172,8 @@ impl Pool {
         F: FnOnce(&mut Tx<'_>) -> Result<R, RewindError>,
     {
         let inner = &*self.inner;
-        let log = &inner.logs[thread_no() % inner.logs.len()];
-        let mut tx = Tx::new(inner, log);
+        let li = thread_no() % inner.logs.len();
+        let mut tx = Tx::new(inner, li);
         let v = f(&mut tx)?;
         tx.abandon();
         Ok(v)

@@ -4,7 +4,7 @@
 //! recovering it (REWIND §4.5).
 
 use std::path::Path;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex, RwLock};
 
 use braid_pmem::{PmemConfig, Region};
@@ -14,7 +14,7 @@ use super::layout::{
     H_HEAP_START, H_HEAP_TOP, H_LAYERS, H_LAYOUT, H_MAGIC, H_NLOGS, H_POLICY, H_SIZE, H_VERSION,
     HEADER, MAGIC, VERSION,
 };
-use super::{Counters, Inner, Layers, Log, LogMode, Policy, Pool, PoolConfig};
+use super::{Counters, Finished, Inner, Layers, Log, LogMode, Policy, Pool, PoolConfig};
 use crate::RewindError;
 use crate::alloc::Allocator;
 use crate::avl::{AVL_NODE, TwoLayer};
@@ -75,6 +75,7 @@ fn build(r: Region, cfg: PoolConfig) -> Result<Inner, RewindError> {
     let heap_start = cfg.meta_bytes();
     let heap_end = r.len();
     let alloc = Allocator::new(r.clone(), heap_start, heap_end, H_HEAP_TOP);
+    let n_logs = logs.len();
     Ok(Inner {
         r,
         cfg,
@@ -83,7 +84,11 @@ fn build(r: Region, cfg: PoolConfig) -> Result<Inner, RewindError> {
         next_txid: AtomicU64::new(1),
         commit_seq: AtomicU64::new(0),
         cut: RwLock::new(()),
-        ckpt: Mutex::new(()),
+        finished: (0..n_logs)
+            .map(|_| Mutex::new(Finished::default()))
+            .collect(),
+        rescan: AtomicBool::new(false),
+        ckpt: Mutex::new((0..n_logs).map(|_| Finished::default()).collect()),
         stats: Counters::default(),
     })
 }
