@@ -72,13 +72,7 @@ impl Log {
     pub fn clear(&self, recs: &[RecRef], last: Option<RecRef>) -> Result<(), RewindError> {
         match self {
             Log::One(l) => {
-                let ps: Vec<Pos> = recs
-                    .iter()
-                    .filter_map(|r| match r {
-                        RecRef::Pos(p) => Some(*p),
-                        RecRef::Key(_) => None,
-                    })
-                    .collect();
+                let ps = positions(recs);
                 let last = match last {
                     Some(RecRef::Pos(p)) => Some(p),
                     _ => None,
@@ -106,17 +100,10 @@ impl Log {
     /// Remove records behind a persisted checkpoint cut: from the volatile state only where
     /// the layout allows it (Sealed), else as [`Log::clear`] with no last record.
     pub fn forget(&self, recs: &[RecRef]) -> Result<(), RewindError> {
-        if let Log::One(l) = self {
-            let ps: Vec<Pos> = recs
-                .iter()
-                .filter_map(|r| match r {
-                    RecRef::Pos(p) => Some(*p),
-                    RecRef::Key(_) => None,
-                })
-                .collect();
-            if l.forget(&ps) {
-                return Ok(());
-            }
+        if let Log::One(l) = self
+            && l.forget(&positions(recs))
+        {
+            return Ok(());
         }
         self.clear(recs, None)
     }
@@ -198,4 +185,14 @@ impl Log {
             Log::Two(t) => t.capacity(),
         }
     }
+}
+
+/// The one-layer log positions among `recs`.
+fn positions(recs: &[RecRef]) -> Vec<Pos> {
+    recs.iter()
+        .filter_map(|r| match r {
+            RecRef::Pos(p) => Some(*p),
+            RecRef::Key(_) => None,
+        })
+        .collect()
 }
