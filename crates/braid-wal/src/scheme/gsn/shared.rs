@@ -43,6 +43,8 @@ pub(crate) struct Shared {
     pub failed: Mutex<Option<(u64, WalError)>>,
     /// This instance's event counters.
     pub counters: GsnCounters,
+    /// The workers' scalability proxies ([`crate::proxy`]); lanes: the logs.
+    pub board: crate::proxy::ProxyBoard,
 }
 
 impl Shared {
@@ -93,13 +95,20 @@ impl Shared {
     }
 
     /// Join the commit queue for `gsn`.
-    pub(super) fn enqueue(self: &Arc<Self>, gsn: u64) -> Result<Ticket, WalError> {
+    /// `proxy` counts the shared writes (the queue's word, the daemon's lock).
+    pub(super) fn enqueue(
+        self: &Arc<Self>,
+        gsn: u64,
+        proxy: &crate::proxy::ProxyCounter,
+    ) -> Result<Ticket, WalError> {
         if self.acked.load(SeqCst) >= gsn {
             self.fills_ok()?;
             return Ok(Ticket::Durable);
         }
+        proxy.shared(1, 1);
         self.want.fetch_max(gsn, SeqCst);
         if self.daemon_sleeping.load(SeqCst) {
+            proxy.shared(2, 1);
             let _g = self.lock.lock();
             self.daemon_cv.notify_one();
         }

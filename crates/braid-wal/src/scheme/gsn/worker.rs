@@ -15,6 +15,7 @@ use super::pages;
 use super::shared::Shared;
 use crate::WalError;
 use crate::payload::{RedoBuf, decode_redo};
+use crate::proxy::ProxyCounter;
 use crate::record::{FLAG_COMMIT, Kind};
 use crate::scheme::{AccessSet, CommitRequest, LogKind, RowRef, SchemeWorker, Ticket};
 
@@ -35,6 +36,7 @@ pub(super) struct GsnWorker {
     parts: Vec<RedoBuf>,
     cell: Option<Arc<PublishCell>>,
     commits: u64,
+    proxy: ProxyCounter,
 }
 
 impl Drop for GsnWorker {
@@ -75,6 +77,7 @@ impl GsnWorker {
             parts: (0..n).map(|_| RedoBuf::default()).collect(),
             cell,
             commits: 0,
+            proxy: shared.board.counter(),
         })
     }
 
@@ -92,6 +95,7 @@ impl GsnWorker {
         if s.cfg.partition == Partition::Transaction || n == 1 {
             let gsn = insert_one(
                 s,
+                &self.proxy,
                 self.home,
                 self.tx,
                 Kind::Redo,
@@ -140,6 +144,7 @@ impl GsnWorker {
             let l = touched[0];
             let gsn = insert_one(
                 s,
+                &self.proxy,
                 l,
                 self.tx,
                 Kind::Redo,
@@ -153,6 +158,7 @@ impl GsnWorker {
         for &l in &touched {
             let gsn = insert_one(
                 s,
+                &self.proxy,
                 l,
                 self.tx,
                 Kind::Redo,
@@ -165,6 +171,7 @@ impl GsnWorker {
         let count = (touched.len() as u32).to_le_bytes();
         let gsn = insert_one(
             s,
+            &self.proxy,
             0,
             self.tx,
             Kind::Commit,
@@ -197,6 +204,7 @@ impl SchemeWorker for GsnWorker {
         if req.kind == LogKind::Command {
             return Err(WalError::Config(NO_COMMAND_LOGGING.into()));
         }
+        self.proxy.commit();
         let shared = Arc::clone(&self.shared);
         // Re-read the clocks of every page touched (see the module doc: OCC).
         for &(slot, _) in &self.touched {
@@ -209,7 +217,7 @@ impl SchemeWorker for GsnWorker {
                 shared.fills_ok()?;
                 return Ok(Ticket::Durable);
             }
-            return shared.enqueue(g);
+            return shared.enqueue(g, &self.proxy);
         }
         // Passive group commit: dirty before taking a GSN; the floor bounds every GSN we use.
         let mut dirty_word = 0;
@@ -246,6 +254,7 @@ impl SchemeWorker for GsnWorker {
         self.end_txn(gsn);
         self.commits += 1;
         if self.commits >= COMMIT_BATCH {
+            self.proxy.shared(1, 1);
             shared.counters.commits.fetch_add(self.commits, Relaxed);
             self.commits = 0;
         }
@@ -254,7 +263,7 @@ impl SchemeWorker for GsnWorker {
                 shared.fills_ok()?;
                 Ok(Ticket::Durable)
             }
-            Mode::Passive | Mode::Watermark => shared.enqueue(gsn),
+            Mode::Passive | Mode::Watermark => shared.enqueue(gsn, &self.proxy),
         }
     }
 
@@ -264,9 +273,12 @@ impl SchemeWorker for GsnWorker {
     }
 }
 
-/// Insert one record into log `l` under its lock, with a GSN above `floor`; returns the GSN.
+/// Insert one record into log `l` under its lock, with a GSN above `floor`, counting its
+/// shared writes in `proxy`; returns the GSN.
+#[allow(clippy::too_many_arguments)]
 fn insert_one(
     s: &Shared,
+    proxy: &ProxyCounter,
     l: usize,
     floor: u64,
     kind: Kind,
@@ -278,5 +290,9 @@ fn insert_one(
     let mut g = log.inner.lock();
     let track = s.mode == Mode::Watermark;
     let (gsn, _) = log.insert_locked(&mut g, &s.cfg, floor, kind, flags, txn, payload, track)?;
+    // The append; the log's lock (lock and unlock) on the line of its clock; the pending
+    // queue's entry in watermark mode.
+    proxy.append(g.writer.cost());
+    proxy.shared(2, 1 + u64::from(track));
     Ok(gsn)
 }
