@@ -182,7 +182,7 @@ impl<'a> Replayer<'a> {
             format!("the log calls stored procedure {proc_id}, which is not registered; open the database with the workload that wrote it")
         })?;
         let mut st = self.states.lock().pop().unwrap_or_default();
-        let nolog = braid_wal::scheme::none::NoLogging;
+        let nolog = braid_wal::scheme::none::NoLogging::default();
         let mut worker = braid_wal::scheme::Scheme::worker(&nolog, 0)?;
         let result = {
             let mut tx = Txn::new(self.db, &mut *worker, &mut st, txn, Mode::Replay, 0);

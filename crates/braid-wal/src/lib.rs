@@ -74,6 +74,7 @@ pub mod fs;
 pub mod lv;
 pub mod mix;
 pub mod payload;
+pub mod proxy;
 pub mod record;
 pub mod scan;
 pub mod scheme;

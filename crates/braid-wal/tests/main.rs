@@ -21,6 +21,7 @@ mod loom_taurus;
 mod pertxn_crash;
 mod pmem_device_crash;
 mod prefix_property;
+mod proxy;
 mod record_payload;
 mod record_roundtrip;
 mod scan_end;

@@ -245,6 +245,13 @@ impl Db {
         self.inner.scheme.counters()
     }
 
+    /// The scheme's scalability proxies since the database was opened ([`Scheme::proxies`]:
+    /// commits, shared read-modify-writes and shared cache lines written by its workers);
+    /// `None` for a scheme that does not count them.
+    pub fn scheme_proxies(&self) -> Option<braid_wal::proxy::Proxies> {
+        self.inner.scheme.proxies()
+    }
+
     /// Flush the log and stop its background threads.
     pub fn close(&self) -> Result<(), EngineError> {
         self.inner.ckpt.stop();

@@ -101,7 +101,7 @@ impl DbInner {
             durability: opts.durability,
             logging: opts.logging,
             procs,
-            scheme: Arc::new(scheme::none::NoLogging),
+            scheme: Arc::new(scheme::none::NoLogging::default()),
             next_txn: AtomicU64::new(1),
             next_worker: AtomicUsize::new(0),
             epochs: Epochs::new(opts.max_workers.max(1), 0),

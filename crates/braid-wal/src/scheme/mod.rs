@@ -369,6 +369,12 @@ pub trait Scheme: Send + Sync {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
+    /// Scalability proxies summed over the scheme's workers since it was opened: shared
+    /// read-modify-writes and shared cache lines written per commit ([`crate::proxy`]).
+    /// `None` for a scheme that does not count them.
+    fn proxies(&self) -> Option<crate::proxy::Proxies> {
+        None
+    }
 }
 
 /// The engine side of recovery.

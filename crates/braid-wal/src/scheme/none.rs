@@ -8,6 +8,7 @@ use super::{
     CommitRequest, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker, Storage, Ticket,
 };
 use crate::WalError;
+use crate::proxy::{Proxies, ProxyBoard, ProxyCounter};
 use crate::stream::Stream;
 
 /// The scheme's registration (see [`super::SCHEMES`]).
@@ -41,7 +42,7 @@ impl SchemeDef for NoneConfig {
         _replay: &dyn Replay,
         _progress: &dyn Fn(u64),
     ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
-        Ok((Arc::new(NoLogging), RecoveryReport::default()))
+        Ok((Arc::new(NoLogging::default()), RecoveryReport::default()))
     }
     fn clone_def(&self) -> Box<dyn SchemeDef> {
         Box::new(*self)
@@ -50,12 +51,16 @@ impl SchemeDef for NoneConfig {
 
 /// The no-logging scheme.
 #[derive(Debug, Default)]
-pub struct NoLogging;
+pub struct NoLogging {
+    board: ProxyBoard,
+}
 
-struct NoLoggingWorker;
+struct NoLoggingWorker(ProxyCounter);
 
 impl SchemeWorker for NoLoggingWorker {
     fn commit(&mut self, _req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
+        // Touches nothing shared: the proxies count commits only.
+        self.0.commit();
         Ok(Ticket::Durable)
     }
 }
@@ -65,7 +70,7 @@ impl Scheme for NoLogging {
         NAME
     }
     fn worker(&self, _worker: usize) -> Result<Box<dyn SchemeWorker>, WalError> {
-        Ok(Box::new(NoLoggingWorker))
+        Ok(Box::new(NoLoggingWorker(self.board.counter())))
     }
     fn streams(&self) -> &[Stream] {
         &[]
@@ -75,5 +80,8 @@ impl Scheme for NoLogging {
     }
     fn emulation(&self) -> Option<String> {
         Some("no logging: nothing survives a crash".into())
+    }
+    fn proxies(&self) -> Option<Proxies> {
+        Some(self.board.sum())
     }
 }

@@ -70,6 +70,9 @@ impl Scheme for NvDisk {
     fn close(&self) -> Result<(), WalError> {
         self.inner.close()
     }
+    fn proxies(&self) -> Option<crate::proxy::Proxies> {
+        self.inner.proxies()
+    }
 }
 
 /// Recover and start the central log (exactly one device: the `/dev/shm` file device).

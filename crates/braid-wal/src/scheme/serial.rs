@@ -21,6 +21,7 @@ use super::{
 };
 use crate::WalError;
 use crate::device::Device;
+use crate::proxy::{Proxies, ProxyBoard, ProxyCounter};
 use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
 use crate::scan::{Scanner, StreamSource};
 use crate::scheme::cut::{Cut, epoch_flag};
@@ -61,15 +62,18 @@ impl SchemeDef for SerialConfig {
 /// The central-log scheme.
 pub struct Serial {
     streams: [Stream; 1],
+    board: ProxyBoard,
 }
 
 struct SerialWorker {
     stream: Stream,
     writer: StreamWriter,
+    proxy: ProxyCounter,
 }
 
 impl SchemeWorker for SerialWorker {
     fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
+        self.proxy.commit();
         if req.read_only {
             return Ok(Ticket::Stream {
                 stream: self.stream.clone(),
@@ -85,6 +89,7 @@ impl SchemeWorker for SerialWorker {
             payload: &payload,
         };
         let (_, end) = self.writer.append(&spec)?;
+        self.proxy.append(self.writer.cost());
         Ok(Ticket::Stream {
             stream: self.stream.clone(),
             lsn: end,
@@ -99,13 +104,20 @@ impl Scheme for Serial {
     fn worker(&self, _worker: usize) -> Result<Box<dyn SchemeWorker>, WalError> {
         let stream = self.streams[0].clone();
         let writer = stream.writer()?;
-        Ok(Box::new(SerialWorker { stream, writer }))
+        Ok(Box::new(SerialWorker {
+            stream,
+            writer,
+            proxy: self.board.counter(),
+        }))
     }
     fn streams(&self) -> &[Stream] {
         &self.streams
     }
     fn close(&self) -> Result<(), WalError> {
         self.streams[0].close()
+    }
+    fn proxies(&self) -> Option<Proxies> {
+        Some(self.board.sum())
     }
 }
 
@@ -134,7 +146,13 @@ pub fn open(
         group_bytes: cfg.group_bytes,
     };
     let stream = Stream::start(device, end, scfg)?;
-    Ok((Arc::new(Serial { streams: [stream] }), report))
+    Ok((
+        Arc::new(Serial {
+            streams: [stream],
+            board: ProxyBoard::new(1),
+        }),
+        report,
+    ))
 }
 
 /// Replay one stream in LSN order; returns its valid end.

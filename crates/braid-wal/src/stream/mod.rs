@@ -237,6 +237,7 @@ impl Stream {
             h: Arc::clone(&self.h),
             slot,
             buf: Vec::new(),
+            cost: crate::proxy::AppendCost::default(),
         })
     }
 

@@ -11,6 +11,7 @@ use super::RING_FULL_WAIT;
 use super::close::Handle;
 use super::durable::backoff;
 use super::state::{CLOSED, Inner, NO_WAKE, POISONED, STALLED};
+use crate::proxy::AppendCost;
 use crate::record::{ALIGN, RecordSpec};
 use crate::{Lsn, WalError};
 
@@ -19,6 +20,8 @@ pub struct StreamWriter {
     pub(super) h: Arc<Handle>,
     pub(super) slot: usize,
     pub(super) buf: Vec<u8>,
+    /// What the last append did to shared memory ([`StreamWriter::cost`]).
+    pub(super) cost: AppendCost,
 }
 
 impl std::fmt::Debug for StreamWriter {
@@ -87,7 +90,8 @@ impl StreamWriter {
                 max: usize::try_from(inner.capacity).unwrap_or(usize::MAX),
             });
         }
-        let lsn = inner.reserve(self.slot, len64)?;
+        let mut attempts = 0u64;
+        let lsn = inner.reserve(self.slot, len64, &mut attempts)?;
         let mut guard = FillGuard {
             inner,
             lsn,
@@ -104,8 +108,21 @@ impl StreamWriter {
         inner.res.count(self.slot, len64);
         inner.res.finish(self.slot);
         let end = lsn + len64;
-        inner.wake_flusher(end);
+        let locked = inner.wake_flusher(end);
+        // The tail's line, the flusher's mutex if taken (lock and unlock), and the partial
+        // buffer lines a neighbouring record also writes.
+        self.cost = AppendCost {
+            rmw: attempts + if locked { 2 } else { 0 },
+            lines: 1 + u64::from(locked) + AppendCost::boundary_lines(lsn, end),
+        };
         Ok((lsn, end))
+    }
+
+    /// What the last successful append did to memory other writers also write: its
+    /// compare-and-swap attempts on the tail, the flusher's mutex if it took it, and the lines
+    /// it shares with them (see [`crate::proxy`]).
+    pub fn cost(&self) -> AppendCost {
+        self.cost
     }
 
     /// The stream this writer appends to.
@@ -116,7 +133,8 @@ impl StreamWriter {
 
 impl Inner {
     /// Reserve `len` bytes for `slot`; on success the slot is busy and the caller must fill.
-    fn reserve(&self, slot: usize, len: u64) -> Result<Lsn, WalError> {
+    /// `attempts` counts the compare-and-swaps on the tail.
+    fn reserve(&self, slot: usize, len: u64, attempts: &mut u64) -> Result<Lsn, WalError> {
         self.check_state(true)?;
         let mut t = self.res.tail();
         let mut full_since: Option<Instant> = None;
@@ -140,6 +158,7 @@ impl Inner {
                 self.finish_unfilled(slot);
                 return Err(e);
             }
+            *attempts += 1;
             match self.res.try_reserve(t, len) {
                 Ok(lsn) => return Ok(lsn),
                 Err(cur) => t = cur,
@@ -158,14 +177,17 @@ impl Inner {
     }
 
     /// After a fill: wake the flusher if it sleeps waiting for a record ending here or later.
+    /// Returns whether it took the mutex to do so.
     #[inline]
-    fn wake_flusher(&self, end: Lsn) {
+    fn wake_flusher(&self, end: Lsn) -> bool {
         // SeqCst after the busy store (S3): the flusher stores `wake_at` and then recomputes
         // the ready point, so either it sees this fill or this load sees its `wake_at`.
         if self.wake_at.load(SeqCst) <= end {
             let _g = self.lock.lock();
             self.flusher_cv.notify_all();
+            return true;
         }
+        false
     }
 
     /// Wait until `[.., upto)` fits in the ring, or fail.

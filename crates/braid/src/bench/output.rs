@@ -47,6 +47,11 @@ struct CsvRow<'a> {
     bytes_per_row: f64,
     #[serde(serialize_with = "fixed2_or_empty")]
     signals_per_10k_commits: Option<f64>,
+    #[serde(serialize_with = "fixed3_or_empty")]
+    shared_rmw_per_commit: Option<f64>,
+    #[serde(serialize_with = "fixed3_or_empty")]
+    shared_lines_per_commit: Option<f64>,
+    proxy_lanes: Option<u64>,
     git: &'a str,
     cores: String,
     cpu: &'a str,
@@ -108,6 +113,9 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<
             log_bytes_per_s: r.log_bytes_per_s,
             bytes_per_row: r.bytes_per_row,
             signals_per_10k_commits: r.signals_per_10k_commits,
+            shared_rmw_per_commit: r.shared_rmw_per_commit,
+            shared_lines_per_commit: r.shared_lines_per_commit,
+            proxy_lanes: r.proxy_lanes,
             git: m["git"].as_str().unwrap_or(""),
             cores: m["cores"].to_string(),
             cpu: m["cpu"].as_str().unwrap_or(""),
@@ -181,6 +189,22 @@ pub fn print_table(results: &[ConfigResult]) {
             println!(
                 "{} {} {} {}t {} logs: {s:.2} straggler signals per 10,000 commits",
                 r.workload, r.scheme, r.device, r.threads, r.logs
+            );
+        }
+    }
+    // Scalability proxies (braid_wal::proxy): what each commit does to memory other workers
+    // also write, which is what limits a scheme on many cores.
+    for r in results {
+        if let (Some(rmw), Some(lines)) = (r.shared_rmw_per_commit, r.shared_lines_per_commit) {
+            println!(
+                "{} {} {} {}t {} logs: {rmw:.2} shared RMWs, {lines:.2} shared lines per commit \
+                 over {} lane(s)",
+                r.workload,
+                r.scheme,
+                r.device,
+                r.threads,
+                r.logs,
+                r.proxy_lanes.unwrap_or(0)
             );
         }
     }

@@ -41,6 +41,13 @@ pub struct RunResult {
     pub scheme_counters: BTreeMap<String, u64>,
     /// gsn: straggler signals per 10,000 update commits in this run.
     pub signals_per_10k_commits: Option<f64>,
+    /// The scheme's workers' atomic read-modify-writes on words other workers also write,
+    /// per commit in this run ([`braid_wal::proxy`]); `None` if the scheme does not count.
+    pub shared_rmw_per_commit: Option<f64>,
+    /// Cache lines written that other workers also write, per commit in this run.
+    pub shared_lines_per_commit: Option<f64>,
+    /// Copies (streams, logs) the scheme's shared words come in.
+    pub proxy_lanes: Option<u64>,
     /// What the run's log only emulated ([`Db::emulation`]); `None` if every acknowledged
     /// commit would have survived a power cut on this machine.
     pub emulation: Option<String>,
@@ -193,6 +200,7 @@ pub fn run_once(
     let stop = AtomicBool::new(false);
     let commits = AtomicU64::new(0);
     let log_before = db.log_stats();
+    let proxies_before = db.scheme_proxies();
     let start = Instant::now();
     let deadline = Duration::from_secs_f64(args.seconds());
     let results: Vec<WorkerResult> = std::thread::scope(|s| {
@@ -240,6 +248,11 @@ pub fn run_once(
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     let signals_per_10k_commits = signals_per_10k(&scheme_counters);
+    let proxies = db
+        .scheme_proxies()
+        .zip(proxies_before)
+        .map(|(after, before)| after.since(&before));
+    let per_commit = proxies.and_then(|p| p.per_commit());
     // The workload's consistency conditions (TPC-C Clause 3.3.2, ...) must hold after every run.
     workload
         .check(&db)
@@ -269,6 +282,9 @@ pub fn run_once(
             dir: kept,
             scheme_counters,
             signals_per_10k_commits,
+            shared_rmw_per_commit: per_commit.map(|p| p.0),
+            shared_lines_per_commit: per_commit.map(|p| p.1),
+            proxy_lanes: proxies.map(|p| p.lanes),
             emulation,
         },
         bytes_per_row,

@@ -31,6 +31,12 @@ pub struct ConfigResult {
     pub bytes_per_row: f64,
     /// gsn: median over the runs of straggler signals per 10,000 commits.
     pub signals_per_10k_commits: Option<f64>,
+    /// Median over the runs of shared read-modify-writes per commit ([`braid_wal::proxy`]).
+    pub shared_rmw_per_commit: Option<f64>,
+    /// Median over the runs of shared cache lines written per commit.
+    pub shared_lines_per_commit: Option<f64>,
+    /// Copies (streams, logs) the scheme's shared words come in.
+    pub proxy_lanes: Option<u64>,
     /// What the log only emulated (see [`RunResult::emulation`]); `None`: power-safe.
     pub emulation: Option<String>,
     /// The scheme's own options, as the scheme reports them.
@@ -96,6 +102,12 @@ pub fn measure(
             .filter_map(|r| r.signals_per_10k_commits)
             .collect();
         let signals = (!sig.is_empty()).then(|| median(&mut sig));
+        let median_of = |f: fn(&RunResult) -> Option<f64>| {
+            let mut v: Vec<f64> = runs.iter().filter_map(f).collect();
+            (!v.is_empty()).then(|| median(&mut v))
+        };
+        let shared_rmw = median_of(|r| r.shared_rmw_per_commit);
+        let shared_lines = median_of(|r| r.shared_lines_per_commit);
         let ratio = results
             .iter()
             .find(|c| c.scheme == "none" && c.threads == p.threads)
@@ -124,6 +136,9 @@ pub fn measure(
             log_bytes_per_s: logbps,
             bytes_per_row: bpr,
             signals_per_10k_commits: signals,
+            shared_rmw_per_commit: shared_rmw,
+            shared_lines_per_commit: shared_lines,
+            proxy_lanes: runs.first().and_then(|r| r.proxy_lanes),
             emulation: runs.first().and_then(|r| r.emulation.clone()),
             scheme_options: args
                 .engine

@@ -194,4 +194,8 @@ impl Scheme for Gsn {
             ("clock_records", st.clock_records),
         ]
     }
+
+    fn proxies(&self) -> Option<crate::proxy::Proxies> {
+        Some(self.shared.board.sum())
+    }
 }

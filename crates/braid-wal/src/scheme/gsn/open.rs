@@ -154,6 +154,7 @@ pub fn open_gsn(
     }
     report.seconds = started.elapsed().as_secs_f64();
     let pages = PageTable::new(gcfg.page_slots, gcfg.rows_per_page);
+    let logs_n = logs.len();
     let shared = Arc::new(Shared {
         cfg: gcfg,
         mode,
@@ -173,6 +174,7 @@ pub fn open_gsn(
         failed: Mutex::new(None),
         any_failed: AtomicBool::new(false),
         counters: GsnCounters::default(),
+        board: crate::proxy::ProxyBoard::new(logs_n),
     });
     let daemon = if mode == Mode::Immediate {
         None

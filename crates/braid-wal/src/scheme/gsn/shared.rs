@@ -45,6 +45,8 @@ pub(crate) struct Shared {
     pub any_failed: AtomicBool,
     /// This instance's event counters.
     pub counters: GsnCounters,
+    /// The workers' scalability proxies ([`crate::proxy`]); lanes: the logs.
+    pub board: crate::proxy::ProxyBoard,
 }
 
 impl Shared {
@@ -99,13 +101,21 @@ impl Shared {
     }
 
     /// Join the commit queue for `gsn`; the ticket holds the committing worker's `link`.
-    pub(super) fn enqueue(&self, link: &Arc<Link>, gsn: u64) -> Result<Ticket, WalError> {
+    /// `proxy` counts the shared writes (the queue's word, the daemon's lock).
+    pub(super) fn enqueue(
+        &self,
+        link: &Arc<Link>,
+        gsn: u64,
+        proxy: &crate::proxy::ProxyCounter,
+    ) -> Result<Ticket, WalError> {
         if self.acked.load(SeqCst) >= gsn {
             self.fills_ok()?;
             return Ok(Ticket::Durable);
         }
+        proxy.shared(1, 1);
         self.want.fetch_max(gsn, SeqCst);
         if self.daemon_sleeping.load(SeqCst) {
+            proxy.shared(2, 1);
             let _g = self.lock.lock();
             self.daemon_cv.notify_one();
         }

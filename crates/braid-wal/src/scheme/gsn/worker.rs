@@ -15,6 +15,7 @@ use super::pages;
 use super::shared::Shared;
 use crate::WalError;
 use crate::payload::{RedoBuf, decode_redo};
+use crate::proxy::ProxyCounter;
 use crate::record::{FLAG_COMMIT, Kind};
 use crate::scheme::{AccessSet, CommitRequest, LogKind, RowRef, SchemeWorker, Ticket};
 
@@ -37,6 +38,7 @@ pub(super) struct GsnWorker {
     parts: Vec<RedoBuf>,
     cell: Option<Arc<PublishCell>>,
     commits: u64,
+    proxy: ProxyCounter,
 }
 
 impl Drop for GsnWorker {
@@ -78,6 +80,7 @@ impl GsnWorker {
             parts: (0..n).map(|_| RedoBuf::default()).collect(),
             cell,
             commits: 0,
+            proxy: shared.board.counter(),
         })
     }
 
@@ -95,6 +98,7 @@ impl GsnWorker {
         if s.cfg.partition == Partition::Transaction || n == 1 {
             let gsn = insert_one(
                 s,
+                &self.proxy,
                 self.home,
                 self.tx,
                 Kind::Redo,
@@ -143,6 +147,7 @@ impl GsnWorker {
             let l = touched[0];
             let gsn = insert_one(
                 s,
+                &self.proxy,
                 l,
                 self.tx,
                 Kind::Redo,
@@ -156,6 +161,7 @@ impl GsnWorker {
         for &l in &touched {
             let gsn = insert_one(
                 s,
+                &self.proxy,
                 l,
                 self.tx,
                 Kind::Redo,
@@ -168,6 +174,7 @@ impl GsnWorker {
         let count = (touched.len() as u32).to_le_bytes();
         let gsn = insert_one(
             s,
+            &self.proxy,
             0,
             self.tx,
             Kind::Commit,
@@ -200,6 +207,7 @@ impl SchemeWorker for GsnWorker {
         if req.kind == LogKind::Command {
             return Err(WalError::Config(NO_COMMAND_LOGGING.into()));
         }
+        self.proxy.commit();
         // Re-read the clocks of every page touched (see the module doc: OCC).
         for &(slot, _) in &self.touched {
             self.tx = self.tx.max(self.shared.pages.get(slot));
@@ -211,7 +219,7 @@ impl SchemeWorker for GsnWorker {
                 self.shared.fills_ok()?;
                 return Ok(Ticket::Durable);
             }
-            return self.shared.enqueue(&self.link, g);
+            return self.shared.enqueue(&self.link, g, &self.proxy);
         }
         // Passive group commit: dirty before taking a GSN; the floor bounds every GSN we use.
         let mut dirty_word = 0;
@@ -248,6 +256,7 @@ impl SchemeWorker for GsnWorker {
         self.end_txn(gsn);
         self.commits += 1;
         if self.commits >= COMMIT_BATCH {
+            self.proxy.shared(1, 1);
             self.shared
                 .counters
                 .commits
@@ -259,7 +268,7 @@ impl SchemeWorker for GsnWorker {
                 self.shared.fills_ok()?;
                 Ok(Ticket::Durable)
             }
-            Mode::Passive | Mode::Watermark => self.shared.enqueue(&self.link, gsn),
+            Mode::Passive | Mode::Watermark => self.shared.enqueue(&self.link, gsn, &self.proxy),
         }
     }
 
@@ -269,9 +278,12 @@ impl SchemeWorker for GsnWorker {
     }
 }
 
-/// Insert one record into log `l` under its lock, with a GSN above `floor`; returns the GSN.
+/// Insert one record into log `l` under its lock, with a GSN above `floor`, counting its
+/// shared writes in `proxy`; returns the GSN.
+#[allow(clippy::too_many_arguments)]
 fn insert_one(
     s: &Shared,
+    proxy: &ProxyCounter,
     l: usize,
     floor: u64,
     kind: Kind,
@@ -283,5 +295,9 @@ fn insert_one(
     let mut g = log.inner.lock();
     let track = s.mode == Mode::Watermark;
     let (gsn, _) = log.insert_locked(&mut g, &s.cfg, floor, kind, flags, txn, payload, track)?;
+    // The append; the log's lock (lock and unlock) on the line of its clock; the pending
+    // queue's entry in watermark mode.
+    proxy.append(g.writer.cost());
+    proxy.shared(2, 1 + u64::from(track));
     Ok(gsn)
 }

@@ -25,6 +25,11 @@ impl Shared {
 
     /// Move the frontier over every consecutive persisted object; returns it.
     pub(crate) fn advance(&self) -> Lsn {
+        self.advance_counted(&mut 0)
+    }
+
+    /// [`Shared::advance`], counting its compare-and-swaps on the frontier in `cas`.
+    pub(crate) fn advance_counted(&self, cas: &mut u64) -> Lsn {
         loop {
             let f = self.frontier.load(SeqCst);
             let mut to = f;
@@ -45,6 +50,7 @@ impl Shared {
                 self.poison(&e.into());
                 return f;
             }
+            *cas += 1;
             if self
                 .frontier
                 .compare_exchange(f, to, SeqCst, SeqCst)

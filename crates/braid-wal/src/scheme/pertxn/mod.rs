@@ -419,6 +419,7 @@ impl Drop for PerTxnLog {
 pub struct PerTxn {
     log: PerTxnLog,
     streams: [Stream; 1],
+    board: crate::proxy::ProxyBoard,
 }
 
 impl PerTxn {
@@ -430,6 +431,7 @@ impl PerTxn {
 
 struct PerTxnWorker {
     writer: LogWriter,
+    proxy: crate::proxy::ProxyCounter,
     sh: Arc<Shared>,
     /// Transaction whose commit failed between two of its objects.
     failed: Option<u64>,
@@ -437,6 +439,7 @@ struct PerTxnWorker {
 
 impl SchemeWorker for PerTxnWorker {
     fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
+        self.proxy.commit();
         if req.read_only {
             let end = self.sh.next_lsn.load(Acquire);
             return Ok(Ticket::Waiter(Box::new(PerTxnTicket::new(
@@ -450,10 +453,13 @@ impl SchemeWorker for PerTxnWorker {
             .writer
             .insert(req.txn, req.kind.record_kind(), req.payload, true)
         {
-            Ok(end) => Ok(Ticket::Waiter(Box::new(PerTxnTicket::new(
-                Arc::clone(&self.sh),
-                end,
-            )))),
+            Ok(end) => {
+                self.proxy.append(self.writer.cost());
+                Ok(Ticket::Waiter(Box::new(PerTxnTicket::new(
+                    Arc::clone(&self.sh),
+                    end,
+                ))))
+            }
             Err(e) => {
                 self.failed = self.writer.open_txn();
                 Err(e)
@@ -477,9 +483,13 @@ impl Scheme for PerTxn {
     fn worker(&self, _worker: usize) -> Result<Box<dyn SchemeWorker>, WalError> {
         Ok(Box::new(PerTxnWorker {
             writer: self.log.writer(),
+            proxy: self.board.counter(),
             sh: Arc::clone(&self.log.sh),
             failed: None,
         }))
+    }
+    fn proxies(&self) -> Option<crate::proxy::Proxies> {
+        Some(self.board.sum())
     }
     fn streams(&self) -> &[Stream] {
         &self.streams
@@ -563,5 +573,13 @@ pub fn open(
 ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
     let (log, report) = PerTxnLog::open(cfg, storage, replay, progress)?;
     let streams = [log.backup.clone()];
-    Ok((Arc::new(PerTxn { log, streams }), report))
+    let board = crate::proxy::ProxyBoard::new(1);
+    Ok((
+        Arc::new(PerTxn {
+            log,
+            streams,
+            board,
+        }),
+        report,
+    ))
 }

@@ -13,6 +13,7 @@ use super::FlushPolicy;
 use super::layout;
 use super::log::Shared;
 use crate::device::pmem::PmemWrite;
+use crate::proxy::AppendCost;
 use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp, align_up};
 use crate::{Lsn, WalError};
 
@@ -25,6 +26,8 @@ pub struct LogWriter {
     open: Option<u64>,
     /// Caller flag bits added to every object (the checkpoint epoch bit).
     flags: u8,
+    /// What the last insert did to shared memory ([`LogWriter::cost`]).
+    cost: AppendCost,
 }
 
 impl std::fmt::Debug for LogWriter {
@@ -49,6 +52,7 @@ impl LogWriter {
             buf,
             open: None,
             flags: 0,
+            cost: AppendCost::default(),
         }
     }
 
@@ -73,6 +77,18 @@ impl LogWriter {
                 max: chunk * (sh.layout.entries / 4) as usize,
             });
         }
+        // The global LSN counter; per object the statistics words (two fetch_adds on one
+        // line), its index entry (eight to a line) and, flushing on insert, its state word in
+        // the region (also shared with neighbours).
+        let per_object = if matches!(sh.opts.flush, FlushPolicy::Insert) {
+            (2, 3)
+        } else {
+            (2, 2)
+        };
+        let mut cost = AppendCost {
+            rmw: 1 + n * per_object.0,
+            lines: 1 + n * per_object.1,
+        };
         let first = sh.next_lsn.fetch_add(n, SeqCst);
         if first + n > layout::MAX_LSN {
             let e = WalError::Config("pertxn LSN space exhausted".into());
@@ -105,9 +121,14 @@ impl LogWriter {
         }
         match sh.opts.flush {
             FlushPolicy::Insert => {
-                sh.advance();
+                let mut cas = 0;
+                sh.advance_counted(&mut cas);
+                cost.rmw += cas;
+                cost.lines += u64::from(cas > 0);
             }
             FlushPolicy::Commit => {
+                cost.rmw += 1;
+                cost.lines += 1;
                 if sh.daemon_asleep.swap(false, AcqRel)
                     && let Some(t) = sh.daemon.get()
                 {
@@ -124,7 +145,15 @@ impl LogWriter {
         {
             t.unpark();
         }
+        self.cost = cost;
         Ok(first + n)
+    }
+
+    /// What the last successful insert did to memory other writers also write (see
+    /// [`crate::proxy`]): the LSN counter, the statistics words, the index entries, the
+    /// frontier or the daemon's flag.
+    pub fn cost(&self) -> AppendCost {
+        self.cost
     }
 
     /// Write an abort object for `txn` if it has objects without a commit (Section 4.4).

@@ -214,6 +214,8 @@ pub(crate) struct Shared {
     /// Inserts that found a scanner of their range validating and waited for it (for
     /// [`Taurus::range_waits`]).
     pub(crate) range_waits: AtomicU64,
+    /// The workers' scalability proxies ([`crate::proxy`]); lanes: the streams.
+    pub(crate) board: crate::proxy::ProxyBoard,
 }
 
 /// The running Taurus scheme.
@@ -270,6 +272,9 @@ impl Scheme for Taurus {
     /// every row and range LV entry, held or kept for reuse, with its `Arc` and LV allocation.
     fn metadata_bytes(&self) -> u64 {
         self.sh.rows.bytes() as u64
+    }
+    fn proxies(&self) -> Option<crate::proxy::Proxies> {
+        Some(self.sh.board.sum())
     }
     /// Truncation keeps, on each stream, the newest anchor before the cut when records are
     /// compressed (Alg. 5): the records after it are decompressed against it. Without an
@@ -355,6 +360,7 @@ pub fn open_taurus(
         tracker: Arc::new(Tracker::new(streams, &out.ends)),
         opened_at: out.ends.clone(),
         range_waits: AtomicU64::new(0),
+        board: crate::proxy::ProxyBoard::new(n),
     };
     Ok((
         Arc::new(Taurus {

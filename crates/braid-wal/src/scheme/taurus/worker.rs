@@ -73,6 +73,7 @@ use super::rows::{Lvs, RowLv, merge_from, raise};
 use super::{MAX_SCAN_BUCKETS, Shared};
 use crate::WalError;
 use crate::lv::MAX_STREAMS;
+use crate::proxy::ProxyCounter;
 use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
 use crate::scheme::{AccessSet, CommitRequest, RowRef, SchemeWorker, Ticket};
 use crate::stream::StreamWriter;
@@ -159,6 +160,7 @@ pub(crate) struct TaurusWorker {
     marked: bool,
     dense: Stamp,
     sparse: Stamp,
+    proxy: ProxyCounter,
 }
 
 impl TaurusWorker {
@@ -167,6 +169,7 @@ impl TaurusWorker {
         let i = worker % n;
         let writer = sh.tracker.streams()[i].writer()?;
         Ok(TaurusWorker {
+            proxy: sh.board.counter(),
             i,
             writer,
             lv: vec![0; n],
@@ -382,10 +385,10 @@ impl TaurusWorker {
     fn maybe_anchor(&mut self, end: u64) {
         let sh = &*self.sh;
         let st = &sh.anchors[self.i];
-        if !sh.compress
-            || end < st.next.load(Ordering::Relaxed)
-            || st.busy.swap(true, Ordering::Acquire)
-        {
+        if !sh.compress || end < st.next.load(Ordering::Relaxed) || {
+            self.proxy.shared(1, 1);
+            st.busy.swap(true, Ordering::Acquire)
+        } {
             return;
         }
         let n = sh.n;
@@ -400,6 +403,10 @@ impl TaurusWorker {
             payload: &[],
         };
         if let Ok((s, e)) = self.writer.append(&spec) {
+            // The append; the tracker's queue (lock and unlock, the lock's line and the queue
+            // entry's); the recent-anchor lock; one fetch_max per LPLV entry, on their line.
+            self.proxy.append(self.writer.cost());
+            self.proxy.shared(2 + 2 + n as u64, 2 + 1 + 1);
             sh.tracker.register(self.i, s, e, &[0u64; MAX_STREAMS][..n]);
             {
                 let mut r = st.recent.lock();
@@ -512,6 +519,7 @@ impl SchemeWorker for TaurusWorker {
     }
 
     fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
+        self.proxy.commit();
         if !self.merged {
             self.merge_slots(req.rows);
         }
@@ -541,7 +549,10 @@ impl SchemeWorker for TaurusWorker {
                 return Err(e);
             }
         };
+        self.proxy.append(self.writer.cost());
         if n > 1 {
+            // The stream's commit queue: lock and unlock, the lock's line and the entry's.
+            self.proxy.shared(2, 2);
             self.sh.tracker.register(self.i, start, end, &self.lv);
         }
         // Alg. 1 line 12, then lines 13-18.
