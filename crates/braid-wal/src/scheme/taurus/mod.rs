@@ -58,6 +58,7 @@
 
 // Internals, hidden from the docs (`clv` and `pools` are public for the loom model in
 // `tests/loom_taurus.rs`).
+mod anchor;
 #[doc(hidden)]
 pub mod clv;
 mod commit;
@@ -80,9 +81,10 @@ use crate::WalError;
 use crate::device::Device;
 use crate::lv::MAX_STREAMS;
 use crate::stream::{Stream, StreamConfig};
+use anchor::AnchorState;
 use commit::Tracker;
 use rows::RowTable;
-use worker::{AnchorState, TaurusWorker};
+use worker::TaurusWorker;
 
 /// Streams from which `compress: None` (auto) compresses record LVs. Measured (YCSB, pmem, 2
 /// threads, provisional): compression shrinks a record by 12 (2 streams) to 96 bytes (16

@@ -66,8 +66,9 @@
 
 use std::ops::Bound;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
+use std::sync::atomic::{AtomicU64, Ordering, fence};
 
+use super::anchor::RECENT_ANCHORS;
 use super::commit::{Link, LvWait};
 use super::rows::{Lvs, RowLv, merge_from, raise};
 use super::{MAX_SCAN_BUCKETS, Shared};
@@ -103,32 +104,6 @@ fn inclusive(lo: Bound<u64>, hi: Bound<u64>) -> Option<(u64, u64)> {
         Bound::Unbounded => u64::MAX,
     };
     (a <= b).then_some((a, b))
-}
-
-/// Per-stream anchor state (Alg. 5 `LPLV`).
-pub(crate) struct AnchorState {
-    pub(crate) lplv: Box<[AtomicU64]>,
-    /// The next anchor is due once the stream passes this LSN.
-    pub(crate) next: AtomicU64,
-    pub(crate) busy: AtomicBool,
-    /// Start LSNs of this stream's recent anchors, oldest first (checkpoint truncation keeps
-    /// the newest anchor before the cut, so the records after it still decompress).
-    pub(crate) recent: parking_lot::Mutex<std::collections::VecDeque<u64>>,
-}
-
-/// Anchor positions remembered per stream.
-const RECENT_ANCHORS: usize = 1024;
-
-impl AnchorState {
-    /// The start of the newest anchor at or before `lsn`.
-    pub(crate) fn anchor_before(&self, lsn: u64) -> Option<u64> {
-        self.recent
-            .lock()
-            .iter()
-            .rev()
-            .find(|&&a| a <= lsn)
-            .copied()
-    }
 }
 
 struct Held {
