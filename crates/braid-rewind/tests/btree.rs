@@ -52,13 +52,7 @@ fn check_heap(pool: &Pool, t: &BTree) {
     let mut want = t.nodes(&m);
     want.push(t.header());
     want.sort_unstable();
-    let got: Vec<u64> = pool
-        .heap_report()
-        .unwrap()
-        .allocated
-        .iter()
-        .map(|&(o, _)| o)
-        .collect();
+    let got = common::allocated(pool);
     assert_eq!(got, want, "allocated blocks are not the tree's nodes");
     pool.check_allocator().unwrap();
 }

@@ -61,13 +61,7 @@ fn check(pool: &Pool, states: &[State], lo: usize, ctx: &str) -> usize {
         j >= lo,
         "{ctx}: committed transaction lost (state {j}, need >= {lo})"
     );
-    let alloc: Vec<u64> = pool
-        .heap_report()
-        .unwrap()
-        .allocated
-        .iter()
-        .map(|&(o, _)| o)
-        .collect();
+    let alloc = common::allocated(pool);
     assert_eq!(
         alloc, s.2,
         "{ctx}: allocated blocks differ from reachable ones"

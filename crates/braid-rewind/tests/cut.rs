@@ -79,13 +79,7 @@ fn check(pool: &Pool, states: &[State], lo: usize, ctx: &str) {
         .position(|x| x.0 == s.0 && x.1 == s.1)
         .unwrap_or_else(|| panic!("{ctx}: state {s:?} is none of {states:?}"));
     assert!(j >= lo, "{ctx}: committed transaction lost (state {j})");
-    let alloc: Vec<u64> = pool
-        .heap_report()
-        .unwrap()
-        .allocated
-        .iter()
-        .map(|&(o, _)| o)
-        .collect();
+    let alloc = common::allocated(pool);
     assert_eq!(
         alloc, s.2,
         "{ctx}: allocated blocks differ from reachable ones"

@@ -1,7 +1,7 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use braid_rewind::{Layers, LogLayout, LogMode, Policy, PoolConfig};
+use braid_rewind::{Layers, LogLayout, LogMode, Policy, Pool, PoolConfig};
 
 /// Every layout x policy x layer count, shared log, small logs.
 pub fn all_configs() -> Vec<PoolConfig> {
@@ -45,5 +45,15 @@ pub fn checkpointing_configs() -> Vec<PoolConfig> {
             batch_group: 4,
             checkpoint_fraction: 1.0 / 256.0,
         })
+        .collect()
+}
+
+/// The offsets of the blocks the pool's allocator holds, in order.
+pub fn allocated(pool: &Pool) -> Vec<u64> {
+    pool.heap_report()
+        .unwrap()
+        .allocated
+        .iter()
+        .map(|&(o, _)| o)
         .collect()
 }

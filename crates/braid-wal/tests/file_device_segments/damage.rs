@@ -57,7 +57,7 @@ fn damaged_header_in_the_middle_or_with_data_is_refused() {
         log.sync().unwrap();
         drop(log);
         let mid = env.dir.join(segment_file_name(5, 4096));
-        poke(&env, &mid, 17, &[0xFF]);
+        flip(&env, &mid, 17);
         match SegmentLog::open(env.fs.clone(), &cfg) {
             Err(WalError::BadSegment { file, .. }) => {
                 assert!(file.ends_with(&segment_file_name(5, 4096)), "{file}")
@@ -94,7 +94,7 @@ fn damaged_last_header_with_data_is_refused() {
         log.sync().unwrap();
         drop(log);
         let last = env.dir.join(segment_file_name(6, 4096));
-        poke(&env, &last, 30, &[0x77]);
+        flip(&env, &last, 30);
         let e = SegmentLog::open(env.fs.clone(), &cfg).err().unwrap();
         assert!(
             matches!(&e, WalError::BadSegment { file, reason } if file.ends_with(&segment_file_name(6, 4096)) && reason.contains("data")),
