@@ -35,16 +35,7 @@ fn state(pool: &Pool) -> State {
         .map(|i| pool.read(a.field::<u64>(8 * i)))
         .collect();
     let link = w[WORDS as usize - 1];
-    let linked = if link == 0 {
-        0
-    } else {
-        pool.read(PPtr::<u64>::from_offset(link))
-    };
-    let mut reach = vec![a.offset()];
-    if link != 0 {
-        reach.push(link);
-    }
-    reach.sort_unstable();
+    let (linked, reach) = common::follow_link(pool, link);
     (w, linked, reach)
 }
 

@@ -23,16 +23,7 @@ fn state(pool: &Pool) -> State {
     let a: PPtr<u64> = pool.root();
     let link = pool.read(a);
     let n = pool.read(a.field::<u64>(8));
-    let f = if link == 0 {
-        0
-    } else {
-        pool.read(PPtr::<u64>::from_offset(link))
-    };
-    let mut reach = vec![a.offset()];
-    if link != 0 {
-        reach.push(link);
-    }
-    reach.sort_unstable();
+    let (f, reach) = common::follow_link(pool, link);
     (n, f, reach)
 }
 

@@ -1,7 +1,7 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use braid_rewind::{Layers, LogLayout, LogMode, Policy, Pool, PoolConfig};
+use braid_rewind::{Layers, LogLayout, LogMode, PPtr, Policy, Pool, PoolConfig};
 
 /// Every layout x policy x layer count, shared log, small logs.
 pub fn all_configs() -> Vec<PoolConfig> {
@@ -56,4 +56,19 @@ pub fn allocated(pool: &Pool) -> Vec<u64> {
         .iter()
         .map(|&(o, _)| o)
         .collect()
+}
+
+/// What the root's link word `link` reaches: the linked block's first word (0 without one), and
+/// the offsets of the reachable blocks (the root and the linked one), in order.
+pub fn follow_link(pool: &Pool, link: u64) -> (u64, Vec<u64>) {
+    let root: PPtr<u64> = pool.root();
+    let mut reach = vec![root.offset()];
+    let linked = if link == 0 {
+        0
+    } else {
+        reach.push(link);
+        pool.read(PPtr::<u64>::from_offset(link))
+    };
+    reach.sort_unstable();
+    (linked, reach)
 }
