@@ -77,6 +77,7 @@ pub mod txn;
 
 pub use braid_pmem::{Domain, Media};
 pub use braid_wal::WalError;
+pub use braid_wal::device::pace::Pace;
 pub use braid_wal::device::pmem::PmemWrite;
 pub use braid_wal::scan::{EndKind, ScanEnd, ScanMode};
 pub use braid_wal::scheme::gsn::{CommitProtocol, GsnConfig, Partition};

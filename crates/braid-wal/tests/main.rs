@@ -18,6 +18,7 @@ mod loom_gsn;
 #[cfg(loom)]
 mod loom_stream;
 mod loom_taurus;
+mod paced_device;
 mod pertxn_crash;
 mod pmem_device_crash;
 mod prefix_property;

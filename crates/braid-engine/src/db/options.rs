@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use braid_pmem::{Domain, Media, PmemConfig};
 use braid_wal::UnknownName;
+use braid_wal::device::pace::Pace;
 use braid_wal::device::pmem::PmemWrite;
 use braid_wal::scan::ScanMode;
 use braid_wal::scheme::{LogKind, LogPlace, RecoveryPlan, SchemeSpec};
@@ -196,6 +197,10 @@ pub struct Options {
     pub durability: Durability,
     /// Where the log goes (for schemes that log to devices).
     pub device: DeviceConfig,
+    /// Emulated device speed: every log device (one per stream) waits like a device of this
+    /// bandwidth and sync latency ([`braid_wal::device::pace`]). `None` (the default): the
+    /// devices run at their own speed. Not stored: a database may be reopened at any pace.
+    pub pace: Option<Pace>,
     /// Log streams asked for (the scheme may use fewer: serial uses one).
     pub streams: usize,
     /// Group commit: the longest a flusher waits for more log.
@@ -228,6 +233,7 @@ impl Default for Options {
             cc: Cc::TwoPl,
             durability: Durability::Sync,
             device: DeviceConfig::File(FileOptions::default()),
+            pace: None,
             streams: 1,
             group_delay: Duration::ZERO,
             group_bytes: 1 << 20,
@@ -259,6 +265,12 @@ impl Options {
                 return Err(EngineError::Config(format!(
                     "scheme {name} needs a log device (pmem or file); only scheme none runs \
                      without one"
+                )));
+            }
+            LogPlace::Region if self.pace.is_some_and(|p| !p.is_unlimited()) => {
+                return Err(EngineError::Config(format!(
+                    "scheme {name} keeps its log in a persistent-memory region, which an \
+                     emulated device speed cannot pace; run it without a device pace"
                 )));
             }
             _ => {}

@@ -1,7 +1,7 @@
 //! Storage construction: where a scheme keeps its log (see the `db` module doc). Builds the
 //! devices of each stream (segment files, persistent-memory rings with de-staging, or nothing)
 //! or the persistent region of a scheme that keeps its log in one, under the database directory
-//! (`nvdisk`: under `/dev/shm`).
+//! (`nvdisk`: under `/dev/shm`), each slowed to [`Options::pace`] if one is set.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,6 +9,7 @@ use std::sync::Arc;
 use braid_wal::device::Device;
 use braid_wal::device::file::{FileDevice, FileDeviceConfig};
 use braid_wal::device::null::NullDevice;
+use braid_wal::device::pace::PacedDevice;
 use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
 use braid_wal::scheme::{LogPlace, RegionStorage, Storage};
 
@@ -129,6 +130,14 @@ fn make_devices(
                 )?));
             }
         }
+    }
+    if let Some(pace) = opts.pace.filter(|p| !p.is_unlimited())
+        && !matches!(opts.device, DeviceConfig::Null)
+    {
+        out = out
+            .into_iter()
+            .map(|d| Arc::new(PacedDevice::new(d, pace)) as Arc<dyn Device>)
+            .collect();
     }
     Ok(out)
 }

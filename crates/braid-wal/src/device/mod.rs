@@ -2,6 +2,7 @@
 
 pub mod file;
 pub mod null;
+pub mod pace;
 pub mod pmem;
 
 use crate::scan::StreamSource;

@@ -164,6 +164,8 @@ pub fn measure(
                 "segment_mb": args.engine.segment_mb,
                 "pmem_media": format!("{:?}", args.engine.pmem_media).to_lowercase(),
                 "direct": args.engine.direct,
+                "device_mbps": args.engine.device_mbps,
+                "device_sync_us": args.engine.device_sync_us,
                 "sync_commit": args.engine.sync_commit,
                 "lv_compress": format!("{:?}", args.engine.lv_compress).to_lowercase(),
                 "taurus_recovery": format!("{:?}", args.engine.taurus_recovery).to_lowercase(),

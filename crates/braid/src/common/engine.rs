@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use braid_engine::{
-    Cc, DeviceConfig, FileOptions, LogKind, LogPlace, Options, PmemOptions, SchemeSpec,
+    Cc, DeviceConfig, FileOptions, LogKind, LogPlace, Options, Pace, PmemOptions, SchemeSpec,
 };
 use braid_pmem::Domain;
 use braid_wal::device::pmem::PmemWrite;
@@ -124,6 +124,15 @@ pub struct EngineArgs {
     /// Open segment files with O_DIRECT.
     #[arg(long)]
     pub direct: bool,
+    /// Emulated device speed: every log device (one per stream) moves at most this many MB/s
+    /// (0: unlimited). Each flush (each fill on pmem) waits as on a device of this speed;
+    /// labelled in every output. Not for pertxn, whose log is a persistent-memory region.
+    #[arg(long, default_value_t = 0.0)]
+    pub device_mbps: f64,
+    /// Emulated device speed: microseconds each flush (each fill on pmem) adds on every log
+    /// device, after its transfer (0: none).
+    #[arg(long, default_value_t = 0)]
+    pub device_sync_us: u64,
     /// Commits return only once durable (default: return a ticket at once and keep working).
     #[arg(long)]
     pub sync_commit: bool,
@@ -219,6 +228,15 @@ impl EngineArgs {
                 ..PmemOptions::default()
             }),
         }
+    }
+
+    /// The emulated device speed asked for, if any.
+    pub fn pace(&self) -> Option<Pace> {
+        let p = Pace {
+            mbps: self.device_mbps,
+            sync_us: self.device_sync_us,
+        };
+        (!p.is_unlimited()).then_some(p)
     }
 
     /// The scheme options the shorthand flags set, as (scheme, option, value).
@@ -322,6 +340,7 @@ impl EngineArgs {
             recovery_threads: self.recovery_threads,
             checkpoint: self.checkpoint_options(),
             recovery_plan: self.recovery_plan(),
+            pace: self.pace(),
             ..Options::default()
         }
     }

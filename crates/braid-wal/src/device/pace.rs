@@ -1,0 +1,302 @@
+//! Emulated device speed: a bandwidth and a sync latency under any log device.
+//!
+//! The parallel-logging papers win where the log device is the bottleneck: Taurus Sec. 5.2-5.3
+//! (Figs. 5, 9-11) gives serial logging one device's bandwidth and the parallel schemes one
+//! device per log, and Wang & Johnson Sec. 6 emulate slow NVM with a delay per insert. On a
+//! machine whose logs live in RAM (`/dev/shm`) the device is never the bottleneck, so this
+//! layer makes it one, as the papers themselves emulate NVM latency: a [`PacedDevice`] wraps
+//! any [`Device`] and holds each durability operation until a device of the given speed would
+//! have finished it. It changes no byte that is written and no durability guarantee: the
+//! wrapped device still does all its work; the layer only waits. It is named in
+//! [`DeviceInfo::emulation`], hence in every table, JSON and plot the run touches.
+//!
+//! The model ([`Pace`]): a device is one FIFO queue. An operation of `b` bytes (a `flush` of
+//! `[from, to)`; on a device that is durable on fill, each `fill`) occupies it for
+//! `b / bandwidth + sync latency`, starting when it is issued or when the operation before it
+//! finishes, whichever is later; the caller returns when it would have finished. Each
+//! device has its own queue, so N streams on N paced devices have N times the bandwidth of
+//! one, and a flush of many group-committed records pays one sync latency.
+//!
+//! Waiting sleeps, giving the core away as real I/O would (busy-waiting would steal a core
+//! from the workers on a small machine). Linux stretches a sleep by the thread's timer slack
+//! (50 us by default), as long as the sync latencies being emulated, so a waiting thread first
+//! sets its own slack to 1 us (`PR_SET_TIMERSLACK`, once per thread).
+
+use std::cell::Cell;
+use std::num::NonZeroU64;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::device::{Device, DeviceInfo};
+use crate::scan::StreamSource;
+use crate::{Lsn, WalError};
+
+/// The speed of an emulated device (see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pace {
+    /// Bandwidth in MB/s (10^6 bytes per second); 0 means unlimited.
+    pub mbps: f64,
+    /// Latency each durability operation adds, in microseconds.
+    pub sync_us: u64,
+}
+
+impl Pace {
+    /// True if the pace slows nothing down.
+    pub fn is_unlimited(&self) -> bool {
+        self.mbps <= 0.0 && self.sync_us == 0
+    }
+
+    /// How long an operation of `bytes` occupies the device.
+    pub fn cost(&self, bytes: u64) -> Duration {
+        let transfer = if self.mbps > 0.0 {
+            // bytes / (mbps * 1e6) seconds = bytes * 1000 / mbps nanoseconds.
+            (bytes as f64 * 1000.0 / self.mbps) as u64
+        } else {
+            0
+        };
+        Duration::from_nanos(transfer) + Duration::from_micros(self.sync_us)
+    }
+
+    /// How the pace is named in outputs.
+    pub fn describe(&self) -> String {
+        let bw = if self.mbps > 0.0 {
+            format!("{} MB/s", self.mbps)
+        } else {
+            "unlimited bandwidth".to_string()
+        };
+        format!(
+            "device speed emulated: {bw} and {} us per sync, per device",
+            self.sync_us
+        )
+    }
+}
+
+/// One device's queue: when the operations issued so far will have finished.
+#[derive(Debug)]
+pub struct PaceClock {
+    pace: Pace,
+    base: Instant,
+    /// Nanoseconds after `base` at which the device is free again.
+    busy_until: AtomicU64,
+}
+
+impl PaceClock {
+    /// An idle device of speed `pace`.
+    pub fn new(pace: Pace) -> PaceClock {
+        PaceClock {
+            pace,
+            base: Instant::now(),
+            busy_until: AtomicU64::new(0),
+        }
+    }
+
+    /// The speed it emulates.
+    pub fn pace(&self) -> Pace {
+        self.pace
+    }
+
+    /// Queue an operation of `bytes` issued at `issued`; returns when it will have finished.
+    pub fn charge(&self, issued: Instant, bytes: u64) -> Instant {
+        let cost = self.pace.cost(bytes).as_nanos() as u64;
+        let at = issued.saturating_duration_since(self.base).as_nanos() as u64;
+        let mut cur = self.busy_until.load(Ordering::Acquire);
+        loop {
+            let done = cur.max(at) + cost;
+            match self.busy_until.compare_exchange_weak(
+                cur,
+                done,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return self.base + Duration::from_nanos(done),
+                Err(now) => cur = now,
+            }
+        }
+    }
+}
+
+thread_local! {
+    static SLACK_SET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Sleep until `deadline` (see the module doc on timer slack).
+pub fn sleep_until(deadline: Instant) {
+    let now = Instant::now();
+    if deadline <= now {
+        return;
+    }
+    SLACK_SET.with(|set| {
+        if !set.get() {
+            // A failure leaves the default slack: waits are then up to 50 us longer, which
+            // makes the device slower than asked but changes no outcome.
+            let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1_000));
+            set.set(true);
+        }
+    });
+    std::thread::sleep(deadline - now);
+}
+
+/// A [`Device`] that waits like a device of a given [`Pace`] (see the module doc).
+pub struct PacedDevice {
+    inner: Arc<dyn Device>,
+    clock: PaceClock,
+}
+
+impl std::fmt::Debug for PacedDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PacedDevice")
+            .field("pace", &self.clock.pace)
+            .field("inner", &self.inner.info())
+            .finish()
+    }
+}
+
+impl PacedDevice {
+    /// `inner`, slowed down to `pace`.
+    pub fn new(inner: Arc<dyn Device>, pace: Pace) -> PacedDevice {
+        PacedDevice {
+            inner,
+            clock: PaceClock::new(pace),
+        }
+    }
+
+    /// The device it wraps.
+    pub fn inner(&self) -> &Arc<dyn Device> {
+        &self.inner
+    }
+}
+
+/// The emulation note of a device whose speed `pace` emulates, after its own note `own`.
+pub fn paced_note(own: Option<String>, pace: Pace) -> Option<String> {
+    Some(match own {
+        Some(e) => format!("{e}; {}", pace.describe()),
+        None => pace.describe(),
+    })
+}
+
+impl Device for PacedDevice {
+    fn info(&self) -> DeviceInfo {
+        let mut info = self.inner.info();
+        info.emulation = paced_note(info.emulation, self.clock.pace);
+        info
+    }
+
+    fn capacity(&self) -> u64 {
+        self.inner.capacity()
+    }
+
+    fn reusable(&self) -> Lsn {
+        self.inner.reusable()
+    }
+
+    fn fill(&self, lsn: Lsn, bytes: &[u8]) {
+        let issued = Instant::now();
+        self.inner.fill(lsn, bytes);
+        if self.inner.durable_on_fill() {
+            sleep_until(self.clock.charge(issued, bytes.len() as u64));
+        }
+    }
+
+    fn durable_on_fill(&self) -> bool {
+        self.inner.durable_on_fill()
+    }
+
+    fn check_fills(&self) -> Result<(), WalError> {
+        self.inner.check_fills()
+    }
+
+    fn flush(&self, from: Lsn, to: Lsn) -> Result<(), WalError> {
+        let issued = Instant::now();
+        self.inner.flush(from, to)?;
+        if to > from {
+            sleep_until(self.clock.charge(issued, to - from));
+        }
+        Ok(())
+    }
+
+    fn ensure_space(&self, upto: Lsn) -> Result<(), WalError> {
+        self.inner.ensure_space(upto)
+    }
+
+    fn reset_tail(&self, end: Lsn) -> Result<(), WalError> {
+        self.inner.reset_tail(end)
+    }
+
+    fn release(&self, upto: Lsn) -> Result<(), WalError> {
+        self.inner.release(upto)
+    }
+
+    fn note_durable(&self, durable: Lsn) {
+        self.inner.note_durable(durable)
+    }
+
+    fn mark_clean_end(&self, end: Lsn) -> Result<(), WalError> {
+        self.inner.mark_clean_end(end)
+    }
+}
+
+impl StreamSource for PacedDevice {
+    fn start(&self) -> Lsn {
+        self.inner.start()
+    }
+
+    fn limit(&self) -> Lsn {
+        self.inner.limit()
+    }
+
+    fn sealed(&self) -> Lsn {
+        self.inner.sealed()
+    }
+
+    fn read_at(&self, lsn: Lsn, buf: &mut [u8]) -> Result<usize, WalError> {
+        self.inner.read_at(lsn, buf)
+    }
+
+    fn salt_for(&self, lsn: Lsn) -> u32 {
+        self.inner.salt_for(lsn)
+    }
+
+    fn locate(&self, lsn: Lsn) -> (String, u64) {
+        self.inner.locate(lsn)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cost_is_transfer_plus_sync() {
+        let p = Pace {
+            mbps: 100.0,
+            sync_us: 50,
+        };
+        // 1 MB at 100 MB/s = 10 ms, plus 50 us.
+        assert_eq!(p.cost(1_000_000), Duration::from_micros(10_050));
+        let free = Pace {
+            mbps: 0.0,
+            sync_us: 0,
+        };
+        assert!(free.is_unlimited());
+        assert_eq!(free.cost(1 << 30), Duration::ZERO);
+    }
+
+    #[test]
+    fn operations_queue_behind_each_other() {
+        let c = PaceClock::new(Pace {
+            mbps: 1000.0,
+            sync_us: 10,
+        });
+        let t = c.base + Duration::from_millis(1);
+        // 10_000 bytes at 1000 MB/s = 10 us, + 10 us sync.
+        let a = c.charge(t, 10_000);
+        assert_eq!(a - t, Duration::from_micros(20));
+        // Issued at the same time: starts when the first ends.
+        let b = c.charge(t, 10_000);
+        assert_eq!(b - t, Duration::from_micros(40));
+        // Issued after the device went idle: starts at once.
+        let later = t + Duration::from_millis(5);
+        assert_eq!(c.charge(later, 0) - later, Duration::from_micros(10));
+    }
+}
