@@ -28,6 +28,7 @@ mod record_roundtrip;
 mod scan_end;
 mod scan_mutation;
 mod stream_fake;
+mod striped_device;
 mod taurus_commit;
 mod taurus_deps;
 mod taurus_lv;

@@ -20,7 +20,7 @@ fn crash_test_all_short_matrix() {
         "0.01",
     ]);
     let rows = v["combinations"].as_array().unwrap();
-    assert_eq!(rows.len(), 28);
+    assert_eq!(rows.len(), 32);
     for r in rows {
         assert_eq!(r["violations"], 0, "{r}");
         assert!(
@@ -36,7 +36,7 @@ fn crash_test_all_short_matrix() {
 }
 
 /// The same matrix under the engine's multi-version concurrency control (records carry commit
-/// timestamps; gsn refuses MVCC and is left out): 24 combinations.
+/// timestamps; gsn refuses MVCC and is left out): 28 combinations.
 #[test]
 fn crash_test_all_short_matrix_mvcc() {
     let v = crash_ok(&[
@@ -51,6 +51,6 @@ fn crash_test_all_short_matrix_mvcc() {
         "150",
     ]);
     let rows = v["combinations"].as_array().unwrap();
-    assert_eq!(rows.len(), 24);
+    assert_eq!(rows.len(), 28);
     assert!(rows.iter().all(|r| r["scheme"] != "gsn"), "{v}");
 }

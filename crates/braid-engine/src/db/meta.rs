@@ -34,6 +34,9 @@ pub struct Meta {
     /// Segment bytes, for file devices.
     #[serde(default)]
     pub segment_size: Option<u64>,
+    /// RAID-0 member devices per stream and stripe unit, for striped file devices.
+    #[serde(default)]
+    pub stripe: Option<(usize, u64)>,
     /// The tables; reopening with another catalog is refused.
     pub catalog: Catalog,
     /// Whether the database is multi-versioned (its records carry commit timestamps).
@@ -61,6 +64,10 @@ impl Meta {
             },
             segment_size: match &opts.device {
                 DeviceConfig::File(f) => Some(f.segment_size),
+                _ => None,
+            },
+            stripe: match &opts.device {
+                DeviceConfig::File(f) if f.stripe > 1 => Some((f.stripe, f.stripe_unit)),
                 _ => None,
             },
             catalog: catalog.clone(),
@@ -155,6 +162,20 @@ fn check(dir: &Path, found: &Meta, want: &Meta) -> Result<(), EngineError> {
         return Err(EngineError::Mismatch(format!(
             "{d} has pmem log rings of {} bytes; reopen it with that ring size, or use a new directory",
             found.ring_size.unwrap_or_default()
+        )));
+    }
+    if found.device == "file" && found.stripe != want.stripe {
+        let shape = |s: Option<(usize, u64)>| match s {
+            Some((n, unit)) => format!("--stripe {n} --stripe-kb {}", unit >> 10),
+            None => "--stripe 1".to_string(),
+        };
+        return Err(EngineError::Mismatch(format!(
+            "{d} keeps its log {}; reopen it with {}, or use a new directory",
+            match found.stripe {
+                Some((n, unit)) => format!("striped over {n} devices in {} KiB units", unit >> 10),
+                None => "on one device per stream".to_string(),
+            },
+            shape(found.stripe)
         )));
     }
     if found.catalog != want.catalog {

@@ -74,6 +74,12 @@ pub struct FileOptions {
     /// pays the same emulated NVM latency as the schemes logging to persistent memory).
     /// Default 0.
     pub nvm_write_delay_ns: u64,
+    /// RAID-0: each stream striped across this many devices (directories `disk-K` under the
+    /// log directory), [`FileOptions::stripe_unit`] bytes at a time
+    /// ([`braid_wal::device::striped`]). 1 (the default): no striping. Fixed at creation.
+    pub stripe: usize,
+    /// RAID-0 stripe unit in bytes (a multiple of 4096). Default 64 KiB.
+    pub stripe_unit: u64,
 }
 
 impl Default for FileOptions {
@@ -83,6 +89,8 @@ impl Default for FileOptions {
             buffer_size: 16 << 20,
             direct: false,
             nvm_write_delay_ns: 0,
+            stripe: 1,
+            stripe_unit: 64 << 10,
         }
     }
 }

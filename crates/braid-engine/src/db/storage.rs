@@ -1,7 +1,8 @@
 //! Storage construction: where a scheme keeps its log (see the `db` module doc). Builds the
 //! devices of each stream (segment files, persistent-memory rings with de-staging, or nothing)
 //! or the persistent region of a scheme that keeps its log in one, under the database directory
-//! (`nvdisk`: under `/dev/shm`), each slowed to [`Options::pace`] if one is set.
+//! (`nvdisk`: under `/dev/shm`), each slowed to [`Options::pace`] if one is set
+//! (a striped stream paces each of its member devices).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use braid_wal::device::file::{FileDevice, FileDeviceConfig};
 use braid_wal::device::null::NullDevice;
 use braid_wal::device::pace::PacedDevice;
 use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
+use braid_wal::device::striped::StripedDevice;
 use braid_wal::scheme::{LogPlace, RegionStorage, Storage};
 
 use super::options::{DeviceConfig, FileOptions, Options};
@@ -102,12 +104,29 @@ fn make_devices(
                 } else {
                     dir.join("log")
                 };
-                let mut cfg = FileDeviceConfig::new(log_dir, id);
-                cfg.segment_size = f.segment_size;
-                cfg.buffer_size = f.buffer_size;
-                cfg.direct = f.direct;
-                cfg.nvm_write_delay_ns = f.nvm_write_delay_ns;
-                out.push(Arc::new(FileDevice::open(env.fs.clone(), cfg)?));
+                let member = |dir: PathBuf| -> Result<Arc<dyn Device>, EngineError> {
+                    let mut cfg = FileDeviceConfig::new(dir, id);
+                    cfg.segment_size = f.segment_size;
+                    cfg.buffer_size = f.buffer_size;
+                    cfg.direct = f.direct;
+                    cfg.nvm_write_delay_ns = f.nvm_write_delay_ns;
+                    Ok(Arc::new(FileDevice::open(env.fs.clone(), cfg)?))
+                };
+                if f.stripe > 1 {
+                    let members = (0..f.stripe)
+                        .map(|k| member(log_dir.join(format!("disk-{k}"))))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    out.push(Arc::new(StripedDevice::open(
+                        env.fs.clone(),
+                        &log_dir,
+                        id,
+                        members,
+                        f.stripe_unit,
+                        opts.pace.filter(|p| !p.is_unlimited()),
+                    )?));
+                } else {
+                    out.push(member(log_dir)?);
+                }
             }
             DeviceConfig::Pmem(p) => {
                 let pcfg = p.region_config();
@@ -131,8 +150,10 @@ fn make_devices(
             }
         }
     }
+    let striped = matches!(&opts.device, DeviceConfig::File(f) if f.stripe > 1);
     if let Some(pace) = opts.pace.filter(|p| !p.is_unlimited())
         && !matches!(opts.device, DeviceConfig::Null)
+        && !striped
     {
         out = out
             .into_iter()

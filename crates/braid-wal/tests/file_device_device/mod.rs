@@ -16,15 +16,15 @@ mod scanner;
 mod space;
 
 /// A single-threaded stand-in for a stream: reserve, fill, flush.
-struct Writer<'a> {
-    dev: &'a FileDevice,
-    filled: Lsn,
-    flushed: Lsn,
-    expect: Vec<(Lsn, u64)>,
+pub(crate) struct Writer<'a> {
+    dev: &'a dyn Device,
+    pub(crate) filled: Lsn,
+    pub(crate) flushed: Lsn,
+    pub(crate) expect: Vec<(Lsn, u64)>,
 }
 
 impl<'a> Writer<'a> {
-    fn new(dev: &'a FileDevice, at: Lsn) -> Writer<'a> {
+    pub(crate) fn new(dev: &'a dyn Device, at: Lsn) -> Writer<'a> {
         Writer {
             dev,
             filled: at,
@@ -33,7 +33,7 @@ impl<'a> Writer<'a> {
         }
     }
 
-    fn append(&mut self, txn: u64, len: usize) -> Result<(), WalError> {
+    pub(crate) fn append(&mut self, txn: u64, len: usize) -> Result<(), WalError> {
         let rec = encode_record_synced(self.dev, self.filled, self.flushed, txn, len);
         let end = self.filled + rec.len() as u64;
         if end > self.dev.reusable() + self.dev.capacity() {
@@ -50,14 +50,14 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    fn flush(&mut self) -> Result<(), WalError> {
+    pub(crate) fn flush(&mut self) -> Result<(), WalError> {
         self.dev.flush(self.flushed, self.filled)?;
         self.flushed = self.filled;
         Ok(())
     }
 }
 
-fn size_of(txn: u64) -> usize {
+pub(crate) fn size_of(txn: u64) -> usize {
     (txn as usize * 613) % 2900 + 1
 }
 

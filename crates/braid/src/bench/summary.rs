@@ -9,6 +9,7 @@ use indicatif::{MultiProgress, ProgressBar};
 use serde::Serialize;
 
 use super::{BenchArgs, Point, RunResult, run_once};
+use crate::common::DeviceKind;
 
 /// One configuration: its repeats and their medians.
 #[derive(Debug, Clone, Serialize)]
@@ -122,7 +123,13 @@ pub fn measure(
             workload: workload.name().to_string(),
             scheme: p.scheme.to_string(),
             logging: p.logging.name().to_string(),
-            device: p.device.name().to_string(),
+            device: match p.device {
+                // RAID-0 (see `--stripe`): named in the device column of every output.
+                DeviceKind::File if args.engine.stripe > 1 => {
+                    format!("raid0x{}", args.engine.stripe)
+                }
+                d => d.name().to_string(),
+            },
             threads: p.threads,
             logs: p.logs,
             txn_per_s: med,
@@ -164,6 +171,8 @@ pub fn measure(
                 "segment_mb": args.engine.segment_mb,
                 "pmem_media": format!("{:?}", args.engine.pmem_media).to_lowercase(),
                 "direct": args.engine.direct,
+                "stripe": args.engine.stripe,
+                "stripe_kb": args.engine.stripe_kb,
                 "device_mbps": args.engine.device_mbps,
                 "device_sync_us": args.engine.device_sync_us,
                 "sync_commit": args.engine.sync_commit,

@@ -124,6 +124,14 @@ pub struct EngineArgs {
     /// Open segment files with O_DIRECT.
     #[arg(long)]
     pub direct: bool,
+    /// RAID-0: stripe each log stream across this many file devices (1: no striping); with
+    /// scheme serial this is the Taurus paper's serial logging on RAID-0. Fixed when the
+    /// database is created.
+    #[arg(long, default_value_t = 1)]
+    pub stripe: usize,
+    /// RAID-0 stripe unit, KiB (a multiple of 4).
+    #[arg(long, default_value_t = 64)]
+    pub stripe_kb: u64,
     /// Emulated device speed: every log device (one per stream) moves at most this many MB/s
     /// (0: unlimited). Each flush (each fill on pmem) waits as on a device of this speed;
     /// labelled in every output. Not for pertxn, whose log is a persistent-memory region.
@@ -210,6 +218,8 @@ impl EngineArgs {
                 segment_size: self.segment_mb << 20,
                 buffer_size: 16 << 20,
                 direct: self.direct,
+                stripe: self.stripe.max(1),
+                stripe_unit: self.stripe_kb << 10,
                 ..FileOptions::default()
             }),
             DeviceKind::Pmem => DeviceConfig::Pmem(PmemOptions {

@@ -9,9 +9,17 @@ use braid_engine::{LogKind, LogPlace};
 use super::{CrashArgs, CrashKind, Summary, repro, run_one};
 use crate::common::DeviceKind;
 
+/// Members of the striped device the matrix tests serial logging on (the Taurus paper's
+/// serial logging on RAID-0), and its unit in KiB: small, so group commits cross units.
+const RAID_MEMBERS: usize = 3;
+const RAID_UNIT_KB: u64 = 4;
+
+/// One combination: scheme, logging, device, and RAID-0 members per stream (1: none).
+type Combination = (&'static str, LogKind, DeviceKind, usize);
+
 /// Every (scheme, logging, device) a database can be opened with (under concurrency control
-/// `cc`), crash-tested in kill and power modes.
-fn matrix(cc: braid_engine::Cc) -> Vec<(&'static str, LogKind, DeviceKind)> {
+/// `cc`), crash-tested in kill and power modes, and serial logging on RAID-0.
+fn matrix(cc: braid_engine::Cc) -> Vec<Combination> {
     let mut out = Vec::new();
     for reg in braid_engine::SCHEMES {
         let scheme = (reg.default)();
@@ -32,7 +40,10 @@ fn matrix(cc: braid_engine::Cc) -> Vec<(&'static str, LogKind, DeviceKind)> {
                     LogPlace::Devices | LogPlace::Nowhere => true,
                 };
                 if fits {
-                    out.push((reg.name, logging, device));
+                    out.push((reg.name, logging, device, 1));
+                }
+                if fits && reg.name == "serial" && device == DeviceKind::File {
+                    out.push((reg.name, logging, device, RAID_MEMBERS));
                 }
             }
         }
@@ -44,7 +55,7 @@ fn matrix(cc: braid_engine::Cc) -> Vec<(&'static str, LogKind, DeviceKind)> {
 /// its share of the rounds.
 fn combination(
     args: &CrashArgs,
-    (scheme, logging, device): (&'static str, LogKind, DeviceKind),
+    (scheme, logging, device, stripe): Combination,
     mode: CrashKind,
     share: usize,
 ) -> CrashArgs {
@@ -53,6 +64,10 @@ fn combination(
     a.scheme = scheme;
     a.logging = logging;
     a.device = device;
+    if stripe > 1 {
+        a.engine.stripe = stripe;
+        a.engine.stripe_kb = RAID_UNIT_KB;
+    }
     a.mode = mode;
     a.rounds = match mode {
         CrashKind::Kill => args.kill_rounds.unwrap_or(args.rounds),
@@ -80,7 +95,7 @@ pub(super) fn run_all(args: &CrashArgs) -> anyhow::Result<bool> {
                     "{} {} {} {}: FAILED {e:#}\nreproduce with:\n{cmd}",
                     a.scheme,
                     a.logging.name(),
-                    a.device.name(),
+                    Summary::new(&a).device,
                     super::mode_name(mode)
                 );
                 Summary {
@@ -95,12 +110,12 @@ pub(super) fn run_all(args: &CrashArgs) -> anyhow::Result<bool> {
     }
     println!();
     println!(
-        "{:<8} {:<8} {:<5} {:<6} {:>7} {:>13} {:>11} {:>10}",
+        "{:<8} {:<8} {:<7} {:<6} {:>7} {:>13} {:>11} {:>10}",
         "scheme", "logging", "dev", "mode", "rounds", "acked checked", "from ckpt", "violations"
     );
     for r in &rows {
         println!(
-            "{:<8} {:<8} {:<5} {:<6} {:>7} {:>13} {:>11} {:>10}",
+            "{:<8} {:<8} {:<7} {:<6} {:>7} {:>13} {:>11} {:>10}",
             r.scheme,
             r.logging,
             r.device,

@@ -62,7 +62,12 @@ impl Summary {
         Summary {
             scheme: args.scheme.into(),
             logging: args.logging.name().into(),
-            device: args.device.name().into(),
+            device: match args.device {
+                DeviceKind::File if args.engine.stripe > 1 => {
+                    format!("raid0x{}", args.engine.stripe)
+                }
+                d => d.name().into(),
+            },
             mode: mode_name(args.mode).into(),
             ..Summary::default()
         }

@@ -9,6 +9,8 @@ const STATED: &[&str] = &[
     "--scheme",
     "--logging",
     "--device",
+    "--stripe",
+    "--stripe-kb",
     "--mode",
     "--json",
     "--rounds",
@@ -46,7 +48,7 @@ fn own_options(
 
 /// The combination under test, stated explicitly (under `--all` the command line does not
 /// name it).
-fn combination(args: &CrashArgs) -> [String; 6] {
+fn combination(args: &CrashArgs) -> [String; 10] {
     [
         "--scheme".to_string(),
         args.scheme.to_string(),
@@ -54,6 +56,10 @@ fn combination(args: &CrashArgs) -> [String; 6] {
         args.logging.name().to_string(),
         "--device".to_string(),
         args.device.name().to_string(),
+        "--stripe".to_string(),
+        args.engine.stripe.to_string(),
+        "--stripe-kb".to_string(),
+        args.engine.stripe_kb.to_string(),
     ]
 }
 
