@@ -39,6 +39,18 @@ fn kill_file_data_mvcc_two_streams() {
     crash("--device file --mode kill --cc mvcc --logs 2 --rounds 4");
 }
 
+/// Workers spread over more streams than there are workers, each stream on its own paced
+/// device (the I/O-bound regime of the report), and a kill -9 of the same.
+#[test]
+fn spread_over_four_paced_streams_with_two_workers() {
+    let common = "--device file --logs 4 --threads 2 --scheme-opt taurus.spread=on \
+                  --device-mbps 50 --device-sync-us 20 --lv-compress on";
+    crash(&format!(
+        "{common} --mode power --logging command --rounds 12"
+    ));
+    crash(&format!("{common} --mode kill --logging data --rounds 3"));
+}
+
 #[test]
 fn power_pmem_command_2pl_one_stream() {
     crash("--device pmem --mode power --logging command --logs 1 --rounds 30");

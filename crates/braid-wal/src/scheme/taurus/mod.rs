@@ -27,7 +27,7 @@
 //!   chosen at run time.
 //!
 //! Configuration: [`TaurusConfig`], the scheme's [`SchemeDef`] (record-LV compression, the
-//! row table's delta, anchors, range buckets; options `lv_compress`, `delta_kb`, `anchor_kb`,
+//! row table's delta, anchors, range buckets; options `lv_compress`, `delta_kb`, `anchor_kb`, `spread`,
 //! `range_bucket_bits`), and the replay plan in [`SchemeConfig::recovery_plan`]; the `braid`
 //! command sets them with `--lv-compress`, `--lv-delta-kb` and `--taurus-recovery`.
 //!
@@ -113,6 +113,11 @@ pub struct TaurusConfig {
     /// Range LVs: an ordered table's keys are grouped in buckets of `2^range_bucket_bits`
     /// consecutive keys, each with its own readLV / writeLV (capped at 63).
     pub range_bucket_bits: u32,
+    /// Each worker sends its transactions round robin over every stream, instead of all to
+    /// stream `worker mod n` as Alg. 1 assigns them. For more streams (and devices) than
+    /// workers, as when emulated devices stand in for the paper's many disks on a small
+    /// machine. Off by default.
+    pub spread: bool,
 }
 
 impl Default for TaurusConfig {
@@ -122,6 +127,7 @@ impl Default for TaurusConfig {
             compress: None,
             anchor_every: 64 << 10,
             range_bucket_bits: DEFAULT_RANGE_BUCKET_BITS,
+            spread: false,
         }
     }
 }
@@ -136,7 +142,13 @@ pub const REGISTRATION: Registration = Registration {
     default: || Box::new(TaurusConfig::default()),
 };
 
-const OPTIONS: &[&str] = &["lv_compress", "delta_kb", "anchor_kb", "range_bucket_bits"];
+const OPTIONS: &[&str] = &[
+    "lv_compress",
+    "delta_kb",
+    "anchor_kb",
+    "range_bucket_bits",
+    "spread",
+];
 
 impl SchemeDef for TaurusConfig {
     fn name(&self) -> &'static str {
@@ -164,6 +176,17 @@ impl SchemeDef for TaurusConfig {
             "range_bucket_bits" => {
                 self.range_bucket_bits = parse_option::<u32>(NAME, key, value)?.min(63)
             }
+            "spread" => {
+                self.spread = match value {
+                    "on" => true,
+                    "off" => false,
+                    _ => {
+                        return Err(WalError::Config(format!(
+                            "scheme taurus: spread={value}: use on or off"
+                        )));
+                    }
+                }
+            }
             _ => return Err(unknown_option(NAME, key, OPTIONS)),
         }
         Ok(())
@@ -182,6 +205,7 @@ impl SchemeDef for TaurusConfig {
             ("delta_kb", (self.delta >> 10).to_string()),
             ("anchor_kb", (self.anchor_every >> 10).to_string()),
             ("range_bucket_bits", self.range_bucket_bits.to_string()),
+            ("spread", if self.spread { "on" } else { "off" }.to_string()),
         ]
     }
     fn open(
@@ -207,6 +231,8 @@ pub(crate) struct Shared {
     pub(crate) compress: bool,
     pub(crate) anchor_every: u64,
     pub(crate) bucket_bits: u32,
+    /// Workers spread their transactions over every stream ([`TaurusConfig::spread`]).
+    pub(crate) spread: bool,
     pub(crate) tracker: Arc<Tracker>,
     pub(crate) rows: RowTable,
     pub(crate) anchors: Box<[AnchorState]>,
@@ -343,6 +369,7 @@ pub fn open_taurus(
         compress: compress(tc.compress, n),
         anchor_every: tc.anchor_every.max(1),
         bucket_bits: tc.range_bucket_bits.min(63),
+        spread: tc.spread && n > 1,
         rows: RowTable::new(
             n,
             cfg.logging == LogKind::Command && !cfg.mvcc,

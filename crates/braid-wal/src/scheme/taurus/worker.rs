@@ -113,9 +113,11 @@ struct Held {
 
 pub(crate) struct TaurusWorker {
     sh: Arc<Shared>,
-    /// This worker's stream.
+    /// The stream of this worker's current transaction: `worker mod n` (Alg. 1), or with
+    /// `spread` the next in its round robin over every stream.
     i: usize,
-    writer: StreamWriter,
+    /// Its writers: of stream `i` alone, or with `spread` of every stream (by stream id).
+    writers: Vec<StreamWriter>,
     /// T.LV.
     lv: Vec<u64>,
     scratch: Vec<u64>,
@@ -142,11 +144,19 @@ impl TaurusWorker {
     pub(crate) fn new(sh: Arc<Shared>, worker: usize) -> Result<TaurusWorker, WalError> {
         let n = sh.n;
         let i = worker % n;
-        let writer = sh.tracker.streams()[i].writer()?;
+        let writers = if sh.spread {
+            sh.tracker
+                .streams()
+                .iter()
+                .map(|s| s.writer())
+                .collect::<Result<Vec<_>, _>>()?
+        } else {
+            vec![sh.tracker.streams()[i].writer()?]
+        };
         Ok(TaurusWorker {
             proxy: sh.board.counter(),
             i,
-            writer,
+            writers,
             lv: vec![0; n],
             scratch: vec![0; n],
             rows: Vec::new(),
@@ -160,6 +170,12 @@ impl TaurusWorker {
             sparse: Stamp::LvSparse(Vec::with_capacity(n)),
             sh,
         })
+    }
+
+    /// The writer of stream `i`.
+    fn writer(&mut self) -> &mut StreamWriter {
+        let w = if self.sh.spread { self.i } else { 0 };
+        &mut self.writers[w]
     }
 
     /// Whether write-after-read edges are tracked (command logging without MVCC).
@@ -377,10 +393,11 @@ impl TaurusWorker {
             stamp: &stamp,
             payload: &[],
         };
-        if let Ok((s, e)) = self.writer.append(&spec) {
+        let w = &mut self.writers[if sh.spread { self.i } else { 0 }];
+        if let Ok((s, e)) = w.append(&spec) {
             // The append; the tracker's queue (lock and unlock, the lock's line and the queue
             // entry's); the recent-anchor lock; one fetch_max per LPLV entry, on their line.
-            self.proxy.append(self.writer.cost());
+            self.proxy.append(w.cost());
             self.proxy.shared(2 + 2 + n as u64, 2 + 1 + 1);
             sh.tracker.register(self.i, s, e, &[0u64; MAX_STREAMS][..n]);
             {
@@ -507,6 +524,9 @@ impl SchemeWorker for TaurusWorker {
         let txn = req.txn;
         let kind = req.kind.record_kind();
         let payload = [req.payload];
+        if self.sh.spread {
+            self.i = (self.i + 1) % n;
+        }
         let stamp = self.take_stamp();
         let spec = RecordSpec {
             kind,
@@ -515,7 +535,7 @@ impl SchemeWorker for TaurusWorker {
             stamp: &stamp,
             payload: &payload,
         };
-        let r = self.writer.append(&spec);
+        let r = self.writer().append(&spec);
         self.put_stamp(stamp);
         let (start, end) = match r {
             Ok(x) => x,
@@ -524,7 +544,8 @@ impl SchemeWorker for TaurusWorker {
                 return Err(e);
             }
         };
-        self.proxy.append(self.writer.cost());
+        let cost = self.writer().cost();
+        self.proxy.append(cost);
         if n > 1 {
             // The stream's commit queue: lock and unlock, the lock's line and the entry's.
             self.proxy.shared(2, 2);
