@@ -19,24 +19,37 @@ pub fn machine() -> serde_json::Value {
                 .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
         })
         .unwrap_or_default();
-    let rev = std::process::Command::new("git")
-        .args([
-            "-C",
-            env!("CARGO_MANIFEST_DIR"),
-            "rev-parse",
-            "--short",
-            "HEAD",
-        ])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(["-C", env!("CARGO_MANIFEST_DIR")])
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let rev = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_default();
+    // Tracked files changed since that revision: the figures are not the revision's alone.
+    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty());
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    let mem_gib = read("/proc/meminfo")
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        .map(|kb| (kb / (1 << 20) as f64 * 10.0).round() / 10.0);
     serde_json::json!({
         "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
         "cpu": cpu,
+        "memory_gib": mem_gib,
+        "host": read("/proc/sys/kernel/hostname"),
+        "kernel": read("/proc/sys/kernel/osrelease"),
         "flush": format!("{:?}", braid_pmem::FlushKind::detect()),
         "git": rev,
+        "git_dirty": dirty,
     })
 }
 
