@@ -206,10 +206,14 @@ impl Ctx<'_> {
             self.figure(f, Data::Results(&rows))?;
         }
         for s in ratio_notes {
-            if let Some(x) = ratio(&res, s, 2) {
+            let parts: Vec<String> = ratios(&res, s, 2)
+                .into_iter()
+                .map(|(logging, x)| format!("{logging} logging {:.0}%", x * 100.0))
+                .collect();
+            if !parts.is_empty() {
                 self.note(&format!(
-                    "{s} at 2 threads: {:.0}% of no logging.",
-                    x * 100.0
+                    "{s} at 2 threads, of no logging: {}.",
+                    parts.join(", ")
                 ));
             }
         }
@@ -278,12 +282,13 @@ impl Ctx<'_> {
     }
 }
 
-/// The best ratio to no logging of `scheme` at `threads`.
-fn ratio(res: &[ConfigResult], scheme: &str, threads: usize) -> Option<f64> {
+/// The ratios to no logging of `scheme` at `threads`, one per logging kind it ran with (never
+/// the best of them: each is named).
+fn ratios(res: &[ConfigResult], scheme: &str, threads: usize) -> Vec<(String, f64)> {
     res.iter()
         .filter(|r| r.scheme == scheme && r.threads == threads)
-        .filter_map(|r| r.ratio_to_none)
-        .fold(None, |a, x| Some(a.map_or(x, |a: f64| a.max(x))))
+        .filter_map(|r| Some((r.logging.clone(), r.ratio_to_none?)))
+        .collect()
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<()> {
