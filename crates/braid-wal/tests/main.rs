@@ -26,6 +26,7 @@ mod record_payload;
 mod record_roundtrip;
 mod scan_end;
 mod scan_mutation;
+mod silor_scheme;
 mod stream_fake;
 mod taurus_commit;
 mod taurus_deps;
