@@ -249,13 +249,20 @@ fn acknowledged_at_the_durable_epoch_and_later_epochs_discarded_for_good() {
     let st0 = &s.streams()[0];
     st0.wait_durable(st0.tail()).unwrap();
     assert!(!t2.is_durable().unwrap());
-    assert!(!t3.is_durable().unwrap(), "acknowledged above the durable epoch");
+    assert!(
+        !t3.is_durable().unwrap(),
+        "acknowledged above the durable epoch"
+    );
     assert!(s.durable_epoch() >= d1);
 
     let (rec, img, s2) = crash(&devs);
     assert_eq!(rec.get(1), Some(vec![1; 4]));
     assert_eq!(rec.get(2), None);
-    assert_eq!(rec.get(3), None, "a record of an epoch above D was replayed");
+    assert_eq!(
+        rec.get(3),
+        None,
+        "a record of an epoch above D was replayed"
+    );
     let mut w = s2.worker(0).unwrap();
     let t5 = put(&mut *w, 5, 5, 5);
     t5.wait().unwrap();
@@ -295,13 +302,7 @@ fn latest_tid_wins_across_streams() {
 }
 
 /// Commit through rows with [`RowMeta`] slots, as the engine does.
-fn put_row(
-    w: &mut dyn SchemeWorker,
-    id: u64,
-    key: u64,
-    meta: &RowMeta,
-    op: Option<u8>,
-) -> Ticket {
+fn put_row(w: &mut dyn SchemeWorker, id: u64, key: u64, meta: &RowMeta, op: Option<u8>) -> Ticket {
     let row = RowRef {
         table: 0,
         key,
@@ -354,7 +355,13 @@ fn a_reinserted_row_orders_after_its_delete() {
     let old = RowMeta::default();
     let mut tickets = Vec::new();
     for i in 0..50 {
-        tickets.push(put_row(&mut *w1, 100 + i, 1000 + i, &RowMeta::default(), Some(0)));
+        tickets.push(put_row(
+            &mut *w1,
+            100 + i,
+            1000 + i,
+            &RowMeta::default(),
+            Some(0),
+        ));
     }
     tickets.push(put_row(&mut *w1, 1, 7, &old, Some(1)));
     tickets.push(put_row(&mut *w1, 2, 7, &old, None));
@@ -387,7 +394,13 @@ fn options_and_refusals() {
         logging: LogKind::Command,
         ..cfg(1)
     };
-    let r = silor::open_silor(&c, &SilorConfig::default(), devices, &State::default(), &|_| {});
+    let r = silor::open_silor(
+        &c,
+        &SilorConfig::default(),
+        devices,
+        &State::default(),
+        &|_| {},
+    );
     assert!(matches!(r, Err(WalError::Config(_))));
 }
 
