@@ -194,6 +194,7 @@ impl DurabilityWait for EpochWait {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use std::sync::Arc;

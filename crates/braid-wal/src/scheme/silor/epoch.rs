@@ -56,6 +56,8 @@ pub struct Slot {
     pub(crate) active: AtomicU64,
     /// The largest epoch of a record this worker appended (for the logger's idle test).
     pub(crate) appended: AtomicU64,
+    /// A live worker holds the slot.
+    pub(crate) owned: std::sync::atomic::AtomicBool,
 }
 
 /// The global epoch and the workers' slots.
@@ -75,6 +77,7 @@ impl Epochs {
                     CachePadded::new(Slot {
                         active: AtomicU64::new(IDLE),
                         appended: AtomicU64::new(0),
+                        owned: std::sync::atomic::AtomicBool::new(false),
                     })
                 })
                 .collect(),
@@ -90,6 +93,21 @@ impl Epochs {
     /// Advance the global epoch by one; returns the new one.
     pub fn advance(&self) -> u64 {
         self.global.fetch_add(1, SeqCst) + 1
+    }
+
+    /// Claim a free slot for a new worker (worker ids grow without bound; slots are reused).
+    pub fn claim(&self) -> Option<usize> {
+        self.slots.iter().position(|s| {
+            s.owned
+                .compare_exchange(false, true, SeqCst, SeqCst)
+                .is_ok()
+        })
+    }
+
+    /// Give slot `w` back (its worker is gone, outside any commit).
+    pub fn release(&self, w: usize) {
+        self.slots[w].active.store(IDLE, SeqCst);
+        self.slots[w].owned.store(false, SeqCst);
     }
 
     /// How many worker slots.
@@ -160,6 +178,7 @@ pub fn durable_epoch(per_stream: &[u64]) -> u64 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

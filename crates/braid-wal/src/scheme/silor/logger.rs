@@ -98,9 +98,12 @@ impl Logger {
         let workers = self.sh.epochs.workers();
         let mut tails = Vec::with_capacity(n);
         let mut bounds = Vec::with_capacity(n);
+        // Every announcement bounds every stream (a slot's worker may be on any stream): a
+        // stream's bound is the global one.
+        let announced = (0..workers).map(|w| self.sh.epochs.active(w));
+        let b = stream_bound(g, announced);
         for s in 0..n {
-            let announced = (s..workers).step_by(n).map(|w| self.sh.epochs.active(w));
-            bounds.push(stream_bound(g, announced));
+            bounds.push(b);
             tails.push(self.sh.streams[s].tail());
         }
         for s in 0..n {

@@ -40,9 +40,12 @@ use crate::stream::StreamWriter;
 /// Shards of [`RowTids`] (a power of two).
 const SHARDS: usize = 64;
 
+/// One shard of [`RowTids`]: (table, key) -> TID.
+type Shard = Mutex<HashMap<(u32, u64), u64>>;
+
 /// TIDs of rows named by identity only.
 #[derive(Debug)]
-pub(crate) struct RowTids(Box<[Mutex<HashMap<(u32, u64), u64>>]>);
+pub(crate) struct RowTids(Box<[Shard]>);
 
 impl Default for RowTids {
     fn default() -> Self {
@@ -51,7 +54,7 @@ impl Default for RowTids {
 }
 
 impl RowTids {
-    fn shard(&self, table: u32, key: u64) -> &Mutex<HashMap<(u32, u64), u64>> {
+    fn shard(&self, table: u32, key: u64) -> &Shard {
         let h = (key ^ (u64::from(table) << 40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         &self.0[(h >> 58) as usize & (SHARDS - 1)]
     }
@@ -82,6 +85,7 @@ fn row_tid<'a>(row: &RowRef<'a>) -> Option<&'a std::sync::atomic::AtomicU64> {
 /// One worker thread's view of SiloR.
 pub(crate) struct SilorWorker {
     sh: Arc<Shared>,
+    /// Its announcement slot.
     w: usize,
     writer: StreamWriter,
     /// This worker's previous TID.
@@ -95,18 +99,24 @@ pub(crate) struct SilorWorker {
 
 impl SilorWorker {
     pub(crate) fn new(sh: Arc<Shared>, w: usize) -> Result<SilorWorker, WalError> {
-        if w >= sh.epochs.workers() {
-            return Err(WalError::Config(format!(
-                "silor: worker {w} asked for, the scheme was opened for {}",
+        let slot = sh.epochs.claim().ok_or_else(|| {
+            WalError::Config(format!(
+                "silor: more than {} workers at once",
                 sh.epochs.workers()
-            )));
-        }
+            ))
+        })?;
         // Workers map onto streams round robin.
-        let writer = sh.streams[w % sh.streams.len()].writer()?;
+        let writer = match sh.streams[w % sh.streams.len()].writer() {
+            Ok(wr) => wr,
+            Err(e) => {
+                sh.epochs.release(slot);
+                return Err(e);
+            }
+        };
         let proxy = sh.board.counter();
         Ok(SilorWorker {
             sh,
-            w,
+            w: slot,
             writer,
             last: 0,
             ids: Vec::new(),
@@ -193,6 +203,12 @@ impl SilorWorker {
         self.last = tid;
         self.sh.epochs.leave(self.w, Some(epoch_of(tid)));
         Ok(self.ticket(epoch_of(tid)))
+    }
+}
+
+impl Drop for SilorWorker {
+    fn drop(&mut self) {
+        self.sh.epochs.release(self.w);
     }
 }
 
