@@ -281,6 +281,12 @@ fn gsn_checkpoint_plus_log_equals_whole_log() {
 }
 
 #[test]
+fn silor_checkpoint_plus_log_equals_whole_log() {
+    equals_whole_log("silor:epoch_ms=2", pmem(), LogKind::Data, Cc::TwoPl);
+    equals_whole_log("silor:epoch_ms=2", file(), LogKind::Data, Cc::Occ);
+}
+
+#[test]
 fn pertxn_and_nvdisk_checkpoint_plus_log_equals_whole_log() {
     equals_whole_log("pertxn", pmem(), LogKind::Data, Cc::TwoPl);
     equals_whole_log("pertxn", pmem(), LogKind::Command, Cc::TwoPl);
@@ -352,6 +358,7 @@ fn truncation_keeps_the_log_bounded() {
     truncation("serial", file());
     truncation("taurus", file());
     truncation("gsn", file());
+    truncation("silor:epoch_ms=2", file());
     // pertxn's index is a ring that is backed up (and freed) only once `truncate_entries`
     // entries are consumed (default: half the index, about a round of this test), so its log
     // bytes saw-tooth by up to that much between checkpoints whatever the backups hold; and a

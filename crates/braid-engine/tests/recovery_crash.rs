@@ -10,7 +10,7 @@
 //!   the ones after it untouched: devices are reset one after the other), then crashed and
 //!   recovered again.
 //!
-//! For the serial, taurus (two streams) and gsn (two logs) schemes.
+//! For the serial, taurus (two streams), gsn (two logs) and silor (two streams) schemes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -189,4 +189,15 @@ fn pmem_recovery_crashed_at_every_persist_taurus() {
 #[test]
 fn pmem_recovery_crashed_at_every_persist_gsn() {
     assert!(pmem_case("gsn") > 1);
+}
+
+#[test]
+fn file_recovery_crashed_at_every_op_silor() {
+    let n = file_case("silor");
+    assert!(n > 3);
+}
+
+#[test]
+fn pmem_recovery_crashed_at_every_persist_silor() {
+    assert!(pmem_case("silor") > 1);
 }

@@ -27,6 +27,7 @@ mod record_payload;
 mod record_roundtrip;
 mod scan_end;
 mod scan_mutation;
+mod silor_scheme;
 mod stream_fake;
 mod striped_device;
 mod taurus_commit;

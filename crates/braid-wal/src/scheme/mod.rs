@@ -21,6 +21,7 @@ pub mod nvdisk;
 pub mod pertxn;
 pub mod registry;
 pub mod serial;
+pub mod silor;
 pub mod taurus;
 
 pub use registry::{LogPlace, SCHEMES, SchemeDef, SchemeSpec};

@@ -1,0 +1,418 @@
+//! The silor scheme driven directly (no engine): acknowledgement only at the durable epoch,
+//! recovery discarding every epoch above it (and never resurrecting them), the latest TID
+//! winning per key across streams, the delete-then-insert order of a re-created row, and its
+//! options and refusals.
+//!
+//! Devices are in-memory file-like devices whose flushes can be held back by a gate; their
+//! durable bytes are the image a crash leaves.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use braid_wal::device::{Device, DeviceInfo};
+use braid_wal::payload::{RedoBuf, RedoOp, decode_redo};
+use braid_wal::scan::StreamSource;
+use braid_wal::scheme::silor::{self, SilorConfig};
+use braid_wal::scheme::{
+    Access, CommitRequest, LogKind, NoRows, Replay, ReplayError, RowMeta, RowRef, Scheme,
+    SchemeConfig, SchemeSpec, SchemeWorker, Ticket,
+};
+use braid_wal::{Lsn, WalError};
+use parking_lot::{Condvar, Mutex};
+
+struct MemInner {
+    bytes: Vec<u8>,
+    durable: u64,
+    gate_open: bool,
+}
+
+/// A file-like in-memory device: `fill` buffers, `flush` makes durable (waiting while the
+/// gate is closed).
+struct MemDev {
+    inner: Mutex<MemInner>,
+    cv: Condvar,
+}
+
+impl MemDev {
+    fn new(image: Vec<u8>) -> Arc<MemDev> {
+        let durable = image.len() as u64;
+        Arc::new(MemDev {
+            inner: Mutex::new(MemInner {
+                bytes: image,
+                durable,
+                gate_open: true,
+            }),
+            cv: Condvar::new(),
+        })
+    }
+    fn set_gate(&self, open: bool) {
+        self.inner.lock().gate_open = open;
+        self.cv.notify_all();
+    }
+    fn crash_image(&self) -> Vec<u8> {
+        let g = self.inner.lock();
+        g.bytes[..g.durable as usize].to_vec()
+    }
+}
+
+impl StreamSource for MemDev {
+    fn start(&self) -> Lsn {
+        0
+    }
+    fn limit(&self) -> Lsn {
+        self.inner.lock().bytes.len() as u64
+    }
+    fn sealed(&self) -> Lsn {
+        0
+    }
+    fn read_at(&self, lsn: Lsn, buf: &mut [u8]) -> Result<usize, WalError> {
+        let g = self.inner.lock();
+        let at = (lsn as usize).min(g.bytes.len());
+        let n = buf.len().min(g.bytes.len() - at);
+        buf[..n].copy_from_slice(&g.bytes[at..at + n]);
+        Ok(n)
+    }
+    fn salt_for(&self, _lsn: Lsn) -> u32 {
+        7
+    }
+    fn locate(&self, lsn: Lsn) -> (String, u64) {
+        ("mem".into(), lsn)
+    }
+}
+
+impl Device for MemDev {
+    fn info(&self) -> DeviceInfo {
+        DeviceInfo {
+            kind: "file",
+            location: String::new(),
+            emulation: None,
+        }
+    }
+    fn capacity(&self) -> u64 {
+        1 << 24
+    }
+    fn reusable(&self) -> Lsn {
+        0
+    }
+    fn fill(&self, lsn: Lsn, bytes: &[u8]) {
+        let mut g = self.inner.lock();
+        let end = lsn as usize + bytes.len();
+        if g.bytes.len() < end {
+            g.bytes.resize(end, 0);
+        }
+        g.bytes[lsn as usize..end].copy_from_slice(bytes);
+    }
+    fn durable_on_fill(&self) -> bool {
+        false
+    }
+    fn flush(&self, _from: Lsn, to: Lsn) -> Result<(), WalError> {
+        let mut g = self.inner.lock();
+        while !g.gate_open {
+            self.cv.wait(&mut g);
+        }
+        g.durable = g.durable.max(to);
+        Ok(())
+    }
+    fn ensure_space(&self, _upto: Lsn) -> Result<(), WalError> {
+        Ok(())
+    }
+    fn reset_tail(&self, end: Lsn) -> Result<(), WalError> {
+        let mut g = self.inner.lock();
+        g.bytes.truncate(end as usize);
+        g.durable = end;
+        Ok(())
+    }
+    fn release(&self, _upto: Lsn) -> Result<(), WalError> {
+        Ok(())
+    }
+}
+
+/// Opens every gate when dropped, so a failing assertion never leaves the epoch thread (and
+/// with it the test) blocked on a held-back flush.
+struct OpenGates<'a>(&'a [Arc<MemDev>]);
+
+impl Drop for OpenGates<'_> {
+    fn drop(&mut self) {
+        for d in self.0 {
+            d.set_gate(true);
+        }
+    }
+}
+
+/// Replays into a (table, key) -> value map.
+#[derive(Default)]
+struct State {
+    rows: Mutex<HashMap<(u32, u64), Vec<u8>>>,
+}
+
+impl State {
+    fn get(&self, key: u64) -> Option<Vec<u8>> {
+        self.rows.lock().get(&(0, key)).cloned()
+    }
+}
+
+impl Replay for State {
+    fn apply(&self, _txn: u64, kind: LogKind, payload: &[u8]) -> Result<(), ReplayError> {
+        assert_eq!(kind, LogKind::Data);
+        for op in decode_redo(payload) {
+            match op? {
+                RedoOp::Insert {
+                    table, key, data, ..
+                }
+                | RedoOp::Update {
+                    table, key, data, ..
+                } => {
+                    self.rows.lock().insert((table, key), data.to_vec());
+                }
+                RedoOp::Delete { table, key } => {
+                    self.rows.lock().remove(&(table, key));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn cfg(threads: usize) -> SchemeConfig {
+    SchemeConfig {
+        max_workers: 2,
+        recovery_threads: threads,
+        ..SchemeConfig::default()
+    }
+}
+
+/// Epochs long enough that a test's commits all fall into one (the epoch thread's last round
+/// at `close` makes them durable).
+const LONG: u64 = 60_000;
+
+fn open(devs: &[Arc<MemDev>], state: &State, epoch_ms: u64) -> Arc<silor::Silor> {
+    let devices: Vec<Arc<dyn Device>> = devs
+        .iter()
+        .map(|d| Arc::clone(d) as Arc<dyn Device>)
+        .collect();
+    let sc = SilorConfig { epoch_ms };
+    silor::open_silor(&cfg(2), &sc, devices, state, &|_| {})
+        .unwrap()
+        .0
+}
+
+/// Crash: recover a fresh state from the devices' durable bytes; returns the state and the
+/// devices holding the image.
+fn crash(devs: &[Arc<MemDev>]) -> (State, Vec<Arc<MemDev>>, Arc<silor::Silor>) {
+    let img: Vec<Arc<MemDev>> = devs.iter().map(|d| MemDev::new(d.crash_image())).collect();
+    let state = State::default();
+    let s = open(&img, &state, 2);
+    (state, img, s)
+}
+
+/// Write `key` := `[value; 4]` by identity (insert image).
+fn put(w: &mut dyn SchemeWorker, id: u64, key: u64, value: u8) -> Ticket {
+    w.on_write(RowRef::new(0, key));
+    let mut buf = RedoBuf::default();
+    buf.push(&RedoOp::Insert {
+        table: 0,
+        key,
+        data: &[value; 4],
+    });
+    w.commit(&CommitRequest {
+        txn: id,
+        kind: LogKind::Data,
+        payload: &buf.bytes,
+        read_only: false,
+        epoch: 0,
+        writes: &[],
+        rows: &NoRows,
+    })
+    .unwrap()
+}
+
+/// T1 on stream 0 is acknowledged. Stream 1's flushes are then held back: T2 (stream 1) and
+/// T3 (stream 0, flushed) stay unacknowledged, and a crash recovers neither, though T3's
+/// record is durable (its epoch is above `D`). After a reopen and a new acknowledged commit
+/// (so `D` moves past T3's epoch), a second crash still does not resurrect T3.
+#[test]
+fn acknowledged_at_the_durable_epoch_and_later_epochs_discarded_for_good() {
+    let devs = [MemDev::new(Vec::new()), MemDev::new(Vec::new())];
+    let state = State::default();
+    let s = open(&devs, &state, 2);
+    let _gates = OpenGates(&devs);
+    let mut w0 = s.worker(0).unwrap();
+    let mut w1 = s.worker(1).unwrap();
+    let t1 = put(&mut *w0, 1, 1, 1);
+    t1.wait().unwrap();
+    let d1 = s.durable_epoch();
+    devs[1].set_gate(false);
+    let t2 = put(&mut *w1, 2, 2, 2);
+    let t3 = put(&mut *w0, 3, 3, 3);
+    let st0 = &s.streams()[0];
+    st0.wait_durable(st0.tail()).unwrap();
+    assert!(!t2.is_durable().unwrap());
+    assert!(
+        !t3.is_durable().unwrap(),
+        "acknowledged above the durable epoch"
+    );
+    assert!(s.durable_epoch() >= d1);
+
+    let (rec, img, s2) = crash(&devs);
+    assert_eq!(rec.get(1), Some(vec![1; 4]));
+    assert_eq!(rec.get(2), None);
+    assert_eq!(
+        rec.get(3),
+        None,
+        "a record of an epoch above D was replayed"
+    );
+    let mut w = s2.worker(0).unwrap();
+    let t5 = put(&mut *w, 5, 5, 5);
+    t5.wait().unwrap();
+    let (rec2, _img2, _s3) = crash(&img);
+    assert_eq!(rec2.get(1), Some(vec![1; 4]));
+    assert_eq!(rec2.get(5), Some(vec![5; 4]));
+    assert_eq!(rec2.get(3), None, "a discarded record came back");
+}
+
+/// One key written on stream 1, then on stream 0, then on stream 1 again: recovery (which
+/// reads stream 0 first) must install the value of the largest TID.
+#[test]
+fn latest_tid_wins_across_streams() {
+    let devs = [MemDev::new(Vec::new()), MemDev::new(Vec::new())];
+    let state = State::default();
+    let s = open(&devs, &state, LONG);
+    let mut w0 = s.worker(0).unwrap();
+    let mut w1 = s.worker(1).unwrap();
+    let e = s.epoch();
+    let tickets = [
+        put(&mut *w1, 1, 9, 1),
+        put(&mut *w0, 2, 9, 2),
+        put(&mut *w0, 3, 8, 3),
+        put(&mut *w1, 4, 8, 4),
+        put(&mut *w0, 5, 8, 5),
+    ];
+    assert_eq!(s.epoch(), e, "one epoch: only TIDs order the writes");
+    assert!(!tickets[0].is_durable().unwrap());
+    drop((w0, w1));
+    s.close().unwrap();
+    for t in &tickets {
+        t.wait().unwrap();
+    }
+    let (rec, _img, _s) = crash(&devs);
+    assert_eq!(rec.get(9), Some(vec![2; 4]));
+    assert_eq!(rec.get(8), Some(vec![5; 4]));
+}
+
+/// Commit through rows with [`RowMeta`] slots, as the engine does.
+fn put_row(w: &mut dyn SchemeWorker, id: u64, key: u64, meta: &RowMeta, op: Option<u8>) -> Ticket {
+    let row = RowRef {
+        table: 0,
+        key,
+        meta: Some(meta),
+    };
+    w.on_write(row);
+    let mut buf = RedoBuf::default();
+    match op {
+        Some(v) => {
+            w.on_insert(0, key);
+            buf.push(&RedoOp::Insert {
+                table: 0,
+                key,
+                data: &[v; 4],
+            });
+        }
+        None => {
+            w.on_delete(0, key);
+            buf.push(&RedoOp::Delete { table: 0, key });
+        }
+    }
+    let rows = vec![Access {
+        row,
+        read: true,
+        write: true,
+    }];
+    w.commit(&CommitRequest {
+        txn: id,
+        kind: LogKind::Data,
+        payload: &buf.bytes,
+        read_only: false,
+        epoch: 0,
+        writes: &[],
+        rows: &rows,
+    })
+    .unwrap()
+}
+
+/// A key inserted and deleted on stream 1 by a worker with many commits behind it (so large
+/// TIDs), then inserted again as a new row with a fresh slot by a worker without any (stream
+/// 0, read first by recovery): the re-insert must order after the delete.
+#[test]
+fn a_reinserted_row_orders_after_its_delete() {
+    let devs = [MemDev::new(Vec::new()), MemDev::new(Vec::new())];
+    let state = State::default();
+    let s = open(&devs, &state, LONG);
+    let mut w0 = s.worker(0).unwrap();
+    let mut w1 = s.worker(1).unwrap();
+    let e = s.epoch();
+    let old = RowMeta::default();
+    let mut tickets = Vec::new();
+    for i in 0..50 {
+        tickets.push(put_row(
+            &mut *w1,
+            100 + i,
+            1000 + i,
+            &RowMeta::default(),
+            Some(0),
+        ));
+    }
+    tickets.push(put_row(&mut *w1, 1, 7, &old, Some(1)));
+    tickets.push(put_row(&mut *w1, 2, 7, &old, None));
+    let fresh = RowMeta::default();
+    tickets.push(put_row(&mut *w0, 3, 7, &fresh, Some(3)));
+    assert_eq!(s.epoch(), e, "one epoch: only TIDs order the writes");
+    drop((w0, w1));
+    s.close().unwrap();
+    for t in &tickets {
+        t.wait().unwrap();
+    }
+    let (rec, _img, _s) = crash(&devs);
+    assert_eq!(rec.get(7), Some(vec![3; 4]));
+}
+
+#[test]
+fn options_and_refusals() {
+    let spec: SchemeSpec = "silor:epoch_ms=5".parse().unwrap();
+    assert_eq!(spec.options(), vec![("epoch_ms", "5".to_string())]);
+    assert_eq!(
+        SchemeSpec::named("silor").unwrap().options(),
+        vec![("epoch_ms", "40".to_string())]
+    );
+    assert!("silor:epoch_ms=0".parse::<SchemeSpec>().is_err());
+    assert!("silor:group=1".parse::<SchemeSpec>().is_err());
+    assert!(spec.command_logging_refusal().is_some());
+    assert!(spec.mvcc_refusal().is_some());
+    let devices: Vec<Arc<dyn Device>> = vec![MemDev::new(Vec::new())];
+    let c = SchemeConfig {
+        logging: LogKind::Command,
+        ..cfg(1)
+    };
+    let r = silor::open_silor(
+        &c,
+        &SilorConfig::default(),
+        devices,
+        &State::default(),
+        &|_| {},
+    );
+    assert!(matches!(r, Err(WalError::Config(_))));
+}
+
+/// A checkpoint's wait for durability ends even when nothing is running (the epoch thread
+/// skips idle rounds unless someone waits).
+#[test]
+fn checkpoint_wait_ends_when_idle() {
+    let devs = [MemDev::new(Vec::new())];
+    let state = State::default();
+    let s = open(&devs, &state, 2);
+    let p = s.positions();
+    let before = s.epoch();
+    s.wait_durable(&p.lsns).unwrap();
+    assert!(s.durable_epoch() >= before);
+}
