@@ -20,7 +20,7 @@ fn crash_test_all_short_matrix() {
         "0.01",
     ]);
     let rows = v["combinations"].as_array().unwrap();
-    assert_eq!(rows.len(), 34);
+    assert_eq!(rows.len(), 36);
     for r in rows {
         assert_eq!(r["violations"], 0, "{r}");
         assert!(
