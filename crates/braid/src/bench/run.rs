@@ -16,8 +16,9 @@ use serde::Serialize;
 use super::{BenchArgs, Point};
 use crate::common;
 
-/// What one worker thread of a run measured: commits, aborts and commit latencies.
-type WorkerResult = anyhow::Result<(u64, u64, Histogram<u64>)>;
+/// What one worker thread of a run measured: commits, aborts, commit latencies, and the time
+/// it waited with a full pipeline.
+type WorkerResult = anyhow::Result<(u64, u64, Histogram<u64>, Duration)>;
 
 /// One run's measurements.
 #[derive(Debug, Clone, Serialize)]
@@ -51,6 +52,9 @@ pub struct RunResult {
     /// What the run's log only emulated ([`Db::emulation`]); `None` if every acknowledged
     /// commit would have survived a power cut on this machine.
     pub emulation: Option<String>,
+    /// Share of the workers' time spent waiting for an acknowledgement with `--inflight`
+    /// commits pending: near 1, the client's bound, not the scheme, set the throughput.
+    pub pipeline_full_share: f64,
 }
 
 /// A progress bar with `template`, added to `mp`.
@@ -68,6 +72,8 @@ struct Pipeline {
     pending: VecDeque<(Ticket, Instant)>,
     hist: Histogram<u64>,
     done: u64,
+    /// Time spent waiting in [`Pipeline::bound`].
+    full: Duration,
 }
 
 impl Pipeline {
@@ -96,7 +102,9 @@ impl Pipeline {
         if self.pending.len() >= inflight
             && let Some((t, at)) = self.pending.pop_front()
         {
+            let waited = Instant::now();
             t.wait().context("commit failed")?;
+            self.full += waited.elapsed();
             let _ = self.hist.record(at.elapsed().as_nanos() as u64);
             self.done += 1;
         }
@@ -117,6 +125,7 @@ fn work(
         pending: VecDeque::with_capacity(inflight),
         hist: Histogram::<u64>::new(3)?,
         done: 0,
+        full: Duration::ZERO,
     };
     let mut aborts = 0u64;
     let mut n = 0u64;
@@ -136,7 +145,7 @@ fn work(
         }
     }
     p.retire(true)?;
-    Ok((p.done, aborts, p.hist))
+    Ok((p.done, aborts, p.hist, p.full))
 }
 
 /// Run one configuration once; returns its measurements and the bytes per row it used.
@@ -228,11 +237,12 @@ pub fn run_once(
     run_bar.finish_and_clear();
     mp.remove(&run_bar);
     let mut hist = Histogram::<u64>::new(3)?;
-    let (mut done, mut aborts) = (0, 0);
+    let (mut done, mut aborts, mut full) = (0, 0, Duration::ZERO);
     for r in results {
-        let (d, a, h) = r?;
+        let (d, a, h, f) = r?;
         done += d;
         aborts += a;
+        full += f;
         hist.add(&h)?;
     }
     let log = db.log_stats();
@@ -286,6 +296,7 @@ pub fn run_once(
             shared_lines_per_commit: per_commit.map(|p| p.1),
             proxy_lanes: proxies.map(|p| p.lanes),
             emulation,
+            pipeline_full_share: full.as_secs_f64() / (elapsed * threads.max(1) as f64),
         },
         bytes_per_row,
     ))

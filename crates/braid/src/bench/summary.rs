@@ -42,6 +42,9 @@ pub struct ConfigResult {
     pub emulation: Option<String>,
     /// The scheme's own options, as the scheme reports them.
     pub scheme_options: BTreeMap<String, String>,
+    /// Median over the runs of the share of worker time spent with a full pipeline (see
+    /// [`RunResult::pipeline_full_share`]).
+    pub pipeline_full_share: f64,
     pub runs: Vec<RunResult>,
     pub params: serde_json::Value,
 }
@@ -109,6 +112,7 @@ pub fn measure(
         };
         let shared_rmw = median_of(|r| r.shared_rmw_per_commit);
         let shared_lines = median_of(|r| r.shared_lines_per_commit);
+        let full = median_of(|r| Some(r.pipeline_full_share)).unwrap_or(0.0);
         let ratio = results
             .iter()
             .find(|c| c.scheme == "none" && c.threads == p.threads)
@@ -154,6 +158,7 @@ pub fn measure(
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
+            pipeline_full_share: full,
             runs,
             params: serde_json::json!({
                 "workload": workload.params(),
