@@ -3,18 +3,25 @@
 //!
 //! They are bumped on the commit path of every logging scheme from many threads, so one shared
 //! atomic would become the very contention point the distributed-logging papers remove
-//! (Wang & Johnson 2014 §3). Each region keeps [`SHARDS`] cache-padded counter sets; a thread
-//! uses the set picked by a per-thread id (threads are numbered once, round robin), so threads
-//! only share a set when there are more of them than sets. A snapshot sums all sets; it is
-//! exact once the counting threads have stopped, and a consistent-enough view while they run
-//! (each counter is read atomically, the counters not together).
+//! (Wang & Johnson 2014 §3). Each region keeps [`SHARDS`] cache-padded counter sets, and a
+//! thread owns one set while it lives (slots are handed out at a thread's first count and
+//! returned when it exits), so it updates them with plain loads and stores, never a locked
+//! instruction. That matters beyond contention: on x86 a locked read-modify-write waits for
+//! the cache-line write-backs (CLWB) issued before it, like a fence, so a locked counter bumped
+//! in `flush` after the previous call's write-backs turned every flush call into a fence
+//! (measured on an AMD EPYC host: 159 ns per line flushed one call at a time, 3.5 ns with a
+//! plain add). Threads beyond [`SHARDS`] alive at once share one more set with atomic adds. A
+//! snapshot sums all sets; it is exact once the counting threads have stopped, and a
+//! consistent-enough view while they run (each counter is read atomically, the counters not
+//! together).
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
 
-/// Number of counter sets per region.
+/// Number of counter sets per region owned by one thread each.
 pub(crate) const SHARDS: usize = 32;
 
 /// A snapshot of a region's persistence counters.
@@ -51,73 +58,126 @@ struct Shard {
     msyncs: AtomicU64,
 }
 
-/// Sharded counters of one region.
+/// Sharded counters of one region: one set per owning thread, and one shared set.
 pub(crate) struct Counters {
-    shards: Box<[CachePadded<Shard>]>,
+    owned: Box<[CachePadded<Shard>]>,
+    shared: CachePadded<Shard>,
 }
 
-static NEXT_THREAD: AtomicUsize = AtomicUsize::new(0);
+/// Owned-set slots not held by a live thread.
+static FREE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+/// Slots handed out so far (a slot is new while this is below [`SHARDS`]).
+static ISSUED: Mutex<usize> = Mutex::new(0);
+
+/// A thread's slot; returned to [`FREE`] when the thread exits.
+struct Slot(Option<usize>);
+
+impl Slot {
+    fn take() -> Slot {
+        if let Some(i) = FREE.lock().pop() {
+            return Slot(Some(i));
+        }
+        let mut n = ISSUED.lock();
+        if *n < SHARDS {
+            *n += 1;
+            return Slot(Some(*n - 1));
+        }
+        Slot(None)
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if let Some(i) = self.0 {
+            // Counts this thread still makes during its teardown go to the shared set, since
+            // the slot may be another thread's from now on.
+            let _ = CACHED.try_with(|c| c.set(Some(None)));
+            FREE.lock().push(i);
+        }
+    }
+}
 
 thread_local! {
-    static THREAD_SHARD: Cell<usize> = const { Cell::new(usize::MAX) };
+    static SLOT: Slot = Slot::take();
+    /// `SLOT`'s value, cached where reading it costs nothing (`Some(None)`: shared set).
+    static CACHED: Cell<Option<Option<usize>>> = const { Cell::new(None) };
 }
 
+/// The owned set of the calling thread, or `None` for the shared one.
 #[inline]
-fn shard_index() -> usize {
-    THREAD_SHARD.with(|c| {
-        let i = c.get();
-        if i != usize::MAX {
-            return i;
-        }
-        let i = NEXT_THREAD.fetch_add(1, Ordering::Relaxed) % SHARDS;
-        c.set(i);
-        i
-    })
+fn slot() -> Option<usize> {
+    CACHED
+        .try_with(|c| match c.get() {
+            Some(s) => s,
+            None => {
+                // During thread teardown the slot may be gone already: count in the shared set.
+                let s = SLOT.try_with(|s| s.0).unwrap_or(None);
+                c.set(Some(s));
+                s
+            }
+        })
+        .unwrap_or(None)
+}
+
+/// Add `n` to `c`: a plain load and store for the owner of the set, an atomic add otherwise.
+#[inline]
+fn bump(c: &AtomicU64, n: u64, owned: bool) {
+    if owned {
+        // Only the owning thread writes this counter (see the module doc).
+        c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+    } else {
+        c.fetch_add(n, Ordering::Relaxed);
+    }
 }
 
 impl Counters {
     pub(crate) fn new() -> Counters {
         Counters {
-            shards: (0..SHARDS)
+            owned: (0..SHARDS)
                 .map(|_| CachePadded::new(Shard::default()))
                 .collect(),
+            shared: CachePadded::new(Shard::default()),
         }
     }
 
     #[inline]
-    fn shard(&self) -> &Shard {
-        &self.shards[shard_index()]
+    fn with(&self, f: impl FnOnce(&Shard, bool)) {
+        match slot() {
+            Some(i) => f(&self.owned[i], true),
+            None => f(&self.shared, false),
+        }
     }
 
     #[inline]
     pub(crate) fn add_lines(&self, n: u64) {
-        self.shard().lines.fetch_add(n, Ordering::Relaxed);
+        self.with(|s, o| bump(&s.lines, n, o));
     }
 
     #[inline]
     pub(crate) fn add_fence(&self) {
-        self.shard().fences.fetch_add(1, Ordering::Relaxed);
+        self.with(|s, o| bump(&s.fences, 1, o));
     }
 
     #[inline]
     pub(crate) fn add_nt_bytes(&self, n: u64) {
-        self.shard().nt_bytes.fetch_add(n, Ordering::Relaxed);
+        self.with(|s, o| bump(&s.nt_bytes, n, o));
     }
 
     #[inline]
     pub(crate) fn add_msync(&self) {
-        self.shard().msyncs.fetch_add(1, Ordering::Relaxed);
+        self.with(|s, o| bump(&s.msyncs, 1, o));
     }
 
     pub(crate) fn snapshot(&self) -> PmemStats {
-        self.shards
-            .iter()
-            .fold(PmemStats::default(), |acc, s| PmemStats {
+        self.owned.iter().chain(std::iter::once(&self.shared)).fold(
+            PmemStats::default(),
+            |acc, s| PmemStats {
                 lines_flushed: acc.lines_flushed + s.lines.load(Ordering::Relaxed),
                 fences: acc.fences + s.fences.load(Ordering::Relaxed),
                 nt_bytes: acc.nt_bytes + s.nt_bytes.load(Ordering::Relaxed),
                 msyncs: acc.msyncs + s.msyncs.load(Ordering::Relaxed),
-            })
+            },
+        )
     }
 }
 
@@ -127,27 +187,37 @@ mod tests {
 
     #[test]
     fn counts_from_many_threads_sum_up() {
+        // More threads alive at once than owned sets (some count in the shared one), twice,
+        // so the second round runs on slots the first returned.
         let c = Counters::new();
-        std::thread::scope(|s| {
-            for _ in 0..8 {
-                s.spawn(|| {
-                    for _ in 0..1000 {
-                        c.add_lines(2);
-                        c.add_fence();
-                        c.add_nt_bytes(64);
-                        c.add_msync();
-                    }
-                });
-            }
-        });
+        let threads = SHARDS + 8;
+        for _ in 0..2 {
+            let started = std::sync::Barrier::new(threads);
+            std::thread::scope(|s| {
+                for _ in 0..threads {
+                    s.spawn(|| {
+                        started.wait();
+                        for _ in 0..1000 {
+                            c.add_lines(2);
+                            c.add_fence();
+                            c.add_nt_bytes(64);
+                            c.add_msync();
+                        }
+                        // Hold the slot until every thread has counted.
+                        started.wait();
+                    });
+                }
+            });
+        }
+        let n = 2 * threads as u64 * 1000;
         let st = c.snapshot();
         assert_eq!(
             st,
             PmemStats {
-                lines_flushed: 16_000,
-                fences: 8_000,
-                nt_bytes: 512_000,
-                msyncs: 8_000,
+                lines_flushed: 2 * n,
+                fences: n,
+                nt_bytes: 64 * n,
+                msyncs: n,
             }
         );
         assert_eq!(st.since(&st), PmemStats::default());
