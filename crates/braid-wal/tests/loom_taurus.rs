@@ -322,6 +322,10 @@ fn heads_move_across_snapshots() {
         late.join().unwrap();
         // Record 0 may have been claimed by the late worker, in which case it finished it.
         assert!(g.flags.get(0).1.load(Acquire), "record 0 never replayed");
-        assert_eq!(g.heads.head(0), 2, "the head stayed behind a finished record");
+        assert_eq!(
+            g.heads.head(0),
+            2,
+            "the head stayed behind a finished record"
+        );
     });
 }

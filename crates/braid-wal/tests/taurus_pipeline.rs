@@ -336,10 +336,7 @@ fn case() -> impl Strategy<Value = Case> {
     (2usize..=4).prop_flat_map(|n| {
         (
             Just(n),
-            prop::collection::vec(
-                (0..n, prop::collection::vec(0u8..4, n..=n)),
-                0..160,
-            ),
+            prop::collection::vec((0..n, prop::collection::vec(0u8..4, n..=n)), 0..160),
             prop::collection::vec(prop::option::weighted(0.4, 0.0f64..1.0), n..=n),
             1usize..=3,
             prop_oneof![
@@ -396,7 +393,11 @@ fn run_case(c: &Case) -> Result<(), TestCaseError> {
     want.sort_unstable();
     let mut got: Vec<u64> = spans.keys().copied().collect();
     got.sort_unstable();
-    prop_assert_eq!(&got, &want, "applied set differs from the cut of the whole log");
+    prop_assert_eq!(
+        &got,
+        &want,
+        "applied set differs from the cut of the whole log"
+    );
     prop_assert_eq!(report.txns as usize, want.len());
     // Order: whatever a record depends on finished before it started.
     for (s, r) in log.recs.iter().enumerate() {
@@ -478,7 +479,10 @@ fn corruption_fails_recovery_before_anything_past_it_is_applied() {
                 Ok(_) => panic!("recovery of a corrupted log succeeded"),
                 Err(e) => e.to_string(),
             };
-            assert_eq!(got, want, "damaged {damaged:?}, {threads} threads, {plan:?}");
+            assert_eq!(
+                got, want,
+                "damaged {damaged:?}, {threads} threads, {plan:?}"
+            );
             let spans = rec.spans.lock();
             for (&s, &a) in damaged.iter().zip(&at) {
                 for m in &log.recs[s][a..] {

@@ -35,7 +35,10 @@
 //!    `recovery_threads` workers looks, from the heads of the pools (one pool per stream, its
 //!    records in log order), for a ready admitted record no one claimed, within a window of
 //!    [`WINDOW`] records, claims it with a swap, and replays it through [`Replay::apply`]:
-//!    redo images for data logging, re-execution for command logging. A worker that finds
+//!    redo images for data logging, re-execution for command logging. While the streams are
+//!    read, only as many workers run as there are cores the readers leave (at least one):
+//!    readers and workers share the cores, and a worker waiting on a preempted one would only
+//!    burn the time the readers need; the others start on the final cut. A worker that finds
 //!    nothing ready backs off, and parks on the feed's condition variable (for at most a
 //!    millisecond at a time) when no one is replaying and the readers have not published
 //!    since.
@@ -228,6 +231,7 @@ fn too_wide(id: usize, lsn: Lsn, n: usize) -> WalError {
 /// if a reader failed before one was chosen.
 fn replay_all(
     feed: &Feed,
+    streams: usize,
     threads: usize,
     forced: RecoveryPlan,
     replay: &dyn Replay,
@@ -241,9 +245,12 @@ fn replay_all(
         },
         p => p,
     };
+    // Workers that replay while the streams are read: the cores the readers leave.
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let early = cores.saturating_sub(streams).clamp(1, threads);
     match plan {
         RecoveryPlan::Parallel if threads > 1 => {
-            replay::replay_parallel(feed, threads, replay, first)?
+            replay::replay_parallel(feed, threads, early, replay, first)?
         }
         _ => replay::replay_serial(feed, replay, first)?,
     }
@@ -275,7 +282,7 @@ pub(crate) fn recover(
                 })
             })
             .collect();
-        let replayed = replay_all(feed, threads, forced, replay, &first);
+        let replayed = replay_all(feed, n, threads, forced, replay, &first);
         let mut read_at = 0f64;
         let reads = hs
             .into_iter()

@@ -211,10 +211,14 @@ pub(crate) fn plan_auto(feed: &Feed) -> Result<Option<RecoveryPlan>, WalError> {
     }
 }
 
-/// Parallel replay by `threads` workers (this thread and `threads - 1` more).
+/// Parallel replay by `threads` workers (this thread and `threads - 1` more), of which only
+/// the first `early` run while the streams are still being read (the others wait for the
+/// final cut): readers and workers share the cores, and a worker waiting on a preempted one
+/// only burns the time the readers need.
 pub(crate) fn replay_parallel(
     feed: &Feed,
     threads: usize,
+    early: usize,
     replay: &dyn Replay,
     first: &FirstApply,
 ) -> Result<(), WalError> {
@@ -228,6 +232,15 @@ pub(crate) fn replay_parallel(
     // (a damaged log).
     let active = AtomicUsize::new(0);
     let work = |w: usize| {
+        if w >= early {
+            loop {
+                let ver = feed.version();
+                if feed.failed() || feed.view().last {
+                    break;
+                }
+                feed.wait(ver, PARK * 10);
+            }
+        }
         let mut step = 0u32;
         let mut idle = (0usize, usize::MAX);
         let mut rlv = [0 as Lsn; MAX_STREAMS];
@@ -238,14 +251,16 @@ pub(crate) fn replay_parallel(
                 return;
             }
             refresh(feed, &mut ver, &mut view);
-            let v = view.clone();
+            // Borrowed, not cloned: an `Arc` clone per record would bounce its count between
+            // the workers' caches.
+            let v: &View = &view;
             if v.last && finished.load(Ordering::Acquire) >= v.total {
                 return;
             }
             for (j, r) in rlv[..n].iter_mut().enumerate() {
                 *r = v.rlv_at(j, heads.head(j));
             }
-            let found = heads.claim_ready(&*v, w % n, WINDOW, |s, k| lv::le(v.lv(s, k), &rlv[..n]));
+            let found = heads.claim_ready(v, w % n, WINDOW, |s, k| lv::le(v.lv(s, k), &rlv[..n]));
             let Some((s, k)) = found else {
                 replay.replay_idle();
                 let f = finished.load(Ordering::Acquire);
@@ -277,13 +292,13 @@ pub(crate) fn replay_parallel(
             step = 0;
             idle = (0, usize::MAX);
             active.fetch_add(1, Ordering::AcqRel);
-            if let Err(err) = apply(&v, s, k, replay, first) {
+            if let Err(err) = apply(v, s, k, replay, first) {
                 active.fetch_sub(1, Ordering::AcqRel);
                 error.lock().get_or_insert(err);
                 failed.store(true, Ordering::Relaxed);
                 return;
             }
-            if !heads.finish(&*v, s, k) {
+            if !heads.finish(v, s, k) {
                 // The head reached a record this view does not hold: a fresher view has it
                 // if it was published before, else whoever replays it moves the head on
                 // (pools.rs).
