@@ -19,9 +19,14 @@
 //!   head move (else the stopped worker's fresh snapshot would hold it), so it reads the head
 //!   after that move and advances it itself.
 //!
-//! The `done` flags and the heads are accessed sequentially consistently: with
-//! release/acquire alone, two workers finishing neighbours at once could each miss the
-//! other's flag (store buffering) and leave the head behind a finished record.
+//! `advance` reads the head with a read-modify-write (`fetch_add(0)`), not a load: RMWs of
+//! the head are totally ordered, so of two workers finishing neighbours at once, either the
+//! one that set the later `done` flag reads the head after the other moved it (and moves it
+//! on), or its RMW comes first and the other's CAS synchronises with it and sees the flag.
+//! With plain loads, each could miss the other's write (store buffering) and leave the head
+//! behind a finished record. The same argument covers a worker whose snapshot ends at the
+//! head: its CAS synchronises with the other worker's RMW, so it then reads a feed version
+//! that holds the record.
 //!
 //! [`Pools`] is the fixed-size variant (every record known up front) that
 //! `tests/loom_taurus.rs` model-checks; the atomics come from [`crate::sync`].
@@ -116,8 +121,7 @@ impl Heads {
     /// finished record (Alg. 4 lines 4-7, lock-free). `false`: the head stopped at a record
     /// `slots` does not hold; call [`Heads::advance`] again with a fresher snapshot.
     pub fn finish(&self, slots: &impl Slots, s: usize, k: usize) -> bool {
-        // SeqCst with the head load in `advance` (see the module docs).
-        slots.flags(s, k).1.store(true, Ordering::SeqCst);
+        slots.flags(s, k).1.store(true, Ordering::Release);
         self.advance(slots, s)
     }
 
@@ -126,14 +130,15 @@ impl Heads {
     pub fn advance(&self, slots: &impl Slots, s: usize) -> bool {
         let head = &self.heads[s];
         loop {
-            let h = head.load(Ordering::SeqCst);
+            // An RMW, not a load (see the module docs).
+            let h = head.fetch_add(0, Ordering::AcqRel);
             if h >= slots.seen(s) {
                 return false;
             }
-            if !slots.flags(s, h).1.load(Ordering::SeqCst) {
+            if !slots.flags(s, h).1.load(Ordering::Acquire) {
                 return true;
             }
-            let _ = head.compare_exchange(h, h + 1, Ordering::SeqCst, Ordering::Acquire);
+            let _ = head.compare_exchange(h, h + 1, Ordering::AcqRel, Ordering::Acquire);
         }
     }
 }

@@ -202,8 +202,7 @@ impl Feed {
     /// Bumped by every publication (read before [`Feed::view`] to notice the next one).
     #[inline]
     pub(crate) fn version(&self) -> u64 {
-        // SeqCst with the increments below: see `Heads::advance`'s caller in replay.rs.
-        self.version.load(Ordering::SeqCst)
+        self.version.load(Ordering::Acquire)
     }
 
     pub(crate) fn view(&self) -> Arc<View> {
@@ -219,7 +218,7 @@ impl Feed {
     pub(crate) fn fail(&self) {
         let _g = self.state.lock();
         self.failed.store(true, Ordering::Release);
-        self.version.fetch_add(1, Ordering::SeqCst);
+        self.version.fetch_add(1, Ordering::AcqRel);
         self.cv.notify_all();
     }
 
@@ -276,7 +275,7 @@ impl Feed {
         }
         next.total = next.admitted.iter().sum();
         st.view = Arc::new(next);
-        self.version.fetch_add(1, Ordering::SeqCst);
+        self.version.fetch_add(1, Ordering::AcqRel);
         self.cv.notify_all();
     }
 }
