@@ -1,4 +1,4 @@
-//! Model checks of Taurus's two lock-free protocols with loom, on the real code (its atomics
+//! Model checks of Taurus's lock-free protocols with loom, on the real code (its atomics
 //! and locks are loom's under `--cfg loom`, through `braid_wal::sync`):
 //!
 //! * **PLV publication and the committed vector** (Taurus Alg. 1 line 20 and Alg. 2;
@@ -38,7 +38,7 @@ use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 
 use braid_wal::lv;
 use braid_wal::scheme::taurus::clv::Clv;
-use braid_wal::scheme::taurus::pools::Pools;
+use braid_wal::scheme::taurus::pools::{Flags, Heads, Pools, Slots};
 use braid_wal::sync::{AtomicBool, AtomicU64, AtomicUsize};
 
 use crate::loom_harness::model;
@@ -240,5 +240,92 @@ fn rlv_updates_during_parallel_replay() {
         other.join().unwrap();
         assert_eq!((r.pools.head(0), r.pools.head(1)), (2, 1));
         assert!(r.applied.iter().flatten().all(|a| a.load(Relaxed)));
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Heads over growing pools (pipelined recovery)
+
+/// A worker's snapshot of one pool of two independent records: the first snapshot holds
+/// record 0 only, the later one both (the flags are shared, as in the readers' batches).
+struct Snap<'a> {
+    flags: &'a Flags,
+    seen: usize,
+}
+
+impl Slots for Snap<'_> {
+    fn admitted(&self, _s: usize) -> usize {
+        self.seen
+    }
+    fn seen(&self, _s: usize) -> usize {
+        self.seen
+    }
+    fn flags(&self, _s: usize, k: usize) -> (&AtomicBool, &AtomicBool) {
+        self.flags.get(k)
+    }
+}
+
+struct Growing {
+    heads: Heads,
+    flags: Flags,
+    /// Record 1 is published (the feed's version, SeqCst as there).
+    published: AtomicBool,
+}
+
+impl Growing {
+    fn snap(&self) -> Snap<'_> {
+        let seen = if self.published.load(SeqCst) { 2 } else { 1 };
+        Snap {
+            flags: &self.flags,
+            seen,
+        }
+    }
+
+    /// Claim from the snapshot, replay, finish; on `false`, one retry with a fresh snapshot
+    /// (as `replay.rs` does).
+    fn worker(&self, snap: Snap<'_>) {
+        if let Some((s, k)) = self.heads.claim_ready(&snap, 0, 8, |_, _| true)
+            && !self.heads.finish(&snap, s, k)
+        {
+            let _ = self.heads.advance(&self.snap(), s);
+        }
+    }
+}
+
+/// A worker holding the first snapshot finishes record 0 while record 1 is published and
+/// replayed by a worker with the later snapshot: the head must end past both (a head left
+/// behind a finished record would stall replay).
+#[test]
+fn heads_move_across_snapshots() {
+    model(ROUNDS, || {
+        let g = Arc::new(Growing {
+            heads: Heads::new(1),
+            flags: Flags::new(2),
+            published: AtomicBool::new(false),
+        });
+        let late = {
+            let g = g.clone();
+            thread::spawn(move || {
+                g.published.store(true, SeqCst);
+                // Replays whatever its snapshot lets it claim, until record 1 is done.
+                while !g.flags.get(1).1.load(Acquire) {
+                    g.worker(g.snap());
+                    thread::yield_now();
+                }
+            })
+        };
+        let early = Snap {
+            flags: &g.flags,
+            seen: 1,
+        };
+        g.worker(early);
+        late.join().unwrap();
+        // Record 0 may have been claimed by the late worker, in which case it finished it.
+        assert!(g.flags.get(0).1.load(Acquire), "record 0 never replayed");
+        assert_eq!(
+            g.heads.head(0),
+            2,
+            "the head stayed behind a finished record"
+        );
     });
 }

@@ -34,4 +34,5 @@ mod taurus_commit;
 mod taurus_deps;
 mod taurus_lv;
 mod taurus_phantom;
+mod taurus_pipeline;
 mod taurus_rows;

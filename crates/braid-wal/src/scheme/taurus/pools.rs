@@ -4,9 +4,32 @@
 //! (Alg. 4 lines 4-7). `RLV[j]` is derived from `head(j)`: everything before the head's record
 //! is replayed, and its effects are visible to whoever read the head with acquire.
 //!
-//! Which records are ready (`T.LV <= RLV`) is the caller's business ([`Pools::claim_ready`]
-//! takes it as a predicate), so `tests/loom_taurus.rs` can model-check the claim / finish /
-//! head protocol on small hand-made pools; the atomics come from [`crate::sync`].
+//! Recovery is pipelined (see `recovery.rs`): the pools grow while replay runs, so the flags
+//! live with the records, in the batches the readers publish, and each worker sees them
+//! through a [`Slots`] snapshot that may be older than another worker's. [`Heads`] holds the
+//! heads and runs the protocol over whatever snapshot the caller passes:
+//!
+//! * [`Heads::claim_ready`] claims (a swap on `claimed`) a record the snapshot admits and the
+//!   caller's `ready` predicate (`T.LV <= RLV`) accepts, within a window past each head;
+//! * [`Heads::finish`] sets `done` and moves the head over every finished record. A head may
+//!   stop at a record the caller's snapshot does not hold (another worker, with a newer
+//!   snapshot, replayed it): `finish` then returns `false` and the caller retries with a
+//!   fresh snapshot ([`Heads::advance`]). That cannot strand a head: whoever set that
+//!   record's `done` got the record from a snapshot published after the stopped worker's
+//!   head move (else the stopped worker's fresh snapshot would hold it), so it reads the head
+//!   after that move and advances it itself.
+//!
+//! `advance` reads the head with a read-modify-write (`fetch_add(0)`), not a load: RMWs of
+//! the head are totally ordered, so of two workers finishing neighbours at once, either the
+//! one that set the later `done` flag reads the head after the other moved it (and moves it
+//! on), or its RMW comes first and the other's CAS synchronises with it and sees the flag.
+//! With plain loads, each could miss the other's write (store buffering) and leave the head
+//! behind a finished record. The same argument covers a worker whose snapshot ends at the
+//! head: its CAS synchronises with the other worker's RMW, so it then reads a feed version
+//! that holds the record.
+//!
+//! [`Pools`] is the fixed-size variant (every record known up front) that
+//! `tests/loom_taurus.rs` model-checks; the atomics come from [`crate::sync`].
 
 use std::sync::atomic::Ordering;
 
@@ -14,56 +37,79 @@ use crossbeam_utils::CachePadded;
 
 use crate::sync::{AtomicBool, AtomicUsize};
 
-struct Pool {
+/// The flags of a run of records.
+pub struct Flags {
     claimed: Box<[AtomicBool]>,
     done: Box<[AtomicBool]>,
-    head: CachePadded<AtomicUsize>,
 }
 
-/// The pools of one recovery.
-pub struct Pools {
-    pools: Box<[Pool]>,
+impl Flags {
+    /// Flags for `len` records, none claimed.
+    pub fn new(len: usize) -> Flags {
+        Flags {
+            claimed: (0..len).map(|_| AtomicBool::new(false)).collect(),
+            done: (0..len).map(|_| AtomicBool::new(false)).collect(),
+        }
+    }
+
+    /// `(claimed, done)` of record `k`.
+    #[inline]
+    pub fn get(&self, k: usize) -> (&AtomicBool, &AtomicBool) {
+        (&self.claimed[k], &self.done[k])
+    }
 }
 
-impl Pools {
-    /// Pools holding `keep[s]` records each.
-    pub fn new(keep: &[usize]) -> Pools {
-        Pools {
-            pools: keep
-                .iter()
-                .map(|&k| Pool {
-                    claimed: (0..k).map(|_| AtomicBool::new(false)).collect(),
-                    done: (0..k).map(|_| AtomicBool::new(false)).collect(),
-                    head: CachePadded::new(AtomicUsize::new(0)),
-                })
+/// One worker's snapshot of the pools.
+pub trait Slots {
+    /// Records of pool `s` that may be claimed (the admitted prefix).
+    fn admitted(&self, s: usize) -> usize;
+    /// Records of pool `s` whose flags this snapshot holds (at least `admitted(s)`).
+    fn seen(&self, s: usize) -> usize;
+    /// The flags of record `k < seen(s)` of pool `s`.
+    fn flags(&self, s: usize, k: usize) -> (&AtomicBool, &AtomicBool);
+}
+
+/// The heads of the pools.
+pub struct Heads {
+    heads: Box<[CachePadded<AtomicUsize>]>,
+}
+
+impl Heads {
+    /// Heads of `n` empty pools.
+    pub fn new(n: usize) -> Heads {
+        Heads {
+            heads: (0..n)
+                .map(|_| CachePadded::new(AtomicUsize::new(0)))
                 .collect(),
         }
     }
 
-    /// The first record of pool `s` not known replayed (its length once all are).
+    /// The first record of pool `s` not known replayed.
     #[inline]
     pub fn head(&self, s: usize) -> usize {
-        self.pools[s].head.load(Ordering::Acquire)
+        self.heads[s].load(Ordering::Acquire)
     }
 
-    /// Claim a record no one claimed and `ready(s, k)` accepts: pools are visited from
-    /// `first` on (a worker starts at its own), each within `window` records of its head.
+    /// Claim a record no one claimed that `slots` admits and `ready(s, k)` accepts: pools are
+    /// visited from `first` on (a worker starts at its own), each within `window` records of
+    /// its head.
     pub fn claim_ready(
         &self,
+        slots: &impl Slots,
         first: usize,
         window: usize,
         mut ready: impl FnMut(usize, usize) -> bool,
     ) -> Option<(usize, usize)> {
-        let n = self.pools.len();
+        let n = self.heads.len();
         for off in 0..n {
             let s = (first + off) % n;
-            let p = &self.pools[s];
-            let h = p.head.load(Ordering::Acquire);
-            for k in h..p.claimed.len().min(h.saturating_add(window)) {
-                if p.claimed[k].load(Ordering::Relaxed) || !ready(s, k) {
+            let h = self.head(s);
+            for k in h..slots.admitted(s).min(h.saturating_add(window)) {
+                let (claimed, _) = slots.flags(s, k);
+                if claimed.load(Ordering::Relaxed) || !ready(s, k) {
                     continue;
                 }
-                if !p.claimed[k].swap(true, Ordering::AcqRel) {
+                if !claimed.swap(true, Ordering::AcqRel) {
                     return Some((s, k));
                 }
             }
@@ -71,19 +117,81 @@ impl Pools {
         None
     }
 
-    /// Record `k` of pool `s` is replayed: mark it done and move the head over every finished
-    /// record (Alg. 4 lines 4-7, lock-free).
-    pub fn finish(&self, s: usize, k: usize) {
-        let p = &self.pools[s];
-        p.done[k].store(true, Ordering::Release);
+    /// Record `k` of pool `s` is replayed: mark it done and move the head over every
+    /// finished record (Alg. 4 lines 4-7, lock-free). `false`: the head stopped at a record
+    /// `slots` does not hold; call [`Heads::advance`] again with a fresher snapshot.
+    pub fn finish(&self, slots: &impl Slots, s: usize, k: usize) -> bool {
+        slots.flags(s, k).1.store(true, Ordering::Release);
+        self.advance(slots, s)
+    }
+
+    /// Move the head of pool `s` over every finished record `slots` holds; `false` if it
+    /// stopped at one `slots` does not hold.
+    pub fn advance(&self, slots: &impl Slots, s: usize) -> bool {
+        let head = &self.heads[s];
         loop {
-            let h = p.head.load(Ordering::Acquire);
-            if h >= p.done.len() || !p.done[h].load(Ordering::Acquire) {
-                break;
+            // An RMW, not a load (see the module docs).
+            let h = head.fetch_add(0, Ordering::AcqRel);
+            if h >= slots.seen(s) {
+                return false;
             }
-            let _ = p
-                .head
-                .compare_exchange(h, h + 1, Ordering::AcqRel, Ordering::Acquire);
+            if !slots.flags(s, h).1.load(Ordering::Acquire) {
+                return true;
+            }
+            let _ = head.compare_exchange(h, h + 1, Ordering::AcqRel, Ordering::Acquire);
         }
+    }
+}
+
+/// Pools whose records are all known up front.
+pub struct Pools {
+    heads: Heads,
+    flags: Box<[Flags]>,
+}
+
+impl Slots for Pools {
+    #[inline]
+    fn admitted(&self, s: usize) -> usize {
+        self.flags[s].done.len()
+    }
+    #[inline]
+    fn seen(&self, s: usize) -> usize {
+        self.flags[s].done.len()
+    }
+    #[inline]
+    fn flags(&self, s: usize, k: usize) -> (&AtomicBool, &AtomicBool) {
+        self.flags[s].get(k)
+    }
+}
+
+impl Pools {
+    /// Pools holding `keep[s]` records each.
+    pub fn new(keep: &[usize]) -> Pools {
+        Pools {
+            heads: Heads::new(keep.len()),
+            flags: keep.iter().map(|&k| Flags::new(k)).collect(),
+        }
+    }
+
+    /// The first record of pool `s` not known replayed (its length once all are).
+    #[inline]
+    pub fn head(&self, s: usize) -> usize {
+        self.heads.head(s)
+    }
+
+    /// Claim a record no one claimed and `ready(s, k)` accepts (see [`Heads::claim_ready`]).
+    pub fn claim_ready(
+        &self,
+        first: usize,
+        window: usize,
+        ready: impl FnMut(usize, usize) -> bool,
+    ) -> Option<(usize, usize)> {
+        self.heads.claim_ready(self, first, window, ready)
+    }
+
+    /// Record `k` of pool `s` is replayed (see [`Heads::finish`]; every record is held, so
+    /// the head never stops at an unknown one).
+    pub fn finish(&self, s: usize, k: usize) {
+        let _ = self.heads.finish(self, s, k);
     }
 }

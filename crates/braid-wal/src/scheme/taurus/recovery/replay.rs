@@ -1,0 +1,329 @@
+//! Replay of a pipelined Taurus recovery (Alg. 4 and the serial fallback of Section 3.5),
+//! over the admitted prefixes a [`Feed`] publishes while the streams are still being read:
+//! parallel workers over the lock-free pools of [`super::super::pools`], the serial order,
+//! and the planner that picks between them. See `recovery.rs` for why running admitted
+//! records early is safe.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use super::super::commit::backoff;
+use super::super::pools::Heads;
+use super::feed::{Feed, View};
+use super::{MIN_PARALLELISM, SAMPLE, STUCK_ROUNDS, WINDOW};
+use crate::lv::{self, MAX_STREAMS};
+use crate::scheme::{RecoveryPlan, Replay, replay_failed};
+use crate::{Lsn, WalError};
+
+/// The longest a worker with nothing to do parks before looking again.
+const PARK: Duration = Duration::from_millis(1);
+
+/// When the first record was applied (nanoseconds after `started`, 0 while none was).
+pub(crate) struct FirstApply {
+    started: Instant,
+    at: AtomicU64,
+}
+
+impl FirstApply {
+    pub(crate) fn new(started: Instant) -> FirstApply {
+        FirstApply {
+            started,
+            at: AtomicU64::new(0),
+        }
+    }
+    #[inline]
+    fn mark(&self) {
+        if self.at.load(Ordering::Relaxed) == 0 {
+            let ns = self.started.elapsed().as_nanos().max(1) as u64;
+            let _ = self
+                .at
+                .compare_exchange(0, ns, Ordering::Relaxed, Ordering::Relaxed);
+        }
+    }
+    /// Seconds after the start of recovery, if a record was applied.
+    pub(crate) fn seconds(&self) -> Option<f64> {
+        match self.at.load(Ordering::Relaxed) {
+            0 => None,
+            ns => Some(ns as f64 / 1e9),
+        }
+    }
+}
+
+pub(crate) fn cycle_error() -> WalError {
+    WalError::Config(
+        "taurus recovery: no transaction is ready although some remain (a dependency cycle in \
+         the LSN vectors): the log is damaged"
+            .into(),
+    )
+}
+
+fn apply(
+    v: &View,
+    s: usize,
+    k: usize,
+    replay: &dyn Replay,
+    first: &FirstApply,
+) -> Result<(), WalError> {
+    let r = v.rec(s, k);
+    first.mark();
+    replay
+        .apply(r.txn, r.kind, v.payload(s, k))
+        .map_err(|e| replay_failed(s as u32, r.start, r.txn, e))
+}
+
+/// A fresh view if the feed published since `ver`.
+#[inline]
+fn refresh(feed: &Feed, ver: &mut u64, view: &mut Arc<View>) {
+    let v = feed.version();
+    if v != *ver {
+        *ver = v;
+        *view = feed.view();
+    }
+}
+
+/// One pass of the serial order over `v` from `cur` (pools in turn, each while its next
+/// admitted record is ready), calling `visit` for each record, at most `limit` records.
+/// Returns how many were visited.
+fn serial_pass(
+    v: &View,
+    cur: &mut [usize],
+    limit: usize,
+    mut visit: impl FnMut(usize, usize, &[usize]) -> Result<(), WalError>,
+) -> Result<usize, WalError> {
+    let n = v.n;
+    let mut rlv = [0 as Lsn; MAX_STREAMS];
+    let mut done = 0usize;
+    for s in 0..n {
+        while cur[s] < v.admitted[s] && done < limit {
+            for (j, r) in rlv[..n].iter_mut().enumerate() {
+                *r = v.rlv_at(j, cur[j]);
+            }
+            if !lv::le(v.lv(s, cur[s]), &rlv[..n]) {
+                break;
+            }
+            visit(s, cur[s], cur)?;
+            cur[s] += 1;
+            done += 1;
+        }
+    }
+    Ok(done)
+}
+
+/// Serial replay: visit the admitted records in the serial order as they are admitted,
+/// parking when nothing admitted is ready, until the final cut is replayed.
+pub(crate) fn replay_serial(
+    feed: &Feed,
+    replay: &dyn Replay,
+    first: &FirstApply,
+) -> Result<(), WalError> {
+    let mut ver = feed.version();
+    let mut view = feed.view();
+    let mut cur = vec![0usize; view.n];
+    loop {
+        if feed.failed() {
+            return Ok(());
+        }
+        let v = view.clone();
+        let done = serial_pass(&v, &mut cur, usize::MAX, |s, k, _| {
+            apply(&v, s, k, replay, first)
+        })?;
+        if done == 0 {
+            let all = cur.iter().zip(&v.admitted).all(|(c, a)| c >= a);
+            if v.last {
+                return if all { Ok(()) } else { Err(cycle_error()) };
+            }
+            feed.wait(ver, PARK);
+        }
+        refresh(feed, &mut ver, &mut view);
+    }
+}
+
+/// Records per link of the longest dependency chain, over the first [`SAMPLE`] admitted
+/// records in the serial order.
+fn parallelism(v: &View) -> Result<f64, WalError> {
+    let n = v.n;
+    // Prefix maximum of the chain depth, per pool, over the records visited so far.
+    let mut pd: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut deepest = 0u32;
+    let mut cur = vec![0usize; n];
+    let mut visited = 0usize;
+    while visited < SAMPLE.min(v.total) {
+        let done = serial_pass(v, &mut cur, SAMPLE - visited, |s, k, cur| {
+            let lv = v.lv(s, k);
+            let mut d = 0u32;
+            for (j, &upto) in lv.iter().enumerate().take(n) {
+                // The records of pool j ending at or before lv[j] (all visited: lv <= RLV).
+                let (mut lo, mut hi) = (0usize, cur[j]);
+                while lo < hi {
+                    let mid = (lo + hi) / 2;
+                    if v.rec(j, mid).end <= upto {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                if lo > 0 {
+                    d = d.max(pd[j][lo - 1]);
+                }
+            }
+            let d = d + 1;
+            deepest = deepest.max(d);
+            let prev = pd[s].last().copied().unwrap_or(0);
+            pd[s].push(prev.max(d));
+            Ok(())
+        })?;
+        if done == 0 {
+            return Err(cycle_error());
+        }
+        visited += done;
+    }
+    Ok(if deepest == 0 {
+        f64::INFINITY
+    } else {
+        visited as f64 / deepest as f64
+    })
+}
+
+/// The `Auto` plan with more than one thread: wait until [`SAMPLE`] records are admitted (or
+/// the log is read), then measure the parallelism of the admitted prefix. `None` if a
+/// reader failed meanwhile.
+pub(crate) fn plan_auto(feed: &Feed) -> Result<Option<RecoveryPlan>, WalError> {
+    loop {
+        if feed.failed() {
+            return Ok(None);
+        }
+        let ver = feed.version();
+        let v = feed.view();
+        if v.last && v.total == 0 {
+            return Ok(Some(RecoveryPlan::Serial));
+        }
+        if v.last || v.total >= SAMPLE {
+            return Ok(Some(if parallelism(&v)? < MIN_PARALLELISM {
+                RecoveryPlan::Serial
+            } else {
+                RecoveryPlan::Parallel
+            }));
+        }
+        feed.wait(ver, PARK);
+    }
+}
+
+/// Parallel replay by `threads` workers (this thread and `threads - 1` more), of which only
+/// the first `early` run while the streams are still being read (the others wait for the
+/// final cut): readers and workers share the cores, and a worker waiting on a preempted one
+/// only burns the time the readers need.
+pub(crate) fn replay_parallel(
+    feed: &Feed,
+    threads: usize,
+    early: usize,
+    replay: &dyn Replay,
+    first: &FirstApply,
+) -> Result<(), WalError> {
+    let n = feed.view().n;
+    let heads = Heads::new(n);
+    let finished = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let error: Mutex<Option<WalError>> = Mutex::new(None);
+    // Workers replaying right now: with none, nothing ready and nothing finishing for
+    // STUCK_ROUNDS looks after the last admission, the remaining records wait for each other
+    // (a damaged log).
+    let active = AtomicUsize::new(0);
+    let work = |w: usize| {
+        if w >= early {
+            loop {
+                let ver = feed.version();
+                if feed.failed() || feed.view().last {
+                    break;
+                }
+                feed.wait(ver, PARK * 10);
+            }
+        }
+        let mut step = 0u32;
+        let mut idle = (0usize, usize::MAX);
+        let mut rlv = [0 as Lsn; MAX_STREAMS];
+        let mut ver = feed.version();
+        let mut view = feed.view();
+        loop {
+            if failed.load(Ordering::Relaxed) || feed.failed() {
+                return;
+            }
+            refresh(feed, &mut ver, &mut view);
+            // Borrowed, not cloned: an `Arc` clone per record would bounce its count between
+            // the workers' caches.
+            let v: &View = &view;
+            if v.last && finished.load(Ordering::Acquire) >= v.total {
+                return;
+            }
+            for (j, r) in rlv[..n].iter_mut().enumerate() {
+                *r = v.rlv_at(j, heads.head(j));
+            }
+            let found = heads.claim_ready(v, w % n, WINDOW, |s, k| lv::le(v.lv(s, k), &rlv[..n]));
+            let Some((s, k)) = found else {
+                replay.replay_idle();
+                let f = finished.load(Ordering::Acquire);
+                let quiet = active.load(Ordering::Acquire) == 0 && f == idle.1;
+                if !v.last {
+                    // Waiting for the readers: park until they publish (or someone
+                    // finishes something, seen at the next look).
+                    if quiet {
+                        feed.wait(ver, PARK);
+                    } else {
+                        idle = (0, f);
+                        backoff(&mut step);
+                    }
+                    continue;
+                }
+                if quiet {
+                    idle.0 += 1;
+                    if idle.0 > STUCK_ROUNDS {
+                        error.lock().get_or_insert_with(cycle_error);
+                        failed.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                } else {
+                    idle = (0, f);
+                }
+                backoff(&mut step);
+                continue;
+            };
+            step = 0;
+            idle = (0, usize::MAX);
+            active.fetch_add(1, Ordering::AcqRel);
+            if let Err(err) = apply(v, s, k, replay, first) {
+                active.fetch_sub(1, Ordering::AcqRel);
+                error.lock().get_or_insert(err);
+                failed.store(true, Ordering::Relaxed);
+                return;
+            }
+            if !heads.finish(v, s, k) {
+                // The head reached a record this view does not hold: a fresher view has it
+                // if it was published before, else whoever replays it moves the head on
+                // (pools.rs).
+                refresh(feed, &mut ver, &mut view);
+                let _ = heads.advance(&*view, s);
+            }
+            finished.fetch_add(1, Ordering::AcqRel);
+            active.fetch_sub(1, Ordering::AcqRel);
+        }
+    };
+    std::thread::scope(|sc| {
+        let work = &work;
+        let hs: Vec<_> = (1..threads).map(|w| sc.spawn(move || work(w))).collect();
+        work(0);
+        for h in hs {
+            if h.join().is_err() {
+                failed.store(true, Ordering::Relaxed);
+                error
+                    .lock()
+                    .get_or_insert(WalError::Config("a taurus recovery worker panicked".into()));
+            }
+        }
+    });
+    match error.into_inner() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
