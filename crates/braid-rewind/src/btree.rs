@@ -4,22 +4,28 @@
 //! persisted stores, no log), and on a DRAM pool it is the DRAM baseline.
 //!
 //! Layout (choices of this implementation; the paper does not give its tree's layout):
-//! * Leaf: `meta` (leaf flag | count), `next` leaf, a slot directory of `count` one-byte slot
-//!   numbers in key order, then `cap` key cells and `cap` value cells indexed by slot. An
-//!   insert writes the key and value into a free slot and shifts only the one-byte directory,
-//!   so it logs a handful of words wherever the key goes (a co-design in the spirit of §5.3);
-//!   free slots are the ones the directory does not name.
+//! * Leaf, after FPTree (Oukid et al., SIGMOD 2016, §4): `meta` (leaf flag | a bitmap of
+//!   occupied slots), `next` leaf, one fingerprint byte per slot (a hash of the slot's key),
+//!   then `cap` unsorted slots of (key, value). The first line holds the bitmap and the
+//!   fingerprints, so a lookup reads that line and, in the common case, only the one slot
+//!   whose fingerprint matches; an insert writes a free slot's key and value (one line), its
+//!   fingerprint word and the bitmap (one line): four logged words wherever the key goes.
+//!   Under the twin the bitmap is stored last, so a slot is never visible half written.
 //! * Inner: `meta` (count), sorted keys, children; a child `i` holds keys in
 //!   `[key[i-1], key[i])`.
-//! * A full leaf splits by keeping the first half of its directory (one logged word: the
-//!   count) and copying the second half into a fresh leaf written with unlogged
-//!   initialising stores; inner nodes split the same way; a new root is a fresh node.
-//! * Deletion removes the key from its leaf without merging underfull nodes (lazy deletion,
-//!   as many in-memory B+-trees do); a leaf may become empty and stays linked.
+//! * A full leaf splits by sorting its keys, keeping the lower half (one logged word: the
+//!   bitmap, and one for the leaf chain) and copying the upper half, sorted, into a fresh
+//!   leaf written with unlogged initialising stores; inner nodes split likewise; a new root
+//!   is a fresh node.
+//! * Deletion clears the key's bit (one logged word) without merging underfull nodes (lazy
+//!   deletion, as many in-memory B+-trees do); a leaf may become empty and stays linked.
 //!
 //! The tree header object holds the root, the height (1 = the root is a leaf), the value
-//! size, the node size and the number of keys. Isolation is the caller's: one writer per
-//! tree at a time (readers of other keys may run alongside writers that only update values).
+//! size, the node size and the layout's format tag ([`BTree::open`] refuses a tree of another
+//! layout). The number of keys is not stored (an insert would log one more word in a line
+//! of its own); [`BTree::len`] counts the leaves' bitmaps. Isolation is the caller's: one
+//! writer per tree at a time (readers of other keys may run alongside writers that only
+//! update values).
 
 use crate::tx::Mem;
 use crate::{CheckError, RewindError};
@@ -29,11 +35,15 @@ const H_ROOT: u64 = 0;
 const H_HEIGHT: u64 = 8;
 const H_VSIZE: u64 = 16;
 const H_NODE: u64 = 24;
-const H_COUNT: u64 = 32;
+const H_FORMAT: u64 = 32;
 const HDR_BYTES: usize = 40;
+/// The format tag of this layout (fingerprinted leaves), in the tree header.
+const FORMAT: u64 = u64::from_le_bytes(*b"BT+FP\x00\x00\x02");
 const N_META: u64 = 0;
 const N_NEXT: u64 = 8;
 const N_BODY: u64 = 16;
+/// Most slots a leaf may have: its bitmap shares the `meta` word with the leaf flag.
+const MAX_SLOTS: usize = 62;
 
 /// A B+-tree handle: the header's offset and the geometry derived from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,9 +68,49 @@ pub struct TreeShape {
     pub inner: u64,
 }
 
+/// A leaf's first bytes as read once per visit: the bitmap and the fingerprints.
+struct Head {
+    bits: u64,
+    buf: [u8; HEAD_MAX],
+}
+
+impl Head {
+    fn fp(&self, slot: usize) -> u8 {
+        self.buf[N_BODY as usize + slot]
+    }
+    /// The word holding `slot`'s fingerprint: its offset in the node and its value.
+    fn fp_word(&self, slot: usize) -> (u64, u64) {
+        let at = (N_BODY as usize + slot) & !7;
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&self.buf[at..at + 8]);
+        (at as u64, u64::from_le_bytes(w))
+    }
+}
+
+/// One byte of a multiplicative hash of `key` (never 0 matters not: the bitmap says which
+/// slots are occupied).
+fn fingerprint(key: u64) -> u8 {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8
+}
+
+/// Bytes from a leaf's start to its first slot for `cap` slots: `meta`, `next` and the
+/// fingerprints, padded to 8 mod 16. The heap's blocks of 64-byte multiples are line aligned
+/// and an object starts 8 bytes into its block (the block header), so slots start on a
+/// 16-byte boundary and a (key, 8-byte value) slot never straddles two lines; with up to 40
+/// slots, `meta`, `next` and the fingerprints fill exactly the node's first line.
+const fn leaf_body(cap: usize) -> usize {
+    let mut x = N_BODY as usize + cap;
+    while x % 16 != 8 {
+        x += 1;
+    }
+    x
+}
+
+const HEAD_MAX: usize = leaf_body(MAX_SLOTS);
+
 fn leaf_cap(node: usize, vsize: usize) -> usize {
     let mut c: usize = 0;
-    while c < 255 && 16 + (c + 1).next_multiple_of(8) + (c + 1) * (8 + vsize) <= node {
+    while c < MAX_SLOTS && leaf_body(c + 1) + (c + 1) * (8 + vsize) <= node {
         c += 1;
     }
     c
@@ -89,6 +139,7 @@ impl BTree {
         h[8..16].copy_from_slice(&1u64.to_le_bytes());
         h[16..24].copy_from_slice(&(value_size as u64).to_le_bytes());
         h[24..32].copy_from_slice(&(node_bytes as u64).to_le_bytes());
+        h[32..40].copy_from_slice(&FORMAT.to_le_bytes());
         m.init_bytes(hdr, &h)?;
         Ok(BTree { hdr, ..t })
     }
@@ -110,8 +161,16 @@ impl BTree {
         })
     }
 
-    /// The tree whose header is at `hdr` (as returned by [`BTree::header`]).
+    /// The tree whose header is at `hdr` (as returned by [`BTree::header`]). Fails on a
+    /// header of another layout (a tree written by an older version of this library).
     pub fn open(m: &impl Mem, hdr: u64) -> Result<BTree, RewindError> {
+        let format = m.read_u64(hdr + H_FORMAT);
+        if format != FORMAT {
+            return Err(RewindError::Invalid(format!(
+                "B+-tree at {hdr:#x} has layout tag {format:#x}, this library reads {FORMAT:#x} \
+                 (fingerprinted leaves); rebuild the tree"
+            )));
+        }
         let vsize = m.read_u64(hdr + H_VSIZE) as usize;
         let node = m.read_u64(hdr + H_NODE) as usize;
         BTree::geometry(hdr, node, vsize)
@@ -132,9 +191,15 @@ impl BTree {
         (self.lcap, self.icap)
     }
 
-    /// Number of keys.
+    /// Number of keys (counted over the leaves' bitmaps: one line per leaf).
     pub fn len(&self, m: &impl Mem) -> u64 {
-        m.read_u64(self.hdr + H_COUNT)
+        let mut n = self.first_leaf(m);
+        let mut count = 0;
+        while n != 0 {
+            count += u64::from((m.read_u64(n + N_META) & !LEAF).count_ones());
+            n = m.read_u64(n + N_NEXT);
+        }
+        count
     }
 
     /// Whether the tree holds no key.
@@ -142,17 +207,9 @@ impl BTree {
         self.len(m) == 0
     }
 
-    // ---- leaf accessors ----
-    fn ids_off(&self, n: u64) -> u64 {
-        n + N_BODY
-    }
-    fn lkey_off(&self, n: u64, slot: usize) -> u64 {
-        n + N_BODY + self.lcap.next_multiple_of(8) as u64 + 8 * slot as u64
-    }
-    fn lval_off(&self, n: u64, slot: usize) -> u64 {
-        n + N_BODY
-            + self.lcap.next_multiple_of(8) as u64
-            + (8 * self.lcap + self.vsize * slot) as u64
+    // ---- node accessors ----
+    fn slot_off(&self, n: u64, slot: usize) -> u64 {
+        n + (leaf_body(self.lcap) + (8 + self.vsize) * slot) as u64
     }
     fn ikey_off(&self, n: u64, i: usize) -> u64 {
         n + N_BODY + 8 * i as u64
@@ -165,83 +222,112 @@ impl BTree {
         (m.read_u64(n + N_META) & !LEAF) as usize
     }
 
-    fn is_leaf(m: &impl Mem, n: u64) -> bool {
-        m.read_u64(n + N_META) & LEAF != 0
+    fn head(&self, m: &impl Mem, n: u64) -> Head {
+        let mut h = Head {
+            bits: 0,
+            buf: [0; HEAD_MAX],
+        };
+        m.read_bytes(n, &mut h.buf[..leaf_body(self.lcap)]);
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&h.buf[..8]);
+        h.bits = u64::from_le_bytes(w) & !LEAF;
+        h
     }
 
-    fn ids(&self, m: &impl Mem, n: u64, count: usize) -> [u8; 256] {
-        let mut ids = [0u8; 256];
-        m.read_bytes(self.ids_off(n), &mut ids[..count]);
-        ids
-    }
-
-    /// First index in the leaf whose key is >= `key`, and whether it is equal: a branchless
-    /// count over every key of the directory rather than a binary search, so the loads of
-    /// the node's lines are independent (they miss the cache together instead of one after
-    /// another, which is what a search of a large tree waits on).
-    fn leaf_search(&self, m: &impl Mem, n: u64, ids: &[u8], key: u64) -> (usize, bool) {
-        let (mut below, mut eq) = (0usize, false);
-        for &s in ids {
-            let k = m.read_u64(self.lkey_off(n, s as usize));
-            below += usize::from(k < key);
-            eq |= k == key;
+    /// The slot holding `key` in leaf `n`: only slots whose fingerprint matches are read.
+    fn leaf_find(&self, m: &impl Mem, n: u64, h: &Head, key: u64) -> Option<usize> {
+        let f = fingerprint(key);
+        let mut cand = 0u64;
+        for s in 0..self.lcap {
+            cand |= u64::from(h.fp(s) == f) << s;
         }
-        (below, eq)
+        cand &= h.bits;
+        while cand != 0 {
+            let s = cand.trailing_zeros() as usize;
+            if m.read_u64(self.slot_off(n, s)) == key {
+                return Some(s);
+            }
+            cand &= cand - 1;
+        }
+        None
+    }
+
+    /// The occupied slots of leaf `n` with their keys, sorted by key.
+    fn sorted_slots(&self, m: &impl Mem, n: u64, bits: u64) -> Vec<(u64, usize)> {
+        let mut v: Vec<(u64, usize)> = (0..self.lcap)
+            .filter(|&s| bits & (1 << s) != 0)
+            .map(|s| (m.read_u64(self.slot_off(n, s)), s))
+            .collect();
+        v.sort_unstable();
+        v
     }
 
     /// Child index for `key` in an inner node with `count` keys (keys <= key go right): the
-    /// number of keys <= `key`, counted branchlessly over the whole node (see `leaf_search`).
+    /// number of keys <= `key`, counted branchlessly over the whole node, so the loads of
+    /// the node's lines are independent (they miss the cache together instead of one after
+    /// another, which is what a search of a large tree waits on).
     fn inner_search(&self, m: &impl Mem, n: u64, count: usize, key: u64) -> usize {
         (0..count)
             .map(|i| usize::from(m.read_u64(self.ikey_off(n, i)) <= key))
             .sum()
     }
 
+    fn first_leaf(&self, m: &impl Mem) -> u64 {
+        let mut n = m.read_u64(self.hdr + H_ROOT);
+        while m.read_u64(n + N_META) & LEAF == 0 {
+            n = m.read_u64(self.child_off(n, 0));
+        }
+        n
+    }
+
     fn find_leaf(&self, m: &impl Mem, key: u64, path: Option<&mut Vec<(u64, usize)>>) -> u64 {
         let mut n = m.read_u64(self.hdr + H_ROOT);
         let mut path = path;
-        while !Self::is_leaf(m, n) {
-            let c = Self::count(m, n);
-            let i = self.inner_search(m, n, c, key);
+        loop {
+            let meta = m.read_u64(n + N_META);
+            if meta & LEAF != 0 {
+                return n;
+            }
+            let i = self.inner_search(m, n, meta as usize, key);
             if let Some(p) = path.as_deref_mut() {
                 p.push((n, i));
             }
             n = m.read_u64(self.child_off(n, i));
         }
-        n
     }
 
     /// Look `key` up; copies its value into `out` (value-size bytes) and returns true if found.
     pub fn get(&self, m: &impl Mem, key: u64, out: &mut [u8]) -> bool {
         let n = self.find_leaf(m, key, None);
-        let c = Self::count(m, n);
-        let ids = self.ids(m, n, c);
-        let (i, eq) = self.leaf_search(m, n, &ids[..c], key);
-        if eq {
-            m.read_bytes(self.lval_off(n, ids[i] as usize), &mut out[..self.vsize]);
+        let h = self.head(m, n);
+        match self.leaf_find(m, n, &h, key) {
+            Some(s) => {
+                m.read_bytes(self.slot_off(n, s) + 8, &mut out[..self.vsize]);
+                true
+            }
+            None => false,
         }
-        eq
     }
 
     /// Whether `key` is in the tree.
     pub fn contains(&self, m: &impl Mem, key: u64) -> bool {
         let n = self.find_leaf(m, key, None);
-        let c = Self::count(m, n);
-        let ids = self.ids(m, n, c);
-        self.leaf_search(m, n, &ids[..c], key).1
+        let h = self.head(m, n);
+        self.leaf_find(m, n, &h, key).is_some()
     }
 
     /// Replace the value of an existing key; false if absent.
     pub fn update(&self, m: &mut impl Mem, key: u64, val: &[u8]) -> Result<bool, RewindError> {
         self.check_val(val)?;
         let n = self.find_leaf(m, key, None);
-        let c = Self::count(m, n);
-        let ids = self.ids(m, n, c);
-        let (i, eq) = self.leaf_search(m, n, &ids[..c], key);
-        if eq {
-            m.write_bytes(self.lval_off(n, ids[i] as usize), val)?;
+        let h = self.head(m, n);
+        match self.leaf_find(m, n, &h, key) {
+            Some(s) => {
+                m.write_bytes(self.slot_off(n, s) + 8, val)?;
+                Ok(true)
+            }
+            None => Ok(false),
         }
-        Ok(eq)
     }
 
     fn check_val(&self, val: &[u8]) -> Result<(), RewindError> {
@@ -260,83 +346,76 @@ impl BTree {
         self.check_val(val)?;
         let mut path = Vec::with_capacity(8);
         let leaf = self.find_leaf(m, key, Some(&mut path));
-        let c = Self::count(m, leaf);
-        let ids = self.ids(m, leaf, c);
-        let (i, eq) = self.leaf_search(m, leaf, &ids[..c], key);
-        if eq {
-            m.write_bytes(self.lval_off(leaf, ids[i] as usize), val)?;
+        let h = self.head(m, leaf);
+        if let Some(s) = self.leaf_find(m, leaf, &h, key) {
+            m.write_bytes(self.slot_off(leaf, s) + 8, val)?;
             return Ok(false);
         }
-        if c < self.lcap {
-            self.leaf_insert(m, leaf, &ids[..c], i, key, val)?;
-        } else {
-            let (sep, right) = self.split_leaf(m, leaf, &ids[..c])?;
-            let target = if key < sep { leaf } else { right };
-            let tc = Self::count(m, target);
-            let tids = self.ids(m, target, tc);
-            let (ti, _) = self.leaf_search(m, target, &tids[..tc], key);
-            self.leaf_insert(m, target, &tids[..tc], ti, key, val)?;
-            self.insert_up(m, path, sep, right)?;
+        if (h.bits.count_ones() as usize) < self.lcap {
+            return self.leaf_insert(m, leaf, &h, key, val).map(|()| true);
         }
-        let cnt = m.read_u64(self.hdr + H_COUNT);
-        m.write_u64(self.hdr + H_COUNT, cnt + 1)?;
+        let (sep, right) = self.split_leaf(m, leaf, h.bits)?;
+        let target = if key < sep { leaf } else { right };
+        let th = self.head(m, target);
+        self.leaf_insert(m, target, &th, key, val)?;
+        self.insert_up(m, path, sep, right)?;
         Ok(true)
     }
 
+    /// Store `key` and `val` in a free slot of leaf `n` (not full), then its fingerprint,
+    /// then the bitmap bit that makes it visible.
     fn leaf_insert(
         &self,
         m: &mut impl Mem,
         n: u64,
-        ids: &[u8],
-        pos: usize,
+        h: &Head,
         key: u64,
         val: &[u8],
     ) -> Result<(), RewindError> {
-        let mut used = [false; 256];
-        for &s in ids {
-            used[s as usize] = true;
+        let slot = (!h.bits).trailing_zeros() as usize;
+        if slot >= self.lcap {
+            return Err(RewindError::Corrupt(format!(
+                "leaf {n:#x} has no free slot below its capacity"
+            )));
         }
-        let slot = (0..self.lcap).find(|&s| !used[s]).ok_or_else(|| {
-            RewindError::Corrupt(format!("leaf {n:#x} has no free slot below its capacity"))
-        })?;
-        m.write_u64(self.lkey_off(n, slot), key)?;
-        m.write_bytes(self.lval_off(n, slot), val)?;
-        let mut new_ids = [0u8; 256];
-        new_ids[..pos].copy_from_slice(&ids[..pos]);
-        new_ids[pos] = slot as u8;
-        new_ids[pos + 1..ids.len() + 1].copy_from_slice(&ids[pos..]);
-        m.write_bytes(self.ids_off(n) + pos as u64, &new_ids[pos..ids.len() + 1])?;
-        m.write_u64(n + N_META, LEAF | (ids.len() as u64 + 1))
+        let at = self.slot_off(n, slot);
+        m.write_u64(at, key)?;
+        m.write_bytes(at + 8, val)?;
+        let (w_at, w) = h.fp_word(slot);
+        let shift = 8 * ((N_BODY as usize + slot) % 8);
+        let w = (w & !(0xff << shift)) | (u64::from(fingerprint(key)) << shift);
+        m.write_u64(n + w_at, w)?;
+        m.write_u64(n + N_META, LEAF | h.bits | (1 << slot))
     }
 
-    /// Split a full leaf: the old one keeps the first half of its directory; the second half
-    /// is copied into a fresh leaf. Returns the separator (first key of the new leaf) and it.
-    fn split_leaf(&self, m: &mut impl Mem, n: u64, ids: &[u8]) -> Result<(u64, u64), RewindError> {
-        let h = ids.len() / 2;
+    /// Split a full leaf: its keys sorted, the old leaf keeps the lower half (its bitmap and
+    /// chain link are the only logged words); the upper half is copied, sorted, into a
+    /// fresh leaf. Returns the separator (first key of the new leaf) and the new leaf.
+    fn split_leaf(&self, m: &mut impl Mem, n: u64, bits: u64) -> Result<(u64, u64), RewindError> {
+        let sorted = self.sorted_slots(m, n, bits);
+        let h = sorted.len() / 2;
+        let moved = &sorted[h..];
         let right = m.alloc(self.node)?;
-        let moved = &ids[h..];
-        let mut val = vec![0u8; self.vsize];
-        let mut sep = 0;
-        let mut new_ids = vec![0u8; moved.len()];
-        for (j, &s) in moved.iter().enumerate() {
-            let k = m.read_u64(self.lkey_off(n, s as usize));
-            if j == 0 {
-                sep = k;
-            }
-            m.read_bytes(self.lval_off(n, s as usize), &mut val);
-            m.init_bytes(self.lkey_off(right, j), &k.to_le_bytes())?;
-            m.init_bytes(self.lval_off(right, j), &val)?;
-            new_ids[j] = j as u8;
+        let body = leaf_body(self.lcap);
+        let ss = 8 + self.vsize;
+        let mut img = vec![0u8; body + moved.len() * ss];
+        let mut keep = bits;
+        for (j, &(k, s)) in moved.iter().enumerate() {
+            keep &= !(1 << s);
+            img[N_BODY as usize + j] = fingerprint(k);
+            let c = body + j * ss;
+            img[c..c + 8].copy_from_slice(&k.to_le_bytes());
+            m.read_bytes(self.slot_off(n, s) + 8, &mut img[c + 8..c + ss]);
         }
-        m.init_bytes(self.ids_off(right), &new_ids)?;
+        let rbits = (1u64 << moved.len()) - 1;
+        img[..8].copy_from_slice(&(LEAF | rbits).to_le_bytes());
         let next = m.read_u64(n + N_NEXT);
-        m.init_bytes(right + N_NEXT, &next.to_le_bytes())?;
-        m.init_bytes(right + N_META, &(LEAF | moved.len() as u64).to_le_bytes())?;
+        img[8..16].copy_from_slice(&next.to_le_bytes());
+        m.init_bytes(right, &img)?;
         m.write_u64(n + N_NEXT, right)?;
-        m.write_u64(n + N_META, LEAF | h as u64)?;
-        Ok((sep, right))
+        m.write_u64(n + N_META, LEAF | keep)?;
+        Ok((moved[0].0, right))
     }
-
     /// Insert separator `sep` with right child `right` into the parents along `path`.
     fn insert_up(
         &self,
@@ -396,34 +475,21 @@ impl BTree {
     /// Remove `key`; returns true if it was present.
     pub fn remove(&self, m: &mut impl Mem, key: u64) -> Result<bool, RewindError> {
         let n = self.find_leaf(m, key, None);
-        let c = Self::count(m, n);
-        let ids = self.ids(m, n, c);
-        let (i, eq) = self.leaf_search(m, n, &ids[..c], key);
-        if !eq {
+        let h = self.head(m, n);
+        let Some(s) = self.leaf_find(m, n, &h, key) else {
             return Ok(false);
-        }
-        if i + 1 < c {
-            m.write_bytes(self.ids_off(n) + i as u64, &ids[i + 1..c])?;
-        }
-        m.write_u64(n + N_META, LEAF | (c as u64 - 1))?;
-        let cnt = m.read_u64(self.hdr + H_COUNT);
-        m.write_u64(self.hdr + H_COUNT, cnt - 1)?;
+        };
+        m.write_u64(n + N_META, LEAF | (h.bits & !(1 << s)))?;
         Ok(true)
     }
 
     /// All keys in order (walks the leaf chain).
     pub fn keys(&self, m: &impl Mem) -> Vec<u64> {
-        let mut n = m.read_u64(self.hdr + H_ROOT);
-        while !Self::is_leaf(m, n) {
-            n = m.read_u64(self.child_off(n, 0));
-        }
+        let mut n = self.first_leaf(m);
         let mut out = Vec::new();
         while n != 0 {
-            let c = Self::count(m, n);
-            let ids = self.ids(m, n, c);
-            for &s in &ids[..c] {
-                out.push(m.read_u64(self.lkey_off(n, s as usize)));
-            }
+            let bits = m.read_u64(n + N_META) & !LEAF;
+            out.extend(self.sorted_slots(m, n, bits).iter().map(|e| e.0));
             n = m.read_u64(n + N_NEXT);
         }
         out
@@ -435,8 +501,9 @@ impl BTree {
         let mut stack = vec![m.read_u64(self.hdr + H_ROOT)];
         while let Some(n) = stack.pop() {
             out.push(n);
-            if !Self::is_leaf(m, n) {
-                for i in 0..=Self::count(m, n) {
+            let meta = m.read_u64(n + N_META);
+            if meta & LEAF == 0 {
+                for i in 0..=meta as usize {
                     stack.push(m.read_u64(self.child_off(n, i)));
                 }
             }
@@ -445,8 +512,10 @@ impl BTree {
     }
 
     /// Check every structural invariant: node kinds by depth (all leaves at the same depth),
-    /// counts within capacity, sorted keys within their separators' bounds, a valid slot
-    /// directory, the leaf chain visiting the leaves in key order, and the key count.
+    /// counts within capacity, keys within their separators' bounds (sorted in inner nodes,
+    /// distinct in leaves), leaf bitmaps naming slots below the capacity, each occupied
+    /// slot's fingerprint matching its key, and the leaf chain visiting the leaves in key
+    /// order.
     pub fn check(&self, m: &impl Mem) -> Result<TreeShape, CheckError> {
         let height = m.read_u64(self.hdr + H_HEIGHT);
         let root = m.read_u64(self.hdr + H_ROOT);
@@ -470,13 +539,6 @@ impl BTree {
         {
             return Err(CheckError(format!("last leaf {last:#x} links further")));
         }
-        let count = m.read_u64(self.hdr + H_COUNT);
-        if count != shape.keys {
-            return Err(CheckError(format!(
-                "header counts {count} keys, the leaves hold {}",
-                shape.keys
-            )));
-        }
         Ok(shape)
     }
 
@@ -493,34 +555,34 @@ impl BTree {
         leaves: &mut Vec<u64>,
     ) -> Result<(), CheckError> {
         let in_range = |k: u64| lo.is_none_or(|l| k >= l) && hi.is_none_or(|h| k < h);
-        let c = Self::count(m, n);
-        if Self::is_leaf(m, n) {
+        let meta = m.read_u64(n + N_META);
+        if meta & LEAF != 0 {
             if depth != height {
                 return Err(CheckError(format!(
                     "leaf {n:#x} at depth {depth} of {height}"
                 )));
             }
-            if c > self.lcap {
+            let h = self.head(m, n);
+            if h.bits >> self.lcap != 0 {
                 return Err(CheckError(format!(
-                    "leaf {n:#x} holds {c} > {} keys",
-                    self.lcap
+                    "leaf {n:#x} bitmap {:#x} names slots beyond its {} slots",
+                    h.bits, self.lcap
                 )));
             }
-            let ids = self.ids(m, n, c);
-            let mut seen = [false; 256];
-            let mut prev = None;
-            for &s in &ids[..c] {
-                if s as usize >= self.lcap || std::mem::replace(&mut seen[s as usize], true) {
-                    return Err(CheckError(format!("leaf {n:#x} has a bad slot directory")));
-                }
-                let k = m.read_u64(self.lkey_off(n, s as usize));
-                if !in_range(k) || prev.is_some_and(|p| p >= k) {
+            let sorted = self.sorted_slots(m, n, h.bits);
+            for (i, &(k, s)) in sorted.iter().enumerate() {
+                if h.fp(s) != fingerprint(k) {
                     return Err(CheckError(format!(
-                        "leaf {n:#x} key {k} out of order or bounds"
+                        "leaf {n:#x} slot {s}: fingerprint does not match key {k}"
                     )));
                 }
-                prev = Some(k);
+                if !in_range(k) || (i > 0 && sorted[i - 1].0 == k) {
+                    return Err(CheckError(format!(
+                        "leaf {n:#x} key {k} repeated or out of bounds"
+                    )));
+                }
             }
+            let c = sorted.len();
             shape.leaves += 1;
             shape.keys += c as u64;
             leaves.push(n);
@@ -531,6 +593,7 @@ impl BTree {
                 "inner node {n:#x} at depth {depth} of {height}"
             )));
         }
+        let c = meta as usize;
         if c == 0 || c > self.icap {
             return Err(CheckError(format!("inner node {n:#x} holds {c} keys")));
         }
