@@ -76,6 +76,9 @@ pub struct Tx<'p> {
     txid: u64,
     /// Records appended (the two-layer key number).
     n: u64,
+    /// Forward records appended, added to the pool's statistics once, when the transaction
+    /// is dropped (one shared atomic per transaction instead of one per record).
+    fwd: u64,
     recs: Vec<RecRef>,
     /// Cache lines named by this transaction's UPDATE records (repeats skipped when adjacent).
     lines: Vec<usize>,
@@ -95,6 +98,9 @@ pub struct Tx<'p> {
 
 impl Drop for Tx<'_> {
     fn drop(&mut self) {
+        if self.fwd > 0 {
+            self.p.stats.records.fetch_add(self.fwd, Ordering::Relaxed);
+        }
         let mut b = Bufs {
             recs: std::mem::take(&mut self.recs),
             lines: std::mem::take(&mut self.lines),
@@ -130,6 +136,7 @@ impl<'p> Tx<'p> {
             finished: &p.finished[li],
             txid: p.next_txid.fetch_add(1, Ordering::Relaxed),
             n: 0,
+            fwd: 0,
             recs: b.recs,
             lines: b.lines,
             held: 0,
@@ -164,7 +171,7 @@ impl<'p> Tx<'p> {
         self.n += 1;
         self.held += hold;
         self.recs.push(at);
-        self.p.stats.records.fetch_add(1, Ordering::Relaxed);
+        self.fwd += 1;
         Ok(())
     }
 
