@@ -33,8 +33,8 @@ use crate::pptr::{PPtr, Persist};
 use crate::record::{Kind, Rec};
 
 /// Memory a data structure is written through: a REWIND transaction ([`Tx`]) or plain
-/// non-recoverable stores ([`RawMem`]). Offsets are pool offsets; word accesses are 8-byte
-/// aligned.
+/// non-recoverable stores ([`crate::RawMem`]). Offsets are pool offsets; word accesses are
+/// 8-byte aligned.
 pub trait Mem {
     /// Read the word at `off`.
     fn read_u64(&self, off: u64) -> u64;
@@ -76,8 +76,7 @@ pub struct Tx<'p> {
     txid: u64,
     /// Records appended (the two-layer key number).
     n: u64,
-    /// Forward records appended, added to the pool's statistics once, when the transaction
-    /// is dropped (one shared atomic per transaction instead of one per record).
+    /// Forward records appended (added to the pool's statistics once, on drop).
     fwd: u64,
     recs: Vec<RecRef>,
     /// Cache lines named by this transaction's UPDATE records (repeats skipped when adjacent).
@@ -557,51 +556,5 @@ impl Mem for Tx<'_> {
     }
     fn free(&mut self, off: u64) -> Result<(), RewindError> {
         Tx::free(self, PPtr::<u8>::from_offset(off))
-    }
-}
-
-/// Plain, non-recoverable access to a pool: stores are flushed and fenced (persistent but not
-/// atomic), nothing is logged, and allocation is immediate. On a pool in anonymous DRAM the
-/// flushes and fences are no-ops. This is the "NVM, no recoverability" baseline of REWIND
-/// Fig. 7 and the non-recoverable twin of the B+-tree.
-#[derive(Debug)]
-pub struct RawMem<'p> {
-    pool: &'p crate::Pool,
-}
-
-impl<'p> RawMem<'p> {
-    /// Plain access to `pool`.
-    pub fn new(pool: &'p crate::Pool) -> RawMem<'p> {
-        RawMem { pool }
-    }
-}
-
-impl Mem for RawMem<'_> {
-    fn read_u64(&self, off: u64) -> u64 {
-        self.pool.inner.r.load_u64(off as usize)
-    }
-    fn read_bytes(&self, off: u64, out: &mut [u8]) {
-        self.pool.inner.r.read(off as usize, out)
-    }
-    fn write_u64(&mut self, off: u64, v: u64) -> Result<(), RewindError> {
-        let r = &self.pool.inner.r;
-        r.store_u64(off as usize, v);
-        r.persist(off as usize, 8);
-        Ok(())
-    }
-    fn write_bytes(&mut self, off: u64, b: &[u8]) -> Result<(), RewindError> {
-        let r = &self.pool.inner.r;
-        r.write(off as usize, b);
-        r.persist(off as usize, b.len());
-        Ok(())
-    }
-    fn init_bytes(&mut self, off: u64, b: &[u8]) -> Result<(), RewindError> {
-        self.write_bytes(off, b)
-    }
-    fn alloc(&mut self, size: usize) -> Result<u64, RewindError> {
-        self.pool.raw_alloc(size).map(PPtr::offset)
-    }
-    fn free(&mut self, off: u64) -> Result<(), RewindError> {
-        self.pool.raw_free(PPtr::<u8>::from_offset(off))
     }
 }
