@@ -4,10 +4,10 @@
  * Prints one JSON object. Built and run by scripts/pmdk-bench.sh with the pool on /dev/shm
  * and PMEM_IS_PMEM_FORCE=1 (so libpmem flushes with CLWB/CLFLUSHOPT as on real pmem).
  *
- * The B-tree is a B+-tree with the same node shape as braid-rewind's (512-byte nodes,
- * u64 keys, 8-byte values, sorted keys, leaves split in halves), written the usual PMDK
- * way: TX_ADD_FIELD / pmemobj_tx_add_range on every range an insert modifies, TX_ZNEW for
- * new nodes.
+ * The B-tree is a B+-tree of the same node size as braid-rewind's (512-byte nodes, u64
+ * keys, 8-byte values, leaves split in halves; braid-rewind's leaves are fingerprinted and
+ * unsorted, these keep sorted keys), written the usual PMDK way: TX_ADD_FIELD /
+ * pmemobj_tx_add_range on every range an insert modifies, TX_ZNEW for new nodes.
  *
  * usage: pmdk_bench POOLFILE [keys] [word_txs]
  */

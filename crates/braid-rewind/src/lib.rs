@@ -76,6 +76,7 @@ mod avl;
 mod log;
 mod pool;
 mod pptr;
+mod raw;
 mod record;
 mod recovery;
 mod tx;
@@ -85,8 +86,9 @@ pub use braid_pmem::{CrashMode, CrashSim, Domain, PmemConfig, Region};
 pub use log::LogLayout;
 pub use pool::{Layers, LogMode, Policy, Pool, PoolConfig, PoolStats};
 pub use pptr::{PPtr, Persist};
+pub use raw::RawMem;
 pub use recovery::RecoveryReport;
-pub use tx::{Mem, RawMem, Tx};
+pub use tx::{Mem, Tx};
 
 /// Errors of the REWIND library.
 #[derive(Debug, thiserror::Error)]

@@ -33,8 +33,8 @@ use crate::pptr::{PPtr, Persist};
 use crate::record::{Kind, Rec};
 
 /// Memory a data structure is written through: a REWIND transaction ([`Tx`]) or plain
-/// non-recoverable stores ([`RawMem`]). Offsets are pool offsets; word accesses are 8-byte
-/// aligned.
+/// non-recoverable stores ([`crate::RawMem`]). Offsets are pool offsets; word accesses are
+/// 8-byte aligned.
 pub trait Mem {
     /// Read the word at `off`.
     fn read_u64(&self, off: u64) -> u64;
@@ -76,6 +76,8 @@ pub struct Tx<'p> {
     txid: u64,
     /// Records appended (the two-layer key number).
     n: u64,
+    /// Forward records appended (added to the pool's statistics once, on drop).
+    fwd: u64,
     recs: Vec<RecRef>,
     /// Cache lines named by this transaction's UPDATE records (repeats skipped when adjacent).
     lines: Vec<usize>,
@@ -95,6 +97,9 @@ pub struct Tx<'p> {
 
 impl Drop for Tx<'_> {
     fn drop(&mut self) {
+        if self.fwd > 0 {
+            self.p.stats.records.fetch_add(self.fwd, Ordering::Relaxed);
+        }
         let mut b = Bufs {
             recs: std::mem::take(&mut self.recs),
             lines: std::mem::take(&mut self.lines),
@@ -130,6 +135,7 @@ impl<'p> Tx<'p> {
             finished: &p.finished[li],
             txid: p.next_txid.fetch_add(1, Ordering::Relaxed),
             n: 0,
+            fwd: 0,
             recs: b.recs,
             lines: b.lines,
             held: 0,
@@ -164,7 +170,7 @@ impl<'p> Tx<'p> {
         self.n += 1;
         self.held += hold;
         self.recs.push(at);
-        self.p.stats.records.fetch_add(1, Ordering::Relaxed);
+        self.fwd += 1;
         Ok(())
     }
 
@@ -550,51 +556,5 @@ impl Mem for Tx<'_> {
     }
     fn free(&mut self, off: u64) -> Result<(), RewindError> {
         Tx::free(self, PPtr::<u8>::from_offset(off))
-    }
-}
-
-/// Plain, non-recoverable access to a pool: stores are flushed and fenced (persistent but not
-/// atomic), nothing is logged, and allocation is immediate. On a pool in anonymous DRAM the
-/// flushes and fences are no-ops. This is the "NVM, no recoverability" baseline of REWIND
-/// Fig. 7 and the non-recoverable twin of the B+-tree.
-#[derive(Debug)]
-pub struct RawMem<'p> {
-    pool: &'p crate::Pool,
-}
-
-impl<'p> RawMem<'p> {
-    /// Plain access to `pool`.
-    pub fn new(pool: &'p crate::Pool) -> RawMem<'p> {
-        RawMem { pool }
-    }
-}
-
-impl Mem for RawMem<'_> {
-    fn read_u64(&self, off: u64) -> u64 {
-        self.pool.inner.r.load_u64(off as usize)
-    }
-    fn read_bytes(&self, off: u64, out: &mut [u8]) {
-        self.pool.inner.r.read(off as usize, out)
-    }
-    fn write_u64(&mut self, off: u64, v: u64) -> Result<(), RewindError> {
-        let r = &self.pool.inner.r;
-        r.store_u64(off as usize, v);
-        r.persist(off as usize, 8);
-        Ok(())
-    }
-    fn write_bytes(&mut self, off: u64, b: &[u8]) -> Result<(), RewindError> {
-        let r = &self.pool.inner.r;
-        r.write(off as usize, b);
-        r.persist(off as usize, b.len());
-        Ok(())
-    }
-    fn init_bytes(&mut self, off: u64, b: &[u8]) -> Result<(), RewindError> {
-        self.write_bytes(off, b)
-    }
-    fn alloc(&mut self, size: usize) -> Result<u64, RewindError> {
-        self.pool.raw_alloc(size).map(PPtr::offset)
-    }
-    fn free(&mut self, off: u64) -> Result<(), RewindError> {
-        self.pool.raw_free(PPtr::<u8>::from_offset(off))
     }
 }

@@ -264,3 +264,23 @@ fn list_remove_is_atomic() {
         let _ = RawMem::new(&Pool::open_in(base).unwrap().0).read_u64(0);
     }
 }
+
+/// A tree header of another layout and a pool of an older format are refused with errors
+/// that say so.
+#[test]
+fn other_layouts_are_refused() {
+    let r = CrashSim::region(4 << 20, PmemConfig::default());
+    let pool = Pool::create_in(r.clone(), PoolConfig::default()).unwrap();
+    let t = new_tree(&pool);
+    assert_eq!(BTree::open(&RawMem::new(&pool), t.header()).unwrap(), t);
+    // The word after the node size is the layout tag (older trees kept their key count there).
+    RawMem::new(&pool).write_u64(t.header() + 32, 7).unwrap();
+    let e = BTree::open(&RawMem::new(&pool), t.header()).unwrap_err();
+    assert!(e.to_string().contains("layout tag 0x7"), "{e}");
+    drop(pool);
+    // Pool format version 1 (the slot-directory leaves) is not read.
+    r.store_u64(8, 1);
+    r.persist(8, 8);
+    let e = Pool::open_in(r.crash(CrashMode::DropUnpersisted).unwrap()).unwrap_err();
+    assert!(e.to_string().contains("pool format version 1"), "{e}");
+}

@@ -97,6 +97,29 @@ fn scan(inner: &Inner, cut: u64, out: &mut [Finished]) -> Result<(), RewindError
     Ok(())
 }
 
+/// Lines apart by at most this many are flushed as one range, the lines between included.
+const RUN_GAP_LINES: usize = 32;
+
+/// Flush the sorted, distinct lines `lines` in few calls: one range per run of lines less
+/// than [`RUN_GAP_LINES`] apart. Each flush call counts its lines with a locked add, and on
+/// CPUs that order CLWB with locked instructions (AMD) that add waits for the write-back of
+/// the previous call's lines as a fence would (about 160 ns here, against 3-5 ns for one
+/// more CLWB of a clean or uncached line), so many single-line calls cost one fence each.
+fn flush_runs(r: &braid_pmem::Region, lines: &[usize]) {
+    let Some(&first) = lines.first() else {
+        return;
+    };
+    let (mut start, mut end) = (first, first + 64);
+    for &l in &lines[1..] {
+        if l > end + 64 * RUN_GAP_LINES {
+            r.flush(start, end - start);
+            start = l;
+        }
+        end = l + 64;
+    }
+    r.flush(start, end - start);
+}
+
 /// See [`Pool::checkpoint`].
 pub(crate) fn checkpoint(inner: &Inner) -> Result<usize, RewindError> {
     let mut spare = inner.ckpt.lock().unwrap_or_else(|e| e.into_inner());
@@ -128,9 +151,7 @@ pub(crate) fn checkpoint(inner: &Inner) -> Result<usize, RewindError> {
     }
     lines.sort_unstable();
     lines.dedup();
-    for l in lines {
-        r.flush(l, 8);
-    }
+    flush_runs(r, &lines);
     r.fence();
     for b in done.iter().flat_map(|f| f.frees.iter()) {
         inner.alloc.mark_free(*b);

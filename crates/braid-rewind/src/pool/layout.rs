@@ -7,7 +7,9 @@
 use crate::log::LOG_DESC;
 
 pub(super) const MAGIC: u64 = u64::from_le_bytes(*b"RWNDPOOL");
-pub(super) const VERSION: u64 = 1;
+/// The pool format version. 2: the B+-tree's fingerprinted leaves (a pool of version 1 may
+/// hold trees of the old slot-directory layout, which this library cannot read).
+pub(super) const VERSION: u64 = 2;
 pub(super) const H_MAGIC: usize = 0;
 pub(super) const H_VERSION: usize = 8;
 pub(super) const H_SIZE: usize = 16;

@@ -1,0 +1,519 @@
+//! A persistent B+-tree with u64 keys and fixed-size values (REWIND §5.2, Fig. 7-8), written
+//! once against the [`Mem`] trait: run inside a REWIND transaction ([`crate::Tx`]) it is
+//! recoverable; run through [`crate::RawMem`] it is its non-recoverable twin (same code, plain
+//! persisted stores, no log), and on a DRAM pool it is the DRAM baseline.
+//!
+//! Layout (choices of this implementation; the paper does not give its tree's layout):
+//! * Leaf, after FPTree (Oukid et al., SIGMOD 2016, §4): `meta` (leaf flag | a bitmap of
+//!   occupied slots), `next` leaf, one fingerprint byte per slot (a hash of the slot's key),
+//!   then `cap` unsorted slots of (key, value). The first line holds the bitmap and the
+//!   fingerprints, so a lookup reads that line and, in the common case, only the one slot
+//!   whose fingerprint matches; an insert writes a free slot's key and value (one line), its
+//!   fingerprint word and the bitmap (one line): four logged words wherever the key goes.
+//!   Under the twin the bitmap is stored last, so a slot is never visible half written.
+//! * Inner: `meta` (count), sorted keys, children; a child `i` holds keys in
+//!   `[key[i-1], key[i])`.
+//! * A full leaf splits by sorting its keys, keeping the lower half (one logged word: the
+//!   bitmap, and one for the leaf chain) and copying the upper half, sorted, into a fresh
+//!   leaf written with unlogged initialising stores; inner nodes split likewise; a new root
+//!   is a fresh node.
+//! * Deletion clears the key's bit (one logged word) without merging underfull nodes (lazy
+//!   deletion, as many in-memory B+-trees do); a leaf may become empty and stays linked.
+//!
+//! The tree header object holds the root, the height (1 = the root is a leaf), the value
+//! size, the node size and the layout's format tag ([`BTree::open`] refuses a tree of another
+//! layout). The number of keys is not stored (an insert would log one more word in a line
+//! of its own); [`BTree::len`] counts the leaves' bitmaps. Isolation is the caller's: one
+//! writer per tree at a time (readers of other keys may run alongside writers that only
+//! update values).
+
+mod check;
+
+use crate::RewindError;
+use crate::tx::Mem;
+
+const LEAF: u64 = 1 << 63;
+const H_ROOT: u64 = 0;
+const H_HEIGHT: u64 = 8;
+const H_VSIZE: u64 = 16;
+const H_NODE: u64 = 24;
+const H_FORMAT: u64 = 32;
+const HDR_BYTES: usize = 40;
+/// The format tag of this layout (fingerprinted leaves), in the tree header.
+const FORMAT: u64 = u64::from_le_bytes(*b"BT+FP\x00\x00\x02");
+const N_META: u64 = 0;
+const N_NEXT: u64 = 8;
+const N_BODY: u64 = 16;
+/// Most slots a leaf may have: its bitmap shares the `meta` word with the leaf flag.
+const MAX_SLOTS: usize = 62;
+
+/// A B+-tree handle: the header's offset and the geometry derived from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BTree {
+    hdr: u64,
+    vsize: usize,
+    node: usize,
+    lcap: usize,
+    icap: usize,
+}
+
+/// Structure statistics returned by [`BTree::check`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TreeShape {
+    /// Keys in the leaves.
+    pub keys: u64,
+    /// Levels (1: the root is a leaf).
+    pub height: u64,
+    /// Leaf nodes.
+    pub leaves: u64,
+    /// Inner nodes.
+    pub inner: u64,
+}
+
+/// A leaf's first bytes as read once per visit: the bitmap and the fingerprints.
+struct Head {
+    bits: u64,
+    buf: [u8; HEAD_MAX],
+}
+
+impl Head {
+    fn fp(&self, slot: usize) -> u8 {
+        self.buf[N_BODY as usize + slot]
+    }
+    /// The word holding `slot`'s fingerprint: its offset in the node and its value.
+    fn fp_word(&self, slot: usize) -> (u64, u64) {
+        let at = (N_BODY as usize + slot) & !7;
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&self.buf[at..at + 8]);
+        (at as u64, u64::from_le_bytes(w))
+    }
+}
+
+/// One byte of a multiplicative hash of `key` (never 0 matters not: the bitmap says which
+/// slots are occupied).
+fn fingerprint(key: u64) -> u8 {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8
+}
+
+/// Bytes from a leaf's start to its first slot for `cap` slots: `meta`, `next` and the
+/// fingerprints, padded to 8 mod 16. The heap's blocks of 64-byte multiples are line aligned
+/// and an object starts 8 bytes into its block (the block header), so slots start on a
+/// 16-byte boundary and a (key, 8-byte value) slot never straddles two lines; with up to 40
+/// slots, `meta`, `next` and the fingerprints fill exactly the node's first line.
+const fn leaf_body(cap: usize) -> usize {
+    let mut x = N_BODY as usize + cap;
+    while x % 16 != 8 {
+        x += 1;
+    }
+    x
+}
+
+const HEAD_MAX: usize = leaf_body(MAX_SLOTS);
+
+fn leaf_cap(node: usize, vsize: usize) -> usize {
+    let mut c: usize = 0;
+    while c < MAX_SLOTS && leaf_body(c + 1) + (c + 1) * (8 + vsize) <= node {
+        c += 1;
+    }
+    c
+}
+
+impl BTree {
+    /// Create an empty tree (in the caller's transaction); returns its handle. `node_bytes`
+    /// is the size of every node, `value_size` the size of every value (a multiple of 8).
+    pub fn create(
+        m: &mut impl Mem,
+        node_bytes: usize,
+        value_size: usize,
+    ) -> Result<BTree, RewindError> {
+        if value_size == 0 || !value_size.is_multiple_of(8) {
+            return Err(RewindError::Invalid(format!(
+                "value size {value_size} must be a positive multiple of 8"
+            )));
+        }
+        let t = BTree::geometry(0, node_bytes, value_size)?;
+        let hdr = m.alloc(HDR_BYTES)?;
+        let leaf = m.alloc(node_bytes)?;
+        m.init_bytes(leaf, &[0u8; 16])?;
+        m.init_bytes(leaf + N_META, &LEAF.to_le_bytes())?;
+        let mut h = [0u8; HDR_BYTES];
+        h[0..8].copy_from_slice(&leaf.to_le_bytes());
+        h[8..16].copy_from_slice(&1u64.to_le_bytes());
+        h[16..24].copy_from_slice(&(value_size as u64).to_le_bytes());
+        h[24..32].copy_from_slice(&(node_bytes as u64).to_le_bytes());
+        h[32..40].copy_from_slice(&FORMAT.to_le_bytes());
+        m.init_bytes(hdr, &h)?;
+        Ok(BTree { hdr, ..t })
+    }
+
+    fn geometry(hdr: u64, node: usize, vsize: usize) -> Result<BTree, RewindError> {
+        let lcap = leaf_cap(node, vsize);
+        let icap = node.saturating_sub(24) / 16;
+        if lcap < 4 || icap < 3 {
+            return Err(RewindError::Invalid(format!(
+                "node size {node} too small for values of {vsize} bytes"
+            )));
+        }
+        Ok(BTree {
+            hdr,
+            vsize,
+            node,
+            lcap,
+            icap,
+        })
+    }
+
+    /// The tree whose header is at `hdr` (as returned by [`BTree::header`]). Fails on a
+    /// header of another layout (a tree written by an older version of this library).
+    pub fn open(m: &impl Mem, hdr: u64) -> Result<BTree, RewindError> {
+        let format = m.read_u64(hdr + H_FORMAT);
+        if format != FORMAT {
+            return Err(RewindError::Invalid(format!(
+                "B+-tree at {hdr:#x} has layout tag {format:#x}, this library reads {FORMAT:#x} \
+                 (fingerprinted leaves); rebuild the tree"
+            )));
+        }
+        let vsize = m.read_u64(hdr + H_VSIZE) as usize;
+        let node = m.read_u64(hdr + H_NODE) as usize;
+        BTree::geometry(hdr, node, vsize)
+    }
+
+    /// Offset of the tree header (store it to find the tree again).
+    pub fn header(&self) -> u64 {
+        self.hdr
+    }
+
+    /// Bytes of every value.
+    pub fn value_size(&self) -> usize {
+        self.vsize
+    }
+
+    /// Keys per leaf and per inner node.
+    pub fn capacities(&self) -> (usize, usize) {
+        (self.lcap, self.icap)
+    }
+
+    /// Number of keys (counted over the leaves' bitmaps: one line per leaf).
+    pub fn len(&self, m: &impl Mem) -> u64 {
+        let mut n = self.first_leaf(m);
+        let mut count = 0;
+        while n != 0 {
+            count += u64::from((m.read_u64(n + N_META) & !LEAF).count_ones());
+            n = m.read_u64(n + N_NEXT);
+        }
+        count
+    }
+
+    /// Whether the tree holds no key.
+    pub fn is_empty(&self, m: &impl Mem) -> bool {
+        self.len(m) == 0
+    }
+
+    // ---- node accessors ----
+    fn slot_off(&self, n: u64, slot: usize) -> u64 {
+        n + (leaf_body(self.lcap) + (8 + self.vsize) * slot) as u64
+    }
+    fn ikey_off(&self, n: u64, i: usize) -> u64 {
+        n + N_BODY + 8 * i as u64
+    }
+    fn child_off(&self, n: u64, i: usize) -> u64 {
+        n + N_BODY + 8 * (self.icap + i) as u64
+    }
+
+    fn count(m: &impl Mem, n: u64) -> usize {
+        (m.read_u64(n + N_META) & !LEAF) as usize
+    }
+
+    fn head(&self, m: &impl Mem, n: u64) -> Head {
+        let mut h = Head {
+            bits: 0,
+            buf: [0; HEAD_MAX],
+        };
+        m.read_bytes(n, &mut h.buf[..leaf_body(self.lcap)]);
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&h.buf[..8]);
+        h.bits = u64::from_le_bytes(w) & !LEAF;
+        h
+    }
+
+    /// The slot holding `key` in leaf `n`: only slots whose fingerprint matches are read.
+    fn leaf_find(&self, m: &impl Mem, n: u64, h: &Head, key: u64) -> Option<usize> {
+        let f = fingerprint(key);
+        let mut cand = 0u64;
+        for s in 0..self.lcap {
+            cand |= u64::from(h.fp(s) == f) << s;
+        }
+        cand &= h.bits;
+        while cand != 0 {
+            let s = cand.trailing_zeros() as usize;
+            if m.read_u64(self.slot_off(n, s)) == key {
+                return Some(s);
+            }
+            cand &= cand - 1;
+        }
+        None
+    }
+
+    /// The occupied slots of leaf `n` with their keys, sorted by key.
+    fn sorted_slots(&self, m: &impl Mem, n: u64, bits: u64) -> Vec<(u64, usize)> {
+        let mut v: Vec<(u64, usize)> = (0..self.lcap)
+            .filter(|&s| bits & (1 << s) != 0)
+            .map(|s| (m.read_u64(self.slot_off(n, s)), s))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Child index for `key` in an inner node with `count` keys (keys <= key go right): the
+    /// number of keys <= `key`, counted branchlessly over the whole node, so the loads of
+    /// the node's lines are independent (they miss the cache together instead of one after
+    /// another, which is what a search of a large tree waits on).
+    fn inner_search(&self, m: &impl Mem, n: u64, count: usize, key: u64) -> usize {
+        (0..count)
+            .map(|i| usize::from(m.read_u64(self.ikey_off(n, i)) <= key))
+            .sum()
+    }
+
+    fn first_leaf(&self, m: &impl Mem) -> u64 {
+        let mut n = m.read_u64(self.hdr + H_ROOT);
+        while m.read_u64(n + N_META) & LEAF == 0 {
+            n = m.read_u64(self.child_off(n, 0));
+        }
+        n
+    }
+
+    fn find_leaf(&self, m: &impl Mem, key: u64, path: Option<&mut Vec<(u64, usize)>>) -> u64 {
+        let mut n = m.read_u64(self.hdr + H_ROOT);
+        let mut path = path;
+        loop {
+            let meta = m.read_u64(n + N_META);
+            if meta & LEAF != 0 {
+                return n;
+            }
+            let i = self.inner_search(m, n, meta as usize, key);
+            if let Some(p) = path.as_deref_mut() {
+                p.push((n, i));
+            }
+            n = m.read_u64(self.child_off(n, i));
+        }
+    }
+
+    /// Look `key` up; copies its value into `out` (value-size bytes) and returns true if found.
+    pub fn get(&self, m: &impl Mem, key: u64, out: &mut [u8]) -> bool {
+        let n = self.find_leaf(m, key, None);
+        let h = self.head(m, n);
+        match self.leaf_find(m, n, &h, key) {
+            Some(s) => {
+                m.read_bytes(self.slot_off(n, s) + 8, &mut out[..self.vsize]);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether `key` is in the tree.
+    pub fn contains(&self, m: &impl Mem, key: u64) -> bool {
+        let n = self.find_leaf(m, key, None);
+        let h = self.head(m, n);
+        self.leaf_find(m, n, &h, key).is_some()
+    }
+
+    /// Replace the value of an existing key; false if absent.
+    pub fn update(&self, m: &mut impl Mem, key: u64, val: &[u8]) -> Result<bool, RewindError> {
+        self.check_val(val)?;
+        let n = self.find_leaf(m, key, None);
+        let h = self.head(m, n);
+        match self.leaf_find(m, n, &h, key) {
+            Some(s) => {
+                m.write_bytes(self.slot_off(n, s) + 8, val)?;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn check_val(&self, val: &[u8]) -> Result<(), RewindError> {
+        if val.len() != self.vsize {
+            return Err(RewindError::Invalid(format!(
+                "value of {} bytes in a tree of {}-byte values",
+                val.len(),
+                self.vsize
+            )));
+        }
+        Ok(())
+    }
+
+    /// Insert or replace; returns true if the key is new.
+    pub fn insert(&self, m: &mut impl Mem, key: u64, val: &[u8]) -> Result<bool, RewindError> {
+        self.check_val(val)?;
+        let mut path = Vec::with_capacity(8);
+        let leaf = self.find_leaf(m, key, Some(&mut path));
+        let h = self.head(m, leaf);
+        if let Some(s) = self.leaf_find(m, leaf, &h, key) {
+            m.write_bytes(self.slot_off(leaf, s) + 8, val)?;
+            return Ok(false);
+        }
+        if (h.bits.count_ones() as usize) < self.lcap {
+            return self.leaf_insert(m, leaf, &h, key, val).map(|()| true);
+        }
+        let (sep, right) = self.split_leaf(m, leaf, h.bits)?;
+        let target = if key < sep { leaf } else { right };
+        let th = self.head(m, target);
+        self.leaf_insert(m, target, &th, key, val)?;
+        self.insert_up(m, path, sep, right)?;
+        Ok(true)
+    }
+
+    /// Store `key` and `val` in a free slot of leaf `n` (not full), then its fingerprint,
+    /// then the bitmap bit that makes it visible.
+    fn leaf_insert(
+        &self,
+        m: &mut impl Mem,
+        n: u64,
+        h: &Head,
+        key: u64,
+        val: &[u8],
+    ) -> Result<(), RewindError> {
+        let slot = (!h.bits).trailing_zeros() as usize;
+        if slot >= self.lcap {
+            return Err(RewindError::Corrupt(format!(
+                "leaf {n:#x} has no free slot below its capacity"
+            )));
+        }
+        let at = self.slot_off(n, slot);
+        m.write_u64(at, key)?;
+        m.write_bytes(at + 8, val)?;
+        let (w_at, w) = h.fp_word(slot);
+        let shift = 8 * ((N_BODY as usize + slot) % 8);
+        let w = (w & !(0xff << shift)) | (u64::from(fingerprint(key)) << shift);
+        m.write_u64(n + w_at, w)?;
+        m.write_u64(n + N_META, LEAF | h.bits | (1 << slot))
+    }
+
+    /// Split a full leaf: its keys sorted, the old leaf keeps the lower half (its bitmap and
+    /// chain link are the only logged words); the upper half is copied, sorted, into a
+    /// fresh leaf. Returns the separator (first key of the new leaf) and the new leaf.
+    fn split_leaf(&self, m: &mut impl Mem, n: u64, bits: u64) -> Result<(u64, u64), RewindError> {
+        let sorted = self.sorted_slots(m, n, bits);
+        let h = sorted.len() / 2;
+        let moved = &sorted[h..];
+        let right = m.alloc(self.node)?;
+        let body = leaf_body(self.lcap);
+        let ss = 8 + self.vsize;
+        let mut img = vec![0u8; body + moved.len() * ss];
+        let mut keep = bits;
+        for (j, &(k, s)) in moved.iter().enumerate() {
+            keep &= !(1 << s);
+            img[N_BODY as usize + j] = fingerprint(k);
+            let c = body + j * ss;
+            img[c..c + 8].copy_from_slice(&k.to_le_bytes());
+            m.read_bytes(self.slot_off(n, s) + 8, &mut img[c + 8..c + ss]);
+        }
+        let rbits = (1u64 << moved.len()) - 1;
+        img[..8].copy_from_slice(&(LEAF | rbits).to_le_bytes());
+        let next = m.read_u64(n + N_NEXT);
+        img[8..16].copy_from_slice(&next.to_le_bytes());
+        m.init_bytes(right, &img)?;
+        m.write_u64(n + N_NEXT, right)?;
+        m.write_u64(n + N_META, LEAF | keep)?;
+        Ok((moved[0].0, right))
+    }
+    /// Insert separator `sep` with right child `right` into the parents along `path`.
+    fn insert_up(
+        &self,
+        m: &mut impl Mem,
+        mut path: Vec<(u64, usize)>,
+        mut sep: u64,
+        mut right: u64,
+    ) -> Result<(), RewindError> {
+        while let Some((n, i)) = path.pop() {
+            let c = Self::count(m, n);
+            let mut keys = vec![0u64; c + 1];
+            let mut kids = vec![0u64; c + 2];
+            for (j, k) in keys.iter_mut().take(c).enumerate() {
+                *k = m.read_u64(self.ikey_off(n, j));
+            }
+            for (j, k) in kids.iter_mut().take(c + 1).enumerate() {
+                *k = m.read_u64(self.child_off(n, j));
+            }
+            keys.insert(i, sep);
+            keys.truncate(c + 1);
+            kids.insert(i + 1, right);
+            kids.truncate(c + 2);
+            if c < self.icap {
+                m.write_bytes(self.ikey_off(n, i), &words(&keys[i..]))?;
+                m.write_bytes(self.child_off(n, i + 1), &words(&kids[i + 1..]))?;
+                return m.write_u64(n + N_META, c as u64 + 1);
+            }
+            // Split: left keeps keys[..h] and kids[..=h]; keys[h] goes up.
+            let h = c.div_ceil(2);
+            let nr = m.alloc(self.node)?;
+            let rk = &keys[h + 1..];
+            let rc = &kids[h + 1..];
+            m.init_bytes(nr + N_META, &(rk.len() as u64).to_le_bytes())?;
+            m.init_bytes(nr + N_NEXT, &0u64.to_le_bytes())?;
+            m.init_bytes(self.ikey_off(nr, 0), &words(rk))?;
+            m.init_bytes(self.child_off(nr, 0), &words(rc))?;
+            if i < h {
+                m.write_bytes(self.ikey_off(n, i), &words(&keys[i..h]))?;
+                m.write_bytes(self.child_off(n, i + 1), &words(&kids[i + 1..=h]))?;
+            }
+            m.write_u64(n + N_META, h as u64)?;
+            sep = keys[h];
+            right = nr;
+        }
+        // The root split: a new root above.
+        let old = m.read_u64(self.hdr + H_ROOT);
+        let root = m.alloc(self.node)?;
+        m.init_bytes(root + N_META, &1u64.to_le_bytes())?;
+        m.init_bytes(root + N_NEXT, &0u64.to_le_bytes())?;
+        m.init_bytes(self.ikey_off(root, 0), &sep.to_le_bytes())?;
+        m.init_bytes(self.child_off(root, 0), &words(&[old, right]))?;
+        let h = m.read_u64(self.hdr + H_HEIGHT);
+        m.write_u64(self.hdr + H_HEIGHT, h + 1)?;
+        m.write_u64(self.hdr + H_ROOT, root)
+    }
+
+    /// Remove `key`; returns true if it was present.
+    pub fn remove(&self, m: &mut impl Mem, key: u64) -> Result<bool, RewindError> {
+        let n = self.find_leaf(m, key, None);
+        let h = self.head(m, n);
+        let Some(s) = self.leaf_find(m, n, &h, key) else {
+            return Ok(false);
+        };
+        m.write_u64(n + N_META, LEAF | (h.bits & !(1 << s)))?;
+        Ok(true)
+    }
+
+    /// All keys in order (walks the leaf chain).
+    pub fn keys(&self, m: &impl Mem) -> Vec<u64> {
+        let mut n = self.first_leaf(m);
+        let mut out = Vec::new();
+        while n != 0 {
+            let bits = m.read_u64(n + N_META) & !LEAF;
+            out.extend(self.sorted_slots(m, n, bits).iter().map(|e| e.0));
+            n = m.read_u64(n + N_NEXT);
+        }
+        out
+    }
+
+    /// Every node of the tree (for leak checks).
+    pub fn nodes(&self, m: &impl Mem) -> Vec<u64> {
+        let mut out = vec![];
+        let mut stack = vec![m.read_u64(self.hdr + H_ROOT)];
+        while let Some(n) = stack.pop() {
+            out.push(n);
+            let meta = m.read_u64(n + N_META);
+            if meta & LEAF == 0 {
+                for i in 0..=meta as usize {
+                    stack.push(m.read_u64(self.child_off(n, i)));
+                }
+            }
+        }
+        out
+    }
+}
+
+fn words(v: &[u64]) -> Vec<u8> {
+    v.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
