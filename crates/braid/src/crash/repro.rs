@@ -48,19 +48,24 @@ fn own_options(
 
 /// The combination under test, stated explicitly (under `--all` the command line does not
 /// name it).
-fn combination(args: &CrashArgs) -> [String; 10] {
-    [
+fn combination(args: &CrashArgs) -> Vec<String> {
+    let mut out = vec![
         "--scheme".to_string(),
         args.scheme.to_string(),
         "--logging".to_string(),
         args.logging.name().to_string(),
         "--device".to_string(),
         args.device.name().to_string(),
-        "--stripe".to_string(),
-        args.engine.stripe.to_string(),
-        "--stripe-kb".to_string(),
-        args.engine.stripe_kb.to_string(),
-    ]
+    ];
+    if args.engine.stripe > 1 {
+        out.extend([
+            "--stripe".to_string(),
+            args.engine.stripe.to_string(),
+            "--stripe-kb".to_string(),
+            args.engine.stripe_kb.to_string(),
+        ]);
+    }
+    out
 }
 
 /// The kill-mode child's options: the parent's own (`argv` is the parent's command line), so
