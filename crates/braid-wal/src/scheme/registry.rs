@@ -91,6 +91,7 @@ pub static SCHEMES: &[Registration] = &[
     super::pertxn::REGISTRATION,
     super::taurus::REGISTRATION,
     super::gsn::REGISTRATION,
+    super::plover::REGISTRATION,
 ];
 
 /// The names of every registered scheme, in [`SCHEMES`] order.
