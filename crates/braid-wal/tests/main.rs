@@ -20,6 +20,7 @@ mod loom_stream;
 mod loom_taurus;
 mod paced_device;
 mod pertxn_crash;
+mod plover_scheme;
 mod pmem_device_crash;
 mod prefix_property;
 mod proxy;

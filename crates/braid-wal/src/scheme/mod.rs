@@ -19,6 +19,7 @@ pub mod gsn;
 pub mod none;
 pub mod nvdisk;
 pub mod pertxn;
+pub mod plover;
 pub mod registry;
 pub mod serial;
 pub mod silor;

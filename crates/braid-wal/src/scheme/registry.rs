@@ -92,6 +92,7 @@ pub static SCHEMES: &[Registration] = &[
     super::taurus::REGISTRATION,
     super::gsn::REGISTRATION,
     super::silor::REGISTRATION,
+    super::plover::REGISTRATION,
 ];
 
 /// The names of every registered scheme, in [`SCHEMES`] order.
