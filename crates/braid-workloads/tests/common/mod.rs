@@ -62,16 +62,26 @@ pub fn run(db: &Db, w: &dyn Workload, threads: usize, per_thread: u64, seed: u64
                     let mut worker = db.worker().unwrap();
                     let mut client = w.client(i, seed);
                     let mut o = Outcome::default();
+                    // Consecutive conflicts: a retry backs off exponentially (1 us to 1 ms), so
+                    // the count measures contention, not how long a lock holder stayed
+                    // descheduled on a loaded machine (a NO_WAIT retry without back-off spins
+                    // thousands of times meanwhile).
+                    let mut streak = 0u32;
                     while o.committed + o.user_aborts < per_thread {
                         match client.run_one(&mut worker) {
                             Ok(t) => {
                                 t.wait().unwrap();
                                 o.committed += 1;
+                                streak = 0;
                             }
                             Err(TxError::UserAbort(_)) => o.user_aborts += 1,
                             Err(e) if e.is_retryable() => {
                                 o.conflicts += 1;
                                 assert!(o.conflicts < 100 * per_thread, "livelock: {o:?}");
+                                std::thread::sleep(std::time::Duration::from_micros(
+                                    1 << streak.min(10),
+                                ));
+                                streak += 1;
                             }
                             Err(e) => panic!("transaction failed: {e}"),
                         }
