@@ -12,139 +12,20 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use braid_pmem::Region;
+use braid_wal::WalError;
+use braid_wal::device::Device;
 use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
-use braid_wal::device::{Device, DeviceInfo};
 use braid_wal::payload::{RedoBuf, RedoOp, decode_redo};
-use braid_wal::scan::StreamSource;
 use braid_wal::scheme::gsn::{self, CommitProtocol, GsnConfig, Hook, Partition};
 use braid_wal::scheme::{
     CommitRequest, LogKind, NoRows, Replay, ReplayError, RowRef, Scheme, SchemeConfig,
     SchemeWorker, Ticket, Written,
 };
-use braid_wal::{Lsn, WalError};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
+
+use crate::mem_device::{MemDev, OpenGates};
 
 mod pmem;
-
-struct MemInner {
-    bytes: Vec<u8>,
-    durable: u64,
-    gate_open: bool,
-}
-
-/// A file-like in-memory device: `fill` buffers, `flush` makes durable (waiting while the gate
-/// is closed).
-struct MemDev {
-    inner: Mutex<MemInner>,
-    cv: Condvar,
-}
-
-impl MemDev {
-    fn new(image: Vec<u8>) -> Arc<MemDev> {
-        let durable = image.len() as u64;
-        Arc::new(MemDev {
-            inner: Mutex::new(MemInner {
-                bytes: image,
-                durable,
-                gate_open: true,
-            }),
-            cv: Condvar::new(),
-        })
-    }
-    fn set_gate(&self, open: bool) {
-        self.inner.lock().gate_open = open;
-        self.cv.notify_all();
-    }
-    /// What a crash leaves: the durable bytes.
-    fn crash_image(&self) -> Vec<u8> {
-        let g = self.inner.lock();
-        g.bytes[..g.durable as usize].to_vec()
-    }
-}
-
-impl StreamSource for MemDev {
-    fn start(&self) -> Lsn {
-        0
-    }
-    fn limit(&self) -> Lsn {
-        self.inner.lock().bytes.len() as u64
-    }
-    fn sealed(&self) -> Lsn {
-        0
-    }
-    fn read_at(&self, lsn: Lsn, buf: &mut [u8]) -> Result<usize, WalError> {
-        let g = self.inner.lock();
-        let at = (lsn as usize).min(g.bytes.len());
-        let n = buf.len().min(g.bytes.len() - at);
-        buf[..n].copy_from_slice(&g.bytes[at..at + n]);
-        Ok(n)
-    }
-    fn salt_for(&self, _lsn: Lsn) -> u32 {
-        7
-    }
-    fn locate(&self, lsn: Lsn) -> (String, u64) {
-        ("mem".into(), lsn)
-    }
-}
-
-impl Device for MemDev {
-    fn info(&self) -> DeviceInfo {
-        DeviceInfo {
-            kind: "file",
-            location: String::new(),
-            emulation: None,
-        }
-    }
-    fn capacity(&self) -> u64 {
-        1 << 24
-    }
-    fn reusable(&self) -> Lsn {
-        0
-    }
-    fn fill(&self, lsn: Lsn, bytes: &[u8]) {
-        let mut g = self.inner.lock();
-        let end = lsn as usize + bytes.len();
-        if g.bytes.len() < end {
-            g.bytes.resize(end, 0);
-        }
-        g.bytes[lsn as usize..end].copy_from_slice(bytes);
-    }
-    fn durable_on_fill(&self) -> bool {
-        false
-    }
-    fn flush(&self, _from: Lsn, to: Lsn) -> Result<(), WalError> {
-        let mut g = self.inner.lock();
-        while !g.gate_open {
-            self.cv.wait(&mut g);
-        }
-        g.durable = g.durable.max(to);
-        Ok(())
-    }
-    fn ensure_space(&self, _upto: Lsn) -> Result<(), WalError> {
-        Ok(())
-    }
-    fn reset_tail(&self, end: Lsn) -> Result<(), WalError> {
-        let mut g = self.inner.lock();
-        g.bytes.truncate(end as usize);
-        g.durable = end;
-        Ok(())
-    }
-    fn release(&self, _upto: Lsn) -> Result<(), WalError> {
-        Ok(())
-    }
-}
-
-/// Opens every gate when dropped, so a failing assertion never leaves the commit daemon (and
-/// with it the test) blocked on a held-back flush.
-struct OpenGates<'a>(&'a [Arc<MemDev>]);
-
-impl Drop for OpenGates<'_> {
-    fn drop(&mut self) {
-        for d in self.0 {
-            d.set_gate(true);
-        }
-    }
-}
 
 /// Replays into a key -> (table, value) map, remembering the order of transactions.
 #[derive(Default)]

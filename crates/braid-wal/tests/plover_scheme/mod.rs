@@ -5,8 +5,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod memdev;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -19,7 +17,7 @@ use braid_wal::scheme::{
 };
 use parking_lot::Mutex;
 
-use memdev::{MemDev, OpenGates};
+use crate::mem_device::{MemDev, OpenGates};
 
 /// Replays into a key -> value map.
 #[derive(Default)]

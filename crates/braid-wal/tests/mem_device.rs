@@ -1,6 +1,6 @@
-//! An in-memory log device whose flushes a test can hold back (the same shape as the gsn
-//! tests' device): `fill` buffers, `flush` makes durable once the gate is open, and the
-//! durable bytes are what a crash would leave.
+//! An in-memory log device whose flushes a test can hold back, for the tests that drive a
+//! scheme directly (gsn, silor, plover): `fill` buffers, `flush` makes durable once the gate
+//! is open, and the durable bytes are what a crash would leave.
 
 use std::sync::Arc;
 
