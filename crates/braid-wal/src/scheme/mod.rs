@@ -490,8 +490,9 @@ pub struct RecoveryReport {
     /// Transaction records found in the log that the checkpoint recovery started from already
     /// holds (not replayed).
     pub covered: u64,
-    /// Seconds per recovery stage, in order, where the planner times them (gsn: `scan`,
-    /// `plan`, `partition`, `apply`); empty otherwise.
+    /// Recovery stages the scheme times, in order (gsn: seconds spent in `scan`, `plan`,
+    /// `partition`, `apply`; taurus, whose stages overlap: seconds from the start of recovery
+    /// to the `first apply`, to the end of `read` and of `replay`); empty otherwise.
     pub stages: Vec<(&'static str, f64)>,
 }
 
