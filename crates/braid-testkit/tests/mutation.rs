@@ -137,6 +137,27 @@ fn header_describing_logs_larger_than_the_region_is_corruption() {
     }
 }
 
+/// Found by the `rewind_open` fuzz target: a log capacity lowered to a valid 32 records let
+/// recovery run out of log space half-way (`LogFull`, an untyped failure). The header's
+/// configuration now carries a checksum, so any damaged configuration word is refused first.
+#[test]
+fn a_damaged_configuration_word_is_corruption() {
+    for img in rewind::images() {
+        for word in (16u32..88).step_by(8).chain([136, 144]) {
+            let mut img = img.clone();
+            rewind::patch(&mut img, word, &[0x20, 0, 0]);
+            assert!(
+                matches!(
+                    Pool::open_in(rewind::region_of(&img)),
+                    Err(RewindError::Corrupt(_) | RewindError::NotAPool(_))
+                ),
+                "header word {word}"
+            );
+            rewind::check_image(&img).unwrap();
+        }
+    }
+}
+
 #[test]
 fn a_valid_region_header_opens_with_and_without_its_size() {
     let d = region::scratch_dir();

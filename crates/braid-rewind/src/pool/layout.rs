@@ -21,6 +21,10 @@ pub(super) const H_BUCKET: usize = 56;
 pub(super) const H_CAPACITY: usize = 64;
 pub(super) const H_GROUP: usize = 72;
 pub(super) const H_CKPT: usize = 80;
+/// crc32c of the configuration words, `H_SIZE..H_CONFIG_CRC` and the heap bounds, written
+/// once at creation: a damaged configuration is refused rather than trusted (a wrong log
+/// capacity would otherwise make recovery fail half-way).
+pub(super) const H_CONFIG_CRC: usize = 88;
 /// The commit sequence number of the last checkpoint: every transaction committed at or
 /// below it has its writes durable in place (no-force), so recovery does not redo it.
 pub(crate) const H_CUT: usize = 96;

@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use braid_pmem::{PmemConfig, Region};
 
 use super::layout::{
-    BOTTOM_BUCKET, DESC, DESC_AVL_ROOT, H_BUCKET, H_CAPACITY, H_CKPT, H_GROUP, H_HEAP_END,
-    H_HEAP_START, H_HEAP_TOP, H_LAYERS, H_LAYOUT, H_MAGIC, H_NLOGS, H_POLICY, H_SIZE, H_VERSION,
-    HEADER, MAGIC, VERSION,
+    BOTTOM_BUCKET, DESC, DESC_AVL_ROOT, H_BUCKET, H_CAPACITY, H_CKPT, H_CONFIG_CRC, H_GROUP,
+    H_HEAP_END, H_HEAP_START, H_HEAP_TOP, H_LAYERS, H_LAYOUT, H_MAGIC, H_NLOGS, H_POLICY, H_SIZE,
+    H_VERSION, HEADER, MAGIC, VERSION,
 };
 use super::{Counters, Finished, Inner, Layers, Log, LogMode, Policy, Pool, PoolConfig};
 use crate::RewindError;
@@ -130,6 +130,7 @@ impl Pool {
         r.store_u64(H_CKPT, cfg.checkpoint_fraction.to_bits());
         r.store_u64(H_HEAP_START, cfg.meta_bytes() as u64);
         r.store_u64(H_HEAP_END, r.len() as u64);
+        r.store_u64(H_CONFIG_CRC, config_crc(r));
         r.flush(0, HEADER);
         for l in &inner.logs {
             l.format();
@@ -166,6 +167,11 @@ impl Pool {
                 r.load_u64(H_SIZE),
                 r.len()
             )));
+        }
+        if r.load_u64(H_CONFIG_CRC) != config_crc(r) {
+            return Err(RewindError::Corrupt(
+                "the pool header's configuration fails its checksum".into(),
+            ));
         }
         let corrupt = |what: &str| RewindError::Corrupt(format!("bad {what} in the pool header"));
         let cfg = PoolConfig {
@@ -224,4 +230,12 @@ impl Pool {
         let r = Region::open(path, None, pmem)?;
         Pool::open_in(r)
     }
+}
+
+/// The checksum of the header's configuration words (see [`H_CONFIG_CRC`]).
+fn config_crc(r: &Region) -> u64 {
+    let mut words = [0u8; H_CONFIG_CRC - H_SIZE + 16];
+    r.read(H_SIZE, &mut words[..H_CONFIG_CRC - H_SIZE]);
+    r.read(H_HEAP_START, &mut words[H_CONFIG_CRC - H_SIZE..]);
+    u64::from(crc32c::crc32c(&words))
 }
