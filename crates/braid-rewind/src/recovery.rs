@@ -42,6 +42,9 @@ use crate::alloc::BLOCK_HDR;
 use crate::pool::{Inner, Log, Policy, RecRef};
 use crate::record::{Kind, Rec};
 
+/// Commit numbers and transaction ids at or above this are damage (see `recover`).
+const MAX_NUMBER: u64 = 1 << 62;
+
 /// What recovery found and did.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct RecoveryReport {
@@ -153,8 +156,17 @@ pub(crate) fn recover(p: &Inner) -> Result<RecoveryReport, RewindError> {
     }
     // Commit numbers keep growing across recoveries, above the last checkpoint's cut.
     let cut = r.load_u64(crate::pool::H_CUT);
-    p.commit_seq.store(max_seq.max(cut), Ordering::SeqCst);
     let max_txid = table.keys().copied().max().unwrap_or(0);
+    // No pool lives to run 2^62 transactions: numbers that large are damage, and counting
+    // on from them would overflow.
+    if max_seq.max(cut).max(max_txid) >= MAX_NUMBER {
+        return Err(RewindError::Corrupt(format!(
+            "commit number {} or transaction id {max_txid} out of range (a damaged log record \
+             or checkpoint cut)",
+            max_seq.max(cut)
+        )));
+    }
+    p.commit_seq.store(max_seq.max(cut), Ordering::SeqCst);
     p.next_txid.store(max_txid + 1, Ordering::SeqCst);
     rep.committed = table
         .values()
