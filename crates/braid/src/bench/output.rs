@@ -195,19 +195,21 @@ pub fn print_table(results: &[ConfigResult]) {
         }
     }
     // A client that spent most of its time waiting with `--inflight` commits pending measured
-    // its own bound, not the scheme: say so where the figure is read.
+    // the acknowledgement rate (a saturated device, or a scheme acknowledging in batches, as
+    // Silo-R's epochs), not the scheme's speed alone: say so where the figure is read.
     for r in results.iter().filter(|r| r.pipeline_full_share > 0.5) {
         println!(
-            "{} {} {} {}t: workers waited with a full pipeline {:.0}% of the time; this \
-             throughput is bounded by --inflight {} and the commit latency (p50 {:.0} us), \
-             not by the scheme: raise --inflight to measure the scheme",
+            "{} {} {} {}t: workers waited with a full pipeline {:.0}% of the time: the \
+             throughput is set by how fast commits are acknowledged (p50 {:.0} us) with \
+             --inflight {} in flight (a saturated log device, or a scheme acknowledging in \
+             batches; raising --inflight tells them apart)",
             r.workload,
             r.scheme,
             r.logging,
             r.threads,
             r.pipeline_full_share * 100.0,
-            r.params["inflight"],
-            r.p50_us
+            r.p50_us,
+            r.params["inflight"]
         );
     }
     // Scalability proxies (braid_wal::proxy): what each commit does to memory other workers
