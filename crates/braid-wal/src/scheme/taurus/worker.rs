@@ -68,14 +68,12 @@ use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 
-use super::anchor::RECENT_ANCHORS;
 use super::commit::{Link, LvWait};
 use super::rows::{Lvs, RowLv, merge_from, raise};
 use super::{MAX_SCAN_BUCKETS, Shared};
 use crate::WalError;
-use crate::lv::MAX_STREAMS;
 use crate::proxy::ProxyCounter;
-use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
+use crate::record::{FLAG_COMMIT, RecordSpec, Stamp};
 use crate::scheme::{AccessSet, CommitRequest, RowRef, SchemeWorker, Ticket};
 use crate::stream::StreamWriter;
 
@@ -375,46 +373,8 @@ impl TaurusWorker {
     /// Append an anchor if one is due on this worker's stream (Alg. 5 `FlushPLV`).
     fn maybe_anchor(&mut self, end: u64) {
         let sh = &*self.sh;
-        let st = &sh.anchors[self.i];
-        if !sh.compress || end < st.next.load(Ordering::Relaxed) || {
-            self.proxy.shared(1, 1);
-            st.busy.swap(true, Ordering::Acquire)
-        } {
-            return;
-        }
-        let n = sh.n;
-        let mut clv = vec![0u64; n];
-        sh.tracker.clv_into(&mut clv);
-        let stamp = Stamp::Lv(clv);
-        let spec = RecordSpec {
-            kind: Kind::Anchor,
-            flags: 0,
-            txn: 0,
-            stamp: &stamp,
-            payload: &[],
-        };
         let w = &mut self.writers[if sh.spread { self.i } else { 0 }];
-        if let Ok((s, e)) = w.append(&spec) {
-            // The append; the tracker's queue (lock and unlock, the lock's line and the queue
-            // entry's); the recent-anchor lock; one fetch_max per LPLV entry, on their line.
-            self.proxy.append(w.cost());
-            self.proxy.shared(2 + 2 + n as u64, 2 + 1 + 1);
-            sh.tracker.register(self.i, s, e, &[0u64; MAX_STREAMS][..n]);
-            {
-                let mut r = st.recent.lock();
-                if r.len() == RECENT_ANCHORS {
-                    r.pop_front();
-                }
-                r.push_back(s);
-            }
-            if let Stamp::Lv(clv) = &stamp {
-                for (a, &v) in st.lplv.iter().zip(clv) {
-                    a.fetch_max(v, Ordering::Release);
-                }
-            }
-            st.next.store(e + sh.anchor_every, Ordering::Relaxed);
-        }
-        st.busy.store(false, Ordering::Release);
+        sh.anchors[self.i].append_if_due(sh, self.i, w, &self.proxy, end);
     }
 
     /// The ticket of a transaction whose final LV is `self.lv`; `own` = (stream, end) if it
