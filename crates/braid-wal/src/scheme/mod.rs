@@ -35,7 +35,7 @@ use std::time::Duration;
 use crate::device::Device;
 use crate::record::Kind;
 use crate::scan::{ScanEnd, ScanMode};
-use crate::stream::Stream;
+use crate::stream::{Stream, StreamConfig};
 use crate::{Lsn, UnknownName, WalError};
 
 /// Data logging writes after-images; command logging writes stored-procedure calls.
@@ -451,6 +451,32 @@ impl RecoveryPlan {
 
 fn unknown_plan(s: &str) -> UnknownName {
     UnknownName::new("recovery plan", s, &["auto", "parallel", "serial"])
+}
+
+impl SchemeConfig {
+    /// Stream `id`'s configuration: this group commit, at most `max_writers` writers.
+    pub(crate) fn stream(&self, id: usize, max_writers: usize) -> StreamConfig {
+        StreamConfig {
+            id: id as u32,
+            max_writers,
+            group_delay: self.group_delay,
+            group_bytes: self.group_bytes,
+        }
+    }
+
+    /// Start one stream per device at its recovered end, each taking a writer per worker.
+    pub(crate) fn start_streams(
+        &self,
+        devices: Vec<Arc<dyn Device>>,
+        ends: &[Lsn],
+    ) -> Result<Vec<Stream>, WalError> {
+        devices
+            .into_iter()
+            .zip(ends)
+            .enumerate()
+            .map(|(i, (d, &end))| Stream::start(d, end, self.stream(i, self.max_workers.max(1))))
+            .collect()
+    }
 }
 
 impl Default for SchemeConfig {

@@ -25,7 +25,7 @@ use crate::proxy::{Proxies, ProxyBoard, ProxyCounter};
 use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
 use crate::scan::{Scanner, StreamSource};
 use crate::scheme::cut::{Cut, epoch_flag};
-use crate::stream::{Stream, StreamConfig, StreamWriter};
+use crate::stream::{Stream, StreamWriter};
 
 /// The scheme's registration (see [`super::SCHEMES`]).
 pub const REGISTRATION: Registration = Registration {
@@ -139,13 +139,7 @@ pub fn open(
     let mut report = RecoveryReport::default();
     let end = replay_serial(&*device, cfg, replay, progress, &mut report)?;
     report.seconds = started.elapsed().as_secs_f64();
-    let scfg = StreamConfig {
-        id: 0,
-        max_writers: cfg.max_workers.max(1),
-        group_delay: cfg.group_delay,
-        group_bytes: cfg.group_bytes,
-    };
-    let stream = Stream::start(device, end, scfg)?;
+    let stream = Stream::start(device, end, cfg.stream(0, cfg.max_workers.max(1)))?;
     Ok((
         Arc::new(Serial {
             streams: [stream],

@@ -21,7 +21,7 @@ use crate::WalError;
 use crate::device::Device;
 use crate::record::Kind;
 use crate::scheme::{LogKind, RecoveryReport, Replay, SchemeConfig};
-use crate::stream::{Stream, StreamConfig};
+use crate::stream::Stream;
 
 /// Check the configuration and the devices; returns whether the logs are on persistent memory.
 fn check_devices(cfg: &SchemeConfig, devices: &[Arc<dyn Device>]) -> Result<bool, WalError> {
@@ -106,13 +106,7 @@ pub fn open_gsn(
     let mut streams = Vec::with_capacity(devices.len());
     let mut logs = Vec::with_capacity(devices.len());
     for (i, (dev, end)) in devices.into_iter().zip(rec.ends).enumerate() {
-        let scfg = StreamConfig {
-            id: i as u32,
-            max_writers: 2,
-            group_delay: cfg.group_delay,
-            group_bytes: cfg.group_bytes,
-        };
-        let stream = Stream::start(dev, end, scfg)?;
+        let stream = Stream::start(dev, end, cfg.stream(i, 2))?;
         let writer = stream.writer()?;
         let inner = LogInner {
             clock: rec.base - 1,

@@ -82,7 +82,7 @@ use super::registry::{Registration, SchemeDef};
 use super::{RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker, Storage};
 use crate::WalError;
 use crate::device::Device;
-use crate::stream::{Stream, StreamConfig};
+use crate::stream::Stream;
 use seq::SeqCounters;
 use worker::PloverWorker;
 
@@ -217,16 +217,7 @@ pub fn open_plover(
     let out = recovery::recover(cfg, &devices, replay, progress)?;
     let mut report = out.report;
     report.seconds = started.elapsed().as_secs_f64();
-    let mut streams = Vec::with_capacity(n);
-    for (i, d) in devices.into_iter().enumerate() {
-        let scfg = StreamConfig {
-            id: i as u32,
-            max_writers: cfg.max_workers.max(1),
-            group_delay: cfg.group_delay,
-            group_bytes: cfg.group_bytes,
-        };
-        streams.push(Stream::start(d, out.ends[i], scfg)?);
-    }
+    let streams = cfg.start_streams(devices, &out.ends)?;
     let sh = Shared {
         streams,
         seqs: SeqCounters::new(n, out.max_seq),

@@ -47,7 +47,7 @@ use super::{LogKind, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker,
 use crate::device::Device;
 use crate::proxy::{Proxies, ProxyBoard};
 use crate::record::{Kind, RecordSpec, Stamp};
-use crate::stream::{Stream, StreamConfig};
+use crate::stream::Stream;
 use crate::{Lsn, WalError};
 use durable::Durable;
 use epoch::Epochs;
@@ -259,13 +259,8 @@ pub fn open_silor(
     let workers = cfg.max_workers.max(1);
     let mut streams = Vec::with_capacity(n);
     for (i, d) in devices.into_iter().enumerate() {
-        let scfg = StreamConfig {
-            id: i as u32,
-            // Stream 0 also takes the epoch thread's records.
-            max_writers: workers.div_ceil(n) + usize::from(i == 0),
-            group_delay: cfg.group_delay,
-            group_bytes: cfg.group_bytes,
-        };
+        // Stream 0 also takes the epoch thread's records.
+        let scfg = cfg.stream(i, workers.div_ceil(n) + usize::from(i == 0));
         streams.push(Stream::start(d, rec.ends[i], scfg)?);
     }
     let mut writer = streams[0].writer()?;

@@ -80,7 +80,7 @@ use super::{
 use crate::WalError;
 use crate::device::Device;
 use crate::lv::MAX_STREAMS;
-use crate::stream::{Stream, StreamConfig};
+use crate::stream::Stream;
 use anchor::AnchorState;
 use commit::Tracker;
 use rows::RowTable;
@@ -353,16 +353,7 @@ pub fn open_taurus(
     let out = recovery::recover(cfg, &devices, replay, progress, cfg.recovery_plan)?;
     let mut report = out.report;
     report.seconds = started.elapsed().as_secs_f64();
-    let mut streams = Vec::with_capacity(n);
-    for (i, d) in devices.into_iter().enumerate() {
-        let scfg = StreamConfig {
-            id: i as u32,
-            max_writers: cfg.max_workers.max(1),
-            group_delay: cfg.group_delay,
-            group_bytes: cfg.group_bytes,
-        };
-        streams.push(Stream::start(d, out.ends[i], scfg)?);
-    }
+    let streams = cfg.start_streams(devices, &out.ends)?;
     let sh = Shared {
         n,
         war: cfg.logging == LogKind::Command && !cfg.mvcc,
