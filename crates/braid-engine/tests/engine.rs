@@ -438,3 +438,33 @@ fn nvdisk_pays_the_pmem_devices_nvm_delay() {
         db.close().unwrap();
     }
 }
+
+/// Log insertion latency is sampled on one commit in 16 and counted once the worker is gone.
+#[test]
+fn log_insertion_latency_is_sampled_and_counted_when_a_worker_is_dropped() {
+    let fs = braid_wal::fs::FaultFs::new();
+    let db = crate::common::open(
+        Path::new("/db"),
+        crate::common::options(
+            "serial",
+            crate::common::file_device(),
+            crate::common::file_env(&fs),
+        ),
+    )
+    .unwrap();
+    let before = db.log_insert_stats();
+    let mut w = db.worker().unwrap();
+    for i in 0..64u64 {
+        crate::common::run_txn(&mut w, i).unwrap().wait().unwrap();
+    }
+    assert_eq!(
+        db.log_insert_stats().since(&before).samples,
+        0,
+        "a live worker's timings are not in yet"
+    );
+    drop(w);
+    let s = db.log_insert_stats().since(&before);
+    assert_eq!(s.samples, 4, "64 commits, one in 16 timed");
+    assert!(s.ns > 0 && s.mean_ns() > 0.0);
+    db.close().unwrap();
+}

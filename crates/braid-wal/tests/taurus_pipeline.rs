@@ -300,7 +300,7 @@ fn replay_starts_before_a_blocked_stream_is_read() {
         let devs = devices(log, Some((1, gate.clone())));
         let rec = Recorder::default();
         let (c, tc) = cfg(threads, plan);
-        let early = std::thread::scope(|sc| {
+        let (early, used) = std::thread::scope(|sc| {
             let h = sc.spawn(|| open_taurus(&c, &tc, devs, &rec, &|_| {}).map(|(_, r)| r));
             let early = {
                 let mut g = rec.applied.lock();
@@ -310,8 +310,18 @@ fn replay_starts_before_a_blocked_stream_is_read() {
             gate.open();
             let report = h.join().unwrap().unwrap();
             assert_eq!(report.txns as usize, total);
-            early
+            (early, report.plan)
         });
+        // The report names the plan that ran: one thread always replays serially.
+        let expected = match (threads, plan) {
+            (1, _) | (_, RecoveryPlan::Serial) => Some("serial"),
+            (_, RecoveryPlan::Parallel) => Some("parallel"),
+            _ => used,
+        };
+        assert!(
+            used.is_some() && used == expected,
+            "{threads} thread(s), {plan:?}: plan {used:?}"
+        );
         assert!(
             early,
             "{threads} thread(s), {plan:?}: nothing was replayed while stream 1 could not be read"

@@ -238,6 +238,9 @@ pub fn human(v: f64) -> String {
 pub fn label(r: &ConfigResult) -> String {
     let mut s = r.scheme.clone();
     if r.scheme != "none" {
+        if !r.variant.is_empty() {
+            s.push_str(&format!(" {}", r.variant));
+        }
         s.push_str(&format!(" {} {}", r.logging, r.device));
     }
     s

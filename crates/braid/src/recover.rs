@@ -51,6 +51,8 @@ pub struct RecoveryStats {
     pub load_seconds: f64,
     /// Seconds per stage, where the scheme's planner times them (gsn).
     pub stages: Vec<(String, f64)>,
+    /// taurus: how the log was replayed (`parallel`, or `serial` for the fallback).
+    pub plan: Option<String>,
 }
 
 /// The pipeline's (N, M) for a scheme whose recovery is a scan/apply pipeline (its options
@@ -235,6 +237,7 @@ pub fn recover_quiet(
     threads: usize,
     scan_threads: Option<usize>,
     apply_threads: Option<usize>,
+    plan: Option<crate::common::TaurusRecoveryArg>,
 ) -> anyhow::Result<RecoveryStats> {
     let env = Env::default();
     let meta = Meta::read(dir, &env)?;
@@ -250,6 +253,9 @@ pub fn recover_quiet(
     )?;
     engine.scan_threads = scan_threads;
     engine.apply_threads = apply_threads;
+    if let Some(p) = plan {
+        engine.taurus_recovery = p;
+    }
     let spec = engine.spec(&meta.scheme)?;
     let mut opts = engine.options(spec.clone(), logging, device, meta.streams, 1);
     opts.recovery_threads = threads;
@@ -258,6 +264,11 @@ pub fn recover_quiet(
     }
     if let (Some(s), braid_engine::DeviceConfig::File(f)) = (meta.segment_size, &mut opts.device) {
         f.segment_size = s;
+    }
+    if let (Some((n, unit)), braid_engine::DeviceConfig::File(f)) = (meta.stripe, &mut opts.device)
+    {
+        f.stripe = n;
+        f.stripe_unit = unit;
     }
     opts.app = meta.app.clone();
     opts.cc = cc_for(meta.mvcc, opts.cc);
@@ -288,5 +299,6 @@ pub fn recover_quiet(
             .iter()
             .map(|(n, s)| ((*n).to_string(), *s))
             .collect(),
+        plan: r.plan.map(str::to_string),
     })
 }

@@ -65,6 +65,52 @@ pub(crate) struct DbInner {
     pub(crate) ckpt: Checkpoints,
     /// MVCC timestamps (unused otherwise).
     pub(crate) mv: crate::mvcc::Clock,
+    /// Log insertion timings of the workers that are gone (see [`Db::log_insert_stats`]).
+    pub(crate) inserts: InsertTotals,
+}
+
+/// Sums of the workers' sampled log insertion timings, added when a worker is dropped.
+#[derive(Debug, Default)]
+pub(crate) struct InsertTotals {
+    samples: AtomicU64,
+    ns: AtomicU64,
+}
+
+impl InsertTotals {
+    pub(crate) fn add(&self, samples: u64, ns: u64) {
+        self.samples.fetch_add(samples, Ordering::Relaxed);
+        self.ns.fetch_add(ns, Ordering::Relaxed);
+    }
+}
+
+/// Log insertion latency, sampled (one commit in 16): the time a commit spends putting its
+/// record into the log (the scheme's `commit` call, which returns a durability ticket), not
+/// the wait until it is durable. NV-Logging (Huang et al., VLDB 2014) Fig. 11 plots it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogInsertStats {
+    /// Commits timed.
+    pub samples: u64,
+    /// Their total time, ns.
+    pub ns: u64,
+}
+
+impl LogInsertStats {
+    /// Mean insertion latency in ns (0 if nothing was timed).
+    pub fn mean_ns(&self) -> f64 {
+        if self.samples == 0 {
+            0.0
+        } else {
+            self.ns as f64 / self.samples as f64
+        }
+    }
+
+    /// The timings taken since `before`.
+    pub fn since(&self, before: &LogInsertStats) -> LogInsertStats {
+        LogInsertStats {
+            samples: self.samples - before.samples,
+            ns: self.ns - before.ns,
+        }
+    }
 }
 
 impl DbInner {
@@ -197,6 +243,15 @@ impl Db {
     /// The database directory.
     pub fn dir(&self) -> &Path {
         &self.inner.dir
+    }
+
+    /// Sampled log insertion latency of the workers dropped since opening (a live worker's
+    /// timings count once it is dropped).
+    pub fn log_insert_stats(&self) -> LogInsertStats {
+        LogInsertStats {
+            samples: self.inner.inserts.samples.load(Ordering::Relaxed),
+            ns: self.inner.inserts.ns.load(Ordering::Relaxed),
+        }
     }
 
     /// Bytes, records and flushes the log streams have seen since opening.

@@ -107,6 +107,7 @@ impl DbInner {
             epochs: Epochs::new(opts.max_workers.max(1), 0),
             ckpt: Checkpoints::new(),
             mv: crate::mvcc::Clock::new(opts.max_workers.max(1), 0),
+            inserts: Default::default(),
             opts,
         }
     }

@@ -190,7 +190,10 @@ impl Txn<'_> {
             },
             rows: &Accesses(&self.st.entries),
         };
-        let ticket = match self.scheme.commit(&req) {
+        let timed = self.st.insert_timing.start();
+        let committed = self.scheme.commit(&req);
+        self.st.insert_timing.stop(timed);
+        let ticket = match committed {
             Ok(t) => t,
             Err(e) => {
                 self.abort_inner();

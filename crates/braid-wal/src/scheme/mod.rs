@@ -520,6 +520,9 @@ pub struct RecoveryReport {
     /// `partition`, `apply`; taurus, whose stages overlap: seconds from the start of recovery
     /// to the `first apply`, to the end of `read` and of `replay`); empty otherwise.
     pub stages: Vec<(&'static str, f64)>,
+    /// How the log was replayed, for schemes with a choice (taurus: `parallel`, or `serial`
+    /// for the fallback or one replay thread); `None` otherwise.
+    pub plan: Option<&'static str>,
 }
 
 /// Where a scheme keeps its log, as the caller built it for the scheme's [`LogPlace`].

@@ -29,8 +29,8 @@ use crate::common::{self, DeviceKind, EngineArgs, OltpArgs, WorkloadKind, YcsbAr
 
 pub use output::{save, save_quiet};
 pub use run::{RunResult, run_once};
-pub use summary::{ConfigResult, measure};
-pub use sweep::{Point, sweep_points};
+pub use summary::{ConfigResult, measure, measure_variants};
+pub use sweep::{Point, Variant, sweep_points, variant_points};
 
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
@@ -192,5 +192,35 @@ mod tests {
             Defaults::try_parse_from(["bench", "--scheme", "serial,nosuch"]).is_err(),
             "an unknown scheme is refused"
         );
+    }
+
+    #[test]
+    fn variants_share_one_none_baseline_per_thread_count() {
+        let v = |label: &str, args: &[&str]| Variant {
+            label: label.into(),
+            args: parse(args),
+        };
+        let variants = [
+            v("", &["--scheme", "none,serial", "--threads", "1,2"]),
+            v("TX-D", &["--scheme", "none,gsn", "--threads", "1,2"]),
+            v("PG-D", &["--scheme", "gsn", "--threads", "2"]),
+        ];
+        let points = variant_points(&variants).unwrap();
+        let none: Vec<usize> = points
+            .iter()
+            .filter(|p| p.scheme == crate::common::NONE)
+            .map(|p| p.threads)
+            .collect();
+        assert_eq!(none, [1, 2], "one baseline per thread count");
+        let of = |i: usize| -> Vec<(&str, usize)> {
+            points
+                .iter()
+                .filter(|p| p.variant == i && p.scheme != crate::common::NONE)
+                .map(|p| (p.scheme, p.threads))
+                .collect()
+        };
+        assert_eq!(of(0), [("serial", 1), ("serial", 2)]);
+        assert_eq!(of(1), [("gsn", 1), ("gsn", 2)]);
+        assert_eq!(of(2), [("gsn", 2)]);
     }
 }

@@ -22,6 +22,7 @@ pub fn save(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<()> {
 struct CsvRow<'a> {
     workload: &'a str,
     scheme: &'a str,
+    variant: &'a str,
     logging: &'a str,
     device: &'a str,
     threads: usize,
@@ -53,6 +54,8 @@ struct CsvRow<'a> {
     shared_lines_per_commit: Option<f64>,
     proxy_lanes: Option<u64>,
     pipeline_full_share: f64,
+    #[serde(serialize_with = "fixed1")]
+    log_insert_ns: f64,
     git: &'a str,
     cores: String,
     cpu: &'a str,
@@ -99,6 +102,7 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<
         csv.serialize(CsvRow {
             workload: &r.workload,
             scheme: &r.scheme,
+            variant: &r.variant,
             logging: &r.logging,
             device: &r.device,
             threads: r.threads,
@@ -118,6 +122,7 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<
             shared_lines_per_commit: r.shared_lines_per_commit,
             proxy_lanes: r.proxy_lanes,
             pipeline_full_share: r.pipeline_full_share,
+            log_insert_ns: r.log_insert_ns,
             git: m["git"].as_str().unwrap_or(""),
             cores: m["cores"].to_string(),
             cpu: m["cpu"].as_str().unwrap_or(""),

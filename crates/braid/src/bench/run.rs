@@ -55,6 +55,9 @@ pub struct RunResult {
     /// Share of the workers' time spent waiting for an acknowledgement with `--inflight`
     /// commits pending: near 1, the client's bound, not the scheme, set the throughput.
     pub pipeline_full_share: f64,
+    /// Mean log insertion latency, ns: the time a commit spends putting its record into the
+    /// log (sampled; [`braid_engine::db::LogInsertStats`]), not its wait for durability.
+    pub log_insert_ns: f64,
 }
 
 /// A progress bar with `template`, added to `mp`.
@@ -163,6 +166,7 @@ pub fn run_once(
         threads,
         logs,
         nvm_delay_ns,
+        ..
     } = *point;
     let label = format!(
         "{}-{}-{}-{}t",
@@ -209,6 +213,7 @@ pub fn run_once(
     let stop = AtomicBool::new(false);
     let commits = AtomicU64::new(0);
     let log_before = db.log_stats();
+    let inserts_before = db.log_insert_stats();
     let proxies_before = db.scheme_proxies();
     let start = Instant::now();
     let deadline = Duration::from_secs_f64(args.seconds());
@@ -246,6 +251,8 @@ pub fn run_once(
         hist.add(&h)?;
     }
     let log = db.log_stats();
+    // Every worker was dropped in its thread, so its insertion timings are in.
+    let inserts = db.log_insert_stats().since(&inserts_before);
     let ck = db.checkpoint_stats();
     if let Some(e) = &ck.last_error {
         bail!("{label}: a checkpoint failed: {e}");
@@ -297,6 +304,7 @@ pub fn run_once(
             proxy_lanes: proxies.map(|p| p.lanes),
             emulation,
             pipeline_full_share: full.as_secs_f64() / (elapsed * threads.max(1) as f64),
+            log_insert_ns: inserts.mean_ns(),
         },
         bytes_per_row,
     ))

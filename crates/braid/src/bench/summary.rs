@@ -8,7 +8,7 @@ use braid_workloads::Workload;
 use indicatif::{MultiProgress, ProgressBar};
 use serde::Serialize;
 
-use super::{BenchArgs, Point, RunResult, run_once};
+use super::{BenchArgs, Point, RunResult, Variant, run_once};
 use crate::common::DeviceKind;
 
 /// One configuration: its repeats and their medians.
@@ -16,6 +16,8 @@ use crate::common::DeviceKind;
 pub struct ConfigResult {
     pub workload: String,
     pub scheme: String,
+    /// The [`Variant`] it was measured in (empty for a plain sweep).
+    pub variant: String,
     pub logging: String,
     pub device: String,
     pub threads: usize,
@@ -45,6 +47,8 @@ pub struct ConfigResult {
     /// Median over the runs of the share of worker time spent with a full pipeline (see
     /// [`RunResult::pipeline_full_share`]).
     pub pipeline_full_share: f64,
+    /// Median over the runs of the mean log insertion latency, ns ([`RunResult::log_insert_ns`]).
+    pub log_insert_ns: f64,
     pub runs: Vec<RunResult>,
     pub params: serde_json::Value,
 }
@@ -72,10 +76,29 @@ pub fn measure(
     mp: &MultiProgress,
     overall: &ProgressBar,
 ) -> anyhow::Result<Vec<ConfigResult>> {
+    let variants = [Variant {
+        label: String::new(),
+        args: args.clone(),
+    }];
+    measure_variants(&variants, workload, points, mp, overall)
+}
+
+/// [`measure`] for the points of several [`Variant`]s ([`super::variant_points`]); the
+/// repeats are the first variant's.
+pub fn measure_variants(
+    variants: &[Variant],
+    workload: &Arc<dyn Workload>,
+    points: &[Point],
+    mp: &MultiProgress,
+    overall: &ProgressBar,
+) -> anyhow::Result<Vec<ConfigResult>> {
+    let Some(first) = variants.first() else {
+        return Ok(Vec::new());
+    };
     let mut all: Vec<(Vec<RunResult>, f64)> = points.iter().map(|_| (Vec::new(), 0.0)).collect();
-    for r in 0..args.repeat.max(1) {
+    for r in 0..first.args.repeat.max(1) {
         for (p, (runs, bpr)) in points.iter().zip(all.iter_mut()) {
-            let (res, b) = run_once(args, workload, p, r, mp)?;
+            let (res, b) = run_once(&variants[p.variant].args, workload, p, r, mp)?;
             *bpr = b;
             runs.push(res);
             overall.inc(1);
@@ -83,6 +106,7 @@ pub fn measure(
     }
     let mut results: Vec<ConfigResult> = Vec::new();
     for (p, (runs, bpr)) in points.iter().zip(all) {
+        let Variant { label, args } = &variants[p.variant];
         let mut tps: Vec<f64> = runs.iter().map(|r| r.txn_per_s).collect();
         let min = tps.iter().cloned().fold(f64::INFINITY, f64::min);
         let max = tps.iter().cloned().fold(0.0, f64::max);
@@ -113,6 +137,7 @@ pub fn measure(
         let shared_rmw = median_of(|r| r.shared_rmw_per_commit);
         let shared_lines = median_of(|r| r.shared_lines_per_commit);
         let full = median_of(|r| Some(r.pipeline_full_share)).unwrap_or(0.0);
+        let insert_ns = median_of(|r| Some(r.log_insert_ns)).unwrap_or(0.0);
         let ratio = results
             .iter()
             .find(|c| c.scheme == "none" && c.threads == p.threads)
@@ -126,6 +151,7 @@ pub fn measure(
         results.push(ConfigResult {
             workload: workload.name().to_string(),
             scheme: p.scheme.to_string(),
+            variant: label.clone(),
             logging: p.logging.name().to_string(),
             device: match p.device {
                 // RAID-0 (see `--stripe`): named in the device column of every output.
@@ -159,6 +185,7 @@ pub fn measure(
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
             pipeline_full_share: full,
+            log_insert_ns: insert_ns,
             runs,
             params: serde_json::json!({
                 "workload": workload.params(),

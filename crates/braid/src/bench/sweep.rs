@@ -17,6 +17,39 @@ pub struct Point {
     pub threads: usize,
     pub logs: usize,
     pub nvm_delay_ns: u64,
+    /// Which of the sweep's [`Variant`]s the point belongs to.
+    pub variant: usize,
+}
+
+/// A labelled set of bench options measured beside others in one sweep, for comparisons
+/// one command line cannot name (gsn's TX-D beside its PG-D, serial on one device beside
+/// serial on RAID-0): every variant shares the workload, and the repeats go round the points
+/// of all variants alike, so their ratios to the one `none` baseline come from the same run.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    /// Names the variant in every table, JSON and CSV row (empty: the scheme alone names it).
+    pub label: String,
+    pub args: BenchArgs,
+}
+
+/// The points of every variant, `none` measured once per thread count (the first variant that
+/// asks for it).
+pub fn variant_points(variants: &[Variant]) -> anyhow::Result<Vec<Point>> {
+    let mut out: Vec<Point> = Vec::new();
+    for (i, v) in variants.iter().enumerate() {
+        for mut p in sweep_points(&v.args)? {
+            if p.scheme == NONE
+                && out
+                    .iter()
+                    .any(|q| q.scheme == NONE && q.threads == p.threads)
+            {
+                continue;
+            }
+            p.variant = i;
+            out.push(p);
+        }
+    }
+    Ok(out)
 }
 
 /// Expand the command line into the configurations to run, `none` first for each thread
@@ -41,6 +74,7 @@ pub fn sweep_points(args: &BenchArgs) -> anyhow::Result<Vec<Point>> {
                 threads: t,
                 logs: 0,
                 nvm_delay_ns: 0,
+                variant: 0,
             });
         }
         for &device in &args.device {
@@ -66,6 +100,7 @@ pub fn sweep_points(args: &BenchArgs) -> anyhow::Result<Vec<Point>> {
                                 threads: t,
                                 logs: l,
                                 nvm_delay_ns: delay,
+                                variant: 0,
                             });
                         }
                     }

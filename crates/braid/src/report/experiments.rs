@@ -1,112 +1,180 @@
-//! The experiments of `braid report`, as values: which paper and figure each mirrors, the
-//! paper's claim, the schemes it compares, and the `braid bench` runs and figures it makes.
+//! The experiments of `braid report`, as values: which paper and figure each is, the paper's
+//! claim, how it is scaled to this machine, the `braid bench` runs it makes, and the verdict it
+//! draws from what was measured. The experiments themselves are in [`super::wj`],
+//! [`super::nvlog`], [`super::taurus`] and [`super::rewind`], one file per paper.
 
 use braid_engine::LogKind;
 
 use super::plot::{Chart, Figure, Key, X, Y};
-use crate::common::WorkloadKind;
+use super::verdict::{Measured, Verdict};
+use crate::bench::BenchArgs;
+use crate::common::{DeviceKind, TaurusRecoveryArg, WorkloadKind};
 
-/// One experiment: a section of the summary.
+/// One experiment: a section of the summary, one figure of a paper.
 pub struct Experiment {
-    /// What `--only` matches.
+    /// What `--only` matches, and the stem of its data files.
     pub id: &'static str,
     /// The section's heading.
     pub title: &'static str,
     /// The paper the experiment reproduces.
     pub paper: &'static str,
-    /// The paper's figures it mirrors.
+    /// The paper's figure.
     pub figure: &'static str,
-    /// What the paper claims, in a sentence.
+    /// What the paper claims, with its numbers.
     pub claim: &'static str,
-    /// The schemes compared (those not built yet are skipped with a note).
-    pub schemes: &'static [&'static str],
+    /// How the paper's experiment is scaled to this machine, and what is emulated.
+    pub scaled: String,
     pub body: Body,
+    /// braid's result and the verdict, from what the body measured.
+    pub verdict: fn(&Measured) -> Verdict,
 }
 
 /// What an experiment runs.
 pub enum Body {
     /// Bench runs, each with its table and figure.
-    Runs {
-        runs: Vec<Run>,
-        /// Run nothing unless a scheme other than `none` exists.
-        needs_logging: bool,
-        /// Schemes whose throughput at 2 threads is noted as a share of no logging.
-        ratio_notes: &'static [&'static str],
-        /// A note after the runs.
-        note: Option<&'static str>,
-    },
-    /// One bench run per x value; one table and one figure of them all.
+    Runs(Vec<Run>),
+    /// One bench run per x value (a workload parameter); one table and one figure of them all.
     Sweep {
         runs: Vec<(f64, Run)>,
         figure: Figure,
     },
-    /// A bench run per scheme and logging kind whose database is kept and then recovered
-    /// with each number of recovery threads; a table and a bar figure of the recoveries.
+    /// Bench runs whose databases are kept and then recovered, repeatedly, with each number
+    /// of recovery threads and each replay plan; a table and a bar figure of the medians.
     Recovery {
-        bench: Bench,
-        loggings: &'static [LogKind],
-        recovery_threads: &'static [usize],
+        runs: Vec<Run>,
+        threads: &'static [usize],
+        /// taurus replay plans to recover with (`None`: the default, auto).
+        plans: &'static [Option<TaurusRecoveryArg>],
         figure: Figure,
     },
     /// `braid bench rewind --experiment all`, and the plots it draws.
     Rewind { plots: &'static [&'static str] },
 }
 
-/// One `braid bench` run: its id (names its data files) and options, and its figure.
+/// One `braid bench` sweep over [`Var`]s: its id (names its data files), the workload and
+/// threads every variant shares, and its figure.
 pub struct Run {
     pub id: String,
+    /// The x value the run stands for, in a table of a sweep or recovery (e.g. theta).
+    pub x: Option<f64>,
     pub bench: Bench,
+    pub vars: Vec<Var>,
     pub figure: Option<Figure>,
 }
 
-/// The bench options an experiment sets; the rest are bench's defaults, the report's
-/// `--seconds` and `--repeat`, and with `--quick` small tables.
-#[derive(Debug, Clone)]
-pub struct Bench {
-    pub workload: WorkloadKind,
-    pub threads: Vec<usize>,
-    pub logging: Vec<LogKind>,
-    pub nvm_delays: Option<Vec<u64>>,
-    pub theta: Option<f64>,
-    pub tatp_mix: Option<&'static str>,
-    pub tpcc_mix: Option<&'static str>,
-    /// Runs per configuration, instead of the report's.
-    pub repeat: Option<usize>,
-    /// Keep the databases (under the report's `keep/`).
-    pub keep: bool,
+/// One variant of a run: the schemes and logging kinds it measures under options of its own.
+pub struct Var {
+    /// Names the variant in tables and plots ("" for the schemes' defaults).
+    pub label: &'static str,
+    pub schemes: &'static [&'static str],
+    pub logging: &'static [LogKind],
+    /// What the variant changes in the run's bench options, in order.
+    pub set: Vec<fn(&mut BenchArgs)>,
 }
 
-impl Bench {
-    /// `workload` on `threads`, data logging, everything else at its default.
-    fn new(workload: WorkloadKind, threads: &[usize]) -> Bench {
-        Bench {
-            workload,
-            threads: threads.to_vec(),
-            logging: vec![LogKind::Data],
-            nvm_delays: None,
-            theta: None,
-            tatp_mix: None,
-            tpcc_mix: None,
-            repeat: None,
-            keep: false,
+/// Run the variants only at 2 threads (where a run's others also run at 1).
+pub fn two_threads(a: &mut BenchArgs) {
+    a.threads = vec![2];
+}
+
+impl Var {
+    /// `schemes` with data logging at their defaults.
+    pub fn plain(schemes: &'static [&'static str]) -> Var {
+        Var {
+            label: "",
+            schemes,
+            logging: DATA,
+            set: Vec::new(),
         }
     }
 }
 
-fn name(w: WorkloadKind) -> &'static str {
-    match w {
-        WorkloadKind::Ycsb => "ycsb",
-        WorkloadKind::Tpcc => "tpcc",
-        WorkloadKind::Tatp => "tatp",
-        WorkloadKind::Tpcb => "tpcb",
+/// Data logging alone.
+pub const DATA: &[LogKind] = &[LogKind::Data];
+/// Data and command logging.
+pub const BOTH: &[LogKind] = &[LogKind::Data, LogKind::Command];
+
+/// The bench options a run sets for every variant; the rest are bench's defaults, the
+/// report's `--seconds` and `--repeat`, and with `--quick` small tables.
+#[derive(Debug, Clone)]
+pub struct Bench {
+    pub workload: WorkloadKind,
+    pub threads: Vec<usize>,
+    pub nvm_delays: Option<Vec<u64>>,
+    pub theta: Option<f64>,
+    pub tatp_mix: Option<&'static str>,
+    pub tpcc_mix: Option<&'static str>,
+    /// Seconds per run, instead of the report's.
+    pub seconds: Option<f64>,
+    /// Runs per configuration, instead of the report's.
+    pub repeat: Option<usize>,
+}
+
+impl Bench {
+    /// `workload` on `threads`, everything else at its default.
+    pub fn new(workload: WorkloadKind, threads: &[usize]) -> Bench {
+        Bench {
+            workload,
+            threads: threads.to_vec(),
+            nvm_delays: None,
+            theta: None,
+            tatp_mix: None,
+            tpcc_mix: None,
+            seconds: None,
+            repeat: None,
+        }
+    }
+
+    /// TPC-C with one transaction type alone.
+    pub fn tpcc(mix: &'static str, threads: &[usize]) -> Bench {
+        let mut b = Bench::new(WorkloadKind::Tpcc, threads);
+        b.tpcc_mix = Some(mix);
+        b
     }
 }
 
+/// Where a DRAM file system is (emulated devices keep their files there, so the emulated
+/// speed, not the disk under /var/tmp, is what they pay).
+pub const SHM: &str = "/dev/shm/braid-report";
+
+/// File log devices in `/dev/shm`, each stream on a device of its own, paced to `mbps` MB/s and
+/// `sync_us` per flush (0 and 0: not paced).
+pub fn paced(a: &mut BenchArgs, mbps: f64, sync_us: u64) {
+    a.device = vec![DeviceKind::File];
+    a.dir = Some(SHM.into());
+    a.engine.device_mbps = mbps;
+    a.engine.device_sync_us = sync_us;
+}
+
+/// The logs a parallel scheme spreads over, on as many devices.
+pub const LOGS: usize = 4;
+
+/// The parallel schemes' log count, and taurus's workers spread over every log (with fewer
+/// workers than logs, a worker's own log would leave the others idle).
+pub fn parallel(a: &mut BenchArgs) {
+    a.logs = Some(vec![LOGS]);
+    a.engine.scheme_opt.push("taurus.spread=on".into());
+}
+
+/// Serial logging on a RAID-0 of [`LOGS`] devices.
+pub fn raid0(a: &mut BenchArgs) {
+    a.engine.stripe = LOGS;
+}
+
+/// Silo-R acknowledges a commit once its epoch is durable, tens of milliseconds later; a
+/// worker keeps this many commits in flight so that the epoch, not the client, bounds it.
+pub const SILOR_INFLIGHT: usize = 65_536;
+
+/// Optimistic concurrency control, as Silo-R needs.
+pub fn occ(a: &mut BenchArgs) {
+    a.engine.cc = braid_engine::Cc::Occ;
+}
+
 /// Throughput against worker threads, one line per configuration.
-fn vs_threads(id: &str, w: WorkloadKind) -> Figure {
+pub fn vs_threads(id: &str, title: &str) -> Figure {
     Figure {
         stem: id.to_string(),
-        title: format!("{}: throughput vs threads", name(w)),
+        title: title.to_string(),
         x_label: "worker threads",
         y_label: "txn/s",
         chart: Chart::Lines {
@@ -118,218 +186,35 @@ fn vs_threads(id: &str, w: WorkloadKind) -> Figure {
     }
 }
 
-/// A run of `bench` named `id`, drawn as throughput against threads.
-fn threads_run(id: &str, bench: Bench) -> Run {
+/// Bars, one per configuration, of `y_label`.
+pub fn bars(id: &str, title: &str, y_label: &'static str) -> Figure {
+    Figure {
+        stem: id.to_string(),
+        title: title.to_string(),
+        x_label: "",
+        y_label,
+        chart: Chart::Bars,
+    }
+}
+
+/// A run named `id` of `bench` over `vars`, drawn by `figure`.
+pub fn run(id: &str, bench: Bench, vars: Vec<Var>, figure: Option<Figure>) -> Run {
     Run {
         id: id.to_string(),
-        figure: Some(vs_threads(id, bench.workload)),
+        x: None,
         bench,
-    }
-}
-
-fn wang_johnson() -> Experiment {
-    use WorkloadKind::*;
-    let mut tatp = Bench::new(Tatp, &[1, 2]);
-    tatp.tatp_mix = Some("update-location-only");
-    let mut payment = Bench::new(Tpcc, &[1, 2]);
-    payment.tpcc_mix = Some("payment-only");
-    Experiment {
-        id: "wj-fig4",
-        title: "Centralized vs distributed logging (Wang & Johnson Fig. 4)",
-        paper: "Wang & Johnson, VLDB 2014",
-        figure: "Fig. 4",
-        claim: "distributed logging with GSNs scales with cores where a central log saturates (TATP Update-Location, TPC-B, TPC-C Payment)",
-        schemes: &["none", "serial", "gsn"],
-        body: Body::Runs {
-            runs: vec![
-                threads_run("wj-fig4-tatp", tatp),
-                threads_run("wj-fig4-tpcb", Bench::new(Tpcb, &[1, 2])),
-                threads_run("wj-fig4-payment", payment),
-            ],
-            needs_logging: false,
-            ratio_notes: &[],
-            note: Some(
-                "On 2 cores a central log is not yet a bottleneck the way it is at 32-80 threads in the paper: the figures here show overhead per scheme, not the scalability crossover.",
-            ),
-        },
-    }
-}
-
-fn nv_logging() -> Experiment {
-    use WorkloadKind::*;
-    let latency = Figure {
-        stem: "nvlog-fig11".into(),
-        title: "TPC-B: commit latency (p50) vs threads".into(),
-        x_label: "worker threads",
-        y_label: "microseconds",
-        chart: Chart::Lines {
-            x: X::Threads,
-            y: Y::P50Us,
-            key: Key::Label,
-            skip_none: true,
-        },
-    };
-    let delay_run = |id: &str, w: WorkloadKind| {
-        let mut bench = Bench::new(w, &[2]);
-        bench.nvm_delays = Some(vec![0, 100, 200, 400, 800]);
-        Run {
-            id: id.to_string(),
-            bench,
-            figure: Some(Figure {
-                stem: id.to_string(),
-                title: format!("{}: throughput vs NVM write delay", name(w)),
-                x_label: "extra ns per persisted line",
-                y_label: "txn/s",
-                chart: Chart::Lines {
-                    x: X::NvmDelay,
-                    y: Y::TxnPerS,
-                    key: Key::Label,
-                    skip_none: true,
-                },
-            }),
-        }
-    };
-    Experiment {
-        id: "nvlog",
-        title: "Per-transaction NVRAM logging (NV-Logging Fig. 11-13)",
-        paper: "Huang et al., VLDB 2014",
-        figure: "Fig. 11-13",
-        claim: "per-transaction logging in NVRAM cuts log insertion latency versus a disk-style log on NVRAM (NV-Disk) and stays ahead as NVM gets slower",
-        schemes: &["none", "nvdisk", "pertxn"],
-        body: Body::Runs {
-            runs: vec![
-                Run {
-                    id: "nvlog-fig11".into(),
-                    bench: Bench::new(Tpcb, &[1, 2]),
-                    figure: Some(latency),
-                },
-                delay_run("nvlog-fig12-tpcb", Tpcb),
-                delay_run("nvlog-fig13-tatp", Tatp),
-            ],
-            needs_logging: true,
-            ratio_notes: &[],
-            note: None,
-        },
-    }
-}
-
-fn taurus_logging() -> Experiment {
-    let run = |id: &str, w: WorkloadKind| {
-        let mut bench = Bench::new(w, &[1, 2]);
-        bench.logging = vec![LogKind::Data, LogKind::Command];
-        threads_run(id, bench)
-    };
-    Experiment {
-        id: "taurus-fig5",
-        title: "Logging throughput, data and command (Taurus Fig. 5)",
-        paper: "Xia et al., VLDB 2021",
-        figure: "Fig. 5",
-        claim: "Taurus data logging comes within a few percent of no logging and command logging beats serial command logging, on YCSB and TPC-C",
-        schemes: &["none", "serial", "taurus"],
-        body: Body::Runs {
-            runs: vec![
-                run("taurus-fig5-ycsb", WorkloadKind::Ycsb),
-                run("taurus-fig5-tpcc", WorkloadKind::Tpcc),
-            ],
-            needs_logging: false,
-            ratio_notes: &["serial", "taurus"],
-            note: None,
-        },
-    }
-}
-
-fn taurus_recovery() -> Experiment {
-    let mut bench = Bench::new(WorkloadKind::Ycsb, &[2]);
-    bench.keep = true;
-    bench.repeat = Some(1);
-    Experiment {
-        id: "taurus-fig7",
-        title: "Recovery throughput (Taurus Fig. 7)",
-        paper: "Xia et al., VLDB 2021",
-        figure: "Fig. 7",
-        claim: "Taurus recovers in parallel, faster than serial replay, and scales with recovery threads",
-        schemes: &["serial", "taurus"],
-        body: Body::Recovery {
-            bench,
-            loggings: &[LogKind::Data, LogKind::Command],
-            recovery_threads: &[1, 2],
-            figure: Figure {
-                stem: "taurus-fig7".into(),
-                title: "YCSB: recovery throughput".into(),
-                x_label: "",
-                y_label: "replayed txn/s",
-                chart: Chart::Bars,
-            },
-        },
-    }
-}
-
-fn taurus_contention() -> Experiment {
-    let runs = [0.0, 0.6, 0.8, 0.9, 0.99]
-        .into_iter()
-        .map(|theta: f64| {
-            let mut bench = Bench::new(WorkloadKind::Ycsb, &[2]);
-            bench.theta = Some(theta);
-            let id = format!("taurus-fig13-theta{theta}");
-            (
-                theta,
-                Run {
-                    id,
-                    bench,
-                    figure: None,
-                },
-            )
-        })
-        .collect();
-    Experiment {
-        id: "taurus-fig13",
-        title: "Contention sweep (Taurus Fig. 13)",
-        paper: "Xia et al., VLDB 2021",
-        figure: "Fig. 13",
-        claim: "Taurus keeps its advantage as YCSB skew (theta) rises, until contention bounds everyone",
-        schemes: &["none", "serial", "taurus"],
-        body: Body::Sweep {
-            runs,
-            figure: Figure {
-                stem: "taurus-fig13".into(),
-                title: "YCSB: throughput vs contention (2 threads)".into(),
-                x_label: "Zipf theta",
-                y_label: "txn/s",
-                chart: Chart::Lines {
-                    x: X::Sweep,
-                    y: Y::TxnPerS,
-                    key: Key::SchemeLogging,
-                    skip_none: false,
-                },
-            },
-        },
-    }
-}
-
-fn rewind() -> Experiment {
-    Experiment {
-        id: "rewind",
-        title: "REWIND persistent-memory transactions (Fig. 3, 7, 8, 10)",
-        paper: "Chatzistergiou et al., VLDB 2015",
-        figure: "Fig. 3, 7, 8, 10",
-        claim: "recoverable in-place updates cost little over non-recoverable ones: the Batch log is within ~1.1-1.5x of the twin at low update rates, and a few fences per transaction",
-        schemes: &[],
-        body: Body::Rewind {
-            plots: &["rewind-word-tx", "rewind-fig7", "rewind-fig10"],
-        },
+        vars,
+        figure,
     }
 }
 
 /// Every experiment of the report, in the order of the summary.
 pub fn all() -> Vec<Experiment> {
-    vec![
-        wang_johnson(),
-        nv_logging(),
-        taurus_logging(),
-        taurus_recovery(),
-        taurus_contention(),
-        rewind(),
-    ]
+    let mut v = vec![super::wj::fig4()];
+    v.extend(super::nvlog::all());
+    v.extend(super::taurus::all());
+    v.extend(super::rewind::all());
+    v
 }
 
 #[cfg(test)]
@@ -337,37 +222,48 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ids_and_data_files_are_the_reports() {
+    fn every_paper_figure_the_report_promises_is_there_once() {
         let ids: Vec<&str> = all().iter().map(|e| e.id).collect();
         assert_eq!(
             ids,
             [
                 "wj-fig4",
-                "nvlog",
+                "nvlog-fig11",
+                "nvlog-fig12",
+                "nvlog-fig13",
                 "taurus-fig5",
+                "taurus-fig6",
                 "taurus-fig7",
+                "taurus-fig8",
+                "taurus-fig9",
+                "taurus-fig10",
                 "taurus-fig13",
-                "rewind"
+                "taurus-fig13b",
+                "rewind-fig3",
+                "rewind-fig7",
+                "rewind-fig8",
+                "rewind-fig10"
             ]
         );
-        let sweep: Vec<String> = all()
-            .into_iter()
-            .filter_map(|e| match e.body {
-                Body::Sweep { runs, .. } => Some(runs),
-                _ => None,
-            })
-            .flatten()
-            .map(|(_, r)| r.id)
-            .collect();
-        assert_eq!(
-            sweep,
-            [
-                "taurus-fig13-theta0",
-                "taurus-fig13-theta0.6",
-                "taurus-fig13-theta0.8",
-                "taurus-fig13-theta0.9",
-                "taurus-fig13-theta0.99"
-            ]
-        );
+        let mut run_ids: Vec<String> = Vec::new();
+        for e in all() {
+            let runs: Vec<Run> = match e.body {
+                Body::Runs(r) | Body::Recovery { runs: r, .. } => r,
+                Body::Sweep { runs, .. } => runs.into_iter().map(|(_, r)| r).collect(),
+                Body::Rewind { .. } => Vec::new(),
+            };
+            for r in runs {
+                assert!(r.id.starts_with(e.id), "{} in {}", r.id, e.id);
+                assert!(
+                    r.id == e.id || r.id.as_bytes().get(e.id.len()) == Some(&b'-'),
+                    "{} in {}",
+                    r.id,
+                    e.id
+                );
+                assert!(!run_ids.contains(&r.id), "run id {} twice", r.id);
+                assert!(!r.vars.is_empty(), "{} has no variant", r.id);
+                run_ids.push(r.id);
+            }
+        }
     }
 }

@@ -1,15 +1,23 @@
-//! `braid report`: a fixed set of experiments mirroring the headline figures of the papers braid
-//! implements, sized to finish in well under 30 minutes on a 2-core machine. It writes every
-//! result as JSON and CSV, draws the plots (SVG and PNG), and a markdown summary that sets each
-//! result beside the paper's claim and says plainly where a 2-core machine cannot show it.
-//! Experiments whose schemes do not exist yet are skipped with a note.
+//! `braid report`: one entry per figure of the papers braid implements, each the paper's own
+//! experiment (its schemes, variants, workload and parameters) scaled to this machine and
+//! saying how, with medians of repeated runs, ratios named by logging kind, and a verdict: the
+//! paper's claim, braid's result, and whether they agree or why they differ in measured terms.
+//! It writes every result as JSON and CSV, draws the plots (SVG and PNG) and a markdown
+//! summary, in well under 30 minutes on a 2-core machine; `--quick` is a smoke run of a few
+//! minutes.
 //!
-//! [`experiments`] holds the experiments as values; this module runs them, [`plot`] draws their
-//! figures and [`summary`] writes the markdown.
+//! [`experiments`] holds the experiments' types, [`wj`], [`nvlog`], [`taurus`] and [`rewind`]
+//! the experiments of each paper, [`verdict`] what they measured and how it is judged; this
+//! module runs them, [`plot`] draws their figures and [`summary`] writes the markdown.
 
 mod experiments;
+mod nvlog;
 mod plot;
+mod rewind;
 mod summary;
+mod taurus;
+mod verdict;
+mod wj;
 
 use std::path::{Path, PathBuf};
 
@@ -17,9 +25,11 @@ use anyhow::Context as _;
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
-use crate::bench::{self, BenchArgs, ConfigResult};
-use experiments::{Bench, Body, Experiment, Run};
+use crate::bench::{self, BenchArgs, ConfigResult, Variant};
+use crate::common::TaurusRecoveryArg;
+use experiments::{Body, Experiment, Run};
 use plot::Data;
+use verdict::{Measured, RecoveryRow};
 
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
@@ -27,24 +37,18 @@ pub struct ReportArgs {
     #[arg(long, default_value = "target/braid/report")]
     pub out: PathBuf,
     /// Seconds per benchmark run.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 1.0)]
     pub seconds: f64,
-    /// Runs per configuration (medians are reported).
+    /// Runs per configuration, and recoveries per recovered database (medians are reported).
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
     /// Run only the experiments whose id contains this.
     #[arg(long)]
     pub only: Option<String>,
-    /// Shrink every experiment (smaller tables, 1 repeat, short runs): a smoke test of the report.
+    /// Shrink every experiment (smaller tables, 1 repeat, short runs): a smoke test of the
+    /// report, whose figures are not results.
     #[arg(long)]
     pub quick: bool,
-}
-
-/// The schemes of `wanted` that exist, and the ones that do not.
-fn available(wanted: &[&'static str]) -> (Vec<&'static str>, Vec<&'static str>) {
-    wanted
-        .iter()
-        .partition(|s| braid_wal::scheme::registry::names().any(|n| n == **s))
 }
 
 /// A report in the making: its options, progress bars, summary and every result.
@@ -53,14 +57,18 @@ pub struct Ctx<'a> {
     mp: MultiProgress,
     md: String,
     all: Vec<serde_json::Value>,
+    /// One line per experiment: its figure, verdict and result.
+    verdicts: Vec<(String, verdict::Verdict)>,
+    /// `braid bench rewind`'s results, once run.
+    rewind: Option<serde_json::Value>,
 }
 
 impl Ctx<'_> {
-    fn seconds(&self) -> f64 {
+    fn seconds(&self, b: &experiments::Bench) -> f64 {
         if self.args.quick {
             0.3
         } else {
-            self.args.seconds
+            b.seconds.unwrap_or(self.args.seconds)
         }
     }
 
@@ -68,18 +76,12 @@ impl Ctx<'_> {
         if self.args.quick { 1 } else { self.args.repeat }
     }
 
-    /// The `braid bench` options of run `id`.
-    fn bench_args(
-        &self,
-        id: &str,
-        b: &Bench,
-        schemes: &[&'static str],
-    ) -> anyhow::Result<BenchArgs> {
+    /// The `braid bench` options every variant of run `r` starts from.
+    fn bench_args(&self, r: &Run) -> anyhow::Result<BenchArgs> {
+        let b = &r.bench;
         let mut a = BenchArgs::defaults()?;
         a.workload = b.workload;
-        a.scheme = Some(schemes.to_vec());
         a.threads = b.threads.clone();
-        a.logging = b.logging.clone();
         a.nvm_delays = b.nvm_delays.clone();
         if let Some(t) = b.theta {
             a.ycsb.theta = t;
@@ -90,15 +92,15 @@ impl Ctx<'_> {
         if let Some(m) = b.tpcc_mix {
             a.oltp.tpcc_mix = m.into();
         }
-        if b.keep {
-            a.keep = true;
-            a.dir = Some(self.args.out.join("keep"));
-        }
-        a.seconds = Some(self.seconds());
-        a.repeat = b.repeat.unwrap_or(self.repeat());
+        a.seconds = Some(self.seconds(b));
+        a.repeat = if self.args.quick {
+            1
+        } else {
+            b.repeat.unwrap_or(self.repeat())
+        };
         let data = self.args.out.join("data");
-        a.json = data.join(format!("{id}.json"));
-        a.csv = Some(data.join(format!("{id}.csv")));
+        a.json = data.join(format!("{}.json", r.id));
+        a.csv = Some(data.join(format!("{}.csv", r.id)));
         if self.args.quick {
             a.ycsb.rows = 20_000;
             a.oltp.items = 2_000;
@@ -109,186 +111,291 @@ impl Ctx<'_> {
         Ok(a)
     }
 
-    /// Run `braid bench` for run `id` over `schemes`; its results are saved under `data/`.
-    fn bench(
-        &mut self,
-        id: &str,
-        b: &Bench,
-        schemes: &[&'static str],
-    ) -> anyhow::Result<Vec<ConfigResult>> {
-        let a = self.bench_args(id, b, schemes)?;
-        let context = || format!("experiment {id}");
-        let workload =
-            crate::common::workload(a.workload, &a.ycsb, &a.oltp, false).with_context(context)?;
-        let points = bench::sweep_points(&a).with_context(context)?;
+    /// Run `braid bench` over the variants of run `r`; its results are saved under `data/`.
+    fn bench(&mut self, r: &Run, keep: bool) -> anyhow::Result<Vec<ConfigResult>> {
+        let base = self.bench_args(r)?;
+        let context = || format!("experiment {}", r.id);
+        let variants: Vec<Variant> = r
+            .vars
+            .iter()
+            .map(|v| {
+                let mut args = base.clone();
+                args.scheme = Some(v.schemes.to_vec());
+                args.logging = v.logging.to_vec();
+                args.keep = keep;
+                for f in &v.set {
+                    f(&mut args);
+                }
+                Variant {
+                    label: v.label.to_string(),
+                    args,
+                }
+            })
+            .collect();
+        let workload = crate::common::workload(base.workload, &base.ycsb, &base.oltp, false)
+            .with_context(context)?;
+        let points = bench::variant_points(&variants).with_context(context)?;
         let bar = self
             .mp
-            .add(ProgressBar::new((points.len() * a.repeat.max(1)) as u64));
+            .add(ProgressBar::new((points.len() * base.repeat.max(1)) as u64));
         bar.set_style(
-            ProgressStyle::with_template("  {msg:24} [{bar:30}] {pos}/{len} runs, {elapsed}")
+            ProgressStyle::with_template("  {msg:28} [{bar:30}] {pos}/{len} runs, {elapsed}")
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
-        bar.set_message(id.to_string());
-        let res = bench::measure(&a, &workload, &points, &self.mp, &bar).with_context(context)?;
+        bar.set_message(r.id.clone());
+        let res = bench::measure_variants(&variants, &workload, &points, &self.mp, &bar)
+            .with_context(context)?;
         bar.finish_and_clear();
         self.mp.remove(&bar);
-        bench::save_quiet(&a, &res)?;
+        bench::save_quiet(&base, &res)?;
         self.all
-            .push(serde_json::json!({ "experiment": id, "results": res }));
+            .push(serde_json::json!({ "run": r.id, "x": r.x, "results": res }));
         Ok(res)
     }
 
-    /// Run one experiment and write its section.
+    /// Run one experiment and write its section with its verdict.
     fn experiment(&mut self, e: &Experiment) -> anyhow::Result<()> {
         let _ = self
             .mp
             .println(format!("{}: {}, {}", e.id, e.paper, e.figure));
         self.section(e);
-        let (have, missing) = available(e.schemes);
-        if !missing.is_empty() {
-            self.note(&format!(
-                "Schemes not built yet, skipped: {}.",
-                missing.join(", ")
-            ));
-        }
+        let mut m = Measured::default();
         match &e.body {
-            Body::Runs {
-                runs,
-                needs_logging,
-                ratio_notes,
-                note,
-            } => {
-                if *needs_logging && !have.iter().any(|s| *s != crate::common::NONE) {
-                    return Ok(());
-                }
+            Body::Runs(runs) => {
                 for r in runs {
-                    self.run(r, &have, ratio_notes)?;
-                }
-                if let Some(n) = note {
-                    self.note(n);
+                    let res = self.bench(r, false)?;
+                    self.table(&res);
+                    if let Some(f) = &r.figure {
+                        let rows: Vec<(f64, ConfigResult)> =
+                            res.iter().map(|c| (0.0, c.clone())).collect();
+                        self.figure(f, Data::Results(&rows))?;
+                    }
+                    m.runs.push((r.id.clone(), r.x, res));
                 }
             }
             Body::Sweep { runs, figure } => {
                 let mut rows: Vec<(f64, ConfigResult)> = Vec::new();
                 for (x, r) in runs {
-                    let res = self.bench(&r.id, &r.bench, &have)?;
-                    rows.extend(res.into_iter().map(|c| (*x, c)));
+                    let res = self.bench(r, false)?;
+                    rows.extend(res.iter().map(|c| (*x, c.clone())));
+                    m.runs.push((r.id.clone(), Some(*x), res));
                 }
                 let table: Vec<ConfigResult> = rows.iter().map(|(_, c)| c.clone()).collect();
                 self.table(&table);
                 self.figure(figure, Data::Results(&rows))?;
             }
             Body::Recovery {
-                bench,
-                loggings,
-                recovery_threads,
+                runs,
+                threads,
+                plans,
                 figure,
             } => {
-                let bars = self.recoveries(e.id, bench, &have, loggings, recovery_threads)?;
-                self.figure(figure, Data::Bars(&bars))?;
+                for r in runs {
+                    let rows = self.recoveries(r, threads, plans)?;
+                    m.recoveries.extend(rows);
+                }
+                self.recovery_table(&m.recoveries);
+                let sweep = runs.iter().any(|r| r.x.is_some());
+                if sweep {
+                    let rows: Vec<(f64, ConfigResult)> = m
+                        .recoveries
+                        .iter()
+                        .map(|r| (r.x.unwrap_or(0.0), recovery_as_result(r)))
+                        .collect();
+                    self.figure(figure, Data::Results(&rows))?;
+                } else {
+                    let bars: Vec<(String, f64)> = m
+                        .recoveries
+                        .iter()
+                        .map(|r| (recovery_label(r), r.txn_per_s))
+                        .collect();
+                    self.figure(figure, Data::Bars(&bars))?;
+                }
             }
-            Body::Rewind { plots } => self.rewind(plots)?,
+            Body::Rewind { plots } => {
+                if self.rewind.is_none() {
+                    self.rewind = Some(self.run_rewind()?);
+                }
+                let dir = self.args.out.join("plots");
+                let files: Vec<PathBuf> =
+                    plots.iter().map(|f| dir.join(format!("{f}.png"))).collect();
+                self.note("Tables: `data/rewind.json` (printed by `braid bench rewind`).");
+                self.images(&files);
+                m.rewind = self.rewind.clone();
+            }
         }
+        let v = (e.verdict)(&m);
+        self.verdict(&v);
+        self.all.push(serde_json::json!({
+            "experiment": e.id,
+            "figure": format!("{}, {}", e.paper, e.figure),
+            "claim": e.claim,
+            "scaled": e.scaled,
+            "verdict": v,
+            "recoveries": m.recoveries,
+        }));
+        self.verdicts
+            .push((format!("{} {}", short_paper(e.paper), e.figure), v));
         Ok(())
     }
 
-    /// One bench run of an experiment: its table, figure and notes.
-    fn run(
-        &mut self,
-        r: &Run,
-        schemes: &[&'static str],
-        ratio_notes: &[&str],
-    ) -> anyhow::Result<()> {
-        let res = self.bench(&r.id, &r.bench, schemes)?;
-        self.table(&res);
-        let rows: Vec<(f64, ConfigResult)> = res.iter().map(|c| (0.0, c.clone())).collect();
-        if let Some(f) = &r.figure {
-            self.figure(f, Data::Results(&rows))?;
-        }
-        for s in ratio_notes {
-            let parts: Vec<String> = ratios(&res, s, 2)
-                .into_iter()
-                .map(|(logging, x)| format!("{logging} logging {:.0}%", x * 100.0))
-                .collect();
-            if !parts.is_empty() {
-                self.note(&format!(
-                    "{s} at 2 threads, of no logging: {}.",
-                    parts.join(", ")
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// Bench each scheme and logging kind keeping the database, recover it with each number of
-    /// recovery threads; returns a bar per recovery.
+    /// Keep the databases of run `r`'s variants, recover each with every thread count (and for
+    /// taurus every plan) `repeat` times; one row per configuration, with the median.
     fn recoveries(
         &mut self,
-        id: &str,
-        bench: &Bench,
-        schemes: &[&'static str],
-        loggings: &[braid_engine::LogKind],
-        recovery_threads: &[usize],
-    ) -> anyhow::Result<Vec<(String, f64)>> {
-        let mut bars = Vec::new();
-        self.recovery_table_head();
-        for &scheme in schemes {
-            for &logging in loggings {
-                let mut b = bench.clone();
-                b.logging = vec![logging];
-                let res = self.bench(&format!("{id}-{scheme}-{logging}"), &b, &[scheme])?;
-                let Some(dir) = res
-                    .iter()
-                    .find(|r| r.scheme == scheme)
-                    .and_then(|r| r.runs.first())
-                    .and_then(|r| r.dir.clone())
-                else {
-                    continue;
-                };
-                for &threads in recovery_threads {
-                    let st = crate::recover::recover_quiet(Path::new(&dir), threads, None, None)?;
-                    self.recovery_row(scheme, logging.name(), &st);
-                    bars.push((format!("{scheme} {logging} {threads}t"), st.txn_per_s));
-                    self.all
-                        .push(serde_json::json!({ "experiment": id, "recovery": st }));
-                }
-                if let Some(parent) = Path::new(&dir).parent() {
-                    let _ = std::fs::remove_dir_all(parent);
+        r: &Run,
+        threads: &[usize],
+        plans: &[Option<TaurusRecoveryArg>],
+    ) -> anyhow::Result<Vec<RecoveryRow>> {
+        let res = self.bench(r, true)?;
+        let mut rows = Vec::new();
+        for c in res.iter().filter(|c| c.scheme != crate::common::NONE) {
+            let Some(dir) = c.runs.first().and_then(|run| run.dir.clone()) else {
+                continue;
+            };
+            let plans: &[Option<TaurusRecoveryArg>] =
+                if c.scheme == "taurus" { plans } else { &[None] };
+            for &t in threads {
+                for &plan in plans {
+                    let mut tps = Vec::new();
+                    let mut last = None;
+                    for _ in 0..self.repeat() {
+                        let st =
+                            crate::recover::recover_quiet(Path::new(&dir), t, None, None, plan)
+                                .with_context(|| format!("recovering {dir}"))?;
+                        tps.push(st.txn_per_s);
+                        last = Some(st);
+                    }
+                    let Some(st) = last else { continue };
+                    rows.push(RecoveryRow {
+                        run: r.id.clone(),
+                        x: r.x,
+                        scheme: c.scheme.clone(),
+                        variant: c.variant.clone(),
+                        logging: c.logging.clone(),
+                        device: c.device.clone(),
+                        threads: t,
+                        plan_asked: plan.map(plan_name).unwrap_or("").to_string(),
+                        plan_used: st.plan.clone().unwrap_or_default(),
+                        txns: st.txns,
+                        txn_per_s: median(&mut tps.clone()),
+                        repeats: tps,
+                    });
                 }
             }
+            if let Some(parent) = Path::new(&dir).parent() {
+                let _ = std::fs::remove_dir_all(parent);
+            }
         }
-        self.md.push('\n');
-        Ok(bars)
+        Ok(rows)
     }
 
-    /// `braid bench rewind --experiment all`, its data under `data/` and its `plots`.
-    fn rewind(&mut self, plots: &[&str]) -> anyhow::Result<()> {
+    /// `braid bench rewind --experiment all` with the peers beside it; its JSON.
+    fn run_rewind(&mut self) -> anyhow::Result<serde_json::Value> {
         let dir = self.args.out.join("plots");
+        let json = self.args.out.join("data").join("rewind.json");
         let ra = crate::rewind::RewindArgs {
             experiment: crate::rewind::Experiment::All,
             runs: self.repeat(),
             quick: self.args.quick,
-            json: self.args.out.join("data").join("rewind.json"),
-            plot: dir.clone(),
+            json: json.clone(),
+            plot: dir,
             dir: "/dev/shm".into(),
             transactions: None,
             keys: None,
         };
         crate::rewind::run(ra)?;
-        self.note("Tables: `data/rewind.json` (printed by `braid bench rewind`).");
-        let files: Vec<PathBuf> = plots.iter().map(|f| dir.join(format!("{f}.png"))).collect();
-        self.images(&files);
-        Ok(())
+        let text = std::fs::read_to_string(&json)
+            .with_context(|| format!("reading {}", json.display()))?;
+        Ok(serde_json::from_str(&text)?)
     }
 }
 
-/// The ratios to no logging of `scheme` at `threads`, one per logging kind it ran with (never
-/// the best of them: each is named).
-fn ratios(res: &[ConfigResult], scheme: &str, threads: usize) -> Vec<(String, f64)> {
-    res.iter()
-        .filter(|r| r.scheme == scheme && r.threads == threads)
-        .filter_map(|r| Some((r.logging.clone(), r.ratio_to_none?)))
-        .collect()
+fn plan_name(p: TaurusRecoveryArg) -> &'static str {
+    match p {
+        TaurusRecoveryArg::Auto => "auto",
+        TaurusRecoveryArg::Parallel => "parallel",
+        TaurusRecoveryArg::Serial => "serial",
+    }
+}
+
+/// A recovery configuration's name in plots.
+fn recovery_label(r: &RecoveryRow) -> String {
+    let mut s = r.scheme.clone();
+    for part in [&r.variant, &r.logging] {
+        if !part.is_empty() {
+            s.push(' ');
+            s.push_str(part);
+        }
+    }
+    s.push_str(&format!(" {}t", r.threads));
+    if !r.plan_asked.is_empty() {
+        s.push_str(&format!(" {}", r.plan_asked));
+    }
+    s
+}
+
+/// A recovery drawn as a bench result (its txn/s and label), for line charts of sweeps.
+fn recovery_as_result(r: &RecoveryRow) -> ConfigResult {
+    result(&recovery_label(r), "", "", r.threads, r.txn_per_s)
+}
+
+/// A bench result with only its configuration and throughput (a recovery in a chart, or a
+/// verdict's test).
+fn result(
+    scheme: &str,
+    variant: &str,
+    logging: &str,
+    threads: usize,
+    txn_per_s: f64,
+) -> ConfigResult {
+    ConfigResult {
+        workload: String::new(),
+        scheme: scheme.to_string(),
+        variant: variant.to_string(),
+        logging: logging.to_string(),
+        device: String::new(),
+        threads,
+        logs: 0,
+        txn_per_s,
+        txn_per_s_min: txn_per_s,
+        txn_per_s_max: txn_per_s,
+        ratio_to_none: None,
+        nvm_delay_ns: 0,
+        p50_us: 0.0,
+        p99_us: 0.0,
+        aborts_per_s: 0.0,
+        log_bytes_per_s: 0.0,
+        bytes_per_row: 0.0,
+        signals_per_10k_commits: None,
+        shared_rmw_per_commit: None,
+        shared_lines_per_commit: None,
+        proxy_lanes: None,
+        emulation: None,
+        scheme_options: Default::default(),
+        pipeline_full_share: 0.0,
+        log_insert_ns: 0.0,
+        runs: Vec::new(),
+        params: serde_json::Value::Null,
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// "Wang & Johnson" of "Wang & Johnson, VLDB 2014".
+fn short_paper(p: &str) -> &str {
+    p.split(',').next().unwrap_or(p)
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<()> {
@@ -299,21 +406,35 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
         mp: MultiProgress::new(),
         md: String::new(),
         all: Vec::new(),
+        verdicts: Vec::new(),
+        rewind: None,
     };
     let machine = crate::output::machine();
-    cx.header(&machine);
+    let started = std::time::Instant::now();
     let want = |id: &str| args.only.as_deref().is_none_or(|o| id.contains(o));
     for e in experiments::all().iter().filter(|e| want(e.id)) {
         cx.experiment(e)?;
     }
+    let minutes = started.elapsed().as_secs_f64() / 60.0;
+    let body = std::mem::take(&mut cx.md);
+    cx.header(&machine, minutes);
+    cx.verdict_table();
+    cx.md.push_str(&body);
     cx.limits();
     crate::output::write_text(&args.out.join("summary.md"), &cx.md)?;
     crate::output::write_json(
         &args.out.join("data").join("all.json"),
-        &serde_json::json!({ "machine": machine, "experiments": cx.all }),
+        &serde_json::json!({
+            "machine": machine,
+            "quick": args.quick,
+            "seconds": args.seconds,
+            "repeat": cx.repeat(),
+            "minutes": minutes,
+            "experiments": cx.all,
+        }),
     )?;
     println!(
-        "report written to {}",
+        "report written to {} ({minutes:.1} minutes)",
         args.out.join("summary.md").display()
     );
     Ok(())

@@ -26,7 +26,7 @@ pub enum Chart {
         /// Leave `none` (no logging) out.
         skip_none: bool,
     },
-    /// Labelled bars.
+    /// Labelled bars (of bench results: each configuration's txn/s).
     Bars,
 }
 
@@ -41,7 +41,8 @@ pub enum X {
 /// A line chart's y axis.
 pub enum Y {
     TxnPerS,
-    P50Us,
+    /// Mean log insertion latency.
+    InsertNs,
 }
 
 /// What a line stands for.
@@ -89,7 +90,7 @@ impl Chart {
             |(_, r)| {
                 Some(match y {
                     Y::TxnPerS => r.txn_per_s,
-                    Y::P50Us => r.p50_us,
+                    Y::InsertNs => r.log_insert_ns,
                 })
             },
         )
@@ -101,6 +102,14 @@ impl Ctx<'_> {
     pub fn figure(&mut self, fig: &Figure, data: Data<'_>) -> anyhow::Result<()> {
         let stem = self.args.out.join("plots").join(&fig.stem);
         let files = match data {
+            Data::Results(rows) if matches!(fig.chart, Chart::Bars) => {
+                let bars: Vec<(String, f64)> = rows
+                    .iter()
+                    .filter(|(_, r)| r.scheme != crate::common::NONE)
+                    .map(|(_, r)| (plot::label(r), r.txn_per_s))
+                    .collect();
+                plot::bar_chart(&stem, &fig.title, fig.y_label, &bars)?
+            }
             Data::Results(rows) => plot::line_chart(
                 &stem,
                 &fig.title,

@@ -227,7 +227,8 @@ fn too_wide(id: usize, lsn: Lsn, n: usize) -> WalError {
     ))
 }
 
-/// Replay what the feed admits, as `forced` (or the planner) says; the plan used, or `None`
+/// Replay what the feed admits, as `forced` (or the planner) says; the plan used (serial when
+/// one thread replays, whatever was asked), or `None`
 /// if a reader failed before one was chosen.
 fn replay_all(
     feed: &Feed,
@@ -250,11 +251,14 @@ fn replay_all(
     let early = cores.saturating_sub(streams).clamp(1, threads);
     match plan {
         RecoveryPlan::Parallel if threads > 1 => {
-            replay::replay_parallel(feed, threads, early, replay, first)?
+            replay::replay_parallel(feed, threads, early, replay, first)?;
+            Ok(Some(RecoveryPlan::Parallel))
         }
-        _ => replay::replay_serial(feed, replay, first)?,
+        _ => {
+            replay::replay_serial(feed, replay, first)?;
+            Ok(Some(RecoveryPlan::Serial))
+        }
     }
-    Ok(Some(plan))
 }
 
 /// Recover the devices through `replay` (steps 1-5 of the module docs).
@@ -325,6 +329,10 @@ pub(crate) fn recover(
     }
     report.stages.push(("read", read_at));
     report.stages.push(("replay", replay_at));
+    report.plan = Some(match plan {
+        RecoveryPlan::Parallel => "parallel",
+        _ => "serial",
+    });
     Ok(Outcome {
         ends: v.c.clone(),
         report,
