@@ -59,11 +59,12 @@ const PEERS: [Peer; 2] = [
 /// Why the paper's two other peers are absent.
 pub fn not_obtainable() -> Value {
     json!({
-        "stasis": "not packaged in Debian or on PyPI/crates.io, and its sources are not \
-                   available here to build",
-        "shore-mt": "not packaged in Debian or on PyPI/crates.io, and its sources (the \
-                     persistent-memory version of the paper's [33] included) are not \
-                     available here to build",
+        "stasis": "not packaged in Debian or on crates.io (PyPI's `stasis` 0.2 is an unrelated \
+                   Pyramid static-site generator; Stasis is a C library), and no source tree of it can be \
+                   fetched here to build (only package registries are reachable)",
+        "shore-mt": "not packaged in Debian, on PyPI or on crates.io, and no source tree of \
+                     it (nor of the persistent-memory version of the paper's [33]) can be \
+                     fetched here to build (only package registries are reachable)",
     })
 }
 
