@@ -51,7 +51,7 @@ struct BenchCmd {
 enum BenchSub {
     /// REWIND persistent-memory transactions: 1-word transactions, the B+-tree mix, fence
     /// sensitivity, rollback and recovery.
-    Rewind(rewind::RewindArgs),
+    Rewind(rewind::RewindCmd),
 }
 
 fn main() {
@@ -66,7 +66,7 @@ fn main() {
             BenchCmd {
                 sub: Some(BenchSub::Rewind(a)),
                 ..
-            } => rewind::run(a),
+            } => rewind::run_cmd(a),
             BenchCmd { args, .. } => bench::run(args),
         },
         Some(Cmd::Recover(a)) => recover::run(a),

@@ -8,4 +8,5 @@ mod cli;
 mod crash_matrix;
 mod gsn_crash;
 mod pertxn_cli;
+mod rewind_peers;
 mod taurus_crash;

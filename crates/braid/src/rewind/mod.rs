@@ -3,20 +3,22 @@
 //! against the non-recoverable twin (Fig. 7), fence sensitivity (Fig. 10) and rollback and
 //! recovery time (Fig. 8) — printed as tables, written as JSON and drawn. On request also
 //! B+-tree inserts and lookups of random keys (the PMDK comparison) and TPC-C New-Order
-//! (§5.3, Fig. 11), which `--experiment all` does not run.
+//! (§5.3, Fig. 11), which `--experiment all` does not run. The B+-tree mix also runs the
+//! Berkeley DB and PMDK peer programs found in `--peers` (Fig. 7 right).
 //!
-//! One file per experiment: [`word_tx`], [`btree_mix`], [`fence`], [`recovery`],
-//! [`insert_lookup`], [`tpcc`]; [`setup`] holds what they share.
+//! One file per experiment: [`word_tx`], [`btree_mix`] (with its peers in [`peers`]),
+//! [`fence`], [`recovery`], [`insert_lookup`], [`tpcc`]; [`setup`] holds what they share.
 
 mod btree_mix;
 mod fence;
 mod insert_lookup;
+mod peers;
 mod recovery;
 mod setup;
 mod tpcc;
 mod word_tx;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use braid_rewind::{LogLayout, LogMode, Policy, PoolConfig};
 use clap::{Args, ValueEnum};
@@ -70,7 +72,34 @@ pub struct RewindArgs {
     pub keys: Option<u64>,
 }
 
+/// Where the B+-tree mix looks for its peer programs unless told (`scripts/rewind-peers.sh`
+/// builds them there).
+pub const DEFAULT_PEERS: &str = "target/peers";
+
+/// `braid bench rewind`'s options: the experiments' ([`RewindArgs`]) and where the B+-tree
+/// mix's peer programs are.
+#[derive(Debug, Clone, Args)]
+pub struct RewindCmd {
+    #[command(flatten)]
+    pub args: RewindArgs,
+    /// btree-mix: directory holding the Berkeley DB and PMDK peer programs built by
+    /// `scripts/rewind-peers.sh` (run if present).
+    #[arg(long, default_value = DEFAULT_PEERS)]
+    pub peers: PathBuf,
+}
+
+/// Run `braid bench rewind` as the command line asked.
+pub fn run_cmd(cmd: RewindCmd) -> anyhow::Result<()> {
+    run_with_peers(cmd.args, &cmd.peers)
+}
+
+/// Run the experiments `args` asks for, the mix's peers looked for in [`DEFAULT_PEERS`].
 pub fn run(args: RewindArgs) -> anyhow::Result<()> {
+    run_with_peers(args, Path::new(DEFAULT_PEERS))
+}
+
+/// Run the experiments `args` asks for, the mix's peers looked for in `peers_dir`.
+pub fn run_with_peers(args: RewindArgs, peers_dir: &Path) -> anyhow::Result<()> {
     let want = |x: Experiment| args.experiment == Experiment::All || args.experiment == x;
     let backing = Backing::Dir(args.dir.clone());
     let mut out = serde_json::Map::new();
@@ -130,28 +159,39 @@ pub fn run(args: RewindArgs) -> anyhow::Result<()> {
             cfg.records = 5_000;
             cfg.operations = 5_000;
         }
-        let r = btree_mix::btree_mix(&cfg)?;
+        let mut r = btree_mix::btree_mix(&cfg)?;
+        let own: Vec<String> = cfg.systems.iter().map(|s| s.label()).collect();
+        let peers = peers::run(peers_dir, &cfg);
+        r.points.extend(peers.points);
+        peers::set_ratios(&mut r.points);
+        r.points
+            .sort_by(|a, b| a.update_fraction.total_cmp(&b.update_fraction));
         println!(
             "\nB+-tree mix ({} records, {} operations): time over the non-recoverable twin",
             cfg.records, cfg.operations
         );
         println!(
-            "{:<34} {:>8} {:>12} {:>8} {:>10}",
-            "system", "updates", "ops/s", "x twin", "fences/op"
+            "{:<34} {:>8} {:>12} {:>10} {:>8} {:>10}",
+            "system", "updates", "ops/s", "seconds", "x twin", "fences/op"
         );
         let mut series: Vec<Series> = Vec::new();
         for p in &r.points {
             println!(
-                "{:<34} {:>7.0}% {:>12.0} {:>8} {:>10.1}",
+                "{:<34} {:>7.0}% {:>12.0} {:>10.4} {:>8} {:>10}",
                 p.system,
                 p.update_fraction * 100.0,
                 p.ops_per_sec,
+                p.seconds,
                 p.ratio_vs_nvm
                     .map(|x| format!("{x:.2}"))
                     .unwrap_or_else(|| "-".into()),
-                p.fences_per_op
+                if p.fences_per_op.is_finite() {
+                    format!("{:.1}", p.fences_per_op)
+                } else {
+                    "-".into()
+                }
             );
-            if let Some(ratio) = p.ratio_vs_nvm {
+            if let Some(ratio) = p.ratio_vs_nvm.filter(|_| own.contains(&p.system)) {
                 match series.iter_mut().find(|s| s.name == p.system) {
                     Some(s) => s.points.push((p.update_fraction * 100.0, ratio)),
                     None => series.push(Series {
@@ -168,7 +208,11 @@ pub fn run(args: RewindArgs) -> anyhow::Result<()> {
             "time ratio",
             &series,
         )?;
-        out.insert("btree_mix".into(), serde_json::to_value(&r)?);
+        peers::plot(&args.plot, &r.points)?;
+        let mut v = serde_json::to_value(&r)?;
+        v["peers"] = peers.record;
+        v["not_obtainable"] = peers::not_obtainable();
+        out.insert("btree_mix".into(), v);
     }
     if want(Experiment::Fence) {
         let mut cfg = fence::FenceConfig::default();
