@@ -29,6 +29,7 @@ use crate::common::{self, DeviceKind, EngineArgs, OltpArgs, WorkloadKind, YcsbAr
 
 pub use output::{save, save_quiet};
 pub use run::{RunResult, run_once};
+pub(crate) use summary::median;
 pub use summary::{ConfigResult, measure, measure_variants};
 pub use sweep::{Point, Variant, sweep_points, variant_points};
 

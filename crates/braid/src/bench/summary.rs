@@ -53,7 +53,8 @@ pub struct ConfigResult {
     pub params: serde_json::Value,
 }
 
-fn median(v: &mut [f64]) -> f64 {
+/// The median of `v` (sorted in place); 0 for none.
+pub(crate) fn median(v: &mut [f64]) -> f64 {
     if v.is_empty() {
         return 0.0;
     }

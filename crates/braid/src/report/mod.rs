@@ -278,7 +278,7 @@ impl Ctx<'_> {
                         plan_asked: plan.map(plan_name).unwrap_or("").to_string(),
                         plan_used: st.plan.clone().unwrap_or_default(),
                         txns: st.txns,
-                        txn_per_s: median(&mut tps.clone()),
+                        txn_per_s: crate::bench::median(&mut tps.clone()),
                         repeats: tps,
                     });
                 }
@@ -377,19 +377,6 @@ fn result(
         log_insert_ns: 0.0,
         runs: Vec::new(),
         params: serde_json::Value::Null,
-    }
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
 

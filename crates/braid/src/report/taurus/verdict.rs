@@ -123,22 +123,20 @@ pub fn fig7(m: &Measured) -> Verdict {
     let mut reasons = Vec::new();
     for (w, title) in WORKLOADS {
         let id = format!("taurus-fig7-{w}");
-        let (Some(td), Some(tc), Some(sd), Some(sc), Some(pl), Some(td1)) = (
+        let (Some(td), Some(tc), Some(sd), Some(sc), Some(pl)) = (
             rec(m, &id, data("taurus", 2)),
             rec(m, &id, data("taurus", 2).command()),
             rec(m, &id, data("serial", 2)),
             rec(m, &id, data("serial", 2).command()),
             rec(m, &id, data("plover", 2)),
-            rec(m, &id, data("taurus", 1)),
         ) else {
             return Verdict::missing(&id);
         };
         parts.push(format!(
-            "{title} at 2 recovery threads: Taurus data {} ({} serial data, {} from 1 thread), Taurus \
-             command {} ({} serial command), Plover {}",
+            "{title} at 2 recovery threads: Taurus data {} ({} serial data), Taurus command {} ({} \
+             serial command), Plover {}",
             k(td),
             times(td / sd.max(1.0)),
-            times(td / td1.max(1.0)),
             k(tc),
             times(tc / sc.max(1.0)),
             k(pl)
