@@ -22,7 +22,7 @@ use std::time::Duration;
 use braid_wal::device::{Device, DeviceInfo};
 use braid_wal::record::{ALIGN, FLAG_COMMIT, Kind, RecordSpec, Stamp};
 use braid_wal::scan::{ScanMode, Scanner, StreamSource};
-use braid_wal::scheme::taurus::recovery::{SAMPLE, set_batch_bits};
+use braid_wal::scheme::taurus::recovery::{BATCH_BITS, SAMPLE};
 use braid_wal::scheme::taurus::{TaurusConfig, open_taurus};
 use braid_wal::scheme::{LogKind, RecoveryPlan, Replay, ReplayError, SchemeConfig};
 use braid_wal::{Lsn, WalError};
@@ -260,7 +260,10 @@ fn devices(log: &Log, gate: Option<(usize, Arc<Gate>)>) -> Vec<Arc<dyn Device>> 
         .collect()
 }
 
-fn cfg(threads: usize, plan: RecoveryPlan) -> (SchemeConfig, TaurusConfig) {
+/// The configuration of one recovery; `bits`: log2 of the records its readers hand over at a
+/// time (each recovery has its own, so the tests running beside each other do not change
+/// each other's).
+fn cfg(threads: usize, plan: RecoveryPlan, bits: u32) -> (SchemeConfig, TaurusConfig) {
     (
         SchemeConfig {
             logging: LogKind::Data,
@@ -268,7 +271,10 @@ fn cfg(threads: usize, plan: RecoveryPlan) -> (SchemeConfig, TaurusConfig) {
             recovery_plan: plan,
             ..SchemeConfig::default()
         },
-        TaurusConfig::default(),
+        TaurusConfig {
+            recovery_batch_bits: bits,
+            ..TaurusConfig::default()
+        },
     )
 }
 
@@ -299,7 +305,9 @@ fn replay_starts_before_a_blocked_stream_is_read() {
         let gate = Arc::new(Gate::default());
         let devs = devices(log, Some((1, gate.clone())));
         let rec = Recorder::default();
-        let (c, tc) = cfg(threads, plan);
+        // The default batches: with batches of a few records, the planner's wait for SAMPLE of
+        // them is quadratic in the batches published (feed.rs) and can outlast WAIT.
+        let (c, tc) = cfg(threads, plan, BATCH_BITS);
         let (early, used) = std::thread::scope(|sc| {
             let h = sc.spawn(|| open_taurus(&c, &tc, devs, &rec, &|_| {}).map(|(_, r)| r));
             let early = {
@@ -387,9 +395,8 @@ fn run_case(c: &Case) -> Result<(), TestCaseError> {
         })
         .collect();
     let (keep, elv) = reference_cut(&log.recs, &valid_end);
-    set_batch_bits(c.bits);
     let rec = Recorder::default();
-    let (sc, tc) = cfg(c.threads, c.plan);
+    let (sc, tc) = cfg(c.threads, c.plan, c.bits);
     let (_, report) = open_taurus(&sc, &tc, devices(&log, None), &rec, &|_| {})
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert!(!rec.twice.load(Ordering::SeqCst), "a record replayed twice");
@@ -453,7 +460,6 @@ fn corrupt(log: &mut Log, bad: usize, at: usize) {
 
 #[test]
 fn corruption_fails_recovery_before_anything_past_it_is_applied() {
-    set_batch_bits(2);
     // Stream 0 independent, stream 1 depending on stream 0.
     let txns: Vec<(usize, Vec<u8>)> = (0..400usize)
         .map(|i| (i % 2, if i % 2 == 0 { vec![1, 0] } else { vec![1, 1] }))
@@ -484,7 +490,7 @@ fn corruption_fails_recovery_before_anything_past_it_is_applied() {
                 }
             };
             let rec = Recorder::default();
-            let (c, tc) = cfg(threads, plan);
+            let (c, tc) = cfg(threads, plan, 2);
             let got = match open_taurus(&c, &tc, devs, &rec, &|_| {}) {
                 Ok(_) => panic!("recovery of a corrupted log succeeded"),
                 Err(e) => e.to_string(),

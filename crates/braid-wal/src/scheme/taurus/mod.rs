@@ -118,6 +118,11 @@ pub struct TaurusConfig {
     /// workers, as when emulated devices stand in for the paper's many disks on a small
     /// machine. Off by default.
     pub spread: bool,
+    /// Recovery readers hand their records to replay `2^recovery_batch_bits` at a time
+    /// (clamped to [`recovery::BATCH_BITS_RANGE`]; [`recovery::BATCH_BITS`] by default). Any
+    /// size recovers the same; small ones make admission run many times on a small log (for
+    /// tests) but cost time quadratic in the batches of a large one.
+    pub recovery_batch_bits: u32,
 }
 
 impl Default for TaurusConfig {
@@ -128,6 +133,7 @@ impl Default for TaurusConfig {
             anchor_every: 64 << 10,
             range_bucket_bits: DEFAULT_RANGE_BUCKET_BITS,
             spread: false,
+            recovery_batch_bits: recovery::BATCH_BITS,
         }
     }
 }
@@ -350,7 +356,14 @@ pub fn open_taurus(
         )));
     }
     let started = Instant::now();
-    let out = recovery::recover(cfg, &devices, replay, progress, cfg.recovery_plan)?;
+    let out = recovery::recover(
+        cfg,
+        &devices,
+        replay,
+        progress,
+        cfg.recovery_plan,
+        tc.recovery_batch_bits,
+    )?;
     let mut report = out.report;
     report.seconds = started.elapsed().as_secs_f64();
     let streams = cfg.start_streams(devices, &out.ends)?;

@@ -82,7 +82,7 @@ use crate::{Lsn, WalError};
 mod feed;
 mod replay;
 
-pub use feed::set_batch_bits;
+pub use feed::{BATCH_BITS, BATCH_BITS_RANGE};
 use feed::{Batch, Feed, Rec};
 use replay::FirstApply;
 
@@ -261,17 +261,19 @@ fn replay_all(
     }
 }
 
-/// Recover the devices through `replay` (steps 1-5 of the module docs).
+/// Recover the devices through `replay` (steps 1-5 of the module docs), the readers
+/// publishing `2^batch_bits` records at a time.
 pub(crate) fn recover(
     cfg: &SchemeConfig,
     devices: &[Arc<dyn Device>],
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
     forced: RecoveryPlan,
+    batch_bits: u32,
 ) -> Result<Outcome, WalError> {
     let n = devices.len();
     let started = Instant::now();
-    let feed = Feed::new(n);
+    let feed = Feed::new(n, batch_bits);
     let first = FirstApply::new(started);
     let threads = cfg.recovery_threads.max(1);
     let (reads, replayed, read_at) = std::thread::scope(|sc| {

@@ -2,12 +2,13 @@
 //! replays): decoded records in fixed-size [`Batch`]es, and the admitted prefix of every
 //! stream, below the closed vector `C` of the read frontiers.
 //!
-//! Each reader publishes its stream's records `2^`[`BATCH_BITS`] at a time (the last batch may be
-//! shorter) together with its read frontier `F[s]`: the end of the last record it decoded,
-//! or the stream's valid end once it is done. Every publication recomputes `C`, the greatest
-//! closed vector `<= F` (the ELV cut of `recovery.rs` with `F` in place of the valid ends),
-//! and publishes a new [`View`]: per stream the batches, how many records lie below `C[s]`
-//! (the admitted prefix, which replay may run), and `C` itself. Once every reader is done,
+//! Each reader publishes its stream's records `2^bits` at a time (the last batch may be
+//! shorter; `bits` is the recovery's own `TaurusConfig::recovery_batch_bits`, [`BATCH_BITS`]
+//! by default) together with its read frontier `F[s]`: the end of the last record it
+//! decoded, or the stream's valid end once it is done. Every publication recomputes `C`, the
+//! greatest closed vector `<= F` (the ELV cut of `recovery.rs` with `F` in place of the valid
+//! ends), and publishes a new [`View`]: per stream the batches, how many records lie below
+//! `C[s]` (the admitted prefix, which replay may run), and `C` itself. Once every reader is done,
 //! `F` is the valid ends and `C` is the final cut (ELV).
 //!
 //! `C` only grows (the previous `C` is closed and below the new `F`, so below the new
@@ -22,7 +23,7 @@
 //! all the sharing needed, and lookups stay two plain indexings.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
@@ -32,16 +33,13 @@ use crate::Lsn;
 use crate::lv;
 use crate::scheme::LogKind;
 
-/// Log2 of the records per batch (a power of two: a record's batch is its index shifted).
+/// Log2 of the records per batch by default (a power of two: a record's batch is its index
+/// shifted). Every publication copies the list of the batches published so far, so a
+/// recovery publishing `B` batches does `O(B^2)` work to hand them over: small batches are for
+/// tests that want admission to run many times on a small log.
 pub const BATCH_BITS: u32 = 12;
-/// The batch size recoveries use from now on (log2); tests lower it so that small logs are
-/// published in many batches. Any size gives the same recovery, only the hand-over differs.
-static BITS: AtomicU32 = AtomicU32::new(BATCH_BITS);
-
-/// Set the log2 of the records per batch of later recoveries (1 to 20).
-pub fn set_batch_bits(bits: u32) {
-    BITS.store(bits.clamp(1, 20), Ordering::Relaxed);
-}
+/// The batch sizes (log2) a recovery accepts; others are clamped into this range.
+pub const BATCH_BITS_RANGE: std::ops::RangeInclusive<u32> = 1..=20;
 
 /// One transaction record.
 pub(crate) struct Rec {
@@ -172,14 +170,16 @@ pub(crate) struct Feed {
 }
 
 impl Feed {
-    pub(crate) fn new(n: usize) -> Feed {
+    /// A feed for `n` streams whose readers publish `2^bits` records at a time (clamped to
+    /// [`BATCH_BITS_RANGE`]).
+    pub(crate) fn new(n: usize, bits: u32) -> Feed {
         Feed {
             state: Mutex::new(State {
                 frontier: vec![0; n],
                 done: vec![false; n],
                 view: Arc::new(View {
                     n,
-                    bits: BITS.load(Ordering::Relaxed),
+                    bits: bits.clamp(*BATCH_BITS_RANGE.start(), *BATCH_BITS_RANGE.end()),
                     batches: vec![Vec::new(); n],
                     published: vec![0; n],
                     admitted: vec![0; n],
