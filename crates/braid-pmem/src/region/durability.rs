@@ -102,6 +102,17 @@ impl Region {
         } else {
             persist::sfence();
         }
+        let d = inner.fence_delay_ns.load(Ordering::Relaxed);
+        if d != 0 {
+            busy_wait_ns(d);
+        }
+    }
+
+    /// Emulate slower fences: every later [`Region::fence`] on a non-volatile region waits
+    /// `ns` more (REWIND §5.2's fence sensitivity, Fig. 10, where a fence's cost depends on the
+    /// storage architecture). 0 (the default): the CPU's own fence cost.
+    pub fn set_fence_delay_ns(&self, ns: u64) {
+        self.inner.fence_delay_ns.store(ns, Ordering::Relaxed);
     }
 
     /// `flush(off, len)` then `fence()`.

@@ -60,7 +60,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use memmap2::MmapMut;
@@ -119,6 +119,8 @@ struct Inner {
     nt_flush: FlushKind,
     avx512: bool,
     delay_ns: u64,
+    /// Emulated extra latency of every fence, ns (see [`Region::set_fence_delay_ns`]).
+    fence_delay_ns: AtomicU64,
     cfg: PmemConfig,
     /// Resolved media (see `Region::media`).
     media: Media,

@@ -4,7 +4,7 @@
 use std::fs::OpenOptions;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicI32;
+use std::sync::atomic::{AtomicI32, AtomicU64};
 use std::sync::{Arc, OnceLock};
 
 use memmap2::MmapMut;
@@ -90,6 +90,7 @@ impl Region {
                 nt_flush,
                 avx512: persist::avx512_available(),
                 delay_ns,
+                fence_delay_ns: AtomicU64::new(0),
                 cfg,
                 media,
                 ram,

@@ -25,6 +25,9 @@ pub struct BTreeMixConfig {
     pub systems: Vec<System>,
     pub runs: usize,
     pub write_delay_ns: u64,
+    /// Emulated extra latency per fence, ns (Fig. 10).
+    #[serde(default)]
+    pub fence_delay_ns: u64,
 }
 
 impl Default for BTreeMixConfig {
@@ -41,6 +44,7 @@ impl Default for BTreeMixConfig {
             systems,
             runs: 3,
             write_delay_ns: 0,
+            fence_delay_ns: 0,
         }
     }
 }
@@ -67,6 +71,7 @@ pub fn mix_once(cfg: &BTreeMixConfig, sys: &System, frac: f64) -> Result<(f64, f
     let bytes = pool_bytes(cfg.records, cfg.operations, cfg.value_size);
     let (backing, pcfg) = sys.placement(&cfg.backing);
     let reg = region(&backing, bytes, cfg.write_delay_ns)?;
+    reg.region().set_fence_delay_ns(cfg.fence_delay_ns);
     let pool = Pool::create_in(reg.region(), pcfg)?;
     let mut rng = SmallRng::seed_from_u64(42);
     let vs = cfg.value_size;

@@ -1,5 +1,6 @@
 //! Fence sensitivity (REWIND §5.2, Fig. 10): the 100%-update B+-tree mix (`btree_mix.rs`)
-//! with an emulated extra latency per persisted line (braid-pmem's `write_delay_ns`),
+//! with an emulated extra latency per fence (braid-pmem's `Region::set_fence_delay_ns`, as the
+//! paper varies what a memory fence costs),
 //! Optimized against Batch with groups of 8, 16 and 32 records per fence pair; each time is
 //! given over the same system's time without added latency.
 
@@ -12,7 +13,7 @@ use super::setup::{System, median, variant};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FenceConfig {
     pub mix: BTreeMixConfig,
-    /// Emulated extra latency per persisted line, nanoseconds.
+    /// Emulated extra latency per fence, nanoseconds.
     pub delays_ns: Vec<u64>,
     /// Batch group sizes to compare with Optimized.
     pub groups: Vec<usize>,
@@ -72,7 +73,7 @@ pub fn fence_sensitivity(cfg: &FenceConfig) -> Result<FenceResult, RewindError> 
         let mut base = None;
         for &d in &cfg.delays_ns {
             let mut mix = cfg.mix.clone();
-            mix.write_delay_ns = d;
+            mix.fence_delay_ns = d;
             let sys = System::Rewind(v.clone());
             let mut secs = Vec::new();
             for _ in 0..mix.runs.max(1) {

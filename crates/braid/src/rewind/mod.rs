@@ -223,7 +223,7 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path) -> anyhow::Result<()> 
             cfg.mix.operations = 2_000;
         }
         let r = fence::fence_sensitivity(&cfg)?;
-        println!("\nFence sensitivity (100% updates): slowdown over no added latency");
+        println!("\nFence sensitivity (100% updates): slowdown over no added fence latency");
         let mut series: Vec<Series> = Vec::new();
         for p in &r.points {
             println!("{:<34} {:>6} ns {:>8.2}", p.system, p.delay_ns, p.slowdown);
@@ -237,8 +237,8 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path) -> anyhow::Result<()> 
         }
         plot::line_chart(
             &args.plot.join("rewind-fig10"),
-            "REWIND: slowdown vs emulated persist latency",
-            "extra ns per persisted line",
+            "REWIND: slowdown vs emulated fence latency",
+            "extra ns per fence",
             "slowdown",
             &series,
         )?;
