@@ -7,5 +7,6 @@ mod checkpoint_cli;
 mod cli;
 mod crash_matrix;
 mod gsn_crash;
+mod nats_cli;
 mod pertxn_cli;
 mod taurus_crash;
