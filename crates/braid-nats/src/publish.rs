@@ -9,7 +9,7 @@
 //! [`Publisher::publish`] reports as [`WalError::Fenced`].
 //!
 //! A publish that gets no answer (its stream leader died, the client is reconnecting) is retried
-//! with the same message id and the same expected sequence every [`ATTEMPT`] until the
+//! with the same message id and the same expected sequence every attempt time (2 s) until the
 //! configured timeout; then the flush fails with a timeout error naming the URL and the stream.
 
 use std::time::Instant;
