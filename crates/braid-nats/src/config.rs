@@ -21,6 +21,9 @@ pub struct NatsConfig {
     pub replicas: usize,
     /// DRAM ring per stream that workers fill before the flusher publishes it.
     pub buffer_size: usize,
+    /// Largest message payload a flush publishes, in bytes; a larger flush is split. 0 (the
+    /// default): the server's max payload less room for the headers.
+    pub max_message: usize,
 }
 
 impl NatsConfig {
@@ -32,6 +35,7 @@ impl NatsConfig {
             timeout: Duration::from_secs(10),
             replicas: 3,
             buffer_size: 16 << 20,
+            max_message: 0,
         }
     }
 

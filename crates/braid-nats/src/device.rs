@@ -104,7 +104,11 @@ impl NatsDevice {
             });
         }
         let buffer = cluster.config().buffer_size.max(1);
-        let max_msg = cluster.max_payload().saturating_sub(HEADER_ROOM).max(4096);
+        let server_max = cluster.max_payload().saturating_sub(HEADER_ROOM).max(4096);
+        let max_msg = match cluster.config().max_message {
+            0 => server_max,
+            n => n.min(server_max),
+        };
         let end = image.end();
         Ok(NatsDevice {
             ring: Region::anonymous(buffer),

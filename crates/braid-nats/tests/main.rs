@@ -11,3 +11,4 @@ mod durability;
 mod fencing;
 mod meta;
 mod outage;
+mod split;
