@@ -102,6 +102,27 @@ pub enum WalError {
         /// The replay error, as text.
         cause: String,
     },
+    /// A replicated log device refused this writer: another writer claimed the database after
+    /// it (a newer writer epoch, or a stream that moved on without it). Nothing this writer
+    /// writes from now on is acknowledged.
+    #[error(
+        "log stream {stream}: this writer was fenced by a newer writer of the database ({detail}); nothing it writes is acknowledged any more; the newer writer recovers every commit acknowledged before"
+    )]
+    Fenced {
+        /// The stream whose write was refused.
+        stream: u32,
+        /// What showed the newer writer (its epoch, the refused sequence), as text.
+        detail: String,
+    },
+    /// A replicated log service failed or did not answer in time (a timeout names the service
+    /// and the stream).
+    #[error("replicated log {service}: {what}")]
+    Remote {
+        /// The service and the stream concerned (URL and stream name).
+        service: String,
+        /// What failed.
+        what: String,
+    },
 }
 
 impl From<braid_pmem::PmemError> for WalError {

@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use anyhow::Context as _;
 use braid_engine::{Db, Env, LogKind, Meta, SchemeSpec};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -27,6 +28,11 @@ pub struct RecoverArgs {
     /// Keep the valid prefix before mid-log corruption instead of refusing to open.
     #[arg(long)]
     pub salvage: bool,
+    /// The database's log device, for a directory that holds no database yet: `nats` recovers
+    /// the database `--db-id` from the cluster at `--nats-url` into it (a database killed with
+    /// its machine). Otherwise the device `braid.json` records.
+    #[arg(long, value_enum)]
+    pub device: Option<DeviceKind>,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -80,17 +86,45 @@ fn cc_for(mvcc: bool, asked: braid_engine::Cc) -> braid_engine::Cc {
     }
 }
 
-pub fn run(args: RecoverArgs) -> anyhow::Result<()> {
-    let env = Env::default();
-    let meta = Meta::read(&args.dir, &env)?;
-    let workload = common::workload_from_app(&meta.app)?;
-    let logging: LogKind = meta.logging.parse().map_err(anyhow::Error::msg)?;
-    let device = match meta.device.as_str() {
+/// The device kind `braid.json` records.
+fn device_of(meta: &Meta) -> DeviceKind {
+    match meta.device.as_str() {
         "pmem" => DeviceKind::Pmem,
         "file" => DeviceKind::File,
+        "nats" => DeviceKind::Nats,
         _ => DeviceKind::Null,
-    };
+    }
+}
+
+/// `braid.json` of the database to recover: the directory's own, or, for `--device nats` and
+/// a directory without one, the copy kept in the cluster.
+fn read_meta(args: &RecoverArgs, env: &Env) -> anyhow::Result<Meta> {
+    if args.device != Some(DeviceKind::Nats) || args.dir.join("braid.json").exists() {
+        return Ok(Meta::read(&args.dir, env)?);
+    }
+    let url = args
+        .engine
+        .nats_url
+        .clone()
+        .context("recovering from a NATS cluster needs --nats-url")?;
+    let id = args.engine.db_id.clone().context(
+        "recovering from a NATS cluster into a directory without braid.json needs --db-id (the \
+         id the database was created with)",
+    )?;
+    let factory = braid_nats::NatsFactory::new(braid_nats::NatsConfig::new(&url, &id));
+    let bytes = braid_engine::DeviceFactory::load_meta(&factory)?
+        .with_context(|| format!("the cluster at {url} holds no database {id}"))?;
+    serde_json::from_slice(&bytes).with_context(|| format!("braid.json of {id} in the cluster"))
+}
+
+pub fn run(args: RecoverArgs) -> anyhow::Result<()> {
+    let env = Env::default();
+    let meta = read_meta(&args, &env)?;
+    let workload = common::workload_from_app(&meta.app)?;
+    let logging: LogKind = meta.logging.parse().map_err(anyhow::Error::msg)?;
+    let device = device_of(&meta);
     let mut engine = args.engine.clone();
+    engine.nats_from_location(meta.location.as_deref());
     if let Some(r) = meta.ring_size {
         engine.ring_mb = (r >> 20).max(1);
     }
@@ -243,11 +277,7 @@ pub fn recover_quiet(
     let meta = Meta::read(dir, &env)?;
     let workload = common::workload_from_app(&meta.app)?;
     let logging: LogKind = meta.logging.parse().map_err(anyhow::Error::msg)?;
-    let device = match meta.device.as_str() {
-        "pmem" => DeviceKind::Pmem,
-        "file" => DeviceKind::File,
-        _ => DeviceKind::Null,
-    };
+    let device = device_of(&meta);
     let mut engine = <EngineArgs as clap::FromArgMatches>::from_arg_matches(
         &<EngineArgs as clap::Args>::augment_args(clap::Command::new("x")).get_matches_from(["x"]),
     )?;
@@ -256,6 +286,7 @@ pub fn recover_quiet(
     if let Some(p) = plan {
         engine.taurus_recovery = p;
     }
+    engine.nats_from_location(meta.location.as_deref());
     let spec = engine.spec(&meta.scheme)?;
     let mut opts = engine.options(spec.clone(), logging, device, meta.streams, 1);
     opts.recovery_threads = threads;

@@ -7,6 +7,7 @@ mod checkpoint_cli;
 mod cli;
 mod crash_matrix;
 mod gsn_crash;
+mod nats_cli;
 mod pertxn_cli;
 mod rewind_peers;
 mod taurus_crash;

@@ -37,6 +37,9 @@ pub struct Meta {
     /// RAID-0 member devices per stream and stripe unit, for striped file devices.
     #[serde(default)]
     pub stripe: Option<(usize, u64)>,
+    /// Where an external device keeps the log (e.g. the NATS URL), for external devices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
     /// The tables; reopening with another catalog is refused.
     pub catalog: Catalog,
     /// Whether the database is multi-versioned (its records carry commit timestamps).
@@ -70,6 +73,10 @@ impl Meta {
                 DeviceConfig::File(f) if f.stripe > 1 => Some((f.stripe, f.stripe_unit)),
                 _ => None,
             },
+            location: match &opts.device {
+                DeviceConfig::External(f) => Some(f.location()),
+                _ => None,
+            },
             catalog: catalog.clone(),
             mvcc: opts.cc == Cc::Mvcc,
             app: opts.app.clone(),
@@ -95,10 +102,32 @@ impl Meta {
 
     /// Check the database in `dir` against `self`, what opening it asks for, or create it:
     /// write `braid.json` if the directory is empty or absent. Returns whether it was created.
-    pub(super) fn check_or_create(&self, dir: &Path, env: &Env) -> Result<bool, EngineError> {
+    ///
+    /// With an external device ([`DeviceConfig::External`]) `braid.json` is also kept beside
+    /// the log: an empty directory whose external log already holds a database takes its
+    /// `braid.json` from there (checked like a local one) and recovers, and a new database
+    /// stores its `braid.json` there too.
+    pub(super) fn check_or_create(
+        &self,
+        dir: &Path,
+        env: &Env,
+        device: &DeviceConfig,
+    ) -> Result<bool, EngineError> {
         let meta_path = dir.join(META_FILE);
+        let external = match device {
+            DeviceConfig::External(f) => Some(f),
+            _ => None,
+        };
+        let check_location = |found: &Meta| match (external, &found.location) {
+            (Some(f), Some(loc)) => f
+                .check_location(loc)
+                .map_err(|why| EngineError::Mismatch(format!("{}: {why}", dir.display()))),
+            _ => Ok(()),
+        };
         if let Some(bytes) = env.read_file(&meta_path)? {
-            check(dir, &Meta::parse(dir, &bytes)?, self)?;
+            let found = Meta::parse(dir, &bytes)?;
+            check(dir, &found, self)?;
+            check_location(&found)?;
             return Ok(false);
         }
         if env.fs.exists(dir) {
@@ -112,8 +141,20 @@ impl Meta {
                 });
             }
         }
+        if let Some(f) = external
+            && let Some(bytes) = f.load_meta()?
+        {
+            let found = Meta::parse(dir, &bytes)?;
+            check(dir, &found, self)?;
+            check_location(&found)?;
+            env.write_file_atomic(&meta_path, &bytes)?;
+            return Ok(false);
+        }
         let bytes =
             serde_json::to_vec_pretty(self).map_err(|e| EngineError::Config(e.to_string()))?;
+        if let Some(f) = external {
+            f.store_meta(&bytes)?;
+        }
         env.write_file_atomic(&meta_path, &bytes)?;
         Ok(true)
     }

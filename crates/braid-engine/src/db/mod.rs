@@ -21,6 +21,7 @@
 //! (`braid.json` and its checks on reopen), `storage` (the log's devices or region), `loader`
 //! (the initial image), `open` ([`Db::open`], step by step) and `worker` ([`Worker`]).
 
+mod external;
 mod loader;
 mod meta;
 mod open;
@@ -35,6 +36,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use braid_wal::scheme::{LogKind, Scheme};
 use serde::Serialize;
 
+pub use external::DeviceFactory;
 pub use loader::Loader;
 pub use meta::Meta;
 pub use open::OpenReport;

@@ -65,7 +65,8 @@ impl Db {
         fit_device(&mut opts);
         let streams = opts.scheme.streams_for(opts.streams);
         let env = opts.env.clone();
-        let created = Meta::new(&opts, streams, &catalog).check_or_create(dir, &env)?;
+        let created =
+            Meta::new(&opts, streams, &catalog).check_or_create(dir, &env, &opts.device)?;
         let storage = make_storage(dir, &opts, streams)?;
         let mut inner = DbInner::unopened(dir, opts, &catalog, procs);
         let image = loader::build(&mut inner, &env, created, loader, progress)?;

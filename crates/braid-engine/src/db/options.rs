@@ -3,6 +3,7 @@
 //! [`FileOptions`], [`PmemOptions`]), and [`Options::check`], which refuses combinations that
 //! cannot work before anything is opened.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use braid_pmem::{Domain, Media, PmemConfig};
@@ -13,6 +14,7 @@ use braid_wal::scan::ScanMode;
 use braid_wal::scheme::{LogKind, LogPlace, RecoveryPlan, SchemeSpec};
 use serde::{Deserialize, Serialize};
 
+use super::external::DeviceFactory;
 use crate::checkpoint::CheckpointOptions;
 use crate::env::Env;
 use crate::error::EngineError;
@@ -154,15 +156,20 @@ pub enum DeviceConfig {
     File(FileOptions),
     /// Rings in persistent-memory region files under `pmem/`.
     Pmem(PmemOptions),
+    /// Devices opened by a factory outside the engine (a replicated log service, see
+    /// [`DeviceFactory`]); `braid.json` is also kept there.
+    External(Arc<dyn DeviceFactory>),
 }
 
 impl DeviceConfig {
-    /// The device kind as `braid.json` records it: `null`, `file` or `pmem`.
+    /// The device kind as `braid.json` records it: `null`, `file`, `pmem`, or the external
+    /// factory's own ([`DeviceFactory::kind`]).
     pub fn kind(&self) -> &'static str {
         match self {
             DeviceConfig::Null => "null",
             DeviceConfig::File(_) => "file",
             DeviceConfig::Pmem(_) => "pmem",
+            DeviceConfig::External(f) => f.kind(),
         }
     }
 }

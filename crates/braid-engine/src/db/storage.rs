@@ -93,6 +93,16 @@ fn make_devices(
     streams: usize,
 ) -> Result<Vec<Arc<dyn Device>>, EngineError> {
     let env = &opts.env;
+    if let DeviceConfig::External(f) = &opts.device {
+        let out = f.open_devices(streams)?;
+        return Ok(match opts.pace.filter(|p| !p.is_unlimited()) {
+            Some(pace) => out
+                .into_iter()
+                .map(|d| Arc::new(PacedDevice::new(d, pace)) as Arc<dyn Device>)
+                .collect(),
+            None => out,
+        });
+    }
     let mut out: Vec<Arc<dyn Device>> = Vec::with_capacity(streams);
     for i in 0..streams {
         let id = i as u32;
@@ -128,6 +138,8 @@ fn make_devices(
                     out.push(member(log_dir)?);
                 }
             }
+            // Opened above.
+            DeviceConfig::External(_) => {}
             DeviceConfig::Pmem(p) => {
                 let pcfg = p.region_config();
                 let path = dir.join("pmem").join(format!("stream-{i:03}.region"));

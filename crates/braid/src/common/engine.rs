@@ -22,6 +22,8 @@ pub enum DeviceKind {
     File,
     /// No device (only with scheme none).
     Null,
+    /// Streams replicated on a NATS JetStream cluster (`--nats-url`, `--db-id`).
+    Nats,
 }
 
 impl DeviceKind {
@@ -30,6 +32,7 @@ impl DeviceKind {
             DeviceKind::Pmem => "pmem",
             DeviceKind::File => "file",
             DeviceKind::Null => "null",
+            DeviceKind::Nats => "nats",
         }
     }
 }
@@ -84,6 +87,14 @@ pub enum PmemWriteArg {
     Nt,
     /// Ordinary stores and cache-line flushes.
     Flush,
+}
+
+/// A database id for a new database on the nats device: unique per process and moment.
+pub fn new_db_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("db-{}-{nanos:x}", std::process::id())
 }
 
 /// Log and engine settings.
@@ -203,6 +214,19 @@ pub struct EngineArgs {
     /// gsn: emulated NVM latency per log insert, ns (the paper uses 1200).
     #[arg(long, default_value_t = 0)]
     pub gsn_insert_delay_ns: u64,
+    /// nats device: the cluster's server URLs, comma-separated (nats://HOST:PORT,...;
+    /// `scripts/nats-cluster.sh start` prints them).
+    #[arg(long, value_name = "URL")]
+    pub nats_url: Option<String>,
+    /// nats device: the database's id, which names its streams and bucket on the cluster
+    /// (letters, digits, '-', '_'). Default: a new id for a new database; give it to recover a
+    /// database from the cluster into an empty directory.
+    #[arg(long, value_name = "ID")]
+    pub db_id: Option<String>,
+    /// nats device: how long a flush waits for its publish acknowledgement, ms, before its
+    /// commits fail with a timeout.
+    #[arg(long, default_value_t = 10_000)]
+    pub nats_timeout_ms: u64,
     /// Any scheme's own option, as SCHEME.KEY=VALUE (repeatable; e.g. gsn.partition=page,
     /// taurus.anchor_kb=128). A scheme added to braid is configured this way with no new
     /// flag; the scheme flags above are shorthands for some of these.
@@ -237,6 +261,23 @@ impl EngineArgs {
                 destage: !self.no_destage,
                 ..PmemOptions::default()
             }),
+            DeviceKind::Nats => {
+                let mut cfg = braid_nats::NatsConfig::new(
+                    self.nats_url.clone().unwrap_or_default(),
+                    self.db_id.clone().unwrap_or_else(new_db_id),
+                );
+                cfg.timeout = Duration::from_millis(self.nats_timeout_ms.max(1));
+                DeviceConfig::External(std::sync::Arc::new(braid_nats::NatsFactory::new(cfg)))
+            }
+        }
+    }
+
+    /// Take the NATS URL and database id a database's `braid.json` records (its location),
+    /// where the command line gave none.
+    pub fn nats_from_location(&mut self, location: Option<&str>) {
+        if let Some((url, id)) = location.and_then(braid_nats::NatsConfig::parse_location) {
+            self.nats_url.get_or_insert(url);
+            self.db_id.get_or_insert(id);
         }
     }
 

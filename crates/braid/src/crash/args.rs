@@ -155,6 +155,9 @@ pub struct ChildArgs {
     pub db: PathBuf,
     #[arg(long)]
     pub child_seed: u64,
+    /// nats device: the round's own database id (each round creates a database of its own).
+    #[arg(long)]
+    pub child_db_id: Option<String>,
     #[command(flatten)]
     pub crash: CrashArgs,
 }

@@ -21,11 +21,14 @@ use super::check::recover_and_check;
 use super::drive::drive_any;
 use super::protocol::{self, Message};
 use super::repro;
-use crate::common;
+use crate::common::{self, DeviceKind};
 use crate::oracle::{Intent, Verdict};
 
 /// The hidden `crash-child` subcommand: open (create) the database and run until killed.
-pub fn child(args: ChildArgs) -> anyhow::Result<()> {
+pub fn child(mut args: ChildArgs) -> anyhow::Result<()> {
+    if let Some(id) = args.child_db_id.take() {
+        args.crash.engine.db_id = Some(id);
+    }
     let workload = args.crash.workload()?;
     let mut opts = args.crash.options()?;
     opts.app = common::app_blob(&*workload);
@@ -95,6 +98,10 @@ pub fn kill_round(
     let dir = common::run_dir(args.dir.as_ref(), args.device, "crash")
         .context("creating the round's directory")?;
     let db_dir = shared.map_or_else(|| dir.path().join("db"), Path::to_path_buf);
+    // The nats device: the round's database gets an id of its own, and recovery runs in an
+    // empty directory, from the cluster alone (the machine is gone with its directory).
+    let nats_id =
+        (args.device == DeviceKind::Nats).then(|| format!("{}-r{round}", common::new_db_id()));
     let exe = std::env::current_exe().context("finding the braid executable")?;
     let mut cmd = Command::new(exe);
     // The child gets the parent's own options (everything after `crash-test`), so every
@@ -105,6 +112,11 @@ pub fn kill_round(
         .arg(&db_dir)
         .arg("--child-seed")
         .arg((args.seed.wrapping_mul(1_000_003) + round as u64).to_string())
+        .args(
+            nats_id
+                .iter()
+                .flat_map(|id| ["--child-db-id".to_string(), id.clone()]),
+        )
         .args(&forwarded);
     let mut child = cmd
         .stdout(Stdio::piped())
@@ -151,7 +163,20 @@ pub fn kill_round(
     let _ = child.wait();
     let _ = reader.join();
     let Reported { intents, acked, .. } = std::mem::take(&mut *reported.lock());
-    let v = recover_and_check(args, &db_dir, Env::default(), &intents, &acked);
+    let v = match &nats_id {
+        Some(id) => {
+            let mut args = args.clone();
+            args.engine.db_id = Some(id.clone());
+            recover_and_check(
+                &args,
+                &dir.path().join("recovered"),
+                Env::default(),
+                &intents,
+                &acked,
+            )
+        }
+        None => recover_and_check(args, &db_dir, Env::default(), &intents, &acked),
+    };
     if v.as_ref().map(|v| !v.violations.is_empty()).unwrap_or(true) {
         let kept = dir.keep();
         eprintln!("round {round}: database kept at {}", kept.display());

@@ -118,6 +118,11 @@ pub fn run_one(args: &CrashArgs) -> anyhow::Result<Summary> {
         !(args.mode == CrashKind::Kill && args.device == DeviceKind::Null),
         "crash tests need a log device: --device pmem or file"
     );
+    ensure!(
+        args.device != DeviceKind::Nats || (args.mode == CrashKind::Kill && !args.same_db),
+        "the nats device is crash-tested in kill mode (--mode kill), each round on a database \
+         of its own recovered into an empty directory (no --same-db)"
+    );
     // A configuration no database can be opened with is refused once, here, with the
     // engine's reason, rather than by every child (which would read as violations).
     args.options()?

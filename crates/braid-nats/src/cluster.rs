@@ -1,0 +1,129 @@
+//! [`Cluster`]: one connection to the NATS cluster and the small tokio runtime that drives it,
+//! behind a blocking API (the log layer's threads are plain threads; the runtime lives here so
+//! braid-wal and braid-engine need none).
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream;
+use braid_wal::WalError;
+
+use crate::config::NatsConfig;
+
+/// A connected client, its JetStream context and the runtime running them.
+pub struct Cluster {
+    cfg: NatsConfig,
+    rt: tokio::runtime::Runtime,
+    client: async_nats::Client,
+    js: jetstream::Context,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("url", &self.cfg.url)
+            .field("db_id", &self.cfg.db_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Per-request timeout of a JetStream API call or one publish attempt: short, so a flush
+/// retries a few times within its own timeout while a new stream leader is elected.
+pub(crate) const ATTEMPT: Duration = Duration::from_secs(2);
+
+impl Cluster {
+    /// Connect to `cfg.url` (failing if no server answers within `cfg.timeout`).
+    pub fn connect(cfg: NatsConfig) -> Result<Cluster, WalError> {
+        cfg.check()?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("braid-nats")
+            .enable_all()
+            .build()
+            .map_err(|e| WalError::Config(format!("cannot start the NATS client runtime: {e}")))?;
+        let urls = cfg.urls();
+        let service = cfg.url.clone();
+        let timeout = cfg.timeout;
+        let client = rt
+            .block_on(async {
+                tokio::time::timeout(
+                    timeout,
+                    async_nats::ConnectOptions::new()
+                        .connection_timeout(timeout)
+                        // Every request (also the direct gets a key-value read makes, which a
+                        // replica still catching up may leave unanswered) is bounded by one
+                        // attempt's time; `run` repeats it until the configured timeout.
+                        .request_timeout(Some(ATTEMPT))
+                        .connect(urls),
+                )
+                .await
+            })
+            .map_err(|_| remote(&service, format!("no server answered within {timeout:?}")))?
+            .map_err(|e| remote(&service, format!("cannot connect: {e}")))?;
+        let mut js = jetstream::new(client.clone());
+        js.set_timeout(ATTEMPT);
+        Ok(Cluster {
+            cfg,
+            rt,
+            client,
+            js,
+        })
+    }
+
+    /// The configuration it connected with.
+    pub fn config(&self) -> &NatsConfig {
+        &self.cfg
+    }
+
+    /// The JetStream context.
+    pub fn js(&self) -> &jetstream::Context {
+        &self.js
+    }
+
+    /// Largest message the server accepts, in bytes.
+    pub fn max_payload(&self) -> usize {
+        self.client.server_info().max_payload
+    }
+
+    /// Run `f` to completion on the runtime (from a thread outside it).
+    pub fn block_on<F: Future>(&self, f: F) -> F::Output {
+        self.rt.block_on(f)
+    }
+
+    /// Run the request `f` makes, again while it fails (a server restarting, a leader being
+    /// elected: each attempt is bounded by the JetStream request timeout), until the
+    /// configured timeout; then fail with the last error, naming `what`. For requests that are
+    /// harmless to repeat (reads, creations that check first, compare-and-set updates).
+    pub fn run<T, E: std::fmt::Display, Fut: Future<Output = Result<T, E>>>(
+        &self,
+        what: &str,
+        mut f: impl FnMut() -> Fut,
+    ) -> Result<T, WalError> {
+        let timeout = self.cfg.timeout;
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let attempt = f();
+            let last = match self
+                .rt
+                .block_on(async move { tokio::time::timeout(left, attempt).await })
+            {
+                Ok(Ok(v)) => return Ok(v),
+                Ok(Err(e)) => e.to_string(),
+                Err(_) => format!("no answer within {timeout:?}"),
+            };
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                return Err(remote(&self.cfg.url, format!("{what}: {last}")));
+            };
+            std::thread::sleep(left.min(Duration::from_millis(100)));
+        }
+    }
+}
+
+/// A [`WalError::Remote`] for `service`.
+pub(crate) fn remote(service: &str, what: String) -> WalError {
+    WalError::Remote {
+        service: service.to_string(),
+        what,
+    }
+}

@@ -1,0 +1,283 @@
+//! [`NatsDevice`]: a braid stream on a JetStream stream (file storage, 3 replicas), behind a
+//! DRAM ring like the file device's.
+//!
+//! * Open: create the JetStream stream if absent, append a fence message with this writer's
+//!   epoch (unconditionally: it is what fences the writer before), then read the stream back
+//!   ([`crate::image`]); a fence of a newer epoch in it means this writer is already fenced.
+//!   The last sequence read becomes the expected last sequence of the next publish.
+//! * `fill` copies into the ring; `flush(from, to)` publishes `[from, to)` as one message (split
+//!   only where it exceeds the server's max payload) and returns once the publish is
+//!   acknowledged, i.e. a majority of the replicas holds it (fsynced: the cluster runs with
+//!   `sync_interval: always`). A refusal for a wrong last sequence is [`WalError::Fenced`]; the
+//!   stream poisons itself on it, so every waiting commit fails and none is acknowledged.
+//! * `reset_tail(end)` below the stream's end appends a truncate message: a message is never
+//!   rewritten, later messages replace the tail when read back.
+//! * `release` keeps everything (checkpoint truncation as a purge is the next phase).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use async_nats::jetstream::stream::{Config, StorageType};
+use braid_pmem::Region;
+use braid_wal::device::{Device, DeviceInfo};
+use braid_wal::scan::StreamSource;
+use braid_wal::{Lsn, WalError};
+use bytes::Bytes;
+use parking_lot::Mutex;
+
+use crate::cluster::Cluster;
+use crate::image::{self, Image};
+use crate::publish::{Acked, MsgKind, Publisher};
+
+/// Room left in a message for its headers.
+const HEADER_ROOM: usize = 4096;
+
+struct Writer {
+    /// Stream sequence of this writer's last acknowledged message.
+    last_seq: u64,
+    /// Where the next flush starts.
+    pos: Lsn,
+}
+
+/// A braid stream replicated on NATS JetStream (see the module doc).
+pub struct NatsDevice {
+    cluster: Arc<Cluster>,
+    publisher: Publisher,
+    image: Image,
+    ring: Region,
+    cap: u64,
+    reusable: AtomicU64,
+    writer: Mutex<Writer>,
+    max_msg: usize,
+}
+
+impl std::fmt::Debug for NatsDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NatsDevice")
+            .field("stream", &self.publisher.stream_name())
+            .field("epoch", &self.publisher.epoch)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Create the JetStream stream of braid stream `stream` if it does not exist.
+pub fn ensure_stream(c: &Cluster, stream: u32) -> Result<(), WalError> {
+    let cfg = c.config();
+    let sc = Config {
+        name: cfg.stream_name(stream),
+        subjects: vec![cfg.subject(stream)],
+        storage: StorageType::File,
+        num_replicas: cfg.replicas,
+        allow_direct: true,
+        description: Some(format!("braid database {} log stream {stream}", cfg.db_id)),
+        ..Default::default()
+    };
+    c.run(&format!("creating stream {}", sc.name), || {
+        c.js().get_or_create_stream(sc.clone())
+    })?;
+    Ok(())
+}
+
+impl NatsDevice {
+    /// Open braid stream `stream` as writer `epoch` (see the module doc).
+    pub fn open(cluster: Arc<Cluster>, stream: u32, epoch: u64) -> Result<NatsDevice, WalError> {
+        ensure_stream(&cluster, stream)?;
+        let publisher = Publisher::new(&cluster, stream, epoch);
+        let fence = publisher.publish(&cluster, MsgKind::Fence, 0, Bytes::new(), None)?;
+        let last = cluster
+            .run("reading the stream's state", || {
+                cluster.js().get_stream(publisher.stream_name())
+            })?
+            .cached_info()
+            .state
+            .last_sequence
+            .max(fence.seq);
+        let image = image::read(&cluster, publisher.stream_name(), last)?;
+        if image.max_fence > epoch {
+            return Err(WalError::Fenced {
+                stream,
+                detail: format!(
+                    "stream {} holds the fence of writer epoch {}, this writer has epoch {epoch}",
+                    publisher.stream_name(),
+                    image.max_fence
+                ),
+            });
+        }
+        let buffer = cluster.config().buffer_size.max(1);
+        let server_max = cluster.max_payload().saturating_sub(HEADER_ROOM).max(4096);
+        let max_msg = match cluster.config().max_message {
+            0 => server_max,
+            n => n.min(server_max),
+        };
+        let end = image.end();
+        Ok(NatsDevice {
+            ring: Region::anonymous(buffer),
+            cap: buffer as u64,
+            reusable: AtomicU64::new(end),
+            writer: Mutex::new(Writer {
+                last_seq: image.last_seq,
+                pos: end,
+            }),
+            max_msg,
+            image,
+            publisher,
+            cluster,
+        })
+    }
+
+    /// The JetStream stream's name.
+    pub fn stream_name(&self) -> &str {
+        self.publisher.stream_name()
+    }
+
+    /// The writer epoch it publishes as.
+    pub fn epoch(&self) -> u64 {
+        self.publisher.epoch
+    }
+
+    /// What was read back when it opened.
+    pub fn image(&self) -> &Image {
+        &self.image
+    }
+
+    fn ring_write(&self, lsn: Lsn, mut bytes: &[u8]) {
+        // The offset is below the ring capacity, a usize.
+        let mut off = (lsn % self.cap) as usize;
+        while !bytes.is_empty() {
+            let n = bytes.len().min(self.cap as usize - off);
+            self.ring.write(off, &bytes[..n]);
+            bytes = &bytes[n..];
+            off = 0;
+        }
+    }
+
+    fn ring_read(&self, lsn: Lsn, mut dst: &mut [u8]) {
+        let mut off = (lsn % self.cap) as usize;
+        while !dst.is_empty() {
+            let n = dst.len().min(self.cap as usize - off);
+            let (head, rest) = dst.split_at_mut(n);
+            self.ring.read(off, head);
+            dst = rest;
+            off = 0;
+        }
+    }
+
+    fn publish(
+        &self,
+        w: &mut Writer,
+        kind: MsgKind,
+        lsn: Lsn,
+        b: Bytes,
+    ) -> Result<Acked, WalError> {
+        let ack = self
+            .publisher
+            .publish(&self.cluster, kind, lsn, b, Some(w.last_seq))?;
+        w.last_seq = ack.seq;
+        Ok(ack)
+    }
+}
+
+impl Device for NatsDevice {
+    fn info(&self) -> DeviceInfo {
+        DeviceInfo {
+            kind: "nats",
+            location: format!(
+                "{} stream {}",
+                self.cluster.config().url,
+                self.stream_name()
+            ),
+            emulation: None,
+        }
+    }
+
+    fn capacity(&self) -> u64 {
+        self.cap
+    }
+
+    fn reusable(&self) -> Lsn {
+        self.reusable.load(Ordering::Acquire)
+    }
+
+    fn fill(&self, lsn: Lsn, bytes: &[u8]) {
+        self.ring_write(lsn, bytes);
+    }
+
+    fn durable_on_fill(&self) -> bool {
+        false
+    }
+
+    fn flush(&self, from: Lsn, to: Lsn) -> Result<(), WalError> {
+        if to <= from {
+            return Ok(());
+        }
+        let mut w = self.writer.lock();
+        let mut lsn = from;
+        while lsn < to {
+            let n = (to - lsn).min(self.max_msg as u64) as usize;
+            let mut buf = vec![0u8; n];
+            self.ring_read(lsn, &mut buf);
+            self.publish(&mut w, MsgKind::Data, lsn, Bytes::from(buf))?;
+            lsn += n as u64;
+        }
+        w.pos = to;
+        self.reusable.fetch_max(to, Ordering::AcqRel);
+        Ok(())
+    }
+
+    fn ensure_space(&self, _upto: Lsn) -> Result<(), WalError> {
+        Ok(())
+    }
+
+    fn reset_tail(&self, end: Lsn) -> Result<(), WalError> {
+        let mut w = self.writer.lock();
+        if end < self.image.end() {
+            self.publish(&mut w, MsgKind::Truncate, end, Bytes::new())?;
+        }
+        w.pos = end;
+        self.reusable.store(end, Ordering::Release);
+        Ok(())
+    }
+
+    fn release(&self, _upto: Lsn) -> Result<(), WalError> {
+        Ok(())
+    }
+}
+
+impl StreamSource for NatsDevice {
+    fn start(&self) -> Lsn {
+        self.image.start
+    }
+
+    fn limit(&self) -> Lsn {
+        self.image.end()
+    }
+
+    fn sealed(&self) -> Lsn {
+        self.image.sealed
+    }
+
+    fn read_at(&self, lsn: Lsn, buf: &mut [u8]) -> Result<usize, WalError> {
+        let at = lsn
+            .saturating_sub(self.image.start)
+            .min(self.image.bytes.len() as u64) as usize;
+        let n = buf.len().min(self.image.bytes.len() - at);
+        buf[..n].copy_from_slice(&self.image.bytes[at..at + n]);
+        Ok(n)
+    }
+
+    fn salt_for(&self, _lsn: Lsn) -> u32 {
+        self.cluster.config().salt(self.publisher.stream)
+    }
+
+    fn locate(&self, lsn: Lsn) -> (String, u64) {
+        let name = format!(
+            "{} stream {}",
+            self.cluster.config().url,
+            self.stream_name()
+        );
+        match self.image.locate(lsn) {
+            Some((seq, off)) => (format!("{name} sequence {seq}"), off),
+            None => (name, lsn),
+        }
+    }
+}

