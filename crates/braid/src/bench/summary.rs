@@ -155,6 +155,12 @@ pub fn measure_variants(
             variant: label.clone(),
             logging: p.logging.name().to_string(),
             device: match p.device {
+                // nvdisk keeps its log in files in /dev/shm whatever device was asked for.
+                _ if args.engine.spec(p.scheme)?.log_place()
+                    == braid_engine::LogPlace::NvramFiles =>
+                {
+                    "nvram-file".to_string()
+                }
                 // RAID-0 (see `--stripe`): named in the device column of every output.
                 DeviceKind::File if args.engine.stripe > 1 => {
                     format!("raid0x{}", args.engine.stripe)

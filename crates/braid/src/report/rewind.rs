@@ -57,7 +57,7 @@ pub fn all() -> Vec<Experiment> {
             "Fig. 8",
             "Rollback and recovery time (REWIND Fig. 8)",
             "rollback and recovery time grow linearly with the operations to undo, Batch the fastest",
-            &["rewind-fig8"],
+            &[],
             fig8,
         ),
         rewind(

@@ -149,11 +149,11 @@ impl Ctx<'_> {
         self.md.push('\n');
     }
 
-    /// Show the PNG files among `files`.
+    /// Show the PNG files among `files` that exist.
     pub fn images(&mut self, files: &[PathBuf]) {
         for f in files
             .iter()
-            .filter(|f| f.extension().is_some_and(|e| e == "png"))
+            .filter(|f| f.extension().is_some_and(|e| e == "png") && f.exists())
         {
             let rel = f.strip_prefix(&self.args.out).unwrap_or(f);
             let _ = writeln!(self.md, "![{}]({})\n", rel.display(), rel.display());
