@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_nats::jetstream::stream::{Config, StorageType};
-use braid_pmem::Region;
+use braid_wal::device::ring::DramRing;
 use braid_wal::device::{Device, DeviceInfo};
 use braid_wal::scan::StreamSource;
 use braid_wal::{Lsn, WalError};
@@ -44,8 +44,7 @@ pub struct NatsDevice {
     cluster: Arc<Cluster>,
     publisher: Publisher,
     image: Image,
-    ring: Region,
-    cap: u64,
+    ring: DramRing,
     reusable: AtomicU64,
     writer: Mutex<Writer>,
     max_msg: usize,
@@ -111,8 +110,7 @@ impl NatsDevice {
         };
         let end = image.end();
         Ok(NatsDevice {
-            ring: Region::anonymous(buffer),
-            cap: buffer as u64,
+            ring: DramRing::new(buffer),
             reusable: AtomicU64::new(end),
             writer: Mutex::new(Writer {
                 last_seq: image.last_seq,
@@ -138,28 +136,6 @@ impl NatsDevice {
     /// What was read back when it opened.
     pub fn image(&self) -> &Image {
         &self.image
-    }
-
-    fn ring_write(&self, lsn: Lsn, mut bytes: &[u8]) {
-        // The offset is below the ring capacity, a usize.
-        let mut off = (lsn % self.cap) as usize;
-        while !bytes.is_empty() {
-            let n = bytes.len().min(self.cap as usize - off);
-            self.ring.write(off, &bytes[..n]);
-            bytes = &bytes[n..];
-            off = 0;
-        }
-    }
-
-    fn ring_read(&self, lsn: Lsn, mut dst: &mut [u8]) {
-        let mut off = (lsn % self.cap) as usize;
-        while !dst.is_empty() {
-            let n = dst.len().min(self.cap as usize - off);
-            let (head, rest) = dst.split_at_mut(n);
-            self.ring.read(off, head);
-            dst = rest;
-            off = 0;
-        }
     }
 
     fn publish(
@@ -191,7 +167,7 @@ impl Device for NatsDevice {
     }
 
     fn capacity(&self) -> u64 {
-        self.cap
+        self.ring.capacity()
     }
 
     fn reusable(&self) -> Lsn {
@@ -199,7 +175,7 @@ impl Device for NatsDevice {
     }
 
     fn fill(&self, lsn: Lsn, bytes: &[u8]) {
-        self.ring_write(lsn, bytes);
+        self.ring.write(lsn, bytes);
     }
 
     fn durable_on_fill(&self) -> bool {
@@ -215,7 +191,7 @@ impl Device for NatsDevice {
         while lsn < to {
             let n = (to - lsn).min(self.max_msg as u64) as usize;
             let mut buf = vec![0u8; n];
-            self.ring_read(lsn, &mut buf);
+            self.ring.read(lsn, &mut buf);
             self.publish(&mut w, MsgKind::Data, lsn, Bytes::from(buf))?;
             lsn += n as u64;
         }

