@@ -73,7 +73,7 @@ fn bench_recover_inspect() {
     // The CSV has one line per configuration under the header.
     let csv = std::fs::read_to_string(dir.path().join("bench.csv")).unwrap();
     assert!(
-        csv.starts_with("workload,scheme,logging,device,threads,"),
+        csv.starts_with("workload,scheme,variant,logging,device,threads,"),
         "{csv}"
     );
     assert_eq!(
@@ -142,25 +142,40 @@ fn report_quick_smoke() {
         dir.path().to_str().unwrap(),
     ]));
     let all = read_json(&dir.path().join("data/all.json"));
-    let ids: Vec<&str> = all["experiments"]
-        .as_array()
-        .unwrap()
+    let entries = all["experiments"].as_array().unwrap();
+    let runs: Vec<&str> = entries.iter().filter_map(|e| e["run"].as_str()).collect();
+    assert_eq!(runs, ["wj-fig4-tatp", "wj-fig4-tpcb", "wj-fig4-payment"]);
+    // One verdict for the figure, with braid's result in it.
+    let verdicts: Vec<&serde_json::Value> = entries
         .iter()
-        .map(|e| e["experiment"].as_str().unwrap())
+        .filter(|e| e["experiment"] == "wj-fig4")
         .collect();
-    assert_eq!(ids, ["wj-fig4-tatp", "wj-fig4-tpcb", "wj-fig4-payment"]);
+    assert_eq!(verdicts.len(), 1, "{all}");
+    let v = &verdicts[0]["verdict"];
+    assert!(v["result"].as_str().unwrap().contains("TX-D"), "{v}");
     let tpcb = read_json(&dir.path().join("data/wj-fig4-tpcb.json"));
-    let schemes: Vec<&str> = tpcb["results"]
+    let configs: Vec<(&str, &str)> = tpcb["results"]
         .as_array()
         .unwrap()
         .iter()
         .inspect(|r| assert_eq!(r["workload"], "tpcb", "{r}"))
-        .map(|r| r["scheme"].as_str().unwrap())
+        .map(|r| {
+            (
+                r["scheme"].as_str().unwrap(),
+                r["variant"].as_str().unwrap(),
+            )
+        })
         .collect();
-    assert!(
-        schemes.contains(&"gsn") && schemes.contains(&"none"),
-        "{schemes:?}"
-    );
+    for want in [
+        ("none", ""),
+        ("serial", ""),
+        ("gsn", "TX-D"),
+        ("gsn", "PG-D 1.2us"),
+    ] {
+        assert!(configs.contains(&want), "{want:?} not in {configs:?}");
+    }
+    let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert!(summary.contains("**Verdict:**"), "{summary}");
     assert!(dir.path().join("summary.md").exists());
     assert!(dir.path().join("plots/wj-fig4-tpcb.png").exists());
 }
