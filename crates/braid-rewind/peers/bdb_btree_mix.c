@@ -178,13 +178,9 @@ static void remove_home(const char *dir)
 
 int main(int argc, char **argv)
 {
-	if (argc < 5) {
-		fprintf(stderr, "usage: %s DIR RECORDS OPERATIONS FRACTIONS\n", argv[0]);
-		return 2;
-	}
-	uint64_t records = strtoull(argv[2], 0, 10), operations = strtoull(argv[3], 0, 10);
+	uint64_t records, operations;
 	double fracs[64];
-	int nf = mix_fractions(argv[4], fracs, 64);
+	int nf = mix_args(argc, argv, &records, &operations, fracs, 64);
 	for (int f = 0; f < nf; f++) {
 		char home[4096];
 		snprintf(home, sizeof(home), "%s/braid-bdb-mix-%d-%d", argv[1], (int)getpid(), f);

@@ -165,4 +165,18 @@ static int mix_fractions(const char *arg, double *out, int max)
 	return k;
 }
 
+/* The command line every peer takes: DIR RECORDS OPERATIONS FRACTIONS (at most `max`
+ * fractions); returns how many fractions, or exits with the usage. */
+static int mix_args(int argc, char **argv, uint64_t *records, uint64_t *operations,
+		    double *fracs, int max)
+{
+	if (argc < 5) {
+		fprintf(stderr, "usage: %s DIR RECORDS OPERATIONS FRACTIONS\n", argv[0]);
+		exit(2);
+	}
+	*records = strtoull(argv[2], 0, 10);
+	*operations = strtoull(argv[3], 0, 10);
+	return mix_fractions(argv[4], fracs, max);
+}
+
 #endif

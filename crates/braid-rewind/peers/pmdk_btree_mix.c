@@ -271,13 +271,9 @@ static int nothing(void *c)
 
 int main(int argc, char **argv)
 {
-	if (argc < 5) {
-		fprintf(stderr, "usage: %s DIR RECORDS OPERATIONS FRACTIONS\n", argv[0]);
-		return 2;
-	}
-	uint64_t records = strtoull(argv[2], 0, 10), operations = strtoull(argv[3], 0, 10);
+	uint64_t records, operations;
 	double fracs[64];
-	int nf = mix_fractions(argv[4], fracs, 64);
+	int nf = mix_args(argc, argv, &records, &operations, fracs, 64);
 	/* Nodes of at least half-full leaves for every key ever inserted, with room to spare. */
 	size_t pool_bytes = ((size_t)64 << 20) + (records + operations) * 256;
 	const char *force = getenv("PMEM_IS_PMEM_FORCE");

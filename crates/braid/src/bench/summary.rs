@@ -12,7 +12,7 @@ use super::{BenchArgs, Point, RunResult, Variant, run_once};
 use crate::common::DeviceKind;
 
 /// One configuration: its repeats and their medians.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct ConfigResult {
     pub workload: String,
     pub scheme: String,

@@ -350,33 +350,14 @@ fn result(
     txn_per_s: f64,
 ) -> ConfigResult {
     ConfigResult {
-        workload: String::new(),
         scheme: scheme.to_string(),
         variant: variant.to_string(),
         logging: logging.to_string(),
-        device: String::new(),
         threads,
-        logs: 0,
         txn_per_s,
         txn_per_s_min: txn_per_s,
         txn_per_s_max: txn_per_s,
-        ratio_to_none: None,
-        nvm_delay_ns: 0,
-        p50_us: 0.0,
-        p99_us: 0.0,
-        aborts_per_s: 0.0,
-        log_bytes_per_s: 0.0,
-        bytes_per_row: 0.0,
-        signals_per_10k_commits: None,
-        shared_rmw_per_commit: None,
-        shared_lines_per_commit: None,
-        proxy_lanes: None,
-        emulation: None,
-        scheme_options: Default::default(),
-        pipeline_full_share: 0.0,
-        log_insert_ns: 0.0,
-        runs: Vec::new(),
-        params: serde_json::Value::Null,
+        ..ConfigResult::default()
     }
 }
 
