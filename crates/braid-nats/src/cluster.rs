@@ -85,6 +85,12 @@ impl Cluster {
         self.client.server_info().max_payload
     }
 
+    /// Enter the runtime's context until the guard drops: client objects whose drop spawns a
+    /// task (a subscription unsubscribing) must be dropped inside it.
+    pub fn enter(&self) -> tokio::runtime::EnterGuard<'_> {
+        self.rt.enter()
+    }
+
     /// Run `f` to completion on the runtime (from a thread outside it).
     pub fn block_on<F: Future>(&self, f: F) -> F::Output {
         self.rt.block_on(f)

@@ -12,17 +12,15 @@
 //!   so only the last one can end inside a record (the first part of a flush split over
 //!   several messages, its writer killed before the rest); damage before it is corruption.
 //!
-//! Phase-one choice: the whole stream is read into memory when the device opens (one direct
-//! get per message). Truncation by checkpoints (a purge up to the checkpoint's cut) is what
-//! bounds it; reading on demand can replace this without changing the device.
+//! The whole stream is read into memory when the device opens, in batches ([`crate::fetch`]).
+//! Truncation by checkpoints (a purge up to the checkpoint's cut) is what bounds it; reading
+//! on demand could replace this without changing the device.
 
-use std::time::Instant;
-
-use async_nats::jetstream::stream::DirectGetErrorKind;
 use braid_wal::{Lsn, WalError};
 
-use crate::cluster::{ATTEMPT, Cluster, remote};
-use crate::publish::{EPOCH, KIND, LSN, MsgKind};
+use crate::cluster::Cluster;
+use crate::fetch;
+use crate::publish::MsgKind;
 
 /// A braid stream's bytes as its JetStream stream holds them.
 #[derive(Debug, Clone, Default)]
@@ -106,62 +104,14 @@ impl Image {
     }
 }
 
-fn header_u64(m: &async_nats::jetstream::message::StreamMessage, name: &str) -> Option<u64> {
-    m.headers.get(name)?.as_str().parse().ok()
-}
-
 /// Read every message of stream `name` up to sequence `last` into an image.
 pub fn read(c: &Cluster, name: &str, last: u64) -> Result<Image, WalError> {
     let service = format!("{} stream {name}", c.config().url);
-    let stream = c.run("opening the stream to read it", || c.js().get_stream(name))?;
-    let first = stream.cached_info().state.first_sequence.max(1);
     let mut img = Image::default();
-    let mut seq = first;
-    while seq <= last {
-        let deadline = Instant::now() + c.config().timeout;
-        let msg = loop {
-            let r =
-                c.block_on(async { tokio::time::timeout(ATTEMPT, stream.direct_get(seq)).await });
-            match r {
-                Ok(Ok(m)) => break Some(m),
-                Ok(Err(e)) if e.kind() == DirectGetErrorKind::NotFound => break None,
-                Ok(Err(e)) if Instant::now() >= deadline => {
-                    return Err(remote(&service, format!("reading sequence {seq}: {e}")));
-                }
-                Err(_) if Instant::now() >= deadline => {
-                    return Err(remote(
-                        &service,
-                        format!(
-                            "reading sequence {seq}: no answer within {:?}",
-                            c.config().timeout
-                        ),
-                    ));
-                }
-                _ => {}
-            }
-        };
-        if let Some(m) = msg {
-            let at = || format!("{service} sequence {seq}");
-            let kind =
-                MsgKind::parse(m.headers.get(KIND).map(|v| v.as_str())).ok_or_else(|| {
-                    WalError::BadSegment {
-                        file: at(),
-                        reason: "a message of an unknown kind (written by a newer braid?)"
-                            .to_string(),
-                    }
-                })?;
-            let lsn = header_u64(&m, LSN).unwrap_or(0);
-            let epoch = header_u64(&m, EPOCH).unwrap_or(0);
-            if kind != MsgKind::Fence && m.headers.get(LSN).is_none() {
-                return Err(WalError::BadSegment {
-                    file: at(),
-                    reason: "a message without its Braid-Lsn header".to_string(),
-                });
-            }
-            img.apply(kind, lsn, epoch, seq, &m.payload, &at)?;
-        }
-        seq += 1;
-    }
+    fetch::fetch(c, name, 1, last, &mut |m| {
+        let at = || format!("{service} sequence {}", m.seq);
+        img.apply(m.kind, m.lsn, m.epoch, m.seq, &m.payload, &at)
+    })?;
     img.last_seq = img.last_seq.max(last);
     Ok(img)
 }

@@ -53,6 +53,7 @@ pub mod config;
 pub mod device;
 pub mod epoch;
 pub mod factory;
+pub mod fetch;
 pub mod image;
 pub mod publish;
 #[doc(hidden)]
