@@ -15,6 +15,7 @@
 //! [`SCHEMES`].
 
 pub mod cut;
+pub mod follow;
 pub mod gsn;
 pub mod none;
 pub mod nvdisk;

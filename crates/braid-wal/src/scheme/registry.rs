@@ -68,6 +68,21 @@ pub trait SchemeDef: fmt::Debug + Send + Sync {
         replay: &dyn Replay,
         progress: &dyn Fn(u64),
     ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError>;
+    /// A standby's replay of this scheme's log over `streams` streams (see
+    /// [`super::follow`]); refused, saying why, for a scheme whose committed transactions are
+    /// not a prefix of each stream.
+    fn follower(
+        &self,
+        cfg: &SchemeConfig,
+        streams: usize,
+    ) -> Result<Box<dyn super::follow::Follower>, WalError> {
+        let _ = (cfg, streams);
+        Err(WalError::Config(format!(
+            "a standby cannot follow scheme {}: what it has committed is not a prefix of each \
+             log stream; standbys follow serial and taurus logs",
+            self.name()
+        )))
+    }
     /// A boxed copy (a [`SchemeSpec`] is `Clone`).
     fn clone_def(&self) -> Box<dyn SchemeDef>;
 }

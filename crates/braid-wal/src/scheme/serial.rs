@@ -19,13 +19,14 @@ use super::{
     CommitRequest, LogKind, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker, Storage,
     Ticket, replay_failed,
 };
-use crate::WalError;
 use crate::device::Device;
 use crate::proxy::{Proxies, ProxyBoard, ProxyCounter};
 use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
 use crate::scan::{Scanner, StreamSource};
 use crate::scheme::cut::{Cut, epoch_flag};
+use crate::scheme::follow::{Follower, Resumed};
 use crate::stream::{Stream, StreamWriter};
+use crate::{Lsn, WalError};
 
 /// The scheme's registration (see [`super::SCHEMES`]).
 pub const REGISTRATION: Registration = Registration {
@@ -54,10 +55,66 @@ impl SchemeDef for SerialConfig {
     ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
         open(cfg, storage.devices(NAME)?, replay, progress)
     }
+    fn follower(&self, cfg: &SchemeConfig, streams: usize) -> Result<Box<dyn Follower>, WalError> {
+        if streams != 1 {
+            return Err(WalError::Config(format!(
+                "the serial scheme uses exactly one log stream, {streams} were given"
+            )));
+        }
+        Ok(Box::new(SerialFollower {
+            cfg: cfg.clone(),
+            pos: Cut::start_of(cfg.cut.as_ref(), 0),
+            open_txns: HashMap::new(),
+        }))
+    }
     fn clone_def(&self) -> Box<dyn SchemeDef> {
         Box::new(*self)
     }
 }
+
+/// A standby's replay of the central log ([`super::follow`]): the in-order replay of recovery,
+/// resumed where the last round's scan stopped, with the records of transactions not yet
+/// committed kept between rounds.
+struct SerialFollower {
+    cfg: SchemeConfig,
+    pos: Lsn,
+    open_txns: OpenTxns,
+}
+
+impl Follower for SerialFollower {
+    fn round(
+        &mut self,
+        sources: &[&(dyn StreamSource + Sync)],
+        replay: &dyn Replay,
+    ) -> Result<RecoveryReport, WalError> {
+        let [src] = sources else {
+            return Err(WalError::Config(format!(
+                "the serial scheme uses exactly one log stream, {} were given",
+                sources.len()
+            )));
+        };
+        let from = Resumed::new(*src, self.pos, 0)?;
+        let started = Instant::now();
+        let mut report = RecoveryReport::default();
+        self.pos = scan_and_replay(
+            &from,
+            &self.cfg,
+            replay,
+            &|_| {},
+            &mut report,
+            &mut self.open_txns,
+        )?;
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    fn resume(&self) -> Vec<Lsn> {
+        vec![self.pos]
+    }
+}
+
+/// Records of transactions that span several records, until their commit.
+type OpenTxns = HashMap<u64, Vec<(LogKind, Vec<u8>)>>;
 
 /// The central-log scheme.
 pub struct Serial {
@@ -157,9 +214,20 @@ pub(crate) fn replay_serial(
     progress: &dyn Fn(u64),
     report: &mut RecoveryReport,
 ) -> Result<u64, WalError> {
+    scan_and_replay(src, cfg, replay, progress, report, &mut HashMap::new())
+}
+
+/// [`replay_serial`] with the records of transactions still open before `src` starts (a
+/// standby's earlier rounds), left holding those still open at its end.
+fn scan_and_replay(
+    src: &dyn StreamSource,
+    cfg: &SchemeConfig,
+    replay: &dyn Replay,
+    progress: &dyn Fn(u64),
+    report: &mut RecoveryReport,
+    open_txns: &mut OpenTxns,
+) -> Result<u64, WalError> {
     let mut scanner = Scanner::new(src, cfg.scan_mode);
-    // Records of transactions that span several records, until their commit.
-    let mut open_txns: HashMap<u64, Vec<(LogKind, Vec<u8>)>> = HashMap::new();
     let mut last_progress = 0u64;
     while let Some(rec) = scanner.next_record()? {
         report.records += 1;

@@ -26,6 +26,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use braid_pmem::{CrashMode, CrashSim, Domain, PmemConfig, Region};
 use braid_wal::device::Device;
 use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
+use braid_wal::scan::{ScanMode, Scanner, StreamSource};
+use braid_wal::scheme::registry::SchemeDef;
 use braid_wal::scheme::taurus::{TaurusConfig, open_taurus};
 use braid_wal::scheme::{
     Access, CommitRequest, LogKind, RecoveryPlan, Replay, ReplayError, RowMeta, RowRef, Scheme,
@@ -446,10 +448,24 @@ fn run_case(c: &Case) -> Result<(), String> {
         .iter()
         .map(|r| r.crash(CrashMode::DropUnpersisted).unwrap())
         .collect();
+    // A standby that read the streams in rounds, before the writer's recovery below trims them.
+    let followed = (!c.compress)
+        .then(|| follow_in_rounds(&cfg, &images, c.logging, c.txns.len()))
+        .transpose()?;
     let rec = Rec::new(c.logging);
     let (s2, rep) =
         open_taurus(&cfg.0, &cfg.1, devices(&images), &rec, &|_| {}).map_err(|e| e.to_string())?;
     let set1 = check(&db, &rec, &acked, c.logging)?;
+    if let Some(f) = followed {
+        let setf = check(&db, &f, &acked, c.logging).map_err(|e| format!("standby: {e}"))?;
+        if setf != set1 || *f.values.lock() != *rec.values.lock() {
+            return Err(format!(
+                "standby: replayed {} transactions in rounds, recovery {}",
+                setf.len(),
+                set1.len()
+            ));
+        }
+    }
     if rep.txns as usize != set1.len() {
         return Err(format!(
             "report counts {} transactions, {} were replayed",
@@ -473,6 +489,83 @@ fn run_case(c: &Case) -> Result<(), String> {
     }
     let _ = s3.close();
     Ok(())
+}
+
+/// A stream as a standby read it part-way: its bytes up to `cut`.
+struct Prefix {
+    src: Arc<dyn Device>,
+    cut: u64,
+}
+
+impl StreamSource for Prefix {
+    fn start(&self) -> u64 {
+        self.src.start()
+    }
+    fn limit(&self) -> u64 {
+        self.src.limit().min(self.cut).max(self.src.start())
+    }
+    fn sealed(&self) -> u64 {
+        self.src.sealed().min(self.limit())
+    }
+    fn read_at(&self, lsn: u64, buf: &mut [u8]) -> Result<usize, braid_wal::WalError> {
+        let n = buf.len().min(self.limit().saturating_sub(lsn) as usize);
+        self.src.read_at(lsn, &mut buf[..n])
+    }
+    fn salt_for(&self, lsn: u64) -> u32 {
+        self.src.salt_for(lsn)
+    }
+    fn locate(&self, lsn: u64) -> (String, u64) {
+        self.src.locate(lsn)
+    }
+}
+
+/// Replay the crashed log as a standby does: in rounds over growing prefixes of the streams
+/// (cut at uneven points, so records are split between rounds), the last over the whole log.
+fn follow_in_rounds(
+    cfg: &(SchemeConfig, TaurusConfig),
+    images: &[Region],
+    logging: LogKind,
+    salt: usize,
+) -> Result<Rec, String> {
+    let devs = devices(images);
+    let mut f = cfg
+        .1
+        .follower(&cfg.0, devs.len())
+        .map_err(|e| e.to_string())?;
+    let rec = Rec::new(logging);
+    // Where each stream's records end (a pmem device's limit is its ring's end).
+    let ends: Vec<u64> = devs
+        .iter()
+        .map(|d| {
+            let mut sc = Scanner::new(&**d, ScanMode::Salvage);
+            while let Ok(Some(_)) = sc.next_record() {}
+            sc.end().map_or(d.start(), |e| e.end)
+        })
+        .collect();
+    const ROUNDS: u64 = 5;
+    for r in 1..=ROUNDS {
+        let views: Vec<Prefix> = devs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let len = ends[i] - d.start();
+                let jitter = ((i + salt) as u64 * 37) % 61;
+                let cut = if r == ROUNDS {
+                    u64::MAX
+                } else {
+                    d.start() + (len * r / ROUNDS).saturating_sub(jitter)
+                };
+                Prefix {
+                    src: d.clone(),
+                    cut,
+                }
+            })
+            .collect();
+        let srcs: Vec<&(dyn StreamSource + Sync)> = views.iter().map(|v| v as _).collect();
+        f.round(&srcs, &rec)
+            .map_err(|e| format!("standby round {r}: {e}"))?;
+    }
+    Ok(rec)
 }
 
 fn spec_strategy(workers: usize) -> impl Strategy<Value = Spec> {

@@ -62,6 +62,7 @@ mod anchor;
 #[doc(hidden)]
 pub mod clv;
 mod commit;
+mod follow;
 #[doc(hidden)]
 pub mod pools;
 #[doc(hidden)]
@@ -80,6 +81,8 @@ use super::{
 use crate::WalError;
 use crate::device::Device;
 use crate::lv::MAX_STREAMS;
+use crate::scan::StreamSource;
+use crate::scheme::follow::Follower;
 use crate::stream::Stream;
 use anchor::AnchorState;
 use commit::Tracker;
@@ -224,6 +227,9 @@ impl SchemeDef for TaurusConfig {
         let (t, r) = open_taurus(cfg, self, storage.devices(NAME)?, replay, progress)?;
         Ok((t, r))
     }
+    fn follower(&self, cfg: &SchemeConfig, streams: usize) -> Result<Box<dyn Follower>, WalError> {
+        follow::TaurusFollower::boxed(cfg, self, streams)
+    }
     fn clone_def(&self) -> Box<dyn SchemeDef> {
         Box::new(self.clone())
     }
@@ -334,7 +340,7 @@ impl Scheme for Taurus {
 
 /// Whether record LVs are compressed: as configured, else from [`AUTO_COMPRESS_STREAMS`]
 /// streams; never with one stream (a one-entry LV has nothing to leave out).
-fn compress(cfg: Option<bool>, n: usize) -> bool {
+pub(crate) fn compress(cfg: Option<bool>, n: usize) -> bool {
     match cfg {
         Some(c) => c && n > 1,
         None => n >= AUTO_COMPRESS_STREAMS,
@@ -356,9 +362,10 @@ pub fn open_taurus(
         )));
     }
     let started = Instant::now();
+    let sources: Vec<&(dyn StreamSource + Sync)> = devices.iter().map(|d| &**d as _).collect();
     let out = recovery::recover(
         cfg,
-        &devices,
+        &sources,
         replay,
         progress,
         cfg.recovery_plan,

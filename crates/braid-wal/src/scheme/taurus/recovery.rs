@@ -69,13 +69,11 @@
 //! stamp or with more entries than there are streams is an error (it was not written by
 //! this scheme with this stream count).
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use crate::device::Device;
 use crate::lv::{self, MAX_STREAMS};
 use crate::record::{Kind, StampKind};
-use crate::scan::{ScanEnd, Scanner};
+use crate::scan::{ScanEnd, Scanner, StreamSource};
 use crate::scheme::{LogKind, RecoveryPlan, RecoveryReport, Replay, SchemeConfig};
 use crate::{Lsn, WalError};
 
@@ -130,7 +128,7 @@ impl Drop for ReaderGuard<'_> {
 }
 
 fn read_stream(
-    dev: &dyn Device,
+    dev: &dyn StreamSource,
     id: usize,
     cfg: &SchemeConfig,
     n: usize,
@@ -265,7 +263,7 @@ fn replay_all(
 /// publishing `2^batch_bits` records at a time.
 pub(crate) fn recover(
     cfg: &SchemeConfig,
-    devices: &[Arc<dyn Device>],
+    devices: &[&(dyn StreamSource + Sync)],
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
     forced: RecoveryPlan,

@@ -1,0 +1,87 @@
+//! Following a log as a hot standby: replaying, round after round, what the streams gained
+//! since the last round, with the scheme's own recovery (the central log's in-order replay,
+//! Taurus's LV-ordered parallel replay), so a standby holds a transaction-consistent copy of
+//! the database and can take over when the writer is gone.
+//!
+//! A round gets each stream's bytes from (at most) [`Follower::resume`] on, as far as the
+//! standby has read them, and replays every transaction those bytes prove committed and that
+//! earlier rounds did not replay. What one round replays is a prefix of each stream, and the
+//! next round resumes at its end; a scheme whose committed set is not a per-stream prefix (the
+//! gsn, pertxn and epoch-based schemes decide commits from state the standby does not hold
+//! between rounds) refuses to be followed (`SchemeDef::follower`).
+//!
+//! A round never writes: the writer's own recovery (after a crash, or the standby's on
+//! promotion) is what trims a stream. The cut a round stops at is never past what that
+//! recovery keeps, because both take the greatest committed prefix of what they read, and the
+//! writer reads at least as much.
+
+use crate::scan::StreamSource;
+use crate::scheme::{RecoveryReport, Replay};
+use crate::{Lsn, WalError};
+
+/// A scheme's replay of a growing log, one round at a time (see the module doc).
+pub trait Follower: Send {
+    /// Replay what `sources` (one per stream, each holding its stream from at most
+    /// [`Follower::resume`] on) prove committed beyond what earlier rounds replayed.
+    fn round(
+        &mut self,
+        sources: &[&(dyn StreamSource + Sync)],
+        replay: &dyn Replay,
+    ) -> Result<RecoveryReport, WalError>;
+    /// Per stream: everything before it has been replayed (or skipped as covered by the
+    /// checkpoint the standby started from); the next round's sources start at or before it.
+    fn resume(&self) -> Vec<Lsn>;
+}
+
+/// A stream source seen from `start` on: a round's scanner starts where the last one stopped.
+pub struct Resumed<'a> {
+    src: &'a (dyn StreamSource + Sync),
+    start: Lsn,
+}
+
+impl<'a> Resumed<'a> {
+    /// `src` from `start` (or from its own start, if later); a start past the source's limit
+    /// is an error, since the standby lost bytes it had not replayed.
+    pub fn new(
+        src: &'a (dyn StreamSource + Sync),
+        start: Lsn,
+        stream: usize,
+    ) -> Result<Resumed<'a>, WalError> {
+        if start < src.start() || start > src.limit() {
+            let (file, offset) = src.locate(start);
+            return Err(WalError::Corrupt {
+                file,
+                offset,
+                reason: format!(
+                    "stream {stream}: the standby resumes at LSN {start}, but the stream holds \
+                     LSN {} to {} (purged past the standby, or rewritten below it): start the \
+                     standby again from the newest checkpoint",
+                    src.start(),
+                    src.limit()
+                ),
+            });
+        }
+        Ok(Resumed { src, start })
+    }
+}
+
+impl StreamSource for Resumed<'_> {
+    fn start(&self) -> Lsn {
+        self.start
+    }
+    fn limit(&self) -> Lsn {
+        self.src.limit()
+    }
+    fn sealed(&self) -> Lsn {
+        self.src.sealed().max(self.start)
+    }
+    fn read_at(&self, lsn: Lsn, buf: &mut [u8]) -> Result<usize, WalError> {
+        self.src.read_at(lsn, buf)
+    }
+    fn salt_for(&self, lsn: Lsn) -> u32 {
+        self.src.salt_for(lsn)
+    }
+    fn locate(&self, lsn: Lsn) -> (String, u64) {
+        self.src.locate(lsn)
+    }
+}
