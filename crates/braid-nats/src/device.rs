@@ -233,12 +233,7 @@ impl StreamSource for NatsDevice {
     }
 
     fn read_at(&self, lsn: Lsn, buf: &mut [u8]) -> Result<usize, WalError> {
-        let at = lsn
-            .saturating_sub(self.image.start)
-            .min(self.image.bytes.len() as u64) as usize;
-        let n = buf.len().min(self.image.bytes.len() - at);
-        buf[..n].copy_from_slice(&self.image.bytes[at..at + n]);
-        Ok(n)
+        Ok(self.image.read_at(lsn, buf))
     }
 
     fn salt_for(&self, _lsn: Lsn) -> u32 {
@@ -251,9 +246,6 @@ impl StreamSource for NatsDevice {
             self.cluster.config().url,
             self.stream_name()
         );
-        match self.image.locate(lsn) {
-            Some((seq, off)) => (format!("{name} sequence {seq}"), off),
-            None => (name, lsn),
-        }
+        self.image.locate_in(&name, lsn)
     }
 }

@@ -5,6 +5,7 @@
 use std::sync::{Arc, OnceLock};
 
 use braid_engine::DeviceFactory;
+use braid_engine::db::LogTail;
 use braid_wal::WalError;
 use braid_wal::device::Device;
 use parking_lot::Mutex;
@@ -13,6 +14,7 @@ use crate::cluster::Cluster;
 use crate::config::NatsConfig;
 use crate::device::NatsDevice;
 use crate::epoch;
+use crate::tail::NatsTail;
 
 /// Opens a database's streams on a NATS cluster (see the module doc).
 pub struct NatsFactory {
@@ -97,5 +99,9 @@ impl DeviceFactory for NatsFactory {
 
     fn store_meta(&self, bytes: &[u8]) -> Result<(), WalError> {
         epoch::store_meta(&*self.cluster()?, bytes)
+    }
+
+    fn open_tail(&self, streams: usize) -> Result<Box<dyn LogTail>, WalError> {
+        Ok(Box::new(NatsTail::new(self.cluster()?, streams)))
     }
 }

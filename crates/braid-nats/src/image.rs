@@ -96,6 +96,36 @@ impl Image {
         Ok(())
     }
 
+    /// Copy the bytes at `lsn` into `buf`; returns how many there were (fewer at the end).
+    pub fn read_at(&self, lsn: Lsn, buf: &mut [u8]) -> usize {
+        let at = lsn.saturating_sub(self.start).min(self.bytes.len() as u64) as usize;
+        let n = buf.len().min(self.bytes.len() - at);
+        buf[..n].copy_from_slice(&self.bytes[at..at + n]);
+        n
+    }
+
+    /// Forget the bytes before `lsn` (a standby replayed them), keeping the message that holds
+    /// `lsn` in `msgs`, so the next message is still checked to follow on.
+    pub fn drop_before(&mut self, lsn: Lsn) {
+        let lsn = lsn.min(self.end());
+        if lsn <= self.start {
+            return;
+        }
+        self.bytes.drain(..(lsn - self.start) as usize);
+        self.start = lsn;
+        let keep = self.msgs.partition_point(|m| m.0 <= lsn).saturating_sub(1);
+        self.msgs.drain(..keep);
+    }
+
+    /// Where `lsn` is, for errors: `service` and the message sequence holding it and the offset
+    /// in it, or `service` and the LSN itself.
+    pub fn locate_in(&self, service: &str, lsn: Lsn) -> (String, u64) {
+        match self.locate(lsn) {
+            Some((seq, off)) => (format!("{service} sequence {seq}"), off),
+            None => (service.to_string(), lsn),
+        }
+    }
+
     /// The message holding `lsn` (its sequence and the offset in it), for error locations.
     pub fn locate(&self, lsn: Lsn) -> Option<(u64, u64)> {
         let i = self.msgs.partition_point(|m| m.0 <= lsn).checked_sub(1)?;

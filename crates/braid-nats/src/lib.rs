@@ -58,6 +58,7 @@ pub mod image;
 pub mod publish;
 #[doc(hidden)]
 pub mod script;
+pub mod tail;
 
 pub use cluster::Cluster;
 pub use config::NatsConfig;

@@ -12,3 +12,4 @@ mod fencing;
 mod meta;
 mod outage;
 mod split;
+mod standby;

@@ -105,8 +105,13 @@ pub fn put(db: &Db, key: u64) -> Result<(), String> {
 /// Recover the database into a new empty directory and check every key of `acked` is there
 /// with its value, and nothing of `never` is.
 pub fn check_recovered(cfg: NatsConfig, acked: &[u64], never: &[u64]) -> Db {
+    check_recovered_with(options(cfg), acked, never)
+}
+
+/// [`check_recovered`] for a database opened with `opts`.
+pub fn check_recovered_with(opts: Options, acked: &[u64], never: &[u64]) -> Db {
     let fresh = tempfile::tempdir().unwrap();
-    let db = open(&fresh.path().join("db"), options(cfg)).expect("recovery from the cluster");
+    let db = open(&fresh.path().join("db"), opts).expect("recovery from the cluster");
     let kv = db.table("kv").unwrap();
     for &k in acked {
         let row = db

@@ -10,8 +10,9 @@
 
 use std::sync::Arc;
 
-use braid_wal::WalError;
 use braid_wal::device::Device;
+use braid_wal::scan::StreamSource;
+use braid_wal::{Lsn, WalError};
 
 /// Opens the log devices of a database kept outside its directory (see the module doc).
 pub trait DeviceFactory: Send + Sync + std::fmt::Debug {
@@ -39,4 +40,32 @@ pub trait DeviceFactory: Send + Sync + std::fmt::Debug {
     fn load_meta(&self) -> Result<Option<Vec<u8>>, WalError>;
     /// Keep the database's `braid.json` beside the log (called when the database is created).
     fn store_meta(&self, bytes: &[u8]) -> Result<(), WalError>;
+    /// Read streams `0..streams` as a standby does ([`crate::Standby`]): without claiming the
+    /// database or writing anything. Default: this log cannot be followed.
+    fn open_tail(&self, streams: usize) -> Result<Box<dyn LogTail>, WalError> {
+        let _ = streams;
+        Err(WalError::Config(format!(
+            "a standby cannot follow a log on a {} device",
+            self.kind()
+        )))
+    }
+}
+
+/// A standby's reader of the log's streams (see [`DeviceFactory::open_tail`]).
+pub trait LogTail: Send {
+    /// Read what the streams gained since the last call. `keep_from[i]`: the standby no longer
+    /// needs stream `i`'s bytes before this LSN.
+    fn poll(&mut self, keep_from: &[Lsn]) -> Result<TailPoll, WalError>;
+    /// Each stream as read so far (from at most the last `keep_from` on).
+    fn sources(&self) -> Vec<&(dyn StreamSource + Sync)>;
+}
+
+/// What one [`LogTail::poll`] read.
+#[derive(Debug, Clone, Default)]
+pub struct TailPoll {
+    /// Per stream: the end LSN and the time the service stored it (nanoseconds since the Unix
+    /// epoch) of each message read, in order; a standby's lag is measured from them.
+    pub messages: Vec<Vec<(Lsn, i128)>>,
+    /// Bytes read.
+    pub bytes: u64,
 }

@@ -26,6 +26,7 @@ mod loader;
 mod meta;
 mod open;
 mod options;
+mod standby;
 mod storage;
 mod worker;
 
@@ -36,11 +37,12 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use braid_wal::scheme::{LogKind, Scheme};
 use serde::Serialize;
 
-pub use external::DeviceFactory;
+pub use external::{DeviceFactory, LogTail, TailPoll};
 pub use loader::Loader;
 pub use meta::Meta;
 pub use open::OpenReport;
 pub use options::{Cc, DeviceConfig, Durability, FileOptions, Options, PmemOptions};
+pub use standby::{RoundReport, Standby};
 pub use storage::nvdisk_log_dir;
 pub use worker::Worker;
 
@@ -119,6 +121,15 @@ impl DbInner {
     /// Every transaction id handed out so far is below this.
     pub(crate) fn next_txn_hint(&self) -> u64 {
         self.next_txn.load(Ordering::Relaxed)
+    }
+
+    /// The committed image of a row, non-transactionally.
+    pub(crate) fn peek(&self, table: TableId, key: u64) -> Option<Vec<u8>> {
+        let row = self.tables.get(table.0 as usize)?.get(key)?;
+        if row.state() != RowState::Live {
+            return None;
+        }
+        Some(row.read(|b| b.to_vec()).0)
     }
 
     pub(crate) fn table_id(&self, name: &str) -> Option<TableId> {
@@ -204,11 +215,7 @@ impl Db {
 
     /// Non-transactional read of the committed image (for checks after recovery or a run).
     pub fn peek(&self, table: TableId, key: u64) -> Option<Vec<u8>> {
-        let row = self.inner.tables.get(table.0 as usize)?.get(key)?;
-        if row.state() != RowState::Live {
-            return None;
-        }
-        Some(row.read(|b| b.to_vec()).0)
+        self.inner.peek(table, key)
     }
 
     /// Visit every live row of a table (any order), non-transactionally.

@@ -88,7 +88,12 @@ impl Db {
 impl DbInner {
     /// The database in `dir` with empty tables and, until [`open_scheme`] runs, a placeholder
     /// scheme (the scheme is opened after the initial image is built).
-    fn unopened(dir: &Path, opts: Options, catalog: &Catalog, procs: Procedures) -> DbInner {
+    pub(super) fn unopened(
+        dir: &Path,
+        opts: Options,
+        catalog: &Catalog,
+        procs: Procedures,
+    ) -> DbInner {
         let tables: Vec<Table> = catalog
             .tables
             .iter()
@@ -114,16 +119,9 @@ impl DbInner {
     }
 }
 
-/// Open `db`'s scheme on `storage`, replaying the log (what checkpoint cut `cut` does not
-/// cover) into the initial image, and install it in `db`.
-fn open_scheme(
-    db: &mut DbInner,
-    storage: Storage,
-    cut: Option<Cut>,
-    progress: &dyn Fn(u64),
-) -> Result<RecoveryReport, EngineError> {
-    let opts = &db.opts;
-    let scfg = SchemeConfig {
+/// The scheme configuration of a database opened with `opts`, recovering past `cut`.
+pub(super) fn scheme_config(opts: &Options, cut: Option<Cut>) -> SchemeConfig {
+    SchemeConfig {
         logging: opts.logging,
         max_workers: opts.max_workers,
         group_delay: opts.group_delay,
@@ -133,7 +131,19 @@ fn open_scheme(
         recovery_plan: opts.recovery_plan,
         mvcc: opts.cc == Cc::Mvcc,
         cut,
-    };
+    }
+}
+
+/// Open `db`'s scheme on `storage`, replaying the log (what checkpoint cut `cut` does not
+/// cover) into the initial image, and install it in `db`.
+pub(super) fn open_scheme(
+    db: &mut DbInner,
+    storage: Storage,
+    cut: Option<Cut>,
+    progress: &dyn Fn(u64),
+) -> Result<RecoveryReport, EngineError> {
+    let opts = &db.opts;
+    let scfg = scheme_config(opts, cut);
     let replayer = Replayer::new(db);
     let (scheme, recovery) = scheme::open(&opts.scheme, &scfg, storage, &replayer, progress)?;
     // MVCC: versions collapse; the clock goes on past every replayed timestamp and past the

@@ -1,0 +1,121 @@
+//! [`NatsTail`]: a standby's reader of a database's streams. It claims nothing and writes
+//! nothing; each poll fetches the messages appended since the last one ([`crate::fetch`]) and
+//! applies them to an in-memory image of each stream, as the device does when it opens
+//! (truncate messages cut it, later data replaces the tail), dropping the bytes the standby has
+//! replayed.
+//!
+//! A purge (the writer's checkpoint truncation) that removed messages this reader had not read
+//! yet is an error: the standby fell behind the checkpoints and must start again from the
+//! newest one.
+
+use std::sync::Arc;
+
+use braid_engine::db::{LogTail, TailPoll};
+use braid_wal::scan::StreamSource;
+use braid_wal::{Lsn, WalError};
+
+use crate::cluster::Cluster;
+use crate::fetch;
+use crate::image::Image;
+use crate::publish::MsgKind;
+
+struct Tailed {
+    stream: u32,
+    name: String,
+    /// The next sequence to read.
+    next: u64,
+    image: Image,
+    salt: u32,
+    service: String,
+}
+
+/// A standby's reader of every stream of a database (see the module doc).
+pub struct NatsTail {
+    cluster: Arc<Cluster>,
+    streams: Vec<Tailed>,
+}
+
+impl NatsTail {
+    /// Read streams `0..streams` of `cluster`'s database.
+    pub fn new(cluster: Arc<Cluster>, streams: usize) -> NatsTail {
+        let cfg = cluster.config();
+        let streams = (0..streams as u32)
+            .map(|s| Tailed {
+                stream: s,
+                name: cfg.stream_name(s),
+                next: 1,
+                image: Image::default(),
+                salt: cfg.salt(s),
+                service: format!("{} stream {}", cfg.url, cfg.stream_name(s)),
+            })
+            .collect();
+        NatsTail { cluster, streams }
+    }
+}
+
+impl LogTail for NatsTail {
+    fn poll(&mut self, keep_from: &[Lsn]) -> Result<TailPoll, WalError> {
+        let mut out = TailPoll {
+            messages: Vec::with_capacity(self.streams.len()),
+            bytes: 0,
+        };
+        for t in &mut self.streams {
+            let (first, last) = fetch::bounds(&self.cluster, &t.name)?;
+            if first > t.next {
+                return Err(WalError::Corrupt {
+                    file: t.service.clone(),
+                    offset: t.image.end(),
+                    reason: format!(
+                        "the writer purged sequences {} to {} before this standby read them: \
+                         start the standby again (it loads the newest checkpoint)",
+                        t.next,
+                        first - 1
+                    ),
+                });
+            }
+            let mut msgs = Vec::new();
+            let service = &t.service;
+            let image = &mut t.image;
+            fetch::fetch(&self.cluster, &t.name, t.next, last, &mut |m| {
+                let at = || format!("{service} sequence {}", m.seq);
+                image.apply(m.kind, m.lsn, m.epoch, m.seq, &m.payload, &at)?;
+                if m.kind == MsgKind::Data {
+                    out.bytes += m.payload.len() as u64;
+                    msgs.push((m.lsn + m.payload.len() as u64, m.published_ns));
+                }
+                Ok(())
+            })?;
+            t.next = t.next.max(last + 1);
+            if let Some(&keep) = keep_from.get(t.stream as usize) {
+                t.image.drop_before(keep);
+            }
+            out.messages.push(msgs);
+        }
+        Ok(out)
+    }
+
+    fn sources(&self) -> Vec<&(dyn StreamSource + Sync)> {
+        self.streams.iter().map(|t| t as _).collect()
+    }
+}
+
+impl StreamSource for Tailed {
+    fn start(&self) -> Lsn {
+        self.image.start
+    }
+    fn limit(&self) -> Lsn {
+        self.image.end()
+    }
+    fn sealed(&self) -> Lsn {
+        self.image.sealed
+    }
+    fn read_at(&self, lsn: Lsn, buf: &mut [u8]) -> Result<usize, WalError> {
+        Ok(self.image.read_at(lsn, buf))
+    }
+    fn salt_for(&self, _lsn: Lsn) -> u32 {
+        self.salt
+    }
+    fn locate(&self, lsn: Lsn) -> (String, u64) {
+        self.image.locate_in(&self.service, lsn)
+    }
+}

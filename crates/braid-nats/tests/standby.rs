@@ -1,0 +1,92 @@
+//! A hot standby: it follows the writer in rounds and serves what was acknowledged, then is
+//! promoted: the old writer (a zombie from then on) is fenced and acknowledges nothing more,
+//! the promoted standby commits, and a recovery from the cluster holds exactly what was
+//! acknowledged.
+
+use std::time::{Duration, Instant};
+
+use braid_engine::{Options, Procedures, Standby};
+
+use crate::support::{Cluster, catalog, check_recovered_with, open, options, put};
+
+fn standby(dir: &std::path::Path, opts: Options) -> Standby {
+    Standby::open(dir, opts, catalog(), Procedures::new(), &|_| Ok(())).unwrap()
+}
+
+/// Rounds until every key of `keys` is visible on the standby, with its value.
+fn catch_up_to(s: &Standby, keys: &[u64]) {
+    let kv = s.table("kv").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        s.catch_up().unwrap();
+        let missing = s.read(|get| keys.iter().filter(|&&k| get(kv, k).is_none()).count());
+        if missing == 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{missing} acknowledged keys never reached the standby"
+        );
+    }
+    for &k in keys {
+        assert_eq!(s.peek(kv, k).unwrap()[..8], ((k * 7) as i64).to_le_bytes());
+    }
+}
+
+fn follow_and_promote(scheme: &str, streams: usize) {
+    let cluster = Cluster::start();
+    let cfg = cluster.config(&format!("standby-{scheme}"));
+    let with = |o: Options| Options {
+        scheme: scheme.parse().unwrap(),
+        streams,
+        ..o
+    };
+    let w_dir = tempfile::tempdir().unwrap();
+    let writer = open(&w_dir.path().join("db"), with(options(cfg.clone()))).unwrap();
+    let first: Vec<u64> = (1..=200).collect();
+    for &k in &first {
+        put(&writer, k).unwrap();
+    }
+    let s_dir = tempfile::tempdir().unwrap();
+    let s = standby(&s_dir.path().join("db"), with(options(cfg.clone())));
+    catch_up_to(&s, &first);
+    // The writer goes on; the standby follows.
+    let second: Vec<u64> = (201..=400).collect();
+    for &k in &second {
+        put(&writer, k).unwrap();
+    }
+    catch_up_to(&s, &second);
+    let lagged = s.catch_up().unwrap();
+    assert_eq!(lagged.txns, 0, "a round replayed something twice");
+    // Promote: the old writer is fenced.
+    let (promoted, report) = s.promote().unwrap();
+    let zombie = put(&writer, 999).expect_err("the fenced writer acknowledged a commit");
+    assert!(zombie.contains("fenced"), "{zombie}");
+    // The standby had replayed everything: promotion replays nothing again.
+    assert_eq!(
+        report.recovery.txns, 0,
+        "promotion replayed what the standby had"
+    );
+    let third: Vec<u64> = (401..=450).collect();
+    for &k in &third {
+        put(&promoted, k).unwrap();
+    }
+    let kv = promoted.table("kv").unwrap();
+    for &k in first.iter().chain(&second) {
+        assert!(promoted.peek(kv, k).is_some(), "key {k} lost at promotion");
+    }
+    drop(writer);
+    drop(promoted);
+    let acked: Vec<u64> = first.iter().chain(&second).chain(&third).copied().collect();
+    check_recovered_with(with(options(cfg)), &acked, &[999]);
+}
+
+#[test]
+fn a_serial_standby_follows_and_takes_over() {
+    follow_and_promote("serial", 1);
+}
+
+#[test]
+fn a_taurus_standby_follows_and_takes_over() {
+    follow_and_promote("taurus", 2);
+}
