@@ -75,6 +75,11 @@ impl Cluster {
         &self.cfg
     }
 
+    /// The core NATS client.
+    pub fn client(&self) -> &async_nats::Client {
+        &self.client
+    }
+
     /// The JetStream context.
     pub fn js(&self) -> &jetstream::Context {
         &self.js

@@ -76,6 +76,7 @@ pub fn fetch(
         .map_err(|_| remote(&service, format!("no answer within {ATTEMPT:?}")))?
         .map_err(|e| remote(&service, format!("cannot read the stream: {e}")))?;
     let mut deadline = Instant::now() + timeout;
+    let mut next_seq = from;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         let next = c.block_on(async { tokio::time::timeout(left, msgs.next()).await });
@@ -112,6 +113,13 @@ pub fn fetch(
         if seq > last {
             return Ok(());
         }
+        // An ordered consumer recreated before it delivered anything starts again from the
+        // stream's first message (async-nats resets it to "deliver all"): skip what was asked
+        // not to be read, and anything delivered twice.
+        if seq < next_seq {
+            continue;
+        }
+        next_seq = seq + 1;
         let at = || format!("{service} sequence {seq}");
         let headers = m.headers.as_ref();
         let header = |h: &str| headers.and_then(|hs| hs.get(h)).map(|v| v.as_str());

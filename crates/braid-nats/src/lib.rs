@@ -50,6 +50,7 @@
 
 pub mod cluster;
 pub mod config;
+pub mod control;
 pub mod device;
 pub mod epoch;
 pub mod factory;

@@ -3,6 +3,7 @@
 mod bench;
 mod common;
 mod crash;
+mod follow;
 mod inspect;
 mod oracle;
 mod output;
@@ -28,6 +29,11 @@ enum Cmd {
     Bench(Box<BenchCmd>),
     /// Recover a database directory and report replay speed.
     Recover(recover::RecoverArgs),
+    /// Follow a database on the nats device as a hot standby: replay its log as it grows,
+    /// report the lag, and take over on `braid promote`.
+    Follow(follow::FollowArgs),
+    /// Ask the standby following a database (`braid follow`) to fence the writer and take over.
+    Promote(follow::PromoteArgs),
     /// Crash a running database (kill -9 or simulated power failure) and check recovery.
     CrashTest(crash::CrashArgs),
     /// Show a database's log streams and records.
@@ -71,6 +77,8 @@ fn main() {
         },
         Some(Cmd::Recover(a)) => recover::run(a),
         Some(Cmd::Inspect(a)) => inspect::run(a),
+        Some(Cmd::Follow(a)) => follow::run(a),
+        Some(Cmd::Promote(a)) => follow::promote(a),
         Some(Cmd::Report(a)) => report::run(a),
         Some(Cmd::CrashChild(a)) => crash::child(a),
         Some(Cmd::CrashTest(a)) => match crash::run(a) {

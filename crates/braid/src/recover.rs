@@ -102,14 +102,17 @@ fn read_meta(args: &RecoverArgs, env: &Env) -> anyhow::Result<Meta> {
     if args.device != Some(DeviceKind::Nats) || args.dir.join("braid.json").exists() {
         return Ok(Meta::read(&args.dir, env)?);
     }
-    let url = args
-        .engine
+    meta_from_cluster(&args.engine)
+}
+
+/// `braid.json` of the database `--db-id` as kept on the cluster at `--nats-url`.
+pub fn meta_from_cluster(engine: &EngineArgs) -> anyhow::Result<Meta> {
+    let url = engine
         .nats_url
         .clone()
-        .context("recovering from a NATS cluster needs --nats-url")?;
-    let id = args.engine.db_id.clone().context(
-        "recovering from a NATS cluster into a directory without braid.json needs --db-id (the \
-         id the database was created with)",
+        .context("a database on a NATS cluster needs --nats-url")?;
+    let id = engine.db_id.clone().context(
+        "a database on a NATS cluster needs --db-id (the id the database was created with)",
     )?;
     let factory = braid_nats::NatsFactory::new(braid_nats::NatsConfig::new(&url, &id));
     let bytes = braid_engine::DeviceFactory::load_meta(&factory)?
@@ -117,13 +120,16 @@ fn read_meta(args: &RecoverArgs, env: &Env) -> anyhow::Result<Meta> {
     serde_json::from_slice(&bytes).with_context(|| format!("braid.json of {id} in the cluster"))
 }
 
-pub fn run(args: RecoverArgs) -> anyhow::Result<()> {
-    let env = Env::default();
-    let meta = read_meta(&args, &env)?;
-    let workload = common::workload_from_app(&meta.app)?;
+/// The options that reopen the database `meta` describes, with `threads` recovery threads,
+/// and its workload.
+pub fn reopen_options(
+    meta: &Meta,
+    engine: &EngineArgs,
+    threads: usize,
+) -> anyhow::Result<(braid_engine::Options, SchemeSpec)> {
     let logging: LogKind = meta.logging.parse().map_err(anyhow::Error::msg)?;
-    let device = device_of(&meta);
-    let mut engine = args.engine.clone();
+    let device = device_of(meta);
+    let mut engine = engine.clone();
     engine.nats_from_location(meta.location.as_deref());
     if let Some(r) = meta.ring_size {
         engine.ring_mb = (r >> 20).max(1);
@@ -131,7 +137,7 @@ pub fn run(args: RecoverArgs) -> anyhow::Result<()> {
     if let Some(s) = meta.segment_size {
         engine.segment_mb = (s >> 20).max(1);
     }
-    engine.recovery_threads = args.threads;
+    engine.recovery_threads = threads;
     let spec = engine.spec(&meta.scheme)?;
     let mut opts = engine.options(spec.clone(), logging, device, meta.streams, 1);
     if let (Some(r), braid_engine::DeviceConfig::Pmem(p)) = (meta.ring_size, &mut opts.device) {
@@ -140,11 +146,19 @@ pub fn run(args: RecoverArgs) -> anyhow::Result<()> {
     if let (Some(s), braid_engine::DeviceConfig::File(f)) = (meta.segment_size, &mut opts.device) {
         f.segment_size = s;
     }
+    opts.app = meta.app.clone();
+    opts.cc = cc_for(meta.mvcc, opts.cc);
+    Ok((opts, spec))
+}
+
+pub fn run(args: RecoverArgs) -> anyhow::Result<()> {
+    let env = Env::default();
+    let meta = read_meta(&args, &env)?;
+    let workload = common::workload_from_app(&meta.app)?;
+    let (mut opts, spec) = reopen_options(&meta, &args.engine, args.threads)?;
     if args.salvage {
         opts.scan_mode = braid_wal::scan::ScanMode::Salvage;
     }
-    opts.app = meta.app.clone();
-    opts.cc = cc_for(meta.mvcc, opts.cc);
     let bar = ProgressBar::new_spinner();
     bar.set_style(
         ProgressStyle::with_template("{spinner} {msg} {bytes} of log read, {elapsed}")

@@ -51,9 +51,9 @@ pub struct RoundReport {
     pub read_seconds: f64,
     /// Seconds replaying (readers waited meanwhile).
     pub replay_seconds: f64,
-    /// Lag, in microseconds, of each message this round made visible: from the time the
-    /// service stored it to the end of the round.
-    pub lag_us: Vec<u64>,
+    /// Each message this round made visible: when the service stored it (nanoseconds since
+    /// the Unix epoch) and its lag, microseconds from then to the end of the round.
+    pub lag_us: Vec<(i128, u64)>,
 }
 
 struct Following {
@@ -179,7 +179,7 @@ impl Standby {
         for (w, &at) in f.waiting.iter_mut().zip(&f.follower.resume()) {
             while w.front().is_some_and(|&(end, _)| end <= at) {
                 if let Some((_, stored)) = w.pop_front() {
-                    lag_us.push(((now - stored).max(0) / 1000) as u64);
+                    lag_us.push((stored, ((now - stored).max(0) / 1000) as u64));
                 }
             }
         }
