@@ -93,10 +93,15 @@ impl Drop for PromoteRequests {
 pub fn request_promote(cluster: &Cluster, timeout: Duration) -> Result<String, WalError> {
     let subject = subject(cluster.config());
     let url = &cluster.config().url;
+    // The answer comes after the takeover, so this request waits longer than the client's
+    // default request timeout.
+    let req = async_nats::Request::new()
+        .payload(Bytes::new())
+        .timeout(Some(timeout));
     let r = cluster.block_on(async {
         tokio::time::timeout(
-            timeout,
-            cluster.client().request(subject.clone(), Bytes::new()),
+            timeout + Duration::from_secs(1),
+            cluster.client().send_request(subject.clone(), req),
         )
         .await
     });

@@ -121,4 +121,133 @@ fn nats_device_kill_rounds_and_recovery_from_the_cluster_alone() {
         .unwrap();
     assert!(!fail.status.success());
     assert!(String::from_utf8_lossy(&fail.stderr).contains("--db-id"));
+
+    standby_takes_over_from_a_running_writer(&url, work.path());
+}
+
+/// `braid bench` writes; `braid follow` follows; `braid promote` makes the standby take over:
+/// the writer is fenced and stops with that error, the promoted standby commits and passes the
+/// workload's check, and the database recovers from the cluster alone.
+fn standby_takes_over_from_a_running_writer(url: &str, work: &std::path::Path) {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let id = "cli-standby";
+    let mut writer = braid()
+        .args([
+            "bench",
+            "--scheme",
+            "taurus",
+            "--logs",
+            "2",
+            "--lv-compress",
+            "off",
+            "--device",
+            "nats",
+            "--nats-url",
+            url,
+            "--db-id",
+            id,
+            "--threads",
+            "1",
+            "--seconds",
+            "60",
+            "--repeat",
+            "1",
+            "--dir",
+        ])
+        .arg(work.join("writer"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let factory = braid_nats::NatsFactory::new(braid_nats::NatsConfig::new(url, id));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while braid_engine::DeviceFactory::load_meta(&factory)
+        .ok()
+        .flatten()
+        .is_none()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the writer never created its database"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let follow_json = work.join("follow.json");
+    let follower = braid()
+        .args([
+            "follow",
+            "--nats-url",
+            url,
+            "--db-id",
+            id,
+            "--seconds",
+            "120",
+            "--then-run",
+            "0.5",
+            "--dir",
+        ])
+        .arg(work.join("standby"))
+        .arg("--json")
+        .arg(&follow_json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The standby answers once it listens (before that, promote finds no responder).
+    let answer = loop {
+        let out = braid()
+            .args([
+                "promote",
+                "--nats-url",
+                url,
+                "--db-id",
+                id,
+                "--timeout",
+                "30",
+            ])
+            .output()
+            .unwrap();
+        if out.status.success() {
+            break String::from_utf8_lossy(&out.stdout).into_owned();
+        }
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(err.contains("no standby"), "{err}");
+        assert!(Instant::now() < deadline, "no standby ever answered: {err}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(answer.contains("promoted"), "{answer}");
+    let f = follower.wait_with_output().unwrap();
+    assert!(
+        f.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&f.stdout),
+        String::from_utf8_lossy(&f.stderr)
+    );
+    let st = read_json(&follow_json);
+    assert_eq!(st["follow"]["promoted"], true, "{st}");
+    assert!(st["follow"]["commits_after"].as_u64().unwrap() > 0, "{st}");
+    // The writer, a zombie since the promotion, is fenced and says so.
+    let w = writer.wait_with_output().unwrap();
+    let werr = String::from_utf8_lossy(&w.stderr);
+    assert!(!w.status.success() && werr.contains("fenced"), "{werr}");
+    let rec_json = work.join("standby-recover.json");
+    let out = run_ok(
+        braid()
+            .args([
+                "recover",
+                "--device",
+                "nats",
+                "--nats-url",
+                url,
+                "--db-id",
+                id,
+                "--dir",
+            ])
+            .arg(work.join("after"))
+            .arg("--json")
+            .arg(&rec_json),
+    );
+    let rec = read_json(&rec_json);
+    assert!(rec["consistency"].is_null(), "{out}");
 }
