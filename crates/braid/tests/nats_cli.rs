@@ -132,7 +132,7 @@ fn standby_takes_over_from_a_running_writer(url: &str, work: &std::path::Path) {
     use std::process::Stdio;
     use std::time::{Duration, Instant};
     let id = "cli-standby";
-    let mut writer = braid()
+    let writer = braid()
         .args([
             "bench",
             "--scheme",

@@ -56,6 +56,8 @@ struct CsvRow<'a> {
     pipeline_full_share: f64,
     #[serde(serialize_with = "fixed1")]
     log_insert_ns: f64,
+    #[serde(serialize_with = "fixed1")]
+    bytes_per_flush: f64,
     git: &'a str,
     cores: String,
     cpu: &'a str,
@@ -123,6 +125,7 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<
             proxy_lanes: r.proxy_lanes,
             pipeline_full_share: r.pipeline_full_share,
             log_insert_ns: r.log_insert_ns,
+            bytes_per_flush: r.bytes_per_flush,
             git: m["git"].as_str().unwrap_or(""),
             cores: m["cores"].to_string(),
             cpu: m["cpu"].as_str().unwrap_or(""),
@@ -137,7 +140,7 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<
 
 pub fn print_table(results: &[ConfigResult]) {
     println!(
-        "{:<9} {:<7} {:<8} {:<8} {:>3} {:>4} {:>6} {:>12} {:>21} {:>7} {:>9} {:>9} {:>10} {:>9}",
+        "{:<9} {:<7} {:<8} {:<8} {:>3} {:>4} {:>6} {:>12} {:>21} {:>7} {:>9} {:>9} {:>10} {:>9} {:>9}",
         "workload",
         "scheme",
         "logging",
@@ -151,7 +154,8 @@ pub fn print_table(results: &[ConfigResult]) {
         "p50 us",
         "p99 us",
         "aborts/s",
-        "log MB/s"
+        "log MB/s",
+        "B/flush"
     );
     // Devices that only emulate durable storage are marked, and what they emulate is said
     // below the table (the no-logging baseline needs no mark).
@@ -169,7 +173,7 @@ pub fn print_table(results: &[ConfigResult]) {
             device.push_str(&"*".repeat(i + 1));
         }
         println!(
-            "{:<9} {:<7} {:<8} {:<8} {:>3} {:>4} {:>6} {:>12.0} {:>21} {:>7} {:>9.1} {:>9.1} {:>10.0} {:>9.1}",
+            "{:<9} {:<7} {:<8} {:<8} {:>3} {:>4} {:>6} {:>12.0} {:>21} {:>7} {:>9.1} {:>9.1} {:>10.0} {:>9.1} {:>9.0}",
             r.workload,
             r.scheme,
             r.logging,
@@ -186,6 +190,7 @@ pub fn print_table(results: &[ConfigResult]) {
             r.p99_us,
             r.aborts_per_s,
             r.log_bytes_per_s / 1e6,
+            r.bytes_per_flush,
         );
     }
     for (i, n) in notes.iter().enumerate() {

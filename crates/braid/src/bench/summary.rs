@@ -31,6 +31,9 @@ pub struct ConfigResult {
     pub p99_us: f64,
     pub aborts_per_s: f64,
     pub log_bytes_per_s: f64,
+    /// Median over the runs of log bytes per device flush: how much group commit gathers per
+    /// write (for the nats device, per published message).
+    pub bytes_per_flush: f64,
     pub bytes_per_row: f64,
     /// gsn: median over the runs of straggler signals per 10,000 commits.
     pub signals_per_10k_commits: Option<f64>,
@@ -126,6 +129,13 @@ pub fn measure_variants(
                 .map(|r| r.log_bytes as f64 / r.seconds)
                 .collect::<Vec<_>>(),
         );
+        let per_flush = median(
+            &mut runs
+                .iter()
+                .filter(|r| r.log_flushes > 0)
+                .map(|r| r.log_bytes as f64 / r.log_flushes as f64)
+                .collect::<Vec<_>>(),
+        );
         let mut sig: Vec<f64> = runs
             .iter()
             .filter_map(|r| r.signals_per_10k_commits)
@@ -178,6 +188,7 @@ pub fn measure_variants(
             p99_us: p99,
             aborts_per_s: aborts,
             log_bytes_per_s: logbps,
+            bytes_per_flush: per_flush,
             bytes_per_row: bpr,
             signals_per_10k_commits: signals,
             shared_rmw_per_commit: shared_rmw,
