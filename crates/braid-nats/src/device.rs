@@ -10,6 +10,13 @@
 //!   acknowledged, i.e. a majority of the replicas holds it (fsynced: the cluster runs with
 //!   `sync_interval: always`). A refusal for a wrong last sequence is [`WalError::Fenced`]; the
 //!   stream poisons itself on it, so every waiting commit fails and none is acknowledged.
+//! * No answer within the timeout (a majority down) is [`WalError::Remote`]: the stream stalls
+//!   (its waiting commits fail with that error, new ones fail fast) and retries the flush.
+//!   The messages of the failed flush may or may not be stored, so the retry sends exactly
+//!   them again first, under the same ids: the server drops those it has as duplicates (within
+//!   its 2-minute duplicate window; after a longer outage a stored one makes the retry's
+//!   expected sequence stale, which reads as fenced, and reopening recovers). Once the
+//!   servers answer, the stall lifts and commits are acknowledged again.
 //! * `reset_tail(end)` below the stream's end appends a truncate message: a message is never
 //!   rewritten, later messages replace the tail when read back.
 //! * `release` keeps everything (checkpoint truncation as a purge is the next phase).
@@ -37,6 +44,9 @@ struct Writer {
     last_seq: u64,
     /// Where the next flush starts.
     pos: Lsn,
+    /// The messages of a flush that failed without an answer (each may or may not be
+    /// stored): the next flush publishes exactly these again first.
+    in_doubt: Vec<(Lsn, Lsn)>,
 }
 
 /// A braid stream replicated on NATS JetStream (see the module doc).
@@ -115,6 +125,7 @@ impl NatsDevice {
             writer: Mutex::new(Writer {
                 last_seq: image.last_seq,
                 pos: end,
+                in_doubt: Vec::new(),
             }),
             max_msg,
             image,
@@ -187,13 +198,33 @@ impl Device for NatsDevice {
             return Ok(());
         }
         let mut w = self.writer.lock();
-        let mut lsn = from;
+        // A message whose publish got no answer may be stored: send exactly the same messages
+        // again (the server drops a stored one as a duplicate of its id), never a longer one
+        // under an id already used. The stream retries from the same durable point.
+        let mut msgs = std::mem::take(&mut w.in_doubt);
+        if msgs.first().is_some_and(|m| m.0 != from) || msgs.last().is_some_and(|m| m.1 > to) {
+            return Err(WalError::Config(format!(
+                "{}: a flush of LSNs {from}..{to} after one of {msgs:?} failed",
+                self.stream_name()
+            )));
+        }
+        let mut lsn = msgs.last().map_or(from, |m| m.1);
         while lsn < to {
-            let n = (to - lsn).min(self.max_msg as u64) as usize;
-            let mut buf = vec![0u8; n];
-            self.ring.read(lsn, &mut buf);
-            self.publish(&mut w, MsgKind::Data, lsn, Bytes::from(buf))?;
-            lsn += n as u64;
+            let n = (to - lsn).min(self.max_msg as u64);
+            msgs.push((lsn, lsn + n));
+            lsn += n;
+        }
+        for (i, &(a, b)) in msgs.iter().enumerate() {
+            let mut buf = vec![0u8; (b - a) as usize];
+            self.ring.read(a, &mut buf);
+            match self.publish(&mut w, MsgKind::Data, a, Bytes::from(buf)) {
+                Ok(_) => {}
+                Err(e @ WalError::Remote { .. }) => {
+                    w.in_doubt = msgs[..=i].to_vec();
+                    return Err(e);
+                }
+                Err(e) => return Err(e),
+            }
         }
         w.pos = to;
         self.reusable.fetch_max(to, Ordering::AcqRel);

@@ -99,3 +99,55 @@ fn a_flush_cut_between_its_messages_is_a_torn_tail() {
     let after = NatsDevice::open(c, 0, 3).unwrap();
     assert_eq!(after.limit(), end.end);
 }
+
+/// A split flush that gets no answer (a majority down) is retried, once the servers return,
+/// as exactly the same messages followed by the rest: the stream reads back as the bytes
+/// written, once each, whichever of the first attempt's messages were stored.
+#[test]
+fn a_flush_retried_after_an_outage_sends_the_same_messages_again() {
+    let cluster = Cluster::start();
+    let mut cfg = crate::support::short(cluster.config("retry"), 3);
+    cfg.max_message = 4096;
+    let c = Arc::new(Client::connect(cfg.clone()).unwrap());
+    let dev = NatsDevice::open(c.clone(), 0, 1).unwrap();
+    let mut mem = MemSource::new("mem", 0, cfg.salt(0));
+    let payload = [9u8; 300];
+    for txn in 1..=90 {
+        let spec = RecordSpec {
+            kind: Kind::Redo,
+            flags: 0,
+            txn,
+            stamp: &Stamp::None,
+            payload: &[&payload],
+        };
+        mem.append(&spec, 0).unwrap();
+    }
+    let end = mem.tail();
+    dev.fill(0, &mem.bytes);
+    let first = end / 2;
+    cluster.kill(1);
+    cluster.kill(2);
+    let err = dev.flush(0, first).unwrap_err();
+    assert!(matches!(err, braid_wal::WalError::Remote { .. }), "{err}");
+    cluster.revive(1);
+    cluster.revive(2);
+    // The stream retries from the same durable point, with more bytes ready by now.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    while let Err(e) = dev.flush(0, end) {
+        assert!(
+            matches!(e, braid_wal::WalError::Remote { .. }),
+            "the retry failed otherwise: {e}"
+        );
+        assert!(std::time::Instant::now() < deadline, "no retry succeeded: {e}");
+    }
+    drop(dev);
+    let again = NatsDevice::open(c, 0, 2).unwrap();
+    assert_eq!((again.start(), again.limit()), (0, end));
+    let mut sc = Scanner::new(&again, ScanMode::Strict);
+    let mut txns = 0;
+    while let Some(r) = sc.next_record().unwrap() {
+        txns += 1;
+        assert_eq!(r.header.txn, txns);
+    }
+    assert_eq!(txns, 90);
+}

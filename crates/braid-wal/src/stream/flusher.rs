@@ -1,8 +1,8 @@
 //! The flusher thread of a file-device stream (Taurus, Xia et al. 2021, Alg. 2, the log
 //! manager): it sleeps until a writer fills a record past the durable point, gathers a group
 //! commit (up to `group_delay` or `group_bytes`), flushes `[durable, ready)`, publishes the new
-//! durable point and wakes its waiters; on `NoSpace` it stalls the stream and retries with
-//! exponential backoff.
+//! durable point and wakes its waiters; on `NoSpace` (or a replicated device's `Remote`
+//! timeout) it stalls the stream and retries with exponential backoff.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -52,7 +52,8 @@ impl Inner {
                     nospace_backoff = NOSPACE_BACKOFF_MIN;
                     self.publish(ready);
                 }
-                Err(e @ WalError::NoSpace { .. }) => {
+                // Transient: the device may take the same bytes again later.
+                Err(e @ (WalError::NoSpace { .. } | WalError::Remote { .. })) => {
                     self.stall(ready, e.clone());
                     if closing {
                         let mut g = self.lock.lock();
@@ -125,7 +126,8 @@ impl Inner {
         }
     }
 
-    /// A flush up to `ready` failed with `NoSpace`: fail its waiters, refuse new appends.
+    /// A flush up to `ready` failed with `NoSpace` (or a replicated device's `Remote`): fail
+    /// its waiters, refuse new appends.
     fn stall(&self, ready: Lsn, e: WalError) {
         let mut g = self.lock.lock();
         g.nospace = Some(e);

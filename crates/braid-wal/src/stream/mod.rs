@@ -34,14 +34,16 @@
 //!
 //! Failures:
 //!
-//! * A flush error other than `NoSpace` poisons the stream: the cause is stored, everyone is
-//!   woken, the durable point never advances again, and every waiter and every later append
-//!   gets [`WalError::Poisoned`] naming the stream and the cause. A wait for an LSN that was
+//! * A flush error other than `NoSpace` and `Remote` poisons the stream: the cause is stored,
+//!   everyone is woken, the durable point never advances again, and every waiter and every
+//!   later append gets [`WalError::Poisoned`] naming the stream and the cause. A wait for an LSN that was
 //!   durable before the failure still succeeds: it was acknowledged legitimately. On pmem
 //!   devices the same holds for a persistence failure that [`Device::check_fills`] reports
 //!   (a failed `msync`), checked before every advance of the durable point.
-//! * `NoSpace` stalls the stream: the waiters whose LSNs lie in the range that failed get the
-//!   `NoSpace` error (their commits are not acknowledged), new appends fail fast with it, and
+//! * `NoSpace`, and `Remote` (a replicated device whose service did not answer in time), stall
+//!   the stream: the waiters whose LSNs lie in the range that failed get the error (their
+//!   commits are not acknowledged; their records may still become durable with the next
+//!   flush, as a commit whose outcome is unknown can), new appends fail fast with it, and
 //!   the flusher retries with exponential backoff (1 ms to 100 ms). Once a flush succeeds the
 //!   stall is lifted and everything works again. `close()` during a stall gives up after one
 //!   more failed attempt and returns the error.
