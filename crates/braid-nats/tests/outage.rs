@@ -27,7 +27,10 @@ fn two_servers_down_fails_commits_with_a_timeout_and_service_resumes() {
     let started = Instant::now();
     let later = put(&db, 1001).expect_err("a commit was acknowledged without a majority");
     assert!(later.contains("no publish acknowledgement"), "{later}");
-    assert!(started.elapsed() < Duration::from_secs(2), "a stalled stream made a commit wait");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "a stalled stream made a commit wait"
+    );
     cluster.revive(1);
     cluster.revive(2);
     // The writer's flusher retries; once a majority answers, commits are acknowledged again.

@@ -138,7 +138,10 @@ fn a_flush_retried_after_an_outage_sends_the_same_messages_again() {
             matches!(e, braid_wal::WalError::Remote { .. }),
             "the retry failed otherwise: {e}"
         );
-        assert!(std::time::Instant::now() < deadline, "no retry succeeded: {e}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no retry succeeded: {e}"
+        );
     }
     drop(dev);
     let again = NatsDevice::open(c, 0, 2).unwrap();
