@@ -1,8 +1,8 @@
 //! Reading a stream's messages in sequence order, many per round trip: an ordered pull consumer
 //! (ephemeral, one replica, no acknowledgements; the client recreates it if it sees a gap)
 //! started at a given sequence. The device reads a whole stream back with it when it opens
-//! ([`crate::image`]), and a standby reads what the writer appended since its last round
-//! ([`crate::tail`]).
+//! ([`crate::image`]), and a standby will read what the writer appended since its last round
+//! with it (a `tail` module, not written yet).
 //!
 //! A direct get per message, the obvious alternative, costs one request and answer per message
 //! (about 10,000 messages a second on loopback); the consumer streams them in batches.
