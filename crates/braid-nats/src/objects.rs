@@ -22,7 +22,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use async_nats::jetstream::ErrorCode;
 use async_nats::jetstream::consumer::{DeliverPolicy, pull};
+use async_nats::jetstream::context::GetStreamErrorKind;
 use async_nats::jetstream::object_store::{self, InfoErrorKind, ObjectInfo, ObjectStore};
 use async_nats::jetstream::stream::{LastRawMessageErrorKind, StorageType, Stream};
 use base64::Engine;
@@ -50,6 +52,34 @@ async fn bucket(c: &Cluster) -> Result<ObjectStore, String> {
             .await
             .map_err(|e| format!("cannot create object store {}: {e}", cfg.ckpt_bucket())),
     }
+}
+
+/// The bucket's stream, or `None` if the bucket was never created (no checkpoint was ever
+/// stored). Only a put creates the bucket: a recovery that merely looks for checkpoints must
+/// not need every server up, as creating a stream with all its replicas does.
+async fn existing_stream(c: &Cluster) -> Result<Option<Stream>, String> {
+    let name = format!("OBJ_{}", c.config().ckpt_bucket());
+    match c.js().get_stream(&name).await {
+        Ok(s) => Ok(Some(s)),
+        Err(e) => match e.kind() {
+            GetStreamErrorKind::JetStream(j) if j.error_code() == ErrorCode::STREAM_NOT_FOUND => {
+                Ok(None)
+            }
+            _ => Err(e.to_string()),
+        },
+    }
+}
+
+/// The bucket, or `None` if it was never created.
+async fn existing(c: &Cluster) -> Result<Option<ObjectStore>, String> {
+    if existing_stream(c).await?.is_none() {
+        return Ok(None);
+    }
+    c.js()
+        .get_object_store(c.config().ckpt_bucket())
+        .await
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
 
 /// Where the checkpoints are, for messages.
@@ -149,13 +179,6 @@ pub fn put(c: &Cluster, name: &str, bytes: &[u8]) -> Result<(), WalError> {
     }
 }
 
-/// The bucket's stream (the bucket created if absent).
-async fn bucket_stream(c: &Cluster) -> Result<Stream, String> {
-    bucket(c).await?;
-    let name = format!("OBJ_{}", c.config().ckpt_bucket());
-    c.js().get_stream(&name).await.map_err(|e| e.to_string())
-}
-
 /// The subject of object `name`'s description.
 fn meta_subject(c: &Cluster, name: &str) -> String {
     format!(
@@ -175,7 +198,9 @@ pub fn list(c: &Cluster) -> Result<Vec<String>, WalError> {
     let filter = format!("$O.{}.M.>", c.config().ckpt_bucket());
     let what = format!("listing object store {}", c.config().ckpt_bucket());
     c.run(&what, || async {
-        let stream = bucket_stream(c).await?;
+        let Some(stream) = existing_stream(c).await? else {
+            return Ok(Vec::new());
+        };
         let mut subjects = stream
             .info_with_subjects(&filter)
             .await
@@ -207,13 +232,17 @@ pub fn remove(c: &Cluster, name: &str) -> Result<(), WalError> {
         c.config().ckpt_bucket()
     );
     c.run(&what, || async {
-        let b = bucket(c).await?;
+        let Some(b) = existing(c).await? else {
+            return Ok(());
+        };
         match b.delete(name).await {
             Ok(()) => {}
             Err(e) if e.kind() == object_store::DeleteErrorKind::NotFound => {}
             Err(e) => return Err(e.to_string()),
         }
-        let stream = bucket_stream(c).await?;
+        let Some(stream) = existing_stream(c).await? else {
+            return Ok(());
+        };
         stream
             .purge()
             .filter(meta_subject(c, name))
@@ -228,7 +257,9 @@ pub fn get(c: &Cluster, name: &str) -> Result<Option<Vec<u8>>, WalError> {
     let cfg = c.config();
     let service = format!("{} object store {}", cfg.url, cfg.ckpt_bucket());
     let info = c.run(&format!("reading {name}'s description"), || async {
-        let b = bucket(c).await?;
+        let Some(b) = existing(c).await? else {
+            return Ok(None);
+        };
         match b.info(name).await {
             Ok(i) if i.deleted => Ok(None),
             Ok(i) => Ok(Some(i)),
