@@ -91,8 +91,8 @@ pub use braid_wal::scheme::{
 };
 pub use checkpoint::{CheckpointLoad, CheckpointOptions, CheckpointReport, CheckpointStats};
 pub use db::{
-    Cc, Db, DeviceConfig, DeviceFactory, Durability, FileOptions, Loader, MemoryReport, Meta,
-    OpenReport, Options, PmemOptions, RoundReport, Standby, Worker,
+    Cc, CheckpointStore, Db, DeviceConfig, DeviceFactory, Durability, FileOptions, Loader,
+    MemoryReport, Meta, OpenReport, Options, PmemOptions, RoundReport, Standby, Worker,
 };
 #[doc(hidden)]
 pub use env::SimPmem;

@@ -3,6 +3,7 @@
 
 mod alice;
 mod checkpoint;
+mod checkpoint_store;
 mod common;
 mod durable_defaults;
 mod engine;

@@ -1,5 +1,6 @@
 //! [`NatsConfig`]: which cluster and database a replicated device writes to, and the names
-//! derived from them (JetStream stream, subject, key-value bucket, message ids).
+//! derived from them (JetStream stream, subject, key-value bucket, object store bucket, message
+//! ids).
 
 use std::time::Duration;
 
@@ -83,6 +84,11 @@ impl NatsConfig {
     /// Key-value bucket holding the writer epoch and `braid.json`.
     pub fn bucket(&self) -> String {
         format!("braid-{}", self.db_id)
+    }
+
+    /// Object store bucket holding the checkpoints.
+    pub fn ckpt_bucket(&self) -> String {
+        format!("braid-{}-ckpt", self.db_id)
     }
 
     /// How the database is named in `braid.json` and in errors: the URLs, `#`, the id.

@@ -19,8 +19,34 @@
 //!   servers answer, the stall lifts and commits are acknowledged again.
 //! * `reset_tail(end)` below the stream's end appends a truncate message: a message is never
 //!   rewritten, later messages replace the tail when read back.
-//! * `release` keeps everything (checkpoint truncation as a purge is the next phase).
+//! * `release(upto)` (checkpoint truncation) purges the messages wholly below `upto`. The
+//!   device keeps the (start LSN, sequence) of its live data messages: those read back at open
+//!   ([`Image::msgs`]) and those it published since, less the ones a truncate message cut off.
+//!   It finds the first live message whose bytes reach past `upto` (the last one if none does)
+//!   and purges every message below its sequence, data, fence and truncate alike. Reading the
+//!   stream back from that message gives the same bytes from its start on: every later
+//!   truncate or data message acts at an LSN after that start (one at or before it would have
+//!   cut that message off, and it would not be live), so the messages before it only shaped
+//!   bytes before it. The last data message is never purged, so the stream always says where
+//!   its LSNs stand; and only acknowledged messages are ever named, so nothing this writer has
+//!   in flight is touched. Purges only move forward.
+//!
+//! # Fencing when fences can be purged
+//!
+//! A purge removes fence messages, this writer's and a newer writer's alike, so the highest
+//! fence read back at open no longer proves that no newer writer exists: a slow writer with an
+//! older epoch could open after a newer one purged its fence, see no newer fence, and fence
+//! the newer writer instead. So a writer opens in this order: claim an epoch (compare-and-set
+//! in the key-value bucket), append its fence to every stream, then read the current epoch
+//! from the bucket's leader ([`crate::epoch::current`]) and refuse if it is higher than its
+//! own. That is enough: take writers A (epoch a) and B (epoch b > a). If B claimed b before A's
+//! read, A reads at least b and refuses. Otherwise B claimed b after A's read, so after A's
+//! fences were acknowledged; B appends its own fences after its claim, so on every stream B's
+//! fence follows A's, and A's next conditional publish (expecting its own last sequence) is
+//! refused: A is fenced as before. Either way at most the newest writer goes on. B, for its
+//! part, reads A's fence back (epoch a < b) or finds it purged, and goes on.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -47,6 +73,31 @@ struct Writer {
     /// The messages of a flush that failed without an answer (each may or may not be
     /// stored): the next flush publishes exactly these again first.
     in_doubt: Vec<(Lsn, Lsn)>,
+    /// (start LSN, stream sequence) of the live data messages, oldest first: each holds the
+    /// bytes from its start to the next one's (the last one's, to `pos`).
+    live: VecDeque<(Lsn, u64)>,
+    /// Messages below this sequence were purged.
+    purged: u64,
+}
+
+impl Writer {
+    /// A truncate (or a data message) at `lsn` cut off the live messages starting at or after
+    /// it (as [`Image`] does when it reads them back).
+    fn cut(&mut self, lsn: Lsn) {
+        while self.live.back().is_some_and(|m| m.0 >= lsn) {
+            self.live.pop_back();
+        }
+    }
+
+    /// The live message to keep from when everything before `upto` may go (see the module
+    /// doc): the first whose bytes reach past `upto`, else the last.
+    fn keep_from(&self, upto: Lsn) -> Option<(Lsn, u64)> {
+        let reaches = |i: usize| self.live.get(i + 1).map_or(self.pos, |n| n.0) > upto;
+        let i = (0..self.live.len())
+            .find(|&i| reaches(i))
+            .or(self.live.len().checked_sub(1))?;
+        self.live.get(i).copied()
+    }
 }
 
 /// A braid stream replicated on NATS JetStream (see the module doc).
@@ -56,6 +107,8 @@ pub struct NatsDevice {
     image: Image,
     ring: DramRing,
     reusable: AtomicU64,
+    /// First LSN the stream still holds (the image's start, then each purge's).
+    start: AtomicU64,
     writer: Mutex<Writer>,
     max_msg: usize,
 }
@@ -122,10 +175,13 @@ impl NatsDevice {
         Ok(NatsDevice {
             ring: DramRing::new(buffer),
             reusable: AtomicU64::new(end),
+            start: AtomicU64::new(image.start),
             writer: Mutex::new(Writer {
                 last_seq: image.last_seq,
                 pos: end,
                 in_doubt: Vec::new(),
+                live: image.msgs.iter().copied().collect(),
+                purged: 0,
             }),
             max_msg,
             image,
@@ -218,7 +274,11 @@ impl Device for NatsDevice {
             let mut buf = vec![0u8; (b - a) as usize];
             self.ring.read(a, &mut buf);
             match self.publish(&mut w, MsgKind::Data, a, Bytes::from(buf)) {
-                Ok(_) => {}
+                Ok(ack) => {
+                    // A duplicate's acknowledgement names the stored copy's sequence.
+                    w.cut(a);
+                    w.live.push_back((a, ack.seq));
+                }
                 Err(e @ WalError::Remote { .. }) => {
                     w.in_doubt = msgs[..=i].to_vec();
                     return Err(e);
@@ -239,20 +299,49 @@ impl Device for NatsDevice {
         let mut w = self.writer.lock();
         if end < self.image.end() {
             self.publish(&mut w, MsgKind::Truncate, end, Bytes::new())?;
+            w.cut(end);
         }
         w.pos = end;
         self.reusable.store(end, Ordering::Release);
         Ok(())
     }
 
-    fn release(&self, _upto: Lsn) -> Result<(), WalError> {
+    fn release(&self, upto: Lsn) -> Result<(), WalError> {
+        let (lsn, seq) = {
+            let w = self.writer.lock();
+            match w.keep_from(upto) {
+                Some((lsn, seq)) if seq > w.purged => (lsn, seq),
+                _ => return Ok(()),
+            }
+        };
+        // Outside the lock: flushes go on meanwhile, appending after `seq`. Purging up to the
+        // same sequence twice is harmless, so the request may be repeated.
+        let name = self.stream_name();
+        let c = &self.cluster;
+        c.run(
+            &format!("purging stream {name} below sequence {seq}"),
+            || async {
+                let stream = c.js().get_stream(name).await.map_err(|e| e.to_string())?;
+                stream
+                    .purge()
+                    .sequence(seq)
+                    .await
+                    .map_err(|e| e.to_string())
+            },
+        )?;
+        let mut w = self.writer.lock();
+        w.purged = w.purged.max(seq);
+        while w.live.front().is_some_and(|m| m.1 < seq) {
+            w.live.pop_front();
+        }
+        self.start.fetch_max(lsn, Ordering::AcqRel);
         Ok(())
     }
 }
 
 impl StreamSource for NatsDevice {
     fn start(&self) -> Lsn {
-        self.image.start
+        self.start.load(Ordering::Acquire)
     }
 
     fn limit(&self) -> Lsn {
@@ -278,5 +367,40 @@ impl StreamSource for NatsDevice {
             self.stream_name()
         );
         self.image.locate_in(&name, lsn)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_purge_keeps_the_first_message_reaching_past_the_cut() {
+        let mut w = Writer {
+            last_seq: 9,
+            pos: 300,
+            in_doubt: Vec::new(),
+            live: [(0, 2), (100, 3), (200, 7)].into_iter().collect(),
+            purged: 0,
+        };
+        assert_eq!(w.keep_from(0), Some((0, 2)));
+        assert_eq!(w.keep_from(99), Some((0, 2)));
+        assert_eq!(w.keep_from(100), Some((100, 3)));
+        assert_eq!(w.keep_from(250), Some((200, 7)));
+        // Everything covered: the last message stays, so the stream still says where it ends.
+        assert_eq!(w.keep_from(300), Some((200, 7)));
+        // A truncate at 250 cuts no message off (the one at 200 now ends there); one at 150
+        // cuts off the message at 200, one at 100 the message at 100 too.
+        w.cut(250);
+        assert_eq!(w.live.len(), 3);
+        w.cut(150);
+        w.pos = 150;
+        assert_eq!(w.live.len(), 2);
+        assert_eq!(w.keep_from(120), Some((100, 3)));
+        w.cut(100);
+        w.pos = 100;
+        assert_eq!(w.keep_from(100), Some((0, 2)));
+        w.live.clear();
+        assert_eq!(w.keep_from(100), None);
     }
 }

@@ -9,6 +9,7 @@
 //! stream's last sequence moved and is refused.
 
 use async_nats::jetstream::kv;
+use async_nats::jetstream::stream::LastRawMessageErrorKind;
 use bytes::Bytes;
 
 use braid_wal::WalError;
@@ -72,15 +73,22 @@ pub fn claim(c: &Cluster) -> Result<u64, WalError> {
     })
 }
 
-/// The current writer epoch (0 if none claimed it yet).
+/// The current writer epoch (0 if none claimed it yet), as the bucket's stream leader has it:
+/// read with a stream message get, which the leader answers, rather than a direct get, which
+/// a replica still catching up may answer with an older epoch. A writer's check that it is
+/// still the newest ([`crate::factory`]) relies on seeing every claim made before the read.
 pub fn current(c: &Cluster) -> Result<u64, WalError> {
     c.run("reading the writer epoch", || async {
         let kv = bucket(c).await?;
-        let v = kv.get(EPOCH_KEY).await.map_err(|e| e.to_string())?;
-        Ok::<u64, String>(
-            v.and_then(|v| std::str::from_utf8(&v).ok()?.parse().ok())
-                .unwrap_or(0),
-        )
+        let subject = format!("{}{EPOCH_KEY}", kv.prefix);
+        match kv.stream.get_last_raw_message_by_subject(&subject).await {
+            Ok(m) => std::str::from_utf8(&m.payload)
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| format!("the stored writer epoch {:?} is damaged", m.payload)),
+            Err(e) if e.kind() == LastRawMessageErrorKind::NoMessageFound => Ok(0),
+            Err(e) => Err(e.to_string()),
+        }
     })
 }
 

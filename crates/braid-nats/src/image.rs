@@ -12,9 +12,13 @@
 //!   so only the last one can end inside a record (the first part of a flush split over
 //!   several messages, its writer killed before the rest); damage before it is corruption.
 //!
+//! A stream read back after a purge ([`crate::device`] purges up to a live data message)
+//! starts at its first remaining data message: `start` is that message's LSN, and the fences
+//! and truncates before it are gone with what they shaped.
+//!
 //! The whole stream is read into memory when the device opens, in batches ([`crate::fetch`]).
-//! Truncation by checkpoints (a purge up to the checkpoint's cut) is what bounds it; reading
-//! on demand could replace this without changing the device.
+//! Truncation by checkpoints (the purge up to the older kept checkpoint's cut) is what bounds
+//! it; reading on demand could replace this without changing the device.
 
 use braid_wal::{Lsn, WalError};
 
@@ -169,5 +173,50 @@ mod tests {
             img.apply(MsgKind::Data, 40, 2, 6, &[4; 8], &at),
             Err(WalError::Corrupt { .. })
         ));
+    }
+
+    /// What a purge relies on (see `device.rs`): reading the messages back from any live data
+    /// message on gives the same bytes from its start, the same end and the same sealed point,
+    /// whatever truncates, rewrites and fences came before or after it.
+    #[test]
+    fn a_suffix_from_any_live_message_reads_back_the_same() {
+        let at = || "s".to_string();
+        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = |n: u64| {
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (rng >> 33) % n
+        };
+        for _ in 0..300 {
+            let mut msgs: Vec<(MsgKind, Lsn, u64, Vec<u8>)> = Vec::new();
+            let mut img = Image::default();
+            for seq in 1..=(5 + next(30)) {
+                let end = img.end();
+                let (kind, lsn) = match next(10) {
+                    0 => (MsgKind::Fence, 0),
+                    1 | 2 => (MsgKind::Truncate, next(end + 1)),
+                    3 => (MsgKind::Data, next(end + 1)),
+                    _ => (MsgKind::Data, end),
+                };
+                let payload = match kind {
+                    MsgKind::Data => vec![seq as u8; 1 + next(8) as usize],
+                    _ => Vec::new(),
+                };
+                img.apply(kind, lsn, 1, seq, &payload, &at).unwrap();
+                msgs.push((kind, lsn, seq, payload));
+            }
+            for &(start, from) in &img.msgs {
+                let mut part = Image::default();
+                for (kind, lsn, seq, payload) in msgs.iter().filter(|m| m.2 >= from) {
+                    part.apply(*kind, *lsn, 1, *seq, payload, &at).unwrap();
+                }
+                assert_eq!(part.start, start);
+                assert_eq!(part.end(), img.end());
+                assert_eq!(part.sealed, img.sealed);
+                assert_eq!(part.bytes[..], img.bytes[(start - img.start) as usize..]);
+                assert_eq!(part.msgs[..], img.msgs[img.msgs.len() - part.msgs.len()..]);
+            }
+        }
     }
 }

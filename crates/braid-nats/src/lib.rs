@@ -10,9 +10,11 @@
 //!   acknowledgement, waits for that. Losing one server loses nothing acknowledged; the records
 //!   keep braid's framing and checksums, so recovery verifies them exactly as from a file.
 //! * **One writer.** Opening the database claims it with a new writer epoch (a compare-and-set
-//!   in the database's key-value bucket, [`epoch`]) and appends a fence message with that epoch
-//!   to every stream; each publish is conditional on the stream's last sequence the writer
-//!   knows (`Nats-Expected-Last-Sequence`). A writer overtaken by a newer one gets
+//!   in the database's key-value bucket, [`epoch`]), appends a fence message with that epoch
+//!   to every stream, then checks that no newer epoch was claimed meanwhile (purges remove
+//!   fence messages, so the fences read back alone do not prove it; see [`device`]); each
+//!   publish is conditional on the stream's last sequence the writer knows
+//!   (`Nats-Expected-Last-Sequence`). A writer overtaken by a newer one gets
 //!   [`braid_wal::WalError::Fenced`] on its next flush: its stream poisons itself, every pending
 //!   and later commit fails, and nothing it writes after the fence is ever acknowledged.
 //! * **Idempotence.** Each message carries a `Nats-Msg-Id` (database, stream, epoch, LSN): a
@@ -20,7 +22,14 @@
 //!   dropped by the server as a duplicate, within its duplicate window (2 minutes).
 //! * **Recovery from the cluster alone.** `braid.json` is stored in the key-value bucket when
 //!   the database is created; an empty directory opened with the same database id takes it
-//!   from there and replays the streams.
+//!   from there, downloads the checkpoints from the object store bucket and replays the
+//!   streams after the newest valid one.
+//! * **Bounded streams.** A checkpoint is uploaded to the database's object store bucket
+//!   ([`objects`]) before it counts; only then is the log truncated, which purges each stream's
+//!   messages wholly before the older of the two checkpoints kept ([`device`]). A checkpoint
+//!   whose upload fails is dropped and truncates nothing; a recovery that finds the streams
+//!   purged but no valid checkpoint in the bucket fails, saying so, rather than replaying the
+//!   rest of the log onto the loader's image.
 //! * **Bounded waiting.** A publish not acknowledged within [`NatsConfig::timeout`] (a majority
 //!   of the servers down) fails the flush with an error naming the URL and the stream.
 //!
@@ -39,14 +48,14 @@
 //!
 //! # Layout
 //!
-//! `config` (names of streams, subjects, bucket), `cluster` (the connection and its runtime,
+//! `config` (names of streams, subjects, buckets), `cluster` (the connection and its runtime,
 //! behind a blocking API), `epoch` (writer epoch and `braid.json` in the bucket), `publish`
 //! (conditional idempotent publishing), `image` (reading a stream back), `device`
-//! ([`NatsDevice`]) and `factory` ([`NatsFactory`], the engine's device factory).
+//! ([`NatsDevice`], with truncation as a purge), `objects` (checkpoints in the object store)
+//! and `factory` ([`NatsFactory`], the engine's device factory and checkpoint store).
 //!
-//! Not yet: checkpoints in the object store with truncation as a purge, and a standby that
-//! tails the streams (`braid follow` / `promote`); the fence messages and the epoch are what a
-//! promote will use.
+//! Not yet: a standby that tails the streams (`braid follow` / `promote`); the fence messages
+//! and the epoch are what a promote will use.
 
 pub mod cluster;
 pub mod config;
@@ -56,6 +65,7 @@ pub mod epoch;
 pub mod factory;
 pub mod fetch;
 pub mod image;
+pub mod objects;
 pub mod publish;
 #[doc(hidden)]
 pub mod script;

@@ -6,6 +6,7 @@
 
 mod support;
 
+mod checkpoints;
 mod dedup;
 mod durability;
 mod fencing;

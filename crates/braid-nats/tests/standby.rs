@@ -90,3 +90,65 @@ fn a_serial_standby_follows_and_takes_over() {
 fn a_taurus_standby_follows_and_takes_over() {
     follow_and_promote("taurus", 2);
 }
+
+/// The writer checkpoints (and so purges its streams) while a standby follows; the promoted
+/// standby checkpoints under new numbers, and the database recovers from the cluster alone.
+#[test]
+fn a_standby_follows_across_checkpoints_and_purges() {
+    let cluster = Cluster::start();
+    let cfg = cluster.config("standby-ckpt");
+    let w_dir = tempfile::tempdir().unwrap();
+    let writer = open(&w_dir.path().join("db"), options(cfg.clone())).unwrap();
+    let first: Vec<u64> = (1..=150).collect();
+    for &k in &first {
+        put(&writer, k).unwrap();
+    }
+    let e1 = writer.checkpoint().unwrap().epoch;
+    let s_dir = tempfile::tempdir().unwrap();
+    let s = standby(&s_dir.path().join("db"), options(cfg.clone()));
+    assert_eq!(
+        s.open_report().checkpoint.as_ref().map(|c| c.epoch),
+        Some(e1),
+        "the standby did not start from the checkpoint"
+    );
+    let second: Vec<u64> = (151..=300).collect();
+    for &k in &second {
+        put(&writer, k).unwrap();
+    }
+    catch_up_to(&s, &first);
+    catch_up_to(&s, &second);
+    // Two more checkpoints: the streams are purged up to the older one's cut, past where the
+    // standby started, but not past where it is now.
+    writer.checkpoint().unwrap();
+    let e3 = writer.checkpoint().unwrap().epoch;
+    let third: Vec<u64> = (301..=350).collect();
+    for &k in &third {
+        put(&writer, k).unwrap();
+    }
+    catch_up_to(&s, &third);
+    let (promoted, _) = s.promote().unwrap();
+    assert!(
+        put(&writer, 999).is_err(),
+        "the fenced writer acknowledged a commit"
+    );
+    let fourth: Vec<u64> = (351..=400).collect();
+    for &k in &fourth {
+        put(&promoted, k).unwrap();
+    }
+    let e4 = promoted.checkpoint().unwrap().epoch;
+    assert!(
+        e4 > e3,
+        "the promoted writer's checkpoint {e4} reuses the old writer's numbers"
+    );
+    promoted.checkpoint().unwrap();
+    drop(writer);
+    drop(promoted);
+    let acked: Vec<u64> = first
+        .iter()
+        .chain(&second)
+        .chain(&third)
+        .chain(&fourth)
+        .copied()
+        .collect();
+    check_recovered_with(options(cfg), &acked, &[999]);
+}

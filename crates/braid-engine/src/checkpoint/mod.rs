@@ -13,17 +13,26 @@
 //!    deleted meanwhile;
 //! 3. seals the file (checksummed chunks and footer), fsyncs it under a temporary name,
 //!    renames it to `checkpoints/ckpt-<epoch>.ckpt` and fsyncs the directory;
-//! 4. keeps the newest two checkpoints, removes older ones, and truncates the log before the
-//!    older of the two (so a damaged newest checkpoint can fall back to the previous one).
+//! 4. with an external device whose factory keeps checkpoints ([`crate::CheckpointStore`]),
+//!    uploads the file; if that fails the file is removed and the checkpoint fails, so the log
+//!    is never truncated up to a checkpoint the store does not hold (`checkpoint/store.rs`);
+//! 5. keeps the newest two checkpoints, removes older ones (from the store too), and truncates
+//!    the log before the older of the two (so a damaged newest checkpoint can fall back to the
+//!    previous one).
 //!
 //! The watermark each scheme needs is the cut (`braid_wal::scheme::cut`): byte LSNs per stream
 //! for serial, nvdisk, taurus (an LSN vector) and gsn (plus each log's GSN clock), object LSNs
-//! for pertxn. Recovery loads the newest valid checkpoint with several threads and the scheme
-//! replays only the records the cut does not cover. Triggers: a time interval, log bytes
-//! written since the last checkpoint, and a cap on the log space held.
+//! for pertxn. Recovery loads the newest valid checkpoint with several threads (with a checkpoint
+//! store, after making the local checkpoints the store's) and the scheme replays only the
+//! records the cut does not cover. A log truncated past what the loaded checkpoint covers (a
+//! stream whose first kept byte lies after the cut's start, or after LSN 0 when no checkpoint
+//! could be loaded) is refused at open rather than replayed with a hole (`db/loader.rs`).
+//! Triggers: a time interval, log bytes written since the last checkpoint, and a cap on the log
+//! space held.
 
 pub(crate) mod epoch;
 pub mod file;
+pub(crate) mod store;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -298,11 +307,33 @@ fn take_inner(db: &DbInner) -> Result<CheckpointReport, EngineError> {
         }
     };
 
-    // 4. Retention and truncation.
+    // 4. Beside the log.
+    let store = store::of(&db.opts);
+    if let Some(store) = store
+        && let Err(err) = store::upload(&db.opts.env, store, &path)
+    {
+        // Not held by the store, it must not count: recovery would drop it anyway, and the
+        // log must not be truncated up to it.
+        let removed = fs
+            .remove_file(&path)
+            .and_then(|()| fs.sync_dir(&cdir))
+            .err()
+            .map_or(String::new(), |e| {
+                format!(" (removing {} failed too: {e})", path.display())
+            });
+        return Err(EngineError::Checkpoint(format!(
+            "{err}; the checkpoint was dropped and the log not truncated{removed}"
+        )));
+    }
+
+    // 5. Retention and truncation.
     let all = list(&db.opts.env, &db.dir)?;
     if all.len() >= KEEP {
-        let (_, keep_from) = &all[all.len() - KEEP];
+        let (keep_epoch, keep_from) = &all[all.len() - KEEP];
         let older = read_meta(&db.opts.env, keep_from)?;
+        if let Some(store) = store {
+            store::retain(store, *keep_epoch)?;
+        }
         let mut removed = false;
         for (_, p) in &all[..all.len() - KEEP] {
             fs.remove_file(p).map_err(|e| io(p, e))?;

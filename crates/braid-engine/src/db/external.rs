@@ -7,6 +7,12 @@
 //! again in an empty directory from the service alone: [`Db::open`](super::Db::open) finds no
 //! local `braid.json`, asks the factory for the stored one, checks it against the options like
 //! a local one, writes it locally and recovers from the service's streams.
+//!
+//! A factory may also keep the database's checkpoints ([`DeviceFactory::checkpoints`], a
+//! [`CheckpointStore`]): then a checkpoint counts only once the store holds it, the log is
+//! truncated only up to checkpoints the store holds, and recovery takes the store's checkpoints
+//! as the truth (see [`crate::checkpoint`]), so a database recovers in an empty directory from
+//! its newest checkpoint and the log after it, and the service's log stays bounded.
 
 use std::sync::Arc;
 
@@ -49,6 +55,12 @@ pub trait DeviceFactory: Send + Sync + std::fmt::Debug {
             self.kind()
         )))
     }
+    /// Where the database's checkpoints are kept beside the log, if this factory keeps them.
+    /// Default: `None`, checkpoints are local files only (and the log is truncated by them as
+    /// for a local device).
+    fn checkpoints(&self) -> Option<&dyn CheckpointStore> {
+        None
+    }
 }
 
 /// A standby's reader of the log's streams (see [`DeviceFactory::open_tail`]).
@@ -68,4 +80,20 @@ pub struct TailPoll {
     pub messages: Vec<Vec<(Lsn, i128)>>,
     /// Bytes read.
     pub bytes: u64,
+}
+
+/// Checkpoint files kept beside an external log, by file name (`ckpt-<epoch>.ckpt`): see
+/// [`DeviceFactory::checkpoints`]. Each call returns once the service has answered; `put`
+/// returns once the checkpoint is stored as durably as the log.
+pub trait CheckpointStore: Send + Sync + std::fmt::Debug {
+    /// Where the checkpoints are kept (e.g. an object store bucket and its URL), for messages.
+    fn location(&self) -> String;
+    /// Store `bytes` as checkpoint `name`, replacing any checkpoint of that name.
+    fn put(&self, name: &str, bytes: &[u8]) -> Result<(), WalError>;
+    /// The names of the checkpoints held, in any order.
+    fn list(&self) -> Result<Vec<String>, WalError>;
+    /// Checkpoint `name`'s bytes, or `None` if it is not held.
+    fn get(&self, name: &str) -> Result<Option<Vec<u8>>, WalError>;
+    /// Remove checkpoint `name`; removing one that is not held does nothing.
+    fn remove(&self, name: &str) -> Result<(), WalError>;
 }

@@ -1,12 +1,21 @@
 //! The initial image of the tables (see the `db` module doc): on recovery the newest valid
 //! checkpoint, else the application's [`Loader`] callback, which bulk-inserts rows without
 //! logging them and runs again before every replay of the log that finds no checkpoint.
+//!
+//! Either way the log must hold every record the image lacks: a stream whose first kept byte
+//! lies after what the loaded checkpoint covers (its cut's start; LSN 0 without a checkpoint)
+//! was truncated by checkpoints that are gone or damaged, and replaying the rest would lose
+//! transactions without a word. Opening fails then, naming the stream, the missing range and
+//! where the checkpoints were looked for. This is where the choice between checkpoint and
+//! loader is made, so the check sits here, before the loader runs; it holds for every device
+//! (a file log whose segments were removed, a NATS stream purged up to a checkpoint).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+use braid_wal::Lsn;
 use braid_wal::scheme::cut::Cut;
 
 use crate::checkpoint::CheckpointLoad;
@@ -74,11 +83,13 @@ pub(super) struct InitialImage {
 }
 
 /// Build the initial image of `db`'s tables: from the newest valid checkpoint when recovering
-/// (`created` false) a database that logs, else through `loader`.
+/// (`created` false) a database that logs, else through `loader`. `log_starts`: each stream's
+/// first kept LSN (empty for a log kept in a region, whose scheme checks this itself).
 pub(super) fn build(
     db: &mut DbInner,
     env: &Env,
     created: bool,
+    log_starts: &[Lsn],
     loader: LoadFn<'_>,
     progress: &dyn Fn(u64),
 ) -> Result<InitialImage, EngineError> {
@@ -92,6 +103,7 @@ pub(super) fn build(
     };
     if !created && db.opts.scheme.log_place() != braid_wal::scheme::LogPlace::Nowhere {
         load_checkpoint(db, env, start, progress, &mut image)?;
+        check_log_kept(db, log_starts, &image)?;
     }
     image.rows = match &image.checkpoint {
         Some(c) if c.epoch > 0 => c.rows,
@@ -118,6 +130,9 @@ fn load_checkpoint(
     image: &mut InitialImage,
 ) -> Result<(), EngineError> {
     let dir: &Path = &db.dir;
+    if let Some(store) = crate::checkpoint::store::of(&db.opts) {
+        crate::checkpoint::store::sync_local(env, dir, store)?;
+    }
     let widths: Vec<usize> = db.tables.iter().map(|t| t.schema.row_len()).collect();
     let (found, path, fallbacks, count) = crate::checkpoint::find(env, dir, &widths)?;
     match found {
@@ -165,4 +180,46 @@ fn load_checkpoint(
         }
     }
     Ok(())
+}
+
+/// Fail if a stream's log no longer holds every record `image` lacks (see the module doc).
+fn check_log_kept(
+    db: &DbInner,
+    log_starts: &[Lsn],
+    image: &InitialImage,
+) -> Result<(), EngineError> {
+    let cut = image.cut.as_ref();
+    let Some((stream, first, covered)) = log_starts
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| (i, s, Cut::start_of(cut, i)))
+        .find(|&(_, s, c)| s > c)
+    else {
+        return Ok(());
+    };
+    let kept = match crate::checkpoint::store::of(&db.opts) {
+        Some(store) => store.location(),
+        None => db.dir.join(crate::checkpoint::DIR).display().to_string(),
+    };
+    let loaded = image.checkpoint.as_ref().filter(|c| c.epoch > 0);
+    Err(EngineError::Checkpoint(match loaded {
+        Some(c) => format!(
+            "stream {stream}'s log starts at LSN {first}, but checkpoint {} covers only the \
+             records before LSN {covered}: the log between was truncated, so recovering would \
+             lose transactions; put the newer checkpoints back into {kept} (or recover from a \
+             backup)",
+            c.path.display()
+        ),
+        None => {
+            let damaged = image.checkpoint.as_ref().map_or(String::new(), |c| {
+                format!(" (damaged: {})", c.fallbacks.join("; "))
+            });
+            format!(
+                "stream {stream}'s log starts at LSN {first}: the log before it was truncated \
+                 after a checkpoint, but {kept} holds no valid checkpoint{damaged}; recovering \
+                 from the loader and the rest of the log would lose every transaction before \
+                 LSN {first}. Put the checkpoints back into {kept} (or recover from a backup)"
+            )
+        }
+    }))
 }

@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use braid_wal::scheme::{LogKind, Scheme};
 use serde::Serialize;
 
-pub use external::{DeviceFactory, LogTail, TailPoll};
+pub use external::{CheckpointStore, DeviceFactory, LogTail, TailPoll};
 pub use loader::Loader;
 pub use meta::Meta;
 pub use open::OpenReport;

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize};
 
+use braid_wal::Lsn;
 use braid_wal::scheme::cut::Cut;
 use braid_wal::scheme::{self, RecoveryReport, SchemeConfig, Storage};
 
@@ -69,7 +70,8 @@ impl Db {
             Meta::new(&opts, streams, &catalog).check_or_create(dir, &env, &opts.device)?;
         let storage = make_storage(dir, &opts, streams)?;
         let mut inner = DbInner::unopened(dir, opts, &catalog, procs);
-        let image = loader::build(&mut inner, &env, created, loader, progress)?;
+        let starts = log_starts(&storage);
+        let image = loader::build(&mut inner, &env, created, &starts, loader, progress)?;
         let recovery = open_scheme(&mut inner, storage, image.cut, progress)?;
         inner.next_txn = AtomicU64::new((recovery.max_txn + 1).max(image.next_txn));
         let report = OpenReport {
@@ -116,6 +118,14 @@ impl DbInner {
             inserts: Default::default(),
             opts,
         }
+    }
+}
+
+/// Each stream's first kept LSN, for a log on devices (empty for a region or no log).
+fn log_starts(storage: &Storage) -> Vec<Lsn> {
+    match storage {
+        Storage::Devices(d) => d.iter().map(|d| d.start()).collect(),
+        _ => Vec::new(),
     }
 }
 

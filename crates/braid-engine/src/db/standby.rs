@@ -35,6 +35,7 @@ use super::open::{open_scheme, scheme_config};
 use super::options::{DeviceConfig, Options};
 use super::storage::{fit_device, make_storage};
 use super::{Db, DbInner, OpenReport};
+use crate::checkpoint::epoch::Epochs;
 use crate::error::EngineError;
 use crate::procedure::Procedures;
 use crate::recovery::Replayer;
@@ -118,7 +119,8 @@ impl Standby {
         }
         let started = Instant::now();
         let mut inner = DbInner::unopened(dir, opts, &catalog, procs);
-        let image = loader::build(&mut inner, &env, false, loader, &|_| {})?;
+        // No device is opened: a log purged past the checkpoint is found by the first round.
+        let image = loader::build(&mut inner, &env, false, &[], loader, &|_| {})?;
         let cfg = scheme_config(&inner.opts, image.cut.clone());
         let follower = inner.opts.scheme.follower(&cfg, streams)?;
         let tail = factory.open_tail(streams)?;
@@ -228,6 +230,19 @@ impl Standby {
         } = self;
         let at = following.into_inner().follower.resume();
         let streams = at.len();
+        // The old writer may have taken checkpoints since the standby loaded its own: mirror
+        // the store, and number the next checkpoint past every one of them.
+        if let Some(store) = crate::checkpoint::store::of(&inner.opts) {
+            let env = inner.opts.env.clone();
+            crate::checkpoint::store::sync_local(&env, &inner.dir, store)?;
+            let newest = crate::checkpoint::list(&env, &inner.dir)?
+                .last()
+                .map_or(0, |(e, _)| *e);
+            let current = cut.as_ref().map_or(0, |c| c.epoch);
+            if newest > current {
+                inner.epochs = Epochs::new(inner.opts.max_workers.max(1), newest);
+            }
+        }
         let storage = make_storage(&inner.dir.clone(), &inner.opts, streams)?;
         let cut = Cut {
             epoch: cut.as_ref().map_or(0, |c| c.epoch),
