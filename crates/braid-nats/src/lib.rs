@@ -30,8 +30,15 @@
 //!   whose upload fails is dropped and truncates nothing; a recovery that finds the streams
 //!   purged but no valid checkpoint in the bucket fails, saying so, rather than replaying the
 //!   rest of the log onto the loader's image.
-//! * **Bounded waiting.** A publish not acknowledged within [`NatsConfig::timeout`] (a majority
-//!   of the servers down) fails the flush with an error naming the URL and the stream.
+//! * **Bounded waiting, then service again.** A publish not acknowledged within
+//!   [`NatsConfig::timeout`] (a majority of the servers down) fails the flush with an error
+//!   naming the URL and the stream; the stream stalls (waiting commits fail with that error,
+//!   new ones fail fast) and retries, sending the failed flush's messages again under the same
+//!   ids, so once a majority answers, commits are acknowledged again without a reopen.
+//! * **A hot standby.** [`tail::NatsTail`] reads the streams without claiming anything, for
+//!   `braid_engine::Standby`, which replays them in rounds with the scheme's own recovery and
+//!   serves reads; promoting it claims a new epoch, which fences the writer. `braid promote`
+//!   asks a standby to do so over the cluster ([`control`]).
 //!
 //! # Server settings it needs, and why
 //!
@@ -50,12 +57,11 @@
 //!
 //! `config` (names of streams, subjects, buckets), `cluster` (the connection and its runtime,
 //! behind a blocking API), `epoch` (writer epoch and `braid.json` in the bucket), `publish`
-//! (conditional idempotent publishing), `image` (reading a stream back), `device`
-//! ([`NatsDevice`], with truncation as a purge), `objects` (checkpoints in the object store)
-//! and `factory` ([`NatsFactory`], the engine's device factory and checkpoint store).
-//!
-//! Not yet: a standby that tails the streams (`braid follow` / `promote`); the fence messages
-//! and the epoch are what a promote will use.
+//! (conditional idempotent publishing), `fetch` (reading messages in batches), `image` (a
+//! stream's bytes laid out by LSN), `device` ([`NatsDevice`], with truncation as a purge),
+//! `objects` (checkpoints in the object store), `tail` (a standby's reader), `control`
+//! (promotion requests) and `factory` ([`NatsFactory`], the engine's device factory and
+//! checkpoint store). The example `failover` shows a writer, a standby and a takeover.
 
 pub mod cluster;
 pub mod config;
