@@ -10,17 +10,12 @@ use braid_wal::scan::{MemSource, ScanMode, Scanner, StreamSource};
 
 use crate::support::Cluster;
 
-#[test]
-fn a_large_flush_is_split_and_reads_back_whole() {
-    let cluster = Cluster::start();
-    let mut cfg = cluster.config("split");
-    cfg.max_message = 4096;
-    let c = Arc::new(Client::connect(cfg.clone()).unwrap());
-    let dev = NatsDevice::open(c.clone(), 0, 1).unwrap();
-    // Records framed as a stream frames them, with the device's salt.
+/// Transactions `1..=n`, one 300-byte redo record each, framed as a stream frames them with
+/// the device's salt.
+fn records(cfg: &braid_nats::NatsConfig, n: u64) -> MemSource {
     let mut mem = MemSource::new("mem", 0, cfg.salt(0));
     let payload = [7u8; 300];
-    for txn in 1..=60 {
+    for txn in 1..=n {
         let spec = RecordSpec {
             kind: Kind::Redo,
             flags: 0,
@@ -30,6 +25,17 @@ fn a_large_flush_is_split_and_reads_back_whole() {
         };
         mem.append(&spec, 0).unwrap();
     }
+    mem
+}
+
+#[test]
+fn a_large_flush_is_split_and_reads_back_whole() {
+    let cluster = Cluster::start();
+    let mut cfg = cluster.config("split");
+    cfg.max_message = 4096;
+    let c = Arc::new(Client::connect(cfg.clone()).unwrap());
+    let dev = NatsDevice::open(c.clone(), 0, 1).unwrap();
+    let mem = records(&cfg, 60);
     let end = mem.tail();
     assert!(end > 4 * 4096, "{end}");
     dev.fill(0, &mem.bytes);
@@ -110,18 +116,7 @@ fn a_flush_retried_after_an_outage_sends_the_same_messages_again() {
     cfg.max_message = 4096;
     let c = Arc::new(Client::connect(cfg.clone()).unwrap());
     let dev = NatsDevice::open(c.clone(), 0, 1).unwrap();
-    let mut mem = MemSource::new("mem", 0, cfg.salt(0));
-    let payload = [9u8; 300];
-    for txn in 1..=90 {
-        let spec = RecordSpec {
-            kind: Kind::Redo,
-            flags: 0,
-            txn,
-            stamp: &Stamp::None,
-            payload: &[&payload],
-        };
-        mem.append(&spec, 0).unwrap();
-    }
+    let mem = records(&cfg, 90);
     let end = mem.tail();
     dev.fill(0, &mem.bytes);
     let first = end / 2;
