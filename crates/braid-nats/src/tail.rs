@@ -5,8 +5,10 @@
 //! replayed.
 //!
 //! A purge (the writer's checkpoint truncation) that removed messages this reader had not read
-//! yet is an error: the standby fell behind the checkpoints and must start again from the
-//! newest one.
+//! yet is [`WalError::Behind`]: the standby fell behind the checkpoints and must start again
+//! from the newest one. Before its first read, the reader starts at the stream's first
+//! message; whether that is far enough back is the round's check (its resume point must lie
+//! in what was read).
 
 use std::sync::Arc;
 
@@ -61,13 +63,15 @@ impl LogTail for NatsTail {
         };
         for t in &mut self.streams {
             let (first, last) = fetch::bounds(&self.cluster, &t.name)?;
-            if first > t.next {
-                return Err(WalError::Corrupt {
-                    file: t.service.clone(),
-                    offset: t.image.end(),
-                    reason: format!(
-                        "the writer purged sequences {} to {} before this standby read them: \
-                         start the standby again (it loads the newest checkpoint)",
+            // Before the first read, a purge removed only what the checkpoint the standby
+            // started from covers, or the round finds its resume point missing (`Behind`).
+            // After it, purged messages not read yet held bytes the standby still needs.
+            if first > t.next && t.next > 1 {
+                return Err(WalError::Behind {
+                    stream: t.stream,
+                    detail: format!(
+                        "{}: the writer purged sequences {} to {} before this standby read them",
+                        t.service,
                         t.next,
                         first - 1
                     ),

@@ -152,3 +152,38 @@ fn a_standby_follows_across_checkpoints_and_purges() {
         .collect();
     check_recovered_with(options(cfg), &acked, &[999]);
 }
+
+/// A standby that fell behind the writer's purges says so with `WalError::Behind`; opened
+/// again, it starts from the newest checkpoint and catches up.
+#[test]
+fn a_standby_behind_the_purges_says_so_and_restarts_from_the_newest_checkpoint() {
+    use braid_engine::{EngineError, WalError};
+
+    let cluster = Cluster::start();
+    let cfg = cluster.config("standby-behind");
+    let w_dir = tempfile::tempdir().unwrap();
+    let writer = open(&w_dir.path().join("db"), options(cfg.clone())).unwrap();
+    put(&writer, 1).unwrap();
+    let s_dir = tempfile::tempdir().unwrap();
+    let s = standby(&s_dir.path().join("db"), options(cfg.clone()));
+    let keys: Vec<u64> = (1..=300).collect();
+    for chunk in keys[1..].chunks(100) {
+        for &k in chunk {
+            put(&writer, k).unwrap();
+        }
+        writer.checkpoint().unwrap();
+    }
+    // Two checkpoints after the standby opened: the log is purged past where it starts.
+    match s.catch_up() {
+        Err(EngineError::Wal(WalError::Behind { .. })) => {}
+        Err(e) => panic!("the standby failed otherwise: {e}"),
+        Ok(r) => panic!("the standby read a purged log ({} txns)", r.txns),
+    }
+    drop(s);
+    let s = standby(&s_dir.path().join("db"), options(cfg.clone()));
+    assert!(
+        s.open_report().checkpoint.is_some(),
+        "the standby did not start from a checkpoint"
+    );
+    catch_up_to(&s, &keys);
+}

@@ -114,6 +114,18 @@ pub enum WalError {
         /// What showed the newer writer (its epoch, the refused sequence), as text.
         detail: String,
     },
+    /// A standby fell behind the log: the writer's checkpoint truncation removed records the
+    /// standby had not replayed yet. Reopening the standby starts it from the newest
+    /// checkpoint.
+    #[error(
+        "log stream {stream}: the standby fell behind the log ({detail}); open the standby again: it starts from the newest checkpoint"
+    )]
+    Behind {
+        /// The stream concerned.
+        stream: u32,
+        /// What the standby needed and what the stream still holds, as text.
+        detail: String,
+    },
     /// A replicated log service failed or did not answer in time (a timeout names the service
     /// and the stream).
     #[error("replicated log {service}: {what}")]

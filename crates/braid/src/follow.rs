@@ -64,6 +64,9 @@ pub struct FollowStats {
     pub streams: usize,
     pub db_id: String,
     pub rounds: u64,
+    /// Times the standby fell behind the writer's purges and started again from the newest
+    /// checkpoint.
+    pub restarts: u64,
     pub txns_replayed: u64,
     pub bytes_read: u64,
     pub followed_seconds: f64,
@@ -88,19 +91,22 @@ pub struct FollowStats {
 pub fn run(args: FollowArgs) -> anyhow::Result<()> {
     let meta = meta_from_cluster(&args.engine)?;
     let workload = common::workload_from_app(&meta.app)?;
-    let (opts, _) = reopen_options(&meta, &args.engine, args.threads)?;
     let db_id = args.engine.db_id.clone().unwrap_or_default();
     let url = args.engine.nats_url.clone().unwrap_or_default();
     let control = braid_nats::Cluster::connect(braid_nats::NatsConfig::new(&url, &db_id))?;
     let mut requests = braid_nats::control::PromoteRequests::listen(std::sync::Arc::new(control))?;
-    let standby = Standby::open(
-        &args.dir,
-        opts,
-        workload.catalog(),
-        workload.procedures(),
-        &|l| workload.load(l, &|_| {}),
-    )
-    .context("opening the standby")?;
+    let open = || -> anyhow::Result<Standby> {
+        let (opts, _) = reopen_options(&meta, &args.engine, args.threads)?;
+        Standby::open(
+            &args.dir,
+            opts,
+            workload.catalog(),
+            workload.procedures(),
+            &|l| workload.load(l, &|_| {}),
+        )
+        .context("opening the standby")
+    };
+    let mut standby = open()?;
     let mut st = FollowStats {
         scheme: meta.scheme.clone(),
         streams: meta.streams,
@@ -128,7 +134,18 @@ pub fn run(args: FollowArgs) -> anyhow::Result<()> {
         if promote_at.is_some_and(|p| start.elapsed() >= p) {
             break;
         }
-        let r = standby.catch_up()?;
+        let r = match standby.catch_up() {
+            Ok(r) => r,
+            // The writer's checkpoints purged what this standby had not replayed: start again
+            // from the newest checkpoint.
+            Err(braid_engine::EngineError::Wal(braid_engine::WalError::Behind { .. })) => {
+                drop(standby);
+                standby = open()?;
+                st.restarts += 1;
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         st.rounds += 1;
         st.txns_replayed += r.txns;
         st.bytes_read += r.bytes_read;
@@ -215,13 +232,14 @@ fn run_workload(
 
 fn summary(st: &FollowStats) -> String {
     let mut s = format!(
-        "followed {} ({} on {} streams) for {:.1} s: {} rounds, {} transactions replayed, \
-         {:.1} MB read; lag of the {} messages written since it started: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        "followed {} ({} on {} streams) for {:.1} s: {} rounds ({} restarts from a checkpoint), \
+         {} transactions replayed, {:.1} MB read; lag of the {} messages written since it started: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
         st.db_id,
         st.scheme,
         st.streams,
         st.followed_seconds,
         st.rounds,
+        st.restarts,
         st.txns_replayed,
         st.bytes_read as f64 / 1e6,
         st.messages,

@@ -10,6 +10,10 @@
 //!   tables hold a transaction-consistent state: every transaction the log proves committed up
 //!   to some point, and nothing after it. Reads ([`Standby::peek`], [`Standby::read`]) run
 //!   between rounds.
+//! * **Falling behind**: the writer truncates its log up to the older of its two newest
+//!   checkpoints. A standby further behind than that fails its round with
+//!   [`WalError::Behind`](braid_wal::WalError::Behind); opening it again starts it from the
+//!   newest checkpoint (`braid follow` does so by itself).
 //! * **Lag**: each message read carries the time the service stored it; once a round has
 //!   replayed up to a message's end, `now - stored` is that message's lag.
 //! * **Promote** ([`Standby::promote`]): open the log as its writer, which claims a new writer

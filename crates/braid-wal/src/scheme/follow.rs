@@ -40,23 +40,30 @@ pub struct Resumed<'a> {
 }
 
 impl<'a> Resumed<'a> {
-    /// `src` from `start` (or from its own start, if later); a start past the source's limit
-    /// is an error, since the standby lost bytes it had not replayed.
+    /// `src` from `start`. A start before the source's own is [`WalError::Behind`] (the
+    /// standby needs bytes the stream no longer holds); a start past its limit is corruption.
     pub fn new(
         src: &'a (dyn StreamSource + Sync),
         start: Lsn,
         stream: usize,
     ) -> Result<Resumed<'a>, WalError> {
-        if start < src.start() || start > src.limit() {
+        if start < src.start() {
+            return Err(WalError::Behind {
+                stream: stream as u32,
+                detail: format!(
+                    "it resumes at LSN {start}, but the stream now starts at LSN {}",
+                    src.start()
+                ),
+            });
+        }
+        if start > src.limit() {
             let (file, offset) = src.locate(start);
             return Err(WalError::Corrupt {
                 file,
                 offset,
                 reason: format!(
-                    "stream {stream}: the standby resumes at LSN {start}, but the stream holds \
-                     LSN {} to {} (purged past the standby, or rewritten below it): start the \
-                     standby again from the newest checkpoint",
-                    src.start(),
+                    "stream {stream}: the standby resumes at LSN {start}, past the stream's \
+                     end {} (rewritten below what the standby replayed)",
                     src.limit()
                 ),
             });
