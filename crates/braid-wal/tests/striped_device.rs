@@ -140,3 +140,53 @@ fn another_shape_is_refused_with_what_to_do() {
     let e = open_shape(&env, 3, 2 * UNIT).unwrap_err().to_string();
     assert!(e.contains("--stripe 3"), "{e}");
 }
+
+/// A member whose last write was lost while a later member's was kept reads as zeros up to
+/// the later bytes; when recovery's valid end lies in that gap, `reset_tail` writes the zeros
+/// into the member (before, it refused the end as outside the member's extent).
+#[test]
+fn reset_tail_into_a_member_that_lost_its_last_write() {
+    let env = Env::real();
+    let dev = open(&env);
+    let data: Vec<u8> = (0..2 * UNIT + 100).map(|i| (i % 251) as u8 + 1).collect();
+    dev.fill(0, &data);
+    dev.flush(0, data.len() as u64).unwrap();
+    drop(dev);
+    // Member 1 holds unit 1: keep only its first half, as a lost write would.
+    let member = env.dir.join("disk-1");
+    let seg = std::fs::read_dir(&member)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "log"))
+        .unwrap_or_else(|| panic!("no segment file in {}", member.display()));
+    let len = std::fs::metadata(&seg).unwrap().len();
+    let cut = len - UNIT / 2;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&seg)
+        .unwrap()
+        .set_len(cut)
+        .unwrap();
+    let dev = open(&env);
+    assert_eq!(
+        dev.limit(),
+        2 * UNIT + 100,
+        "member 2's bytes still end the stream"
+    );
+    let end = UNIT + UNIT / 2 + 8;
+    dev.reset_tail(end).unwrap();
+    let mut back = vec![0xffu8; (end - UNIT) as usize];
+    let n = dev.read_at(UNIT, &mut back).unwrap();
+    assert_eq!(n, back.len());
+    assert_eq!(
+        &back[..(UNIT / 2) as usize],
+        &data[UNIT as usize..(UNIT + UNIT / 2) as usize]
+    );
+    assert!(
+        back[(UNIT / 2) as usize..].iter().all(|&b| b == 0),
+        "the gap is not zeros"
+    );
+    drop(dev);
+    let dev = open(&env);
+    assert_eq!(dev.limit(), end, "the tail was not reset durably");
+}

@@ -322,7 +322,16 @@ impl Device for StripedDevice {
 
     fn reset_tail(&self, end: Lsn) -> Result<(), WalError> {
         for (d, m) in self.members.iter().enumerate() {
-            m.reset_tail(self.lower(d, end))?;
+            let want = self.lower(d, end);
+            // A member that ends before its share of `end` (its last write was lost while a
+            // later member's was kept) read as zeros there, and recovery accepted the records
+            // through it: write those zeros, so the member holds what recovery read.
+            let have = m.limit().max(m.start());
+            if want > have {
+                m.fill(have, &vec![0u8; (want - have) as usize]);
+                m.flush(have, want)?;
+            }
+            m.reset_tail(want)?;
         }
         Ok(())
     }
