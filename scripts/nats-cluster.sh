@@ -9,7 +9,9 @@
 #                                                leader, print the nats:// URLs (comma-separated)
 #   scripts/nats-cluster.sh url [DIR]            print the URLs again
 #   scripts/nats-cluster.sh stop [DIR]           stop exactly the servers started in DIR (pid files)
-#   scripts/nats-cluster.sh kill-node DIR I      kill -9 server I (0, 1 or 2)
+#   scripts/nats-cluster.sh kill-node DIR I      kill -9 server I (0, 1 or 2), and wait until
+#                                                the others have a meta leader (if a majority
+#                                                is left)
 #   scripts/nats-cluster.sh start-node DIR I     start server I again on its ports and data, and
 #                                                wait until its health check passes
 #
@@ -110,16 +112,19 @@ urls() {
     echo "$out"
 }
 
-# Wait (up to 30 s) until some server reports a JetStream meta leader.
+# Wait (up to 30 s) until some server reports a JetStream meta leader; with $2, a leader other
+# than server $2 (just killed), reported by another server.
 wait_leader() {
-    local dir=$1 i m
+    local dir=$1 gone=${2:-} i m
     for _ in $(seq 300); do
         for ((i = 0; i < N; i++)); do
+            [[ "$i" == "$gone" ]] && continue
             read -r _ _ m <<< "$(node_ports "$dir" "$i")"
-            if python3 - "$m" <<'EOF' 2> /dev/null; then return 0; fi
+            if python3 - "$m" "n$gone" <<'EOF' 2> /dev/null; then return 0; fi
 import json, sys, urllib.request
 j = json.load(urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/jsz", timeout=1))
-sys.exit(0 if (j.get("meta_cluster") or {}).get("leader") else 1)
+leader = (j.get("meta_cluster") or {}).get("leader")
+sys.exit(0 if leader and leader != sys.argv[2] else 1)
 EOF
         done
         sleep 0.1
@@ -170,7 +175,17 @@ start)
     ;;
 url) urls "$dir" ;;
 stop) for ((i = 0; i < N; i++)); do stop_node "$dir" "$i"; done ;;
-kill-node) stop_node "$dir" "${3:?node index}" KILL ;;
+kill-node)
+    # Until the others elect a meta leader, JetStream requests (creating a stream) go
+    # unanswered: while a majority is left, wait for one, so what follows meets a cluster that
+    # works with the servers it has.
+    stop_node "$dir" "${3:?node index}" KILL
+    alive=0
+    for ((i = 0; i < N; i++)); do
+        [[ -f "$dir/n$i/pid" ]] && kill -0 "$(cat "$dir/n$i/pid")" 2> /dev/null && alive=$((alive + 1))
+    done
+    if ((2 * alive > N)); then wait_leader "$dir" "$3"; fi
+    ;;
 start-node)
     start_node "$dir" "${3:?node index}"
     wait_healthy "$dir" "$3"
