@@ -9,10 +9,11 @@
 
 use std::time::Instant;
 
-use async_nats::jetstream::consumer::{DeliverPolicy, pull::OrderedConfig};
+use async_nats::jetstream::consumer::{DeliverPolicy, pull, pull::OrderedConfig};
 use braid_wal::{Lsn, WalError};
 use bytes::Bytes;
 use futures::StreamExt;
+use tokio::runtime::EnterGuard;
 
 use crate::cluster::{ATTEMPT, Cluster, remote};
 use crate::publish::{EPOCH, KIND, LSN, MsgKind};
@@ -58,52 +59,22 @@ pub fn fetch(
     if from > last {
         return Ok(());
     }
-    // The reader's subscription unsubscribes from a task when it drops.
-    let _rt = c.enter();
-    let stream = c.run("opening the stream to read it", || c.js().get_stream(name))?;
     let cfg = OrderedConfig {
         deliver_policy: DeliverPolicy::ByStartSequence {
             start_sequence: from,
         },
         ..Default::default()
     };
-    let consumer = c.run("creating a reader of the stream", || {
-        stream.create_consumer(cfg.clone())
-    })?;
-    let timeout = c.config().timeout;
-    let mut msgs = c
-        .block_on(async { tokio::time::timeout(ATTEMPT, consumer.messages()).await })
-        .map_err(|_| remote(&service, format!("no answer within {ATTEMPT:?}")))?
-        .map_err(|e| remote(&service, format!("cannot read the stream: {e}")))?;
-    let mut deadline = Instant::now() + timeout;
+    let mut reader = Ordered::open(
+        c,
+        name,
+        cfg,
+        &service,
+        &format!("reading up to sequence {last}"),
+    )?;
     let mut next_seq = from;
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let next = c.block_on(async { tokio::time::timeout(left, msgs.next()).await });
-        let m = match next {
-            Ok(Some(Ok(m))) => m,
-            Ok(Some(Err(e))) if Instant::now() >= deadline => {
-                return Err(remote(
-                    &service,
-                    format!("reading up to sequence {last}: {e}"),
-                ));
-            }
-            // A transient error (a leader change): the ordered consumer recreates itself.
-            Ok(Some(Err(_))) => continue,
-            Ok(None) => {
-                return Err(remote(
-                    &service,
-                    format!("the reader stopped before sequence {last}"),
-                ));
-            }
-            Err(_) => {
-                return Err(remote(
-                    &service,
-                    format!("reading up to sequence {last}: no message within {timeout:?}"),
-                ));
-            }
-        };
-        deadline = Instant::now() + timeout;
+        let m = reader.next()?;
         let (seq, published_ns) = {
             let info = m
                 .info()
@@ -144,6 +115,70 @@ pub fn fetch(
         })?;
         if seq >= last {
             return Ok(());
+        }
+    }
+}
+
+/// An ordered pull consumer on one stream, read a message at a time: each must come within the
+/// configured timeout; a transient error (a leader change) is retried meanwhile, since the
+/// consumer recreates itself. Shared by [`fetch`] and the object store's reads.
+pub(crate) struct Ordered<'c> {
+    c: &'c Cluster,
+    msgs: pull::Ordered,
+    service: String,
+    what: String,
+    // Last: the subscription unsubscribes from a task of the runtime when `msgs` drops.
+    _rt: EnterGuard<'c>,
+}
+
+impl<'c> Ordered<'c> {
+    /// A reader of stream `stream` with `cfg`; errors name `service` and say `what` it was
+    /// doing.
+    pub(crate) fn open(
+        c: &'c Cluster,
+        stream: &str,
+        cfg: OrderedConfig,
+        service: &str,
+        what: &str,
+    ) -> Result<Ordered<'c>, WalError> {
+        let rt = c.enter();
+        let s = c.run(&format!("{what}: opening stream {stream}"), || {
+            c.js().get_stream(stream)
+        })?;
+        let consumer = c.run(&format!("{what}: creating a reader"), || {
+            s.create_consumer(cfg.clone())
+        })?;
+        let msgs = c
+            .block_on(async { tokio::time::timeout(ATTEMPT, consumer.messages()).await })
+            .map_err(|_| remote(service, format!("{what}: no answer within {ATTEMPT:?}")))?
+            .map_err(|e| remote(service, format!("{what}: cannot read: {e}")))?;
+        Ok(Ordered {
+            c,
+            msgs,
+            service: service.to_string(),
+            what: what.to_string(),
+            _rt: rt,
+        })
+    }
+
+    /// The next message.
+    pub(crate) fn next(&mut self) -> Result<async_nats::jetstream::Message, WalError> {
+        let timeout = self.c.config().timeout;
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let msgs = &mut self.msgs;
+            let fail = |why: String| remote(&self.service, format!("{}: {why}", self.what));
+            match self
+                .c
+                .block_on(async { tokio::time::timeout(left, msgs.next()).await })
+            {
+                Ok(Some(Ok(m))) => return Ok(m),
+                Ok(Some(Err(_))) if Instant::now() < deadline => continue,
+                Ok(Some(Err(e))) => return Err(fail(e.to_string())),
+                Ok(None) => return Err(fail("the reader stopped".to_string())),
+                Err(_) => return Err(fail(format!("no message within {timeout:?}"))),
+            }
         }
     }
 }

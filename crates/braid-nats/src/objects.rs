@@ -33,7 +33,8 @@ use braid_wal::WalError;
 use futures::StreamExt;
 use futures::future::{Either, select};
 
-use crate::cluster::{ATTEMPT, Cluster, remote};
+use crate::cluster::{Cluster, remote};
+use crate::fetch::Ordered;
 
 /// The bucket, created if absent.
 async fn bucket(c: &Cluster) -> Result<ObjectStore, String> {
@@ -277,53 +278,16 @@ pub fn get(c: &Cluster, name: &str) -> Result<Option<Vec<u8>>, WalError> {
     if info.chunks == 0 {
         return Ok(Some(Vec::new()));
     }
-    // The reader's subscription unsubscribes from a task when it drops.
-    let _rt = c.enter();
     let stream_name = format!("OBJ_{}", cfg.ckpt_bucket());
-    let stream = c.run("opening the object store's stream", || {
-        c.js().get_stream(&stream_name)
-    })?;
     let rc = pull::OrderedConfig {
         filter_subject: format!("$O.{}.C.{}", cfg.ckpt_bucket(), info.nuid),
         deliver_policy: DeliverPolicy::All,
         ..Default::default()
     };
-    let consumer = c.run(&format!("creating a reader of {name}"), || {
-        stream.create_consumer(rc.clone())
-    })?;
-    let mut msgs = c
-        .block_on(async { tokio::time::timeout(ATTEMPT, consumer.messages()).await })
-        .map_err(|_| remote(&service, format!("no answer within {ATTEMPT:?}")))?
-        .map_err(|e| remote(&service, format!("cannot read {name}: {e}")))?;
-    let timeout = cfg.timeout;
+    let mut reader = Ordered::open(c, &stream_name, rc, &service, &format!("reading {name}"))?;
     let mut out = Vec::with_capacity(info.size);
-    let mut deadline = Instant::now() + timeout;
-    for chunk in 0..info.chunks {
-        let m = loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match c.block_on(async { tokio::time::timeout(left, msgs.next()).await }) {
-                Ok(Some(Ok(m))) => break m,
-                // A transient error (a leader change): the ordered consumer recreates itself.
-                Ok(Some(Err(_))) if Instant::now() < deadline => continue,
-                Ok(Some(Err(e))) => {
-                    return Err(remote(&service, format!("reading {name}: {e}")));
-                }
-                Ok(None) => {
-                    return Err(remote(
-                        &service,
-                        format!("the reader of {name} stopped at chunk {chunk}"),
-                    ));
-                }
-                Err(_) => {
-                    return Err(remote(
-                        &service,
-                        format!("reading {name}: no chunk within {timeout:?}"),
-                    ));
-                }
-            }
-        };
-        deadline = Instant::now() + timeout;
-        out.extend_from_slice(&m.payload);
+    for _ in 0..info.chunks {
+        out.extend_from_slice(&reader.next()?.payload);
     }
     if out.len() != info.size {
         return Err(remote(
