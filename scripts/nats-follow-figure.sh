@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The hot-standby figure of the README: for serial (1 stream) and taurus (2 streams), a writer
+# The hot-standby figure of the README: for serial (1 stream), taurus and gsn (2 streams), a writer
 # (`braid bench`, YCSB, 1 thread) on a fresh local 3-node cluster, a standby (`braid follow`)
 # started 6 s later and promoted 10 s after that; prints each standby's lag and takeover times
 # and leaves their JSON in DIR (default target/nats-follow). Run `cargo build --release` first.
@@ -12,8 +12,8 @@ braid=target/release/braid
 cluster=$(mktemp -d /tmp/braid-follow-cluster.XXXXXX)
 trap 'scripts/nats-cluster.sh stop "$cluster" >/dev/null 2>&1 || true; rm -rf "$cluster"' EXIT
 url=$(scripts/nats-cluster.sh start "$cluster" | tail -1)
-for scheme in serial taurus; do
-  logs=1; [ "$scheme" = taurus ] && logs=2
+for scheme in serial taurus gsn; do
+  logs=2; [ "$scheme" = serial ] && logs=1
   id=follow-$scheme-$$
   rm -rf "$out/writer-$scheme" "$out/standby-$scheme"
   "$braid" bench --workload ycsb --scheme "$scheme" --logs "$logs" --device nats --nats-url "$url" \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A longer crash run of the nats device than CI's, on a fresh local 3-node cluster (stopped at
-# the end): kill-mode crash-test rounds with the YCSB oracle for serial and taurus, taking
+# the end): kill-mode crash-test rounds with the YCSB oracle for serial, taurus and gsn, taking
 # checkpoints (and so purging the streams) every 0.2 s, first with every server up, then with
 # one server killed (commits go on with two), then again after it returns; every round is
 # recovered into an empty directory. ROUNDS (default 20) per part and scheme; summaries go to
@@ -17,7 +17,7 @@ trap 'scripts/nats-cluster.sh stop "$cluster" >/dev/null 2>&1 || true; rm -rf "$
 url=$(scripts/nats-cluster.sh start "$cluster" | tail -1)
 part() {
   local name=$1
-  for scheme in serial taurus; do
+  for scheme in serial taurus gsn; do
     echo "== $name: $scheme, $rounds kill rounds"
     "$braid" crash-test --mode kill --device nats --nats-url "$url" --scheme "$scheme" \
       --threads 2 --rounds "$rounds" --min-ms 300 --max-ms 1500 --checkpoint-interval 0.2 \

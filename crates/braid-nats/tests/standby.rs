@@ -35,7 +35,7 @@ fn catch_up_to(s: &Standby, keys: &[u64]) {
 
 fn follow_and_promote(scheme: &str, streams: usize) {
     let cluster = Cluster::start();
-    let cfg = cluster.config(&format!("standby-{scheme}"));
+    let cfg = cluster.config(&format!("standby-{}", scheme.replace([':', '='], "-")));
     let with = |o: Options| Options {
         scheme: scheme.parse().unwrap(),
         streams,
@@ -91,21 +91,30 @@ fn a_taurus_standby_follows_and_takes_over() {
     follow_and_promote("taurus", 2);
 }
 
+#[test]
+fn a_gsn_standby_follows_and_takes_over() {
+    follow_and_promote("gsn:partition=page", 2);
+}
+
 /// The writer checkpoints (and so purges its streams) while a standby follows; the promoted
 /// standby checkpoints under new numbers, and the database recovers from the cluster alone.
-#[test]
-fn a_standby_follows_across_checkpoints_and_purges() {
+fn follow_across_checkpoints(scheme: &str, streams: usize) {
     let cluster = Cluster::start();
-    let cfg = cluster.config("standby-ckpt");
+    let cfg = cluster.config(&format!("standby-ckpt-{}", scheme.replace([':', '='], "-")));
+    let with = |o: Options| Options {
+        scheme: scheme.parse().unwrap(),
+        streams,
+        ..o
+    };
     let w_dir = tempfile::tempdir().unwrap();
-    let writer = open(&w_dir.path().join("db"), options(cfg.clone())).unwrap();
+    let writer = open(&w_dir.path().join("db"), with(options(cfg.clone()))).unwrap();
     let first: Vec<u64> = (1..=150).collect();
     for &k in &first {
         put(&writer, k).unwrap();
     }
     let e1 = writer.checkpoint().unwrap().epoch;
     let s_dir = tempfile::tempdir().unwrap();
-    let s = standby(&s_dir.path().join("db"), options(cfg.clone()));
+    let s = standby(&s_dir.path().join("db"), with(options(cfg.clone())));
     assert_eq!(
         s.open_report().checkpoint.as_ref().map(|c| c.epoch),
         Some(e1),
@@ -150,7 +159,19 @@ fn a_standby_follows_across_checkpoints_and_purges() {
         .chain(&fourth)
         .copied()
         .collect();
-    check_recovered_with(options(cfg), &acked, &[999]);
+    check_recovered_with(with(options(cfg)), &acked, &[999]);
+}
+
+#[test]
+fn a_standby_follows_across_checkpoints_and_purges() {
+    follow_across_checkpoints("serial", 1);
+}
+
+/// The same for gsn logs: the promotion's recovery takes the standby's GSN bound as each
+/// log's durable mark, so its void marker spares what the standby had replayed.
+#[test]
+fn a_gsn_standby_follows_across_checkpoints_and_purges() {
+    follow_across_checkpoints("gsn:partition=page", 2);
 }
 
 /// A standby that fell behind the writer's purges says so with `WalError::Behind`; opened

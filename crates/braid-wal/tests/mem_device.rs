@@ -11,6 +11,8 @@ use braid_wal::scan::StreamSource;
 use parking_lot::{Condvar, Mutex};
 
 struct MemInner {
+    /// Where the stream starts (a purge up to here).
+    start: Lsn,
     bytes: Vec<u8>,
     durable: u64,
     gate_open: bool,
@@ -25,9 +27,14 @@ pub struct MemDev {
 
 impl MemDev {
     pub fn new(image: Vec<u8>) -> Arc<MemDev> {
+        MemDev::purged(image, 0)
+    }
+    /// `image` as a purge up to `start` leaves it: the stream starts there.
+    pub fn purged(image: Vec<u8>, start: Lsn) -> Arc<MemDev> {
         let durable = image.len() as u64;
         Arc::new(MemDev {
             inner: Mutex::new(MemInner {
+                start,
                 bytes: image,
                 durable,
                 gate_open: true,
@@ -48,7 +55,7 @@ impl MemDev {
 
 impl StreamSource for MemDev {
     fn start(&self) -> Lsn {
-        0
+        self.inner.lock().start
     }
     fn limit(&self) -> Lsn {
         self.inner.lock().bytes.len() as u64

@@ -56,6 +56,8 @@ fn nats_device_kill_rounds_and_recovery_from_the_cluster_alone() {
     assert!(sum["acknowledged"].as_u64().unwrap() > 0, "{sum}");
     let sum = crash("taurus");
     assert!(sum["acknowledged"].as_u64().unwrap() > 0, "{sum}");
+    let sum = crash("gsn");
+    assert!(sum["acknowledged"].as_u64().unwrap() > 0, "{sum}");
     // One server of three lost: commits go on, the oracle finds every acknowledged one.
     cluster(&["kill-node", &path, "2"]);
     let sum = crash("serial");

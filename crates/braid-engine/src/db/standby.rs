@@ -232,7 +232,8 @@ impl Standby {
             opened,
             ..
         } = self;
-        let at = following.into_inner().follower.resume();
+        let following = following.into_inner();
+        let (at, marks) = (following.follower.resume(), following.follower.marks());
         let streams = at.len();
         // The old writer may have taken checkpoints since the standby loaded its own: mirror
         // the store, and number the next checkpoint past every one of them.
@@ -252,7 +253,7 @@ impl Standby {
             epoch: cut.as_ref().map_or(0, |c| c.epoch),
             starts: at.clone(),
             ends: at,
-            marks: vec![0; streams],
+            marks,
         };
         let recovery = open_scheme(&mut inner, storage, Some(cut), &|_| {})?;
         let next = (recovery.max_txn.max(max_txn.load(Ordering::Relaxed)) + 1).max(1);

@@ -1,14 +1,16 @@
 //! Following a log as a hot standby: replaying, round after round, what the streams gained
 //! since the last round, with the scheme's own recovery (the central log's in-order replay,
-//! Taurus's LV-ordered parallel replay), so a standby holds a transaction-consistent copy of
+//! Taurus's LV-ordered parallel replay, the gsn scheme's partition-and-sort pipeline), so a
+//! standby holds a transaction-consistent copy of
 //! the database and can take over when the writer is gone.
 //!
 //! A round gets each stream's bytes from (at most) [`Follower::resume`] on, as far as the
 //! standby has read them, and replays every transaction those bytes prove committed and that
-//! earlier rounds did not replay. What one round replays is a prefix of each stream, and the
+//! earlier rounds did not replay. What the rounds have replayed is a prefix of each stream (the
+//! gsn scheme keeps to a GSN bound that no transaction straddles, see `gsn/follow.rs`), and the
 //! next round resumes at its end; a scheme whose committed set is not a per-stream prefix (the
-//! gsn, pertxn and epoch-based schemes decide commits from state the standby does not hold
-//! between rounds) refuses to be followed (`SchemeDef::follower`).
+//! pertxn and epoch-based schemes decide commits from state the standby does not hold between
+//! rounds) refuses to be followed (`SchemeDef::follower`).
 //!
 //! A round never writes: the writer's own recovery (after a crash, or the standby's on
 //! promotion) is what trims a stream. The cut a round stops at is never past what that
@@ -31,6 +33,12 @@ pub trait Follower: Send {
     /// Per stream: everything before it has been replayed (or skipped as covered by the
     /// checkpoint the standby started from); the next round's sources start at or before it.
     fn resume(&self) -> Vec<Lsn>;
+    /// Per stream: the scheme-specific mark ([`crate::scheme::cut::Cut::marks`]) a promotion's
+    /// recovery may take with [`Follower::resume`] as its cut (gsn: a GSN up to which the log
+    /// is known durable). Zero where the scheme keeps none.
+    fn marks(&self) -> Vec<u64> {
+        vec![0; self.resume().len()]
+    }
 }
 
 /// A stream source seen from `start` on: a round's scanner starts where the last one stopped.

@@ -79,7 +79,7 @@ pub trait SchemeDef: fmt::Debug + Send + Sync {
         let _ = (cfg, streams);
         Err(WalError::Config(format!(
             "a standby cannot follow scheme {}: what it has committed is not a prefix of each \
-             log stream; standbys follow serial and taurus logs",
+             log stream; standbys follow serial, taurus and gsn logs",
             self.name()
         )))
     }

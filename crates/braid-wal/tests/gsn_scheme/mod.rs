@@ -25,6 +25,7 @@ use parking_lot::Mutex;
 
 use crate::mem_device::{MemDev, OpenGates};
 
+mod follow;
 mod pmem;
 
 /// Replays into a key -> (table, value) map, remembering the order of transactions.

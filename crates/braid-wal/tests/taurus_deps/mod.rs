@@ -34,6 +34,8 @@ use braid_wal::scheme::{
     SchemeConfig, SchemeWorker, Ticket,
 };
 use parking_lot::Mutex;
+
+use crate::prefix_source::Prefix;
 use proptest::prelude::*;
 
 mod scenarios;
@@ -489,34 +491,6 @@ fn run_case(c: &Case) -> Result<(), String> {
     }
     let _ = s3.close();
     Ok(())
-}
-
-/// A stream as a standby read it part-way: its bytes up to `cut`.
-struct Prefix {
-    src: Arc<dyn Device>,
-    cut: u64,
-}
-
-impl StreamSource for Prefix {
-    fn start(&self) -> u64 {
-        self.src.start()
-    }
-    fn limit(&self) -> u64 {
-        self.src.limit().min(self.cut).max(self.src.start())
-    }
-    fn sealed(&self) -> u64 {
-        self.src.sealed().min(self.limit())
-    }
-    fn read_at(&self, lsn: u64, buf: &mut [u8]) -> Result<usize, braid_wal::WalError> {
-        let n = buf.len().min(self.limit().saturating_sub(lsn) as usize);
-        self.src.read_at(lsn, &mut buf[..n])
-    }
-    fn salt_for(&self, lsn: u64) -> u32 {
-        self.src.salt_for(lsn)
-    }
-    fn locate(&self, lsn: u64) -> (String, u64) {
-        self.src.locate(lsn)
-    }
 }
 
 /// Replay the crashed log as a standby does: in rounds over growing prefixes of the streams

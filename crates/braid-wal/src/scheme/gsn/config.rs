@@ -183,6 +183,21 @@ impl SchemeDef for GsnConfig {
     fn mvcc_refusal(&self) -> Option<&'static str> {
         Some(NO_MVCC)
     }
+    fn follower(
+        &self,
+        cfg: &SchemeConfig,
+        streams: usize,
+    ) -> Result<Box<dyn crate::scheme::follow::Follower>, WalError> {
+        if cfg.logging == crate::scheme::LogKind::Command {
+            return Err(WalError::Config(NO_COMMAND_LOGGING.into()));
+        }
+        if streams == 0 {
+            return Err(WalError::Config(
+                "the gsn scheme needs at least one log device".into(),
+            ));
+        }
+        Ok(super::follow::GsnFollower::boxed(cfg, self, streams))
+    }
     fn set_option(&mut self, key: &str, value: &str) -> Result<(), WalError> {
         match key {
             "partition" => self.partition = parse_option(NAME, key, value)?,

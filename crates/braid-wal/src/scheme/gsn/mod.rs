@@ -23,7 +23,8 @@
 //!   signals. File devices: per-log durable GSN watermarks.
 //! * **Recovery** (Section 3.2): the two-step parallel redo pipeline with N scanners and M
 //!   appliers ([`GsnConfig::scan_threads`], [`GsnConfig::apply_threads`]), see
-//!   `recovery.rs`.
+//!   `recovery.rs`; a hot standby replays the logs in rounds with the same pipeline
+//!   (`follow.rs`).
 //! * **Counters**: [`Gsn::stats`] (commits, straggler signals, daemon rounds, clock records) of
 //!   one scheme instance since it was opened; also through [`Scheme::counters`], which is how
 //!   `braid bench` reports signals per 10,000 commits.
@@ -50,7 +51,7 @@
 //! Files: `config.rs` (options, registration), `worker.rs` (a worker's GSN and its inserts),
 //! `log.rs` (one log and its insert), `shared.rs` (what workers, the daemon and tickets share:
 //! the commit queue), `daemon.rs` (the commit daemon's start, sleep and stop), `commit.rs`
-//! (commit protection), `pages.rs`, `recovery.rs`, `counters.rs` and `open.rs`.
+//! (commit protection), `pages.rs`, `recovery.rs`, `follow.rs` (a standby's rounds), `counters.rs` and `open.rs`.
 
 // Internals, hidden from the docs (`commit` is public for the loom model in `tests/loom_gsn.rs`).
 #[doc(hidden)]
@@ -58,6 +59,7 @@ pub mod commit;
 mod config;
 mod counters;
 mod daemon;
+mod follow;
 mod log;
 mod open;
 #[doc(hidden)]

@@ -61,13 +61,13 @@ use super::pages::PageId;
 use crate::device::Device;
 use crate::payload::{RedoBuf, decode_redo};
 use crate::record::{FLAG_COMMIT, Kind};
-use crate::scan::{ScanEnd, ScanMode, Scanner};
+use crate::scan::{ScanEnd, ScanMode, Scanner, StreamSource};
 use crate::scheme::cut::Cut;
 use crate::scheme::{LogKind, RecoveryReport, Replay, replay_failed};
 use crate::{Lsn, WalError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum RecKind {
+pub(super) enum RecKind {
     Txn,
     Part,
     Commit(u32),
@@ -75,22 +75,22 @@ enum RecKind {
     Marker(u64, u64),
 }
 
-struct Rec {
-    lsn: Lsn,
-    txn: u64,
-    gsn: u64,
-    kind: RecKind,
+pub(super) struct Rec {
+    pub lsn: Lsn,
+    pub txn: u64,
+    pub gsn: u64,
+    pub kind: RecKind,
     payload: Vec<u8>,
 }
 
-struct StreamScan {
-    recs: Vec<Rec>,
-    end: ScanEnd,
-    bytes: u64,
-    records: u64,
-    max_txn: u64,
+pub(super) struct StreamScan {
+    pub recs: Vec<Rec>,
+    pub end: ScanEnd,
+    pub bytes: u64,
+    pub records: u64,
+    pub max_txn: u64,
     /// Transactions the checkpoint already holds.
-    covered: u64,
+    pub covered: u64,
 }
 
 /// One redo operation placed in a bucket.
@@ -141,13 +141,13 @@ fn bad(stream: usize, lsn: Lsn, what: &str) -> WalError {
     WalError::Config(format!("gsn log {stream}, LSN {lsn}: {what}"))
 }
 
-fn scan_stream(
-    dev: &dyn Device,
+pub(super) fn scan_stream(
+    src: &dyn StreamSource,
     s: usize,
     mode: ScanMode,
     cut: Option<&Cut>,
 ) -> Result<StreamScan, WalError> {
-    let mut scanner = Scanner::new(dev, mode);
+    let mut scanner = Scanner::new(src, mode);
     let mut recs = Vec::new();
     let (mut records, mut max_txn, mut covered) = (0u64, 0u64, 0u64);
     while let Some(r) = scanner.next_record()? {
@@ -226,8 +226,13 @@ fn scan_stream(
     })
 }
 
+/// Whether GSN `g` lies in the open range of one of the void markers `voids`.
+pub(super) fn in_void(voids: &[(u64, u64)], g: u64) -> bool {
+    voids.iter().any(|&(lo, hi)| lo < g && g < hi)
+}
+
 /// Run `f(i)` for `i` in `0..n` on up to `threads` scoped threads; first error wins.
-fn par<T: Send>(
+pub(super) fn par<T: Send>(
     n: usize,
     threads: usize,
     f: &(dyn Fn(usize) -> Result<T, WalError> + Sync),
@@ -314,7 +319,7 @@ pub(super) fn recover(
             }
         }
     }
-    let is_void = |g: u64| voids.iter().any(|&(lo, hi)| lo < g && g < hi);
+    let is_void = |g: u64| in_void(&voids, g);
     let bound = if unbounded {
         u64::MAX
     } else {
@@ -373,6 +378,44 @@ pub(super) fn recover(
         .count() as u64;
     report.stages.push(("plan", t.elapsed().as_secs_f64()));
 
+    let take = |_: usize, r: &Rec| match r.kind {
+        RecKind::Txn => live(r),
+        RecKind::Part => live(r) && committed_parts.get(&r.txn).is_some_and(|&c| r.gsn < c),
+        _ => false,
+    };
+    redo(
+        &scans,
+        &take,
+        rows_per_page,
+        scanners,
+        m,
+        replay,
+        &mut report,
+    )?;
+
+    let ends = scans.iter().map(|s| s.end.end).collect();
+    Ok(Recovered {
+        report,
+        ends,
+        bound,
+        base: max_gsn + 1,
+    })
+}
+
+/// Steps 3 and 4 of the pipeline for the records `take` selects (given a record's log): cut
+/// the logs' records into chunks for `scanners` threads, partition their redo operations by
+/// page into `m` buckets, then sort each bucket by (GSN, log, LSN, operation) and apply it.
+/// Adds the `partition` and `apply` stages to `report`.
+pub(super) fn redo(
+    scans: &[StreamScan],
+    take: &(dyn Fn(usize, &Rec) -> bool + Sync),
+    rows_per_page: u64,
+    scanners: usize,
+    m: usize,
+    replay: &dyn Replay,
+    report: &mut RecoveryReport,
+) -> Result<(), WalError> {
+    let n = scans.len();
     // 3. Partition by page into M buckets: N threads over chunks of the logs' records.
     let t = Instant::now();
     let per_log = scanners.div_ceil(n.max(1)).max(1);
@@ -396,12 +439,7 @@ pub(super) fn recover(
         let mut buckets: Vec<Vec<Entry>> = (0..m).map(|_| Vec::new()).collect();
         for ri in range.clone() {
             let r = &scans[s].recs[ri];
-            let take = match r.kind {
-                RecKind::Txn => live(r),
-                RecKind::Part => live(r) && committed_parts.get(&r.txn).is_some_and(|&c| r.gsn < c),
-                _ => false,
-            };
-            if !take {
+            if !take(s, r) {
                 continue;
             }
             let mut it = decode_redo(&r.payload);
@@ -467,12 +505,5 @@ pub(super) fn recover(
         Ok(())
     })?;
     report.stages.push(("apply", t.elapsed().as_secs_f64()));
-
-    let ends = scans.iter().map(|s| s.end.end).collect();
-    Ok(Recovered {
-        report,
-        ends,
-        bound,
-        base: max_gsn + 1,
-    })
+    Ok(())
 }
