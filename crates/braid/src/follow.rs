@@ -70,6 +70,9 @@ pub struct FollowStats {
     pub txns_replayed: u64,
     pub bytes_read: u64,
     pub followed_seconds: f64,
+    /// Seconds the rounds spent reading the streams, and replaying (readers waiting).
+    pub read_seconds: f64,
+    pub replay_seconds: f64,
     /// Messages stored after the standby started and made visible, and their lag (stored by
     /// the cluster -> visible on the standby), microseconds.
     pub messages: u64,
@@ -149,6 +152,8 @@ pub fn run(args: FollowArgs) -> anyhow::Result<()> {
         st.rounds += 1;
         st.txns_replayed += r.txns;
         st.bytes_read += r.bytes_read;
+        st.read_seconds += r.read_seconds;
+        st.replay_seconds += r.replay_seconds;
         // The backlog written before the standby started is not lag.
         for &(stored, l) in &r.lag_us {
             if stored >= started_ns {
@@ -233,7 +238,8 @@ fn run_workload(
 fn summary(st: &FollowStats) -> String {
     let mut s = format!(
         "followed {} ({} on {} streams) for {:.1} s: {} rounds ({} restarts from a checkpoint), \
-         {} transactions replayed, {:.1} MB read; lag of the {} messages written since it started: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+         {} transactions replayed, {:.1} MB read; {:.1} s reading, {:.1} s replaying; lag of \
+         the {} messages written since it started: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
         st.db_id,
         st.scheme,
         st.streams,
@@ -242,6 +248,8 @@ fn summary(st: &FollowStats) -> String {
         st.restarts,
         st.txns_replayed,
         st.bytes_read as f64 / 1e6,
+        st.read_seconds,
+        st.replay_seconds,
         st.messages,
         st.lag_p50_us / 1e3,
         st.lag_p99_us / 1e3,
