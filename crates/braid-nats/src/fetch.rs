@@ -52,10 +52,20 @@ pub fn fetch(
     last: u64,
     f: &mut dyn FnMut(Fetched) -> Result<(), WalError>,
 ) -> Result<(), WalError> {
-    let service = format!("{} stream {name}", c.config().url);
     let (first, now_last) = bounds(c, name)?;
-    let from = from.max(first);
-    let last = last.min(now_last);
+    fetch_held(c, name, from.max(first), last.min(now_last), f)
+}
+
+/// [`fetch`] for a range the caller has just seen the stream hold (from its [`bounds`]), so
+/// the stream's state is not asked for again.
+pub fn fetch_held(
+    c: &Cluster,
+    name: &str,
+    from: u64,
+    last: u64,
+    f: &mut dyn FnMut(Fetched) -> Result<(), WalError>,
+) -> Result<(), WalError> {
+    let service = format!("{} stream {name}", c.config().url);
     if from > last {
         return Ok(());
     }

@@ -31,6 +31,56 @@ struct Tailed {
     service: String,
 }
 
+/// What one stream's poll read: each data message's end and when it was stored, and the
+/// data bytes.
+struct Polled {
+    messages: Vec<(Lsn, i128)>,
+    bytes: u64,
+}
+
+impl Tailed {
+    /// Read what the stream gained since the last poll into the image, then drop the bytes
+    /// before the stream's entry of `keep_from`.
+    fn poll(&mut self, cluster: &Cluster, keep_from: &[Lsn]) -> Result<Polled, WalError> {
+        let (first, last) = fetch::bounds(cluster, &self.name)?;
+        // Before the first read, a purge removed only what the checkpoint the standby started
+        // from covers, or the round finds its resume point missing (`Behind`). After it,
+        // purged messages not read yet held bytes the standby still needs.
+        if first > self.next && self.next > 1 {
+            return Err(WalError::Behind {
+                stream: self.stream,
+                detail: format!(
+                    "{}: the writer purged sequences {} to {} before this standby read them",
+                    self.service,
+                    self.next,
+                    first - 1
+                ),
+            });
+        }
+        let mut out = Polled {
+            messages: Vec::new(),
+            bytes: 0,
+        };
+        let service = &self.service;
+        let image = &mut self.image;
+        fetch::fetch_held(cluster, &self.name, self.next.max(first), last, &mut |m| {
+            let at = || format!("{service} sequence {}", m.seq);
+            image.apply(m.kind, m.lsn, m.epoch, m.seq, &m.payload, &at)?;
+            if m.kind == MsgKind::Data {
+                out.bytes += m.payload.len() as u64;
+                out.messages
+                    .push((m.lsn + m.payload.len() as u64, m.published_ns));
+            }
+            Ok(())
+        })?;
+        self.next = self.next.max(last + 1);
+        if let Some(&keep) = keep_from.get(self.stream as usize) {
+            self.image.drop_before(keep);
+        }
+        Ok(out)
+    }
+}
+
 /// A standby's reader of every stream of a database (see the module doc).
 pub struct NatsTail {
     cluster: Arc<Cluster>,
@@ -57,43 +107,39 @@ impl NatsTail {
 
 impl LogTail for NatsTail {
     fn poll(&mut self, keep_from: &[Lsn]) -> Result<TailPoll, WalError> {
+        let cluster = &*self.cluster;
+        // The streams are read at once, one thread each: a stream's poll is mostly waiting on
+        // the cluster (its state, then a consumer), so this is what a round waits for.
+        let polled: Vec<Result<Polled, WalError>> = if self.streams.len() == 1 {
+            self.streams
+                .iter_mut()
+                .map(|t| t.poll(cluster, keep_from))
+                .collect()
+        } else {
+            std::thread::scope(|sc| {
+                let handles: Vec<_> = self
+                    .streams
+                    .iter_mut()
+                    .map(|t| sc.spawn(move || t.poll(cluster, keep_from)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(WalError::Config("a stream's reader panicked".into()))
+                        })
+                    })
+                    .collect()
+            })
+        };
         let mut out = TailPoll {
             messages: Vec::with_capacity(self.streams.len()),
             bytes: 0,
         };
-        for t in &mut self.streams {
-            let (first, last) = fetch::bounds(&self.cluster, &t.name)?;
-            // Before the first read, a purge removed only what the checkpoint the standby
-            // started from covers, or the round finds its resume point missing (`Behind`).
-            // After it, purged messages not read yet held bytes the standby still needs.
-            if first > t.next && t.next > 1 {
-                return Err(WalError::Behind {
-                    stream: t.stream,
-                    detail: format!(
-                        "{}: the writer purged sequences {} to {} before this standby read them",
-                        t.service,
-                        t.next,
-                        first - 1
-                    ),
-                });
-            }
-            let mut msgs = Vec::new();
-            let service = &t.service;
-            let image = &mut t.image;
-            fetch::fetch(&self.cluster, &t.name, t.next, last, &mut |m| {
-                let at = || format!("{service} sequence {}", m.seq);
-                image.apply(m.kind, m.lsn, m.epoch, m.seq, &m.payload, &at)?;
-                if m.kind == MsgKind::Data {
-                    out.bytes += m.payload.len() as u64;
-                    msgs.push((m.lsn + m.payload.len() as u64, m.published_ns));
-                }
-                Ok(())
-            })?;
-            t.next = t.next.max(last + 1);
-            if let Some(&keep) = keep_from.get(t.stream as usize) {
-                t.image.drop_before(keep);
-            }
-            out.messages.push(msgs);
+        for p in polled {
+            let p = p?;
+            out.bytes += p.bytes;
+            out.messages.push(p.messages);
         }
         Ok(out)
     }
