@@ -78,6 +78,28 @@ impl<'a> Resumed<'a> {
         }
         Ok(Resumed { src, start })
     }
+
+    /// Each of `sources` from its entry of `at` (a round of a `scheme` log of `at.len()`
+    /// streams).
+    pub fn all(
+        sources: &[&'a (dyn StreamSource + Sync)],
+        at: &[Lsn],
+        scheme: &str,
+    ) -> Result<Vec<Resumed<'a>>, WalError> {
+        if sources.len() != at.len() {
+            return Err(WalError::Config(format!(
+                "the {scheme} log has {} streams, {} were given",
+                at.len(),
+                sources.len()
+            )));
+        }
+        sources
+            .iter()
+            .zip(at)
+            .enumerate()
+            .map(|(i, (s, &at))| Resumed::new(*s, at, i))
+            .collect()
+    }
 }
 
 impl StreamSource for Resumed<'_> {

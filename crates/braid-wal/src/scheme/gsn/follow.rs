@@ -43,7 +43,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use super::GsnConfig;
-use super::recovery::{RecKind, StreamScan, Threads, in_void, par, redo, scan_stream};
+use super::recovery::{RecKind, StreamScan, Threads, in_void, redo, scan};
 use crate::scan::StreamSource;
 use crate::scheme::follow::{Follower, Resumed};
 use crate::scheme::{RecoveryReport, Replay, SchemeConfig};
@@ -226,33 +226,17 @@ impl Follower for GsnFollower {
         replay: &dyn Replay,
     ) -> Result<RecoveryReport, WalError> {
         let n = self.at.len();
-        if sources.len() != n {
-            return Err(WalError::Config(format!(
-                "the gsn log has {n} streams, {} were given",
-                sources.len()
-            )));
-        }
-        let resumed = sources
-            .iter()
-            .zip(&self.at)
-            .enumerate()
-            .map(|(i, (s, &at))| Resumed::new(*s, at, i))
-            .collect::<Result<Vec<_>, _>>()?;
+        let resumed = Resumed::all(sources, &self.at, "gsn")?;
+        let views: Vec<&(dyn StreamSource + Sync)> = resumed.iter().map(|r| r as _).collect();
         let started = Instant::now();
         let mut report = RecoveryReport::default();
-        let (mode, cut) = (self.cfg.scan_mode, self.cfg.cut.as_ref());
-        let t = Instant::now();
-        let scans = par(n, self.threads.scan, &|s| {
-            scan_stream(&resumed[s], s, mode, cut)
-        })?;
-        for sc in &scans {
-            report.records += sc.records;
-            report.bytes += sc.bytes;
-            report.max_txn = report.max_txn.max(sc.max_txn);
-            report.covered += sc.covered;
-            report.ends.push(sc.end.clone());
-        }
-        report.stages.push(("scan", t.elapsed().as_secs_f64()));
+        let scans = scan(
+            &views,
+            self.threads.scan,
+            self.cfg.scan_mode,
+            self.cfg.cut.as_ref(),
+            &mut report,
+        )?;
 
         let t = Instant::now();
         let (d, committed, skipped) = self.plan(&scans);

@@ -141,7 +141,7 @@ fn bad(stream: usize, lsn: Lsn, what: &str) -> WalError {
     WalError::Config(format!("gsn log {stream}, LSN {lsn}: {what}"))
 }
 
-pub(super) fn scan_stream(
+fn scan_stream(
     src: &dyn StreamSource,
     s: usize,
     mode: ScanMode,
@@ -226,13 +226,37 @@ pub(super) fn scan_stream(
     })
 }
 
+/// Step 1: scan the logs `srcs` with up to `scanners` threads, counting what was read in
+/// `report` (with the `scan` stage).
+pub(super) fn scan(
+    srcs: &[&(dyn StreamSource + Sync)],
+    scanners: usize,
+    mode: ScanMode,
+    cut: Option<&Cut>,
+    report: &mut RecoveryReport,
+) -> Result<Vec<StreamScan>, WalError> {
+    let t = Instant::now();
+    let scans = par(srcs.len(), scanners, &|s| {
+        scan_stream(srcs[s], s, mode, cut)
+    })?;
+    for sc in &scans {
+        report.records += sc.records;
+        report.bytes += sc.bytes;
+        report.max_txn = report.max_txn.max(sc.max_txn);
+        report.covered += sc.covered;
+        report.ends.push(sc.end.clone());
+    }
+    report.stages.push(("scan", t.elapsed().as_secs_f64()));
+    Ok(scans)
+}
+
 /// Whether GSN `g` lies in the open range of one of the void markers `voids`.
 pub(super) fn in_void(voids: &[(u64, u64)], g: u64) -> bool {
     voids.iter().any(|&(lo, hi)| lo < g && g < hi)
 }
 
 /// Run `f(i)` for `i` in `0..n` on up to `threads` scoped threads; first error wins.
-pub(super) fn par<T: Send>(
+fn par<T: Send>(
     n: usize,
     threads: usize,
     f: &(dyn Fn(usize) -> Result<T, WalError> + Sync),
@@ -290,22 +314,13 @@ pub(super) fn recover(
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
 ) -> Result<Recovered, WalError> {
-    let n = devices.len();
     let scanners = threads.scan.max(1);
     let m = threads.apply.max(1);
     let mut report = RecoveryReport::default();
     // 1. Scan.
-    let t = Instant::now();
-    let scans = par(n, scanners, &|s| scan_stream(&*devices[s], s, mode, cut))?;
-    for sc in &scans {
-        report.records += sc.records;
-        report.bytes += sc.bytes;
-        report.max_txn = report.max_txn.max(sc.max_txn);
-        report.covered += sc.covered;
-        report.ends.push(sc.end.clone());
-    }
+    let srcs: Vec<&(dyn StreamSource + Sync)> = devices.iter().map(|d| &**d as _).collect();
+    let scans = scan(&srcs, scanners, mode, cut, &mut report)?;
     progress(report.bytes);
-    report.stages.push(("scan", t.elapsed().as_secs_f64()));
 
     // 2. The bound and the committed set.
     let t = Instant::now();

@@ -55,19 +55,7 @@ impl Follower for TaurusFollower {
         sources: &[&(dyn StreamSource + Sync)],
         replay: &dyn Replay,
     ) -> Result<RecoveryReport, WalError> {
-        if sources.len() != self.at.len() {
-            return Err(WalError::Config(format!(
-                "the taurus log has {} streams, {} were given",
-                self.at.len(),
-                sources.len()
-            )));
-        }
-        let resumed = sources
-            .iter()
-            .zip(&self.at)
-            .enumerate()
-            .map(|(i, (s, &at))| Resumed::new(*s, at, i))
-            .collect::<Result<Vec<_>, _>>()?;
+        let resumed = Resumed::all(sources, &self.at, "taurus")?;
         let views: Vec<&(dyn StreamSource + Sync)> = resumed.iter().map(|r| r as _).collect();
         let started = Instant::now();
         let out = recovery::recover(
