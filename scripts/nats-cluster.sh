@@ -146,19 +146,29 @@ EOF
     die "server $i is not healthy after 60 s; see $dir/n$i/server.log"
 }
 
-stop_node() {
-    local dir=$1 i=$2 sig=${3:-TERM} pid
+# Send node I signal SIG (default TERM).
+signal_node() {
+    local dir=$1 i=$2 sig=${3:-TERM}
+    [[ -f "$dir/n$i/pid" ]] || return 0
+    kill "-$sig" "$(cat "$dir/n$i/pid")" 2> /dev/null || true
+}
+
+# Wait up to 5 s for node I to exit, then kill it.
+reap_node() {
+    local dir=$1 i=$2 pid
     [[ -f "$dir/n$i/pid" ]] || return 0
     pid=$(cat "$dir/n$i/pid")
-    if kill -0 "$pid" 2> /dev/null; then
-        kill "-$sig" "$pid" 2> /dev/null || true
-        for _ in $(seq 100); do
-            kill -0 "$pid" 2> /dev/null || break
-            sleep 0.05
-        done
-        kill -0 "$pid" 2> /dev/null && kill -KILL "$pid" 2> /dev/null || true
-    fi
+    for _ in $(seq 100); do
+        kill -0 "$pid" 2> /dev/null || break
+        sleep 0.05
+    done
+    kill -0 "$pid" 2> /dev/null && kill -KILL "$pid" 2> /dev/null || true
     rm -f "$dir/n$i/pid"
+}
+
+stop_node() {
+    signal_node "$1" "$2" "${3:-TERM}"
+    reap_node "$1" "$2"
 }
 
 cmd=${1:-}
@@ -174,7 +184,11 @@ start)
     urls "$dir"
     ;;
 url) urls "$dir" ;;
-stop) for ((i = 0; i < N; i++)); do stop_node "$dir" "$i"; done ;;
+stop)
+    # Every server shuts down at once: one after the other, each waits on the others.
+    for ((i = 0; i < N; i++)); do signal_node "$dir" "$i"; done
+    for ((i = 0; i < N; i++)); do reap_node "$dir" "$i"; done
+    ;;
 kill-node)
     # Until the others elect a meta leader, JetStream requests (creating a stream) go
     # unanswered: while a majority is left, wait for one, so what follows meets a cluster that
