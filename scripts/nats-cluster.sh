@@ -198,7 +198,16 @@ kill-node)
     for ((i = 0; i < N; i++)); do
         [[ -f "$dir/n$i/pid" ]] && kill -0 "$(cat "$dir/n$i/pid")" 2> /dev/null && alive=$((alive + 1))
     done
-    if ((2 * alive > N)); then wait_leader "$dir" "$3"; fi
+    if ((2 * alive > N)); then
+        wait_leader "$dir" "$3"
+        # Then until every surviving server's streams have failed over (each answers its
+        # health check: its replicas current under a leader). A cluster holding many streams
+        # elects many new leaders at once, and requests made meanwhile can go unanswered for
+        # longer than a client's timeout.
+        for ((i = 0; i < N; i++)); do
+            [[ -f "$dir/n$i/pid" ]] && wait_healthy "$dir" "$i"
+        done
+    fi
     ;;
 start-node)
     start_node "$dir" "${3:?node index}"

@@ -112,19 +112,29 @@ impl Cluster {
     ) -> Result<T, WalError> {
         let timeout = self.cfg.timeout;
         let deadline = Instant::now() + timeout;
+        // The last attempt's own error: the one the deadline cut short says nothing of why.
+        let mut failed: Option<String> = None;
+        let mut attempts = 0u32;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let attempt = f();
-            let last = match self
+            attempts += 1;
+            match self
                 .rt
                 .block_on(async move { tokio::time::timeout(left, attempt).await })
             {
                 Ok(Ok(v)) => return Ok(v),
-                Ok(Err(e)) => e.to_string(),
-                Err(_) => format!("no answer within {timeout:?}"),
-            };
+                Ok(Err(e)) => failed = Some(e.to_string()),
+                Err(_) => {}
+            }
             let Some(left) = deadline.checked_duration_since(Instant::now()) else {
-                return Err(remote(&self.cfg.url, format!("{what}: {last}")));
+                let why = match &failed {
+                    Some(e) => format!(
+                        "no answer within {timeout:?} ({attempts} attempts; the last error: {e})"
+                    ),
+                    None => format!("no answer within {timeout:?}"),
+                };
+                return Err(remote(&self.cfg.url, format!("{what}: {why}")));
             };
             std::thread::sleep(left.min(Duration::from_millis(100)));
         }
