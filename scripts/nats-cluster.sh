@@ -205,7 +205,7 @@ kill-node)
         # elects many new leaders at once, and requests made meanwhile can go unanswered for
         # longer than a client's timeout.
         for ((i = 0; i < N; i++)); do
-            [[ -f "$dir/n$i/pid" ]] && wait_healthy "$dir" "$i"
+            if [[ -f "$dir/n$i/pid" ]]; then wait_healthy "$dir" "$i"; fi
         done
     fi
     ;;
