@@ -81,7 +81,6 @@ impl GsnFollower {
 }
 
 /// A page-partitioned transaction as one round sees it.
-#[derive(Default)]
 struct Split {
     /// The smallest GSN of its parts read (`u64::MAX` without one).
     first: u64,
@@ -90,6 +89,17 @@ struct Split {
     commit: Option<(u64, u32)>,
     /// Its commit record lies in a voided range.
     void_commit: bool,
+}
+
+impl Default for Split {
+    fn default() -> Split {
+        Split {
+            first: u64::MAX,
+            parts: 0,
+            commit: None,
+            void_commit: false,
+        }
+    }
 }
 
 /// The largest value at most `bound` that lies in none of the closed ranges `forbidden`.
@@ -155,18 +165,12 @@ impl GsnFollower {
                 let void = in_void(voids, r.gsn);
                 match r.kind {
                     RecKind::Part if !void => {
-                        let e = split.entry(r.txn).or_insert(Split {
-                            first: u64::MAX,
-                            ..Split::default()
-                        });
+                        let e = split.entry(r.txn).or_default();
                         e.first = e.first.min(r.gsn);
                         e.parts += 1;
                     }
                     RecKind::Commit(k) => {
-                        let e = split.entry(r.txn).or_insert(Split {
-                            first: u64::MAX,
-                            ..Split::default()
-                        });
+                        let e = split.entry(r.txn).or_default();
                         if void {
                             e.void_commit = true;
                         } else {
