@@ -1,0 +1,199 @@
+//! Results: one [`Row`] per run, each with its ratio to the best peer, written as
+//! `peers.json` and `peers.csv`, printed as one table per workload, and drawn as a plot.
+
+use std::path::Path;
+
+use anyhow::{Context as _, Result};
+use serde::Serialize;
+
+use crate::machine::Machine;
+use crate::workload::Measured;
+
+pub mod plot;
+pub mod table;
+
+/// One run of one system at one thread count (and record size).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Row {
+    /// `append` or `txn`.
+    pub workload: String,
+    /// System name; braid's start with `braid`.
+    pub system: String,
+    /// Writer or worker threads.
+    pub threads: usize,
+    /// Record size of the append workload; none for transactions.
+    pub record_bytes: Option<usize>,
+    /// Durable appends or transactions per second.
+    pub per_s: f64,
+    /// Latency percentiles, microseconds.
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
+    /// `per_s` over the best peer's (non-braid) at the same workload, threads and size.
+    pub ratio_to_best_peer: Option<f64>,
+    /// fdatasync/fsync per second, where counted.
+    pub syncs_per_s: Option<f64>,
+    /// Bytes written per fdatasync/fsync, where counted.
+    pub bytes_per_sync: Option<f64>,
+    /// Where the sync figures come from.
+    pub sync_source: Option<String>,
+    /// Operations completed.
+    pub ops: u64,
+    /// Seconds the operations took.
+    pub seconds: f64,
+    /// Conflicts retried (transactions only).
+    pub retries: Option<u64>,
+    /// Crate or library version.
+    pub version: String,
+    /// The durable setting used, in words.
+    pub durability: String,
+    /// Logical CPUs.
+    pub cores: usize,
+    /// Kernel release.
+    pub kernel: String,
+    /// File system type of the data directory.
+    pub fs_type: String,
+    /// Git revision of the braid tree.
+    pub git_rev: String,
+}
+
+impl Row {
+    /// A row with the figures of `m` and nothing else filled in.
+    pub fn measured(m: &Measured) -> Row {
+        Row {
+            per_s: m.per_s(),
+            p50_us: m.us(50.0),
+            p99_us: m.us(99.0),
+            p999_us: m.us(99.9),
+            ops: m.ops,
+            seconds: m.elapsed.as_secs_f64(),
+            ..Row::default()
+        }
+    }
+
+    /// braid's own rows (compared with the peers, never one of them).
+    pub fn is_braid(&self) -> bool {
+        self.system.starts_with("braid")
+    }
+
+    fn same_point(&self, o: &Row) -> bool {
+        self.workload == o.workload
+            && self.threads == o.threads
+            && self.record_bytes == o.record_bytes
+    }
+}
+
+/// A run that failed, kept in the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Failure {
+    /// `append` or `txn`.
+    pub workload: String,
+    /// System name.
+    pub system: String,
+    /// Threads.
+    pub threads: usize,
+    /// Record size (append only).
+    pub record_bytes: Option<usize>,
+    /// The error and its causes.
+    pub error: String,
+}
+
+/// Everything one invocation measured.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// The machine and tree.
+    pub machine: Machine,
+    /// Seconds each run was timed.
+    pub seconds_per_run: f64,
+    /// Accounts in the transaction workload's table.
+    pub accounts: u64,
+    /// The runs.
+    pub runs: Vec<Row>,
+    /// Runs that failed.
+    pub failures: Vec<Failure>,
+}
+
+impl Report {
+    /// Stamp every row with the machine and compute its ratio to the best peer.
+    pub fn finish(&mut self) {
+        let best: Vec<Option<f64>> = self
+            .runs
+            .iter()
+            .map(|r| {
+                self.runs
+                    .iter()
+                    .filter(|o| !o.is_braid() && o.same_point(r))
+                    .map(|o| o.per_s)
+                    .fold(None, |b: Option<f64>, x| Some(b.map_or(x, |b| b.max(x))))
+            })
+            .collect();
+        for (r, best) in self.runs.iter_mut().zip(best) {
+            r.ratio_to_best_peer = best.filter(|b| *b > 0.0).map(|b| r.per_s / b);
+            r.cores = self.machine.cores;
+            r.kernel.clone_from(&self.machine.kernel);
+            r.fs_type.clone_from(&self.machine.fs_type);
+            r.git_rev.clone_from(&self.machine.git_rev);
+        }
+    }
+
+    /// Write `peers.json` and `peers.csv` into `out`.
+    pub fn write(&self, out: &Path) -> Result<()> {
+        std::fs::create_dir_all(out).with_context(|| format!("create {}", out.display()))?;
+        let json = out.join("peers.json");
+        std::fs::write(&json, serde_json::to_string_pretty(self)? + "\n")
+            .with_context(|| format!("write {}", json.display()))?;
+        let csv_path = out.join("peers.csv");
+        let mut w = csv::Writer::from_path(&csv_path)
+            .with_context(|| format!("write {}", csv_path.display()))?;
+        for r in &self.runs {
+            w.serialize(r)?;
+        }
+        w.flush()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(system: &str, threads: usize, per_s: f64) -> Row {
+        Row {
+            workload: "append".into(),
+            system: system.into(),
+            threads,
+            record_bytes: Some(128),
+            per_s,
+            ..Row::default()
+        }
+    }
+
+    #[test]
+    fn ratios_are_to_the_best_peer_at_the_same_point() {
+        let machine = Machine::probe(Path::new("/"));
+        let mut r = Report {
+            machine,
+            seconds_per_run: 1.0,
+            accounts: 10,
+            runs: vec![
+                row("braid-wal serial", 1, 300.0),
+                row("rocksdb", 1, 100.0),
+                row("fjall", 1, 200.0),
+                row("braid-wal serial", 4, 50.0),
+                row("rocksdb", 4, 100.0),
+            ],
+            failures: vec![],
+        };
+        r.finish();
+        let ratios: Vec<_> = r.runs.iter().map(|x| x.ratio_to_best_peer).collect();
+        assert_eq!(
+            ratios,
+            vec![Some(1.5), Some(0.5), Some(1.0), Some(0.5), Some(1.0)]
+        );
+        let text = table::render(&r);
+        assert!(text.contains("Log appends, 128 B records"));
+        assert!(text.contains("1.50x"));
+    }
+}

@@ -1,0 +1,100 @@
+//! The tables printed at the end: one per workload (the append workload one per record size),
+//! a line per system and thread count, with its ratio to the best peer there.
+
+use std::fmt::Write as _;
+
+use super::{Report, Row};
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".into(), |v| format!("{v:.digits$}"))
+}
+
+/// A record size for people: `128 B`, `4 KiB`.
+pub fn size(bytes: usize) -> String {
+    if bytes >= 1024 && bytes.is_multiple_of(1024) {
+        format!("{} KiB", bytes / 1024)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+/// The report as text tables.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let mut groups: Vec<(String, Option<usize>)> = Vec::new();
+    for r in &report.runs {
+        let g = (r.workload.clone(), r.record_bytes);
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    for (workload, bytes) in groups {
+        let title = match (workload.as_str(), bytes) {
+            ("append", Some(b)) => format!("Log appends, {} records, each durable", size(b)),
+            ("txn", _) => "Durable transactions (TPC-B account update)".to_string(),
+            (w, _) => w.to_string(),
+        };
+        let unit = if workload == "txn" {
+            "txn/s"
+        } else {
+            "appends/s"
+        };
+        let _ = writeln!(out, "\n{title}");
+        let _ = writeln!(
+            out,
+            "{:<22} {:>7} {:>12} {:>8} {:>9} {:>9} {:>9} {:>9} {:>10}",
+            "system",
+            "threads",
+            unit,
+            "vs best",
+            "p50 us",
+            "p99 us",
+            "p99.9 us",
+            "syncs/s",
+            "B/sync"
+        );
+        let mut rows: Vec<&Row> = report
+            .runs
+            .iter()
+            .filter(|r| r.workload == workload && r.record_bytes == bytes)
+            .collect();
+        rows.sort_by_key(|r| r.threads);
+        for r in rows {
+            let _ = writeln!(
+                out,
+                "{:<22} {:>7} {:>12.0} {:>8} {:>9.0} {:>9.0} {:>9.0} {:>9} {:>10}",
+                r.system,
+                r.threads,
+                r.per_s,
+                r.ratio_to_best_peer
+                    .map_or_else(|| "-".into(), |x| format!("{x:.2}x")),
+                r.p50_us,
+                r.p99_us,
+                r.p999_us,
+                opt(r.syncs_per_s, 0),
+                opt(r.bytes_per_sync, 0),
+            );
+        }
+    }
+    if !report.failures.is_empty() {
+        let _ = writeln!(out, "\nFailed runs");
+        for f in &report.failures {
+            let _ = writeln!(
+                out,
+                "{} {} threads={} record_bytes={}: {}",
+                f.workload,
+                f.system,
+                f.threads,
+                f.record_bytes.map_or_else(|| "-".into(), |b| b.to_string()),
+                f.error
+            );
+        }
+    }
+    let m = &report.machine;
+    let _ = writeln!(
+        out,
+        "\n{} cores ({}), kernel {}, {} on {} at {}, braid {}; {} s per run",
+        m.cores, m.cpu, m.kernel, m.fs_type, m.fs_source, m.dir, m.git_rev, report.seconds_per_run
+    );
+    out
+}

@@ -1,0 +1,228 @@
+//! RocksDB through rust-rocksdb, linked against the system's librocksdb (Debian's, see
+//! `scripts/peers.sh`), default options plus `create_if_missing`, every write with
+//! `WriteOptions::set_sync(true)`: it returns once the write-ahead log is fdatasync'd (RocksDB
+//! groups concurrent synced writers behind one leader).
+//!
+//! * Log appends ([`RocksWal`]): each record one `put_opt` of key (thread, seq).
+//! * Durable transactions ([`RocksTxn`]): a pessimistic `TransactionDB`, each update one
+//!   transaction (`get_for_update`, `put`, `commit`) begun with the synced write options;
+//!   lock time-outs and busy errors are retried.
+//!
+//! The self-checks reopen the database: the last acknowledged record of each thread must read
+//! back; the balances must sum to what the committed updates leave.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use rocksdb::{
+    DB, ErrorKind, Options, TransactionDB, TransactionDBOptions, TransactionOptions,
+    WriteBatchWithTransaction, WriteOptions,
+};
+
+use super::{
+    AppendLog, AppendSystem, Appender, INITIAL_BALANCE, TxnStore, TxnSystem, TxnWorker,
+    account_key, append_key, balance,
+};
+
+/// The binding crate's version and the library it runs (set by `scripts/peers.sh`).
+fn version() -> String {
+    let lib = std::env::var("PEERS_ROCKSDB_LIB").unwrap_or_else(|_| "system library".into());
+    format!("rocksdb crate {}, {lib}", env!("PEERS_V_ROCKSDB"))
+}
+
+fn options() -> Options {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o
+}
+
+fn synced() -> WriteOptions {
+    let mut w = WriteOptions::default();
+    w.set_sync(true);
+    w
+}
+
+/// RocksDB's write-ahead log under synced puts.
+#[derive(Debug)]
+pub struct RocksWal;
+
+impl AppendSystem for RocksWal {
+    fn name(&self) -> String {
+        "rocksdb".into()
+    }
+
+    fn version(&self) -> String {
+        version()
+    }
+
+    fn durability(&self) -> String {
+        "put_opt with WriteOptions::set_sync(true): WAL fdatasync'd".into()
+    }
+
+    fn open(&self, dir: &Path, _threads: usize) -> Result<Box<dyn AppendLog>> {
+        Ok(Box::new(WalOpen {
+            db: DB::open(&options(), dir)?,
+            wo: synced(),
+        }))
+    }
+
+    fn verify(&self, dir: &Path, acked: &[u64], record_bytes: usize) -> Result<()> {
+        let db = DB::open(&options(), dir)?;
+        for (t, &n) in acked.iter().enumerate() {
+            let Some(last) = n.checked_sub(1) else {
+                continue;
+            };
+            match db.get(append_key(t, last))? {
+                Some(v) if v.len() == record_bytes && v[..16] == append_key(t, last) => {}
+                _ => bail!("thread {t}: acknowledged record {last} does not read back"),
+            }
+        }
+        Ok(())
+    }
+}
+
+struct WalOpen {
+    db: DB,
+    wo: WriteOptions,
+}
+
+impl AppendLog for WalOpen {
+    fn writer(&self, thread: usize) -> Result<Box<dyn Appender + '_>> {
+        Ok(Box::new(WalWriter { open: self, thread }))
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        self.db.flush_wal(true)?;
+        Ok(())
+    }
+}
+
+struct WalWriter<'a> {
+    open: &'a WalOpen,
+    thread: usize,
+}
+
+impl Appender for WalWriter<'_> {
+    fn append(&mut self, seq: u64, payload: &[u8]) -> Result<()> {
+        let key = append_key(self.thread, seq);
+        self.open.db.put_opt(key, payload, &self.open.wo)?;
+        Ok(())
+    }
+}
+
+/// RocksDB's pessimistic `TransactionDB`, synced commits.
+#[derive(Debug)]
+pub struct RocksTxn;
+
+fn open_txn_db(dir: &Path) -> Result<TransactionDB> {
+    Ok(TransactionDB::open(
+        &options(),
+        &TransactionDBOptions::default(),
+        dir,
+    )?)
+}
+
+impl TxnSystem for RocksTxn {
+    fn name(&self) -> String {
+        "rocksdb".into()
+    }
+
+    fn version(&self) -> String {
+        version()
+    }
+
+    fn durability(&self) -> String {
+        "TransactionDB, commit with WriteOptions::set_sync(true): WAL fdatasync'd".into()
+    }
+
+    fn open(&self, dir: &Path, _threads: usize, accounts: u64) -> Result<Box<dyn TxnStore>> {
+        let db = open_txn_db(dir)?;
+        let wo = synced();
+        let mut batch = WriteBatchWithTransaction::<true>::default();
+        for a in 0..accounts {
+            batch.put(account_key(a), INITIAL_BALANCE.to_le_bytes());
+            if batch.len() >= 10_000 {
+                db.write_opt(std::mem::take(&mut batch), &wo)?;
+            }
+        }
+        db.write_opt(batch, &wo)?;
+        Ok(Box::new(TxnOpen { db, wo }))
+    }
+
+    fn reopen_sum(&self, dir: &Path, _threads: usize, accounts: u64) -> Result<i64> {
+        let db = open_txn_db(dir)?;
+        let mut sum = 0i64;
+        for a in 0..accounts {
+            match db.get(account_key(a))? {
+                Some(v) => sum += balance(&v)?,
+                None => bail!("account {a} is missing after reopen"),
+            }
+        }
+        Ok(sum)
+    }
+}
+
+struct TxnOpen {
+    db: TransactionDB,
+    wo: WriteOptions,
+}
+
+impl TxnStore for TxnOpen {
+    fn worker(&self, _thread: usize) -> Result<Box<dyn TxnWorker + '_>> {
+        Ok(Box::new(TxnW { open: self }))
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        Ok(())
+    }
+}
+
+struct TxnW<'a> {
+    open: &'a TxnOpen,
+}
+
+/// `Ok(None)` for the errors a pessimistic transaction retries (lock time-out, busy).
+fn retryable<T>(r: std::result::Result<T, rocksdb::Error>) -> Result<Option<T>> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::Busy | ErrorKind::TimedOut | ErrorKind::TryAgain
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+impl TxnW<'_> {
+    /// One try: `false` if it has to be retried.
+    fn attempt(&self, key: &[u8], delta: i64) -> Result<bool> {
+        let tx = self
+            .open
+            .db
+            .transaction_opt(&self.open.wo, &TransactionOptions::default());
+        let old = match retryable(tx.get_for_update(key, true))? {
+            Some(Some(v)) => balance(&v)?,
+            Some(None) => bail!("an account is missing"),
+            None => return Ok(false),
+        };
+        if retryable(tx.put(key, (old + delta).to_le_bytes()))?.is_none() {
+            return Ok(false);
+        }
+        Ok(retryable(tx.commit())?.is_some())
+    }
+}
+
+impl TxnWorker for TxnW<'_> {
+    fn update(&mut self, account: u64, delta: i64) -> Result<u32> {
+        let key = account_key(account);
+        let mut retries = 0;
+        while !self.attempt(&key, delta)? {
+            retries += 1;
+        }
+        Ok(retries)
+    }
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# braid beside what its users would otherwise pick, every system durable (issue #33).
+#
+#   scripts/peers.sh [--seconds S] [--threads LIST] [other flags of the peers binary]
+#
+# Builds the peers workspace (peers/, its own workspace and target dir, so the main
+# workspace's `cargo test` never builds it) in release and runs it:
+#   append: braid-wal (serial; taurus with a stream per thread), raft-engine, okaywal,
+#           RocksDB's WAL and fjall; records of 128 B and 4 KiB, each waited for until durable.
+#   txn:    TPC-B's account update on braid-engine (serial default; taurus), SQLite (WAL,
+#           synchronous=FULL), redb (Durability::Immediate), fjall (SyncAll) and RocksDB
+#           (TransactionDB, sync writes); 100,000 accounts.
+# Defaults: 10 s per run, threads 1,4,16,64; data in target/peers-data (a real file system,
+# never tmpfs; each run removes its directory); results in target/peers/peers.{json,csv,svg,png}
+# and printed as tables with each system's ratio to the best peer. `peers --help` lists the
+# other flags (--record-bytes, --accounts, --workloads, --systems, --dir, --out).
+#
+# RocksDB is Debian's librocksdb (installed here with apt-get if missing, with libclang for
+# the binding's bindgen), linked through rust-rocksdb 0.20 (ROCKSDB_LIB_DIR): compiling RocksDB
+# from source takes far longer on two cores. The library version that runs is recorded in
+# every RocksDB row.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+args=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --seconds|--threads) args+=("$1" "$2"); shift 2 ;;
+        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) args+=("$1"); shift ;;
+    esac
+done
+
+need=()
+for p in librocksdb-dev libclang-dev clang; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+    echo "installing ${need[*]}" >&2
+    if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+libdir=$(dirname "$(dpkg -L librocksdb-dev | grep -m1 '/librocksdb\.so$')")
+lib=$(dpkg-query -W -f='${Package} ${Version}\n' 'librocksdb[0-9]*' 2>/dev/null | grep -v -- -dev | head -n1)
+export ROCKSDB_LIB_DIR=$libdir
+export PEERS_ROCKSDB_LIB="Debian ${lib:-librocksdb (version unknown)}"
+
+cd "$root/peers"
+cargo build --release --quiet
+# The binary's defaults are this tree's target/peers-data and target/peers.
+exec "$root/peers/target/release/peers" "${args[@]}"
