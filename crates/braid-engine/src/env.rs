@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use braid_pmem::{CrashMode, CrashSim, PersistTrip, PmemConfig, PmemError, Region};
-use braid_wal::fs::{Fs, OpenOpts, RealFs};
+use braid_wal::fs::{Fs, OpenOpts, RealFs, SnapshotFs};
 use parking_lot::Mutex;
 
 use crate::error::EngineError;
@@ -109,6 +109,9 @@ pub enum PmemEnv {
     /// Simulated regions that power-failure tests crash.
     #[doc(hidden)]
     Sim(SimPmem),
+    /// Private DRAM copies of region files, taken by [`Env::snapshot`]; a region the copy
+    /// lacks is a new zeroed one in DRAM. Nothing reaches a file.
+    Snapshot(Arc<BTreeMap<PathBuf, Region>>),
 }
 
 /// A database's environment: the file system its files live on and where its
@@ -131,10 +134,53 @@ impl Default for Env {
 }
 
 impl Env {
+    /// A private in-memory copy of every file below the directories `roots` (a database
+    /// directory and the places outside it that hold its files), for reading a database
+    /// without changing a byte of it: files through a [`SnapshotFs`], persistent-memory region
+    /// files (`*.region`) as DRAM copies. Checkpoints are copied first and region files before
+    /// the rest, so that what a live writer does meanwhile (append, de-stage, truncate after a
+    /// checkpoint) leaves the copy a state a crash could leave, or one that recovery refuses
+    /// (see [`Db::open_read_only`](crate::Db::open_read_only)). Memory: the size of the files.
+    pub fn snapshot(roots: &[PathBuf]) -> Result<Env, EngineError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| EngineError::Io { path, source }
+        };
+        let fs = SnapshotFs::new();
+        let is_region = |p: &Path| p.extension().is_some_and(|e| e == "region");
+        for root in roots {
+            let ckpt = root.join(crate::checkpoint::DIR);
+            fs.copy_tree(&ckpt, &|_| false).map_err(io(&ckpt))?;
+        }
+        let mut regions = BTreeMap::new();
+        for root in roots {
+            for path in region_files(root).map_err(io(root))? {
+                regions.insert(path.clone(), Region::snapshot(&path, None)?);
+            }
+        }
+        for root in roots {
+            fs.copy_tree(root, &is_region).map_err(io(root))?;
+        }
+        Ok(Env {
+            fs: Arc::new(fs),
+            pmem: PmemEnv::Snapshot(Arc::new(regions)),
+        })
+    }
+
     /// Open or create the pmem region at `path` with `size` usable bytes.
     pub fn region(&self, path: &Path, size: usize, cfg: PmemConfig) -> Result<Region, EngineError> {
         match &self.pmem {
             PmemEnv::Sim(s) => Ok(s.region(path, size, cfg)?),
+            PmemEnv::Snapshot(copies) => match copies.get(path) {
+                Some(r) if r.len() != size => Err(PmemError::SizeMismatch {
+                    path: path.to_path_buf(),
+                    found: r.len() as u64,
+                    expected: size as u64,
+                }
+                .into()),
+                Some(r) => Ok(r.clone()),
+                None => Ok(Region::anonymous(size)),
+            },
             PmemEnv::Files => {
                 if path.exists() {
                     Ok(Region::open(path, Some(size), cfg)?)
@@ -202,4 +248,26 @@ impl Env {
         self.fs.sync_dir(dir).map_err(|e| io(dir, e))?;
         Ok(())
     }
+}
+
+/// The region files (`*.region`) below `dir`, recursively; none if `dir` does not exist.
+fn region_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let entry = entry?;
+        let path = entry.path();
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            out.extend(region_files(&path)?);
+        } else if kind.is_file() && path.extension().is_some_and(|e| e == "region") {
+            out.push(path);
+        }
+    }
+    out.sort();
+    Ok(out)
 }

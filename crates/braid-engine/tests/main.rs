@@ -8,6 +8,7 @@ mod common;
 mod durable_defaults;
 mod engine;
 mod faults;
+mod lock;
 mod mvcc;
 mod phantom;
 mod recovery_crash;

@@ -30,6 +30,15 @@ fn a_second_writer_fences_the_first() {
     }
     // Nothing of A is durable yet: the group delay holds the flush.
     assert!(!pending[19].1.is_durable().unwrap());
+    // A second opener of A's own directory is refused by its lock before it reaches the
+    // cluster (where opening would fence A).
+    match open(&a_dir.path().join("db"), options(cfg.clone())) {
+        Err(braid_engine::EngineError::InUse { holder, .. }) => {
+            assert_eq!(holder, Some(std::process::id()));
+        }
+        other => panic!("a second opener of A's directory was not refused: {other:?}"),
+    }
+    assert!(a.worker().is_ok(), "the refused opener fenced A");
     // B opens the same database from another directory: it recovers from the cluster and
     // fences A.
     let b_dir = tempfile::tempdir().unwrap();

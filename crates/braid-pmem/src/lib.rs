@@ -41,6 +41,7 @@
 
 mod crash;
 mod delay;
+pub mod lock;
 mod persist;
 mod region;
 pub mod signal;
@@ -132,6 +133,18 @@ pub enum PmemError {
         /// Why the `MAP_SYNC` mapping was refused.
         #[source]
         source: std::io::Error,
+    },
+    /// The region file is open in another process, or through another handle in this one
+    /// (see [`lock`]): a region has one user at a time.
+    #[error(
+        "{path} is in use by {}; a region has one user at a time: close the other handle or wait for that process to exit",
+        lock::holder_text(*.holder)
+    )]
+    InUse {
+        /// The region file.
+        path: PathBuf,
+        /// The holder's process id, where the kernel tells it.
+        holder: Option<u32>,
     },
     /// An `msync` of the region failed once; from then on [`Region::check`] reports it, since
     /// data persisted since may be lost.
@@ -254,3 +267,12 @@ pub const HEADER_SIZE: usize = 4096;
 pub const REGION_MAGIC: [u8; 8] = *b"BRAIDRGN";
 /// Region file format version this crate writes and reads.
 pub const REGION_VERSION: u32 = 1;
+
+impl From<lock::LockError> for PmemError {
+    fn from(e: lock::LockError) -> PmemError {
+        match e {
+            lock::LockError::InUse { path, holder } => PmemError::InUse { path, holder },
+            lock::LockError::Io { path, source } => PmemError::Io { path, source },
+        }
+    }
+}

@@ -53,6 +53,18 @@ pub enum WalError {
         /// What is wrong with them.
         reason: String,
     },
+    /// The log stream is open in another process, or through another handle in this one: a
+    /// stream has one writer at a time.
+    #[error(
+        "{path} is in use by {}; a log has one writer at a time: close the other handle or wait for that process to exit",
+        braid_pmem::lock::holder_text(*.holder)
+    )]
+    InUse {
+        /// The lock file (or region file) that is held.
+        path: PathBuf,
+        /// The holder's process id, where the kernel tells it.
+        holder: Option<u32>,
+    },
     /// A segment file or ring header that cannot be used: damaged, of another stream, or
     /// written by a newer format version.
     #[error("bad segment file {file}: {reason}")]
@@ -174,6 +186,19 @@ impl UnknownName {
             what,
             given: given.to_string(),
             choices,
+        }
+    }
+}
+
+impl From<braid_pmem::lock::LockError> for WalError {
+    fn from(e: braid_pmem::lock::LockError) -> WalError {
+        match e {
+            braid_pmem::lock::LockError::InUse { path, holder } => WalError::InUse { path, holder },
+            braid_pmem::lock::LockError::Io { path, source } => WalError::Io {
+                path,
+                op: "lock",
+                source: Arc::new(source),
+            },
         }
     }
 }

@@ -42,6 +42,7 @@
 //! w.commit(&req)?.wait()?; // durable: fdatasync'd
 //! drop(w);
 //! log.close()?;
+//! drop(log); // a stream has one writer: its lock goes with the last handle
 //!
 //! let (_log, report) = open(&applied)?;
 //! assert_eq!(report.txns, 1);

@@ -7,6 +7,7 @@
 mod file_device_common;
 mod loom_harness;
 mod mem_device;
+mod one_writer;
 mod prefix_source;
 
 mod file_device_device;

@@ -1,11 +1,13 @@
 //! `braid inspect`: the streams, segments and decoded records of a database's log, without
-//! opening (or recovering) the database.
+//! opening (or recovering) the database, and where it keeps files outside its directory. It
+//! reads a copy of the files in memory ([`Env::snapshot`]), so it changes no byte and takes
+//! no lock: a database that another process is writing can be inspected.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use braid_engine::{Env, Meta};
-use braid_pmem::{PmemConfig, Region};
+use braid_pmem::Region;
 use braid_wal::device::Device;
 use braid_wal::device::file::{FileDevice, FileDeviceConfig};
 use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
@@ -27,34 +29,39 @@ pub struct InspectArgs {
     pub limit: usize,
 }
 
-fn devices(dir: &std::path::Path, meta: &Meta) -> anyhow::Result<Vec<Arc<dyn Device>>> {
+fn devices(dir: &std::path::Path, meta: &Meta, env: &Env) -> anyhow::Result<Vec<Arc<dyn Device>>> {
     let mut out: Vec<Arc<dyn Device>> = Vec::new();
     for i in 0..meta.streams {
         let id = i as u32;
         match meta.device.as_str() {
             "file" => {
-                let mut cfg = FileDeviceConfig::new(dir.join("log"), id);
+                let log = meta
+                    .outside
+                    .first()
+                    .map_or_else(|| dir.join("log"), |p| p.join("log"));
+                let mut cfg = FileDeviceConfig::new(log, id);
                 if let Some(s) = meta.segment_size {
                     cfg.segment_size = s;
                 }
-                out.push(Arc::new(FileDevice::open(
-                    Arc::new(braid_wal::fs::RealFs),
-                    cfg,
-                )?));
+                out.push(Arc::new(FileDevice::open(env.fs.clone(), cfg)?));
             }
             "pmem" => {
                 let path = dir.join("pmem").join(format!("stream-{i:03}.region"));
-                let region = Region::open(&path, None, PmemConfig::default())?;
-                let destage = dir
-                    .join("destage")
-                    .exists()
+                let region = Region::snapshot(&path, None)?;
+                let destage = env
+                    .fs
+                    .exists(&dir.join("destage"))
                     .then(|| FileDeviceConfig::new(dir.join("destage"), id));
                 let cfg = PmemDeviceConfig {
                     stream: id,
                     write: Default::default(),
                     destage,
                 };
-                out.push(Arc::new(PmemDevice::open(region, cfg)?));
+                out.push(Arc::new(PmemDevice::open_with_fs(
+                    region,
+                    cfg,
+                    env.fs.clone(),
+                )?));
             }
             _ => {}
         }
@@ -63,9 +70,12 @@ fn devices(dir: &std::path::Path, meta: &Meta) -> anyhow::Result<Vec<Arc<dyn Dev
 }
 
 pub fn run(args: InspectArgs) -> anyhow::Result<()> {
-    let env = Env::default();
-    let meta = Meta::read(&args.dir, &env)?;
-    let devs = devices(&args.dir, &meta)?;
+    let meta = Meta::read(&args.dir, &Env::default())?;
+    let writer = braid_engine::Db::writer_pid(&args.dir);
+    let mut roots = vec![args.dir.clone()];
+    roots.extend(meta.outside.iter().cloned());
+    let env = Env::snapshot(&roots)?;
+    let devs = devices(&args.dir, &meta, &env)?;
     let mut streams = Vec::new();
     for (i, d) in devs.iter().enumerate() {
         let info = d.info();
@@ -138,7 +148,13 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
             "first_records": records,
         }));
     }
-    let out = serde_json::json!({ "dir": args.dir.display().to_string(), "meta": meta, "streams": streams });
+    let out = serde_json::json!({
+        "dir": args.dir.display().to_string(),
+        "outside": meta.outside,
+        "writer_pid": writer,
+        "meta": meta,
+        "streams": streams,
+    });
     if args.json {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
@@ -151,6 +167,15 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
         meta.streams,
         meta.device
     );
+    match writer {
+        Some(pid) => println!(
+            "open for writing by process {pid}: what follows is a copy of what was durable when read"
+        ),
+        None => println!("not open for writing"),
+    }
+    for p in &meta.outside {
+        println!("outside the directory: {}", p.display());
+    }
     for s in &streams {
         println!(
             "stream {}: {} at {}, LSN {} .. {} ({}), {} records, {} bytes, kinds {}",

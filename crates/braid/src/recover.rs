@@ -28,6 +28,10 @@ pub struct RecoverArgs {
     /// Keep the valid prefix before mid-log corruption instead of refusing to open.
     #[arg(long)]
     pub salvage: bool,
+    /// Recover a copy in memory and write nothing: works while another process writes the
+    /// database (which a plain recover refuses), and trims, creates and locks nothing.
+    #[arg(long)]
+    pub read_only: bool,
     /// The database's log device, for a directory that holds no database yet: `nats` recovers
     /// the database `--db-id` from the cluster at `--nats-url` into it (a database killed with
     /// its machine). Otherwise the device `braid.json` records.
@@ -172,14 +176,25 @@ pub fn run(args: RecoverArgs) -> anyhow::Result<()> {
     ));
     let b = bar.clone();
     let start = Instant::now();
-    let (db, report) = Db::open_with_progress(
-        &args.dir,
-        opts,
-        workload.catalog(),
-        workload.procedures(),
-        &|l| workload.load(l, &|_| {}),
-        &move |n| b.inc(n),
-    )?;
+    let writer = braid_engine::Db::writer_pid(&args.dir);
+    let (db, report) = if args.read_only {
+        Db::open_read_only(
+            &args.dir,
+            opts,
+            workload.catalog(),
+            workload.procedures(),
+            &|l| workload.load(l, &|_| {}),
+        )?
+    } else {
+        Db::open_with_progress(
+            &args.dir,
+            opts,
+            workload.catalog(),
+            workload.procedures(),
+            &|l| workload.load(l, &|_| {}),
+            &move |n| b.inc(n),
+        )?
+    };
     let total = start.elapsed().as_secs_f64();
     bar.finish_and_clear();
     let r = &report.recovery;
@@ -192,7 +207,16 @@ pub fn run(args: RecoverArgs) -> anyhow::Result<()> {
         meta.streams,
         meta.device
     );
-    if let Some(e) = db.emulation() {
+    if args.read_only {
+        println!(
+            "  read-only:     recovered a copy in memory of what was durable when read; nothing \
+             written or locked ({})",
+            match writer {
+                Some(pid) => format!("process {pid} is writing the database"),
+                None => "no process had it open".to_string(),
+            }
+        );
+    } else if let Some(e) = db.emulation() {
         println!("  emulation:     {e}");
     }
     match &report.checkpoint {
@@ -255,6 +279,7 @@ pub fn run(args: RecoverArgs) -> anyhow::Result<()> {
                 "streams": meta.streams,
                 "device": meta.device,
                 "emulation": db.emulation(),
+                "read_only": args.read_only,
                 "threads": args.threads,
                 "scan_threads": scan_threads,
                 "apply_threads": apply_threads,

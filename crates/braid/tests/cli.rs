@@ -97,6 +97,56 @@ fn bench_recover_inspect() {
     );
 }
 
+/// Every file below `dir` with its bytes' checksum.
+fn checksums(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, u32> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.path().is_dir() {
+                todo.push(e.path());
+            } else {
+                out.insert(e.path(), crc32c::crc32c(&std::fs::read(e.path()).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+/// A database another process holds (here: this test holds its lock, as a writer does):
+/// `braid recover` refuses it and names the holder; `--read-only` recovers it and `inspect`
+/// reads it, neither changing a byte; once released, it recovers as usual.
+#[test]
+fn recover_and_inspect_of_a_database_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = small_bench(dir.path(), &["--scheme", "serial", "--device", "file"]);
+    let db_dir = kept_db(&v, "serial");
+    let db = std::path::Path::new(&db_dir);
+    let lock = std::fs::File::open(db.join("LOCK")).unwrap();
+    lock.try_lock().unwrap();
+    let before = checksums(db);
+    let out = run_failing(&["recover", "--dir", &db_dir]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let me = format!("in use by process {}", std::process::id());
+    assert!(err.contains(&me), "{err}");
+    let r = recover(&db_dir, &["--read-only"]);
+    assert_eq!(r["read_only"], true, "{r}");
+    assert!(r["txns"].as_u64().unwrap() > 0, "{r}");
+    assert!(r["consistency"].is_null(), "{r}");
+    let out = run_ok(braid().args(["inspect", "--dir", &db_dir, "--json"]));
+    let i: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(i["writer_pid"], std::process::id(), "{i}");
+    assert!(i["streams"][0]["records"].as_u64().unwrap() > 0, "{i}");
+    assert_eq!(
+        checksums(db),
+        before,
+        "reading a database in use changed it"
+    );
+    drop(lock);
+    let r = recover(&db_dir, &[]);
+    assert_eq!(r["read_only"], false, "{r}");
+}
+
 #[test]
 fn recover_refuses_a_directory_that_is_not_a_database() {
     let dir = tempfile::tempdir().unwrap();

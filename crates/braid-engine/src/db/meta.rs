@@ -12,7 +12,7 @@ use crate::env::Env;
 use crate::error::EngineError;
 use crate::schema::Catalog;
 
-const META_FILE: &str = "braid.json";
+pub(super) const META_FILE: &str = "braid.json";
 const META_FORMAT: u32 = 1;
 
 /// What `braid.json` records about a database.
@@ -40,6 +40,11 @@ pub struct Meta {
     /// Where an external device keeps the log (e.g. the NATS URL), for external devices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
+    /// Directories outside the database directory that hold files of the database (the
+    /// `nvdisk` log, kept on a RAM file system): found from here, and removed with the
+    /// database by [`Db::destroy`](crate::Db::destroy).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside: Vec<std::path::PathBuf>,
     /// The tables; reopening with another catalog is refused.
     pub catalog: Catalog,
     /// Whether the database is multi-versioned (its records carry commit timestamps).
@@ -77,6 +82,7 @@ impl Meta {
                 DeviceConfig::External(f) => Some(f.location()),
                 _ => None,
             },
+            outside: Vec::new(),
             catalog: catalog.clone(),
             mvcc: opts.cc == Cc::Mvcc,
             app: opts.app.clone(),
@@ -101,7 +107,8 @@ impl Meta {
     }
 
     /// Check the database in `dir` against `self`, what opening it asks for, or create it:
-    /// write `braid.json` if the directory is empty or absent. Returns whether it was created.
+    /// write `braid.json` if the directory is empty or absent. Returns whether it was created,
+    /// and the database's `braid.json` as found or written.
     ///
     /// With an external device ([`DeviceConfig::External`]) `braid.json` is also kept beside
     /// the log: an empty directory whose external log already holds a database takes its
@@ -112,7 +119,7 @@ impl Meta {
         dir: &Path,
         env: &Env,
         device: &DeviceConfig,
-    ) -> Result<bool, EngineError> {
+    ) -> Result<(bool, Meta), EngineError> {
         let meta_path = dir.join(META_FILE);
         let external = match device {
             DeviceConfig::External(f) => Some(f),
@@ -128,18 +135,12 @@ impl Meta {
             let found = Meta::parse(dir, &bytes)?;
             check(dir, &found, self)?;
             check_location(&found)?;
-            return Ok(false);
+            return Ok((false, found));
         }
-        if env.fs.exists(dir) {
-            let entries = env.fs.list_dir(dir).map_err(|e| EngineError::Io {
+        if super::lock::is_foreign(dir, env)? {
+            return Err(EngineError::NotADatabase {
                 path: dir.to_path_buf(),
-                source: e,
-            })?;
-            if !entries.is_empty() {
-                return Err(EngineError::NotADatabase {
-                    path: dir.to_path_buf(),
-                });
-            }
+            });
         }
         if let Some(f) = external
             && let Some(bytes) = f.load_meta()?
@@ -148,7 +149,7 @@ impl Meta {
             check(dir, &found, self)?;
             check_location(&found)?;
             env.write_file_atomic(&meta_path, &bytes)?;
-            return Ok(false);
+            return Ok((false, found));
         }
         let bytes =
             serde_json::to_vec_pretty(self).map_err(|e| EngineError::Config(e.to_string()))?;
@@ -156,7 +157,7 @@ impl Meta {
             f.store_meta(&bytes)?;
         }
         env.write_file_atomic(&meta_path, &bytes)?;
-        Ok(true)
+        Ok((true, self.clone()))
     }
 }
 

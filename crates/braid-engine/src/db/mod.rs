@@ -1,14 +1,17 @@
 //! `Db`: open (create or recover) a database, hand out workers, and report on it.
 //!
-//! A database directory holds `braid.json` (format version, scheme, logging kind, stream count,
-//! device kind and the catalog), the log (`log/` segment files, or `pmem/stream-NNN.region`
-//! persistent rings with `destage/` segment files), and nothing else. Two schemes place their
-//! log differently: `pertxn` keeps its log index and object slots in one persistent region,
-//! `pmem/pertxn.region` (sized by the pmem ring size; it needs `DeviceConfig::Pmem`), and its
-//! backup segment files in `pertxn-backup/`; `nvdisk` always logs to a file device in a
-//! `/dev/shm` directory, whatever device was asked for: `log/` inside the database directory if
-//! that lies in `/dev/shm`, else `/dev/shm/braid-nvdisk/<the database path, '/' as '_'>/log`. Reopening with another
-//! scheme, stream count, device kind or schema is refused with a message that says what to do.
+//! A database directory holds `LOCK` (whose lock its one writer holds, see `lock`),
+//! `braid.json` (format version, scheme, logging kind, stream count, device kind, the catalog,
+//! and any directory outside that holds files of the database), the log (`log/` segment files,
+//! or `pmem/stream-NNN.region` persistent rings with `destage/` segment files), checkpoints, and
+//! nothing else. Two schemes place their log differently: `pertxn` keeps its log index and
+//! object slots in one persistent region, `pmem/pertxn.region` (sized by the pmem ring size; it
+//! needs `DeviceConfig::Pmem`), and its backup segment files in `pertxn-backup/`; `nvdisk`
+//! always logs to a file device in a `/dev/shm` directory, whatever device was asked for: `log/`
+//! inside the database directory if that lies in `/dev/shm`, else a directory of its own under
+//! `/dev/shm/braid-nvdisk/`, named in `braid.json` ([`Meta::outside`]) and removed with the
+//! database by [`Db::destroy`]. Reopening with another scheme, stream count, device kind or
+//! schema is refused with a message that says what to do.
 //!
 //! The initial image of the tables comes from a loader the application passes to [`Db::open`]:
 //! it runs on creation and again on every recovery that finds no checkpoint, before the log is
@@ -17,12 +20,14 @@
 //! [`crate::checkpoint`]), recovery loads the newest valid one instead and replays only what
 //! its cut does not cover.
 //!
-//! The code is split by concern: `options` (what a database is opened with), `meta`
+//! The code is split by concern: `lock` (one writer per database), `options` (what a
+//! database is opened with), `meta`
 //! (`braid.json` and its checks on reopen), `storage` (the log's devices or region), `loader`
 //! (the initial image), `open` ([`Db::open`], step by step) and `worker` ([`Worker`]).
 
 mod external;
 mod loader;
+mod lock;
 mod meta;
 mod open;
 mod options;
@@ -43,7 +48,6 @@ pub use meta::Meta;
 pub use open::OpenReport;
 pub use options::{Cc, DeviceConfig, Durability, FileOptions, Options, PmemOptions};
 pub use standby::{RoundReport, Standby};
-pub use storage::nvdisk_log_dir;
 pub use worker::Worker;
 
 use crate::checkpoint::epoch::Epochs;
@@ -71,6 +75,10 @@ pub(crate) struct DbInner {
     pub(crate) mv: crate::mvcc::Clock,
     /// Log insertion timings of the workers that are gone (see [`Db::log_insert_stats`]).
     pub(crate) inserts: InsertTotals,
+    /// Opened with [`Db::open_read_only`]: transactions that write are refused.
+    pub(crate) read_only: bool,
+    /// The database's lock (see [`lock`]), released when the database is dropped.
+    _lock: braid_wal::fs::FsLock,
 }
 
 /// Sums of the workers' sampled log insertion timings, added when a worker is dropped.
@@ -175,7 +183,19 @@ impl Db {
     /// Take a checkpoint now (in the calling thread; transactions go on meanwhile), then
     /// truncate the log it makes unnecessary. See [`crate::checkpoint`].
     pub fn checkpoint(&self) -> Result<CheckpointReport, EngineError> {
+        if self.inner.read_only {
+            return Err(EngineError::ReadOnly {
+                dir: self.inner.dir.clone(),
+                what: "a checkpoint",
+            });
+        }
         crate::checkpoint::take(&self.inner)
+    }
+
+    /// Whether the database was opened with [`Db::open_read_only`] (a private copy: nothing
+    /// is written, and transactions that write are refused).
+    pub fn is_read_only(&self) -> bool {
+        self.inner.read_only
     }
 
     /// Checkpoints taken (and failed) through this handle.

@@ -7,16 +7,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize};
 
 use braid_wal::Lsn;
+use braid_wal::fs::FsLock;
 use braid_wal::scheme::cut::Cut;
-use braid_wal::scheme::{self, RecoveryReport, SchemeConfig, Storage};
+use braid_wal::scheme::{self, LogPlace, RecoveryReport, SchemeConfig, Storage};
 
 use super::loader::{self, Loader};
 use super::meta::Meta;
-use super::options::{Cc, Options};
-use super::storage::{fit_device, make_storage};
+use super::options::{Cc, DeviceConfig, Options};
+use super::storage::{fit_device, make_storage, new_nvdisk_place};
 use super::{Db, DbInner};
 use crate::checkpoint::epoch::Epochs;
-use crate::checkpoint::{CheckpointLoad, Checkpoints};
+use crate::checkpoint::{CheckpointLoad, CheckpointOptions, Checkpoints};
+use crate::env::Env;
 use crate::error::EngineError;
 use crate::procedure::Procedures;
 use crate::recovery::Replayer;
@@ -42,6 +44,17 @@ pub struct OpenReport {
 impl Db {
     /// Open the database in `dir`, creating it if the directory is empty or absent, recovering
     /// it from its log otherwise. `loader` builds the initial image (see the module doc).
+    ///
+    /// A database has one writer: opening takes an exclusive lock on `dir/LOCK` before
+    /// anything else of the database is read or written, held until the last handle of the
+    /// returned [`Db`] is dropped or its process ends (a `kill -9` included: the kernel drops
+    /// the lock). A database already open, in another process or through another handle in
+    /// this one, is refused at once with [`EngineError::InUse`], naming the holder's process
+    /// id. The log's files and persistent regions are locked as well, so the log under the
+    /// engine has one writer too. The locks are advisory `flock` locks, which network file
+    /// systems (NFS, SMB) may not enforce between machines: keep a database on a local file
+    /// system and never share one between processes. To read a database that another process
+    /// writes, use [`Db::open_read_only`].
     pub fn open(
         dir: &Path,
         opts: Options,
@@ -55,36 +68,152 @@ impl Db {
     /// [`Db::open`] with a callback told how many log bytes recovery has read so far.
     pub fn open_with_progress(
         dir: &Path,
-        mut opts: Options,
+        opts: Options,
         catalog: Catalog,
         procs: Procedures,
         loader: &dyn Fn(&Loader<'_>) -> Result<(), EngineError>,
         progress: &dyn Fn(u64),
     ) -> Result<(Db, OpenReport), EngineError> {
-        catalog.validate()?;
-        opts.check()?;
-        fit_device(&mut opts);
-        let streams = opts.scheme.streams_for(opts.streams);
-        let env = opts.env.clone();
-        let created =
-            Meta::new(&opts, streams, &catalog).check_or_create(dir, &env, &opts.device)?;
-        let storage = make_storage(dir, &opts, streams)?;
-        let mut inner = DbInner::unopened(dir, opts, &catalog, procs);
-        let starts = log_starts(&storage);
-        let image = loader::build(&mut inner, &env, created, &starts, loader, progress)?;
-        let recovery = open_scheme(&mut inner, storage, image.cut, progress)?;
-        inner.next_txn = AtomicU64::new((recovery.max_txn + 1).max(image.next_txn));
-        let report = OpenReport {
-            created,
-            rows_loaded: image.rows,
-            load_seconds: image.seconds,
-            checkpoint: image.checkpoint,
-            recovery,
-        };
-        let inner = Arc::new(inner);
-        crate::checkpoint::spawn_trigger(&inner)?;
-        Ok((Db { inner }, report))
+        open(dir, opts, catalog, procs, loader, progress, false)
     }
+
+    /// Read the database in `dir` without writing a byte of it, while another process may be
+    /// writing it: its files (log, checkpoints, persistent regions, and what it keeps outside
+    /// `dir`) are copied into memory ([`Env::snapshot`](crate::Env::snapshot)), and the
+    /// database is recovered from the copy with its own scheme. Nothing is locked, trimmed or
+    /// created; `opts.env` is not used. What the returned [`Db`] holds is a
+    /// transaction-consistent state of what was durable when the files were read (each log
+    /// stream a prefix, as after a crash at that moment); a writer's later commits are not
+    /// seen. Its transactions may read; one that writes fails with [`TxError::ReadOnly`], and
+    /// checkpoints are refused. Memory: the size of the database's files, besides its tables.
+    ///
+    /// A live writer can change the files between two of them (a checkpoint's truncation, a
+    /// persistent ring wrapping over what was copied); a copy that recovery refuses is taken
+    /// again, up to 5 times. A database on an external device is refused: a
+    /// [`Standby`](super::Standby) reads such a log.
+    ///
+    /// [`TxError::ReadOnly`]: crate::TxError::ReadOnly
+    pub fn open_read_only(
+        dir: &Path,
+        opts: Options,
+        catalog: Catalog,
+        procs: Procedures,
+        loader: &dyn Fn(&Loader<'_>) -> Result<(), EngineError>,
+    ) -> Result<(Db, OpenReport), EngineError> {
+        if matches!(opts.device, DeviceConfig::External(_)) {
+            return Err(EngineError::Config(format!(
+                "{} keeps its log on an external device; read it with a Standby (braid follow)",
+                dir.display()
+            )));
+        }
+        let meta = Meta::read(dir, &Env::default())?;
+        let mut roots = vec![dir.to_path_buf()];
+        roots.extend(meta.outside.iter().cloned());
+        const ATTEMPTS: usize = 5;
+        let mut attempt = 1;
+        loop {
+            let mut o = opts.clone();
+            o.env = Env::snapshot(&roots)?;
+            o.checkpoint = CheckpointOptions {
+                load_threads: opts.checkpoint.load_threads,
+                ..CheckpointOptions::default()
+            };
+            match open(
+                dir,
+                o,
+                catalog.clone(),
+                procs.clone(),
+                loader,
+                &|_| {},
+                true,
+            ) {
+                Ok(r) => return Ok(r),
+                // A copy taken while its writer truncated or wrapped its log: read again.
+                Err(
+                    EngineError::Wal(_)
+                    | EngineError::Pmem(_)
+                    | EngineError::Checkpoint(_)
+                    | EngineError::BadCheckpoint { .. },
+                ) if attempt < ATTEMPTS && super::lock::holder(dir).is_some() => attempt += 1,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The process that has the database in `dir` open for writing (holds its lock; see
+    /// [`Db::open`]), if one does and the kernel says which. Reads only: takes no lock.
+    pub fn writer_pid(dir: &Path) -> Option<u32> {
+        super::lock::holder(dir)
+    }
+
+    /// Remove the database in `dir`: the directory and every place outside it that holds its
+    /// files ([`Meta::outside`]: the `nvdisk` log in `/dev/shm`). Refused with
+    /// [`EngineError::InUse`] while the database is open, and with
+    /// [`EngineError::NotADatabase`] for a directory that holds files but no database. A
+    /// directory that does not exist is already removed.
+    pub fn destroy(dir: &Path) -> Result<(), EngineError> {
+        let env = Env::default();
+        if !dir.exists() {
+            return Ok(());
+        }
+        let _lock = super::lock::claim(dir, &env)?;
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| EngineError::Io { path, source }
+        };
+        if dir.join(super::meta::META_FILE).exists() {
+            for place in Meta::read(dir, &env)?.outside {
+                // Only what braid itself places outside a database is removed.
+                if place.starts_with(super::storage::NVDISK_ROOT) && place.exists() {
+                    std::fs::remove_dir_all(&place).map_err(io(&place))?;
+                    // The common parent goes with the last database in it (removing a
+                    // directory that is not empty fails, and is meant to).
+                    let _ = std::fs::remove_dir(super::storage::NVDISK_ROOT);
+                }
+            }
+        }
+        std::fs::remove_dir_all(dir).map_err(io(dir))
+    }
+}
+
+/// [`Db::open`] and, on a copy, [`Db::open_read_only`].
+fn open(
+    dir: &Path,
+    mut opts: Options,
+    catalog: Catalog,
+    procs: Procedures,
+    loader: &dyn Fn(&Loader<'_>) -> Result<(), EngineError>,
+    progress: &dyn Fn(u64),
+    read_only: bool,
+) -> Result<(Db, OpenReport), EngineError> {
+    catalog.validate()?;
+    opts.check()?;
+    fit_device(&mut opts);
+    let streams = opts.scheme.streams_for(opts.streams);
+    let env = opts.env.clone();
+    let lock = super::lock::claim(dir, &env)?;
+    let mut meta = Meta::new(&opts, streams, &catalog);
+    if opts.scheme.log_place() == LogPlace::NvramFiles {
+        meta.outside.extend(new_nvdisk_place(dir));
+    }
+    let (created, meta) = meta.check_or_create(dir, &env, &opts.device)?;
+    let storage = make_storage(dir, &opts, streams, &meta)?;
+    let mut inner = DbInner::unopened(dir, opts, &catalog, procs, lock);
+    inner.read_only = read_only;
+    let starts = log_starts(&storage);
+    let image = loader::build(&mut inner, &env, created, &starts, loader, progress)?;
+    let recovery = open_scheme(&mut inner, storage, image.cut, progress)?;
+    inner.next_txn = AtomicU64::new((recovery.max_txn + 1).max(image.next_txn));
+    let report = OpenReport {
+        created,
+        rows_loaded: image.rows,
+        load_seconds: image.seconds,
+        checkpoint: image.checkpoint,
+        recovery,
+    };
+    let inner = Arc::new(inner);
+    crate::checkpoint::spawn_trigger(&inner)?;
+    Ok((Db { inner }, report))
 }
 
 impl DbInner {
@@ -95,6 +224,7 @@ impl DbInner {
         opts: Options,
         catalog: &Catalog,
         procs: Procedures,
+        lock: FsLock,
     ) -> DbInner {
         let tables: Vec<Table> = catalog
             .tables
@@ -117,6 +247,8 @@ impl DbInner {
             mv: crate::mvcc::Clock::new(opts.max_workers.max(1), 0),
             inserts: Default::default(),
             opts,
+            read_only: false,
+            _lock: lock,
         }
     }
 }

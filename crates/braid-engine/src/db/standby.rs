@@ -78,6 +78,8 @@ pub struct Standby {
     /// The checkpoint epoch of the image the standby started from.
     cut: Option<Cut>,
     opened: OpenReport,
+    /// `braid.json` as found in the local directory.
+    meta: Meta,
 }
 
 impl std::fmt::Debug for Standby {
@@ -113,7 +115,10 @@ impl Standby {
         let factory = factory.clone();
         let streams = opts.scheme.streams_for(opts.streams);
         let env = opts.env.clone();
-        let created =
+        // The local directory is this standby's (it mirrors checkpoints there), and the
+        // writer's once promoted: locked like a writer's.
+        let lock = super::lock::claim(dir, &env)?;
+        let (created, meta) =
             Meta::new(&opts, streams, &catalog).check_or_create(dir, &env, &opts.device)?;
         if created {
             return Err(EngineError::Config(format!(
@@ -122,7 +127,7 @@ impl Standby {
             )));
         }
         let started = Instant::now();
-        let mut inner = DbInner::unopened(dir, opts, &catalog, procs);
+        let mut inner = DbInner::unopened(dir, opts, &catalog, procs, lock);
         // No device is opened: a log purged past the checkpoint is found by the first round.
         let image = loader::build(&mut inner, &env, false, &[], loader, &|_| {})?;
         let cfg = scheme_config(&inner.opts, image.cut.clone());
@@ -149,6 +154,7 @@ impl Standby {
             cut: image.cut,
             opened,
             inner,
+            meta,
         })
     }
 
@@ -230,6 +236,7 @@ impl Standby {
             max_txn,
             cut,
             opened,
+            meta,
             ..
         } = self;
         let following = following.into_inner();
@@ -248,7 +255,7 @@ impl Standby {
                 inner.epochs = Epochs::new(inner.opts.max_workers.max(1), newest);
             }
         }
-        let storage = make_storage(&inner.dir.clone(), &inner.opts, streams)?;
+        let storage = make_storage(&inner.dir.clone(), &inner.opts, streams, &meta)?;
         let cut = Cut {
             epoch: cut.as_ref().map_or(0, |c| c.epoch),
             starts: at.clone(),

@@ -1,7 +1,7 @@
 //! Storage construction: where a scheme keeps its log (see the `db` module doc). Builds the
 //! devices of each stream (segment files, persistent-memory rings with de-staging, or nothing)
 //! or the persistent region of a scheme that keeps its log in one, under the database directory
-//! (`nvdisk`: under `/dev/shm`), each slowed to [`Options::pace`] if one is set
+//! (`nvdisk`: in `/dev/shm`, see [`Meta::outside`]), each slowed to [`Options::pace`] if one is set
 //! (a striped stream paces each of its member devices).
 
 use std::path::{Path, PathBuf};
@@ -15,6 +15,7 @@ use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
 use braid_wal::device::striped::StripedDevice;
 use braid_wal::scheme::{LogPlace, RegionStorage, Storage};
 
+use super::meta::Meta;
 use super::options::{DeviceConfig, FileOptions, Options};
 use crate::error::EngineError;
 
@@ -39,8 +40,35 @@ pub(super) fn fit_device(opts: &mut Options) {
     }
 }
 
-/// The log directory of an `nvdisk` database (see the module doc).
-pub fn nvdisk_log_dir(dir: &Path) -> PathBuf {
+/// The directory outside `dir` where a new `nvdisk` database in `dir` keeps its log (recorded
+/// in [`Meta::outside`]): `None` if `dir` lies in `/dev/shm` (the log is `log/` inside it),
+/// else a new directory under `/dev/shm/braid-nvdisk/`, named after the database's path and
+/// made unique, so a database created again at the same path never finds an old log.
+pub(super) fn new_nvdisk_place(dir: &Path) -> Option<PathBuf> {
+    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if abs.starts_with("/dev/shm") {
+        return None;
+    }
+    let flat: String = abs
+        .to_string_lossy()
+        .trim_start_matches('/')
+        .replace('/', "_");
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let unique = braid_wal::mix::mix64(nanos as u64 ^ u64::from(std::process::id()) << 40);
+    Some(PathBuf::from(NVDISK_ROOT).join(format!("{flat}-{unique:016x}")))
+}
+
+/// Where `nvdisk` logs outside their database directory live.
+pub(super) const NVDISK_ROOT: &str = "/dev/shm/braid-nvdisk";
+
+/// The log directory of the `nvdisk` database in `dir` whose `braid.json` is `meta`.
+fn nvdisk_log_dir(dir: &Path, meta: &Meta) -> PathBuf {
+    if let Some(place) = meta.outside.first() {
+        return place.join("log");
+    }
+    // Databases created before `outside` was recorded: the place was derived from the path.
     let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     if abs.starts_with("/dev/shm") {
         return abs.join("log");
@@ -49,9 +77,7 @@ pub fn nvdisk_log_dir(dir: &Path) -> PathBuf {
         .to_string_lossy()
         .trim_start_matches('/')
         .replace('/', "_");
-    PathBuf::from("/dev/shm/braid-nvdisk")
-        .join(flat)
-        .join("log")
+    PathBuf::from(NVDISK_ROOT).join(flat).join("log")
 }
 
 /// Where the scheme keeps its log (see the module doc).
@@ -59,11 +85,12 @@ pub(super) fn make_storage(
     dir: &Path,
     opts: &Options,
     streams: usize,
+    meta: &Meta,
 ) -> Result<Storage, EngineError> {
     match opts.scheme.log_place() {
         LogPlace::Nowhere => Ok(Storage::Nothing),
         LogPlace::Devices | LogPlace::NvramFiles => {
-            Ok(Storage::Devices(make_devices(dir, opts, streams)?))
+            Ok(Storage::Devices(make_devices(dir, opts, streams, meta)?))
         }
         LogPlace::Region => {
             let DeviceConfig::Pmem(p) = &opts.device else {
@@ -91,6 +118,7 @@ fn make_devices(
     dir: &Path,
     opts: &Options,
     streams: usize,
+    meta: &Meta,
 ) -> Result<Vec<Arc<dyn Device>>, EngineError> {
     let env = &opts.env;
     if let DeviceConfig::External(f) = &opts.device {
@@ -110,7 +138,7 @@ fn make_devices(
             DeviceConfig::Null => out.push(Arc::new(NullDevice::new())),
             DeviceConfig::File(f) => {
                 let log_dir = if opts.scheme.log_place() == LogPlace::NvramFiles {
-                    nvdisk_log_dir(dir)
+                    nvdisk_log_dir(dir, meta)
                 } else {
                     dir.join("log")
                 };

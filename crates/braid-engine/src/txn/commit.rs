@@ -146,6 +146,10 @@ impl Txn<'_> {
             return Ok(self.commit_replay());
         }
         let read_only = self.is_read_only();
+        if !read_only && self.db.read_only {
+            self.abort_inner();
+            return Err(TxError::ReadOnly);
+        }
         // A read-only MVCC transaction read one consistent snapshot: nothing to validate.
         if !(self.mvcc && read_only)
             && let Err(e) = self.validate()

@@ -17,6 +17,9 @@ pub(super) struct FileMap {
     pub(super) media: Media,
     /// The file lives on a RAM file system: never power-safe.
     pub(super) ram: bool,
+    /// The region file, kept open while it is mapped: its open file description holds the
+    /// region's lock ([`crate::lock`]).
+    pub(super) file: Option<File>,
 }
 
 /// Whether a `statfs` answer names a file system kept in RAM (tmpfs or ramfs), which no
@@ -128,6 +131,7 @@ impl FileMap {
             len,
             media,
             ram: false,
+            file: None,
         })
     }
 

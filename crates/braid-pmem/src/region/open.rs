@@ -117,15 +117,19 @@ impl Region {
                 std::io::Error::new(std::io::ErrorKind::InvalidInput, "region size overflows"),
             )
         })?;
+        // Not truncated at open: the file is locked first, so a region another process uses
+        // is refused before a byte of it changes.
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
-            .truncate(true)
+            .truncate(false)
             .open(path)
             .map_err(|e| io_err(path, e))?;
+        crate::lock::lock_exclusive(&file, path)?;
+        file.set_len(0).map_err(|e| io_err(path, e))?;
         file.set_len(total as u64).map_err(|e| io_err(path, e))?;
-        let map = map_file(path, &file, total, cfg.media)?;
+        let mut map = map_file(path, &file, total, cfg.media)?;
         let header = encode_header(size as u64);
         // SAFETY: the mapping was just made and no other handle to it exists, so nothing
         // accesses it concurrently; it holds at least HEADER_SIZE > HEADER_USED bytes.
@@ -142,6 +146,7 @@ impl Region {
         // SAFETY: HEADER_SIZE <= total <= map.len, so the usable area starts inside (or at the
         // end of) the mapping.
         let base = unsafe { map.ptr.add(HEADER_SIZE) };
+        map.file = Some(file);
         Ok(Region::build(
             base,
             size,
@@ -168,60 +173,11 @@ impl Region {
             .write(true)
             .open(path)
             .map_err(|e| io_err(path, e))?;
-        let file_len = file.metadata().map_err(|e| io_err(path, e))?.len();
-        if file_len < HEADER_SIZE as u64 {
-            return Err(PmemError::NotARegion {
-                path: path.to_path_buf(),
-            });
-        }
-        let mut h = [0u8; HEADER_USED];
-        file.read_exact(&mut h).map_err(|e| io_err(path, e))?;
-        if h[0..8] != REGION_MAGIC {
-            return Err(PmemError::NotARegion {
-                path: path.to_path_buf(),
-            });
-        }
-        let version = u32_at(&h, 8);
-        if version != REGION_VERSION {
-            return Err(PmemError::Version {
-                path: path.to_path_buf(),
-                found: version,
-                expected: REGION_VERSION,
-            });
-        }
-        let crc = u32_at(&h, 24);
-        let want = crc32c::crc32c(&h[..HEADER_CRC_SPAN]);
-        if crc != want {
-            return Err(PmemError::CorruptHeader {
-                path: path.to_path_buf(),
-                detail: format!("checksum {crc:#010x}, expected {want:#010x}"),
-            });
-        }
-        let size = u64_at(&h, 16);
-        if let Some(expected) = expected_size
-            && expected as u64 != size
-        {
-            return Err(PmemError::SizeMismatch {
-                path: path.to_path_buf(),
-                found: size,
-                expected: expected as u64,
-            });
-        }
-        let total = size
-            .checked_add(HEADER_SIZE as u64)
-            .filter(|&t| t <= file_len)
-            .ok_or_else(|| PmemError::CorruptHeader {
-                path: path.to_path_buf(),
-                detail: format!(
-                    "header records {size} usable bytes but the file holds only {file_len} bytes"
-                ),
-            })?;
-        let total = usize::try_from(total).map_err(|_| PmemError::CorruptHeader {
-            path: path.to_path_buf(),
-            detail: format!("recorded size {size} does not fit this machine's address space"),
-        })?;
-        let map = map_file(path, &file, total, cfg.media)?;
-        // SAFETY: HEADER_SIZE <= total <= map.len (checked above).
+        crate::lock::lock_exclusive(&file, path)?;
+        let total = read_header(path, &mut file, expected_size)?;
+        let mut map = map_file(path, &file, total, cfg.media)?;
+        map.file = Some(file);
+        // SAFETY: HEADER_SIZE <= total <= map.len (checked by `read_header`).
         let base = unsafe { map.ptr.add(HEADER_SIZE) };
         Ok(Region::build(
             base,
@@ -232,6 +188,32 @@ impl Region {
             None,
             Memory::File(map),
         ))
+    }
+
+    /// A private copy of the region file `path` in DRAM (an anonymous region holding the file's
+    /// usable bytes as they were read), for reading a region without opening it: no lock is
+    /// taken, nothing is written to the file, and what is stored into the copy stays in memory.
+    /// The header is checked as [`Region::open`] checks it. The copy is read front to back while
+    /// its owner may be writing, so it need not be any one instant's image; readers check what
+    /// they find (the log scan's checksums do).
+    pub fn snapshot(path: &Path, expected_size: Option<usize>) -> Result<Region, PmemError> {
+        let mut file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
+        let total = read_header(path, &mut file, expected_size)?;
+        let region = Region::anonymous(total - HEADER_SIZE);
+        let mut buf = vec![0u8; 1 << 20];
+        let mut at = 0usize;
+        while at < region.len() {
+            let n = buf.len().min(region.len() - at);
+            std::os::unix::fs::FileExt::read_exact_at(
+                &file,
+                &mut buf[..n],
+                (HEADER_SIZE + at) as u64,
+            )
+            .map_err(|e| io_err(path, e))?;
+            region.write(at, &buf[..n]);
+            at += n;
+        }
+        Ok(region)
     }
 
     /// A volatile DRAM region of `size` zero bytes (page-aligned anonymous mapping), used as
@@ -278,4 +260,66 @@ impl Region {
             Memory::Sim,
         )
     }
+}
+
+/// Check the header of the region file `file` (opened from `path`) as [`Region::open`] does and
+/// return the region's total bytes (header included).
+fn read_header(
+    path: &Path,
+    file: &mut std::fs::File,
+    expected_size: Option<usize>,
+) -> Result<usize, PmemError> {
+    let file_len = file.metadata().map_err(|e| io_err(path, e))?.len();
+    if file_len < HEADER_SIZE as u64 {
+        return Err(PmemError::NotARegion {
+            path: path.to_path_buf(),
+        });
+    }
+    let mut h = [0u8; HEADER_USED];
+    file.read_exact(&mut h).map_err(|e| io_err(path, e))?;
+    if h[0..8] != REGION_MAGIC {
+        return Err(PmemError::NotARegion {
+            path: path.to_path_buf(),
+        });
+    }
+    let version = u32_at(&h, 8);
+    if version != REGION_VERSION {
+        return Err(PmemError::Version {
+            path: path.to_path_buf(),
+            found: version,
+            expected: REGION_VERSION,
+        });
+    }
+    let crc = u32_at(&h, 24);
+    let want = crc32c::crc32c(&h[..HEADER_CRC_SPAN]);
+    if crc != want {
+        return Err(PmemError::CorruptHeader {
+            path: path.to_path_buf(),
+            detail: format!("checksum {crc:#010x}, expected {want:#010x}"),
+        });
+    }
+    let size = u64_at(&h, 16);
+    if let Some(expected) = expected_size
+        && expected as u64 != size
+    {
+        return Err(PmemError::SizeMismatch {
+            path: path.to_path_buf(),
+            found: size,
+            expected: expected as u64,
+        });
+    }
+    let total = size
+        .checked_add(HEADER_SIZE as u64)
+        .filter(|&t| t <= file_len)
+        .ok_or_else(|| PmemError::CorruptHeader {
+            path: path.to_path_buf(),
+            detail: format!(
+                "header records {size} usable bytes but the file holds only {file_len} bytes"
+            ),
+        })?;
+    let total = usize::try_from(total).map_err(|_| PmemError::CorruptHeader {
+        path: path.to_path_buf(),
+        detail: format!("recorded size {size} does not fit this machine's address space"),
+    })?;
+    Ok(total)
 }

@@ -107,6 +107,12 @@ fn create_then_reopen_round_trip() {
     // Creating again overwrites: same path, new size, zeroed.
     let r = Region::create(&path, 4096, adr()).unwrap();
     assert_eq!(r.load_u64(0), 0);
+    // One user at a time: the region opens again once this handle is gone.
+    assert!(matches!(
+        Region::open(&path, None, adr()),
+        Err(PmemError::InUse { .. })
+    ));
+    drop(r);
     assert_eq!(Region::open(&path, None, adr()).unwrap().len(), 4096);
 }
 
@@ -117,6 +123,7 @@ fn zero_sized_region_is_valid() {
     assert!(r.is_empty());
     r.write(0, &[]);
     r.persist(0, 0);
+    drop(r);
     assert!(Region::open(&path, Some(0), adr()).unwrap().is_empty());
     assert!(Region::anonymous(0).is_empty());
 }

@@ -19,10 +19,12 @@ use std::path::{Path, PathBuf};
 
 mod fault;
 mod real;
+mod snapshot;
 
 #[doc(hidden)]
 pub use fault::{CrashOpts, FaultFs, FaultStats, FsOp, SyncFault, Unsynced};
 pub use real::{RealFile, RealFs};
+pub use snapshot::SnapshotFs;
 
 /// Alignment (bytes) that O_DIRECT offsets, lengths and buffers must have.
 pub const DIRECT_ALIGN: usize = 4096;
@@ -117,8 +119,31 @@ pub trait FsFile: Send + Sync + std::fmt::Debug {
     }
 }
 
+/// A lock taken with [`Fs::lock`]: held until dropped.
+pub struct FsLock(#[allow(dead_code)] Box<dyn std::any::Any + Send + Sync>);
+
+impl FsLock {
+    /// A lock held by `guard` (released when `guard` is dropped).
+    pub fn new(guard: impl std::any::Any + Send + Sync) -> FsLock {
+        FsLock(Box::new(guard))
+    }
+}
+
+impl std::fmt::Debug for FsLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FsLock")
+    }
+}
+
 /// A file system: a namespace of directories and files.
 pub trait Fs: Send + Sync + std::fmt::Debug {
+    /// Take the exclusive lock the file `path` stands for (creating the file if absent; its
+    /// directory must exist), or fail at once with [`LockError::InUse`] if another handle,
+    /// in this process or another, holds it. See [`braid_pmem::lock`] for what such a lock
+    /// guarantees and where it does not.
+    ///
+    /// [`LockError::InUse`]: braid_pmem::lock::LockError::InUse
+    fn lock(&self, path: &Path) -> Result<FsLock, braid_pmem::lock::LockError>;
     /// Create a directory and its missing parents (not durable until [`Fs::sync_dir`]).
     fn create_dir_all(&self, path: &Path) -> io::Result<()>;
     /// Open a file for reading and writing.

@@ -79,6 +79,10 @@ impl FsFile for RealFile {
 }
 
 impl Fs for RealFs {
+    fn lock(&self, path: &Path) -> Result<super::FsLock, braid_pmem::lock::LockError> {
+        braid_pmem::lock::lock_path(path).map(super::FsLock::new)
+    }
+
     fn is_ram_backed(&self, path: &Path) -> bool {
         braid_pmem::is_ram_backed(path)
     }

@@ -5,18 +5,14 @@
 mod engine;
 mod workload;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use engine::*;
 pub use workload::*;
 
 /// A fresh directory for one run: under `base` if given, else a temporary directory in
 /// /dev/shm (pmem, null) or /var/tmp (file, so fdatasync reaches a real disk).
-pub fn run_dir(
-    base: Option<&PathBuf>,
-    device: DeviceKind,
-    label: &str,
-) -> std::io::Result<tempfile::TempDir> {
+pub fn run_dir(base: Option<&PathBuf>, device: DeviceKind, label: &str) -> std::io::Result<RunDir> {
     let parent = match base {
         Some(b) => b.clone(),
         None => match device {
@@ -25,9 +21,51 @@ pub fn run_dir(
         },
     };
     std::fs::create_dir_all(&parent)?;
-    tempfile::Builder::new()
+    let dir = tempfile::Builder::new()
         .prefix(&format!("braid-{label}-"))
-        .tempdir_in(parent)
+        .tempdir_in(parent)?;
+    Ok(RunDir { dir: Some(dir) })
+}
+
+/// A run directory (see [`run_dir`]), removed when dropped together with every database in it
+/// and what those keep outside it (an `nvdisk` log in /dev/shm; see
+/// [`braid_engine::Db::destroy`]), unless it is kept.
+#[derive(Debug)]
+pub struct RunDir {
+    dir: Option<tempfile::TempDir>,
+}
+
+impl RunDir {
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        self.dir.as_ref().map_or(Path::new(""), |d| d.path())
+    }
+
+    /// Keep the directory and everything in it; its path.
+    pub fn keep(mut self) -> PathBuf {
+        self.dir.take().map(|d| d.keep()).unwrap_or_default()
+    }
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        if let Some(d) = self.dir.take() {
+            remove_databases_in(d.path());
+        }
+    }
+}
+
+/// Remove every database directly below `dir` with what it keeps outside it, then `dir`
+/// itself. Best effort: what cannot be removed (a database still open) is left.
+pub fn remove_databases_in(dir: &Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.path().join("braid.json").exists() {
+                let _ = braid_engine::Db::destroy(&e.path());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// The name of the no-logging baseline, the ratio base of every figure.

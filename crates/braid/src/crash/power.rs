@@ -247,7 +247,7 @@ impl Image {
                     b
                 })
                 .collect(),
-            PmemEnv::Files => Vec::new(),
+            PmemEnv::Files | PmemEnv::Snapshot(_) => Vec::new(),
         };
         Image { files, regions }
     }

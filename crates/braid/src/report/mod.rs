@@ -284,7 +284,7 @@ impl Ctx<'_> {
                 }
             }
             if let Some(parent) = Path::new(&dir).parent() {
-                let _ = std::fs::remove_dir_all(parent);
+                crate::common::remove_databases_in(parent);
             }
         }
         Ok(rows)

@@ -12,7 +12,36 @@ use super::ops::{Effect, FsOp};
 use super::state::{err, norm, trip_point};
 use crate::fs::{Fs, FsFile, OpenOpts};
 
+/// A lock of a [`FaultFs`]: removes its path from the lock table when dropped.
+struct FaultLock {
+    state: std::sync::Weak<parking_lot::Mutex<super::state::State>>,
+    path: PathBuf,
+}
+
+impl Drop for FaultLock {
+    fn drop(&mut self) {
+        if let Some(s) = self.state.upgrade() {
+            s.lock().locks.remove(&self.path);
+        }
+    }
+}
+
 impl Fs for FaultFs {
+    fn lock(&self, path: &Path) -> Result<crate::fs::FsLock, braid_pmem::lock::LockError> {
+        let p = norm(path);
+        let mut s = self.state.lock();
+        if !s.locks.insert(p.clone()) {
+            return Err(braid_pmem::lock::LockError::InUse {
+                path: p,
+                holder: Some(std::process::id()),
+            });
+        }
+        Ok(crate::fs::FsLock::new(FaultLock {
+            state: std::sync::Arc::downgrade(&self.state),
+            path: p,
+        }))
+    }
+
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
         let p = norm(path);
         let mut s = self.state.lock();

@@ -33,6 +33,10 @@ pub(super) struct State {
     pub(super) stats: FaultStats,
     /// Tripwire counting syncs (see [`FaultFs::set_trip`](super::FaultFs::set_trip)).
     pub(super) trip: Option<Arc<PersistTrip>>,
+    /// Paths locked with [`Fs::lock`](crate::fs::Fs::lock). Locks live with the file system
+    /// that took them: the file system after a crash holds none, as a machine after a power
+    /// cut holds no process's locks.
+    pub(super) locks: std::collections::HashSet<PathBuf>,
 }
 
 impl State {
@@ -45,6 +49,7 @@ impl State {
             faults: Faults::default(),
             stats: FaultStats::default(),
             trip: None,
+            locks: Default::default(),
         }
     }
 

@@ -10,7 +10,7 @@ use super::header::{
     HeaderProblem, META_LEN, Meta, SEG_HEADER_USED, SegHeader, decode_meta, decode_seg_header,
     write_meta,
 };
-use super::name::{meta_file_name, parse_segment_name};
+use super::name::{lock_file_name, meta_file_name, parse_segment_name};
 use super::{Inner, SEGMENT_HEADER, Segment, SegmentLog, ZERO_CHECK_CHUNK, bad, io_err};
 use crate::device::file::FileDeviceConfig;
 use crate::fs::{Fs, FsFile, OpenOpts, is_invalid_input};
@@ -29,6 +29,8 @@ impl SegmentLog {
         let dir = cfg.dir.clone();
         fs.create_dir_all(&dir)
             .map_err(|e| io_err("create directory", &dir, e))?;
+        // Before anything of the stream is read or changed: another writer refuses us here.
+        let lock = fs.lock(&dir.join(lock_file_name(cfg.stream)))?;
         let meta_path = dir.join(meta_file_name(cfg.stream));
         let tmp_path = dir.join(format!("{}.tmp", meta_file_name(cfg.stream)));
         if fs.exists(&tmp_path) {
@@ -123,6 +125,7 @@ impl SegmentLog {
                 start: meta.start,
                 failed: None,
             }),
+            _lock: lock,
         };
         let segs = log.load_segments(&names)?;
         let inner = log.inner.get_mut();

@@ -131,6 +131,8 @@ pub struct SegmentLog {
     nvm_delay_ns: u64,
     meta_path: PathBuf,
     inner: Mutex<Inner>,
+    /// The stream's lock (`sNNN.lock`), held while the log is open: one writer per stream.
+    _lock: crate::fs::FsLock,
 }
 
 impl std::fmt::Debug for SegmentLog {

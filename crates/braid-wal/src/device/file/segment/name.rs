@@ -19,6 +19,11 @@ pub fn segment_file_name(stream: u32, first_lsn: Lsn) -> String {
     format!("s{stream:03}-{first_lsn:016x}.log")
 }
 
+/// File name of the lock file of `stream`: whoever holds its lock is the stream's one writer.
+pub fn lock_file_name(stream: u32) -> String {
+    format!("s{stream:03}.lock")
+}
+
 /// File name of the meta file of `stream`.
 pub fn meta_file_name(stream: u32) -> String {
     format!("s{stream:03}.meta")
