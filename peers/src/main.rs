@@ -34,6 +34,10 @@ struct Args {
     /// Seconds each run is timed.
     #[arg(long, default_value_t = 10.0)]
     seconds: f64,
+    /// Runs of every point; each row is the median run. The rounds go over every point in
+    /// turn, so a slow spell of the machine spreads over all systems.
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
     /// Thread counts, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,4,16,64")]
     threads: Vec<usize>,
@@ -87,6 +91,9 @@ fn main() -> Result<()> {
     if !args.seconds.is_finite() || args.seconds <= 0.0 {
         bail!("--seconds must be positive");
     }
+    if args.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
     if args.threads.is_empty() || args.threads.contains(&0) {
         bail!("--threads needs positive thread counts");
     }
@@ -139,7 +146,7 @@ fn main() -> Result<()> {
     }
 
     let duration = Duration::from_secs_f64(args.seconds);
-    let bar = ProgressBar::new(jobs.len() as u64);
+    let bar = ProgressBar::new((jobs.len() * args.repeat) as u64);
     bar.set_style(
         ProgressStyle::with_template(
             "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs (eta {eta}) {msg}",
@@ -149,36 +156,43 @@ fn main() -> Result<()> {
     let mut report = Report {
         machine,
         seconds_per_run: args.seconds,
+        repeat: args.repeat,
         accounts: args.accounts,
         runs: Vec::new(),
         failures: Vec::new(),
     };
-    for (i, job) in jobs.iter().enumerate() {
-        let (workload, system, threads, bytes) = job.describe();
-        let label = format!(
-            "{workload} {system} {threads}t{}",
-            bytes.map_or_else(String::new, |b| format!(" {b}B"))
-        );
-        bar.set_message(label.clone());
-        let run_dir = dir.join(format!("run-{i}"));
-        let result = run_job(job, &run_dir, args.accounts, duration, &|| bar.tick());
-        let cleanup = remove(&run_dir);
-        match result.and_then(|row| cleanup.map(|()| row)) {
-            Ok(row) => report.runs.push(row),
-            Err(e) => {
-                bar.println(format!("FAILED {label}: {e:#}"));
-                report.failures.push(Failure {
-                    workload,
-                    system,
-                    threads,
-                    record_bytes: bytes,
-                    error: format!("{e:#}"),
-                });
+    let mut taken: Vec<Vec<Row>> = jobs.iter().map(|_| Vec::new()).collect();
+    for round in 0..args.repeat {
+        for (i, job) in jobs.iter().enumerate() {
+            let (workload, system, threads, bytes) = job.describe();
+            let label = format!(
+                "{workload} {system} {threads}t{} (run {} of {})",
+                bytes.map_or_else(String::new, |b| format!(" {b}B")),
+                round + 1,
+                args.repeat
+            );
+            bar.set_message(label.clone());
+            let run_dir = dir.join(format!("run-{i}"));
+            let result = run_job(job, &run_dir, args.accounts, duration, &|| bar.tick());
+            let cleanup = remove(&run_dir);
+            match result.and_then(|row| cleanup.map(|()| row)) {
+                Ok(row) => taken[i].push(row),
+                Err(e) => {
+                    bar.println(format!("FAILED {label}: {e:#}"));
+                    report.failures.push(Failure {
+                        workload,
+                        system,
+                        threads,
+                        record_bytes: bytes,
+                        error: format!("{e:#}"),
+                    });
+                }
             }
+            bar.inc(1);
         }
-        bar.inc(1);
     }
     bar.finish_and_clear();
+    report.runs = taken.into_iter().filter_map(Row::median_of).collect();
     if created_dir {
         // Only if empty: never remove what someone else keeps there.
         let _ = std::fs::remove_dir(&dir);

@@ -23,8 +23,15 @@ pub struct Row {
     pub threads: usize,
     /// Record size of the append workload; none for transactions.
     pub record_bytes: Option<usize>,
-    /// Durable appends or transactions per second.
+    /// Durable appends or transactions per second: the median of the repeated runs (the
+    /// other figures of the row are that run's).
     pub per_s: f64,
+    /// Runs taken of this point (`--repeat`), and the lowest and highest `per_s` among them.
+    pub repeats: usize,
+    /// Lowest `per_s` of the repeated runs.
+    pub per_s_min: f64,
+    /// Highest `per_s` of the repeated runs.
+    pub per_s_max: f64,
     /// Latency percentiles, microseconds.
     pub p50_us: f64,
     /// 99th percentile.
@@ -73,6 +80,19 @@ impl Row {
         }
     }
 
+    /// The median run of `runs` (of one point, by `per_s`; the upper median of an even
+    /// count), with the count and the range of all of them.
+    pub fn median_of(mut runs: Vec<Row>) -> Option<Row> {
+        runs.sort_by(|a, b| a.per_s.total_cmp(&b.per_s));
+        let n = runs.len();
+        let (lo, hi) = (runs.first()?.per_s, runs.last()?.per_s);
+        let mut mid = runs.swap_remove(n / 2);
+        mid.repeats = n;
+        mid.per_s_min = lo;
+        mid.per_s_max = hi;
+        Some(mid)
+    }
+
     /// braid's own rows (compared with the peers, never one of them).
     pub fn is_braid(&self) -> bool {
         self.system.starts_with("braid")
@@ -107,6 +127,8 @@ pub struct Report {
     pub machine: Machine,
     /// Seconds each run was timed.
     pub seconds_per_run: f64,
+    /// Runs of every point; each row is the median one.
+    pub repeat: usize,
     /// Accounts in the transaction workload's table.
     pub accounts: u64,
     /// The runs.
@@ -176,6 +198,7 @@ mod tests {
         let mut r = Report {
             machine,
             seconds_per_run: 1.0,
+            repeat: 1,
             accounts: 10,
             runs: vec![
                 row("braid-wal serial", 1, 300.0),

@@ -93,8 +93,16 @@ pub fn render(report: &Report) -> String {
     let m = &report.machine;
     let _ = writeln!(
         out,
-        "\n{} cores ({}), kernel {}, {} on {} at {}, braid {}; {} s per run",
-        m.cores, m.cpu, m.kernel, m.fs_type, m.fs_source, m.dir, m.git_rev, report.seconds_per_run
+        "\n{} cores ({}), kernel {}, {} on {} at {}, braid {}; {} s per run, median of {} runs",
+        m.cores,
+        m.cpu,
+        m.kernel,
+        m.fs_type,
+        m.fs_source,
+        m.dir,
+        m.git_rev,
+        report.seconds_per_run,
+        report.repeat
     );
     out
 }
