@@ -9,6 +9,9 @@
 //!   (`kill -9` included): a crash never leaves a stale lock to clean up by hand.
 //! * Taking a lock never waits: a file that is held is reported at once as [`LockError::InUse`],
 //!   naming the holder's process id where `/proc/locks` tells it.
+//! * A lock goes with its open file description, which a child process shares from `fork`
+//!   until it `exec`s (braid's files are opened close-on-exec): a handle dropped while another
+//!   thread is between the two stays locked for that moment, and an open right then is refused.
 //! * Advisory locks hold only between programs that take them, and on network file systems
 //!   (NFS, SMB) `flock` may be emulated per machine or not enforced at all: two machines
 //!   sharing a directory there are not kept apart. Keep a database on a local file system.
@@ -112,7 +115,6 @@ pub fn holder_of(path: &Path) -> Option<u32> {
 
 fn holder_of_file(file: &File) -> Option<u32> {
     let meta = file.metadata().ok()?;
-    let locks = std::fs::read_to_string("/proc/locks").ok()?;
     let dev = meta.dev();
     let id = format!(
         "{:02x}:{:02x}:{}",
@@ -120,12 +122,17 @@ fn holder_of_file(file: &File) -> Option<u32> {
         libc::minor(dev),
         meta.ino()
     );
-    locks.lines().find_map(|line| {
-        // "1: FLOCK  ADVISORY  WRITE 2489 fe:00:10010762 0 EOF"
-        let f: Vec<&str> = line.split_whitespace().collect();
-        (f.get(1) == Some(&"FLOCK") && f.get(5) == Some(&id.as_str()))
-            .then(|| f.get(4)?.parse::<u32>().ok())
-            .flatten()
+    // The kernel prints the list of locks page by page while other processes take and drop
+    // theirs, so one reading can skip a line: read it again before saying nobody is named.
+    (0..3).find_map(|_| {
+        let locks = std::fs::read_to_string("/proc/locks").ok()?;
+        locks.lines().find_map(|line| {
+            // "1: FLOCK  ADVISORY  WRITE 2489 fe:00:10010762 0 EOF"
+            let f: Vec<&str> = line.split_whitespace().collect();
+            (f.get(1) == Some(&"FLOCK") && f.get(5) == Some(&id.as_str()))
+                .then(|| f.get(4)?.parse::<u32>().ok())
+                .flatten()
+        })
     })
 }
 

@@ -383,6 +383,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
     for e in experiments::all().iter().filter(|e| want(e.id)) {
         cx.experiment(e)?;
     }
+    // The runs' parent directory in /dev/shm goes with the last of them (removing a directory
+    // that is not empty fails, and is meant to: another report may be running).
+    let _ = std::fs::remove_dir(experiments::SHM);
     let minutes = started.elapsed().as_secs_f64() / 60.0;
     let body = std::mem::take(&mut cx.md);
     cx.header(&machine, minutes);
