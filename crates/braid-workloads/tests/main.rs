@@ -5,3 +5,4 @@ mod common;
 mod tatp;
 mod tpcb;
 mod tpcc;
+mod ycsb;

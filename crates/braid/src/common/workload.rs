@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use braid_workloads::Workload;
-use braid_workloads::ycsb::{Ycsb, YcsbConfig};
+use braid_workloads::ycsb::{Ycsb, YcsbConfig, YcsbUpdate};
 use clap::{Args, ValueEnum};
 
 /// YCSB parameters (Taurus defaults).
@@ -28,6 +28,10 @@ pub struct YcsbArgs {
     /// Bytes per column.
     #[arg(long, default_value_t = 100)]
     pub column_bytes: usize,
+    /// What a YCSB update writes and logs: one column (the Taurus paper's text) or the whole
+    /// row (its code, DBx1000), recorded with every result.
+    #[arg(long = "ycsb-update", default_value = "column")]
+    pub update: YcsbUpdate,
 }
 
 impl YcsbArgs {
@@ -39,6 +43,7 @@ impl YcsbArgs {
             theta: self.theta,
             accesses: self.accesses,
             read_fraction: self.read_fraction,
+            update: self.update,
             marked,
         }
     }

@@ -109,6 +109,7 @@ impl CrashArgs {
                     accesses: self.accesses,
                     columns: 4,
                     column_bytes: 32,
+                    update: Default::default(),
                 };
                 common::workload(kind, &y, &self.oltp, false)
             }
@@ -123,6 +124,7 @@ impl CrashArgs {
             theta: self.theta,
             accesses: self.accesses,
             read_fraction: 0.5,
+            update: Default::default(),
             marked: true,
         }
     }
