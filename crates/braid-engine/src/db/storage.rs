@@ -45,14 +45,7 @@ pub(super) fn fit_device(opts: &mut Options) {
 /// else a new directory under `/dev/shm/braid-nvdisk/`, named after the database's path and
 /// made unique, so a database created again at the same path never finds an old log.
 pub(super) fn new_nvdisk_place(dir: &Path) -> Option<PathBuf> {
-    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-    if abs.starts_with("/dev/shm") {
-        return None;
-    }
-    let flat: String = abs
-        .to_string_lossy()
-        .trim_start_matches('/')
-        .replace('/', "_");
+    let flat = shm_outside(dir)?;
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
@@ -69,15 +62,23 @@ fn nvdisk_log_dir(dir: &Path, meta: &Meta) -> PathBuf {
         return place.join("log");
     }
     // Databases created before `outside` was recorded: the place was derived from the path.
-    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-    if abs.starts_with("/dev/shm") {
-        return abs.join("log");
+    match shm_outside(dir) {
+        None => std::path::absolute(dir)
+            .unwrap_or_else(|_| dir.to_path_buf())
+            .join("log"),
+        Some(flat) => PathBuf::from(NVDISK_ROOT).join(flat).join("log"),
     }
-    let flat: String = abs
-        .to_string_lossy()
-        .trim_start_matches('/')
-        .replace('/', "_");
-    PathBuf::from(NVDISK_ROOT).join(flat).join("log")
+}
+
+/// `None` if `dir` lies in `/dev/shm` (an nvdisk log then stays inside it); else `dir`'s
+/// absolute path with `/` as `_`, which names its log's directory under [`NVDISK_ROOT`].
+fn shm_outside(dir: &Path) -> Option<String> {
+    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    (!abs.starts_with("/dev/shm")).then(|| {
+        abs.to_string_lossy()
+            .trim_start_matches('/')
+            .replace('/', "_")
+    })
 }
 
 /// Where the scheme keeps its log (see the module doc).
