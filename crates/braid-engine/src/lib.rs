@@ -87,7 +87,8 @@ pub use braid_wal::scheme::pertxn::{FlushPolicy, PerTxnOptions};
 pub use braid_wal::scheme::serial::SerialConfig;
 pub use braid_wal::scheme::taurus::TaurusConfig;
 pub use braid_wal::scheme::{
-    LogKind, LogPlace, RecoveryPlan, RecoveryReport, SCHEMES, SchemeDef, SchemeSpec, Ticket,
+    LogKind, LogPlace, Records, RecoveryPlan, RecoveryReport, SCHEMES, SchemeDef, SchemeSpec,
+    Ticket,
 };
 pub use checkpoint::{CheckpointLoad, CheckpointOptions, CheckpointReport, CheckpointStats};
 pub use db::{

@@ -12,3 +12,4 @@ mod lock;
 mod mvcc;
 mod phantom;
 mod recovery_crash;
+mod update_records;

@@ -117,6 +117,7 @@ fn write_log(partition: Partition) -> (Vec<Region>, u64) {
             epoch: 0,
             writes: &[],
             rows: &NoRows,
+            updates: 0,
         };
         w.commit(&req).unwrap().wait().unwrap();
     }

@@ -145,6 +145,7 @@ fn put(
         epoch: 0,
         writes: &[],
         rows: &NoRows,
+        updates: 0,
     })?;
     // The record is in the log: install the writes and release the locks (early lock release),
     // then acknowledge once durable.

@@ -54,6 +54,7 @@ fn commit(w: &mut dyn SchemeWorker, txn: u64, payload: &[u8], read_only: bool) {
         epoch: 0,
         writes: &[],
         rows: &NoRows,
+        updates: 0,
     };
     w.commit(&req).unwrap().wait().unwrap();
 }

@@ -106,6 +106,7 @@ fn put(w: &mut dyn SchemeWorker, id: u64, key: u64, value: u8) -> Ticket {
         epoch: 0,
         writes: &[],
         rows: &NoRows,
+        updates: 0,
     })
     .unwrap()
 }
@@ -219,6 +220,7 @@ fn put_row(w: &mut dyn SchemeWorker, id: u64, key: u64, meta: &RowMeta, op: Opti
         epoch: 0,
         writes: &[],
         rows: &rows,
+        updates: 0,
     })
     .unwrap()
 }

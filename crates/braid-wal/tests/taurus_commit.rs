@@ -177,6 +177,7 @@ fn acknowledgement_waits_for_the_closure_not_just_plv() {
                 epoch: 0,
                 writes: &[],
                 rows: &NoRows,
+                updates: 0,
             };
             w.commit(&req).unwrap()
         };

@@ -235,6 +235,7 @@ impl Engine {
                 epoch: 0,
                 writes: &[],
                 rows: &NoRows,
+                updates: 0,
             })
             .unwrap();
         if let Op::Delete(k) = op {
@@ -493,6 +494,7 @@ fn an_insert_waits_for_a_validating_scanner() {
             epoch: 0,
             writes: &[],
             rows: &NoRows,
+            updates: 0,
         })
         .unwrap()
         .wait()

@@ -83,6 +83,7 @@ fn the_row_table_holds_only_recent_rows() {
                 epoch: 0,
                 writes: &[],
                 rows: &NoRows,
+                updates: 0,
             };
             w.commit(&req).unwrap().wait().unwrap();
         }

@@ -197,6 +197,7 @@ impl Appender for Writer {
             epoch: 0,
             writes: &[],
             rows: &NoRows,
+            updates: 0,
         })?;
         ticket.wait()?;
         Ok(())

@@ -5,7 +5,10 @@
 //! ```text
 //! header   "BRAIDCKP" | version u32 | header_len u32 | epoch u64 | next_txn u64 | tables u32 |
 //!          streams u32 | starts[streams] u64 | ends[streams] u64 | marks[streams] u64 |
-//!          crc32c(everything before) u32
+//!          keeps[streams] u64 | crc32c(everything before) u32
+//! ```
+//! (Format 1, still read, has no `keeps`: recovery reads each stream from its start.)
+//! ```text
 //! chunk    "CK" u16 | table u32 | rows u32 | body_len u32 | crc32c(table ++ rows ++ body) u32 |
 //!          body = rows x (key u64, image[row width of the table])
 //! footer   "BRAIDEND" | chunks u64 | rows u64 | crc32c(header crc ++ every chunk crc) u32
@@ -25,7 +28,9 @@ use crate::error::EngineError;
 const MAGIC: &[u8; 8] = b"BRAIDCKP";
 const END: &[u8; 8] = b"BRAIDEND";
 const CHUNK: &[u8; 2] = b"CK";
-pub(crate) const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 2;
+/// The format before `keeps` (per-update records), still read.
+const VERSION_1: u32 = 1;
 /// Rows are written in chunks of about this many bytes.
 pub(crate) const CHUNK_BYTES: usize = 1 << 20;
 const CHUNK_HEADER: usize = 18;
@@ -161,16 +166,24 @@ impl<'a> Writer<'a> {
 
 fn encode_header(m: &CheckpointMeta) -> Vec<u8> {
     let n = m.cut.starts.len();
-    let mut h = Vec::with_capacity(40 + 24 * n + 4);
+    let keeps = m.cut.keeps();
+    let mut h = Vec::with_capacity(40 + 32 * n + 4);
     h.extend_from_slice(MAGIC);
     h.extend_from_slice(&VERSION.to_le_bytes());
-    let len = (8 + 4 + 4 + 8 + 8 + 4 + 4 + 24 * n + 4) as u32;
+    let len = (8 + 4 + 4 + 8 + 8 + 4 + 4 + 32 * n + 4) as u32;
     h.extend_from_slice(&len.to_le_bytes());
     h.extend_from_slice(&m.epoch.to_le_bytes());
     h.extend_from_slice(&m.next_txn.to_le_bytes());
     h.extend_from_slice(&m.tables.to_le_bytes());
     h.extend_from_slice(&(n as u32).to_le_bytes());
-    for v in m.cut.starts.iter().chain(&m.cut.ends).chain(&m.cut.marks) {
+    for v in m
+        .cut
+        .starts
+        .iter()
+        .chain(&m.cut.ends)
+        .chain(&m.cut.marks)
+        .chain(&keeps)
+    {
         h.extend_from_slice(&v.to_le_bytes());
     }
     let crc = crc32c::crc32c(&h);
@@ -222,12 +235,15 @@ fn header(path: &Path, bytes: &[u8]) -> Result<(CheckpointMeta, usize, u32), Eng
         return Err(bad(0, "not a braid checkpoint (bad magic)".into()));
     }
     let version = u32_at(bytes, 8).ok_or_else(|| bad(8, "truncated header".into()))?;
-    if version != VERSION {
+    if version != VERSION && version != VERSION_1 {
         return Err(bad(
             8,
-            format!("checkpoint format {version}; this braid reads format {VERSION}"),
+            format!(
+                "checkpoint format {version}; this braid reads formats {VERSION_1} and {VERSION}"
+            ),
         ));
     }
+    let arrays = if version == VERSION_1 { 3 } else { 4 };
     let hlen = u32_at(bytes, 12).ok_or_else(|| bad(12, "truncated header".into()))? as usize;
     if hlen < 44 || hlen > bytes.len() {
         return Err(bad(12, format!("header length {hlen} out of range")));
@@ -240,20 +256,21 @@ fn header(path: &Path, bytes: &[u8]) -> Result<(CheckpointMeta, usize, u32), Eng
     let next_txn = u64_at(bytes, 24).unwrap_or(0);
     let tables = u32_at(bytes, 32).unwrap_or(0);
     let n = u32_at(bytes, 36).unwrap_or(0) as usize;
-    if n > (1 << 16) || 40 + 24 * n + 4 != hlen {
+    if n > (1 << 16) || 40 + 8 * arrays * n + 4 != hlen {
         return Err(bad(
             36,
             format!("{n} streams do not fit a header of {hlen} bytes"),
         ));
     }
-    let vals: Vec<u64> = (0..3 * n)
+    let vals: Vec<u64> = (0..arrays * n)
         .map(|i| u64_at(bytes, 40 + 8 * i).unwrap_or(0))
         .collect();
     let cut = Cut {
         epoch,
         starts: vals[..n].to_vec(),
         ends: vals[n..2 * n].to_vec(),
-        marks: vals[2 * n..].to_vec(),
+        marks: vals[2 * n..3 * n].to_vec(),
+        keeps: vals[3 * n..].to_vec(),
     };
     Ok((
         CheckpointMeta {
@@ -370,8 +387,30 @@ mod tests {
                 starts: vec![1, 2],
                 ends: vec![3, 4],
                 marks: vec![5, 6],
+                keeps: vec![0, 2],
             },
         }
+    }
+
+    #[test]
+    fn a_format_1_header_reads_with_keeps_at_the_starts() {
+        let m = meta();
+        let mut h = Vec::new();
+        h.extend_from_slice(MAGIC);
+        h.extend_from_slice(&VERSION_1.to_le_bytes());
+        h.extend_from_slice(&((40 + 24 * 2 + 4) as u32).to_le_bytes());
+        h.extend_from_slice(&m.epoch.to_le_bytes());
+        h.extend_from_slice(&m.next_txn.to_le_bytes());
+        h.extend_from_slice(&m.tables.to_le_bytes());
+        h.extend_from_slice(&2u32.to_le_bytes());
+        for v in [1u64, 2, 3, 4, 5, 6] {
+            h.extend_from_slice(&v.to_le_bytes());
+        }
+        let crc = crc32c::crc32c(&h);
+        h.extend_from_slice(&crc.to_le_bytes());
+        let got = decode_header(Path::new("c.ckpt"), &h).unwrap();
+        assert_eq!(got.cut.keeps(), vec![1, 2]);
+        assert_eq!((got.cut.starts, got.cut.marks), (vec![1, 2], vec![5, 6]));
     }
 
     fn write(dir: &Path, rows: u64) -> PathBuf {

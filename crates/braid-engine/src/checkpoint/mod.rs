@@ -242,6 +242,7 @@ fn take_inner(db: &DbInner) -> Result<CheckpointReport, EngineError> {
     fs.create_dir_all(&cdir).map_err(|e| io(&cdir, e))?;
 
     // 1. The cut.
+    let keeps = db.scheme.keeps();
     let p0 = db.scheme.positions();
     let e = db.epochs.advance();
     let mut guard = CaptureGuard(db, false);
@@ -258,6 +259,7 @@ fn take_inner(db: &DbInner) -> Result<CheckpointReport, EngineError> {
             starts: p0.lsns,
             ends: p1.lsns,
             marks: p1.marks,
+            keeps,
         },
     };
 
@@ -342,7 +344,7 @@ fn take_inner(db: &DbInner) -> Result<CheckpointReport, EngineError> {
         if removed {
             fs.sync_dir(&cdir).map_err(|e| io(&cdir, e))?;
         }
-        db.scheme.truncate(&older.cut.starts)?;
+        db.scheme.truncate(&older.cut.keeps())?;
     }
     let log_bytes_after = db.scheme.log_bytes();
     db.ckpt.baseline.store(log_bytes_after, Ordering::Relaxed);

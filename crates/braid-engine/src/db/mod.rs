@@ -39,7 +39,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use braid_wal::scheme::{LogKind, Scheme};
+use braid_wal::scheme::{LogKind, Records, Scheme};
 use serde::Serialize;
 
 pub use external::{CheckpointStore, DeviceFactory, LogTail, TailPoll};
@@ -64,6 +64,10 @@ pub(crate) struct DbInner {
     pub(crate) cc: Cc,
     pub(crate) durability: Durability,
     pub(crate) logging: LogKind,
+    /// One record per transaction, or one per write as it happens.
+    pub(crate) records: Records,
+    /// The scheme lets a committing transaction's locks go before its commit is durable.
+    pub(crate) elr: bool,
     pub(crate) procs: Procedures,
     pub(crate) scheme: Arc<dyn Scheme>,
     pub(crate) opts: Options,

@@ -238,6 +238,8 @@ impl DbInner {
             cc: opts.cc,
             durability: opts.durability,
             logging: opts.logging,
+            records: opts.records,
+            elr: opts.scheme.early_lock_release(),
             procs,
             scheme: Arc::new(scheme::none::NoLogging::default()),
             next_txn: AtomicU64::new(1),
@@ -273,6 +275,7 @@ pub(super) fn scheme_config(opts: &Options, cut: Option<Cut>) -> SchemeConfig {
         recovery_plan: opts.recovery_plan,
         mvcc: opts.cc == Cc::Mvcc,
         cut,
+        records: opts.records,
     }
 }
 

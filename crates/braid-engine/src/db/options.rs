@@ -11,7 +11,7 @@ use braid_wal::UnknownName;
 use braid_wal::device::pace::Pace;
 use braid_wal::device::pmem::PmemWrite;
 use braid_wal::scan::ScanMode;
-use braid_wal::scheme::{LogKind, LogPlace, RecoveryPlan, SchemeSpec};
+use braid_wal::scheme::{LogKind, LogPlace, Records, RecoveryPlan, SchemeSpec};
 use serde::{Deserialize, Serialize};
 
 use super::external::DeviceFactory;
@@ -206,6 +206,11 @@ pub struct Options {
     pub scheme: SchemeSpec,
     /// Data (after-images) or command (stored-procedure calls) logging.
     pub logging: LogKind,
+    /// Data logging: one record per transaction at commit ([`Records::Txn`], the default), or
+    /// one per write as it happens and a commit record ([`Records::Update`], the ARIES log of
+    /// Shore-MT that Wang & Johnson and NV-Logging measure). Recovery reads both, so it is not
+    /// stored: a database may be reopened with either.
+    pub records: Records,
     /// Concurrency control.
     pub cc: Cc,
     /// When `commit` returns.
@@ -245,6 +250,7 @@ impl Default for Options {
         Options {
             scheme: SchemeSpec::new(braid_wal::scheme::serial::SerialConfig),
             logging: LogKind::Data,
+            records: Records::Txn,
             cc: Cc::TwoPl,
             durability: Durability::Sync,
             device: DeviceConfig::File(FileOptions::default()),
@@ -299,6 +305,26 @@ impl Options {
             && let Some(why) = self.scheme.mvcc_refusal()
         {
             return Err(EngineError::Config(why.to_string()));
+        }
+        if self.records == Records::Update {
+            if let Some(why) = self.scheme.update_records_refusal() {
+                return Err(EngineError::Config(format!("scheme {name}: {why}")));
+            }
+            if self.logging == LogKind::Command {
+                return Err(EngineError::Config(
+                    "per-update records are redo images of writes; command logging logs one \
+                     call per transaction: use data logging, or one record per transaction"
+                        .into(),
+                ));
+            }
+            if self.cc == Cc::Mvcc {
+                return Err(EngineError::Config(
+                    "per-update records are not supported under MVCC, whose records carry a \
+                     commit timestamp drawn at commit: use 2PL or OCC, or one record per \
+                     transaction"
+                        .into(),
+                ));
+            }
         }
         Ok(())
     }

@@ -240,7 +240,11 @@ impl Standby {
             ..
         } = self;
         let following = following.into_inner();
-        let (at, marks) = (following.follower.resume(), following.follower.marks());
+        let (at, marks, keeps) = (
+            following.follower.resume(),
+            following.follower.marks(),
+            following.follower.keeps(),
+        );
         let streams = at.len();
         // The old writer may have taken checkpoints since the standby loaded its own: mirror
         // the store, and number the next checkpoint past every one of them.
@@ -261,6 +265,7 @@ impl Standby {
             starts: at.clone(),
             ends: at,
             marks,
+            keeps,
         };
         let recovery = open_scheme(&mut inner, storage, Some(cut), &|_| {})?;
         let next = (recovery.max_txn.max(max_txn.load(Ordering::Relaxed)) + 1).max(1);

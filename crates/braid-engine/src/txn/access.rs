@@ -82,6 +82,10 @@ pub(crate) struct TxnState {
     pub(super) images_used: usize,
     pub(super) scans: Vec<ScanCheck>,
     pub(super) redo: RedoBuf,
+    /// Per-update records: the one operation being logged.
+    pub(super) op: RedoBuf,
+    /// Per-update records: how many this transaction has logged.
+    pub(super) updates: u32,
     /// The rows the redo payload writes, with each one's operation's bytes in it.
     pub(super) written: Vec<Written>,
     pub(super) command: Vec<u8>,
@@ -108,6 +112,8 @@ pub(crate) struct InsertTiming {
     commits: u64,
     pub(crate) samples: u64,
     pub(crate) ns: u64,
+    /// Per-update records: time the transaction to be timed next spent logging its writes.
+    updates_ns: u64,
 }
 
 impl InsertTiming {
@@ -123,12 +129,30 @@ impl InsertTiming {
             .then(std::time::Instant::now)
     }
 
-    /// Count the commit timed from `start`.
+    /// Count the commit timed from `start`, with the time its writes' records took.
     #[inline]
     pub(super) fn stop(&mut self, start: Option<std::time::Instant>) {
         if let Some(t) = start {
             self.samples += 1;
-            self.ns += t.elapsed().as_nanos() as u64;
+            self.ns += t.elapsed().as_nanos() as u64 + self.updates_ns;
+        }
+        self.updates_ns = 0;
+    }
+
+    /// A start time if the transaction that commits next is timed (per-update records: its
+    /// writes' records count in its insertion latency).
+    #[inline]
+    pub(super) fn start_update(&self) -> Option<std::time::Instant> {
+        (self.commits + 1)
+            .is_multiple_of(Self::EVERY)
+            .then(std::time::Instant::now)
+    }
+
+    /// Add the time of one write's record timed from `start`.
+    #[inline]
+    pub(super) fn stop_update(&mut self, start: Option<std::time::Instant>) {
+        if let Some(t) = start {
+            self.updates_ns += t.elapsed().as_nanos() as u64;
         }
     }
 }
@@ -140,6 +164,7 @@ impl TxnState {
         self.images_used = 0;
         self.scans.clear();
         self.redo.clear();
+        self.updates = 0;
         self.written.clear();
         self.command.clear();
         self.has_command = false;

@@ -5,7 +5,7 @@
 //! commit is durable, which is acknowledged only through the returned [`Ticket`].
 
 use braid_wal::payload::{RedoOp, encode_command};
-use braid_wal::scheme::{CommitRequest, LogKind, Ticket, Written};
+use braid_wal::scheme::{CommitRequest, LogKind, Records, Ticket, Written};
 
 use super::access::{Accesses, Write};
 use super::cow::save_for_checkpoint;
@@ -162,10 +162,19 @@ impl Txn<'_> {
         } else {
             LogKind::Data
         };
-        if !read_only && kind == LogKind::Data {
+        // Under per-update records 2PL logged every write as it was made; OCC logs them now.
+        if !read_only && kind == LogKind::Data && self.st.updates == 0 {
             self.build_redo();
+            if self.db.records == Records::Update
+                && let Err(e) = self.log_writes_at_commit()
+            {
+                self.abort_inner();
+                return Err(e);
+            }
         }
+        let updates = self.st.updates;
         let mut payload: &[u8] = match (read_only, kind) {
+            _ if updates > 0 => &[],
             (true, _) => &[],
             (false, LogKind::Data) => &self.st.redo.bytes,
             (false, LogKind::Command) => &self.st.command,
@@ -187,12 +196,13 @@ impl Txn<'_> {
             payload,
             read_only,
             epoch: self.epoch.unwrap_or(0),
-            writes: if kind == LogKind::Data && !read_only {
+            writes: if kind == LogKind::Data && !read_only && updates == 0 {
                 &self.st.written
             } else {
                 &[]
             },
             rows: &Accesses(&self.st.entries),
+            updates,
         };
         let timed = self.st.insert_timing.start();
         let committed = self.scheme.commit(&req);
@@ -208,13 +218,17 @@ impl Txn<'_> {
         self.exit_epoch();
         // MVCC: the new versions become visible to snapshots only now, with their LVs raised.
         self.end_mvcc();
+        // A scheme without early lock release (Shore-MT's Baseline): the locks are held until
+        // the commit is durable.
+        let held = if self.db.elr { Ok(()) } else { ticket.wait() };
         twopl::release(&self.st.entries);
         self.finished = true;
         if self.mvcc {
             sweep(self.db, self.st);
         }
         self.st.reset();
-        if self.db.durability == Durability::Sync {
+        held?;
+        if self.db.durability == Durability::Sync || !self.db.elr {
             ticket.wait()?;
             return Ok(Ticket::Durable);
         }

@@ -37,6 +37,7 @@ mod occ;
 mod phantom;
 mod replay;
 mod twopl;
+mod update_log;
 mod writer;
 
 use std::sync::Arc;
@@ -323,12 +324,16 @@ impl<'w> Txn<'w> {
             Some(m) => m,
             None => &mut dummy,
         };
+        // The columns this call changes, for its own record under per-update records.
+        let mut changed = 0u64;
         let mut w = RowWriter {
             schema,
             image,
-            mask: mask_ref,
+            mask: &mut changed,
         };
         f(&mut w);
+        *mask_ref |= changed;
+        self.log_update_now(i, img, changed)?;
         Ok(true)
     }
 
@@ -356,7 +361,7 @@ impl<'w> Txn<'w> {
                 self.st.images[img].extend_from_slice(image);
                 let full = tab.schema.full_mask();
                 self.st.entries[i].write = Write::Update { mask: full, img };
-                return Ok(());
+                return self.log_insert_now(i, img);
             }
             if self.mvcc && self.mode == Mode::Normal && e.write == Write::None {
                 return self.mv_insert_over_read(i, image);
@@ -392,7 +397,7 @@ impl<'w> Txn<'w> {
             };
         }
         let img = self.stage_insert(t, key, &row, image);
-        self.st.push(Entry {
+        let i = self.st.push(Entry {
             table: t,
             key,
             row,
@@ -401,7 +406,7 @@ impl<'w> Txn<'w> {
             version: 0,
             write: Write::Insert { img },
         });
-        Ok(())
+        self.log_insert_now(i, img)
     }
 
     /// Tell the scheme about an insert of `key` into table `t` and keep `image` for
@@ -429,6 +434,7 @@ impl<'w> Txn<'w> {
             e.row.set_state(RowState::Deleted);
             self.db.tables[t as usize].remove_row(key, &e.row);
             e.write = Write::Gone;
+            self.log_delete_now(i)?;
             return Ok(true);
         }
         let Some(i) = self.write_entry(table, key)? else {
@@ -436,6 +442,7 @@ impl<'w> Txn<'w> {
         };
         self.scheme.on_delete(t, key);
         self.st.entries[i].write = Write::Delete;
+        self.log_delete_now(i)?;
         Ok(true)
     }
 }

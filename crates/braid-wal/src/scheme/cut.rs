@@ -15,6 +15,14 @@
 //! never overlap, so only epochs `E - 1` and `E` can meet there). The positions are in each
 //! stream's own units: byte LSNs for device streams, object LSNs for `pertxn`.
 //!
+//! With per-update records ([`super::Records::Update`]) a transaction's writes reach the log
+//! before its commit decides its epoch, so a transaction still open when the epoch moves may
+//! have records before `start`. Whether a transaction is in the checkpoint is then decided by
+//! its commit record alone (which obeys the rule above), and the checkpoint also notes `keep`:
+//! the first record of any transaction open at `start` ([`super::open_txns`]), where recovery
+//! from the checkpoint must begin reading and before which the log may be truncated. Without
+//! per-update records `keep` is `start`.
+//!
 //! Schemes also get a per-stream `mark`, a scheme-specific value captured with `end` (the gsn
 //! scheme keeps each log's GSN clock there, so a log truncated to nothing still proves how far
 //! it was durable).
@@ -41,6 +49,9 @@ pub struct Cut {
     pub ends: Vec<Lsn>,
     /// Per stream: a scheme-specific value noted with `ends` (gsn: the log's GSN clock).
     pub marks: Vec<u64>,
+    /// Per stream: where recovery from the checkpoint begins reading, at or before `starts`
+    /// (the first record of a transaction open at `starts`); empty: at `starts`.
+    pub keeps: Vec<Lsn>,
 }
 
 impl Cut {
@@ -65,9 +76,21 @@ impl Cut {
         cut.is_some_and(|c| c.covers(stream, lsn, flags))
     }
 
-    /// The start of `stream` (0 without a cut).
+    /// Where recovery from `cut` begins reading `stream`: its `keep` (0 without a cut).
     pub fn start_of(cut: Option<&Cut>, stream: usize) -> Lsn {
-        cut.and_then(|c| c.starts.get(stream).copied()).unwrap_or(0)
+        cut.map_or(0, |c| c.keep(stream))
+    }
+
+    /// Where recovery from this cut begins reading `stream` (its `keep`, else its `start`):
+    /// the log before it may be truncated.
+    pub fn keep(&self, stream: usize) -> Lsn {
+        let start = self.starts.get(stream).copied().unwrap_or(0);
+        self.keeps.get(stream).map_or(start, |&k| k.min(start))
+    }
+
+    /// [`Cut::keep`] of every stream.
+    pub fn keeps(&self) -> Vec<Lsn> {
+        (0..self.starts.len()).map(|s| self.keep(s)).collect()
     }
 }
 
@@ -91,6 +114,7 @@ mod tests {
             starts: vec![100, 10],
             ends: vec![200, 10],
             marks: vec![0, 0],
+            keeps: vec![],
         };
         // Before start: always covered, whatever the bit.
         assert!(cut.covers(0, 99, 0));

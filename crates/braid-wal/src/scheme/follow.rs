@@ -33,6 +33,12 @@ pub trait Follower: Send {
     /// Per stream: everything before it has been replayed (or skipped as covered by the
     /// checkpoint the standby started from); the next round's sources start at or before it.
     fn resume(&self) -> Vec<Lsn>;
+    /// Per stream: the first record of a transaction whose records the rounds have read but
+    /// whose commit they have not (per-update records), at or before [`Follower::resume`]: a
+    /// promotion's recovery reads from here ([`crate::scheme::cut::Cut::keeps`]).
+    fn keeps(&self) -> Vec<Lsn> {
+        self.resume()
+    }
     /// Per stream: the scheme-specific mark ([`crate::scheme::cut::Cut::marks`]) a promotion's
     /// recovery may take with [`Follower::resume`] as its cut (gsn: a GSN up to which the log
     /// is known durable). Zero where the scheme keeps none.

@@ -19,6 +19,7 @@ pub mod follow;
 pub mod gsn;
 pub mod none;
 pub mod nvdisk;
+pub mod open_txns;
 pub mod pertxn;
 pub mod plover;
 pub mod registry;
@@ -67,6 +68,58 @@ impl LogKind {
 
 fn unknown_log_kind(s: &str) -> UnknownName {
     UnknownName::new("logging kind", s, &["data", "command"])
+}
+
+/// How a transaction's redo images reach the log (data logging).
+///
+/// `Txn` is Silo's and Taurus's way: one record per transaction, built at commit. `Update` is
+/// the ARIES way of Shore-MT, the engine Wang & Johnson and NV-Logging build on: every insert,
+/// update and delete puts its redo image into the log as it happens
+/// ([`SchemeWorker::log_update`]), and the commit inserts a commit record. Recovery redoes
+/// exactly the transactions whose commit record it finds; a transaction without one leaves no
+/// trace. Recovery reads both layouts, so the choice is per run, not per database.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+)]
+#[strum(serialize_all = "lowercase", parse_err_ty = UnknownName, parse_err_fn = unknown_records)]
+pub enum Records {
+    /// One record per transaction, at commit.
+    #[default]
+    Txn,
+    /// One record per write as it happens, and a commit record.
+    Update,
+}
+
+impl Records {
+    /// `"txn"` or `"update"` (what its `FromStr` reads).
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+}
+
+fn unknown_records(s: &str) -> UnknownName {
+    UnknownName::new("record unit", s, &["txn", "update"])
+}
+
+/// One write of a transaction under per-update records ([`Records::Update`]), handed to the
+/// scheme as it happens.
+#[derive(Debug, Clone, Copy)]
+pub struct UpdateRecord<'a> {
+    /// The transaction id (the one its commit will carry).
+    pub txn: u64,
+    /// The row written (`on_write` named it first).
+    pub row: RowRef<'a>,
+    /// One encoded [`crate::payload`] redo operation: the write's after-image.
+    pub payload: &'a [u8],
 }
 
 /// A row as a scheme sees it: its identity (the engine's table number and key) and, when the
@@ -197,6 +250,10 @@ pub struct CommitRequest<'a> {
     pub writes: &'a [Written],
     /// The transaction's access set ([`NoRows`] when the caller names rows by identity).
     pub rows: &'a dyn AccessSet,
+    /// Update records this transaction already put in the log through
+    /// [`SchemeWorker::log_update`] ([`Records::Update`]): when non-zero, `payload` is empty
+    /// and the commit inserts a commit record after them.
+    pub updates: u32,
 }
 
 impl fmt::Debug for CommitRequest<'_> {
@@ -209,6 +266,7 @@ impl fmt::Debug for CommitRequest<'_> {
             .field("epoch", &self.epoch)
             .field("writes", &self.writes)
             .field("rows", &self.rows.len())
+            .field("updates", &self.updates)
             .finish()
     }
 }
@@ -285,9 +343,20 @@ pub trait SchemeWorker: Send {
     fn on_read(&mut self, _row: RowRef<'_>) {}
     /// After the engine locked a row for writing.
     fn on_write(&mut self, _row: RowRef<'_>) {}
-    /// Put the transaction's record in the log buffer; returns the durability ticket.
+    /// Put the transaction's record (or, after update records, its commit record) in the log
+    /// buffer; returns the durability ticket.
     fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError>;
-    /// The transaction aborted before `commit` (`rows`: its access set).
+    /// Per-update records ([`Records::Update`]): put one write's redo image in the log now.
+    /// Only called on schemes whose [`SchemeDef::update_records_refusal`] is `None`.
+    fn log_update(&mut self, up: &UpdateRecord<'_>) -> Result<(), WalError> {
+        let _ = up;
+        Err(WalError::Config(
+            "this scheme logs one record per transaction; per-update records are not supported"
+                .into(),
+        ))
+    }
+    /// The transaction aborted before `commit` (`rows`: its access set). A scheme that took
+    /// update records for it may log an abort record.
     fn abort(&mut self, _rows: &dyn AccessSet) {}
     /// OCC only: after the engine locked the write set, before it validates the read set
     /// (Taurus Alg. 6 lines 8-11). `rows` are the ones `on_read` and `on_write` named.
@@ -328,6 +397,12 @@ pub trait Scheme: Send + Sync {
         let lsns: Vec<Lsn> = self.streams().iter().map(|s| s.tail()).collect();
         let marks = vec![0; lsns.len()];
         cut::Positions { lsns, marks }
+    }
+    /// A checkpoint's keep positions ([`cut::Cut::keeps`]), taken right before its start
+    /// positions: each stream's reserved end, moved back to the first record of any
+    /// transaction still open under per-update records (see [`open_txns`]).
+    fn keeps(&self) -> Vec<Lsn> {
+        self.positions().lsns
     }
     /// Block until every record before `lsns` (one per stream) is durable.
     fn wait_durable(&self, lsns: &[Lsn]) -> Result<(), WalError> {
@@ -417,6 +492,8 @@ pub struct SchemeConfig {
     pub mvcc: bool,
     /// What the checkpoint recovery starts from already holds; `None` replays the whole log.
     pub cut: Option<cut::Cut>,
+    /// One record per transaction or one per write (data logging).
+    pub records: Records,
 }
 
 /// Parallel replay, the serial fallback, or chosen by the planner from what it finds in the log.
@@ -492,6 +569,7 @@ impl Default for SchemeConfig {
             recovery_plan: RecoveryPlan::Auto,
             mvcc: false,
             cut: None,
+            records: Records::Txn,
         }
     }
 }

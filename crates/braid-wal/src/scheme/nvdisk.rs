@@ -38,6 +38,9 @@ impl SchemeDef for NvDiskConfig {
     fn log_place(&self) -> LogPlace {
         LogPlace::NvramFiles
     }
+    fn update_records_refusal(&self) -> Option<&'static str> {
+        None
+    }
     fn open(
         &self,
         cfg: &SchemeConfig,
@@ -72,6 +75,12 @@ impl Scheme for NvDisk {
     }
     fn proxies(&self) -> Option<crate::proxy::Proxies> {
         self.inner.proxies()
+    }
+    fn positions(&self) -> super::cut::Positions {
+        self.inner.positions()
+    }
+    fn keeps(&self) -> Vec<crate::Lsn> {
+        self.inner.keeps()
     }
 }
 

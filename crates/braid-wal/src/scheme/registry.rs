@@ -45,6 +45,19 @@ pub trait SchemeDef: fmt::Debug + Send + Sync {
     fn command_logging_refusal(&self) -> Option<&'static str> {
         None
     }
+    /// Why it cannot log one record per write ([`super::Records::Update`]), if it cannot.
+    fn update_records_refusal(&self) -> Option<&'static str> {
+        Some(
+            "this scheme logs one record per transaction; per-update records (--records update) \
+             are supported by serial, nvdisk, aether, baseline, gsn and pertxn",
+        )
+    }
+    /// Whether the engine may release a committing transaction's locks once its record is in
+    /// the log buffer (early lock release, the default), or must hold them until the commit
+    /// is durable (Shore-MT's Baseline, Johnson et al. 2010 Sec. 6).
+    fn early_lock_release(&self) -> bool {
+        true
+    }
     /// Why it cannot recover a multi-versioned database (records carrying commit timestamps),
     /// if it cannot.
     fn mvcc_refusal(&self) -> Option<&'static str> {

@@ -6,18 +6,25 @@
 //! A read-only transaction logs nothing but may have read data whose writer is not durable yet
 //! (early lock release), so its ticket waits for everything appended before it.
 //!
+//! With per-update records ([`super::Records::Update`]) each write is a record of its own,
+//! inserted into the central log as it happens, and the commit inserts a commit record (an
+//! aborted transaction that logged writes inserts an abort record): the log of Shore-MT, whose
+//! central buffer sees several inserts per transaction. The checkpoint's start is held back to
+//! the first record of every transaction still open ([`super::open_txns`]).
+//!
 //! Recovery replays the stream in LSN order on one thread: every record that ends a transaction
-//! (flag COMMIT) is applied together with any earlier records of the same transaction; records
-//! of transactions that never committed are skipped.
+//! (flag COMMIT, or a commit record) is applied together with any earlier records of the same
+//! transaction; records of transactions that never committed are skipped.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::open_txns::{OpenSlot, OpenTxns};
 use super::registry::{Registration, SchemeDef};
 use super::{
-    CommitRequest, LogKind, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker, Storage,
-    Ticket, replay_failed,
+    AccessSet, CommitRequest, LogKind, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker,
+    Storage, Ticket, UpdateRecord, replay_failed,
 };
 use crate::device::Device;
 use crate::proxy::{Proxies, ProxyBoard, ProxyCounter};
@@ -45,6 +52,9 @@ pub struct SerialConfig;
 impl SchemeDef for SerialConfig {
     fn name(&self) -> &'static str {
         NAME
+    }
+    fn update_records_refusal(&self) -> Option<&'static str> {
+        None
     }
     fn open(
         &self,
@@ -78,7 +88,7 @@ impl SchemeDef for SerialConfig {
 struct SerialFollower {
     cfg: SchemeConfig,
     pos: Lsn,
-    open_txns: OpenTxns,
+    open_txns: Pending,
 }
 
 impl Follower for SerialFollower {
@@ -111,46 +121,90 @@ impl Follower for SerialFollower {
     fn resume(&self) -> Vec<Lsn> {
         vec![self.pos]
     }
+
+    fn keeps(&self) -> Vec<Lsn> {
+        let first = self.open_txns.values().map(|(lsn, _)| *lsn);
+        vec![first.fold(self.pos, Lsn::min)]
+    }
 }
 
-/// Records of transactions that span several records, until their commit.
-type OpenTxns = HashMap<u64, Vec<(LogKind, Vec<u8>)>>;
+/// Records of transactions that span several records, until their commit: where the first
+/// one starts, and each one's kind and payload.
+type Pending = HashMap<u64, (Lsn, Vec<(LogKind, Vec<u8>)>)>;
 
 /// The central-log scheme.
 pub struct Serial {
     streams: [Stream; 1],
     board: ProxyBoard,
+    open: Arc<OpenTxns>,
 }
 
 struct SerialWorker {
     stream: Stream,
     writer: StreamWriter,
     proxy: ProxyCounter,
+    /// This worker's slot in the scheme's [`OpenTxns`].
+    open: OpenSlot,
+    /// The transaction with update records in the log and no commit or abort record yet.
+    logging: Option<u64>,
 }
 
-impl SchemeWorker for SerialWorker {
-    fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
-        self.proxy.commit();
-        if req.read_only {
-            return Ok(Ticket::Stream {
-                stream: self.stream.clone(),
-                lsn: self.stream.tail(),
-            });
-        }
-        let payload = [req.payload];
+impl SerialWorker {
+    fn append(&mut self, kind: Kind, flags: u8, txn: u64, payload: &[u8]) -> Result<Lsn, WalError> {
+        let payload = [payload];
         let spec = RecordSpec {
-            kind: req.kind.record_kind(),
-            flags: FLAG_COMMIT | epoch_flag(req.epoch),
-            txn: req.txn,
+            kind,
+            flags,
+            txn,
             stamp: &Stamp::None,
             payload: &payload,
         };
         let (_, end) = self.writer.append(&spec)?;
         self.proxy.append(self.writer.cost());
+        Ok(end)
+    }
+}
+
+impl SchemeWorker for SerialWorker {
+    fn log_update(&mut self, up: &UpdateRecord<'_>) -> Result<(), WalError> {
+        let stream = &self.stream;
+        self.open.note(0, || stream.tail());
+        self.logging = Some(up.txn);
+        self.append(Kind::Redo, 0, up.txn, up.payload)?;
+        Ok(())
+    }
+
+    fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
+        self.proxy.commit();
+        if req.read_only && req.updates == 0 {
+            return Ok(Ticket::Stream {
+                stream: self.stream.clone(),
+                lsn: self.stream.tail(),
+            });
+        }
+        let flags = FLAG_COMMIT | epoch_flag(req.epoch);
+        let end = if req.updates > 0 {
+            let end = self.append(Kind::Commit, flags, req.txn, &[]);
+            self.logging = None;
+            self.open.clear();
+            end?
+        } else {
+            self.append(req.kind.record_kind(), flags, req.txn, req.payload)?
+        };
         Ok(Ticket::Stream {
             stream: self.stream.clone(),
             lsn: end,
         })
+    }
+
+    fn abort(&mut self, _rows: &dyn AccessSet) {
+        if let Some(txn) = self.logging.take() {
+            // Recovery skips a transaction without a commit record either way; the abort
+            // record only lets it forget the transaction's records sooner. A failure to
+            // append it (a poisoned stream) is reported by the next commit.
+            let _ = self.append(Kind::Abort, 0, txn, &[]);
+            self.open.clear();
+        }
     }
 }
 
@@ -165,7 +219,12 @@ impl Scheme for Serial {
             stream,
             writer,
             proxy: self.board.counter(),
+            open: self.open.claim()?,
+            logging: None,
         }))
+    }
+    fn keeps(&self) -> Vec<Lsn> {
+        vec![self.open.start(0, self.streams[0].tail())]
     }
     fn streams(&self) -> &[Stream] {
         &self.streams
@@ -201,6 +260,7 @@ pub fn open(
         Arc::new(Serial {
             streams: [stream],
             board: ProxyBoard::new(1),
+            open: Arc::new(OpenTxns::new(cfg.max_workers.max(1), 1)),
         }),
         report,
     ))
@@ -225,7 +285,7 @@ fn scan_and_replay(
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
     report: &mut RecoveryReport,
-    open_txns: &mut OpenTxns,
+    open_txns: &mut Pending,
 ) -> Result<u64, WalError> {
     let mut scanner = Scanner::new(src, cfg.scan_mode);
     let mut last_progress = 0u64;
@@ -252,7 +312,7 @@ fn scan_and_replay(
         }
         match (kind, commits) {
             (Some(kind), true) => {
-                if let Some(earlier) = open_txns.remove(&h.txn) {
+                if let Some((_, earlier)) = open_txns.remove(&h.txn) {
                     for (k, p) in earlier {
                         replay
                             .apply(h.txn, k, &p)
@@ -267,11 +327,12 @@ fn scan_and_replay(
             (Some(kind), false) => {
                 open_txns
                     .entry(h.txn)
-                    .or_default()
+                    .or_insert_with(|| (h.lsn, Vec::new()))
+                    .1
                     .push((kind, rec.payload.to_vec()));
             }
             (None, _) if h.kind == Kind::Commit => {
-                if let Some(earlier) = open_txns.remove(&h.txn) {
+                if let Some((_, earlier)) = open_txns.remove(&h.txn) {
                     for (k, p) in earlier {
                         replay
                             .apply(h.txn, k, &p)

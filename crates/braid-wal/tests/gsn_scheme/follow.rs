@@ -87,6 +87,7 @@ fn run(w: &mut dyn SchemeWorker, id: u64, spec: &Spec) -> Ticket {
         epoch: 0,
         writes: &written,
         rows: &NoRows,
+        updates: 0,
     })
     .unwrap()
 }
@@ -274,6 +275,7 @@ fn run_case(c: &Case) -> Result<(), String> {
         starts: at.clone(),
         ends: at.clone(),
         marks: f.marks(),
+        keeps: Vec::new(),
     });
     let purged: Vec<Arc<MemDev>> = images
         .iter()

@@ -112,6 +112,7 @@ fn txn(w: &mut dyn SchemeWorker, id: u64, reads: &[u64], writes: &[u64], value: 
         epoch: 0,
         writes: &written,
         rows: &NoRows,
+        updates: 0,
     };
     w.commit(&req).unwrap()
 }

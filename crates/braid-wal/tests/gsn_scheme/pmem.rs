@@ -133,6 +133,7 @@ fn a_failed_msync_stops_acknowledgements_on_pmem() {
                 epoch: 0,
                 writes: &[],
                 rows: &NoRows,
+                updates: 0,
             })?
             .wait()
         };

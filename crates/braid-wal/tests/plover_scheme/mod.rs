@@ -102,6 +102,7 @@ fn txn(w: &mut dyn SchemeWorker, id: u64, reads: &[u64], writes: &[u64], value: 
         epoch: 0,
         writes: &written,
         rows: &NoRows,
+        updates: 0,
     };
     w.commit(&req).unwrap()
 }
@@ -267,6 +268,7 @@ fn plover_is_registered_and_refuses_commands_and_mvcc() {
         epoch: 0,
         writes: &[],
         rows: &NoRows,
+        updates: 0,
     };
     assert!(w.commit(&req).is_err());
 }

@@ -182,6 +182,7 @@ impl Db {
             epoch: 0,
             writes: &[],
             rows: &access,
+            updates: 0,
         };
         let ticket = w.commit(&req).unwrap();
         {

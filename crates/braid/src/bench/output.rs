@@ -24,6 +24,7 @@ struct CsvRow<'a> {
     scheme: &'a str,
     variant: &'a str,
     logging: &'a str,
+    records: &'a str,
     device: &'a str,
     threads: usize,
     logs: usize,
@@ -106,6 +107,7 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<
             scheme: &r.scheme,
             variant: &r.variant,
             logging: &r.logging,
+            records: &r.records,
             device: &r.device,
             threads: r.threads,
             logs: r.logs,
@@ -176,7 +178,11 @@ pub fn print_table(results: &[ConfigResult]) {
             "{:<9} {:<7} {:<8} {:<8} {:>3} {:>4} {:>6} {:>12.0} {:>21} {:>7} {:>9.1} {:>9.1} {:>10.0} {:>9.1} {:>9.0}",
             r.workload,
             r.scheme,
-            r.logging,
+            if r.records == "update" {
+                format!("{}/upd", r.logging)
+            } else {
+                r.logging.clone()
+            },
             device,
             r.threads,
             r.logs,

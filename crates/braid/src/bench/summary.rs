@@ -19,6 +19,8 @@ pub struct ConfigResult {
     /// The [`Variant`] it was measured in (empty for a plain sweep).
     pub variant: String,
     pub logging: String,
+    /// One record per transaction (`txn`) or per write (`update`), see `--records`.
+    pub records: String,
     pub device: String,
     pub threads: usize,
     pub logs: usize,
@@ -164,6 +166,7 @@ pub fn measure_variants(
             scheme: p.scheme.to_string(),
             variant: label.clone(),
             logging: p.logging.name().to_string(),
+            records: args.engine.records.name().to_string(),
             device: match p.device {
                 // nvdisk keeps its log in files in /dev/shm whatever device was asked for.
                 _ if args.engine.spec(p.scheme)?.log_place()
@@ -212,6 +215,7 @@ pub fn measure_variants(
                 "inflight": args.inflight,
                 "seed": args.seed,
                 "cc": args.engine.cc.name(),
+                "records": args.engine.records.name(),
                 "group_delay_us": args.engine.group_delay_us,
                 "group_kb": args.engine.group_kb,
                 "ring_mb": args.engine.ring_mb,

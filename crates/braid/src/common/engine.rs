@@ -103,6 +103,11 @@ pub struct EngineArgs {
     /// Concurrency control: 2pl (NO_WAIT), occ, or mvcc (multi-version OCC, Taurus Sec. 4.4).
     #[arg(long, default_value = "2pl")]
     pub cc: Cc,
+    /// Data logging: one record per transaction at commit (txn), or one per insert, update and
+    /// delete as it happens and a commit record (update: the ARIES log of Shore-MT that Wang &
+    /// Johnson and NV-Logging measure; serial, nvdisk, aether, baseline, gsn and pertxn).
+    #[arg(long, default_value = "txn")]
+    pub records: braid_wal::scheme::Records,
     /// Group commit: most microseconds the flusher waits for more log.
     #[arg(long, default_value_t = 0)]
     pub group_delay_us: u64,
@@ -377,6 +382,7 @@ impl EngineArgs {
         Options {
             scheme,
             logging,
+            records: self.records,
             cc: self.cc,
             durability: if self.sync_commit {
                 braid_engine::Durability::Sync

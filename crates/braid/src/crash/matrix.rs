@@ -1,10 +1,11 @@
 //! `braid crash-test --all`: every (scheme, logging, device) a database can be opened with,
-//! crash-tested in kill and power modes, with a summary table and the command line that
-//! replays each failure.
+//! and per-update records (`--records update`) for every scheme that logs them, crash-tested
+//! in kill and power modes, with a summary table and the command line that replays each
+//! failure.
 
 use std::time::Instant;
 
-use braid_engine::{LogKind, LogPlace};
+use braid_engine::{LogKind, LogPlace, Records};
 
 use super::{CrashArgs, CrashKind, Summary, repro, run_one};
 use crate::common::DeviceKind;
@@ -14,8 +15,9 @@ use crate::common::DeviceKind;
 const RAID_MEMBERS: usize = 3;
 const RAID_UNIT_KB: u64 = 4;
 
-/// One combination: scheme, logging, device, and RAID-0 members per stream (1: none).
-type Combination = (&'static str, LogKind, DeviceKind, usize);
+/// One combination: scheme, logging, device, RAID-0 members per stream (1: none), and the
+/// record unit.
+type Combination = (&'static str, LogKind, DeviceKind, usize, Records);
 
 /// Every (scheme, logging, device) a database can be opened with (under concurrency control
 /// `cc`), crash-tested in kill and power modes, and serial logging on RAID-0.
@@ -40,10 +42,19 @@ fn matrix(cc: braid_engine::Cc) -> Vec<Combination> {
                     LogPlace::Devices | LogPlace::Nowhere => true,
                 };
                 if fits {
-                    out.push((reg.name, logging, device, 1));
+                    out.push((reg.name, logging, device, 1, Records::Txn));
                 }
                 if fits && reg.name == "serial" && device == DeviceKind::File {
-                    out.push((reg.name, logging, device, RAID_MEMBERS));
+                    out.push((reg.name, logging, device, RAID_MEMBERS, Records::Txn));
+                }
+                // Per-update records (data logging; not under MVCC, whose records carry a
+                // timestamp drawn at commit).
+                if fits
+                    && logging == LogKind::Data
+                    && cc != braid_engine::Cc::Mvcc
+                    && scheme.update_records_refusal().is_none()
+                {
+                    out.push((reg.name, logging, device, 1, Records::Update));
                 }
             }
         }
@@ -55,7 +66,7 @@ fn matrix(cc: braid_engine::Cc) -> Vec<Combination> {
 /// its share of the rounds.
 fn combination(
     args: &CrashArgs,
-    (scheme, logging, device, stripe): Combination,
+    (scheme, logging, device, stripe, records): Combination,
     mode: CrashKind,
     share: usize,
 ) -> CrashArgs {
@@ -64,6 +75,7 @@ fn combination(
     a.scheme = scheme;
     a.logging = logging;
     a.device = device;
+    a.engine.records = records;
     if stripe > 1 {
         a.engine.stripe = stripe;
         a.engine.stripe_kb = RAID_UNIT_KB;

@@ -61,7 +61,10 @@ impl Summary {
     fn new(args: &CrashArgs) -> Summary {
         Summary {
             scheme: args.scheme.into(),
-            logging: args.logging.name().into(),
+            logging: match args.engine.records {
+                braid_engine::Records::Update => format!("{}/upd", args.logging.name()),
+                braid_engine::Records::Txn => args.logging.name().into(),
+            },
             device: match args.device {
                 DeviceKind::File if args.engine.stripe > 1 => {
                     format!("raid0x{}", args.engine.stripe)

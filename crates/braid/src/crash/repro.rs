@@ -8,6 +8,7 @@ use super::args::{CrashArgs, CrashKind};
 const STATED: &[&str] = &[
     "--scheme",
     "--logging",
+    "--records",
     "--device",
     "--stripe",
     "--stripe-kb",
@@ -57,6 +58,12 @@ fn combination(args: &CrashArgs) -> Vec<String> {
         "--device".to_string(),
         args.device.name().to_string(),
     ];
+    if args.engine.records != braid_engine::Records::Txn {
+        out.extend([
+            "--records".to_string(),
+            args.engine.records.name().to_string(),
+        ]);
+    }
     if args.engine.stripe > 1 {
         out.extend([
             "--stripe".to_string(),
