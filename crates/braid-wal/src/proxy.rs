@@ -20,6 +20,12 @@
 //!   record does not start or end on a line boundary (the neighbouring record, often another
 //!   worker's, writes the same line).
 //!
+//! * `global_rmw`: those of the `shared_rmw` made on a word that *every* worker writes, however
+//!   many streams or logs there are (a central log's tail, a global LSN or GSN counter, a
+//!   statistics word of the whole scheme). Per-stream and per-log words are shared but not
+//!   global: more lanes spread them. A scheme that scales with cores makes none; NV-Logging
+//!   makes exactly one (its global LSN); a central log makes at least one.
+//!
 //! Read-modify-writes on per-row (or per-page) ordering words (Taurus row LVs, gsn page
 //! clocks, Taurus pending counts) are not counted: they contend only when workers touch the
 //! same rows, which is the workload's contention, not the scheme's.
@@ -51,6 +57,8 @@ pub struct Proxies {
     pub shared_rmw: u64,
     /// Cache lines written that other workers also write.
     pub shared_lines: u64,
+    /// Of `shared_rmw`, those on words every worker writes, whatever the lanes.
+    pub global_rmw: u64,
     /// Independent copies the shared words come in (streams or logs each workers spread
     /// over: 1 for a central log). A scheme whose every shared word is per lane scales with
     /// lanes; one with a global word does not, whatever this says.
@@ -64,6 +72,7 @@ impl Proxies {
             commits: self.commits - before.commits,
             shared_rmw: self.shared_rmw - before.shared_rmw,
             shared_lines: self.shared_lines - before.shared_lines,
+            global_rmw: self.global_rmw - before.global_rmw,
             lanes: self.lanes,
         }
     }
@@ -74,6 +83,11 @@ impl Proxies {
             let c = self.commits as f64;
             (self.shared_rmw as f64 / c, self.shared_lines as f64 / c)
         })
+    }
+
+    /// Global read-modify-writes per commit, `None` without commits.
+    pub fn global_per_commit(&self) -> Option<f64> {
+        (self.commits > 0).then(|| self.global_rmw as f64 / self.commits as f64)
     }
 }
 
@@ -98,6 +112,7 @@ struct Cells {
     commits: AtomicU64,
     shared_rmw: AtomicU64,
     shared_lines: AtomicU64,
+    global_rmw: AtomicU64,
 }
 
 /// Single-writer add: a relaxed load and store, which compiles to a plain increment.
@@ -126,6 +141,18 @@ impl ProxyCounter {
     #[inline]
     pub fn append(&self, c: AppendCost) {
         self.shared(c.rmw, c.lines);
+    }
+    /// `rmw` of the read-modify-writes counted with [`ProxyCounter::shared`] were on words
+    /// every worker writes (a central log's tail, a global counter).
+    #[inline]
+    pub fn global(&self, rmw: u64) {
+        bump(&self.0.global_rmw, rmw);
+    }
+    /// What an append to a stream every worker appends to did: shared and global.
+    #[inline]
+    pub fn append_global(&self, c: AppendCost) {
+        self.append(c);
+        self.global(c.rmw);
     }
 }
 
@@ -165,6 +192,7 @@ impl ProxyBoard {
             p.commits += c.commits.load(Relaxed);
             p.shared_rmw += c.shared_rmw.load(Relaxed);
             p.shared_lines += c.shared_lines.load(Relaxed);
+            p.global_rmw += c.global_rmw.load(Relaxed);
         }
         p
     }
@@ -185,6 +213,7 @@ fn fold_orphans(cells: &mut Vec<Arc<CachePadded<Cells>>>) {
         bump(&retired.commits, c.commits.load(Relaxed));
         bump(&retired.shared_rmw, c.shared_rmw.load(Relaxed));
         bump(&retired.shared_lines, c.shared_lines.load(Relaxed));
+        bump(&retired.global_rmw, c.global_rmw.load(Relaxed));
         false
     });
     cells.push(Arc::new(CachePadded::new(retired)));

@@ -16,6 +16,7 @@ mod file_device_stream;
 mod fs_fault;
 mod fs_real;
 mod fs_trip;
+mod global_rmw;
 mod gsn_scheme;
 mod loom_gsn;
 #[cfg(loom)]

@@ -160,7 +160,8 @@ impl SerialWorker {
             payload: &payload,
         };
         let (_, end) = self.writer.append(&spec)?;
-        self.proxy.append(self.writer.cost());
+        // The central log's tail: every worker appends to it.
+        self.proxy.append_global(self.writer.cost());
         Ok(end)
     }
 }

@@ -52,6 +52,8 @@ struct CsvRow<'a> {
     #[serde(serialize_with = "fixed3_or_empty")]
     shared_rmw_per_commit: Option<f64>,
     #[serde(serialize_with = "fixed3_or_empty")]
+    global_rmw_per_commit: Option<f64>,
+    #[serde(serialize_with = "fixed3_or_empty")]
     shared_lines_per_commit: Option<f64>,
     proxy_lanes: Option<u64>,
     pipeline_full_share: f64,
@@ -123,6 +125,7 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<
             bytes_per_row: r.bytes_per_row,
             signals_per_10k_commits: r.signals_per_10k_commits,
             shared_rmw_per_commit: r.shared_rmw_per_commit,
+            global_rmw_per_commit: r.global_rmw_per_commit,
             shared_lines_per_commit: r.shared_lines_per_commit,
             proxy_lanes: r.proxy_lanes,
             pipeline_full_share: r.pipeline_full_share,
@@ -233,13 +236,14 @@ pub fn print_table(results: &[ConfigResult]) {
     for r in results {
         if let (Some(rmw), Some(lines)) = (r.shared_rmw_per_commit, r.shared_lines_per_commit) {
             println!(
-                "{} {} {} {}t {} logs: {rmw:.2} shared RMWs, {lines:.2} shared lines per commit \
-                 over {} lane(s)",
+                "{} {} {} {}t {} logs: {rmw:.2} shared RMWs ({:.2} global), {lines:.2} shared \
+                 lines per commit over {} lane(s)",
                 r.workload,
                 r.scheme,
                 r.device,
                 r.threads,
                 r.logs,
+                r.global_rmw_per_commit.unwrap_or(0.0),
                 r.proxy_lanes.unwrap_or(0)
             );
         }

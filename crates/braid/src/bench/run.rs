@@ -47,6 +47,9 @@ pub struct RunResult {
     pub shared_rmw_per_commit: Option<f64>,
     /// Cache lines written that other workers also write, per commit in this run.
     pub shared_lines_per_commit: Option<f64>,
+    /// Of the shared read-modify-writes, those on words every worker writes (a central
+    /// tail, a global counter), per commit in this run.
+    pub global_rmw_per_commit: Option<f64>,
     /// Copies (streams, logs) the scheme's shared words come in.
     pub proxy_lanes: Option<u64>,
     /// What the run's log only emulated ([`Db::emulation`]); `None` if every acknowledged
@@ -300,6 +303,7 @@ pub fn run_once(
             scheme_counters,
             signals_per_10k_commits,
             shared_rmw_per_commit: per_commit.map(|p| p.0),
+            global_rmw_per_commit: proxies.and_then(|p| p.global_per_commit()),
             shared_lines_per_commit: per_commit.map(|p| p.1),
             proxy_lanes: proxies.map(|p| p.lanes),
             emulation,

@@ -41,6 +41,9 @@ pub struct ConfigResult {
     pub signals_per_10k_commits: Option<f64>,
     /// Median over the runs of shared read-modify-writes per commit ([`braid_wal::proxy`]).
     pub shared_rmw_per_commit: Option<f64>,
+    /// Median over the runs of global read-modify-writes per commit (on words every worker
+    /// writes, whatever the lanes).
+    pub global_rmw_per_commit: Option<f64>,
     /// Median over the runs of shared cache lines written per commit.
     pub shared_lines_per_commit: Option<f64>,
     /// Copies (streams, logs) the scheme's shared words come in.
@@ -148,6 +151,7 @@ pub fn measure_variants(
             (!v.is_empty()).then(|| median(&mut v))
         };
         let shared_rmw = median_of(|r| r.shared_rmw_per_commit);
+        let global_rmw = median_of(|r| r.global_rmw_per_commit);
         let shared_lines = median_of(|r| r.shared_lines_per_commit);
         let full = median_of(|r| Some(r.pipeline_full_share)).unwrap_or(0.0);
         let insert_ns = median_of(|r| Some(r.log_insert_ns)).unwrap_or(0.0);
@@ -195,6 +199,7 @@ pub fn measure_variants(
             bytes_per_row: bpr,
             signals_per_10k_commits: signals,
             shared_rmw_per_commit: shared_rmw,
+            global_rmw_per_commit: global_rmw,
             shared_lines_per_commit: shared_lines,
             proxy_lanes: runs.first().and_then(|r| r.proxy_lanes),
             emulation: runs.first().and_then(|r| r.emulation.clone()),

@@ -1,0 +1,101 @@
+//! Global read-modify-writes per commit ([`braid_wal::proxy`]): on words every worker writes,
+//! whatever the streams. A scheme meant to scale with cores makes none per update-commit;
+//! NV-Logging's per-transaction log makes exactly one (its global LSN); a central log makes at
+//! least one (its tail is what it is). One worker at a time on devices without a flusher, so
+//! the counts are exact; each scheme's count is pinned, so a regression fails.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use braid_wal::device::Device;
+use braid_wal::device::null::NullDevice;
+use braid_wal::proxy::Proxies;
+use braid_wal::scheme::{
+    self, CommitRequest, LogKind, NoRows, Records, Replay, ReplayError, RowRef, Scheme,
+    SchemeConfig, SchemeSpec, SchemeWorker, Storage, UpdateRecord,
+};
+
+struct NoReplay;
+
+impl Replay for NoReplay {
+    fn apply(&self, _txn: u64, _kind: LogKind, _payload: &[u8]) -> Result<(), ReplayError> {
+        Ok(())
+    }
+}
+
+/// `spec` opened on `streams` null devices, for per-update records or not.
+pub fn open_on_null(spec: &str, streams: usize, records: Records) -> Arc<dyn Scheme> {
+    let spec: SchemeSpec = spec.parse().unwrap();
+    let cfg = SchemeConfig {
+        max_workers: 4,
+        records,
+        ..SchemeConfig::default()
+    };
+    let storage = Storage::Devices(
+        (0..spec.streams_for(streams))
+            .map(|_| Arc::new(NullDevice::new()) as Arc<dyn Device>)
+            .collect(),
+    );
+    scheme::open(&spec, &cfg, storage, &NoReplay, &|_| {})
+        .unwrap()
+        .0
+}
+
+/// `n` transactions of one worker, each writing two rows: with per-update records two update
+/// records and a commit record, else one record at commit. The proxies of those commits.
+pub fn update_commits(s: &dyn Scheme, n: u64, records: Records) -> Proxies {
+    let before = s.proxies().expect("the scheme counts proxies");
+    let mut w: Box<dyn SchemeWorker> = s.worker(0).unwrap();
+    let op = [7u8; 40];
+    for txn in 1..=n {
+        let rows = [RowRef::new(0, txn % 64), RowRef::new(0, 64 + txn % 64)];
+        for r in rows {
+            w.on_write(r);
+        }
+        let updates = if records == Records::Update {
+            for r in rows {
+                w.log_update(&UpdateRecord {
+                    txn,
+                    row: r,
+                    payload: &op,
+                })
+                .unwrap();
+            }
+            2
+        } else {
+            0
+        };
+        let payload = if updates > 0 { &[][..] } else { &op[..] };
+        let req = CommitRequest {
+            txn,
+            kind: LogKind::Data,
+            payload,
+            read_only: false,
+            epoch: 0,
+            writes: &[],
+            rows: &NoRows,
+            updates,
+        };
+        w.commit(&req).unwrap().wait().unwrap();
+    }
+    drop(w);
+    s.proxies().unwrap().since(&before)
+}
+
+/// Global read-modify-writes per commit of `spec` on `streams` streams.
+fn global_per_commit(spec: &str, streams: usize, records: Records) -> f64 {
+    let s = open_on_null(spec, streams, records);
+    let p = update_commits(&*s, 200, records);
+    s.close().unwrap();
+    assert_eq!(p.commits, 200, "{spec}");
+    p.global_per_commit().unwrap()
+}
+
+#[test]
+fn a_central_log_makes_at_least_one_per_commit() {
+    for spec in ["serial", "nvdisk"] {
+        // One tail compare-and-swap per record: three with per-update records.
+        assert_eq!(global_per_commit(spec, 1, Records::Update), 3.0, "{spec}");
+        assert_eq!(global_per_commit(spec, 1, Records::Txn), 1.0, "{spec}");
+    }
+}
