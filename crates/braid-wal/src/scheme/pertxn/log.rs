@@ -66,9 +66,9 @@
 //! index space); `writer.rs` inserts log objects; `frontier.rs` persists them and moves the
 //! durable frontier; `daemon.rs` runs the flush daemon and the backup thread.
 
-use std::sync::OnceLock;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::{Arc, OnceLock};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
@@ -116,6 +116,25 @@ pub struct PerTxnStats {
     pub backed_up: u64,
 }
 
+/// One writer's counts, written by that writer only (a relaxed load and store), on lines of
+/// their own.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub(crate) struct WriterStats {
+    objects: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl WriterStats {
+    /// Count `objects` objects of `bytes` bytes.
+    #[inline]
+    pub(crate) fn add(&self, objects: u64, bytes: u64) {
+        self.objects
+            .store(self.objects.load(Relaxed) + objects, Relaxed);
+        self.bytes.store(self.bytes.load(Relaxed) + bytes, Relaxed);
+    }
+}
+
 /// State shared by writers, tickets and the background threads.
 pub(crate) struct Shared {
     pub(crate) region: Region,
@@ -142,8 +161,10 @@ pub(crate) struct Shared {
     pub(crate) daemon_asleep: AtomicBool,
     pub(crate) daemon: OnceLock<Thread>,
     pub(crate) backup: OnceLock<Thread>,
-    pub(crate) objects: AtomicU64,
-    pub(crate) bytes: AtomicU64,
+    /// Each writer's object and byte counts (single-writer words: a global statistics word
+    /// would be one more read-modify-write every worker makes per object), and the sums of
+    /// writers that are gone.
+    pub(crate) writer_stats: parking_lot::Mutex<Vec<Arc<WriterStats>>>,
     pub(crate) daemon_persisted: AtomicU64,
     pub(crate) helped: AtomicU64,
     pub(crate) truncations: AtomicU64,
@@ -187,8 +208,7 @@ impl Shared {
             daemon_asleep: AtomicBool::new(false),
             daemon: OnceLock::new(),
             backup: OnceLock::new(),
-            objects: AtomicU64::new(0),
-            bytes: AtomicU64::new(0),
+            writer_stats: Default::default(),
             daemon_persisted: AtomicU64::new(0),
             helped: AtomicU64::new(0),
             truncations: AtomicU64::new(0),
@@ -198,10 +218,33 @@ impl Shared {
         }
     }
 
+    /// A new writer's statistics cell (the cells of writers that are gone are folded into
+    /// one, so a log that hands out many writers keeps a short list).
+    pub(crate) fn stats_cell(&self) -> Arc<WriterStats> {
+        let cell = Arc::new(WriterStats::default());
+        let mut cells = self.writer_stats.lock();
+        if cells.iter().filter(|c| Arc::strong_count(c) == 1).count() > 1 {
+            let retired = WriterStats::default();
+            cells.retain(|c| {
+                if Arc::strong_count(c) > 1 {
+                    return true;
+                }
+                retired.add(c.objects.load(Relaxed), c.bytes.load(Relaxed));
+                false
+            });
+            cells.push(Arc::new(retired));
+        }
+        cells.push(Arc::clone(&cell));
+        cell
+    }
+
     pub(crate) fn stats(&self) -> PerTxnStats {
+        let (objects, bytes) = self.writer_stats.lock().iter().fold((0, 0), |(o, b), c| {
+            (o + c.objects.load(Relaxed), b + c.bytes.load(Relaxed))
+        });
         PerTxnStats {
-            objects: self.objects.load(Relaxed),
-            bytes: self.bytes.load(Relaxed),
+            objects,
+            bytes,
             daemon_persisted: self.daemon_persisted.load(Relaxed),
             helped: self.helped.load(Relaxed),
             truncations: self.truncations.load(Relaxed),

@@ -15,9 +15,14 @@
 //!
 //! Choices where the paper is vague or where braid differs from Shore-MT:
 //!
-//! * One log object per transaction, written at commit (the engine hands the scheme a whole
-//!   transaction's redo images or its command at commit; the paper writes one object per
-//!   update). A payload larger than a slot takes several consecutive LSNs, allocated at once,
+//! * With per-update records ([`super::Records::Update`], the paper's way: Section 4.2) each
+//!   write is one log object in the transaction's log, taking its LSN from the global counter
+//!   as it happens, and the commit inserts a commit object; the objects of one transaction are
+//!   chained by their transaction id and assembled again at recovery (the paper's back
+//!   pointer to the transaction's previous object serves the undo pass Shore-MT runs; braid
+//!   logs redo only, so recovery needs the id, not the chain). With one record per
+//!   transaction (the default) a transaction's redo images or command are one object at
+//!   commit. A payload larger than a slot takes several consecutive LSNs, allocated at once,
 //!   and is concatenated again at recovery. Objects hold redo information only: the engine
 //!   keeps undo information in DRAM and installs writes only after the commit's object is in
 //!   the log, so no undo object ever needs to reach persistent memory.
@@ -168,6 +173,9 @@ impl SchemeDef for PerTxnOptions {
     }
     fn log_place(&self) -> LogPlace {
         LogPlace::Region
+    }
+    fn update_records_refusal(&self) -> Option<&'static str> {
+        None
     }
     fn set_option(&mut self, key: &str, value: &str) -> Result<(), WalError> {
         match key {
@@ -420,6 +428,7 @@ pub struct PerTxn {
     log: PerTxnLog,
     streams: [Stream; 1],
     board: crate::proxy::ProxyBoard,
+    open: Arc<super::open_txns::OpenTxns>,
 }
 
 impl PerTxn {
@@ -433,13 +442,54 @@ struct PerTxnWorker {
     writer: LogWriter,
     proxy: crate::proxy::ProxyCounter,
     sh: Arc<Shared>,
-    /// Transaction whose commit failed between two of its objects.
+    /// Transaction whose commit failed between two of its objects, or whose update objects
+    /// are in the log without a commit object yet.
     failed: Option<u64>,
+    /// This worker's slot in the scheme's open transactions (per-update records).
+    open: super::open_txns::OpenSlot,
+}
+
+impl PerTxnWorker {
+    /// Insert one object; count the global LSN counter's fetch_add as global.
+    fn insert(
+        &mut self,
+        txn: u64,
+        kind: crate::record::Kind,
+        payload: &[u8],
+        commit: bool,
+    ) -> Result<Lsn, WalError> {
+        let end = self.writer.insert(txn, kind, payload, commit)?;
+        self.proxy.append(self.writer.cost());
+        self.proxy.global(1);
+        Ok(end)
+    }
 }
 
 impl SchemeWorker for PerTxnWorker {
+    fn log_update(&mut self, up: &super::UpdateRecord<'_>) -> Result<(), WalError> {
+        let sh = &self.sh;
+        self.open.note(0, || sh.next_lsn.load(Acquire));
+        self.failed = Some(up.txn);
+        self.writer.set_flags(0);
+        self.insert(up.txn, crate::record::Kind::Redo, up.payload, false)?;
+        Ok(())
+    }
+
     fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
         self.proxy.commit();
+        if req.updates > 0 {
+            self.writer
+                .set_flags(crate::scheme::cut::epoch_flag(req.epoch));
+            let end = self.insert(req.txn, crate::record::Kind::Commit, &[], true);
+            if end.is_ok() {
+                self.failed = None;
+                self.open.clear();
+            }
+            return Ok(Ticket::Waiter(Box::new(PerTxnTicket::new(
+                Arc::clone(&self.sh),
+                end?,
+            ))));
+        }
         if req.read_only {
             let end = self.sh.next_lsn.load(Acquire);
             return Ok(Ticket::Waiter(Box::new(PerTxnTicket::new(
@@ -449,17 +499,11 @@ impl SchemeWorker for PerTxnWorker {
         }
         self.writer
             .set_flags(crate::scheme::cut::epoch_flag(req.epoch));
-        match self
-            .writer
-            .insert(req.txn, req.kind.record_kind(), req.payload, true)
-        {
-            Ok(end) => {
-                self.proxy.append(self.writer.cost());
-                Ok(Ticket::Waiter(Box::new(PerTxnTicket::new(
-                    Arc::clone(&self.sh),
-                    end,
-                ))))
-            }
+        match self.insert(req.txn, req.kind.record_kind(), req.payload, true) {
+            Ok(end) => Ok(Ticket::Waiter(Box::new(PerTxnTicket::new(
+                Arc::clone(&self.sh),
+                end,
+            )))),
             Err(e) => {
                 self.failed = self.writer.open_txn();
                 Err(e)
@@ -473,6 +517,7 @@ impl SchemeWorker for PerTxnWorker {
         if let Some(txn) = self.failed.take() {
             let _ = self.writer.abort(txn);
         }
+        self.open.clear();
     }
 }
 
@@ -486,6 +531,7 @@ impl Scheme for PerTxn {
             proxy: self.board.counter(),
             sh: Arc::clone(&self.log.sh),
             failed: None,
+            open: self.open.claim()?,
         }))
     }
     fn proxies(&self) -> Option<crate::proxy::Proxies> {
@@ -500,6 +546,9 @@ impl Scheme for PerTxn {
     /// The region holds the log; the backup files only its cold part.
     fn emulation(&self) -> Option<String> {
         self.log.sh.region.emulation()
+    }
+    fn keeps(&self) -> Vec<Lsn> {
+        vec![self.open.start(0, self.log.sh.next_lsn.load(Acquire))]
     }
     /// Positions are object LSNs (one "stream": the global LSN counter).
     fn positions(&self) -> super::cut::Positions {
@@ -579,6 +628,7 @@ pub fn open(
             log,
             streams,
             board,
+            open: Arc::new(super::open_txns::OpenTxns::new(cfg.max_workers.max(1), 1)),
         }),
         report,
     ))

@@ -15,7 +15,8 @@
 //!    objects can reuse those LSNs (otherwise a later crash could resurrect them).
 //!
 //! Objects are assembled per transaction (a payload larger than a slot spans consecutive
-//! objects); a transaction is applied at its commit object, in LSN order, so data and command
+//! objects; with per-update records each write is an object of its own, and a commit object
+//! ends the transaction); a transaction is applied at its commit object, in LSN order, so data and command
 //! logging both replay in the order the transactions committed. Abort objects drop the
 //! transaction's earlier objects; objects of a transaction without a commit or abort object are
 //! skipped.
@@ -81,6 +82,9 @@ impl Assembler<'_> {
                 self.open.remove(&h.txn);
                 return Ok(());
             }
+            // Per-update records: the transaction's objects are its writes; this one only
+            // commits them.
+            Kind::Commit if h.flags & FLAG_COMMIT != 0 => LogKind::Data,
             _ => return Ok(()),
         };
         if h.flags & FLAG_COMMIT != 0 && crate::scheme::cut::Cut::covered(self.cut, 0, lsn, h.flags)

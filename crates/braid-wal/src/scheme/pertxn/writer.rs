@@ -11,7 +11,7 @@ use braid_pmem::CACHE_LINE;
 
 use super::FlushPolicy;
 use super::layout;
-use super::log::Shared;
+use super::log::{Shared, WriterStats};
 use crate::device::pmem::PmemWrite;
 use crate::proxy::AppendCost;
 use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp, align_up};
@@ -28,6 +28,8 @@ pub struct LogWriter {
     flags: u8,
     /// What the last insert did to shared memory ([`LogWriter::cost`]).
     cost: AppendCost,
+    /// This writer's object and byte counts.
+    stats: Arc<WriterStats>,
 }
 
 impl std::fmt::Debug for LogWriter {
@@ -47,7 +49,9 @@ impl LogWriter {
 
     pub(crate) fn new(shared: Arc<Shared>) -> LogWriter {
         let buf = vec![0u8; shared.layout.slot_size];
+        let stats = shared.stats_cell();
         LogWriter {
+            stats,
             shared,
             buf,
             open: None,
@@ -77,17 +81,17 @@ impl LogWriter {
                 max: chunk * (sh.layout.entries / 4) as usize,
             });
         }
-        // The global LSN counter; per object the statistics words (two fetch_adds on one
-        // line), its index entry (eight to a line) and, flushing on insert, its state word in
-        // the region (also shared with neighbours).
+        // The global LSN counter (NV-Logging's one shared read-modify-write); per object its
+        // index entry (eight to a line) and, flushing on insert, its state word in the region
+        // (also shared with neighbours). Statistics are the writer's own.
         let per_object = if matches!(sh.opts.flush, FlushPolicy::Insert) {
-            (2, 3)
+            2
         } else {
-            (2, 2)
+            1
         };
         let mut cost = AppendCost {
-            rmw: 1 + n * per_object.0,
-            lines: 1 + n * per_object.1,
+            rmw: 1,
+            lines: 1 + n * per_object,
         };
         let first = sh.next_lsn.fetch_add(n, SeqCst);
         if first + n > layout::MAX_LSN {
@@ -108,6 +112,7 @@ impl LogWriter {
             }
             write_object(
                 sh,
+                &self.stats,
                 &mut self.buf,
                 lsn,
                 txn,
@@ -119,21 +124,17 @@ impl LogWriter {
         if commit {
             self.open = None;
         }
-        match sh.opts.flush {
-            FlushPolicy::Insert => {
-                let mut cas = 0;
-                sh.advance_counted(&mut cas);
-                cost.rmw += cas;
-                cost.lines += u64::from(cas > 0);
-            }
-            FlushPolicy::Commit => {
-                cost.rmw += 1;
-                cost.lines += 1;
-                if sh.daemon_asleep.swap(false, AcqRel)
-                    && let Some(t) = sh.daemon.get()
-                {
-                    t.unpark();
-                }
+        // flush-on-insert: the objects are persistent; the frontier moves over them when a
+        // commit waits for it (or the backup thread passes), not here, so an insert makes no
+        // read-modify-write on the frontier every worker moves. flush-on-commit: wake the
+        // daemon if it sleeps (read first: the swap only when it does).
+        if sh.opts.flush == FlushPolicy::Commit && sh.daemon_asleep.load(Relaxed) {
+            cost.rmw += 1;
+            cost.lines += 1;
+            if sh.daemon_asleep.swap(false, AcqRel)
+                && let Some(t) = sh.daemon.get()
+            {
+                t.unpark();
             }
         }
         let consumed = sh
@@ -174,8 +175,10 @@ impl LogWriter {
 }
 
 /// Build the object in the DRAM buffer `buf` and copy it into its slot (Section 5.2 order).
+#[allow(clippy::too_many_arguments)]
 fn write_object(
     sh: &Shared,
+    stats: &WriterStats,
     buf: &mut [u8],
     lsn: Lsn,
     txn: u64,
@@ -199,8 +202,7 @@ fn write_object(
         spec.encode(lsn, 0, sh.layout.salt, obj);
         let off = sh.layout.slot_off(lsn);
         let lines = align_up(len).div_ceil(CACHE_LINE) as u64;
-        sh.objects.fetch_add(1, Relaxed);
-        sh.bytes.fetch_add(len as u64, Relaxed);
+        stats.add(1, len as u64);
         match sh.opts.flush {
             FlushPolicy::Insert => {
                 match sh.opts.write {
