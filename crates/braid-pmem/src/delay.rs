@@ -5,6 +5,27 @@
 //! core and overshoot by tens of microseconds, so this spins on the monotonic clock
 //! (`Instant`, a vDSO read of the TSC on Linux, about 20 ns), re-reading it after a few
 //! pause instructions; a wait is therefore accurate to about one clock read.
+//!
+//! # The delay model (one for every scheme)
+//!
+//! `braid bench --nvm-delay-ns D` charges `D` nanoseconds per 64-byte line written to the
+//! emulated NVM, on the thread that writes the line, at the moment it writes it: the line's
+//! write-back to persistent memory, or its write through the file system into a log file kept
+//! on NVRAM. Nothing else is charged. Where each scheme writes its lines:
+//!
+//! | scheme | lines written to NVM | thread that pays |
+//! |---|---|---|
+//! | serial, aether, baseline, taurus, silor, plover on the pmem device | each record's lines, persisted as it is filled | the worker filling the record |
+//! | pertxn, flush-on-insert | each log object's lines and its state word | the inserting worker |
+//! | pertxn, flush-on-commit | the same lines | the flush daemon, or a committing worker persisting what the daemon has not reached |
+//! | gsn on the pmem device | each record's lines, persisted by the worker (durable cache: with the insert) | the inserting worker |
+//! | nvdisk (NV-Disk) | the central log buffer's bytes, written into its segment files on NVRAM (`/dev/shm`) | the log flusher, which writes the buffer through the file system as Shore-MT's log flush daemon does |
+//! | file devices elsewhere | none: a disk's cost is its own (`--device-mbps`, `--device-sync-us` emulate slower ones) | |
+//!
+//! A region charges in [`crate::Region::persist`]-family calls and non-temporal writes
+//! (`region/durability.rs`, `region/access.rs`); a file device on NVRAM in its segment writer.
+//! Wang & Johnson's Fig. 4 uses another model, theirs: a fixed delay per log insert
+//! (`gsn.insert_delay_ns`, 1.2 us), inside the insert's critical section.
 
 use std::time::{Duration, Instant};
 

@@ -35,6 +35,10 @@ impl SchemeDef for NoneConfig {
     fn streams_for(&self, _requested: usize) -> usize {
         0
     }
+    /// Logs nothing either way (so per-update runs have their no-logging baseline).
+    fn update_records_refusal(&self) -> Option<&'static str> {
+        None
+    }
     fn open(
         &self,
         _cfg: &SchemeConfig,
@@ -62,6 +66,9 @@ impl SchemeWorker for NoLoggingWorker {
         // Touches nothing shared: the proxies count commits only.
         self.0.commit();
         Ok(Ticket::Durable)
+    }
+    fn log_update(&mut self, _up: &super::UpdateRecord<'_>) -> Result<(), WalError> {
+        Ok(())
     }
 }
 

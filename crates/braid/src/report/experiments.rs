@@ -78,15 +78,21 @@ pub fn two_threads(a: &mut BenchArgs) {
 }
 
 impl Var {
-    /// `schemes` with data logging at their defaults.
-    pub fn plain(schemes: &'static [&'static str]) -> Var {
+    /// `schemes` with data logging at their defaults, logging per update as Shore-MT does
+    /// (the engine Wang & Johnson and NV-Logging measure).
+    pub fn per_update(schemes: &'static [&'static str]) -> Var {
         Var {
             label: "",
             schemes,
             logging: DATA,
-            set: Vec::new(),
+            set: vec![per_update],
         }
     }
+}
+
+/// Per-update records (`--records update`), as in Shore-MT.
+pub fn per_update(a: &mut BenchArgs) {
+    a.engine.records = braid_wal::scheme::Records::Update;
 }
 
 /// Data logging alone.

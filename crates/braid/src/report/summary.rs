@@ -94,20 +94,25 @@ impl Ctx<'_> {
     pub fn table(&mut self, res: &[ConfigResult]) {
         let _ = writeln!(
             self.md,
-            "| workload | scheme | variant | logging | device | threads | logs | NVM ns | txn/s (median) | x none | p50 us | p99 us | insert ns |"
+            "| workload | scheme | variant | logging | device | threads | logs | NVM ns | txn/s (median) | x none | p50 us | p99 us | insert ns | shared RMW/commit | global RMW/commit |"
         );
         let _ = writeln!(
             self.md,
-            "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+            "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         );
+        let fixed = |v: Option<f64>| v.map_or_else(|| "-".into(), |x| format!("{x:.2}"));
         for r in res {
             let _ = writeln!(
                 self.md,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {} | {:.1} | {:.1} | {:.0} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {} | {:.1} | {:.1} | {:.0} | {} | {} |",
                 r.workload,
                 r.scheme,
                 r.variant,
-                r.logging,
+                if r.records == "update" {
+                    format!("{}/upd", r.logging)
+                } else {
+                    r.logging.clone()
+                },
                 r.device,
                 r.threads,
                 r.logs,
@@ -118,7 +123,9 @@ impl Ctx<'_> {
                     .unwrap_or_else(|| "-".into()),
                 r.p50_us,
                 r.p99_us,
-                r.log_insert_ns
+                r.log_insert_ns,
+                fixed(r.shared_rmw_per_commit),
+                fixed(r.global_rmw_per_commit)
             );
         }
         self.md.push('\n');
