@@ -99,3 +99,14 @@ fn a_central_log_makes_at_least_one_per_commit() {
         assert_eq!(global_per_commit(spec, 1, Records::Txn), 1.0, "{spec}");
     }
 }
+
+#[test]
+fn aether_and_baseline_make_at_least_one_per_commit() {
+    // Aether, one worker: every insert is a group of one: the join's compare-and-swap, the
+    // insert lock (lock and unlock), the close of the slot and the tail's compare-and-swap.
+    assert_eq!(global_per_commit("aether", 1, Records::Update), 15.0);
+    assert_eq!(global_per_commit("aether", 1, Records::Txn), 5.0);
+    // Baseline: the log's mutex (lock and unlock) and the tail's compare-and-swap per insert.
+    assert_eq!(global_per_commit("baseline", 1, Records::Update), 9.0);
+    assert_eq!(global_per_commit("baseline", 1, Records::Txn), 3.0);
+}
