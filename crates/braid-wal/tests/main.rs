@@ -10,6 +10,7 @@ mod mem_device;
 mod one_writer;
 mod prefix_source;
 
+mod aether_scheme;
 mod file_device_device;
 mod file_device_segments;
 mod file_device_stream;
