@@ -19,6 +19,8 @@ mod fs_real;
 mod fs_trip;
 mod global_rmw;
 mod gsn_scheme;
+#[cfg(loom)]
+mod loom_aether;
 mod loom_gsn;
 #[cfg(loom)]
 mod loom_stream;
