@@ -128,10 +128,15 @@ fn loom_aether_two_members_and_a_flusher() {
 }
 
 /// Three inserting threads on two array slots (a closed slot sends arrivals to the next),
-/// the flusher looking once.
+/// the flusher looking once. Three threads' spin-waits take more scheduling branches than
+/// loom allows by default, and preemptions are bounded to 2 to keep the check to minutes
+/// (`LOOM_MAX_PREEMPTIONS` still overrides).
 #[test]
 fn loom_aether_three_members_two_slots() {
-    model(1, || {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = b.preemption_bound.or(Some(2));
+    b.max_branches = b.max_branches.max(100_000);
+    b.check(|| {
         let (ca, res, filled) = setup(2, 3);
         let threads: Vec<_> = (0..3)
             .map(|_| {
