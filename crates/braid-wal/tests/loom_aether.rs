@@ -130,8 +130,10 @@ fn loom_aether_two_members_and_a_flusher() {
 /// Three inserting threads on two array slots (a closed slot sends arrivals to the next),
 /// the flusher looking once. Three threads' spin-waits take more scheduling branches than
 /// loom allows by default, and preemptions are bounded to 2 to keep the check to minutes
-/// (`LOOM_MAX_PREEMPTIONS` still overrides).
+/// (`LOOM_MAX_PREEMPTIONS` still overrides). Ignored by default: the check had not ended
+/// after ten minutes on two cores; run it with `--ignored`.
 #[test]
+#[ignore = "a long loom check; run with --ignored"]
 fn loom_aether_three_members_two_slots() {
     let mut b = loom::model::Builder::new();
     b.preemption_bound = b.preemption_bound.or(Some(2));
