@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The loom models of braid's lock-free protocols (the `loom_*` modules of braid-wal's and
 # braid-rewind's integration tests: stream reservation, Taurus PLV/CLV publication and RLV
-# replay, gsn passive group commit, REWIND's list append/remove), built with `--cfg loom` in
-# a target directory of their own so the normal build stays cached. Each model bounds its own
-# preemptions; LOOM_MAX_PREEMPTIONS set here overrides them all.
+# replay, gsn passive group commit, Aether's consolidation array, REWIND's list
+# append/remove), built with `--cfg loom` in a target directory of their own so the normal
+# build stays cached. Each model bounds its own preemptions; LOOM_MAX_PREEMPTIONS set here
+# overrides them all.
 #
 #   scripts/loom.sh [extra cargo test arguments]
 set -euo pipefail

@@ -46,3 +46,26 @@ mod loom_mutex {
         }
     }
 }
+
+/// One step of a wait for another thread: spin briefly, then yield, then sleep for growing
+/// short intervals (at most 1 ms); under loom, a yield (loom explores the other threads).
+pub fn pause(step: &mut u32) {
+    let s = *step;
+    *step = s.saturating_add(1);
+    #[cfg(loom)]
+    {
+        let _ = s;
+        loom::thread::yield_now();
+    }
+    #[cfg(not(loom))]
+    if s < 16 {
+        for _ in 0..(1u32 << (s / 4).min(3)) * 8 {
+            std::hint::spin_loop();
+        }
+    } else if s < 32 {
+        std::thread::yield_now();
+    } else {
+        let us = 10u64 << ((s - 32) / 8).min(6);
+        std::thread::sleep(std::time::Duration::from_micros(us.min(1000)));
+    }
+}

@@ -10,6 +10,7 @@ mod mem_device;
 mod one_writer;
 mod prefix_source;
 
+mod aether_scheme;
 mod file_device_device;
 mod file_device_segments;
 mod file_device_stream;
@@ -18,6 +19,8 @@ mod fs_real;
 mod fs_trip;
 mod global_rmw;
 mod gsn_scheme;
+#[cfg(loom)]
+mod loom_aether;
 mod loom_gsn;
 #[cfg(loom)]
 mod loom_stream;

@@ -20,12 +20,12 @@ fn crash_test_all_short_matrix() {
         "0.01",
     ]);
     let rows = v["combinations"].as_array().unwrap();
-    // 20 combinations (with serial on RAID-0, and silor and plover: data logging on pmem and
-    // on files), and per-update records of every scheme that logs them (serial on pmem and
-    // files, nvdisk, pertxn), x kill and power.
-    assert_eq!(rows.len(), 48);
+    // 28 combinations (with serial on RAID-0, and silor and plover: data logging on pmem and
+    // on files), and per-update records of every scheme that logs them (serial, aether and
+    // baseline on pmem and files, nvdisk, pertxn), x kill and power.
+    assert_eq!(rows.len(), 72);
     assert!(rows.iter().any(|r| r["logging"] == "data/upd"), "{v}");
-    for s in ["silor", "plover"] {
+    for s in ["silor", "plover", "aether", "baseline"] {
         assert!(rows.iter().any(|r| r["scheme"] == s), "{s}: {v}");
     }
     assert!(rows.iter().any(|r| r["device"] == "raid0x3"), "{v}");
@@ -44,7 +44,7 @@ fn crash_test_all_short_matrix() {
 }
 
 /// The same matrix under the engine's multi-version concurrency control (records carry commit
-/// timestamps; gsn and plover refuse MVCC and are left out): 28 combinations.
+/// timestamps; gsn and plover refuse MVCC and are left out): 44 combinations.
 #[test]
 fn crash_test_all_short_matrix_mvcc() {
     let v = crash_ok(&[
@@ -59,7 +59,7 @@ fn crash_test_all_short_matrix_mvcc() {
         "150",
     ]);
     let rows = v["combinations"].as_array().unwrap();
-    assert_eq!(rows.len(), 28);
+    assert_eq!(rows.len(), 44);
     assert!(
         rows.iter()
             .all(|r| r["scheme"] != "gsn" && r["scheme"] != "plover"),

@@ -14,6 +14,7 @@
 //! Schemes are found by name in [`registry`]: a scheme is one folder here and one line in
 //! [`SCHEMES`].
 
+pub mod aether;
 pub mod cut;
 pub mod follow;
 pub mod gsn;

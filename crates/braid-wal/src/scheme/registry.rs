@@ -116,6 +116,8 @@ pub static SCHEMES: &[Registration] = &[
     super::none::REGISTRATION,
     super::serial::REGISTRATION,
     super::nvdisk::REGISTRATION,
+    super::aether::AETHER,
+    super::aether::BASELINE,
     super::pertxn::REGISTRATION,
     super::taurus::REGISTRATION,
     super::gsn::REGISTRATION,

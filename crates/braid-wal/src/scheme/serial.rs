@@ -66,26 +66,37 @@ impl SchemeDef for SerialConfig {
         open(cfg, storage.devices(NAME)?, replay, progress)
     }
     fn follower(&self, cfg: &SchemeConfig, streams: usize) -> Result<Box<dyn Follower>, WalError> {
-        if streams != 1 {
-            return Err(WalError::Config(format!(
-                "the serial scheme uses exactly one log stream, {streams} were given"
-            )));
-        }
-        Ok(Box::new(SerialFollower {
-            cfg: cfg.clone(),
-            pos: Cut::start_of(cfg.cut.as_ref(), 0),
-            open_txns: HashMap::new(),
-        }))
+        follower(NAME, cfg, streams)
     }
     fn clone_def(&self) -> Box<dyn SchemeDef> {
         Box::new(*self)
     }
 }
 
+/// A standby of the central log of scheme `name` (serial's record format on one stream).
+pub(crate) fn follower(
+    name: &'static str,
+    cfg: &SchemeConfig,
+    streams: usize,
+) -> Result<Box<dyn Follower>, WalError> {
+    if streams != 1 {
+        return Err(WalError::Config(format!(
+            "the {name} scheme uses exactly one log stream, {streams} were given"
+        )));
+    }
+    Ok(Box::new(SerialFollower {
+        name,
+        cfg: cfg.clone(),
+        pos: Cut::start_of(cfg.cut.as_ref(), 0),
+        open_txns: HashMap::new(),
+    }))
+}
+
 /// A standby's replay of the central log ([`super::follow`]): the in-order replay of recovery,
 /// resumed where the last round's scan stopped, with the records of transactions not yet
 /// committed kept between rounds.
 struct SerialFollower {
+    name: &'static str,
     cfg: SchemeConfig,
     pos: Lsn,
     open_txns: Pending,
@@ -99,7 +110,8 @@ impl Follower for SerialFollower {
     ) -> Result<RecoveryReport, WalError> {
         let [src] = sources else {
             return Err(WalError::Config(format!(
-                "the serial scheme uses exactly one log stream, {} were given",
+                "the {} scheme uses exactly one log stream, {} were given",
+                self.name,
                 sources.len()
             )));
         };

@@ -68,13 +68,15 @@
 //!   last [`StreamWriter`] are dropped.
 //! * `StreamConfig::max_writers == 0` is treated as 1.
 //!
-//! Files: `writer.rs` (reservation and fill), `ready.rs` (the ready point), `durable.rs` (the
+//! Files: `writer.rs` (reservation and fill), `group.rs` (one reservation filled by several
+//! threads: Aether's consolidated inserts), `ready.rs` (the ready point), `durable.rs` (the
 //! durable watermark and its waiters), `flusher.rs` (the file-device flusher), `state.rs` (state
 //! bits, poisoning and stalls), `close.rs` (shutdown).
 
 mod close;
 mod durable;
 mod flusher;
+mod group;
 // Public only for the loom model (`tests/loom_stream.rs`).
 #[doc(hidden)]
 pub mod ready;
@@ -96,6 +98,7 @@ use close::Handle;
 use ready::Reservations;
 use state::{Inner, Locked, NO_WAKE};
 
+pub use group::GroupWriter;
 pub use writer::StreamWriter;
 
 /// How a [`Stream`] runs. The default: stream 0, 64 writers, no group-commit delay,

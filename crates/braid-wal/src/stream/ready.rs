@@ -172,6 +172,15 @@ impl Reservations {
         s.bytes.store(s.bytes.load(Relaxed) + bytes, Relaxed);
     }
 
+    /// Count `records` appended records of `bytes` bytes in all (a group reservation) in the
+    /// slot's statistics (its owner, or the one leader of the slot's group, only).
+    #[inline]
+    pub fn count_many(&self, slot: usize, records: u64, bytes: u64) {
+        let s = &self.slots[slot];
+        s.records.store(s.records.load(Relaxed) + records, Relaxed);
+        s.bytes.store(s.bytes.load(Relaxed) + bytes, Relaxed);
+    }
+
     /// Records and bytes appended through all slots.
     pub fn totals(&self) -> (u64, u64) {
         self.slots.iter().fold((0, 0), |(r, b), s| {

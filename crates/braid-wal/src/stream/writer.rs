@@ -40,10 +40,10 @@ impl Drop for StreamWriter {
 }
 
 /// Poisons the stream if a writer unwinds between reserving and filling (see the module docs).
-struct FillGuard<'a> {
-    inner: &'a Inner,
-    lsn: Lsn,
-    armed: bool,
+pub(super) struct FillGuard<'a> {
+    pub(super) inner: &'a Inner,
+    pub(super) lsn: Lsn,
+    pub(super) armed: bool,
 }
 
 impl Drop for FillGuard<'_> {
@@ -134,7 +134,12 @@ impl StreamWriter {
 impl Inner {
     /// Reserve `len` bytes for `slot`; on success the slot is busy and the caller must fill.
     /// `attempts` counts the compare-and-swaps on the tail.
-    fn reserve(&self, slot: usize, len: u64, attempts: &mut u64) -> Result<Lsn, WalError> {
+    pub(super) fn reserve(
+        &self,
+        slot: usize,
+        len: u64,
+        attempts: &mut u64,
+    ) -> Result<Lsn, WalError> {
         self.check_state(true)?;
         let mut t = self.res.tail();
         let mut full_since: Option<Instant> = None;
@@ -179,7 +184,7 @@ impl Inner {
     /// After a fill: wake the flusher if it sleeps waiting for a record ending here or later.
     /// Returns whether it took the mutex to do so.
     #[inline]
-    fn wake_flusher(&self, end: Lsn) -> bool {
+    pub(super) fn wake_flusher(&self, end: Lsn) -> bool {
         // SeqCst after the busy store (S3): the flusher stores `wake_at` and then recomputes
         // the ready point, so either it sees this fill or this load sees its `wake_at`.
         if self.wake_at.load(SeqCst) <= end {

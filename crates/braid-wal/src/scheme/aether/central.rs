@@ -1,0 +1,162 @@
+//! The central log that `aether` and `baseline` share: one stream, one LSN (the byte position
+//! in it), serial's record format (so recovery is [`serial::replay_serial`] and a standby is
+//! serial's follower), per-update records with commit and abort records, and the open
+//! transactions' first records kept from truncation ([`OpenTxns`]). What differs is how a
+//! record gets into the log buffer: an [`Insert`] (Aether's consolidated insert in
+//! `consolidated.rs`, Shore-MT's mutex in `baseline.rs`), and whether locks go early (the
+//! engine asks [`super::super::SchemeDef::early_lock_release`]).
+//!
+//! Flush pipelining (Johnson et al. 2010, Sec. 4): a commit returns its [`Ticket`] as soon as
+//! its record is in the buffer, without waiting; the stream's flusher makes it durable (group
+//! commit) and the ticket resolves then, while the worker goes on with its next transaction.
+//! Whoever needs the acknowledgement waits on the ticket; the engine waits at once for a
+//! scheme without early lock release (Baseline), with the locks held.
+
+use std::sync::Arc;
+
+use super::super::open_txns::{OpenSlot, OpenTxns};
+use super::super::{AccessSet, CommitRequest, Scheme, SchemeWorker, Ticket, UpdateRecord};
+use crate::proxy::{Proxies, ProxyBoard, ProxyCounter};
+use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
+use crate::scheme::cut::epoch_flag;
+use crate::stream::Stream;
+use crate::{Lsn, WalError};
+
+#[cfg(doc)]
+use super::super::serial;
+
+/// How a record gets into the central log buffer.
+pub(super) trait Insert: Send + Sync + 'static {
+    /// What each worker keeps for inserting (a writer slot, a scratch buffer).
+    type Local: Send + 'static;
+    /// A new worker's state.
+    fn local(&self) -> Result<Self::Local, WalError>;
+    /// Put `spec` in the log buffer, counting what it does to shared words on `proxy`; returns
+    /// the record's end. Does not wait for durability.
+    fn insert(
+        &self,
+        local: &mut Self::Local,
+        spec: &RecordSpec<'_>,
+        proxy: &ProxyCounter,
+    ) -> Result<Lsn, WalError>;
+}
+
+/// A central-log scheme inserting with `I`.
+pub(super) struct Central<I: Insert> {
+    pub(super) name: &'static str,
+    pub(super) streams: [Stream; 1],
+    pub(super) log: Arc<I>,
+    pub(super) board: ProxyBoard,
+    pub(super) open: Arc<OpenTxns>,
+}
+
+impl<I: Insert> Central<I> {
+    /// The scheme `name` on `stream`, inserting with `log`, for `max_workers` workers.
+    pub(super) fn new(name: &'static str, stream: Stream, log: I, max_workers: usize) -> Self {
+        Central {
+            name,
+            streams: [stream],
+            log: Arc::new(log),
+            board: ProxyBoard::new(1),
+            open: Arc::new(OpenTxns::new(max_workers.max(1), 1)),
+        }
+    }
+}
+
+struct CentralWorker<I: Insert> {
+    stream: Stream,
+    log: Arc<I>,
+    local: I::Local,
+    proxy: ProxyCounter,
+    /// This worker's slot in the scheme's [`OpenTxns`].
+    open: OpenSlot,
+    /// The transaction with update records in the log and no commit or abort record yet.
+    logging: Option<u64>,
+}
+
+impl<I: Insert> CentralWorker<I> {
+    fn insert(&mut self, kind: Kind, flags: u8, txn: u64, payload: &[u8]) -> Result<Lsn, WalError> {
+        let payload = [payload];
+        let spec = RecordSpec {
+            kind,
+            flags,
+            txn,
+            stamp: &Stamp::None,
+            payload: &payload,
+        };
+        self.log.insert(&mut self.local, &spec, &self.proxy)
+    }
+}
+
+impl<I: Insert> SchemeWorker for CentralWorker<I> {
+    fn log_update(&mut self, up: &UpdateRecord<'_>) -> Result<(), WalError> {
+        let stream = &self.stream;
+        self.open.note(0, || stream.tail());
+        self.logging = Some(up.txn);
+        self.insert(Kind::Redo, 0, up.txn, up.payload)?;
+        Ok(())
+    }
+
+    fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
+        self.proxy.commit();
+        if req.read_only && req.updates == 0 {
+            // It may have read data whose writer is not durable yet (early lock release).
+            return Ok(Ticket::Stream {
+                stream: self.stream.clone(),
+                lsn: self.stream.tail(),
+            });
+        }
+        let flags = FLAG_COMMIT | epoch_flag(req.epoch);
+        let end = if req.updates > 0 {
+            let end = self.insert(Kind::Commit, flags, req.txn, &[]);
+            self.logging = None;
+            self.open.clear();
+            end?
+        } else {
+            self.insert(req.kind.record_kind(), flags, req.txn, req.payload)?
+        };
+        // Flush pipelining: hand the commit to the flusher and go on.
+        Ok(Ticket::Stream {
+            stream: self.stream.clone(),
+            lsn: end,
+        })
+    }
+
+    fn abort(&mut self, _rows: &dyn AccessSet) {
+        if let Some(txn) = self.logging.take() {
+            // Recovery skips a transaction without a commit record either way; the abort
+            // record only lets it forget the transaction's records sooner. A failure to
+            // insert it (a poisoned stream) is reported by the next commit.
+            let _ = self.insert(Kind::Abort, 0, txn, &[]);
+            self.open.clear();
+        }
+    }
+}
+
+impl<I: Insert> Scheme for Central<I> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn worker(&self, _worker: usize) -> Result<Box<dyn SchemeWorker>, WalError> {
+        Ok(Box::new(CentralWorker {
+            stream: self.streams[0].clone(),
+            log: Arc::clone(&self.log),
+            local: self.log.local()?,
+            proxy: self.board.counter(),
+            open: self.open.claim()?,
+            logging: None,
+        }))
+    }
+    fn keeps(&self) -> Vec<Lsn> {
+        vec![self.open.start(0, self.streams[0].tail())]
+    }
+    fn streams(&self) -> &[Stream] {
+        &self.streams
+    }
+    fn close(&self) -> Result<(), WalError> {
+        self.streams[0].close()
+    }
+    fn proxies(&self) -> Option<Proxies> {
+        Some(self.board.sum())
+    }
+}
