@@ -183,6 +183,9 @@ impl SchemeDef for GsnConfig {
     fn mvcc_refusal(&self) -> Option<&'static str> {
         Some(NO_MVCC)
     }
+    fn update_records_refusal(&self) -> Option<&'static str> {
+        None
+    }
     fn follower(
         &self,
         cfg: &SchemeConfig,

@@ -11,8 +11,13 @@
 //!   n`; one log per worker by default) or page-level (an operation on page `p` goes to log
 //!   `p mod n`, page id = table in the top 16 bits, page number below). A page-partitioned
 //!   transaction that touches several logs writes one part per log and then a commit record
-//!   (it has no page, so it goes to log 0); recovery replays it only if the commit record and
-//!   every part are found (record layout in `recovery.rs`).
+//!   (it has no page, so it goes to the worker's own log `w mod n`, which spreads commit
+//!   records over the logs as transaction-level partitioning does); recovery replays it only
+//!   if the commit record and every part are found (record layout in `recovery.rs`).
+//! * **Per-update records** (Section 3.1, [`crate::scheme::Records::Update`]): every write is
+//!   a record of its own, inserted as it happens into the worker's log or the page's log, and
+//!   the commit inserts a commit record counting them; the same layout as a page-partitioned
+//!   transaction's parts, so recovery and the standby need nothing new (`worker.rs`).
 //! * **Undo**: the paper keeps a private DRAM undo buffer per transaction so aborts never read
 //!   the log. The engine already gives us that: writes are buffered as private images in the
 //!   transaction and installed only after `commit` has inserted the records, so an abort just
@@ -164,6 +169,17 @@ impl Scheme for Gsn {
             p.marks.push(g.clock);
         }
         p
+    }
+
+    /// Each log's reserved end, moved back to the first record of any transaction still open
+    /// with update records there.
+    fn keeps(&self) -> Vec<crate::Lsn> {
+        self.shared
+            .logs
+            .iter()
+            .enumerate()
+            .map(|(l, log)| self.shared.open.start(l, log.stream.tail()))
+            .collect()
     }
 
     fn close(&self) -> Result<(), WalError> {

@@ -169,6 +169,10 @@ pub fn open_gsn(
         any_failed: AtomicBool::new(false),
         counters: GsnCounters::default(),
         board: crate::proxy::ProxyBoard::new(logs_n),
+        open: Arc::new(crate::scheme::open_txns::OpenTxns::new(
+            cfg.max_workers.max(1),
+            logs_n,
+        )),
     });
     let daemon = if mode == Mode::Immediate {
         None

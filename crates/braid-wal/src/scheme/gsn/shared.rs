@@ -47,6 +47,8 @@ pub(crate) struct Shared {
     pub counters: GsnCounters,
     /// The workers' scalability proxies ([`crate::proxy`]); lanes: the logs.
     pub board: crate::proxy::ProxyBoard,
+    /// Where open transactions' update records begin, one stream per log.
+    pub open: Arc<crate::scheme::open_txns::OpenTxns>,
 }
 
 impl Shared {
