@@ -30,7 +30,8 @@
 //!   appliers ([`GsnConfig::scan_threads`], [`GsnConfig::apply_threads`]), see
 //!   `recovery.rs`; a hot standby replays the logs in rounds with the same pipeline
 //!   (`follow.rs`).
-//! * **Counters**: [`Gsn::stats`] (commits, straggler signals, daemon rounds, clock records) of
+//! * **Counters**: [`Gsn::stats`] (commits, straggler signals sent and helped, daemon rounds,
+//!   clock records) of
 //!   one scheme instance since it was opened; also through [`Scheme::counters`], which is how
 //!   `braid bench` reports signals per 10,000 commits.
 //! * **NVM delay**: the paper's 1.2 us busy-wait per log insert is
@@ -128,7 +129,7 @@ impl Gsn {
 
     /// This instance's counters since it was opened.
     pub fn stats(&self) -> GsnStats {
-        self.shared.counters.snapshot()
+        self.shared.counters.snapshot(self.shared.commits())
     }
 
     fn join_daemon(&self) {
@@ -208,6 +209,7 @@ impl Scheme for Gsn {
         vec![
             ("commits", st.commits),
             ("signals", st.signals),
+            ("signals_helped", st.signals_helped),
             ("daemon_rounds", st.rounds),
             ("clock_records", st.clock_records),
         ]

@@ -21,7 +21,7 @@
 //! transaction.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::sync::atomic::Ordering::SeqCst;
 
 use braid_pmem::signal::{self, BUSY, DIRTY, PublishCell};
 
@@ -37,9 +37,6 @@ use crate::record::{FLAG_COMMIT, Kind};
 use crate::scheme::UpdateRecord;
 use crate::scheme::open_txns::OpenSlot;
 use crate::scheme::{AccessSet, CommitRequest, LogKind, RowRef, SchemeWorker, Ticket};
-
-/// Commit counts are added to the instance's counter in batches.
-const COMMIT_BATCH: u64 = 256;
 
 /// One worker: its transaction's GSN and the page clocks it touched.
 pub(super) struct GsnWorker {
@@ -57,7 +54,8 @@ pub(super) struct GsnWorker {
     parts: Vec<RedoBuf>,
     /// Passive group commit: the worker's published word.
     dirty: Dirty,
-    commits: u64,
+    /// This worker's commit-queue lane and statistics.
+    lane: Arc<super::shared::Lane>,
     proxy: ProxyCounter,
     /// This worker's slots in the scheme's open transactions (claimed at its first update
     /// record).
@@ -114,10 +112,7 @@ impl Dirty {
 
 impl Drop for GsnWorker {
     fn drop(&mut self) {
-        self.shared
-            .counters
-            .commits
-            .fetch_add(self.commits, Relaxed);
+        self.shared.retire(&self.lane);
         if let Some(c) = self.dirty.cell.take() {
             self.shared.cells.lock().retain(|x| !Arc::ptr_eq(x, &c));
         }
@@ -150,7 +145,7 @@ impl GsnWorker {
             touched: Vec::new(),
             parts: (0..n).map(|_| RedoBuf::default()).collect(),
             dirty: Dirty { cell, word: 0 },
-            commits: 0,
+            lane: shared.lane(),
             proxy: shared.board.counter(),
             open: None,
             logging: None,
@@ -336,7 +331,7 @@ impl SchemeWorker for GsnWorker {
                 self.shared.fills_ok()?;
                 return Ok(Ticket::Durable);
             }
-            return self.shared.enqueue(&self.link, g, &self.proxy);
+            return self.shared.enqueue(&self.link, &self.lane, g, &self.proxy);
         }
         // Passive group commit: dirty before taking a GSN; the floor bounds every GSN we use.
         self.dirty.begin(self.last, &mut self.tx);
@@ -365,21 +360,16 @@ impl SchemeWorker for GsnWorker {
             }
         }
         self.end_txn(gsn);
-        self.commits += 1;
-        if self.commits >= COMMIT_BATCH {
-            self.proxy.shared(1, 1);
-            self.shared
-                .counters
-                .commits
-                .fetch_add(self.commits, Relaxed);
-            self.commits = 0;
-        }
+        self.lane.count_commit();
         match self.shared.mode {
             Mode::Immediate => {
                 self.shared.fills_ok()?;
                 Ok(Ticket::Durable)
             }
-            Mode::Passive | Mode::Watermark => self.shared.enqueue(&self.link, gsn, &self.proxy),
+            Mode::Passive | Mode::Watermark => {
+                self.shared
+                    .enqueue(&self.link, &self.lane, gsn, &self.proxy)
+            }
         }
     }
 
