@@ -21,9 +21,9 @@ fn crash_test_all_short_matrix() {
     ]);
     let rows = v["combinations"].as_array().unwrap();
     // 20 combinations (with serial on RAID-0, and silor and plover: data logging on pmem and
-    // on files), and per-update records of every scheme that logs them (serial on pmem and
-    // files, nvdisk), x kill and power.
-    assert_eq!(rows.len(), 46);
+    // on files), and per-update records of every scheme that logs them (serial and gsn on pmem
+    // and files, nvdisk), x kill and power.
+    assert_eq!(rows.len(), 50);
     assert!(rows.iter().any(|r| r["logging"] == "data/upd"), "{v}");
     for s in ["silor", "plover"] {
         assert!(rows.iter().any(|r| r["scheme"] == s), "{s}: {v}");

@@ -130,6 +130,7 @@ impl GsnWorker {
                     signal::CELLS
                 ))
             })?);
+            c.mute_handler(shared.cfg.mute_signal_handler);
             shared.cells.lock().push(Arc::clone(&c));
             Some(c)
         } else {
