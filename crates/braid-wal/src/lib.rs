@@ -80,6 +80,7 @@ pub mod record;
 pub mod scan;
 pub mod scheme;
 pub mod stream;
+pub mod tally;
 // The atomics seam (std, or loom's under `--cfg loom`) for the loom models in `tests/`.
 #[doc(hidden)]
 pub mod sync;

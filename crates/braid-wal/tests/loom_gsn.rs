@@ -5,10 +5,12 @@
 //! Two workers with a log each (transaction-level partitioning, one log per worker: the
 //! default) commit one and two transactions: set the dirty bit (reading the floor `dgsn`),
 //! take a GSN from their log's clock (`max(floor, clock) + 1`, under the log's insert lock),
-//! write the record, publish the new `dgsn` with the bit cleared, and join the commit queue
-//! (`want`). A worker's GSN carries over from one transaction to the next.
-//! The daemon computes `min_dgsn` for the queue's target twice, raising clean words below
-//! it (with one log per worker, only that raise keeps a late worker's GSNs above the target).
+//! write the record, publish the new `dgsn` with the bit cleared, and join the commit queue by
+//! storing the GSN in its own queue word (`wants[w]`, which no other thread writes). A worker's
+//! GSN carries over from one transaction to the next.
+//! The daemon reads the queue's target as the largest of the workers' words ([`queue_target`])
+//! and computes `min_dgsn` for it twice, raising clean words below it (with one log per
+//! worker, only that raise keeps a late worker's GSNs above the target).
 //! Checked: every record with a GSN at or below what the daemon acknowledges is written and
 //! visible to the daemon when it acknowledges (DESIGN.md invariant 1: nothing acknowledged
 //! can be missing after a crash), and the daemon never acknowledges past its target.
@@ -43,7 +45,7 @@ use std::thread;
 
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
-use braid_wal::scheme::gsn::commit::{DgsnWord, mark_dirty, min_dgsn};
+use braid_wal::scheme::gsn::commit::{DgsnWord, mark_dirty, min_dgsn, queue_target};
 
 use crate::loom_harness::model;
 
@@ -77,8 +79,8 @@ struct Group {
     written: [Vec<AtomicBool>; 2],
     /// (worker, GSN) of every record.
     taken: Mutex<Vec<(usize, u64)>>,
-    /// The commit queue: the largest GSN waited for.
-    want: AtomicU64,
+    /// The commit queue: per worker, the largest GSN it waits for (written by it only).
+    wants: [Word; 2],
 }
 
 impl Group {
@@ -102,13 +104,15 @@ impl Group {
             // but the signal handler, not modelled, changes a dirty word meanwhile).
             let v = tx.max(floor);
             assert!(self.words[w].compare_exchange(dirty, v).is_ok());
-            self.want.fetch_max(gsn, SeqCst);
+            // A store, no read-modify-write: only this worker writes its queue word, and its
+            // GSNs only grow.
+            self.wants[w].0.store(gsn, SeqCst);
         }
     }
 
     /// One daemon round: returns the acknowledged bound and what it saw written below it.
     fn daemon_round(&self) -> Option<(u64, [Vec<bool>; 2])> {
-        let target = self.want.load(SeqCst);
+        let target = queue_target(self.wants.iter());
         if target == 0 {
             return None;
         }
@@ -131,7 +135,7 @@ fn passive_group_commit_acknowledges_only_written_records() {
             clocks: [Mutex::new(0), Mutex::new(0)],
             written: [0, 1].map(|_| (0..MAX_GSN).map(|_| AtomicBool::new(false)).collect()),
             taken: Mutex::new(Vec::new()),
-            want: AtomicU64::new(0),
+            wants: [Word(AtomicU64::new(0)), Word(AtomicU64::new(0))],
         });
         let workers: Vec<_> = (0..2)
             .map(|w| {
@@ -151,7 +155,7 @@ fn passive_group_commit_acknowledges_only_written_records() {
         }
         // Every worker published: the next round acknowledges everything waited for.
         let (bound, seen) = g.daemon_round().expect("commits wait");
-        assert_eq!(bound, g.want.load(SeqCst));
+        assert_eq!(bound, queue_target(g.wants.iter()));
         acks.push((bound, seen));
         let taken = g.taken.lock().unwrap().clone();
         for (bound, seen) in acks {

@@ -21,9 +21,9 @@ fn crash_test_all_short_matrix() {
     ]);
     let rows = v["combinations"].as_array().unwrap();
     // 28 combinations (with serial on RAID-0, and silor and plover: data logging on pmem and
-    // on files), and per-update records of every scheme that logs them (serial, aether and
-    // baseline on pmem and files, nvdisk, pertxn), x kill and power.
-    assert_eq!(rows.len(), 72);
+    // on files), and per-update records of every scheme that logs them (serial, aether,
+    // baseline and gsn on pmem and files, nvdisk, pertxn), x kill and power.
+    assert_eq!(rows.len(), 76);
     assert!(rows.iter().any(|r| r["logging"] == "data/upd"), "{v}");
     for s in ["silor", "plover", "aether", "baseline"] {
         assert!(rows.iter().any(|r| r["scheme"] == s), "{s}: {v}");

@@ -1,4 +1,5 @@
-//! The scheme on persistent-memory rings: straggler signals under passive group commit,
+//! The scheme on persistent-memory rings: straggler signals under passive group commit (a
+//! stalled commit, and a long transaction with update records),
 //! command logging refused, and a failed msync stopping acknowledgements.
 
 use super::*;
@@ -158,4 +159,102 @@ fn a_failed_msync_stops_acknowledgements_on_pmem() {
         drop(w);
         let _ = s.close();
     }
+}
+
+/// Per-update records make a long transaction a real straggler (Section 4.1): a worker that
+/// logged an update and then runs on (here: waits, outside any insert) stays dirty, holding
+/// `min_dgsn` below another worker's unrelated commit. Returns whether that commit was
+/// acknowledged while the long transaction still ran, and the instance's counters once both
+/// committed. `mute` turns the straggler signal's handler off for the instance's workers.
+fn long_transaction_straggler(mute: bool, patience: Duration) -> (bool, gsn::GsnStats) {
+    let mut c = cfg(Partition::Transaction, CommitProtocol::Passive);
+    c.0.records = braid_wal::scheme::Records::Update;
+    c.1.straggler_after = Duration::from_micros(100);
+    c.1.mute_signal_handler = mute;
+    let state = State::default();
+    let (s, _) = gsn::open_gsn(&c.0, &c.1, pmem_devices(2), &state, &|_| {}).unwrap();
+    let mut long = s.worker(0).unwrap();
+    let mut w1 = s.worker(1).unwrap();
+    let (entered_tx, entered_rx) = std::sync::mpsc::channel::<()>();
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let released = std::thread::scope(|sc| {
+        let h = sc.spawn(move || {
+            let row = RowRef::new(0, 10);
+            long.on_write(row);
+            let mut op = RedoBuf::default();
+            op.push(&RedoOp::Insert {
+                table: 0,
+                key: 10,
+                data: &[1; 4],
+            });
+            long.log_update(&braid_wal::scheme::UpdateRecord {
+                txn: 1,
+                row,
+                payload: &op.bytes,
+            })
+            .unwrap();
+            entered_tx.send(()).unwrap();
+            // The transaction runs on, dirty (a signal interrupts this wait).
+            go_rx.recv().unwrap();
+            let req = CommitRequest {
+                txn: 1,
+                kind: LogKind::Data,
+                payload: &[],
+                read_only: false,
+                epoch: 0,
+                writes: &[],
+                rows: &NoRows,
+                updates: 1,
+            };
+            long.commit(&req).unwrap().wait().unwrap();
+            long
+        });
+        entered_rx.recv().unwrap();
+        let t = txn(&mut *w1, 2, &[], &[11], 2);
+        let start = std::time::Instant::now();
+        let mut released = false;
+        while start.elapsed() < patience {
+            if t.is_durable().unwrap() {
+                released = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        go_tx.send(()).unwrap();
+        let long = h.join().unwrap();
+        t.wait().unwrap();
+        drop(long);
+        released
+    });
+    drop(w1);
+    let st = s.stats();
+    assert_eq!(st.commits, 2, "{st:?}");
+    let named: HashMap<&str, u64> = s.counters().into_iter().collect();
+    assert_eq!(named["signals_helped"], st.signals_helped);
+    s.close().unwrap();
+    (released, st)
+}
+
+#[test]
+fn a_long_transactions_signal_releases_the_commit_queue() {
+    let (released, st) = long_transaction_straggler(false, Duration::from_secs(10));
+    assert!(
+        released,
+        "the queue stayed stuck behind the long transaction: {st:?}"
+    );
+    assert!(st.signals >= 1, "{st:?}");
+    assert!(
+        st.signals_helped >= 1,
+        "no signal counted as helping: {st:?}"
+    );
+    assert!(st.signals_helped <= st.signals, "{st:?}");
+    // The same with the handler muted: signals go out, nothing publishes on the straggler's
+    // behalf, and the commit waits for the long transaction to end.
+    let (released, st) = long_transaction_straggler(true, Duration::from_millis(300));
+    assert!(
+        !released,
+        "acknowledged while a dirty straggler held min_dgsn back: {st:?}"
+    );
+    assert!(st.signals >= 1, "{st:?}");
+    assert_eq!(st.signals_helped, 0, "{st:?}");
 }

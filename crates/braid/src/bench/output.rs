@@ -49,6 +49,8 @@ struct CsvRow<'a> {
     bytes_per_row: f64,
     #[serde(serialize_with = "fixed2_or_empty")]
     signals_per_10k_commits: Option<f64>,
+    #[serde(serialize_with = "fixed2_or_empty")]
+    signals_helped_per_10k_commits: Option<f64>,
     #[serde(serialize_with = "fixed3_or_empty")]
     shared_rmw_per_commit: Option<f64>,
     #[serde(serialize_with = "fixed3_or_empty")]
@@ -124,6 +126,7 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<
             log_bytes_per_s: r.log_bytes_per_s,
             bytes_per_row: r.bytes_per_row,
             signals_per_10k_commits: r.signals_per_10k_commits,
+            signals_helped_per_10k_commits: r.signals_helped_per_10k_commits,
             shared_rmw_per_commit: r.shared_rmw_per_commit,
             global_rmw_per_commit: r.global_rmw_per_commit,
             shared_lines_per_commit: r.shared_lines_per_commit,
@@ -207,8 +210,12 @@ pub fn print_table(results: &[ConfigResult]) {
     }
     for r in results {
         if let Some(s) = r.signals_per_10k_commits {
+            let helped = r
+                .signals_helped_per_10k_commits
+                .map(|h| format!(" ({h:.2} helped)"))
+                .unwrap_or_default();
             println!(
-                "{} {} {} {}t {} logs: {s:.2} straggler signals per 10,000 commits",
+                "{} {} {} {}t {} logs: {s:.2} straggler signals per 10,000 commits{helped}",
                 r.workload, r.scheme, r.device, r.threads, r.logs
             );
         }

@@ -42,6 +42,9 @@ pub struct RunResult {
     pub scheme_counters: BTreeMap<String, u64>,
     /// gsn: straggler signals per 10,000 update commits in this run.
     pub signals_per_10k_commits: Option<f64>,
+    /// gsn: straggler signals that helped (the handler published and the daemon then advanced)
+    /// per 10,000 update commits in this run.
+    pub signals_helped_per_10k_commits: Option<f64>,
     /// The scheme's workers' atomic read-modify-writes on words other workers also write,
     /// per commit in this run ([`braid_wal::proxy`]); `None` if the scheme does not count.
     pub shared_rmw_per_commit: Option<f64>,
@@ -268,6 +271,7 @@ pub fn run_once(
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     let signals_per_10k_commits = signals_per_10k(&scheme_counters);
+    let signals_helped_per_10k_commits = per_10k(&scheme_counters, "signals_helped");
     let proxies = db
         .scheme_proxies()
         .zip(proxies_before)
@@ -302,6 +306,7 @@ pub fn run_once(
             dir: kept,
             scheme_counters,
             signals_per_10k_commits,
+            signals_helped_per_10k_commits,
             shared_rmw_per_commit: per_commit.map(|p| p.0),
             global_rmw_per_commit: proxies.and_then(|p| p.global_per_commit()),
             shared_lines_per_commit: per_commit.map(|p| p.1),
@@ -316,7 +321,12 @@ pub fn run_once(
 
 /// Straggler signals per 10,000 commits from a scheme's counters, if it counts signals.
 pub(super) fn signals_per_10k(c: &BTreeMap<String, u64>) -> Option<f64> {
-    let signals = *c.get("signals")?;
+    per_10k(c, "signals")
+}
+
+/// Counter `name` per 10,000 commits from a scheme's counters, if it has both.
+pub(super) fn per_10k(c: &BTreeMap<String, u64>, name: &str) -> Option<f64> {
+    let signals = *c.get(name)?;
     let commits = *c.get("commits")?;
     Some(if commits == 0 {
         0.0

@@ -39,6 +39,8 @@ pub struct ConfigResult {
     pub bytes_per_row: f64,
     /// gsn: median over the runs of straggler signals per 10,000 commits.
     pub signals_per_10k_commits: Option<f64>,
+    /// gsn: median over the runs of straggler signals that helped per 10,000 commits.
+    pub signals_helped_per_10k_commits: Option<f64>,
     /// Median over the runs of shared read-modify-writes per commit ([`braid_wal::proxy`]).
     pub shared_rmw_per_commit: Option<f64>,
     /// Median over the runs of global read-modify-writes per commit (on words every worker
@@ -146,6 +148,11 @@ pub fn measure_variants(
             .filter_map(|r| r.signals_per_10k_commits)
             .collect();
         let signals = (!sig.is_empty()).then(|| median(&mut sig));
+        let mut helped: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.signals_helped_per_10k_commits)
+            .collect();
+        let helped = (!helped.is_empty()).then(|| median(&mut helped));
         let median_of = |f: fn(&RunResult) -> Option<f64>| {
             let mut v: Vec<f64> = runs.iter().filter_map(f).collect();
             (!v.is_empty()).then(|| median(&mut v))
@@ -198,6 +205,7 @@ pub fn measure_variants(
             bytes_per_flush: per_flush,
             bytes_per_row: bpr,
             signals_per_10k_commits: signals,
+            signals_helped_per_10k_commits: helped,
             shared_rmw_per_commit: shared_rmw,
             global_rmw_per_commit: global_rmw,
             shared_lines_per_commit: shared_lines,

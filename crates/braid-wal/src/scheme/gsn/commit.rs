@@ -12,15 +12,22 @@
 //!   [`PublishCell`]. A worker sets the dirty bit (reading its `dgsn`, the floor of every GSN
 //!   it will use) before it takes a GSN for a record, and after its records are written and
 //!   fenced it stages the commit GSN and publishes it with the bit cleared. The committing
-//!   transaction then joins the commit queue: here the queue is the pair (`want`, the largest
-//!   GSN anyone waits for; `acked`, the GSN up to which everything is acknowledged), which
-//!   acknowledges in GSN order. The daemon computes `min_dgsn` as the minimum over dirty
+//!   transaction then joins the commit queue: here the queue is one word per worker, the
+//!   largest GSN that worker waits for, which only it writes (a store; `shared.rs`), and
+//!   `acked`, the GSN up to which everything is acknowledged, which only the daemon writes;
+//!   the daemon's target is the largest of the workers' words ([`queue_target`]), and it
+//!   acknowledges in GSN order. No word of the commit path is written by every worker. The daemon computes `min_dgsn` as the minimum over dirty
 //!   workers of their `dgsn`, raising the word of every clean worker that is below the target
 //!   to the target (a compare-and-swap, so the worker's next dirty-bit `fetch_or` sees it and
 //!   its later GSNs exceed it); everything at or below `min_dgsn` is durable, so `acked`
 //!   becomes `min_dgsn`. A worker that keeps `min_dgsn` below the target for longer than
 //!   `straggler_after` is sent a signal ([`braid_pmem::signal`]); its handler fences and
-//!   publishes the staged value unless the worker is in the middle of an insert.
+//!   publishes the staged value unless the worker is in the middle of an insert. With
+//!   per-update records a worker is dirty from its transaction's first insert to its commit,
+//!   so a long transaction is a real straggler: between its inserts it stages its GSN, which
+//!   the handler publishes. A signal *helped* when its handler published (the cell's handled
+//!   count moved) and the daemon's bound then rose above the value that held it back when it
+//!   signalled; both sent and helped signals are counted.
 //! * **Per-log durable GSN watermarks** (file devices, whatever the protocol): each log keeps
 //!   the (end LSN, GSN) of its records not yet known durable; its durable GSN is the GSN of the
 //!   newest record below the stream's durable LSN. The daemon appends a clock record (GSN =
@@ -100,10 +107,11 @@ impl DurabilityWait for GsnWait {
 pub(super) fn daemon(shared: Arc<Shared>) {
     let s = &*shared;
     let mut stuck_since: Option<Instant> = None;
+    let mut signalled: Vec<Signalled> = Vec::new();
     let mut closing_since: Option<Instant> = None;
     let mut step = 0u32;
     loop {
-        let target = s.want.load(SeqCst);
+        let target = s.target();
         let acked = s.acked.load(SeqCst);
         let stopping = s.stop.load(SeqCst);
         if stopping {
@@ -120,7 +128,7 @@ pub(super) fn daemon(shared: Arc<Shared>) {
         }
         s.counters.rounds.fetch_add(1, Relaxed);
         let bound = match s.mode {
-            Mode::Passive => passive_round(s, target, &mut stuck_since),
+            Mode::Passive => passive_round(s, target, &mut stuck_since, &mut signalled),
             Mode::Watermark => match watermark_round(s, target) {
                 Ok(b) => b,
                 Err(e) => {
@@ -218,10 +226,48 @@ pub fn min_dgsn<'a, W: DgsnWord + ?Sized + 'a>(
     bound
 }
 
-/// One round of passive group commit; returns `min_dgsn`.
-fn passive_round(s: &Shared, target: u64, stuck_since: &mut Option<Instant>) -> u64 {
+/// A straggler signal not yet known to have helped.
+struct Signalled {
+    /// The cell's identity in `Shared::cells` (its address; the entry is dropped once the
+    /// cell leaves the list, so no cell is kept claimed past its worker).
+    cell: usize,
+    /// The cell's handled count before the signal.
+    handled: u64,
+    /// The straggler's published value that held the bound back.
+    held: u64,
+}
+
+/// The commit queue's target: the largest GSN waited for, over the workers' words (each
+/// written by its worker only).
+pub fn queue_target<'a, W: DgsnWord + ?Sized + 'a>(words: impl IntoIterator<Item = &'a W>) -> u64 {
+    words.into_iter().map(|w| w.load()).max().unwrap_or(0)
+}
+
+/// One round of passive group commit; returns `min_dgsn`. Signals stragglers that held it
+/// below `target` for `straggler_after`, and counts those signals that helped.
+fn passive_round(
+    s: &Shared,
+    target: u64,
+    stuck_since: &mut Option<Instant>,
+    signalled: &mut Vec<Signalled>,
+) -> u64 {
     let cells = s.cells.lock();
     let bound = min_dgsn(cells.iter().map(|c| c.word()), target);
+    // A signal helped if its handler published and the bound then passed what it held.
+    signalled.retain(|g| {
+        let Some(cell) = cells.iter().find(|c| Arc::as_ptr(c) as usize == g.cell) else {
+            return false;
+        };
+        if cell.handled() == g.handled {
+            // Not handled yet: keep waiting, unless the worker published by itself.
+            return cell.word().load(SeqCst) & DIRTY != 0;
+        }
+        if bound > g.held {
+            s.counters.signals_helped.fetch_add(1, Relaxed);
+            return false;
+        }
+        true
+    });
     if bound >= target {
         *stuck_since = None;
         return bound;
@@ -230,8 +276,18 @@ fn passive_round(s: &Shared, target: u64, stuck_since: &mut Option<Instant>) -> 
     if since.elapsed() >= s.cfg.straggler_after {
         for c in cells.iter() {
             let w = c.word().load(SeqCst);
-            if w & DIRTY != 0 && (w & !DIRTY) < target && c.signal_if_dirty() {
-                s.counters.signals.fetch_add(1, Relaxed);
+            if w & DIRTY != 0 && (w & !DIRTY) < target {
+                let handled = c.handled();
+                if c.signal_if_dirty() {
+                    s.counters.signals.fetch_add(1, Relaxed);
+                    let id = Arc::as_ptr(c) as usize;
+                    signalled.retain(|g| g.cell != id);
+                    signalled.push(Signalled {
+                        cell: id,
+                        handled,
+                        held: w & !DIRTY,
+                    });
+                }
             }
         }
         *stuck_since = Some(Instant::now());

@@ -113,6 +113,10 @@ pub struct GsnConfig {
     /// worker stall with its dirty bit set.
     #[doc(hidden)]
     pub after_insert: Option<Hook>,
+    /// Test switch: the straggler signal's handler ignores this instance's workers (signals
+    /// are still sent and counted), to show that the handler is what releases a straggler.
+    #[doc(hidden)]
+    pub mute_signal_handler: bool,
     /// Recovery: N, the threads that scan the logs and partition their redo operations by page
     /// (Section 3.2); 0 means `SchemeConfig::recovery_threads`.
     pub scan_threads: usize,
@@ -145,6 +149,7 @@ impl Default for GsnConfig {
             straggler_after: Duration::from_micros(200),
             page_slots: pages::DEFAULT_SLOTS,
             after_insert: None,
+            mute_signal_handler: false,
             scan_threads: 0,
             apply_threads: 0,
         }
@@ -182,6 +187,9 @@ impl SchemeDef for GsnConfig {
     }
     fn mvcc_refusal(&self) -> Option<&'static str> {
         Some(NO_MVCC)
+    }
+    fn update_records_refusal(&self) -> Option<&'static str> {
+        None
     }
     fn follower(
         &self,

@@ -1,6 +1,8 @@
-//! The event counters of one gsn scheme instance: commits, straggler signals and daemon rounds
-//! of passive group commit (Wang & Johnson Section 4.1; the signals per 10,000 commits of
-//! Section 5.3), and clock records written to lagging file logs.
+//! The event counters of one gsn scheme instance: commits, straggler signals (sent, and those
+//! that helped) and daemon rounds of passive group commit (Wang & Johnson Section 4.1; the
+//! signals per 10,000 commits of Section 5.3), and clock records written to lagging file logs.
+//! The daemon's counters are written by the daemon only; commits are counted per worker in
+//! its commit-queue lane (`shared.rs`), so no worker writes a statistics word of the scheme.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
@@ -8,17 +10,18 @@ use std::sync::atomic::Ordering::Relaxed;
 /// The event counters of one gsn scheme instance (for benchmarks and tests).
 #[derive(Debug, Default)]
 pub(crate) struct GsnCounters {
-    pub(crate) commits: AtomicU64,
     pub(crate) signals: AtomicU64,
+    pub(crate) signals_helped: AtomicU64,
     pub(crate) rounds: AtomicU64,
     pub(crate) clock_records: AtomicU64,
 }
 
 impl GsnCounters {
-    pub(super) fn snapshot(&self) -> GsnStats {
+    pub(super) fn snapshot(&self, commits: u64) -> GsnStats {
         GsnStats {
-            commits: self.commits.load(Relaxed),
+            commits,
             signals: self.signals.load(Relaxed),
+            signals_helped: self.signals_helped.load(Relaxed),
             rounds: self.rounds.load(Relaxed),
             clock_records: self.clock_records.load(Relaxed),
         }
@@ -28,11 +31,13 @@ impl GsnCounters {
 /// A snapshot of one instance's counters ([`super::Gsn::stats`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct GsnStats {
-    /// Update transactions committed (workers add theirs in batches of 256 and when they are
-    /// dropped, so the count is exact once the workers are gone).
+    /// Update transactions committed.
     pub commits: u64,
     /// Straggler signals sent by passive group commit.
     pub signals: u64,
+    /// Of those, signals that helped: the handler published on the straggler's behalf, and
+    /// the daemon's next bound rose above what held it back when it signalled.
+    pub signals_helped: u64,
     /// Commit daemon rounds.
     pub rounds: u64,
     /// Clock records written to lagging file logs.

@@ -16,7 +16,8 @@
 //!    it was read). Every record at or below `B`, in every log, has been read, as in recovery;
 //! 3. lowers `B` to `D`, the largest value not inside any page-partitioned transaction, i.e.
 //!    not in `[first part, commit)` of a transaction whose parts are read (an open transaction
-//!    counts until its commit record is read). So a transaction's records all lie at or below
+//!    counts until its commit or abort record is read; one the standby's checkpoint holds
+//!    does not count). So a transaction's records all lie at or below
 //!    `D`, or all above it;
 //! 4. replays what recovery would replay among the records in `(last D, D]`: whole
 //!    transactions, and the parts of page-partitioned ones whose commit record and every part
@@ -33,8 +34,14 @@
 //! every log. A round never replays a record a later marker voids: the writer read at least
 //! what the standby read before each log's marker, so until the standby reads a marker its `B`
 //! is at most `B'`; once it has, it knows the range. Parts whose commit record the crash lost
-//! would hold `D` below them forever; they are dropped once log 0's marker is read with its
-//! `base` above them (the commit record, in log 0, would have come before that marker).
+//! would hold `D` below them forever; they are dropped once every log's marker is read with
+//! its `base` above them (the commit record, in the committing worker's log, would have come
+//! before that log's marker).
+//!
+//! Per-update records are parts too (one per write, and a commit record in the worker's log):
+//! a transaction still running holds `D` below its first update record until its commit or
+//! abort record is read, so the resume positions never pass an open transaction's records and
+//! they are also the standby's keep positions ([`Follower::keeps`]).
 //!
 //! On persistent memory recovery replays every complete transaction (it takes no bound); a
 //! standby keeps to `D`, which is safe there too, and a promotion's recovery replays the rest.
@@ -87,7 +94,8 @@ struct Split {
     parts: u32,
     /// Its commit record's GSN and part count, if read and not void.
     commit: Option<(u64, u32)>,
-    /// Its commit record lies in a voided range.
+    /// Its commit record lies in a voided range, or it aborted, or the checkpoint the
+    /// standby started from holds it: it is not replayed and bounds nothing.
     void_commit: bool,
 }
 
@@ -177,22 +185,30 @@ impl GsnFollower {
                             e.commit = Some((r.gsn, k));
                         }
                     }
+                    RecKind::Abort | RecKind::Covered => {
+                        split.entry(r.txn).or_default().void_commit = true;
+                    }
                     _ => {}
                 }
             }
         }
-        // The newest marker in log 0 read this round: commit records of transactions from
-        // before it lie before it.
-        let marker0 = scans.first().map_or(0, |sc| {
-            sc.recs
-                .iter()
-                .filter_map(|r| match r.kind {
-                    RecKind::Marker(_, hi) => Some(hi),
-                    _ => None,
-                })
-                .max()
-                .unwrap_or(0)
-        });
+        // The newest marker read this round in every log (the smallest over the logs of each
+        // log's newest): a transaction's commit record lies in its worker's log, so the
+        // commit records of transactions from before it lie before it.
+        let marker0 = scans
+            .iter()
+            .map(|sc| {
+                sc.recs
+                    .iter()
+                    .filter_map(|r| match r.kind {
+                        RecKind::Marker(_, hi) => Some(hi),
+                        _ => None,
+                    })
+                    .max()
+                    .unwrap_or(0)
+            })
+            .min()
+            .unwrap_or(0);
         let forbidden: Vec<(u64, u64)> = split
             .values()
             .filter(|t| t.parts > 0 && !t.void_commit)

@@ -11,8 +11,13 @@
 //!   n`; one log per worker by default) or page-level (an operation on page `p` goes to log
 //!   `p mod n`, page id = table in the top 16 bits, page number below). A page-partitioned
 //!   transaction that touches several logs writes one part per log and then a commit record
-//!   (it has no page, so it goes to log 0); recovery replays it only if the commit record and
-//!   every part are found (record layout in `recovery.rs`).
+//!   (it has no page, so it goes to the worker's own log `w mod n`, which spreads commit
+//!   records over the logs as transaction-level partitioning does); recovery replays it only
+//!   if the commit record and every part are found (record layout in `recovery.rs`).
+//! * **Per-update records** (Section 3.1, [`crate::scheme::Records::Update`]): every write is
+//!   a record of its own, inserted as it happens into the worker's log or the page's log, and
+//!   the commit inserts a commit record counting them; the same layout as a page-partitioned
+//!   transaction's parts, so recovery and the standby need nothing new (`worker.rs`).
 //! * **Undo**: the paper keeps a private DRAM undo buffer per transaction so aborts never read
 //!   the log. The engine already gives us that: writes are buffered as private images in the
 //!   transaction and installed only after `commit` has inserted the records, so an abort just
@@ -25,7 +30,8 @@
 //!   appliers ([`GsnConfig::scan_threads`], [`GsnConfig::apply_threads`]), see
 //!   `recovery.rs`; a hot standby replays the logs in rounds with the same pipeline
 //!   (`follow.rs`).
-//! * **Counters**: [`Gsn::stats`] (commits, straggler signals, daemon rounds, clock records) of
+//! * **Counters**: [`Gsn::stats`] (commits, straggler signals sent and helped, daemon rounds,
+//!   clock records) of
 //!   one scheme instance since it was opened; also through [`Scheme::counters`], which is how
 //!   `braid bench` reports signals per 10,000 commits.
 //! * **NVM delay**: the paper's 1.2 us busy-wait per log insert is
@@ -123,7 +129,7 @@ impl Gsn {
 
     /// This instance's counters since it was opened.
     pub fn stats(&self) -> GsnStats {
-        self.shared.counters.snapshot()
+        self.shared.counters.snapshot(self.shared.commits())
     }
 
     fn join_daemon(&self) {
@@ -166,6 +172,17 @@ impl Scheme for Gsn {
         p
     }
 
+    /// Each log's reserved end, moved back to the first record of any transaction still open
+    /// with update records there.
+    fn keeps(&self) -> Vec<crate::Lsn> {
+        self.shared
+            .logs
+            .iter()
+            .enumerate()
+            .map(|(l, log)| self.shared.open.start(l, log.stream.tail()))
+            .collect()
+    }
+
     fn close(&self) -> Result<(), WalError> {
         self.join_daemon();
         let mut first = None;
@@ -192,6 +209,7 @@ impl Scheme for Gsn {
         vec![
             ("commits", st.commits),
             ("signals", st.signals),
+            ("signals_helped", st.signals_helped),
             ("daemon_rounds", st.rounds),
             ("clock_records", st.clock_records),
         ]

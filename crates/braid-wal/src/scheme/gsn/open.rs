@@ -155,7 +155,8 @@ pub fn open_gsn(
         logs,
         pages,
         acked: CachePadded::new(AtomicU64::new(0)),
-        want: CachePadded::new(AtomicU64::new(0)),
+        lanes: Mutex::new(Vec::new()),
+        retired: Default::default(),
         lock: Mutex::new(()),
         waiter_cv: Condvar::new(),
         daemon_cv: Condvar::new(),
@@ -169,6 +170,10 @@ pub fn open_gsn(
         any_failed: AtomicBool::new(false),
         counters: GsnCounters::default(),
         board: crate::proxy::ProxyBoard::new(logs_n),
+        open: Arc::new(crate::scheme::open_txns::OpenTxns::new(
+            cfg.max_workers.max(1),
+            logs_n,
+        )),
     });
     let daemon = if mode == Mode::Immediate {
         None

@@ -45,10 +45,24 @@
 //! * `Redo` + COMMIT: a whole transaction in one log (transaction-level partitioning, or a
 //!   page-partitioned transaction that touched one log).
 //! * `Redo` without COMMIT: one log's part of a page-partitioned transaction.
+//! * `Redo` without COMMIT: one log's part of a page-partitioned transaction, or one update
+//!   record (per-update records, any partitioning).
 //! * `Commit` + COMMIT, payload `u32` number of parts: the end of a page-partitioned
-//!   transaction, in log 0 (a record without a page). It is committed only if all its parts
-//!   are found (fewer means damage the scan did not flag; the transaction is skipped).
+//!   transaction or of one with update records, in the committing worker's log (a record
+//!   without a page; logs written by older versions have it in log 0: recovery looks in every
+//!   log). It is committed only if all its parts are found with smaller GSNs (fewer means
+//!   damage the scan did not flag; the transaction is skipped). A transaction without its
+//!   commit record leaves no trace.
+//! * `Abort`: a transaction with update records aborted (a standby stops waiting for its
+//!   commit record; recovery needs nothing from it but its GSN).
 //! * `Checkpoint`, empty payload: a clock record; 16-byte payload `lo, hi`: a void marker.
+//!
+//! A checkpoint's cut ([`Cut`]) decides coverage by the record that commits: a `Redo` +
+//! COMMIT record, or a `Commit` record, whose transaction's parts follow it. Parts are never
+//! judged by their own position: an update record is written before its transaction's epoch
+//! is known, so it may lie before the cut's start while its commit record lies after it. The
+//! log is read from the cut's keep position (the first record of every transaction open at
+//! its start), so the parts of a transaction the checkpoint does not hold are all read.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -71,6 +85,10 @@ pub(super) enum RecKind {
     Txn,
     Part,
     Commit(u32),
+    /// A commit record of a transaction the checkpoint holds (its parts are not replayed).
+    Covered,
+    /// The transaction aborted.
+    Abort,
     Clock,
     Marker(u64, u64),
 }
@@ -172,7 +190,8 @@ fn scan_stream(
                 let hi = u64::from_le_bytes(r.payload[8..].try_into().unwrap_or_default());
                 RecKind::Marker(lo, hi)
             }
-            Kind::Pad | Kind::Abort => continue,
+            Kind::Abort => RecKind::Abort,
+            Kind::Pad => continue,
             k => {
                 return Err(bad(
                     s,
@@ -187,16 +206,18 @@ fn scan_stream(
             .stamp
             .gsn()
             .ok_or_else(|| bad(s, h.lsn, "record without a GSN stamp"))?;
-        let kind = if matches!(kind, RecKind::Txn | RecKind::Part | RecKind::Commit(_))
-            && Cut::covered(cut, s, h.lsn, h.flags)
-        {
-            // In the checkpoint recovery started from: only its GSN counts (for the bound).
-            if matches!(kind, RecKind::Txn | RecKind::Commit(_)) {
+        // Coverage by the checkpoint recovery started from is decided by the record that
+        // commits (see the module doc); a covered one counts only for its GSN (the bound).
+        let kind = match kind {
+            RecKind::Txn if Cut::covered(cut, s, h.lsn, h.flags) => {
                 covered += 1;
+                RecKind::Clock
             }
-            RecKind::Clock
-        } else {
-            kind
+            RecKind::Commit(_) if Cut::covered(cut, s, h.lsn, h.flags) => {
+                covered += 1;
+                RecKind::Covered
+            }
+            k => k,
         };
         let payload = if matches!(kind, RecKind::Txn | RecKind::Part) {
             r.payload.to_vec()
@@ -371,6 +392,8 @@ pub(super) fn recover(
     }
     let mut committed_parts: HashMap<u64, u64> = HashMap::new(); // txn -> commit GSN
     let mut all_part_txns: std::collections::HashSet<u64> = Default::default();
+    // Covered by the checkpoint or aborted: their parts are not replayed, nor skipped.
+    let mut closed: std::collections::HashSet<u64> = Default::default();
     for sc in &scans {
         for r in &sc.recs {
             match r.kind {
@@ -383,13 +406,16 @@ pub(super) fn recover(
                 RecKind::Part => {
                     all_part_txns.insert(r.txn);
                 }
+                RecKind::Covered | RecKind::Abort => {
+                    closed.insert(r.txn);
+                }
                 _ => {}
             }
         }
     }
     report.skipped += all_part_txns
         .iter()
-        .filter(|t| !committed_parts.contains_key(t))
+        .filter(|t| !committed_parts.contains_key(t) && !closed.contains(t))
         .count() as u64;
     report.stages.push(("plan", t.elapsed().as_secs_f64()));
 

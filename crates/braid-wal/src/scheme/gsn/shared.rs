@@ -1,10 +1,18 @@
 //! What the gsn scheme's workers, its commit daemon and its tickets share: the logs, the page
-//! clocks, the acknowledged GSN and the commit queue (the largest GSN waited for), and the
-//! failure state. Commits join the queue in GSN order and are acknowledged once `acked`
-//! reaches their GSN (passive group commit, Wang & Johnson Section 4.1; file devices: durable
-//! GSN watermarks, see `commit.rs`).
+//! clocks, the acknowledged GSN, the commit queue and the failure state. Commits are
+//! acknowledged once `acked` reaches their GSN (passive group commit, Wang & Johnson Section
+//! 4.1; file devices: durable GSN watermarks, see `commit.rs`).
+//!
+//! The commit queue is one [`Lane`] per worker, beside the worker's `dgsn` cell that the
+//! daemon already visits: the worker *stores* the largest GSN it waits for in its own lane (a
+//! worker's GSNs only grow), and the daemon's target is the largest over the lanes
+//! ([`super::commit::queue_target`]). So a commit writes no word that other workers write: no
+//! read-modify-write on a global word, however many workers commit. The worker's statistics
+//! (its commit count) live in its lane too. A worker that goes away folds its lane into
+//! `retired` (a `fetch_max`, off the commit path) before leaving the list, so a ticket it
+//! left behind is still waited for.
 
-use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::{Arc, OnceLock};
 
@@ -28,8 +36,10 @@ pub(crate) struct Shared {
     pub pages: PageTable,
     /// Every commit with a GSN up to this is acknowledged.
     pub acked: CachePadded<AtomicU64>,
-    /// The largest GSN a commit waits for (the commit queue, in GSN order).
-    pub want: CachePadded<AtomicU64>,
+    /// The commit queue: each worker's lane (see the module doc).
+    pub lanes: Mutex<Vec<Arc<Lane>>>,
+    /// What workers that went away left in their lanes.
+    pub retired: Lane,
     pub lock: Mutex<()>,
     pub waiter_cv: Condvar,
     pub daemon_cv: Condvar,
@@ -47,9 +57,71 @@ pub(crate) struct Shared {
     pub counters: GsnCounters,
     /// The workers' scalability proxies ([`crate::proxy`]); lanes: the logs.
     pub board: crate::proxy::ProxyBoard,
+    /// Where open transactions' update records begin, one stream per log.
+    pub open: Arc<crate::scheme::open_txns::OpenTxns>,
+}
+
+/// One worker's share of the commit queue and of the statistics: written by the worker only
+/// (loads and stores), read by the daemon and by [`Shared::commits`].
+#[derive(Debug, Default)]
+pub(crate) struct Lane {
+    /// The largest GSN this worker's commits wait for.
+    pub want: CachePadded<AtomicU64>,
+    /// Update commits this worker made.
+    pub commits: AtomicU64,
+}
+
+impl Lane {
+    /// Owner only: wait for `gsn` too (a store: nobody else writes the word).
+    #[inline]
+    pub fn wait_for(&self, gsn: u64) {
+        if self.want.load(SeqCst) < gsn {
+            self.want.store(gsn, SeqCst);
+        }
+    }
+
+    /// Owner only: one more commit.
+    #[inline]
+    pub fn count_commit(&self) {
+        self.commits.store(self.commits.load(Relaxed) + 1, Relaxed);
+    }
 }
 
 impl Shared {
+    /// A lane for a new worker.
+    pub(crate) fn lane(&self) -> Arc<Lane> {
+        let l = Arc::new(Lane::default());
+        self.lanes.lock().push(Arc::clone(&l));
+        l
+    }
+
+    /// Worker gone: fold its lane into `retired` and drop it from the list.
+    pub(crate) fn retire(&self, lane: &Arc<Lane>) {
+        self.retired.want.fetch_max(lane.want.load(SeqCst), SeqCst);
+        self.retired
+            .commits
+            .fetch_add(lane.commits.load(Relaxed), Relaxed);
+        self.lanes.lock().retain(|x| !Arc::ptr_eq(x, lane));
+    }
+
+    /// The commit queue's target: the largest GSN any commit waits for.
+    pub(crate) fn target(&self) -> u64 {
+        let lanes = self.lanes.lock();
+        super::commit::queue_target(
+            lanes
+                .iter()
+                .map(|l| &*l.want)
+                .chain(std::iter::once(&*self.retired.want)),
+        )
+    }
+
+    /// Update commits so far (every worker's, exact once they are dropped).
+    pub(crate) fn commits(&self) -> u64 {
+        let lanes = self.lanes.lock();
+        lanes.iter().map(|l| l.commits.load(Relaxed)).sum::<u64>()
+            + self.retired.commits.load(Relaxed)
+    }
+
     /// The error that keeps `gsn` from being acknowledged, if any.
     pub(crate) fn blocked(&self, gsn: u64) -> Result<(), WalError> {
         if let Some(e) = self.poison.get() {
@@ -100,11 +172,13 @@ impl Shared {
         self.waiter_cv.notify_all();
     }
 
-    /// Join the commit queue for `gsn`; the ticket holds the committing worker's `link`.
-    /// `proxy` counts the shared writes (the queue's word, the daemon's lock).
+    /// Join the commit queue for `gsn` through the worker's `lane`; the ticket holds the
+    /// committing worker's `link`. `proxy` counts the shared writes: none but the daemon's
+    /// wake-up (its lock, a word every worker may write) when it sleeps.
     pub(super) fn enqueue(
         &self,
         link: &Arc<Link>,
+        lane: &Lane,
         gsn: u64,
         proxy: &crate::proxy::ProxyCounter,
     ) -> Result<Ticket, WalError> {
@@ -112,10 +186,10 @@ impl Shared {
             self.fills_ok()?;
             return Ok(Ticket::Durable);
         }
-        proxy.shared(1, 1);
-        self.want.fetch_max(gsn, SeqCst);
+        lane.wait_for(gsn);
         if self.daemon_sleeping.load(SeqCst) {
             proxy.shared(2, 1);
+            proxy.global(2);
             let _g = self.lock.lock();
             self.daemon_cv.notify_one();
         }

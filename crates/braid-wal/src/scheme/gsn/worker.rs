@@ -2,9 +2,26 @@
 //! and writes, the log inserts of a commit (one record to the worker's log, or with page-level
 //! partitioning one part per log and a commit record) and passive group commit's dirty /
 //! publish around them (Wang & Johnson Sections 3.1, 3.3 and 4.1).
+//!
+//! Per-update records ([`crate::scheme::Records::Update`], Section 3.1's "every log record"):
+//! each [`SchemeWorker::log_update`] inserts one `Redo` record without COMMIT, stamped
+//! `max(tx, page, log) + 1`, into the worker's own log (transaction-level partitioning) or the
+//! page's log (page-level), and raises the page's clock to it. The commit inserts a `Commit`
+//! record (payload: the number of update records) into the worker's own log under either
+//! partitioning, so no log is written by every worker; recovery replays the transaction only
+//! when it finds the commit record and every update record it counts. An abort of a
+//! transaction that logged updates inserts an `Abort` record: recovery would skip the
+//! transaction without it (no commit record), but a standby needs it to stop holding its bound
+//! below the transaction's records (`follow.rs`). With passive group commit the worker is
+//! dirty from its first insert to its commit's publish: between inserts it stages its GSN (all
+//! its records up to it are written), so a straggler signal can publish on its behalf while
+//! the transaction runs; its next insert sets the dirty bit again. Before each record reserves
+//! log space the worker notes the log's tail in the scheme's [`OpenTxns`] (once per log per
+//! transaction), so a checkpoint keeps the log from the first record of every open
+//! transaction.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::sync::atomic::Ordering::SeqCst;
 
 use braid_pmem::signal::{self, BUSY, DIRTY, PublishCell};
 
@@ -17,10 +34,9 @@ use crate::WalError;
 use crate::payload::{RedoBuf, decode_redo};
 use crate::proxy::ProxyCounter;
 use crate::record::{FLAG_COMMIT, Kind};
+use crate::scheme::UpdateRecord;
+use crate::scheme::open_txns::OpenSlot;
 use crate::scheme::{AccessSet, CommitRequest, LogKind, RowRef, SchemeWorker, Ticket};
-
-/// Commit counts are added to the instance's counter in batches.
-const COMMIT_BATCH: u64 = 256;
 
 /// One worker: its transaction's GSN and the page clocks it touched.
 pub(super) struct GsnWorker {
@@ -36,18 +52,68 @@ pub(super) struct GsnWorker {
     touched: Vec<(usize, bool)>,
     /// Page-level partitioning: one redo buffer per log.
     parts: Vec<RedoBuf>,
-    cell: Option<Arc<PublishCell>>,
-    commits: u64,
+    /// Passive group commit: the worker's published word.
+    dirty: Dirty,
+    /// This worker's commit-queue lane and statistics.
+    lane: Arc<super::shared::Lane>,
     proxy: ProxyCounter,
+    /// This worker's slots in the scheme's open transactions (claimed at its first update
+    /// record).
+    open: Option<OpenSlot>,
+    /// The transaction with update records in the log and no commit or abort record yet.
+    logging: Option<u64>,
+    /// Update records it inserted so far.
+    logged: u32,
+}
+
+/// Passive group commit's worker side around one insert (see `commit.rs`): before it, the
+/// staged word is busy and the dirty bit set; after it, the staged word is the worker's GSN.
+struct Dirty {
+    cell: Option<Arc<PublishCell>>,
+    /// The word as the last [`commit::mark_dirty`] left it (0: not dirty).
+    word: u64,
+}
+
+impl Dirty {
+    /// Before taking a GSN: mark busy and dirty; raise `tx` to the published floor.
+    fn begin(&mut self, last: u64, tx: &mut u64) {
+        if let Some(c) = &self.cell {
+            c.bind_current_thread();
+            c.staged().store(BUSY | last, SeqCst);
+            let (w, floor) = commit::mark_dirty(c.word());
+            self.word = w;
+            *tx = (*tx).max(floor);
+        }
+    }
+
+    /// Between the inserts of a transaction: every record up to `tx` is written, and later
+    /// ones take larger GSNs, so a straggler signal may publish `tx`.
+    fn between(&self, tx: u64) {
+        if let Some(c) = &self.cell {
+            c.staged().store(tx, SeqCst);
+        }
+    }
+
+    /// After the transaction's last insert: publish `tx` (at least the floor), clearing the
+    /// dirty bit; returns the value published.
+    fn publish(&mut self, tx: u64, hook: Option<&super::config::Hook>) -> u64 {
+        let Some(c) = &self.cell else { return tx };
+        let v = tx.max(self.word & !DIRTY);
+        c.staged().store(v, SeqCst);
+        if let Some(h) = hook {
+            (h.0)();
+        }
+        // False if the handler published meanwhile (the staged value, the same `v`).
+        c.publish(self.word, v);
+        self.word = 0;
+        v
+    }
 }
 
 impl Drop for GsnWorker {
     fn drop(&mut self) {
-        self.shared
-            .counters
-            .commits
-            .fetch_add(self.commits, Relaxed);
-        if let Some(c) = self.cell.take() {
+        self.shared.retire(&self.lane);
+        if let Some(c) = self.dirty.cell.take() {
             self.shared.cells.lock().retain(|x| !Arc::ptr_eq(x, &c));
         }
     }
@@ -64,6 +130,7 @@ impl GsnWorker {
                     signal::CELLS
                 ))
             })?);
+            c.mute_handler(shared.cfg.mute_signal_handler);
             shared.cells.lock().push(Arc::clone(&c));
             Some(c)
         } else {
@@ -78,9 +145,12 @@ impl GsnWorker {
             last: 0,
             touched: Vec::new(),
             parts: (0..n).map(|_| RedoBuf::default()).collect(),
-            cell,
-            commits: 0,
+            dirty: Dirty { cell, word: 0 },
+            lane: shared.lane(),
             proxy: shared.board.counter(),
+            open: None,
+            logging: None,
+            logged: 0,
         })
     }
 
@@ -172,10 +242,12 @@ impl GsnWorker {
             self.tx = gsn;
         }
         let count = (touched.len() as u32).to_le_bytes();
+        // In the worker's own log: a log that every worker's commits wrote would be a central
+        // log again.
         let gsn = insert_one(
             s,
             &self.proxy,
-            0,
+            self.home,
             self.tx,
             Kind::Commit,
             FLAG_COMMIT | ef,
@@ -203,6 +275,46 @@ impl SchemeWorker for GsnWorker {
         self.touched.push((slot, true));
     }
 
+    fn log_update(&mut self, up: &UpdateRecord<'_>) -> Result<(), WalError> {
+        let s = &*self.shared;
+        let n = s.logs.len();
+        let slot = s.pages.slot(up.row.table, up.row.key);
+        let l = if s.cfg.partition == Partition::Page && n > 1 {
+            (s.pages.page(up.row.table, up.row.key).number() % n as u64) as usize
+        } else {
+            self.home
+        };
+        if self.open.is_none() {
+            self.open = Some(s.open.claim()?);
+        }
+        // The Lamport rule: above the transaction's GSN, the page's and (in the insert) the
+        // log's.
+        self.tx = self.tx.max(s.pages.get(slot));
+        self.dirty.begin(self.last, &mut self.tx);
+        if let Some(o) = &self.open {
+            let stream = &s.logs[l].stream;
+            o.note(l, || stream.tail());
+        }
+        self.logging = Some(up.txn);
+        let r = insert_one(
+            s,
+            &self.proxy,
+            l,
+            self.tx,
+            Kind::Redo,
+            0,
+            up.txn,
+            &[up.payload],
+        );
+        if let Ok(g) = r {
+            self.tx = g;
+            s.pages.raise(slot, g);
+            self.logged += 1;
+        }
+        self.dirty.between(self.tx);
+        r.map(|_| ())
+    }
+
     fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
         if req.kind == LogKind::Command {
             return Err(WalError::Config(NO_COMMAND_LOGGING.into()));
@@ -212,33 +324,28 @@ impl SchemeWorker for GsnWorker {
         for &(slot, _) in &self.touched {
             self.tx = self.tx.max(self.shared.pages.get(slot));
         }
-        if req.read_only || req.payload.is_empty() {
+        let updates = self.logging.is_some();
+        if !updates && (req.read_only || req.payload.is_empty()) {
             let g = self.tx;
             self.touched.clear();
             if g == 0 || self.shared.mode == Mode::Immediate {
                 self.shared.fills_ok()?;
                 return Ok(Ticket::Durable);
             }
-            return self.shared.enqueue(&self.link, g, &self.proxy);
+            return self.shared.enqueue(&self.link, &self.lane, g, &self.proxy);
         }
         // Passive group commit: dirty before taking a GSN; the floor bounds every GSN we use.
-        let mut dirty_word = 0;
-        if let Some(c) = &self.cell {
-            c.bind_current_thread();
-            c.staged().store(BUSY | self.last, SeqCst);
-            let (w, floor) = commit::mark_dirty(c.word());
-            dirty_word = w;
-            self.tx = self.tx.max(floor);
-        }
-        let r = self.insert(req);
-        if let Some(c) = &self.cell {
-            // Every record this worker inserted is written and fenced: publish.
-            let v = self.tx.max(dirty_word & !DIRTY);
-            c.staged().store(v, SeqCst);
-            if let Some(h) = &self.shared.cfg.after_insert {
-                (h.0)();
-            }
-            c.publish(dirty_word, v);
+        self.dirty.begin(self.last, &mut self.tx);
+        let r = if updates {
+            self.insert_commit_record(req)
+        } else {
+            self.insert(req)
+        };
+        // Every record this worker inserted is written and fenced: publish.
+        self.dirty
+            .publish(self.tx, self.shared.cfg.after_insert.as_ref());
+        if updates {
+            self.close_txn();
         }
         let gsn = match r {
             Ok(g) => g,
@@ -254,27 +361,67 @@ impl SchemeWorker for GsnWorker {
             }
         }
         self.end_txn(gsn);
-        self.commits += 1;
-        if self.commits >= COMMIT_BATCH {
-            self.proxy.shared(1, 1);
-            self.shared
-                .counters
-                .commits
-                .fetch_add(self.commits, Relaxed);
-            self.commits = 0;
-        }
+        self.lane.count_commit();
         match self.shared.mode {
             Mode::Immediate => {
                 self.shared.fills_ok()?;
                 Ok(Ticket::Durable)
             }
-            Mode::Passive | Mode::Watermark => self.shared.enqueue(&self.link, gsn, &self.proxy),
+            Mode::Passive | Mode::Watermark => {
+                self.shared
+                    .enqueue(&self.link, &self.lane, gsn, &self.proxy)
+            }
         }
     }
 
     fn abort(&mut self, _rows: &dyn AccessSet) {
-        self.touched.clear();
-        self.tx = self.last;
+        let Some(txn) = self.logging else {
+            self.touched.clear();
+            self.tx = self.last;
+            return;
+        };
+        // An abort record, so a standby stops waiting for the commit record (recovery skips
+        // the transaction either way). A failure to insert it (a poisoned log) is reported
+        // by the next commit.
+        let s = &*self.shared;
+        self.dirty.begin(self.last, &mut self.tx);
+        if let Ok(g) = insert_one(s, &self.proxy, self.home, self.tx, Kind::Abort, 0, txn, &[]) {
+            self.tx = g;
+        }
+        self.dirty.publish(self.tx, None);
+        self.close_txn();
+        let t = self.tx;
+        self.end_txn(t);
+    }
+}
+
+impl GsnWorker {
+    /// The commit record of a transaction that logged update records, in the worker's own log
+    /// (whatever the partitioning): payload the number of update records. Returns its GSN.
+    fn insert_commit_record(&mut self, req: &CommitRequest<'_>) -> Result<u64, WalError> {
+        let ef = crate::scheme::cut::epoch_flag(req.epoch);
+        let count = self.logged.to_le_bytes();
+        let gsn = insert_one(
+            &self.shared,
+            &self.proxy,
+            self.home,
+            self.tx,
+            Kind::Commit,
+            FLAG_COMMIT | ef,
+            req.txn,
+            &[&count],
+        )?;
+        self.tx = gsn;
+        Ok(gsn)
+    }
+
+    /// The transaction's commit or abort record is in the log (or failed): forget it.
+    fn close_txn(&mut self) {
+        self.logging = None;
+        self.logged = 0;
+        if let Some(o) = &self.open {
+            o.clear();
+        }
     }
 }
 

@@ -251,12 +251,19 @@ pub(crate) struct Shared {
     /// Where each stream restarted at open (its first record since then, if any, was
     /// compressed against nothing).
     pub(crate) opened_at: Vec<crate::Lsn>,
-    /// Inserts that found a scanner of their range validating and waited for it (for
-    /// [`Taurus::range_waits`]).
-    pub(crate) range_waits: AtomicU64,
+    /// The workers' statistics ([`crate::tally`], per worker so that no statistics word is
+    /// written by every worker): [`RANGE_WAITS`], inserts that found a scanner of their range
+    /// validating and waited for it (for [`Taurus::range_waits`]); [`ROW_SLOTS`], in-row LV
+    /// slots created.
+    pub(crate) stats: crate::tally::TallyBoard,
     /// The workers' scalability proxies ([`crate::proxy`]); lanes: the streams.
     pub(crate) board: crate::proxy::ProxyBoard,
 }
+
+/// [`Shared::stats`] counter: range waits.
+pub(crate) const RANGE_WAITS: usize = 0;
+/// [`Shared::stats`] counter: in-row LV slots created.
+pub(crate) const ROW_SLOTS: usize = 1;
 
 /// The running Taurus scheme.
 pub struct Taurus {
@@ -277,9 +284,7 @@ impl Taurus {
     /// for it.
     #[doc(hidden)]
     pub fn range_waits(&self) -> u64 {
-        self.sh
-            .range_waits
-            .load(std::sync::atomic::Ordering::SeqCst)
+        self.sh.stats.sum(RANGE_WAITS)
     }
     /// Row-LV entries held now, and bytes per entry.
     pub fn row_entries(&self) -> (usize, usize) {
@@ -311,7 +316,7 @@ impl Scheme for Taurus {
     /// The lock table's bytes as allocated now: the hash maps' slots at their capacity, and
     /// every row and range LV entry, held or kept for reuse, with its `Arc` and LV allocation.
     fn metadata_bytes(&self) -> u64 {
-        self.sh.rows.bytes() as u64
+        self.sh.rows.bytes(self.sh.stats.sum(ROW_SLOTS)) as u64
     }
     fn proxies(&self) -> Option<crate::proxy::Proxies> {
         Some(self.sh.board.sum())
@@ -399,7 +404,7 @@ pub fn open_taurus(
             .collect(),
         tracker: Arc::new(Tracker::new(streams, &out.ends)),
         opened_at: out.ends.clone(),
-        range_waits: AtomicU64::new(0),
+        stats: Default::default(),
         board: crate::proxy::ProxyBoard::new(n),
     };
     Ok((

@@ -189,8 +189,6 @@ pub(crate) struct RowTable {
     delta: u64,
     base: Box<[u64]>,
     shards: Box<[CachePadded<Mutex<Shard>>]>,
-    /// In-row slots created since open (each `slot_words()` words).
-    slots: CachePadded<AtomicU64>,
 }
 
 impl RowTable {
@@ -208,7 +206,6 @@ impl RowTable {
                     }))
                 })
                 .collect(),
-            slots: CachePadded::new(AtomicU64::new(0)),
         }
     }
 
@@ -221,7 +218,6 @@ impl RowTable {
     /// A new in-row slot's values: pending 0, both LVs at `base` (a row first touched now was
     /// last written, if ever, by a recovered transaction).
     pub(crate) fn new_slot(&self) -> [u64; ROW_META_WORDS] {
-        self.slots.fetch_add(1, Ordering::Relaxed);
         let mut w = [0u64; ROW_META_WORDS];
         for (k, x) in w[1..self.slot_words()].iter_mut().enumerate() {
             *x = self.base[k % self.n];
@@ -319,9 +315,10 @@ impl RowTable {
     /// Bytes the table holds now: per shard its map's slots (at the map's capacity, with one
     /// control byte each and hashbrown's 7/8 load factor) and the shard itself, per entry
     /// in a map or on a free list its `Arc` allocation and LV allocation (16-byte allocator
-    /// headers assumed), and the in-row slots' allocations.
-    pub(crate) fn bytes(&self) -> usize {
-        let slots = self.slots.load(Ordering::Relaxed) as usize * (16 + 8 * ROW_META_WORDS);
+    /// headers assumed), and the allocations of `in_row_slots` in-row slots (counted per
+    /// worker, `Shared::stats`).
+    pub(crate) fn bytes(&self, in_row_slots: u64) -> usize {
+        let slots = in_row_slots as usize * (16 + 8 * ROW_META_WORDS);
         let slot = std::mem::size_of::<((u32, u64), RowLv)>() + 1;
         let per_entry = self.alloc_bytes();
         let mut total =

@@ -136,6 +136,8 @@ pub(crate) struct TaurusWorker {
     dense: Stamp,
     sparse: Stamp,
     proxy: ProxyCounter,
+    /// This worker's statistics (`Shared::stats`).
+    stats: crate::tally::Tally,
 }
 
 impl TaurusWorker {
@@ -153,6 +155,7 @@ impl TaurusWorker {
         };
         Ok(TaurusWorker {
             proxy: sh.board.counter(),
+            stats: sh.stats.tally(),
             i,
             writers,
             lv: vec![0; n],
@@ -208,9 +211,10 @@ impl TaurusWorker {
     #[inline]
     fn slot<'r>(&self, row: RowRef<'r>) -> Option<Lvs<'r>> {
         match row.meta {
-            Some(m) if self.slots => {
-                Some(Lvs(&m.get_or_init(|| self.sh.rows.new_slot())[..self.words]))
-            }
+            Some(m) if self.slots => Some(Lvs(&m.get_or_init(|| {
+                self.stats.add(super::ROW_SLOTS, 1);
+                self.sh.rows.new_slot()
+            })[..self.words])),
             _ => None,
         }
     }
@@ -329,7 +333,7 @@ impl TaurusWorker {
                 while e.view().pending().load(Ordering::SeqCst) > own {
                     if step == 0 {
                         // Counted once per wait, on its first spin (for `Taurus::range_waits`).
-                        self.sh.range_waits.fetch_add(1, Ordering::SeqCst);
+                        self.stats.add(super::RANGE_WAITS, 1);
                     }
                     super::commit::backoff(&mut step);
                 }
