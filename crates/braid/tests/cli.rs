@@ -73,7 +73,7 @@ fn bench_recover_inspect() {
     // The CSV has one line per configuration under the header.
     let csv = std::fs::read_to_string(dir.path().join("bench.csv")).unwrap();
     assert!(
-        csv.starts_with("workload,scheme,variant,logging,device,threads,"),
+        csv.starts_with("workload,scheme,variant,logging,records,device,threads,"),
         "{csv}"
     );
     assert_eq!(
@@ -218,11 +218,16 @@ fn report_quick_smoke() {
         .collect();
     for want in [
         ("none", ""),
-        ("serial", ""),
+        ("baseline", ""),
+        ("aether", ""),
         ("gsn", "TX-D"),
         ("gsn", "PG-D 1.2us"),
     ] {
         assert!(configs.contains(&want), "{want:?} not in {configs:?}");
+    }
+    // Shore-MT's log: every scheme of Fig. 4 logs per update.
+    for r in tpcb["results"].as_array().unwrap() {
+        assert_eq!(r["records"], "update", "{r}");
     }
     let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
     assert!(summary.contains("**Verdict:**"), "{summary}");
