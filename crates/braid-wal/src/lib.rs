@@ -37,7 +37,7 @@
 //! w.on_write(RowRef::new(0, 7));
 //! let req = CommitRequest {
 //!     txn: 1, kind: LogKind::Data, payload: b"k7=x", read_only: false, epoch: 0, writes: &[],
-//!     rows: &NoRows,
+//!     rows: &NoRows, updates: 0,
 //! };
 //! w.commit(&req)?.wait()?; // durable: fdatasync'd
 //! drop(w);

@@ -59,52 +59,11 @@ pub fn open_on_null(
         .0
 }
 
-/// `n` transactions of one worker, each writing two rows: with per-update records two update
-/// records and a commit record, else one record at commit. The proxies of those commits.
-pub fn update_commits(s: &dyn Scheme, n: u64, records: Records) -> Proxies {
-    let before = s.proxies().expect("the scheme counts proxies");
-    let mut w: Box<dyn SchemeWorker> = s.worker(0).unwrap();
-    let op = [7u8; 40];
-    for txn in 1..=n {
-        let rows = [RowRef::new(0, txn % 64), RowRef::new(0, 64 + txn % 64)];
-        for r in rows {
-            w.on_write(r);
-        }
-        let updates = if records == Records::Update {
-            for r in rows {
-                w.log_update(&UpdateRecord {
-                    txn,
-                    row: r,
-                    payload: &op,
-                })
-                .unwrap();
-            }
-            2
-        } else {
-            0
-        };
-        let payload = if updates > 0 { &[][..] } else { &op[..] };
-        let req = CommitRequest {
-            txn,
-            kind: LogKind::Data,
-            payload,
-            read_only: false,
-            epoch: 0,
-            writes: &[],
-            rows: &NoRows,
-            updates,
-        };
-        w.commit(&req).unwrap().wait().unwrap();
-    }
-    drop(w);
-    s.proxies().unwrap().since(&before)
-}
-
 /// Global read-modify-writes per commit of `spec` on `streams` streams.
 fn global_per_commit(spec: &str, streams: usize, records: Records) -> f64 {
     let dir = tempfile::tempdir().unwrap();
     let s = open_on_null(spec, streams, records, dir.path());
-    let p = update_commits(&*s, 200, records);
+    let p = redo_commits(&*s, 200, records);
     s.close().unwrap();
     assert_eq!(p.commits, 200, "{spec}");
     p.global_per_commit().unwrap()
@@ -142,8 +101,10 @@ fn aether_and_baseline_make_at_least_one_per_commit() {
     }
 }
 
-/// [`update_commits`] with well-formed redo images (gsn's page partitioning reads the rows
-/// a transaction-record commit wrote from its payload).
+/// `n` transactions of one worker, each writing two rows: with per-update records two update
+/// records and a commit record, else one record at commit, with well-formed redo images
+/// (gsn's page partitioning reads the rows a transaction-record commit wrote from its
+/// payload). The proxies of those commits.
 fn redo_commits(s: &dyn Scheme, n: u64, records: Records) -> Proxies {
     use braid_wal::payload::{RedoBuf, RedoOp};
     let before = s.proxies().expect("the scheme counts proxies");

@@ -15,6 +15,7 @@
 //! [`SCHEMES`].
 
 pub mod aether;
+mod central;
 pub mod cut;
 pub mod follow;
 pub mod gsn;

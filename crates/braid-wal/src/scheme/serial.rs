@@ -6,11 +6,13 @@
 //! A read-only transaction logs nothing but may have read data whose writer is not durable yet
 //! (early lock release), so its ticket waits for everything appended before it.
 //!
-//! With per-update records ([`super::Records::Update`]) each write is a record of its own,
-//! inserted into the central log as it happens, and the commit inserts a commit record (an
-//! aborted transaction that logged writes inserts an abort record): the log of Shore-MT, whose
-//! central buffer sees several inserts per transaction. The checkpoint's start is held back to
-//! the first record of every transaction still open ([`super::open_txns`]).
+//! The worker side is the central log that `nvdisk`, `aether` and `baseline` share
+//! (`scheme/central.rs`), with the stream's own lock-free reservation as its insert. With
+//! per-update records ([`super::Records::Update`]) each write is a record of its own, inserted
+//! into the central log as it happens, and the commit inserts a commit record (an aborted
+//! transaction that logged writes inserts an abort record): the log of Shore-MT, whose central
+//! buffer sees several inserts per transaction. A checkpoint keeps the log from the first
+//! record of every transaction still open ([`super::open_txns`]).
 //!
 //! Recovery replays the stream in LSN order on one thread: every record that ends a transaction
 //! (flag COMMIT, or a commit record) is applied together with any earlier records of the same
@@ -20,19 +22,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::open_txns::{OpenSlot, OpenTxns};
+use super::central::{Central, Reserve};
 use super::registry::{Registration, SchemeDef};
-use super::{
-    AccessSet, CommitRequest, LogKind, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker,
-    Storage, Ticket, UpdateRecord, replay_failed,
-};
+use super::{LogKind, RecoveryReport, Replay, Scheme, SchemeConfig, Storage, replay_failed};
 use crate::device::Device;
-use crate::proxy::{Proxies, ProxyBoard, ProxyCounter};
-use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
+use crate::record::{FLAG_COMMIT, Kind};
 use crate::scan::{Scanner, StreamSource};
-use crate::scheme::cut::{Cut, epoch_flag};
+use crate::scheme::cut::Cut;
 use crate::scheme::follow::{Follower, Resumed};
-use crate::stream::{Stream, StreamWriter};
+use crate::stream::Stream;
 use crate::{Lsn, WalError};
 
 /// The scheme's registration (see [`super::SCHEMES`]).
@@ -144,112 +142,6 @@ impl Follower for SerialFollower {
 /// one starts, and each one's kind and payload.
 type Pending = HashMap<u64, (Lsn, Vec<(LogKind, Vec<u8>)>)>;
 
-/// The central-log scheme.
-pub struct Serial {
-    streams: [Stream; 1],
-    board: ProxyBoard,
-    open: Arc<OpenTxns>,
-}
-
-struct SerialWorker {
-    stream: Stream,
-    writer: StreamWriter,
-    proxy: ProxyCounter,
-    /// This worker's slot in the scheme's [`OpenTxns`].
-    open: OpenSlot,
-    /// The transaction with update records in the log and no commit or abort record yet.
-    logging: Option<u64>,
-}
-
-impl SerialWorker {
-    fn append(&mut self, kind: Kind, flags: u8, txn: u64, payload: &[u8]) -> Result<Lsn, WalError> {
-        let payload = [payload];
-        let spec = RecordSpec {
-            kind,
-            flags,
-            txn,
-            stamp: &Stamp::None,
-            payload: &payload,
-        };
-        let (_, end) = self.writer.append(&spec)?;
-        // The central log's tail: every worker appends to it.
-        self.proxy.append_global(self.writer.cost());
-        Ok(end)
-    }
-}
-
-impl SchemeWorker for SerialWorker {
-    fn log_update(&mut self, up: &UpdateRecord<'_>) -> Result<(), WalError> {
-        let stream = &self.stream;
-        self.open.note(0, || stream.tail());
-        self.logging = Some(up.txn);
-        self.append(Kind::Redo, 0, up.txn, up.payload)?;
-        Ok(())
-    }
-
-    fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
-        self.proxy.commit();
-        if req.read_only && req.updates == 0 {
-            return Ok(Ticket::Stream {
-                stream: self.stream.clone(),
-                lsn: self.stream.tail(),
-            });
-        }
-        let flags = FLAG_COMMIT | epoch_flag(req.epoch);
-        let end = if req.updates > 0 {
-            let end = self.append(Kind::Commit, flags, req.txn, &[]);
-            self.logging = None;
-            self.open.clear();
-            end?
-        } else {
-            self.append(req.kind.record_kind(), flags, req.txn, req.payload)?
-        };
-        Ok(Ticket::Stream {
-            stream: self.stream.clone(),
-            lsn: end,
-        })
-    }
-
-    fn abort(&mut self, _rows: &dyn AccessSet) {
-        if let Some(txn) = self.logging.take() {
-            // Recovery skips a transaction without a commit record either way; the abort
-            // record only lets it forget the transaction's records sooner. A failure to
-            // append it (a poisoned stream) is reported by the next commit.
-            let _ = self.append(Kind::Abort, 0, txn, &[]);
-            self.open.clear();
-        }
-    }
-}
-
-impl Scheme for Serial {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-    fn worker(&self, _worker: usize) -> Result<Box<dyn SchemeWorker>, WalError> {
-        let stream = self.streams[0].clone();
-        let writer = stream.writer()?;
-        Ok(Box::new(SerialWorker {
-            stream,
-            writer,
-            proxy: self.board.counter(),
-            open: self.open.claim()?,
-            logging: None,
-        }))
-    }
-    fn keeps(&self) -> Vec<Lsn> {
-        vec![self.open.start(0, self.streams[0].tail())]
-    }
-    fn streams(&self) -> &[Stream] {
-        &self.streams
-    }
-    fn close(&self) -> Result<(), WalError> {
-        self.streams[0].close()
-    }
-    fn proxies(&self) -> Option<Proxies> {
-        Some(self.board.sum())
-    }
-}
-
 /// Recover the central log and start it.
 pub fn open(
     cfg: &SchemeConfig,
@@ -269,12 +161,9 @@ pub fn open(
     let end = replay_serial(&*device, cfg, replay, progress, &mut report)?;
     report.seconds = started.elapsed().as_secs_f64();
     let stream = Stream::start(device, end, cfg.stream(0, cfg.max_workers.max(1)))?;
+    let insert = Reserve(stream.clone());
     Ok((
-        Arc::new(Serial {
-            streams: [stream],
-            board: ProxyBoard::new(1),
-            open: Arc::new(OpenTxns::new(cfg.max_workers.max(1), 1)),
-        }),
+        Arc::new(Central::new(NAME, stream, insert, cfg.max_workers)),
         report,
     ))
 }

@@ -10,9 +10,9 @@
 
 use parking_lot::Mutex;
 
-use super::central::Insert;
 use crate::proxy::ProxyCounter;
 use crate::record::RecordSpec;
+use crate::scheme::central::Insert;
 use crate::stream::{Stream, StreamWriter};
 use crate::{Lsn, WalError};
 

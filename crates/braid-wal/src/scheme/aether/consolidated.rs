@@ -16,9 +16,9 @@
 use parking_lot::Mutex;
 
 use super::carray::{ConsolidationArray, MAX_RECORD, WaitError};
-use super::central::Insert;
 use crate::proxy::{AppendCost, ProxyCounter};
 use crate::record::RecordSpec;
+use crate::scheme::central::Insert;
 use crate::stream::{GroupWriter, Stream};
 use crate::{Lsn, WalError};
 

@@ -8,7 +8,7 @@
 //! data or command logging, and per-update records (`--records update`: every write inserts
 //! its redo record as it happens, the commit inserts a commit record, an abort an abort
 //! record), with the first record of every open transaction kept from truncation
-//! (`central.rs`).
+//! (`scheme/central.rs`).
 //!
 //! * `baseline` (`baseline.rs`): every insert takes the log's one mutex across reserving and
 //!   copying (Sec. 3's starting point); no early lock release (a committing transaction holds
@@ -17,7 +17,7 @@
 //! * `aether`: the four mechanisms of the paper, as far as they apply to braid:
 //!   * Early lock release (Sec. 3): locks go once the commit record is in the buffer.
 //!   * Flush pipelining (Sec. 4): the worker hands its commit to the flusher and goes on; its
-//!     ticket resolves when the flusher has made the record durable (`central.rs`).
+//!     ticket resolves when the flusher has made the record durable (`scheme/central.rs`).
 //!   * Consolidated buffer allocation (Sec. 5.1): threads arriving while another acquires the
 //!     log combine their requests in a consolidation array, and one leader reserves for the
 //!     whole group under the insert lock (`carray.rs`).
@@ -46,12 +46,12 @@
 pub mod carray;
 
 mod baseline;
-mod central;
 mod consolidated;
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::central::Central;
 use super::registry::{Registration, SchemeDef, parse_option, unknown_option};
 use super::{RecoveryReport, Replay, Scheme, SchemeConfig, Storage, serial};
 use crate::WalError;
@@ -59,7 +59,6 @@ use crate::device::Device;
 use crate::scheme::follow::Follower;
 use crate::stream::Stream;
 use baseline::MutexLog;
-use central::Central;
 use consolidated::Consolidated;
 
 /// The `aether` scheme's registration (see [`super::SCHEMES`]).

@@ -1,10 +1,11 @@
-//! The central log that `aether` and `baseline` share: one stream, one LSN (the byte position
-//! in it), serial's record format (so recovery is [`serial::replay_serial`] and a standby is
-//! serial's follower), per-update records with commit and abort records, and the open
-//! transactions' first records kept from truncation ([`OpenTxns`]). What differs is how a
-//! record gets into the log buffer: an [`Insert`] (Aether's consolidated insert in
-//! `consolidated.rs`, Shore-MT's mutex in `baseline.rs`), and whether locks go early (the
-//! engine asks [`super::super::SchemeDef::early_lock_release`]).
+//! The central log that `serial`, `nvdisk`, `aether` and `baseline` share: one stream, one LSN
+//! (the byte position in it), serial's record format (so recovery is [`serial::replay_serial`]
+//! and a standby is serial's follower), per-update records with commit and abort records, and
+//! the open transactions' first records kept from truncation ([`OpenTxns`]). What differs is
+//! how a record gets into the log buffer: an [`Insert`] (serial's lock-free reservation,
+//! [`Reserve`]; Aether's consolidated insert in `aether/consolidated.rs`; Shore-MT's mutex in
+//! `aether/baseline.rs`), and whether locks go early (the engine asks
+//! [`super::SchemeDef::early_lock_release`]).
 //!
 //! Flush pipelining (Johnson et al. 2010, Sec. 4): a commit returns its [`Ticket`] as soon as
 //! its record is in the buffer, without waiting; the stream's flusher makes it durable (group
@@ -14,8 +15,8 @@
 
 use std::sync::Arc;
 
-use super::super::open_txns::{OpenSlot, OpenTxns};
-use super::super::{AccessSet, CommitRequest, Scheme, SchemeWorker, Ticket, UpdateRecord};
+use super::open_txns::{OpenSlot, OpenTxns};
+use super::{AccessSet, CommitRequest, Scheme, SchemeWorker, Ticket, UpdateRecord};
 use crate::proxy::{Proxies, ProxyBoard, ProxyCounter};
 use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
 use crate::scheme::cut::epoch_flag;
@@ -23,10 +24,10 @@ use crate::stream::Stream;
 use crate::{Lsn, WalError};
 
 #[cfg(doc)]
-use super::super::serial;
+use super::serial;
 
 /// How a record gets into the central log buffer.
-pub(super) trait Insert: Send + Sync + 'static {
+pub(crate) trait Insert: Send + Sync + 'static {
     /// What each worker keeps for inserting (a writer slot, a scratch buffer).
     type Local: Send + 'static;
     /// A new worker's state.
@@ -42,17 +43,41 @@ pub(super) trait Insert: Send + Sync + 'static {
 }
 
 /// A central-log scheme inserting with `I`.
-pub(super) struct Central<I: Insert> {
-    pub(super) name: &'static str,
-    pub(super) streams: [Stream; 1],
-    pub(super) log: Arc<I>,
-    pub(super) board: ProxyBoard,
-    pub(super) open: Arc<OpenTxns>,
+pub(crate) struct Central<I: Insert> {
+    name: &'static str,
+    streams: [Stream; 1],
+    log: Arc<I>,
+    board: ProxyBoard,
+    open: Arc<OpenTxns>,
+}
+
+/// serial's insert: the stream's own lock-free reservation (a compare-and-swap on the tail
+/// every worker appends to) and a fill outside any lock, through the worker's writer slot.
+pub(crate) struct Reserve(pub(crate) Stream);
+
+impl Insert for Reserve {
+    type Local = crate::stream::StreamWriter;
+
+    fn local(&self) -> Result<Self::Local, WalError> {
+        self.0.writer()
+    }
+
+    fn insert(
+        &self,
+        writer: &mut Self::Local,
+        spec: &RecordSpec<'_>,
+        proxy: &ProxyCounter,
+    ) -> Result<Lsn, WalError> {
+        let (_, end) = writer.append(spec)?;
+        // The central log's tail: every worker appends to it.
+        proxy.append_global(writer.cost());
+        Ok(end)
+    }
 }
 
 impl<I: Insert> Central<I> {
     /// The scheme `name` on `stream`, inserting with `log`, for `max_workers` workers.
-    pub(super) fn new(name: &'static str, stream: Stream, log: I, max_workers: usize) -> Self {
+    pub(crate) fn new(name: &'static str, stream: Stream, log: I, max_workers: usize) -> Self {
         Central {
             name,
             streams: [stream],
