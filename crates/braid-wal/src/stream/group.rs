@@ -100,19 +100,7 @@ impl Stream {
     /// A slot for group reservations ([`GroupWriter`]): claims one of the stream's
     /// `max_writers` slots until dropped.
     pub fn group_writer(&self) -> Result<GroupWriter, WalError> {
-        let inner = &self.h.inner;
-        let slot = inner.res.claim().ok_or_else(|| {
-            WalError::Config(format!(
-                "stream {}: all {} writer slots are in use (raise max_writers)",
-                inner.id,
-                inner.res.slots()
-            ))
-        })?;
-        // As in `Stream::writer`: a slot freed after a panic is freed after the poison.
-        if let Err(e) = inner.check_state(false) {
-            inner.res.release(slot);
-            return Err(e);
-        }
+        let slot = self.claim_slot()?;
         Ok(GroupWriter {
             h: Arc::clone(&self.h),
             slot,

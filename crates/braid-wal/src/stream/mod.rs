@@ -222,8 +222,8 @@ impl Stream {
         self.h.inner.id
     }
 
-    /// A writer for the calling thread: claims one of `max_writers` slots until dropped.
-    pub fn writer(&self) -> Result<StreamWriter, WalError> {
+    /// Claim one of the `max_writers` writer slots.
+    pub(crate) fn claim_slot(&self) -> Result<usize, WalError> {
         let inner = &self.h.inner;
         let slot = inner.res.claim().ok_or_else(|| {
             WalError::Config(format!(
@@ -238,6 +238,12 @@ impl Stream {
             inner.res.release(slot);
             return Err(e);
         }
+        Ok(slot)
+    }
+
+    /// A writer for the calling thread: claims one of `max_writers` slots until dropped.
+    pub fn writer(&self) -> Result<StreamWriter, WalError> {
+        let slot = self.claim_slot()?;
         Ok(StreamWriter {
             h: Arc::clone(&self.h),
             slot,
