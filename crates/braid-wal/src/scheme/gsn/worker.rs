@@ -241,21 +241,7 @@ impl GsnWorker {
             )?;
             self.tx = gsn;
         }
-        let count = (touched.len() as u32).to_le_bytes();
-        // In the worker's own log: a log that every worker's commits wrote would be a central
-        // log again.
-        let gsn = insert_one(
-            s,
-            &self.proxy,
-            self.home,
-            self.tx,
-            Kind::Commit,
-            FLAG_COMMIT | ef,
-            req.txn,
-            &[&count],
-        )?;
-        self.tx = gsn;
-        Ok(gsn)
+        self.insert_commit_record(req, touched.len() as u32)
     }
 }
 
@@ -337,7 +323,7 @@ impl SchemeWorker for GsnWorker {
         // Passive group commit: dirty before taking a GSN; the floor bounds every GSN we use.
         self.dirty.begin(self.last, &mut self.tx);
         let r = if updates {
-            self.insert_commit_record(req)
+            self.insert_commit_record(req, self.logged)
         } else {
             self.insert(req)
         };
@@ -396,11 +382,17 @@ impl SchemeWorker for GsnWorker {
 }
 
 impl GsnWorker {
-    /// The commit record of a transaction that logged update records, in the worker's own log
-    /// (whatever the partitioning): payload the number of update records. Returns its GSN.
-    fn insert_commit_record(&mut self, req: &CommitRequest<'_>) -> Result<u64, WalError> {
+    /// The commit record of a transaction whose `parts` records are in the logs (its update
+    /// records, or its page-partitioned parts), in the worker's own log whatever the
+    /// partitioning (a log that every worker's commits wrote would be a central log again):
+    /// payload the number of parts. Returns its GSN.
+    fn insert_commit_record(
+        &mut self,
+        req: &CommitRequest<'_>,
+        parts: u32,
+    ) -> Result<u64, WalError> {
         let ef = crate::scheme::cut::epoch_flag(req.epoch);
-        let count = self.logged.to_le_bytes();
+        let count = parts.to_le_bytes();
         let gsn = insert_one(
             &self.shared,
             &self.proxy,
