@@ -59,7 +59,11 @@ impl Insert for Reserve {
     type Local = crate::stream::StreamWriter;
 
     fn local(&self) -> Result<Self::Local, WalError> {
-        self.0.writer()
+        let mut w = self.0.writer()?;
+        // Every commit record is waited for or checked through its `Ticket::Stream`, whose
+        // waiter flushes it itself when no flush is under way (`stream/lead.rs`).
+        w.set_commits_waited(true);
+        Ok(w)
     }
 
     fn insert(

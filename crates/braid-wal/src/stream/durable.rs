@@ -1,7 +1,8 @@
 //! The durable watermark and waiting for it (Taurus, Xia et al. 2021, Alg. 2: the log
 //! manager's `PLV` entry of this stream): on pmem devices the waiter publishes the ready point
 //! itself with `fetch_max` and backs off while another writer is mid-fill; on file devices it
-//! yields, then sleeps until the flusher publishes.
+//! flushes itself when no flush is under way (`lead.rs`), or, where a group-commit delay
+//! gathers commits, yields and then sleeps until the flusher publishes.
 
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::time::Duration;
@@ -60,6 +61,14 @@ impl Inner {
         if self.durable_on_fill {
             return Ok(self.advance_durable() >= lsn);
         }
+        if self.defers.load(Relaxed) {
+            // Its writer may have left waking the flusher to whoever waits or checks.
+            self.wake_for_check(lsn);
+        }
+        // Nothing can block it while the stream runs normally (no stall, no close, no poison).
+        if self.state.load(SeqCst) == 0 {
+            return Ok(self.durable.load(SeqCst) >= lsn);
+        }
         let g = self.lock.lock();
         self.blocked(lsn, &g)
             .map(|()| self.durable.load(SeqCst) >= lsn)
@@ -67,7 +76,7 @@ impl Inner {
 
     /// Under the lock, for a file-device waiter of `lsn` that is not durable: the error that
     /// will keep it from ever becoming durable, if any.
-    fn blocked(&self, lsn: Lsn, g: &Locked) -> Result<(), WalError> {
+    pub(super) fn blocked(&self, lsn: Lsn, g: &Locked) -> Result<(), WalError> {
         if let Some(e) = self.poison_error() {
             return Err(e);
         }
@@ -93,6 +102,9 @@ impl Inner {
         }
         if self.durable_on_fill {
             return self.wait_durable_on_fill(lsn);
+        }
+        if self.lead {
+            return self.wait_leading(lsn);
         }
         // A few yields first: a flush of a small group is often shorter than a sleep and
         // wake-up, and yielding hands the core to the flusher on a machine with few cores.

@@ -9,8 +9,14 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::time::{Duration, Instant};
 
-use super::state::{CLOSED, Inner, NO_WAKE, POISONED, STALLED};
+use super::lead::DEFERRED_POLL;
+use super::state::{BUSY_THREADS, CLOSED, Inner, NO_WAKE, POISONED, STALLED};
 use crate::{Lsn, WalError};
+
+/// How long an idle flusher spins for the next record before it sleeps (see `linger`).
+const LINGER: Duration = Duration::from_micros(50);
+/// Flushes slower than this (a disk's sync) make the flusher sleep at once when idle.
+const LINGER_FLUSH_MAX: Duration = Duration::from_micros(20);
 
 /// First and longest pause between flush attempts while the device is out of space.
 const NOSPACE_BACKOFF_MIN: Duration = Duration::from_millis(1);
@@ -18,7 +24,9 @@ const NOSPACE_BACKOFF_MAX: Duration = Duration::from_millis(100);
 
 impl Inner {
     pub(super) fn flusher_main(self: Arc<Self>) {
+        BUSY_THREADS.fetch_add(1, Relaxed);
         let r = catch_unwind(AssertUnwindSafe(|| self.flusher_loop()));
+        BUSY_THREADS.fetch_sub(1, Relaxed);
         if r.is_err() {
             self.poison("the flusher thread panicked".to_string());
         }
@@ -41,16 +49,35 @@ impl Inner {
                 if closing && !busy && self.res.tail() <= d {
                     return;
                 }
+                if !closing && self.linger(d, st) {
+                    continue;
+                }
                 self.sleep_until_filled(d, st);
                 continue;
             }
             if !self.group_delay.is_zero() && !closing && ready - d < self.group_bytes {
                 ready = ready.max(self.gather(d, st));
             }
-            match self.device.flush(d, ready) {
+            // A leader may have flushed while we looked: read the durable point again under
+            // the token.
+            self.take_token();
+            let d = self.durable.load(SeqCst);
+            let ready = ready.max(self.res.ready().0);
+            if ready <= d {
+                self.release_token();
+                continue;
+            }
+            let started = Instant::now();
+            let flushed = self.device.flush(d, ready);
+            self.last_flush_ns
+                .store(started.elapsed().as_nanos() as u64, Relaxed);
+            if flushed.is_ok() {
+                self.publish(ready);
+            }
+            self.release_token();
+            match flushed {
                 Ok(()) => {
                     nospace_backoff = NOSPACE_BACKOFF_MIN;
-                    self.publish(ready);
                 }
                 // Transient: the device may take the same bytes again later.
                 Err(e @ (WalError::NoSpace { .. } | WalError::Remote { .. })) => {
@@ -74,7 +101,8 @@ impl Inner {
         }
     }
 
-    /// Sleep until a writer finishes a record past `d` (or the state changes).
+    /// Sleep until a writer finishes a record past `d` (or the state changes). Where writers
+    /// leave the wake-up to their waiters (`lead.rs`), wake every [`DEFERRED_POLL`] to look.
     fn sleep_until_filled(&self, d: Lsn, st: u8) {
         let mut g = self.lock.lock();
         self.wake_at.store(d + 1, SeqCst);
@@ -82,9 +110,56 @@ impl Inner {
         let closing_done = st & CLOSED != 0 && !busy && self.res.tail() <= d;
         if ready <= d && self.state.load(SeqCst) == st && !closing_done {
             self.idle_passes.fetch_add(1, SeqCst);
-            self.flusher_cv.wait(&mut g);
+            if self.defers.load(SeqCst) {
+                self.flusher_cv.wait_for(&mut g, DEFERRED_POLL);
+            } else {
+                self.flusher_cv.wait(&mut g);
+            }
         }
         self.wake_at.store(NO_WAKE, SeqCst);
+    }
+
+    /// Before sleeping, spin up to [`LINGER`] for the next record, where that costs nothing:
+    /// flushes are cheap (the last one took under [`LINGER_FLUSH_MAX`], as on a RAM file
+    /// system, where a flush is a copy) and a core would otherwise idle (the writers and
+    /// flushers of every stream of the process fit in the machine's cores). A writer finding the flusher awake takes no
+    /// lock and makes no system call to wake it, which at one writer on RAM files was the
+    /// largest cost of a commit. Where flushes are slow (a disk) a committer leads its own
+    /// flush instead (`lead.rs`), and a lingering flusher would only take that from it.
+    /// Returns whether a record was filled past `d` (or the state changed).
+    fn linger(&self, d: Lsn, st: u8) -> bool {
+        if self.last_flush_ns.load(Relaxed) > LINGER_FLUSH_MAX.as_nanos() as u64
+            || BUSY_THREADS.load(Relaxed) > self.cores
+        {
+            return false;
+        }
+        let start = Instant::now();
+        loop {
+            for _ in 0..64 {
+                std::hint::spin_loop();
+            }
+            if self.res.ready().0 > d || self.state.load(SeqCst) != st {
+                return true;
+            }
+            if start.elapsed() > LINGER {
+                return false;
+            }
+        }
+    }
+
+    /// Take the flush token, sleeping while a leader holds it.
+    fn take_token(&self) {
+        if self.try_take_token() {
+            return;
+        }
+        // Registered before the look under the lock: the leader releasing the token either
+        // is seen or sees us (`lead.rs`).
+        self.token_wanted.store(true, SeqCst);
+        let mut g = self.lock.lock();
+        while !self.try_take_token() {
+            self.flusher_cv.wait_for(&mut g, DEFERRED_POLL);
+        }
+        self.token_wanted.store(false, SeqCst);
     }
 
     /// Group commit: wait up to `group_delay` for `group_bytes` to be ready; returns the ready
@@ -110,25 +185,25 @@ impl Inner {
     }
 
     /// A flush up to `ready` succeeded: publish it and wake whoever waits for it.
-    fn publish(&self, ready: Lsn) {
+    pub(super) fn publish(&self, ready: Lsn) {
         self.device.note_durable(ready);
         self.durable.store(ready, SeqCst);
         self.flushes.fetch_add(1, Relaxed);
+        self.last_publish_ns
+            .store(self.epoch.elapsed().as_nanos() as u64, Relaxed);
         if self.state.load(SeqCst) & STALLED != 0 {
             let mut g = self.lock.lock();
             self.state.fetch_and(!STALLED, SeqCst);
             self.nospace_upto.store(0, SeqCst);
             g.nospace = None;
         }
-        if self.waiters.load(SeqCst) > 0 || self.space_waiters.load(SeqCst) > 0 {
-            let _g = self.lock.lock();
-            self.durable_cv.notify_all();
-        }
+        // The waiters are woken when the token is released (`Inner::release_token`), which
+        // every publisher does right after this.
     }
 
     /// A flush up to `ready` failed with `NoSpace` (or a replicated device's `Remote`): fail
     /// its waiters, refuse new appends.
-    fn stall(&self, ready: Lsn, e: WalError) {
+    pub(super) fn stall(&self, ready: Lsn, e: WalError) {
         let mut g = self.lock.lock();
         g.nospace = Some(e);
         self.nospace_upto.fetch_max(ready, SeqCst);

@@ -58,6 +58,7 @@ impl std::fmt::Debug for GroupWriter {
 impl Drop for GroupWriter {
     fn drop(&mut self) {
         self.h.inner.res.release(self.slot);
+        super::state::BUSY_THREADS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

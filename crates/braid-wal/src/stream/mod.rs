@@ -11,7 +11,9 @@
 //!   sleeps until a writer finishes a record past the durable point, then (group commit) waits
 //!   up to `group_delay` or until `group_bytes` are ready, writes `[durable, ready)` with
 //!   [`Device::flush`], publishes the new durable point and wakes the commits waiting for it
-//!   and the writers waiting for ring space.
+//!   and the writers waiting for ring space. Without a group-commit delay a committer that
+//!   waits and finds no flush under way flushes itself (leader-based group commit,
+//!   `stream/lead.rs`); flushes are one at a time whoever runs them.
 //! * Pmem devices (`durable_on_fill() == true`) make each record durable in `fill`, on the
 //!   writer's own thread. There is no flusher: [`Stream::wait_durable`] computes the ready
 //!   point itself and publishes it with `fetch_max`. A waiter that finds the point short of
@@ -70,13 +72,15 @@
 //!
 //! Files: `writer.rs` (reservation and fill), `group.rs` (one reservation filled by several
 //! threads: Aether's consolidated inserts), `ready.rs` (the ready point), `durable.rs` (the
-//! durable watermark and its waiters), `flusher.rs` (the file-device flusher), `state.rs` (state
+//! durable watermark and its waiters), `flusher.rs` (the file-device flusher), `lead.rs`
+//! (committers that flush themselves, and the flush token), `state.rs` (state
 //! bits, poisoning and stalls), `close.rs` (shutdown).
 
 mod close;
 mod durable;
 mod flusher;
 mod group;
+mod lead;
 // Public only for the loom model (`tests/loom_stream.rs`).
 #[doc(hidden)]
 pub mod ready;
@@ -84,7 +88,7 @@ mod state;
 mod writer;
 
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
-use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -176,6 +180,14 @@ impl Stream {
             id: cfg.id,
             capacity: device.capacity(),
             durable_on_fill,
+            lead: !durable_on_fill && cfg.group_delay.is_zero(),
+            flushing: CachePadded::new(AtomicBool::new(false)),
+            token_wanted: AtomicBool::new(false),
+            defers: AtomicBool::new(false),
+            last_flush_ns: AtomicU64::new(u64::MAX),
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            epoch: Instant::now(),
+            last_publish_ns: AtomicU64::new(0),
             group_delay: cfg.group_delay,
             group_bytes: (cfg.group_bytes as u64).max(1),
             res: Reservations::new(end, cfg.max_writers.max(1)),
@@ -238,6 +250,7 @@ impl Stream {
             inner.res.release(slot);
             return Err(e);
         }
+        state::BUSY_THREADS.fetch_add(1, Relaxed);
         Ok(slot)
     }
 
@@ -249,6 +262,7 @@ impl Stream {
             slot,
             buf: Vec::new(),
             cost: crate::proxy::AppendCost::default(),
+            defer_wake: false,
         })
     }
 

@@ -3,7 +3,7 @@
 //! (see the module docs of [`super`], "Failures").
 
 use std::sync::atomic::Ordering::SeqCst;
-use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -13,6 +13,10 @@ use parking_lot::{Condvar, Mutex};
 use super::ready::Reservations;
 use crate::WalError;
 use crate::device::Device;
+
+/// Writer slots claimed and flusher threads running, over every stream of the process: a
+/// flusher lingers only where these fit in the machine's cores (`flusher.rs`).
+pub(super) static BUSY_THREADS: AtomicUsize = AtomicUsize::new(0);
 
 /// `wake_at` value while the flusher is awake.
 pub(super) const NO_WAKE: u64 = u64::MAX;
@@ -39,6 +43,22 @@ pub(super) struct Inner {
     pub(super) device: Arc<dyn Device>,
     pub(super) capacity: u64,
     pub(super) durable_on_fill: bool,
+    /// Waiters lead flushes (file devices without a group-commit delay; see `lead.rs`).
+    pub(super) lead: bool,
+    /// The flush token: held by whoever flushes (the flusher thread or a leader).
+    pub(super) flushing: CachePadded<AtomicBool>,
+    /// The flusher thread sleeps waiting for the token.
+    pub(super) token_wanted: AtomicBool,
+    /// Some writer defers waking the flusher to its waiter (`lead.rs`): the flusher polls.
+    pub(super) defers: AtomicBool,
+    /// How long the flusher's last flush took, ns (decides whether it lingers).
+    pub(super) last_flush_ns: AtomicU64,
+    /// The machine's cores (`available_parallelism`).
+    pub(super) cores: usize,
+    /// When the stream started; `last_publish_ns` counts from it.
+    pub(super) epoch: std::time::Instant,
+    /// When the durable point last advanced on a file device, ns since `epoch`.
+    pub(super) last_publish_ns: AtomicU64,
     pub(super) group_delay: Duration,
     pub(super) group_bytes: u64,
     pub(super) res: Reservations,

@@ -22,6 +22,8 @@ pub struct StreamWriter {
     pub(super) buf: Vec<u8>,
     /// What the last append did to shared memory ([`StreamWriter::cost`]).
     pub(super) cost: AppendCost,
+    /// Leave waking the flusher to the waiter ([`StreamWriter::set_commits_waited`]).
+    pub(super) defer_wake: bool,
 }
 
 impl std::fmt::Debug for StreamWriter {
@@ -36,6 +38,7 @@ impl std::fmt::Debug for StreamWriter {
 impl Drop for StreamWriter {
     fn drop(&mut self) {
         self.h.inner.res.release(self.slot);
+        super::state::BUSY_THREADS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -108,7 +111,11 @@ impl StreamWriter {
         inner.res.count(self.slot, len64);
         inner.res.finish(self.slot);
         let end = lsn + len64;
-        let locked = inner.wake_flusher(end);
+        let locked = if self.defer_wake {
+            false
+        } else {
+            inner.wake_flusher(end)
+        };
         // The tail's line, the flusher's mutex if taken (lock and unlock), and the partial
         // buffer lines a neighbouring record also writes.
         self.cost = AppendCost {
@@ -123,6 +130,24 @@ impl StreamWriter {
     /// it shares with them (see [`crate::proxy`]).
     pub fn cost(&self) -> AppendCost {
         self.cost
+    }
+
+    /// Declare that what this writer appends is waited for with [`Stream::wait_durable`] or
+    /// checked with [`Stream::check_durable`] (as a scheme's commit ticket does): its fills then
+    /// do not wake the flusher thread, because the waiter flushes them itself when no flush is
+    /// under way (leader-based group commit, `stream/lead.rs`) and a check that finds its
+    /// record not durable wakes the flusher. Something appended and never waited for nor
+    /// checked is still flushed by the flusher's poll (every few milliseconds) or at close.
+    /// No effect where waiters do not lead (pmem devices, or a group-commit delay).
+    ///
+    /// [`Stream::wait_durable`]: super::Stream::wait_durable
+    /// [`Stream::check_durable`]: super::Stream::check_durable
+    pub fn set_commits_waited(&mut self, yes: bool) {
+        let inner = &*self.h.inner;
+        self.defer_wake = yes && inner.lead;
+        if self.defer_wake {
+            inner.defers.store(true, SeqCst);
+        }
     }
 
     /// The stream this writer appends to.

@@ -96,7 +96,8 @@ fn round_trip_across_small_segments() {
             let dev = open(&env, &cfg);
             let (got, end) = decode_from(&dev, dev.start());
             assert_eq!(got, expect, "{} seg {seg}", env.name);
-            assert_eq!(end, dev.limit());
+            // The scan ends at the zeros of the preallocated (full-size) last segment.
+            assert!(end <= dev.limit() && dev.limit() <= end.div_ceil(seg) * seg);
             assert!(dev.segment_log().segments().len() as u64 >= end / seg);
             // Appending after reopening continues the stream.
             dev.reset_tail(end).unwrap();

@@ -284,6 +284,20 @@ fn concurrent_run(
     threads: usize,
     per: usize,
 ) {
+    concurrent_run_waited(durable_on_fill, cap, group_delay, threads, per, false);
+}
+
+/// `waited`: every writer declares its appends waited for (`set_commits_waited`), waits for
+/// every fourth and checks the others, so flushes are led by the waiters (file fakes) and
+/// started by checks.
+fn concurrent_run_waited(
+    durable_on_fill: bool,
+    cap: u64,
+    group_delay: Duration,
+    threads: usize,
+    per: usize,
+    waited: bool,
+) {
     let base = 4096;
     let fake = Fake::new(cap, durable_on_fill, base);
     let dev: Arc<dyn Device> = fake.clone();
@@ -300,6 +314,7 @@ fn concurrent_run(
             let b = barrier.clone();
             std::thread::spawn(move || {
                 let mut w = s.writer().unwrap();
+                w.set_commits_waited(waited);
                 b.wait();
                 let mut got = Vec::with_capacity(per);
                 for i in 0..per {
@@ -308,7 +323,11 @@ fn concurrent_run(
                         .append_with(len, |lsn, _, _, out| encode_test(lsn, out))
                         .unwrap();
                     assert_eq!(end - lsn, len as u64);
-                    if i % 16 == 0 {
+                    if waited && i % 4 != 0 {
+                        if s.check_durable(end).unwrap() {
+                            assert!(s.durable() >= end);
+                        }
+                    } else if waited || i % 16 == 0 {
                         s.wait_durable(end).unwrap();
                         assert!(s.durable() >= end);
                     }
@@ -359,6 +378,35 @@ fn concurrent_run(
 #[test]
 fn concurrent_writers_gap_free_files() {
     concurrent_run(false, 1 << 20, Duration::ZERO, 4, 1500);
+}
+
+#[test]
+fn concurrent_waited_writers_lead_gap_free_flushes() {
+    // Waiters flush themselves when no flush runs (leader-based group commit): the fake
+    // checks that flushes stay contiguous and increasing whoever runs them.
+    concurrent_run_waited(false, 1 << 20, Duration::ZERO, 4, 1500, true);
+    // With a ring so small that appends wait for space, which only flushes free.
+    concurrent_run_waited(false, 512, Duration::ZERO, 3, 800, true);
+}
+
+#[test]
+fn a_record_appended_and_never_waited_for_is_flushed() {
+    // Its writer leaves the wake-up to a waiter that never comes: the flusher's poll finds it.
+    let fake = Fake::new(1 << 16, false, 0);
+    let stream = Stream::start(fake.clone(), 0, cfg(2)).unwrap();
+    let mut w = stream.writer().unwrap();
+    w.set_commits_waited(true);
+    let (_, end) = w.append_with(64, |l, _, _, o| encode_test(l, o)).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while stream.durable() < end {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a deferred record was never flushed"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(fake.flushed.load(SeqCst), end);
+    stream.close().unwrap();
 }
 
 #[test]

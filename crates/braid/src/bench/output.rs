@@ -63,6 +63,10 @@ struct CsvRow<'a> {
     log_insert_ns: f64,
     #[serde(serialize_with = "fixed1")]
     bytes_per_flush: f64,
+    #[serde(serialize_with = "fixed2_or_empty")]
+    floor_p50_us: Option<f64>,
+    #[serde(serialize_with = "fixed2_or_empty")]
+    floor_p99_us: Option<f64>,
     git: &'a str,
     cores: String,
     cpu: &'a str,
@@ -134,6 +138,8 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<
             pipeline_full_share: r.pipeline_full_share,
             log_insert_ns: r.log_insert_ns,
             bytes_per_flush: r.bytes_per_flush,
+            floor_p50_us: r.floor_p50_us,
+            floor_p99_us: r.floor_p99_us,
             git: m["git"].as_str().unwrap_or(""),
             cores: m["cores"].to_string(),
             cpu: m["cpu"].as_str().unwrap_or(""),
@@ -217,6 +223,23 @@ pub fn print_table(results: &[ConfigResult]) {
             println!(
                 "{} {} {} {}t {} logs: {s:.2} straggler signals per 10,000 commits{helped}",
                 r.workload, r.scheme, r.device, r.threads, r.logs
+            );
+        }
+    }
+    // The disk's own floor beside the commit latency: what lies above it is braid's.
+    for r in results {
+        if let Some(floor) = r.floor_p50_us.filter(|_| r.scheme != NONE) {
+            println!(
+                "{} {} {} {}t: commit p50 {:.1} us against the disk's floor of {floor:.1} us \
+                 (one {}-byte pwrite + fdatasync into a preallocated file, measured in the run's \
+                 directory before each run): {:+.1} us",
+                r.workload,
+                r.scheme,
+                r.device,
+                r.threads,
+                r.p50_us,
+                super::floor::FLOOR_WRITE_BYTES,
+                r.p50_us - floor
             );
         }
     }

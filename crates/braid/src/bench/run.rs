@@ -64,6 +64,9 @@ pub struct RunResult {
     /// Mean log insertion latency, ns: the time a commit spends putting its record into the
     /// log (sampled; [`braid_engine::db::LogInsertStats`]), not its wait for durability.
     pub log_insert_ns: f64,
+    /// The disk's commit floor measured in the run's directory right before the run (file
+    /// devices on a disk only; see [`super::floor`]).
+    pub disk_floor: Option<super::floor::Floor>,
 }
 
 /// A progress bar with `template`, added to `mp`.
@@ -146,8 +149,11 @@ fn work(
             Err(TxError::UserAbort(_)) => aborts += 1,
             Err(e) => return Err(e).context("transaction failed"),
         }
-        p.retire(false)?;
+        // Wait for the oldest first when the window is full: a check of a commit not yet
+        // durable wakes the log's flusher, where its waiter would rather flush it itself
+        // (leader-based group commit on file devices).
         p.bound(inflight)?;
+        p.retire(false)?;
         n += 1;
         if n.is_multiple_of(1024) {
             commits.store(p.done, Ordering::Relaxed);
@@ -210,6 +216,11 @@ pub fn run_once(
         m.image_bytes_per_row + m.engine_bytes_per_row + m.scheme_bytes_per_row
     };
 
+    let disk_floor = match device {
+        common::DeviceKind::File => super::floor::measure(dir.path())
+            .with_context(|| format!("{label}: measuring the disk's commit floor"))?,
+        _ => None,
+    };
     let run_bar = bar(
         mp,
         (args.seconds() * 10.0) as u64,
@@ -314,6 +325,7 @@ pub fn run_once(
             emulation,
             pipeline_full_share: full.as_secs_f64() / (elapsed * threads.max(1) as f64),
             log_insert_ns: inserts.mean_ns(),
+            disk_floor,
         },
         bytes_per_row,
     ))

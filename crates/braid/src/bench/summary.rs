@@ -59,6 +59,10 @@ pub struct ConfigResult {
     pub pipeline_full_share: f64,
     /// Median over the runs of the mean log insertion latency, ns ([`RunResult::log_insert_ns`]).
     pub log_insert_ns: f64,
+    /// Median over the runs of the disk's commit floor, p50 and p99 in us (file devices on a
+    /// disk; see `bench/floor.rs`): a run's commit latency less this is braid's own.
+    pub floor_p50_us: Option<f64>,
+    pub floor_p99_us: Option<f64>,
     pub runs: Vec<RunResult>,
     pub params: serde_json::Value,
 }
@@ -162,6 +166,8 @@ pub fn measure_variants(
         let shared_lines = median_of(|r| r.shared_lines_per_commit);
         let full = median_of(|r| Some(r.pipeline_full_share)).unwrap_or(0.0);
         let insert_ns = median_of(|r| Some(r.log_insert_ns)).unwrap_or(0.0);
+        let floor_p50 = median_of(|r| r.disk_floor.map(|f| f.p50_us));
+        let floor_p99 = median_of(|r| r.disk_floor.map(|f| f.p99_us));
         let ratio = results
             .iter()
             .find(|c| c.scheme == "none" && c.threads == p.threads)
@@ -220,6 +226,8 @@ pub fn measure_variants(
                 .collect(),
             pipeline_full_share: full,
             log_insert_ns: insert_ns,
+            floor_p50_us: floor_p50,
+            floor_p99_us: floor_p99,
             runs,
             params: serde_json::json!({
                 "workload": workload.params(),

@@ -211,6 +211,9 @@ impl SegmentLog {
                 break;
             }
             seg.has_data = false;
+            // Its zeros (a preallocated segment is full-size) are nothing written: the stream's
+            // limit ends before it.
+            seg.extent = 0;
         }
         Ok(segs)
     }

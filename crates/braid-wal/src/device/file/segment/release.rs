@@ -4,7 +4,6 @@
 use super::header::{Meta, write_meta};
 use super::name::meta_file_name;
 use super::{SEGMENT_HEADER, Segment, SegmentLog, io_err};
-use crate::fs::is_no_space;
 use crate::{Lsn, WalError};
 
 impl SegmentLog {
@@ -49,11 +48,11 @@ impl SegmentLog {
                     .map_err(|e| io_err("truncate", &seg.path, e))?;
                 seg.dirty = true;
                 if self.preallocate {
-                    match seg.file.allocate(SEGMENT_HEADER + self.seg_size) {
+                    match self.preallocate_full(seg.file.as_ref(), &seg.path) {
                         Ok(()) => {}
                         // The reservation is an optimisation; writes report ENOSPC later.
-                        Err(e) if is_no_space(&e) => {}
-                        Err(e) => return Err(io_err("preallocate", &seg.path, e)),
+                        Err(WalError::NoSpace { .. }) => {}
+                        Err(e) => return Err(e),
                     }
                 }
             }

@@ -19,6 +19,24 @@ impl SegmentLog {
         Ok(())
     }
 
+    /// Reserve a segment's space and set the file to its full size (zeros), so that no record
+    /// write changes the file's size: `fdatasync` then has only data to write, not the inode's
+    /// size (on ext4 about 30-45 us per sync on this machine's disk, see the module doc).
+    pub(super) fn preallocate_full(
+        &self,
+        file: &dyn crate::fs::FsFile,
+        path: &std::path::Path,
+    ) -> Result<(), WalError> {
+        let full = SEGMENT_HEADER + self.seg_size;
+        file.allocate(full)
+            .map_err(|e| io_err("preallocate", path, e))?;
+        if file.len().map_err(|e| io_err("stat", path, e))? < full {
+            file.set_len(full)
+                .map_err(|e| io_err("preallocate", path, e))?;
+        }
+        Ok(())
+    }
+
     /// Create segment `index`: header written and synced (space reserved first when
     /// preallocating), directory synced. On failure the file is removed again.
     fn create_segment(&self, inner: &mut Inner, index: u64) -> Result<(), WalError> {
@@ -36,8 +54,7 @@ impl SegmentLog {
         });
         let made = (|| {
             if self.preallocate {
-                file.allocate(SEGMENT_HEADER + self.seg_size)
-                    .map_err(|e| io_err("preallocate", &path, e))?;
+                self.preallocate_full(file.as_ref(), &path)?;
             }
             file.write_all_at(0, &header)
                 .map_err(|e| io_err("write header", &path, e))?;
