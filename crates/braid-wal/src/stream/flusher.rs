@@ -71,8 +71,14 @@ impl Inner {
             let flushed = self.device.flush(d, ready);
             self.last_flush_ns
                 .store(started.elapsed().as_nanos() as u64, Relaxed);
-            if flushed.is_ok() {
-                self.publish(ready);
+            // Published or stalled while the token is held, so that no leader flushes in
+            // between (a stall set after a leader's publish would outlive it).
+            match &flushed {
+                Ok(()) => self.publish(ready),
+                Err(e @ (WalError::NoSpace { .. } | WalError::Remote { .. })) => {
+                    self.stall(ready, e.clone());
+                }
+                Err(_) => {}
             }
             self.release_token();
             match flushed {
@@ -81,7 +87,6 @@ impl Inner {
                 }
                 // Transient: the device may take the same bytes again later.
                 Err(e @ (WalError::NoSpace { .. } | WalError::Remote { .. })) => {
-                    self.stall(ready, e.clone());
                     if closing {
                         let mut g = self.lock.lock();
                         g.close_error = Some(e);
@@ -122,9 +127,9 @@ impl Inner {
     /// Before sleeping, spin up to [`LINGER`] for the next record, where that costs nothing:
     /// flushes are cheap (the last one took under [`LINGER_FLUSH_MAX`], as on a RAM file
     /// system, where a flush is a copy) and a core would otherwise idle (the writers and
-    /// flushers of every stream of the process fit in the machine's cores). A writer finding the flusher awake takes no
-    /// lock and makes no system call to wake it, which at one writer on RAM files was the
-    /// largest cost of a commit. Where flushes are slow (a disk) a committer leads its own
+    /// flushers of every stream of the process fit in the machine's cores). A writer finding
+    /// the flusher awake takes no lock and makes no system call to wake it, which at one writer
+    /// on RAM files was the largest cost of a commit. Where flushes are slow (a disk) a committer leads its own
     /// flush instead (`lead.rs`), and a lingering flusher would only take that from it.
     /// Returns whether a record was filled past `d` (or the state changed).
     fn linger(&self, d: Lsn, st: u8) -> bool {
