@@ -1,7 +1,8 @@
 //! The plover scheme driven directly (no engine): acknowledged commits survive, a transaction
 //! missing a record is not visible after recovery (nor is what follows it in its logs), a
 //! transaction that read a partition is ordered there, the cut's logs restart so nothing
-//! dropped comes back, and the refusals.
+//! dropped comes back, logs longer than recovery's chunks replay while they are read, and
+//! the refusals.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -162,6 +163,83 @@ fn acknowledged_commits_survive_and_replay_in_each_logs_order() {
         drop(w);
         s2.close().unwrap();
     }
+}
+
+/// Logs of many replay chunks (recovery publishes 4096 records at a time and replays what
+/// every log has read past): with one thread reading both logs in turn or one per log, the
+/// acknowledged state comes back; with log 1 held back for a last run of transactions, the
+/// cut drops those of them it must, the same with either thread count.
+#[test]
+fn long_logs_are_replayed_while_read() {
+    let n = 2;
+    let devs: Vec<_> = (0..n).map(|_| MemDev::new(Vec::new())).collect();
+    let state = State::default();
+    let (s, _) = open(&devs, 1, &state);
+    let _gates = OpenGates(&devs);
+    let mut w = s.worker(0).unwrap();
+    let mut want: HashMap<u64, u8> = HashMap::new();
+    let mut x = 777u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let total = 12_000u64;
+    for id in 1..=total {
+        let r = next();
+        // One or two keys among 64, so most transactions write one log and some both.
+        let mut keys = vec![r % 64, (r >> 8) % 64];
+        keys.truncate(1 + (r >> 16) as usize % 2);
+        keys.dedup();
+        let t = txn(&mut *w, id, &[], &keys, (r >> 24) as u8);
+        if id % 64 == 0 {
+            t.wait().unwrap();
+        }
+        for k in keys {
+            want.insert(k, (r >> 24) as u8);
+        }
+    }
+    txn(&mut *w, total + 1, &[], &[0], 1).wait().unwrap();
+    want.insert(0, 1);
+    for threads in [1, 2] {
+        let state = State::default();
+        let (s2, report) = open(&crash(&devs), threads, &state);
+        assert_eq!((report.txns, report.skipped), (total + 1, 0), "{report:?}");
+        assert_eq!(*state.rows.lock(), want, "recovered with {threads} threads");
+        s2.close().unwrap();
+    }
+    // Transactions on other keys with log 1 held back, every other one with a record there
+    // too: those are incomplete, and everything after the first of them in log 0 is cut.
+    devs[1].set_gate(false);
+    for id in 0..100u64 {
+        let i = 1000 + id as usize;
+        let keys = if id % 2 == 0 {
+            vec![key_in(0, n, i), key_in(1, n, i)]
+        } else {
+            vec![key_in(0, n, i)]
+        };
+        let _ = txn(&mut *w, total + 2 + id, &[], &keys, 7);
+    }
+    wait_flushed(&*s, 0);
+    let crashed = crash(&devs);
+    devs[1].set_gate(true);
+    drop(w);
+    s.close().unwrap();
+    let mut seen = Vec::new();
+    for threads in [1, 2] {
+        let state = State::default();
+        let (_s2, report) = open(&crash(&crashed), threads, &state);
+        assert_eq!(
+            (report.txns, report.skipped),
+            (total + 1, 100),
+            "{report:?}"
+        );
+        let rows = state.rows.lock().clone();
+        assert_eq!(rows, want, "recovered with {threads} threads");
+        seen.push(rows);
+    }
+    assert_eq!(seen[0], seen[1]);
 }
 
 /// T1 writes a row in each of two partitions; log 1's flushes are held back. T2 overwrites

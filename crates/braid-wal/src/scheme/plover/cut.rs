@@ -18,7 +18,9 @@
 //! prefixes, which the commit protocol guarantees for every acknowledged one.
 //!
 //! The fixpoint is computed with a work list: each record is dropped at most once, so the cut
-//! costs O(records) after one pass to index the transactions.
+//! costs O(records) after one pass to index the transactions. Recovery (`recovery.rs`) admits
+//! and replays the records below the first incomplete transaction's sequence number while it
+//! reads, and cuts only the records from there on, which is the same cut (see there).
 
 use std::collections::HashMap;
 

@@ -18,8 +18,11 @@
 //!   (see below) everything before them that recovery could cut them with.
 //! * **Recovery** (`recovery.rs`, the cut in `cut.rs`): read every log's valid prefix, keep a
 //!   transaction only if all of its records are there, cutting each log at its first
-//!   incomplete transaction to a fixpoint, then replay each log independently, one thread per
-//!   log (or `recovery_threads`, whichever is fewer).
+//!   incomplete transaction to a fixpoint, and replay each log independently, in one pass:
+//!   `min(logs, recovery_threads)` threads each read and replay whole logs, replaying a
+//!   record as soon as every log has been read past its sequence number and every
+//!   transaction up to it was found whole (those records are in the cut whatever the rest
+//!   of the logs holds); the cut proper runs only on what follows the first incomplete one.
 //!
 //! Why independent per-log replay is correct: two transactions that conflict on a row both
 //! log to that row's partition (the writer its images, the reader an empty record, below),
@@ -65,6 +68,7 @@
 //!   nothing is acknowledged any more (its partial records would cut later ones).
 
 mod cut;
+mod merge;
 mod partition;
 mod record;
 mod recovery;

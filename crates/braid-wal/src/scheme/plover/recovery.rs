@@ -1,25 +1,43 @@
 //! Plover recovery (Taurus paper Sec. 5.2 on Plover: "Each Plover log file contains totally
-//! ordered entries, sufficient to recover independently").
+//! ordered entries, sufficient to recover independently"), in one pass over each log that
+//! replays while it reads.
 //!
-//! 1. **Read** (one thread per log): a [`Scanner`] finds each log's valid prefix; every record
-//!    is decoded (`record.rs`) and kept with its payload, except those the checkpoint
-//!    recovery started from already holds. Sequence numbers must strictly increase along a
-//!    log, and a transaction's records must agree on its number and record count and lie in
-//!    distinct logs; anything else is an error naming the log and position (the log was not
-//!    written by this scheme).
-//! 2. **Cut** (`cut.rs`): keep a transaction only if all of its records are in the kept
-//!    prefixes; each log is cut at its first incomplete transaction, to a fixpoint. Each log
-//!    restarts at its cut.
-//! 3. **Replay**: each log's kept records, in log order, on its own thread (`min(logs,
-//!    recovery_threads)` threads, each replaying whole logs). Empty records (partitions a
-//!    transaction only read) are not applied.
+//! 1. **Read** (`min(logs, recovery_threads)` threads, each owning whole logs and reading them
+//!    in turn, a chunk at a time): a [`Scanner`] finds each log's valid prefix; every record
+//!    is decoded (`record.rs`) and kept with its payload in its log's chunks (1 MiB or 4096
+//!    records; a chunk's memory is reused once its records are replayed), except those the
+//!    checkpoint recovery started from already holds. Sequence numbers must strictly increase
+//!    along a log; anything else is an error naming the log and position (the log was not
+//!    written by this scheme). Each chunk is then published: its records' sequence numbers,
+//!    transactions and record counts, and the log's read frontier (the sequence number of the
+//!    last record read).
+//! 2. **Merge** (`merge.rs`, under one lock, by the publishing thread): the published records
+//!    of all logs are merged in sequence-number order as far as every log has been read,
+//!    which shows each transaction there whole: its records are checked to agree, and the
+//!    records below the first incomplete transaction (one missing a record) are *admitted*:
+//!    they are in the cut (`cut.rs`) whatever the rest of the logs holds.
+//! 3. **Replay**: each thread replays its logs' admitted records in log order as the bound
+//!    moves (empty records, partitions a transaction only read, are not applied), so logs are
+//!    replayed independently and while they are read.
+//! 4. **Cut** (`merge.rs`, `cut.rs`): once every log is read, the records from the first
+//!    incomplete transaction on (none for logs that end cleanly, a few at a crash) are cut: a
+//!    transaction is kept only if all of its records are in the kept prefixes, each log is cut
+//!    at its first incomplete transaction, to a fixpoint; with the admitted records this is
+//!    the cut of the whole logs. The kept rest is replayed and each log restarts at its cut.
+//!
+//! Errors: a log that cannot be read, a record of the wrong form and a transaction whose
+//! records disagree stop replay at once; the other logs are still read to their ends, and
+//! recovery returns, as when every log was read before replay, the read error of the first
+//! failed log (by log number), else the first disagreement found, else the replay error.
+//! Nothing is applied past a damaged position or outside the final cut.
 
-use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
-use super::cut::{Entry, cut};
+use super::merge::{Fin, Key, Merge};
 use super::record::{self, Rec};
 use crate::device::Device;
 use crate::scan::{ScanEnd, Scanner};
@@ -27,17 +45,12 @@ use crate::scheme::cut::Cut;
 use crate::scheme::{LogKind, RecoveryReport, Replay, SchemeConfig, replay_failed};
 use crate::{Lsn, WalError};
 
-/// The decoded valid prefix of one log.
-struct Log {
-    recs: Vec<Rec>,
-    arena: Vec<u8>,
-    end: ScanEnd,
-    records: u64,
-    bytes: u64,
-    max_txn: u64,
-    max_seq: u64,
-    covered: u64,
-}
+/// A chunk is published once its payloads reach this many bytes...
+const CHUNK_BYTES: usize = 1 << 20;
+/// ... or it holds this many records.
+const CHUNK_RECORDS: usize = 4096;
+/// Replayed chunks a log keeps for reuse.
+const FREE_CHUNKS: usize = 4;
 
 /// What recovery did, and where each log restarts.
 pub(super) struct Outcome {
@@ -47,101 +60,304 @@ pub(super) struct Outcome {
     pub(super) max_seq: u64,
 }
 
-fn read_log(dev: &dyn Device, s: usize, cfg: &SchemeConfig, n: usize) -> Result<Log, WalError> {
-    let mut sc = Scanner::new(dev, cfg.scan_mode);
-    let mut log = Log {
-        recs: Vec::new(),
-        arena: Vec::new(),
-        end: ScanEnd::clean(0),
-        records: 0,
-        bytes: 0,
-        max_txn: 0,
-        max_seq: 0,
-        covered: 0,
-    };
-    let mut last: Option<u64> = None;
-    while let Some(rec) = sc.next_record()? {
-        log.records += 1;
-        let h = rec.header;
-        log.max_txn = log.max_txn.max(h.txn);
-        let head = record::head(&rec, s, n)?;
-        if last.is_some_and(|l| head.seq <= l) {
-            return Err(WalError::Config(format!(
-                "plover log {s}: the record of transaction {} at LSN {} has sequence number {} \
-                 after {}: a log's sequence numbers must increase",
-                h.txn,
-                h.lsn,
-                head.seq,
-                last.unwrap_or(0)
-            )));
-        }
-        last = Some(head.seq);
-        log.max_seq = log.max_seq.max(head.seq);
-        if Cut::covered(cfg.cut.as_ref(), s, h.lsn, h.flags) {
-            log.covered += 1;
-            continue;
-        }
-        let a = log.arena.len();
-        log.arena.extend_from_slice(rec.payload);
-        log.recs.push(Rec {
-            start: h.lsn,
-            txn: h.txn,
-            head,
-            payload: (a, log.arena.len()),
-        });
-    }
-    log.bytes = sc.bytes_read();
-    log.end = sc
-        .end()
-        .cloned()
-        .ok_or_else(|| WalError::Config("scanner stopped without an end".into()))?;
-    Ok(log)
+/// Consecutive records of one log with their payloads.
+#[derive(Default)]
+struct Chunk {
+    recs: Vec<Rec>,
+    arena: Vec<u8>,
+    /// Records replayed.
+    next: usize,
 }
 
-/// Check that each transaction's records agree and lie in distinct logs; returns the number
-/// of transactions.
-fn check_txns(logs: &[Log]) -> Result<usize, WalError> {
-    // Per transaction: (sequence number, records, logs seen as a mask).
-    let mut seen: HashMap<u64, (u64, u32, u64)> = HashMap::new();
-    for (s, log) in logs.iter().enumerate() {
-        for r in &log.recs {
-            let x = seen.entry(r.txn).or_insert((r.head.seq, r.head.parts, 0));
-            let bad = if x.0 != r.head.seq || x.1 != r.head.parts {
-                Some("disagrees with another record of it on its sequence number or record count")
-            } else if x.2 & (1 << s) != 0 {
-                Some("is its second record in this log")
-            } else if (x.2 | (1 << s)).count_ones() > x.1 {
-                Some("is one more record than it claims to have")
-            } else {
-                None
+/// What the threads share.
+struct Shared {
+    merge: Mutex<Merge>,
+    cv: Condvar,
+    /// Records with a smaller sequence number are admitted.
+    bound: AtomicU64,
+    /// Nothing more is applied or merged (something failed).
+    stop: AtomicBool,
+    /// The first replay error.
+    replay_error: Mutex<Option<WalError>>,
+}
+
+impl Shared {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+
+    /// Log `s` read `keys` (after those published before) up to sequence number `last`, and
+    /// is `done`; merges and moves the bound.
+    fn publish(&self, s: usize, keys: &[Rec], last: Option<u64>, done: bool) {
+        let mut g = self.merge.lock();
+        if self.stopped() {
+            return;
+        }
+        match g.publish(s, keys.iter().map(Key::of), last, done) {
+            Ok(b) => self.bound.store(b, Ordering::Release),
+            Err(e) => {
+                g.error.get_or_insert(e);
+                self.stop.store(true, Ordering::Release);
+            }
+        }
+        self.cv.notify_all();
+    }
+
+    /// Stop replay (a log could not be read, a replay failed or a thread panicked).
+    fn fail(&self) {
+        let _g = self.merge.lock();
+        self.stop.store(true, Ordering::Release);
+        self.cv.notify_all();
+    }
+
+    /// Wait until the bound moves past `seen` or the cut is known; `None` once stopped.
+    fn wait(&self, seen: u64) -> Option<(u64, Option<Arc<Fin>>)> {
+        let mut g = self.merge.lock();
+        loop {
+            if self.stopped() {
+                return None;
+            }
+            let b = self.bound.load(Ordering::Acquire);
+            if let Some(f) = &g.fin {
+                return Some((b, Some(f.clone())));
+            }
+            if b != seen {
+                return Some((b, None));
+            }
+            self.cv.wait(&mut g);
+        }
+    }
+}
+
+/// Stops replay if its thread unwinds.
+struct PanicGuard<'a>(&'a Shared);
+
+impl Drop for PanicGuard<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.fail();
+        }
+    }
+}
+
+/// One log as its thread reads and replays it.
+struct Reader<'d> {
+    sc: Scanner<'d>,
+    /// Records read and not yet replayed, in log order.
+    chunks: VecDeque<Chunk>,
+    free: Vec<Chunk>,
+    reading: bool,
+    last: Option<u64>,
+    out: Summary,
+}
+
+impl<'d> Reader<'d> {
+    fn new(dev: &'d dyn Device, s: usize, cfg: &SchemeConfig) -> Reader<'d> {
+        Reader {
+            sc: Scanner::new(dev, cfg.scan_mode),
+            chunks: VecDeque::new(),
+            free: Vec::new(),
+            reading: true,
+            last: None,
+            out: Summary {
+                s,
+                end: ScanEnd::clean(0),
+                records: 0,
+                bytes: 0,
+                max_txn: 0,
+                max_seq: 0,
+                covered: 0,
+                restart: 0,
+                error: None,
+            },
+        }
+    }
+
+    /// Read the next chunk of records (kept unless `discard`); false if none was kept.
+    fn read_chunk(
+        &mut self,
+        cfg: &SchemeConfig,
+        n: usize,
+        discard: bool,
+    ) -> Result<bool, WalError> {
+        let s = self.out.s;
+        let mut c = self.free.pop().unwrap_or_default();
+        while c.recs.len() < CHUNK_RECORDS && c.arena.len() < CHUNK_BYTES {
+            let Some(rec) = self.sc.next_record()? else {
+                self.reading = false;
+                self.out.bytes = self.sc.bytes_read();
+                self.out.end = self
+                    .sc
+                    .end()
+                    .cloned()
+                    .ok_or_else(|| WalError::Config("scanner stopped without an end".into()))?;
+                break;
             };
-            if let Some(what) = bad {
+            self.out.records += 1;
+            let h = rec.header;
+            self.out.max_txn = self.out.max_txn.max(h.txn);
+            let head = record::head(&rec, s, n)?;
+            if let Some(l) = self.last.filter(|&l| head.seq <= l) {
                 return Err(WalError::Config(format!(
-                    "plover log {s}: the record of transaction {} at LSN {} {what}; this log \
-                     was not written by the plover scheme",
-                    r.txn, r.start
+                    "plover log {s}: the record of transaction {} at LSN {} has sequence number \
+                     {} after {l}: a log's sequence numbers must increase",
+                    h.txn, h.lsn, head.seq
                 )));
             }
-            x.2 |= 1 << s;
+            self.last = Some(head.seq);
+            self.out.max_seq = self.out.max_seq.max(head.seq);
+            if Cut::covered(cfg.cut.as_ref(), s, h.lsn, h.flags) {
+                self.out.covered += 1;
+                continue;
+            }
+            if discard {
+                continue;
+            }
+            let a = c.arena.len();
+            c.arena.extend_from_slice(rec.payload);
+            c.recs.push(Rec {
+                start: h.lsn,
+                txn: h.txn,
+                head,
+                payload: (a, c.arena.len()),
+            });
         }
+        if c.recs.is_empty() {
+            self.free.push(c);
+            return Ok(false);
+        }
+        self.chunks.push_back(c);
+        Ok(true)
     }
-    Ok(seen.len())
+
+    /// Replay the records below `bound`, then `tail` more (once the cut is known: the kept
+    /// part of the records from the first incomplete transaction on).
+    fn replay(&mut self, bound: u64, mut tail: usize, replay: &dyn Replay) -> Result<(), WalError> {
+        while let Some(c) = self.chunks.front_mut() {
+            while let Some(r) = c.recs.get(c.next) {
+                if r.head.seq >= bound {
+                    if tail == 0 {
+                        return Ok(());
+                    }
+                    tail -= 1;
+                }
+                let (a, b) = r.payload;
+                if a != b {
+                    replay
+                        .apply(r.txn, LogKind::Data, &c.arena[a..b])
+                        .map_err(|e| replay_failed(self.out.s as u32, r.start, r.txn, e))?;
+                }
+                c.next += 1;
+            }
+            if let Some(mut c) = self.chunks.pop_front()
+                && self.free.len() < FREE_CHUNKS
+            {
+                c.recs.clear();
+                c.arena.clear();
+                c.next = 0;
+                self.free.push(c);
+            }
+        }
+        Ok(())
+    }
+
+    /// The start of the first record not replayed, or the end of the valid prefix.
+    fn first_unreplayed(&self) -> Lsn {
+        self.chunks
+            .iter()
+            .find_map(|c| c.recs.get(c.next))
+            .map_or(self.out.end.end, |r| r.start)
+    }
 }
 
-fn replay_log(log: &Log, s: usize, keep: usize, replay: &dyn Replay) -> Result<(), WalError> {
-    for r in &log.recs[..keep] {
-        let (a, b) = r.payload;
-        if a == b {
-            continue;
-        }
-        replay
-            .apply(r.txn, LogKind::Data, &log.arena[a..b])
-            .map_err(|e| replay_failed(s as u32, r.start, r.txn, e))?;
-    }
-    Ok(())
+/// What a thread reports of one of its logs.
+struct Summary {
+    s: usize,
+    end: ScanEnd,
+    records: u64,
+    bytes: u64,
+    max_txn: u64,
+    max_seq: u64,
+    covered: u64,
+    restart: Lsn,
+    error: Option<WalError>,
 }
 
-/// Recover the devices through `replay` (steps 1-3 of the module doc).
+/// One thread, owning the logs `devs` names: read them in turn a chunk at a time, publish,
+/// replay what is admitted; then wait for the rest to be admitted or cut.
+fn run(
+    devs: &[(usize, &dyn Device)],
+    sh: &Shared,
+    cfg: &SchemeConfig,
+    n: usize,
+    replay: &dyn Replay,
+) -> Vec<Summary> {
+    let mut readers: Vec<Reader<'_>> = devs.iter().map(|&(s, d)| Reader::new(d, s, cfg)).collect();
+    drive(&mut readers, sh, cfg, n, replay);
+    readers.into_iter().map(|r| r.out).collect()
+}
+
+fn drive(
+    readers: &mut [Reader<'_>],
+    sh: &Shared,
+    cfg: &SchemeConfig,
+    n: usize,
+    replay: &dyn Replay,
+) {
+    let _guard = PanicGuard(sh);
+    let mut replayed_to = 0u64;
+    let replay_all = |readers: &mut [Reader<'_>], bound: u64, tail: Option<&Fin>| {
+        for r in readers.iter_mut().filter(|r| r.out.error.is_none()) {
+            let extra = tail.map_or(0, |f| f.keep[r.out.s]);
+            if let Err(e) = r.replay(bound, extra, replay) {
+                sh.replay_error.lock().get_or_insert(e);
+                sh.fail();
+                return false;
+            }
+            if tail.is_some() {
+                r.out.restart = r.first_unreplayed();
+            }
+        }
+        true
+    };
+    loop {
+        let mut reading = false;
+        for r in readers.iter_mut().filter(|r| r.reading) {
+            reading = true;
+            match r.read_chunk(cfg, n, sh.stopped()) {
+                Ok(kept) => {
+                    let keys = match (kept, r.chunks.back()) {
+                        (true, Some(c)) => &c.recs[..],
+                        _ => &[],
+                    };
+                    sh.publish(r.out.s, keys, r.last, !r.reading);
+                }
+                Err(e) => {
+                    r.out.error = Some(e);
+                    r.reading = false;
+                    sh.fail();
+                }
+            }
+        }
+        if !sh.stopped() {
+            let b = sh.bound.load(Ordering::Acquire);
+            if b != replayed_to && replay_all(readers, b, None) {
+                replayed_to = b;
+            }
+        }
+        if !reading {
+            break;
+        }
+    }
+    while let Some((b, fin)) = sh.wait(replayed_to) {
+        if !replay_all(readers, b, fin.as_deref()) || fin.is_some() {
+            return;
+        }
+        replayed_to = b;
+    }
+}
+
+/// Recover the devices through `replay` (steps 1-4 of the module doc).
 pub(super) fn recover(
     cfg: &SchemeConfig,
     devices: &[Arc<dyn Device>],
@@ -149,87 +365,75 @@ pub(super) fn recover(
     progress: &dyn Fn(u64),
 ) -> Result<Outcome, WalError> {
     let n = devices.len();
-    let logs: Vec<Log> = std::thread::scope(|sc| {
-        let hs: Vec<_> = devices
-            .iter()
-            .enumerate()
-            .map(|(i, d)| sc.spawn(move || read_log(&**d, i, cfg, n)))
-            .collect();
-        hs.into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(WalError::Config("a plover log reader panicked".into()))
-                })
-            })
-            .collect::<Result<Vec<Log>, WalError>>()
-    })?;
-    for l in &logs {
-        progress(l.bytes);
-    }
-    let found = check_txns(&logs)?;
-    let entries: Vec<Vec<Entry>> = logs
-        .iter()
-        .map(|l| {
-            l.recs
-                .iter()
-                .map(|r| Entry {
-                    txn: r.txn,
-                    parts: r.head.parts,
-                })
-                .collect()
-        })
-        .collect();
-    let keep = cut(&entries);
-    let mut report = RecoveryReport::default();
-    let mut ends = Vec::with_capacity(n);
-    let mut kept: std::collections::HashSet<u64> = std::collections::HashSet::new();
-    let mut max_seq = 0;
-    for (s, l) in logs.iter().enumerate() {
-        let end = l.recs.get(keep[s]).map_or(l.end.end, |r| r.start);
-        ends.push(end);
-        report.records += l.records;
-        report.bytes += l.bytes;
-        report.max_txn = report.max_txn.max(l.max_txn);
-        report.covered += l.covered;
-        report.ends.push(ScanEnd {
-            end,
-            ..l.end.clone()
-        });
-        max_seq = max_seq.max(l.max_seq);
-        kept.extend(l.recs[..keep[s]].iter().map(|r| r.txn));
-    }
-    report.txns = kept.len() as u64;
-    report.skipped = (found - kept.len()) as u64;
     let threads = cfg.recovery_threads.clamp(1, n);
-    let error: Mutex<Option<WalError>> = Mutex::new(None);
-    std::thread::scope(|sc| {
-        let (logs, keep, error) = (&logs, &keep, &error);
-        let hs: Vec<_> = (0..threads)
-            .map(|t| {
-                sc.spawn(move || {
-                    for s in (t..n).step_by(threads) {
-                        if error.lock().is_some() {
-                            return;
-                        }
-                        if let Err(e) = replay_log(&logs[s], s, keep[s], replay) {
-                            error.lock().get_or_insert(e);
-                            return;
-                        }
-                    }
-                })
-            })
+    let sh = Shared {
+        merge: Mutex::new(Merge::new(n)),
+        cv: Condvar::new(),
+        bound: AtomicU64::new(0),
+        stop: AtomicBool::new(false),
+        replay_error: Mutex::new(None),
+    };
+    // Thread t owns logs t, t + threads, ...
+    let mut owned: Vec<Vec<(usize, &dyn Device)>> = (0..threads).map(|_| Vec::new()).collect();
+    for (s, d) in devices.iter().enumerate() {
+        owned[s % threads].push((s, &**d));
+    }
+    let (mut logs, panicked) = std::thread::scope(|sc| {
+        let sh = &sh;
+        let hs: Vec<_> = owned
+            .iter()
+            .map(|devs| sc.spawn(move || run(devs, sh, cfg, n, replay)))
             .collect();
+        let mut logs = Vec::with_capacity(n);
+        let mut panicked = false;
         for h in hs {
-            if h.join().is_err() {
-                error
-                    .lock()
-                    .get_or_insert(WalError::Config("a plover replay thread panicked".into()));
+            match h.join() {
+                Ok(l) => logs.extend(l),
+                // Its guard stopped replay.
+                Err(_) => panicked = true,
             }
         }
+        (logs, panicked)
     });
-    if let Some(e) = error.into_inner() {
+    logs.sort_by_key(|l| l.s);
+    // The read error of the first failed log, then a disagreement, then a replay error.
+    for l in &mut logs {
+        if let Some(e) = l.error.take() {
+            return Err(e);
+        }
+    }
+    if panicked {
+        return Err(WalError::Config("a plover recovery thread panicked".into()));
+    }
+    let mut merge = sh.merge.into_inner();
+    if let Some(e) = merge.error.take() {
         return Err(e);
     }
+    if let Some(e) = sh.replay_error.into_inner() {
+        return Err(e);
+    }
+    let fin = merge
+        .fin
+        .take()
+        .ok_or_else(|| WalError::Config("plover recovery ended before its cut".into()))?;
+    let mut report = RecoveryReport::default();
+    let mut ends = Vec::with_capacity(n);
+    let mut max_seq = 0;
+    for r in &logs {
+        progress(r.bytes);
+        ends.push(r.restart);
+        report.records += r.records;
+        report.bytes += r.bytes;
+        report.max_txn = report.max_txn.max(r.max_txn);
+        report.covered += r.covered;
+        report.ends.push(ScanEnd {
+            end: r.restart,
+            ..r.end.clone()
+        });
+        max_seq = max_seq.max(r.max_seq);
+    }
+    report.txns = merge.admitted + fin.txns;
+    report.skipped = merge.txns - report.txns;
     Ok(Outcome {
         ends,
         report,

@@ -48,6 +48,7 @@ use std::sync::atomic::{AtomicU64, Ordering, fence};
 
 use crossbeam_utils::CachePadded;
 
+use crate::mix::FxHasher;
 use crate::scheme::ROW_META_WORDS;
 use parking_lot::Mutex;
 
@@ -142,31 +143,6 @@ pub(crate) fn raise(dst: &[AtomicU64], src: &[u64]) {
         if a.load(Ordering::Relaxed) < v {
             a.fetch_max(v, Ordering::Relaxed);
         }
-    }
-}
-
-/// FxHash-style hasher: the keys are small integers; SipHash would dominate a lookup.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.write_u64(i as u64);
-    }
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
 
