@@ -6,6 +6,12 @@
 //! removes the key. Command re-execution runs the registered procedure in a replay-mode
 //! transaction: no locks, no logging.
 //!
+//! Every record is replayed under one epoch guard of the index (`scc`), so the row lookups
+//! inside it do not each announce themselves to the reclaimer (a sequentially consistent
+//! swap per lookup otherwise). A re-executed command takes its transaction state and its
+//! no-logging scheme worker from a pool sharded by thread ([`Pool`]), so replay threads do
+//! not share a lock or allocate a worker per command.
+//!
 //! A multi-versioned database (`crate::mvcc`, Taurus Section 4.4) logs each record's commit
 //! timestamp in front of its payload. Replay then installs every write as a version stamped
 //! with it (a delete as a tombstone), and a re-executed procedure reads at it, so the replay
@@ -13,19 +19,76 @@
 //! log is done.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use braid_wal::payload::{RedoOp, decode_command, decode_redo};
-use braid_wal::scheme::{LogKind, Replay, ReplayError};
+use braid_wal::scheme::none::NoLogging;
+use braid_wal::scheme::{LogKind, Replay, ReplayError, Scheme, SchemeWorker};
+use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
 use crate::db::DbInner;
 use crate::row::{Row, RowState};
 use crate::txn::{Mode, Txn, TxnState};
 
+/// What re-executing a command needs besides the database: a transaction's state and a
+/// scheme worker that logs nothing.
+struct Ctx {
+    st: TxnState,
+    worker: Box<dyn SchemeWorker>,
+}
+
+/// Shards of the command contexts: a thread takes from and returns to its own shard, so two
+/// replay threads neither wait for each other nor move a lock's cache line back and forth.
+const SHARDS: usize = 16;
+
+/// The shard of the calling thread (threads are numbered in the order they first ask).
+fn shard() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+    }
+    SHARD.with(|s| *s)
+}
+
+/// Command contexts, reused across commands (dropped with the replayer).
+struct Pool {
+    nolog: NoLogging,
+    shards: Box<[CachePadded<Mutex<Vec<Ctx>>>]>,
+}
+
+impl Pool {
+    fn new() -> Pool {
+        Pool {
+            nolog: NoLogging::default(),
+            shards: (0..SHARDS)
+                .map(|_| CachePadded::new(Mutex::new(Vec::new())))
+                .collect(),
+        }
+    }
+
+    fn take(&self, shard: usize) -> Result<Ctx, ReplayError> {
+        if let Some(c) = self.shards[shard].lock().pop() {
+            return Ok(c);
+        }
+        Ok(Ctx {
+            st: TxnState::default(),
+            worker: self.nolog.worker(0)?,
+        })
+    }
+
+    fn put(&self, shard: usize, c: Ctx) {
+        self.shards[shard].lock().push(c);
+    }
+}
+
+fn missing_row(t: &crate::table::Table, key: u64) -> ReplayError {
+    format!("redo update of missing row: table {} key {key}", t.name()).into()
+}
+
 pub(crate) struct Replayer<'a> {
     db: &'a DbInner,
-    states: Mutex<Vec<TxnState>>,
+    pool: Pool,
     /// The largest commit timestamp replayed (MVCC).
     max_ts: AtomicU64,
 }
@@ -34,7 +97,7 @@ impl<'a> Replayer<'a> {
     pub(crate) fn new(db: &'a DbInner) -> Replayer<'a> {
         Replayer {
             db,
-            states: Mutex::new(Vec::new()),
+            pool: Pool::new(),
             max_ts: AtomicU64::new(0),
         }
     }
@@ -115,9 +178,13 @@ impl<'a> Replayer<'a> {
                     columns,
                     data,
                 } => {
-                    let (t, row) = self.updated_row(table, key)?;
+                    let t = self.table(table)?;
                     let mut ok = true;
-                    row.modify(|img| ok = t.schema.scatter(img, columns, data));
+                    // Borrowed from the index: no reference count taken per update.
+                    t.peek(key, |row| {
+                        row.modify(|img| ok = t.schema.scatter(img, columns, data))
+                    })
+                    .ok_or_else(|| missing_row(t, key))?;
                     if !ok {
                         return Err(format!(
                             "redo update of table {} key {key} does not match the schema",
@@ -145,9 +212,7 @@ impl<'a> Replayer<'a> {
         key: u64,
     ) -> Result<(&crate::table::Table, Arc<Row>), ReplayError> {
         let t = self.table(id)?;
-        let row = t
-            .get(key)
-            .ok_or_else(|| format!("redo update of missing row: table {} key {key}", t.name()))?;
+        let row = t.get(key).ok_or_else(|| missing_row(t, key))?;
         Ok((t, row))
     }
 
@@ -178,14 +243,14 @@ impl<'a> Replayer<'a> {
 
     fn run_command(&self, txn: u64, ts: Option<u64>, payload: &[u8]) -> Result<(), ReplayError> {
         let (proc_id, params) = decode_command(payload)?;
-        let f = self.db.procs.get(proc_id).cloned().ok_or_else(|| {
+        let f = self.db.procs.get(proc_id).ok_or_else(|| {
             format!("the log calls stored procedure {proc_id}, which is not registered; open the database with the workload that wrote it")
         })?;
-        let mut st = self.states.lock().pop().unwrap_or_default();
-        let nolog = braid_wal::scheme::none::NoLogging::default();
-        let mut worker = braid_wal::scheme::Scheme::worker(&nolog, 0)?;
+        let shard = shard();
+        let mut c = self.pool.take(shard)?;
         let result = {
-            let mut tx = Txn::new(self.db, &mut *worker, &mut st, txn, Mode::Replay, 0);
+            let Ctx { st, worker } = &mut c;
+            let mut tx = Txn::new(self.db, &mut **worker, st, txn, Mode::Replay, 0);
             if let Some(ts) = ts {
                 tx.set_replay_ts(ts);
             }
@@ -197,7 +262,7 @@ impl<'a> Replayer<'a> {
                 }
             }
         };
-        self.states.lock().push(st);
+        self.pool.put(shard, c);
         match result {
             Ok(()) => Ok(()),
             // A procedure that rolled back when it ran would not have been logged, so a
@@ -209,6 +274,8 @@ impl<'a> Replayer<'a> {
 
 impl Replay for Replayer<'_> {
     fn apply(&self, txn: u64, kind: LogKind, payload: &[u8]) -> Result<(), ReplayError> {
+        // The lookups below nest in this guard (see the module doc).
+        let _guard = scc::Guard::new();
         if self.db.cc == crate::db::Cc::Mvcc {
             let (ts, body) = crate::mvcc::decode_envelope(payload)?;
             self.max_ts.fetch_max(ts, Ordering::Relaxed);

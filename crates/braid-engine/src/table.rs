@@ -61,6 +61,16 @@ impl Table {
         }
     }
 
+    /// `f` on the row at `key`, borrowed from the index (no reference count taken), whatever
+    /// its state. `f` must not insert into or remove from this table (an ordered table's
+    /// shard is read-locked while it runs).
+    pub fn peek<R>(&self, key: u64, f: impl FnOnce(&Row) -> R) -> Option<R> {
+        match &self.index {
+            Index::Hash(h) => h.peek_with(&key, |_, v| f(v)),
+            Index::Ordered(t) => t.peek(key, |v| f(v)),
+        }
+    }
+
     /// Insert a row; gives it back if the key is taken.
     pub fn insert(&self, key: u64, row: Arc<Row>) -> Result<(), Arc<Row>> {
         match &self.index {

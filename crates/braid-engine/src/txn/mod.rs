@@ -192,11 +192,15 @@ impl<'w> Txn<'w> {
             }
             return Ok(Some(r));
         }
+        let Some(cc) = self.cc() else {
+            // Replay: borrowed from the index, as nothing is kept of the access.
+            let tab = &self.db.tables[t as usize];
+            return Ok(tab
+                .peek(key, |row| replay::read_committed(row, f))
+                .flatten());
+        };
         let Some(row) = self.db.tables[t as usize].get(key) else {
             return Ok(None);
-        };
-        let Some(cc) = self.cc() else {
-            return Ok(replay::read_committed(&row, f));
         };
         let lock = match cc {
             Cc::TwoPl => twopl::read_lock(&row, t, key)?,
