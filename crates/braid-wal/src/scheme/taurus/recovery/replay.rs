@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
 use super::super::commit::backoff;
@@ -215,6 +216,11 @@ pub(crate) fn plan_auto(feed: &Feed) -> Result<Option<RecoveryPlan>, WalError> {
 /// the first `early` run while the streams are still being read (the others wait for the
 /// final cut): readers and workers share the cores, and a worker waiting on a preempted one
 /// only burns the time the readers need.
+///
+/// What a worker shares per record is only what Alg. 4 needs: the record's flags and its
+/// pool's head. Its `RLV` is a cached lower bound (`RLV` only grows), re-read from the heads
+/// only when a record does not pass against it; how many records it finished and whether it
+/// is replaying are its own cache lines, summed only by a worker that found nothing to do.
 pub(crate) fn replay_parallel(
     feed: &Feed,
     threads: usize,
@@ -224,13 +230,15 @@ pub(crate) fn replay_parallel(
 ) -> Result<(), WalError> {
     let n = feed.view().n;
     let heads = Heads::new(n);
-    let finished = AtomicUsize::new(0);
+    // Per worker: records finished, and whether it is replaying one right now.
+    let finished: Box<[CachePadded<AtomicUsize>]> = (0..threads)
+        .map(|_| CachePadded::new(AtomicUsize::new(0)))
+        .collect();
+    let busy: Box<[CachePadded<AtomicBool>]> = (0..threads)
+        .map(|_| CachePadded::new(AtomicBool::new(false)))
+        .collect();
     let failed = AtomicBool::new(false);
     let error: Mutex<Option<WalError>> = Mutex::new(None);
-    // Workers replaying right now: with none, nothing ready and nothing finishing for
-    // STUCK_ROUNDS looks after the last admission, the remaining records wait for each other
-    // (a damaged log).
-    let active = AtomicUsize::new(0);
     let work = |w: usize| {
         if w >= early {
             loop {
@@ -242,8 +250,12 @@ pub(crate) fn replay_parallel(
             }
         }
         let mut step = 0u32;
+        // With no worker replaying, nothing ready and nothing finishing for STUCK_ROUNDS looks
+        // after the last admission, the remaining records wait for each other (a damaged
+        // log): (looks, records finished at the last look).
         let mut idle = (0usize, usize::MAX);
         let mut rlv = [0 as Lsn; MAX_STREAMS];
+        let mut mine = 0usize;
         let mut ver = feed.version();
         let mut view = feed.view();
         loop {
@@ -254,17 +266,29 @@ pub(crate) fn replay_parallel(
             // Borrowed, not cloned: an `Arc` clone per record would bounce its count between
             // the workers' caches.
             let v: &View = &view;
-            if v.last && finished.load(Ordering::Acquire) >= v.total {
-                return;
-            }
-            for (j, r) in rlv[..n].iter_mut().enumerate() {
-                *r = v.rlv_at(j, heads.head(j));
-            }
-            let found = heads.claim_ready(v, w % n, WINDOW, |s, k| lv::le(v.lv(s, k), &rlv[..n]));
+            let mut fresh = false;
+            let found = heads.claim_ready(v, w % n, WINDOW, |s, k| {
+                let lv = v.lv(s, k);
+                if lv::le(lv, &rlv[..n]) {
+                    return true;
+                }
+                if fresh {
+                    return false;
+                }
+                // Once per look: the cached RLV may only be behind.
+                fresh = true;
+                for (j, r) in rlv[..n].iter_mut().enumerate() {
+                    *r = v.rlv_at(j, heads.head(j));
+                }
+                lv::le(lv, &rlv[..n])
+            });
             let Some((s, k)) = found else {
                 replay.replay_idle();
-                let f = finished.load(Ordering::Acquire);
-                let quiet = active.load(Ordering::Acquire) == 0 && f == idle.1;
+                let f: usize = finished.iter().map(|c| c.load(Ordering::Acquire)).sum();
+                if v.last && f >= v.total {
+                    return;
+                }
+                let quiet = f == idle.1 && !busy.iter().any(|b| b.load(Ordering::Acquire));
                 if !v.last {
                     // Waiting for the readers: park until they publish (or someone
                     // finishes something, seen at the next look).
@@ -291,9 +315,9 @@ pub(crate) fn replay_parallel(
             };
             step = 0;
             idle = (0, usize::MAX);
-            active.fetch_add(1, Ordering::AcqRel);
+            busy[w].store(true, Ordering::Release);
             if let Err(err) = apply(v, s, k, replay, first) {
-                active.fetch_sub(1, Ordering::AcqRel);
+                busy[w].store(false, Ordering::Release);
                 error.lock().get_or_insert(err);
                 failed.store(true, Ordering::Relaxed);
                 return;
@@ -305,8 +329,9 @@ pub(crate) fn replay_parallel(
                 refresh(feed, &mut ver, &mut view);
                 let _ = heads.advance(&*view, s);
             }
-            finished.fetch_add(1, Ordering::AcqRel);
-            active.fetch_sub(1, Ordering::AcqRel);
+            mine += 1;
+            finished[w].store(mine, Ordering::Release);
+            busy[w].store(false, Ordering::Release);
         }
     };
     std::thread::scope(|sc| {
