@@ -2,17 +2,19 @@
 //! parallel every record of an epoch `<= D`, installing per key the value of the largest TID,
 //! and discard everything of a later epoch.
 //!
-//! 1. **Scan** (one thread per stream): each stream's valid prefix is decoded and kept in
-//!    memory: its value-log records (TID, transaction, payload) and the bookkeeping records
-//!    (`P` durable epochs, `V` void markers, see `durable.rs`).
-//! 2. **Decide**: `D` is the largest `P` (or `V` upper end) found. A record is replayed if the
-//!    checkpoint recovery starts from does not hold it ([`Cut`]), its epoch is `<= D` and no
-//!    void marker covers its epoch; the rest are counted as skipped.
-//! 3. **Partition** (one thread per stream): the replayed records' operations are split by key
-//!    into `recovery_threads` buckets.
-//! 4. **Apply** (one thread per bucket): a bucket's operations are sorted by (table, key, TID)
-//!    and each key gets its operations from its last full image (insert or delete) on, in TID
-//!    order, each through [`Replay::apply`] as a one-operation payload.
+//! 1. **Scan and partition** (one thread per stream): each stream's valid prefix is read
+//!    once; a value-log record's payload is copied into the stream's payload chunks (8 MiB
+//!    each, never moved once written, so memory is touched once) and its operations are split
+//!    at once, while the payload is in cache, by key into `recovery_threads` buckets. Records
+//!    the checkpoint recovery starts from already holds ([`Cut`]) are counted and dropped.
+//!    The bookkeeping records (`P` durable epochs, `V` void markers, see `durable.rs`) are
+//!    kept, and each record's epoch is counted.
+//! 2. **Decide**: `D` is the largest `P` (or `V` upper end) found. A record is replayed if
+//!    its epoch is `<= D` and no void marker covers its epoch; the rest are counted as
+//!    skipped.
+//! 3. **Apply** (one thread per bucket): a bucket's operations of replayed epochs are sorted
+//!    by (table, key, TID) and each key gets its operations from its last full image (insert
+//!    or delete) on, in TID order, each through [`Replay::apply`] as a one-operation payload.
 //!
 //! Choices where the paper is vague or braid differs: SiloR logs whole row values, so a record
 //! for a key applies only if its TID is above the one installed. braid's redo updates carry
@@ -23,7 +25,7 @@
 //! and an update never finds its row missing. Recovery holds the valid log in memory (as
 //! Taurus's does here).
 
-use std::ops::Range;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -37,20 +39,50 @@ use crate::scheme::cut::Cut;
 use crate::scheme::{LogKind, RecoveryReport, Replay, SchemeConfig, replay_failed};
 use crate::{Lsn, WalError};
 
-/// One value-log record.
-struct Rec {
-    lsn: Lsn,
-    flags: u8,
-    txn: u64,
-    tid: u64,
-    payload: Range<usize>,
+/// Payload chunk size: a chunk is filled and never grown, so no payload is copied twice.
+const CHUNK_BYTES: usize = 8 << 20;
+
+/// The payloads of one stream's value-log records, in chunks that never move.
+#[derive(Default)]
+struct Payloads {
+    chunks: Vec<Vec<u8>>,
 }
 
-/// The decoded valid prefix of one stream.
+impl Payloads {
+    /// Keep `bytes`; returns (chunk, offset).
+    fn push(&mut self, bytes: &[u8]) -> (u32, u32) {
+        let fits = self
+            .chunks
+            .last()
+            .is_some_and(|c| c.capacity() - c.len() >= bytes.len());
+        if !fits {
+            self.chunks
+                .push(Vec::with_capacity(CHUNK_BYTES.max(bytes.len())));
+        }
+        let n = self.chunks.len() - 1;
+        let c = &mut self.chunks[n];
+        let at = c.len();
+        c.extend_from_slice(bytes);
+        // A chunk holds at most max(CHUNK_BYTES, one record) bytes, and a record is far below
+        // 4 GiB (the record header's length field is 32 bits).
+        (n as u32, at as u32)
+    }
+
+    fn get(&self, chunk: u32, at: u32, len: u32) -> &[u8] {
+        let (at, len) = (at as usize, len as usize);
+        &self.chunks[chunk as usize][at..at + len]
+    }
+}
+
+/// What the scan of one stream found.
 #[derive(Default)]
 struct Log {
-    recs: Vec<Rec>,
-    arena: Vec<u8>,
+    payloads: Payloads,
+    /// Per bucket: the operations of this stream's records not covered by the cut.
+    buckets: Vec<Vec<Op>>,
+    /// Records not covered by the cut, by epoch.
+    epochs: BTreeMap<u64, u64>,
+    covered: u64,
     marks: Vec<Mark>,
     end: Option<ScanEnd>,
     records: u64,
@@ -62,15 +94,17 @@ struct Log {
 /// One operation to apply: where it is and what orders it.
 #[derive(Clone, Copy)]
 struct Op {
-    table: u32,
     key: u64,
     tid: u64,
     txn: u64,
-    stream: u32,
     lsn: Lsn,
+    table: u32,
+    stream: u32,
+    /// Where its bytes are in its stream's payloads: chunk, offset, length.
+    chunk: u32,
+    at: u32,
+    len: u32,
     full: bool,
-    /// Byte range in its stream's arena.
-    at: (usize, usize),
 }
 
 /// What recovery found.
@@ -90,8 +124,13 @@ fn bad(stream: usize, lsn: Lsn, what: &str) -> WalError {
     ))
 }
 
-fn scan(s: usize, dev: &dyn Device, cfg: &SchemeConfig) -> Result<Log, WalError> {
-    let mut log = Log::default();
+/// Scan stream `s` and split the operations of its records into `buckets` by key.
+fn scan(s: usize, dev: &dyn Device, cfg: &SchemeConfig, buckets: usize) -> Result<Log, WalError> {
+    let mut log = Log {
+        buckets: (0..buckets).map(|_| Vec::new()).collect(),
+        ..Log::default()
+    };
+    let cut = cfg.cut.as_ref();
     let mut scanner = Scanner::new(dev, cfg.scan_mode);
     while let Some(r) = scanner.next_record()? {
         log.records += 1;
@@ -103,16 +142,37 @@ fn scan(s: usize, dev: &dyn Device, cfg: &SchemeConfig) -> Result<Log, WalError>
                     None => return Err(bad(s, h.lsn, "a redo record without a TID stamp")),
                 };
                 log.max_txn = log.max_txn.max(h.txn);
-                log.max_epoch = log.max_epoch.max(epoch_of(tid));
-                let start = log.arena.len();
-                log.arena.extend_from_slice(r.payload);
-                log.recs.push(Rec {
-                    lsn: h.lsn,
-                    flags: h.flags,
-                    txn: h.txn,
-                    tid,
-                    payload: start..log.arena.len(),
-                });
+                let epoch = epoch_of(tid);
+                log.max_epoch = log.max_epoch.max(epoch);
+                if Cut::covered(cut, s, h.lsn, h.flags) {
+                    log.covered += 1;
+                    continue;
+                }
+                *log.epochs.entry(epoch).or_default() += 1;
+                let (chunk, base) = log.payloads.push(r.payload);
+                let payload = r.payload;
+                let mut it = decode_redo(payload);
+                loop {
+                    let from = it.offset();
+                    let Some(op) = it.next() else { break };
+                    let op = op.map_err(|e| bad(s, h.lsn, &e.to_string()))?;
+                    let (table, key) = (op.table(), op.key());
+                    let tag = payload[from];
+                    let hash = (key ^ (u64::from(table) << 40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    log.buckets[(hash >> 32) as usize % buckets].push(Op {
+                        key,
+                        tid,
+                        txn: h.txn,
+                        lsn: h.lsn,
+                        table,
+                        stream: s as u32,
+                        chunk,
+                        // Offsets within one record's payload fit its 32-bit length.
+                        at: base + from as u32,
+                        len: (it.offset() - from) as u32,
+                        full: tag == OP_INSERT || tag == OP_DELETE,
+                    });
+                }
             }
             Kind::Checkpoint => match decode_mark(r.payload) {
                 Some(m) => log.marks.push(m),
@@ -127,41 +187,15 @@ fn scan(s: usize, dev: &dyn Device, cfg: &SchemeConfig) -> Result<Log, WalError>
     Ok(log)
 }
 
-/// Split the replayed records of `log` (stream `s`) into `buckets` by key.
-fn partition(
-    s: usize,
-    log: &Log,
-    live: &(dyn Fn(&Rec) -> bool + Sync),
-    buckets: usize,
-) -> Result<Vec<Vec<Op>>, WalError> {
-    let mut out: Vec<Vec<Op>> = (0..buckets).map(|_| Vec::new()).collect();
-    for r in log.recs.iter().filter(|r| live(r)) {
-        let payload = &log.arena[r.payload.clone()];
-        let mut it = decode_redo(payload);
-        loop {
-            let from = it.offset();
-            let Some(op) = it.next() else { break };
-            let op = op.map_err(|e| bad(s, r.lsn, &e.to_string()))?;
-            let (table, key) = (op.table(), op.key());
-            let tag = payload[from];
-            let h = (key ^ (u64::from(table) << 40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            out[(h >> 32) as usize % buckets].push(Op {
-                table,
-                key,
-                tid: r.tid,
-                txn: r.txn,
-                stream: s as u32,
-                lsn: r.lsn,
-                full: tag == OP_INSERT || tag == OP_DELETE,
-                at: (r.payload.start + from, r.payload.start + it.offset()),
-            });
-        }
-    }
-    Ok(out)
-}
-
-/// Apply one bucket: per key, from its last full image on, in TID order.
-fn apply(mut ops: Vec<Op>, logs: &[Log], replay: &dyn Replay) -> Result<(), WalError> {
+/// Apply one bucket: per key, from its last full image on, in TID order; operations of an
+/// epoch `live` refuses are left out.
+fn apply(
+    mut ops: Vec<Op>,
+    live: &(dyn Fn(u64) -> bool + Sync),
+    payloads: &[&Payloads],
+    replay: &dyn Replay,
+) -> Result<(), WalError> {
+    ops.retain(|o| live(epoch_of(o.tid)));
     // Stable: one transaction's operations on one key keep their payload order.
     ops.sort_by_key(|o| (o.table, o.key, o.tid));
     let mut i = 0;
@@ -175,7 +209,7 @@ fn apply(mut ops: Vec<Op>, logs: &[Log], replay: &dyn Replay) -> Result<(), WalE
             j += 1;
         }
         for o in &ops[from..j] {
-            let bytes = &logs[o.stream as usize].arena[o.at.0..o.at.1];
+            let bytes = payloads[o.stream as usize].get(o.chunk, o.at, o.len);
             replay
                 .apply(o.txn, LogKind::Data, bytes)
                 .map_err(|e| replay_failed(o.stream, o.lsn, o.txn, e))?;
@@ -193,12 +227,13 @@ pub(crate) fn recover(
     progress: &dyn Fn(u64),
 ) -> Result<Recovered, WalError> {
     let mut report = RecoveryReport::default();
+    let buckets = cfg.recovery_threads.max(1);
     let t0 = Instant::now();
-    let logs: Vec<Log> = std::thread::scope(|sc| {
+    let mut logs: Vec<Log> = std::thread::scope(|sc| {
         let hs: Vec<_> = devices
             .iter()
             .enumerate()
-            .map(|(s, d)| sc.spawn(move || scan(s, &**d, cfg)))
+            .map(|(s, d)| sc.spawn(move || scan(s, &**d, cfg, buckets)))
             .collect();
         hs.into_iter()
             .map(|h| {
@@ -217,6 +252,7 @@ pub(crate) fn recover(
         report.records += log.records;
         report.bytes += log.bytes;
         report.max_txn = report.max_txn.max(log.max_txn);
+        report.covered += log.covered;
         max_epoch = max_epoch.max(log.max_epoch);
         for &m in &log.marks {
             match m {
@@ -229,66 +265,42 @@ pub(crate) fn recover(
         }
     }
     let max_epoch = max_epoch.max(durable);
-    let cut = cfg.cut.as_ref();
-    let void = |e: u64| voids.iter().any(|&(lo, hi)| lo < e && e <= hi);
-    for (s, log) in logs.iter().enumerate() {
-        for r in &log.recs {
-            if Cut::covered(cut, s, r.lsn, r.flags) {
-                report.covered += 1;
-            } else if epoch_of(r.tid) <= durable && !void(epoch_of(r.tid)) {
-                report.txns += 1;
+    let live = |e: u64| e <= durable && !voids.iter().any(|&(lo, hi)| lo < e && e <= hi);
+    for log in &logs {
+        for (&e, &n) in &log.epochs {
+            if live(e) {
+                report.txns += n;
             } else {
-                report.skipped += 1;
+                report.skipped += n;
             }
         }
     }
-    let buckets = cfg.recovery_threads.max(1);
-    let parts: Vec<Vec<Vec<Op>>> = std::thread::scope(|sc| {
-        let hs: Vec<_> = logs
-            .iter()
-            .enumerate()
-            .map(|(s, log)| {
-                let live = move |r: &Rec| {
-                    !Cut::covered(cut, s, r.lsn, r.flags)
-                        && epoch_of(r.tid) <= durable
-                        && !void(epoch_of(r.tid))
-                };
-                sc.spawn(move || partition(s, log, &live, buckets))
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(WalError::Config(
-                        "silor: a partition thread panicked".into(),
-                    ))
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()
-    })?;
     let mut by_bucket: Vec<Vec<Op>> = (0..buckets).map(|_| Vec::new()).collect();
-    for per_stream in parts {
-        for (b, ops) in per_stream.into_iter().enumerate() {
-            by_bucket[b].extend(ops);
+    for log in &mut logs {
+        for (b, ops) in std::mem::take(&mut log.buckets).into_iter().enumerate() {
+            if by_bucket[b].is_empty() {
+                by_bucket[b] = ops;
+            } else {
+                by_bucket[b].extend(ops);
+            }
         }
     }
-    let t2 = Instant::now();
-    let logs_ref = &logs;
+    let payloads: Vec<&Payloads> = logs.iter().map(|l| &l.payloads).collect();
+    let (payloads, live) = (&payloads, &live);
     std::thread::scope(|sc| {
         let hs: Vec<_> = by_bucket
             .into_iter()
-            .map(|ops| sc.spawn(move || apply(ops, logs_ref, replay)))
+            .map(|ops| sc.spawn(move || apply(ops, live, payloads, replay)))
             .collect();
         hs.into_iter().try_for_each(|h| {
             h.join()
                 .unwrap_or_else(|_| Err(WalError::Config("silor: a replay thread panicked".into())))
         })
     })?;
-    let t3 = Instant::now();
+    let t2 = Instant::now();
     report.stages = vec![
-        ("scan", (t1 - t0).as_secs_f64()),
-        ("partition", (t2 - t1).as_secs_f64()),
-        ("apply", (t3 - t2).as_secs_f64()),
+        ("scan and partition", (t1 - t0).as_secs_f64()),
+        ("apply", (t2 - t1).as_secs_f64()),
     ];
     let mut ends = Vec::with_capacity(logs.len());
     for (s, log) in logs.into_iter().enumerate() {
