@@ -1,10 +1,7 @@
 //! splitmix64's finaliser (Steele, Lea and Flood, OOPSLA 2014): a bijective 64-bit mix in
 //! which every input bit affects every output bit. braid derives checksum salts (segment and
 //! ring-lap salts, which must stay bit-identical across versions, since records on media are
-//! checked against them), page hashes and workload key scrambles from it. [`FxHasher`] is
-//! the hasher of in-memory maps keyed by small integers (row keys, transaction ids).
-
-use std::hash::Hasher;
+//! checked against them), page hashes and workload key scrambles from it.
 
 /// Mix `x` (splitmix64's finaliser; callers add their own constants to the input).
 #[inline]
@@ -12,31 +9,6 @@ pub fn mix64(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     x ^ (x >> 31)
-}
-
-/// FxHash-style hasher: the keys are small integers; SipHash would dominate a lookup.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.write_u64(i as u64);
-    }
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
 }
 
 #[cfg(test)]

@@ -158,7 +158,7 @@ pub fn btree_mix(cfg: &BTreeMixConfig) -> Result<BTreeMixResult, RewindError> {
                 secs.push(s);
                 fences = f;
             }
-            let s = median(secs);
+            let s = median(&mut secs);
             row.push(MixPoint {
                 system: sys.label(),
                 update_fraction: frac,

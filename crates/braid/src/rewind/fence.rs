@@ -79,7 +79,7 @@ pub fn fence_sensitivity(cfg: &FenceConfig) -> Result<FenceResult, RewindError> 
             for _ in 0..mix.runs.max(1) {
                 secs.push(mix_once(&mix, &sys, *mix.update_fractions.first().unwrap_or(&1.0))?.0);
             }
-            let s = median(secs);
+            let s = median(&mut secs);
             let b = *base.get_or_insert(s);
             points.push(FencePoint {
                 system: v.label.clone(),

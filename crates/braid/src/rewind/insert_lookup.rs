@@ -133,8 +133,8 @@ pub fn btree_insert_lookup(cfg: &InsertLookupConfig) -> Result<InsertLookupResul
         }
         rows.push(InsertLookupRow {
             system: sys.label(),
-            inserts_per_sec: median(ins),
-            lookups_per_sec: median(look),
+            inserts_per_sec: median(&mut ins),
+            lookups_per_sec: median(&mut look),
             fences_per_insert: fences,
             lines_flushed_per_insert: lines,
         });

@@ -183,7 +183,7 @@ fn run_peer(
         anyhow::bail!("{} printed nothing", bin.display());
     };
     let mut points = Vec::new();
-    for (&frac, s) in cfg.update_fractions.iter().zip(secs) {
+    for (&frac, mut s) in cfg.update_fractions.iter().zip(secs) {
         if s.len() != cfg.runs.max(1) {
             anyhow::bail!(
                 "{} runs at update fraction {frac}, not {}",
@@ -191,7 +191,7 @@ fn run_peer(
                 cfg.runs
             );
         }
-        let s = median(s);
+        let s = median(&mut s);
         points.push(MixPoint {
             system: peer.system.into(),
             update_fraction: frac,

@@ -89,11 +89,7 @@ pub fn region(
     }
 }
 
-/// The median (upper median for an even count; 0 for none).
-pub fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() { 0.0 } else { v[v.len() / 2] }
-}
+pub(crate) use crate::bench::median;
 
 /// A REWIND configuration with a label.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -76,7 +76,7 @@ pub fn word_tx(cfg: &WordTxConfig) -> Result<WordTxResult, RewindError> {
             out.push(cfg.transactions as f64 / t.elapsed().as_secs_f64());
         }
     }
-    let raw_sps = median(raw);
+    let raw_sps = median(&mut raw);
     let mut rows = Vec::new();
     for v in &cfg.variants {
         let mut tps = Vec::new();
@@ -103,7 +103,7 @@ pub fn word_tx(cfg: &WordTxConfig) -> Result<WordTxResult, RewindError> {
             fences = d.fences as f64 / cfg.transactions as f64;
             lines = d.lines_flushed as f64 / cfg.transactions as f64;
         }
-        let tps = median(tps);
+        let tps = median(&mut tps);
         rows.push(WordTxRow {
             label: v.label.clone(),
             tx_per_sec: tps,
@@ -116,7 +116,7 @@ pub fn word_tx(cfg: &WordTxConfig) -> Result<WordTxResult, RewindError> {
     Ok(WordTxResult {
         config: cfg.clone(),
         raw_stores_per_sec: raw_sps,
-        dram_stores_per_sec: median(dram),
+        dram_stores_per_sec: median(&mut dram),
         rows,
     })
 }

@@ -32,8 +32,8 @@ use std::sync::Arc;
 
 use super::cut::{Entry, cut};
 use super::record::{Head, Rec};
-use crate::mix::FxHasher;
 use crate::{Lsn, WalError};
+use rustc_hash::FxHasher;
 
 /// A record as the merge sees it.
 #[derive(Clone, Copy)]

@@ -48,9 +48,9 @@ use std::sync::atomic::{AtomicU64, Ordering, fence};
 
 use crossbeam_utils::CachePadded;
 
-use crate::mix::FxHasher;
 use crate::scheme::ROW_META_WORDS;
 use parking_lot::Mutex;
+use rustc_hash::FxHasher;
 
 /// Shards of the row table (a power of two).
 pub(crate) const SHARDS: usize = 64;
