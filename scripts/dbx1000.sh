@@ -70,6 +70,9 @@ fi
 [ -f "$dbx/benchmarks/YCSB_schema.txt" ] || { echo "$dbx/benchmarks/YCSB_schema.txt is missing" >&2; exit 1; }
 
 cd "$root"
+# The tree's state when the binary is built, before anything else can change it.
+braid_rev=$(git rev-parse HEAD 2>/dev/null || true)
+braid_dirty=$(git status --porcelain --untracked-files=no 2>/dev/null | head -c1)
 cargo build --release -p braid --quiet
 braid=${CARGO_TARGET_DIR:-$root/target}/release/braid
 out=$root/target/dbx1000
@@ -238,11 +241,12 @@ elapsed=$(( $(date +%s) - start ))
 cp "$results" "$out/runs.tsv"
 
 python3 - "$results" "$out" "$root" "$dbx" "$seconds" "$repeat" "$threads_arg" "$taurus" \
-    "$elapsed" "$(cat "$work/emulation" 2>/dev/null)" "$common" "${numa[*]:-}" "$(declare -p gx)" <<'PY'
+    "$elapsed" "$(cat "$work/emulation" 2>/dev/null)" "$common" "${numa[*]:-}" "$(declare -p gx)" \
+    "$braid_rev" "$braid_dirty" <<'PY'
 import csv, json, math, os, platform, re, statistics, subprocess, sys
 
 (results, out, root, dbx, seconds, repeat, threads_arg, taurus, elapsed, emulation, common,
- numa, gxdecl) = sys.argv[1:]
+ numa, gxdecl, braid_rev, braid_dirty) = sys.argv[1:]
 rows = [l.rstrip("\n").split("\t") for l in open(results) if l.strip()]
 vals = {}
 for system, v, t, l, r, metric, value in rows:
@@ -369,8 +373,8 @@ meta = {
                                                    "--threads", threads_arg, "--taurus", taurus]),
     "machine": {"cpu": cpu, "cores": os.cpu_count(), "cpu_mhz": mhz, "kernel": platform.release(),
                 "host": platform.node()},
-    "braid_git": git(root, "rev-parse", "HEAD"),
-    "braid_git_dirty": bool(git(root, "status", "--porcelain", "--untracked-files=no")),
+    "braid_git": braid_rev,
+    "braid_git_dirty": bool(braid_dirty),
     "dbx1000_path": dbx, "dbx1000_git": git(dbx, "rev-parse", "HEAD"),
     "dbx1000_modified_files": (git(dbx, "status", "--porcelain", "--untracked-files=no") or "").split("\n"),
     "dbx1000_cpu_freq_compiled_ghz": compiled,

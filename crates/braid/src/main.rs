@@ -62,6 +62,8 @@ enum BenchSub {
 
 fn main() {
     let cli = Cli::parse();
+    // The tree's state before any command writes its outputs (see `output::revision`).
+    let _ = output::revision();
     let result = match cli.cmd {
         None => {
             use clap::CommandFactory;

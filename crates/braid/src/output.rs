@@ -9,6 +9,28 @@ pub fn write_json(path: &Path, value: &serde_json::Value) -> anyhow::Result<()> 
     write_text(path, &serde_json::to_string_pretty(value)?)
 }
 
+/// The git revision this process runs from and whether tracked files differed from it, asked
+/// once, the first time anything asks: `main` asks before any command writes a file,
+/// so a command's own outputs (tracked results it rewrites) never make its tree look dirty.
+pub fn revision() -> &'static (String, Option<bool>) {
+    static REV: std::sync::OnceLock<(String, Option<bool>)> = std::sync::OnceLock::new();
+    REV.get_or_init(|| {
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(["-C", env!("CARGO_MANIFEST_DIR")])
+                .args(args)
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        };
+        let rev = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_default();
+        // Tracked files changed since that revision: the figures are not the revision's alone.
+        let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty());
+        (rev, dirty)
+    })
+}
+
 /// Cores, CPU model, persistence instructions and the git revision, for result files.
 pub fn machine() -> serde_json::Value {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
@@ -19,18 +41,7 @@ pub fn machine() -> serde_json::Value {
                 .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
         })
         .unwrap_or_default();
-    let git = |args: &[&str]| {
-        std::process::Command::new("git")
-            .args(["-C", env!("CARGO_MANIFEST_DIR")])
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    };
-    let rev = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_default();
-    // Tracked files changed since that revision: the figures are not the revision's alone.
-    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty());
+    let (rev, dirty) = revision().clone();
     let read = |p: &str| {
         std::fs::read_to_string(p)
             .map(|s| s.trim().to_string())
