@@ -97,6 +97,45 @@ fn bench_recover_inspect() {
     );
 }
 
+/// On a disk (not tmpfs), a file-device run measures the disk's commit floor first, and the
+/// result carries the median of each run's p50 less its own floor.
+#[test]
+fn bench_on_a_disk_measures_the_floor() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = small_bench(
+        dir.path(),
+        &[
+            "--scheme",
+            "serial",
+            "--device",
+            "file",
+            "--threads",
+            "1",
+            "--inflight",
+            "1",
+            "--repeat",
+            "3",
+            "--seconds",
+            "0.2",
+        ],
+    );
+    let r = result(&v, "serial");
+    assert!(r["floor_p50_us"].as_f64().unwrap() > 0.0, "{r}");
+    let mut gaps: Vec<f64> = r["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| run["p50_us"].as_f64().unwrap() - run["disk_floor"]["p50_us"].as_f64().unwrap())
+        .collect();
+    assert_eq!(gaps.len(), 3, "{r}");
+    gaps.sort_by(f64::total_cmp);
+    let gap = r["floor_gap_us"].as_f64().unwrap();
+    assert!(
+        (gap - gaps[1]).abs() < 1e-6,
+        "floor_gap_us {gap}, per-run gaps {gaps:?}"
+    );
+}
+
 /// Every file below `dir` with its bytes' checksum.
 fn checksums(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, u32> {
     let mut out = std::collections::BTreeMap::new();

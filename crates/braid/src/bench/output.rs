@@ -67,6 +67,8 @@ struct CsvRow<'a> {
     floor_p50_us: Option<f64>,
     #[serde(serialize_with = "fixed2_or_empty")]
     floor_p99_us: Option<f64>,
+    #[serde(serialize_with = "fixed2_or_empty")]
+    floor_gap_us: Option<f64>,
     git: &'a str,
     cores: String,
     cpu: &'a str,
@@ -140,6 +142,7 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<
             bytes_per_flush: r.bytes_per_flush,
             floor_p50_us: r.floor_p50_us,
             floor_p99_us: r.floor_p99_us,
+            floor_gap_us: r.floor_gap_us,
             git: m["git"].as_str().unwrap_or(""),
             cores: m["cores"].to_string(),
             cpu: m["cpu"].as_str().unwrap_or(""),
@@ -232,14 +235,17 @@ pub fn print_table(results: &[ConfigResult]) {
             println!(
                 "{} {} {} {}t: commit p50 {:.1} us against the disk's floor of {floor:.1} us \
                  (one {}-byte pwrite + fdatasync into a preallocated file, measured in the run's \
-                 directory before each run): {:+.1} us",
+                 directory before each run): {:+.1} us (medians); each run's p50 less its own \
+                 floor: {:+.1} us (median over {} runs)",
                 r.workload,
                 r.scheme,
                 r.device,
                 r.threads,
                 r.p50_us,
                 super::floor::FLOOR_WRITE_BYTES,
-                r.p50_us - floor
+                r.p50_us - floor,
+                r.floor_gap_us.unwrap_or(f64::NAN),
+                r.runs.len()
             );
         }
     }

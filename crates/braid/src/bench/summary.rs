@@ -63,6 +63,10 @@ pub struct ConfigResult {
     /// disk; see `bench/floor.rs`): a run's commit latency less this is braid's own.
     pub floor_p50_us: Option<f64>,
     pub floor_p99_us: Option<f64>,
+    /// Median over the runs of each run's commit p50 less the floor measured just before it,
+    /// in us: steadier than the difference of the two medians where the disk's floor moves
+    /// from run to run.
+    pub floor_gap_us: Option<f64>,
     pub runs: Vec<RunResult>,
     pub params: serde_json::Value,
 }
@@ -168,6 +172,7 @@ pub fn measure_variants(
         let insert_ns = median_of(|r| Some(r.log_insert_ns)).unwrap_or(0.0);
         let floor_p50 = median_of(|r| r.disk_floor.map(|f| f.p50_us));
         let floor_p99 = median_of(|r| r.disk_floor.map(|f| f.p99_us));
+        let floor_gap = median_of(|r| r.disk_floor.map(|f| r.p50_us - f.p50_us));
         let ratio = results
             .iter()
             .find(|c| c.scheme == "none" && c.threads == p.threads)
@@ -228,6 +233,7 @@ pub fn measure_variants(
             log_insert_ns: insert_ns,
             floor_p50_us: floor_p50,
             floor_p99_us: floor_p99,
+            floor_gap_us: floor_gap,
             runs,
             params: serde_json::json!({
                 "workload": workload.params(),
