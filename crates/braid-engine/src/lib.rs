@@ -49,7 +49,7 @@
 //! ```
 //!
 //! Options worth knowing: [`Options::scheme`] (by name or typed configuration:
-//! [`SerialConfig`], [`TaurusConfig`], [`GsnConfig`], [`PerTxnOptions`], ...),
+//! [`SerialConfig`], [`TaurusConfig`], [`GsnConfig`], [`PerTxnConfig`], ...),
 //! [`Options::logging`] (data or command logging with stored [`Procedures`]), [`Options::cc`],
 //! [`Options::device`] (files, or persistent memory with [`PmemOptions`]; [`Media`] says how
 //! region files reach power-safe media), [`Options::durability`] ([`Durability::Async`]
@@ -83,8 +83,10 @@ pub use braid_wal::scan::{EndKind, ScanEnd, ScanMode};
 pub use braid_wal::scheme::gsn::{CommitProtocol, GsnConfig, Partition};
 pub use braid_wal::scheme::none::NoneConfig;
 pub use braid_wal::scheme::nvdisk::NvDiskConfig;
-pub use braid_wal::scheme::pertxn::{FlushPolicy, PerTxnOptions};
+pub use braid_wal::scheme::pertxn::{FlushPolicy, PerTxnConfig};
+pub use braid_wal::scheme::plover::PloverConfig;
 pub use braid_wal::scheme::serial::SerialConfig;
+pub use braid_wal::scheme::silor::SilorConfig;
 pub use braid_wal::scheme::taurus::TaurusConfig;
 pub use braid_wal::scheme::{
     LogKind, LogPlace, Records, RecoveryPlan, RecoveryReport, SCHEMES, SchemeDef, SchemeSpec,

@@ -13,7 +13,7 @@ use braid_wal::WalError;
 use braid_wal::fs::FaultFs;
 use braid_wal::record::Kind;
 use braid_wal::scan::ScanMode;
-use braid_wal::scheme::pertxn::{PerTxnLog, PerTxnOptions, PerTxnStorage};
+use braid_wal::scheme::pertxn::{PerTxnConfig, PerTxnLog, PerTxnStorage};
 use braid_wal::scheme::{DurabilityWait, LogKind, Replay, ReplayError, SchemeConfig};
 use parking_lot::Mutex;
 
@@ -43,11 +43,11 @@ fn open(region: &Region, fs: &FaultFs, mode: ScanMode) -> Result<(PerTxnLog, Rec
         region: region.clone(),
         fs: Arc::new(fs.clone()),
         backup_dir: PathBuf::from("/backup"),
-        options: PerTxnOptions {
+        options: PerTxnConfig {
             slot_size: 128,
             backup_segment_size: 4096,
             backup_buffer_size: 16 << 10,
-            ..PerTxnOptions::default()
+            ..PerTxnConfig::default()
         },
     };
     let rec = Recorder::default();

@@ -24,7 +24,7 @@ use braid_pmem::{Domain, Media, PmemConfig, Region};
 use braid_wal::device::file::{FileDevice, FileDeviceConfig};
 use braid_wal::fs::RealFs;
 use braid_wal::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
-use braid_wal::scheme::pertxn::{FlushPolicy, PerTxnLog, PerTxnOptions, PerTxnStorage};
+use braid_wal::scheme::pertxn::{FlushPolicy, PerTxnConfig, PerTxnLog, PerTxnStorage};
 use braid_wal::scheme::{LogKind, Replay, ReplayError, SchemeConfig};
 use braid_wal::stream::{Stream, StreamConfig};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -145,11 +145,11 @@ fn pertxn(threads: usize, iters: u64, flush: FlushPolicy) -> Duration {
             media: Media::Emulated,
         };
         let region = Region::create(&dir.path().join("pertxn.region"), size, pcfg).unwrap();
-        let options = PerTxnOptions {
+        let options = PerTxnConfig {
             flush,
             slot_size: slot,
             truncate_entries: u64::MAX,
-            ..PerTxnOptions::default()
+            ..PerTxnConfig::default()
         };
         let storage = PerTxnStorage {
             region,

@@ -13,7 +13,7 @@ use braid_wal::device::null::NullDevice;
 use braid_wal::device::pmem::PmemWrite;
 use braid_wal::fs::RealFs;
 use braid_wal::proxy::{AppendCost, Proxies};
-use braid_wal::scheme::pertxn::{FlushPolicy, PerTxnOptions};
+use braid_wal::scheme::pertxn::{FlushPolicy, PerTxnConfig};
 use braid_wal::scheme::{
     self, CommitRequest, LogKind, NoRows, RegionStorage, Replay, ReplayError, Scheme, SchemeConfig,
     SchemeSpec, SchemeWorker, Storage,
@@ -174,7 +174,7 @@ fn none_counts_commits_only() {
     s.close().unwrap();
 }
 
-fn pertxn(opts: PerTxnOptions) -> (tempfile::TempDir, Arc<dyn Scheme>) {
+fn pertxn(opts: PerTxnConfig) -> (tempfile::TempDir, Arc<dyn Scheme>) {
     let dir = tempfile::tempdir().unwrap();
     let region = Region::create(
         &dir.path().join("log.region"),
@@ -194,7 +194,7 @@ fn pertxn(opts: PerTxnOptions) -> (tempfile::TempDir, Arc<dyn Scheme>) {
 
 #[test]
 fn pertxn_counts_global_lsn_and_index() {
-    let (_dir, s) = pertxn(PerTxnOptions::default());
+    let (_dir, s) = pertxn(PerTxnConfig::default());
     let mut w = s.worker(0).unwrap();
     for i in 0..30 {
         commit(&mut *w, 1 + i, &payload(i), false);
@@ -213,10 +213,10 @@ fn pertxn_counts_global_lsn_and_index() {
 
 #[test]
 fn pertxn_flush_on_commit_counts_the_daemon_flag() {
-    let opts = PerTxnOptions {
+    let opts = PerTxnConfig {
         flush: FlushPolicy::Commit,
         flush_daemon: false,
-        ..PerTxnOptions::default()
+        ..PerTxnConfig::default()
     };
     let (_dir, s) = pertxn(opts);
     let mut w = s.worker(0).unwrap();

@@ -19,7 +19,7 @@ use braid_wal::WalError;
 use braid_wal::fs::{CrashOpts, FaultFs};
 use braid_wal::record::{self, Kind};
 use braid_wal::scan::ScanMode;
-use braid_wal::scheme::pertxn::{FlushPolicy, PerTxnLog, PerTxnOptions, PerTxnStorage, layout};
+use braid_wal::scheme::pertxn::{FlushPolicy, PerTxnConfig, PerTxnLog, PerTxnStorage, layout};
 use braid_wal::scheme::{DurabilityWait, LogKind, Replay, ReplayError, SchemeConfig};
 use parking_lot::Mutex;
 
@@ -68,18 +68,18 @@ fn pcfg(domain: Domain) -> PmemConfig {
     }
 }
 
-fn opts(flush: FlushPolicy, slot: usize, truncate: u64) -> PerTxnOptions {
-    PerTxnOptions {
+fn opts(flush: FlushPolicy, slot: usize, truncate: u64) -> PerTxnConfig {
+    PerTxnConfig {
         flush,
         slot_size: slot,
         truncate_entries: truncate,
         backup_segment_size: 64 << 10,
         backup_buffer_size: 64 << 10,
-        ..PerTxnOptions::default()
+        ..PerTxnConfig::default()
     }
 }
 
-fn storage(region: &Region, fs: &FaultFs, o: &PerTxnOptions) -> PerTxnStorage {
+fn storage(region: &Region, fs: &FaultFs, o: &PerTxnConfig) -> PerTxnStorage {
     PerTxnStorage {
         region: region.clone(),
         fs: Arc::new(fs.clone()),
@@ -91,7 +91,7 @@ fn storage(region: &Region, fs: &FaultFs, o: &PerTxnOptions) -> PerTxnStorage {
 fn open(
     region: &Region,
     fs: &FaultFs,
-    o: &PerTxnOptions,
+    o: &PerTxnConfig,
     mode: ScanMode,
 ) -> Result<(PerTxnLog, Recorder), WalError> {
     let rec = Recorder::default();
@@ -148,7 +148,7 @@ fn enumerate_one(flush: FlushPolicy, domain: Domain, len: usize, slot: usize) {
     // Without the flush daemon the committing thread makes every persist event itself, so
     // crash point k names the same state in every run (with the daemon, which of the two
     // threads persists what first varies between runs).
-    let o = PerTxnOptions {
+    let o = PerTxnConfig {
         flush_daemon: false,
         ..opts(flush, slot, 0)
     };

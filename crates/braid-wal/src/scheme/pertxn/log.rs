@@ -75,7 +75,7 @@ use std::time::{Duration, Instant};
 use braid_pmem::Region;
 use crossbeam_utils::CachePadded;
 
-use super::PerTxnOptions;
+use super::PerTxnConfig;
 use super::frontier::Backoff;
 use super::layout::Layout;
 use crate::{Lsn, WalError};
@@ -139,7 +139,7 @@ impl WriterStats {
 pub(crate) struct Shared {
     pub(crate) region: Region,
     pub(crate) layout: Layout,
-    pub(crate) opts: PerTxnOptions,
+    pub(crate) opts: PerTxnConfig,
     /// Consumed entries that trigger truncation.
     pub(crate) truncate_at: u64,
     /// The global LSN counter: the next object's LSN.
@@ -181,7 +181,7 @@ impl Shared {
     pub(crate) fn new(
         region: Region,
         layout: Layout,
-        opts: PerTxnOptions,
+        opts: PerTxnConfig,
         next: Lsn,
         head: Lsn,
     ) -> Shared {

@@ -26,7 +26,7 @@
 //!   and is concatenated again at recovery. Objects hold redo information only: the engine
 //!   keeps undo information in DRAM and installs writes only after the commit's object is in
 //!   the log, so no undo object ever needs to reach persistent memory.
-//! * Slots have a fixed size ([`PerTxnOptions::slot_size`]) and the entry of LSN `l` is
+//! * Slots have a fixed size ([`PerTxnConfig::slot_size`]) and the entry of LSN `l` is
 //!   `l mod entries`; both are fixed when the region is formatted, and a reopened region keeps
 //!   its own layout whatever the options ask.
 //! * A commit is acknowledged only when its objects and every object with a smaller LSN are
@@ -113,7 +113,7 @@ fn unknown_flush(s: &str) -> UnknownName {
 
 /// Settings of the `pertxn` scheme.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PerTxnOptions {
+pub struct PerTxnConfig {
     /// When objects become persistent.
     pub flush: FlushPolicy,
     /// Bytes per object slot (a multiple of 64, 128 to about 1 MiB). Used when the region is
@@ -135,9 +135,9 @@ pub struct PerTxnOptions {
     pub backup_buffer_size: usize,
 }
 
-impl Default for PerTxnOptions {
+impl Default for PerTxnConfig {
     fn default() -> Self {
-        PerTxnOptions {
+        PerTxnConfig {
             flush: FlushPolicy::Insert,
             slot_size: 1024,
             truncate_entries: 0,
@@ -157,7 +157,7 @@ pub const NAME: &str = "pertxn";
 pub const REGISTRATION: Registration = Registration {
     name: NAME,
     about: "NV-Logging: per-transaction log objects in persistent memory",
-    default: || Box::new(PerTxnOptions::default()),
+    default: || Box::new(PerTxnConfig::default()),
 };
 
 const OPTIONS: &[&str] = &[
@@ -167,7 +167,7 @@ const OPTIONS: &[&str] = &[
     "backup_segment_bytes",
 ];
 
-impl SchemeDef for PerTxnOptions {
+impl SchemeDef for PerTxnConfig {
     fn name(&self) -> &'static str {
         NAME
     }
@@ -211,7 +211,7 @@ impl SchemeDef for PerTxnOptions {
             region: r.region,
             fs: r.fs,
             backup_dir: r.backup_dir,
-            options: PerTxnOptions {
+            options: PerTxnConfig {
                 write: r.write,
                 ..self.clone()
             },
@@ -233,7 +233,7 @@ pub struct PerTxnStorage {
     /// Where truncation backs up cold objects to segment files.
     pub backup_dir: PathBuf,
     /// The scheme's settings.
-    pub options: PerTxnOptions,
+    pub options: PerTxnConfig,
 }
 
 impl fmt::Debug for PerTxnStorage {
@@ -368,7 +368,7 @@ impl PerTxnLog {
 
     /// The options it was opened with (a region formatted earlier keeps its own slot size,
     /// whatever `slot_size` says).
-    pub fn options(&self) -> &PerTxnOptions {
+    pub fn options(&self) -> &PerTxnConfig {
         &self.sh.opts
     }
 
