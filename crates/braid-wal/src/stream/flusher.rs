@@ -129,8 +129,9 @@ impl Inner {
     /// system, where a flush is a copy) and a core would otherwise idle (the writers and
     /// flushers of every stream of the process fit in the machine's cores). A writer finding
     /// the flusher awake takes no lock and makes no system call to wake it, which at one writer
-    /// on RAM files was the largest cost of a commit. Where flushes are slow (a disk) a committer leads its own
-    /// flush instead (`lead.rs`), and a lingering flusher would only take that from it.
+    /// on RAM files was the largest cost of a commit. Where flushes are slow (a disk) a
+    /// committer leads its own flush instead (`lead.rs`), and a lingering flusher would only
+    /// take that from it.
     /// Returns whether a record was filled past `d` (or the state changed).
     fn linger(&self, d: Lsn, st: u8) -> bool {
         if self.last_flush_ns.load(Relaxed) > LINGER_FLUSH_MAX.as_nanos() as u64

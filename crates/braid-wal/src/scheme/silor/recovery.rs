@@ -158,7 +158,7 @@ fn scan(s: usize, dev: &dyn Device, cfg: &SchemeConfig, buckets: usize) -> Resul
                     let op = op.map_err(|e| bad(s, h.lsn, &e.to_string()))?;
                     let (table, key) = (op.table(), op.key());
                     let tag = payload[from];
-                    let hash = (key ^ (u64::from(table) << 40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    let hash = super::worker::row_hash(table, key);
                     log.buckets[(hash >> 32) as usize % buckets].push(Op {
                         key,
                         tid,

@@ -53,10 +53,16 @@ impl Default for RowTids {
     }
 }
 
+/// A row's hash (multiplicative, golden ratio): the high bits pick a shard here and a replay
+/// bucket in `recovery.rs`.
+#[inline]
+pub(super) fn row_hash(table: u32, key: u64) -> u64 {
+    (key ^ (u64::from(table) << 40)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
 impl RowTids {
     fn shard(&self, table: u32, key: u64) -> &Shard {
-        let h = (key ^ (u64::from(table) << 40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        &self.0[(h >> 58) as usize & (SHARDS - 1)]
+        &self.0[(row_hash(table, key) >> 58) as usize & (SHARDS - 1)]
     }
     fn get(&self, table: u32, key: u64) -> u64 {
         self.shard(table, key)
