@@ -16,6 +16,8 @@ struct MemInner {
     bytes: Vec<u8>,
     durable: u64,
     gate_open: bool,
+    /// Names of the threads whose flushes wait at the closed gate.
+    held: Vec<String>,
 }
 
 /// A file-like in-memory device: `fill` buffers, `flush` makes durable (waiting while the gate
@@ -38,6 +40,7 @@ impl MemDev {
                 bytes: image,
                 durable,
                 gate_open: true,
+                held: Vec::new(),
             }),
             cv: Condvar::new(),
         })
@@ -45,6 +48,11 @@ impl MemDev {
     pub fn set_gate(&self, open: bool) {
         self.inner.lock().gate_open = open;
         self.cv.notify_all();
+    }
+    /// Names of the threads whose flushes wait at the closed gate now (a stream's flusher, or
+    /// a committer leading its own flush).
+    pub fn held_by(&self) -> Vec<String> {
+        self.inner.lock().held.clone()
     }
     /// What a crash leaves: the durable bytes.
     pub fn crash_image(&self) -> Vec<u8> {
@@ -105,8 +113,15 @@ impl Device for MemDev {
     }
     fn flush(&self, _from: Lsn, to: Lsn) -> Result<(), WalError> {
         let mut g = self.inner.lock();
-        while !g.gate_open {
-            self.cv.wait(&mut g);
+        if !g.gate_open {
+            let me = std::thread::current().name().unwrap_or("").to_string();
+            g.held.push(me.clone());
+            while !g.gate_open {
+                self.cv.wait(&mut g);
+            }
+            if let Some(at) = g.held.iter().position(|n| *n == me) {
+                g.held.remove(at);
+            }
         }
         g.durable = g.durable.max(to);
         Ok(())
