@@ -193,7 +193,7 @@ run_braid() { # round variant threads logs
     # shellcheck disable=SC2086
     if ! "$braid" bench --workload ycsb --device file --dir "$d" --ycsb-update row --rows 1000000 \
         --theta 0.6 --read-fraction 0.5 --accesses 2 --threads "$t" --seconds "$seconds" \
-        --repeat 1 --inflight 256 $bflags "${keep[@]}" --json "$d/bench.json" --csv "$d/bench.csv" \
+        --repeat 1 $bflags "${keep[@]}" --json "$d/bench.json" --csv "$d/bench.csv" \
         > "$d/bench.txt" 2>&1; then
         echo "braid bench ($v, $t threads, $l logs) failed; its output ends:" >&2
         tail -n 5 "$d/bench.txt" >&2
@@ -349,7 +349,8 @@ How each counts a transaction. DBx1000 counts one when it has executed and its l
 in the in-memory log buffer (num_commits; it is made durable later, asynchronously), and
 divides by the workers' summed transaction time (rdtsc / CPU_FREQ) or the loggers' busy time,
 whichever is larger. braid counts one only once it is durable (commit acknowledged after the
-log flush, --inflight 256 commits in flight per worker), over the wall-clock run. Recovery:
+log flush; the bench's default window of commits in flight per worker: 256, and 10,000 for
+Silo-R, which acknowledges a whole 5 ms epoch at once), over the wall-clock run. Recovery:
 DBx1000's -Lr1 run on the log just written (its Throughput: replayed transactions over replay
 time); braid recover's replay rate (initial image load excluded). Both systems log the same
 bytes: a whole 1 KB row per update. Emulation: both systems' logs are files on tmpfs
@@ -383,7 +384,7 @@ meta = {
                "read_fraction": 0.5, "zipf_theta": 0.6, "update": "whole row", "seconds": float(seconds),
                "repeat": int(repeat), "threads": [int(x) for x in threads_arg.split(",")],
                "taurus_builds": taurus, "log_dir": "/dev/shm (tmpfs)", "emulation": emu,
-               "braid": "bench --workload ycsb --device file --ycsb-update row --inflight 256 "
+               "braid": "bench --workload ycsb --device file --ycsb-update row (default --inflight: 256; silor 10000) "
                         "(silor: --cc occ --scheme-opt silor.epoch_ms=5; none-occ: --cc occ); "
                         "recover --threads = run threads",
                "dbx1000_common_flags": common, "dbx1000_launcher": numa,

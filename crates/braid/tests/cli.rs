@@ -301,3 +301,32 @@ fn crash_test_tpcc_consistency_after_power_failures() {
         ]);
     }
 }
+
+/// The default window is 256 commits, widened for Silo-R to cover two of its epochs at a
+/// million commits per second per worker; `--inflight` overrides both. The value used is in
+/// each result's parameters.
+#[test]
+fn bench_sizes_the_window_to_how_a_scheme_acknowledges() {
+    let dir = tempfile::tempdir().unwrap();
+    let common = [
+        "--scheme",
+        "serial,silor",
+        "--cc",
+        "occ",
+        "--threads",
+        "1",
+        "--seconds",
+        "0.2",
+        "--scheme-opt",
+        "silor.epoch_ms=5",
+    ];
+    let v = small_bench(dir.path(), &common);
+    assert_eq!(result(&v, "serial")["params"]["inflight"], 256, "{v}");
+    assert_eq!(result(&v, "silor")["params"]["inflight"], 10_000, "{v}");
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = common.to_vec();
+    args.extend(["--inflight", "7"]);
+    let v = small_bench(dir.path(), &args);
+    assert_eq!(result(&v, "serial")["params"]["inflight"], 7, "{v}");
+    assert_eq!(result(&v, "silor")["params"]["inflight"], 7, "{v}");
+}

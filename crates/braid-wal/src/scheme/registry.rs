@@ -58,6 +58,12 @@ pub trait SchemeDef: fmt::Debug + Send + Sync {
     fn early_lock_release(&self) -> bool {
         true
     }
+    /// How often it acknowledges commits, where it acknowledges them in batches rather than
+    /// each as soon as its record is durable (Silo-R's epoch): a client that keeps commits in
+    /// flight needs enough of them to cover such a batch.
+    fn acknowledges_every(&self) -> Option<std::time::Duration> {
+        None
+    }
     /// Why it cannot recover a multi-versioned database (records carrying commit timestamps),
     /// if it cannot.
     fn mvcc_refusal(&self) -> Option<&'static str> {

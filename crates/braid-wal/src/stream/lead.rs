@@ -24,7 +24,8 @@
 //! token registers in `token_wanted` the same way.
 //!
 //! A writer whose commits are waited for ([`StreamWriter::set_commits_waited`]) does not wake
-//! the flusher when it fills: its waiter will lead, and a non-blocking check
+//! the flusher when it fills (unless [`CHECK_WAKE_BYTES`] are pending, so that a long group is
+//! written while it grows): its waiter will lead, and a non-blocking check
 //! ([`Stream::check_durable`]) of a record not yet durable wakes the flusher instead. The
 //! flusher of such a stream also looks for ready bytes every [`DEFERRED_POLL`] when asleep,
 //! for a commit nobody ever waits for or checks. Leading is off where the stream gathers

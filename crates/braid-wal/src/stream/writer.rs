@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use super::RING_FULL_WAIT;
 use super::close::Handle;
 use super::durable::backoff;
+use super::lead::CHECK_WAKE_BYTES;
 use super::state::{CLOSED, Inner, NO_WAKE, POISONED, STALLED};
 use crate::proxy::AppendCost;
 use crate::record::{ALIGN, RecordSpec};
@@ -111,7 +112,9 @@ impl StreamWriter {
         inner.res.count(self.slot, len64);
         inner.res.finish(self.slot);
         let end = lsn + len64;
-        let locked = if self.defer_wake {
+        // A deferring writer still wakes a sleeping flusher once a backlog has built up, so
+        // that a long group is written while it grows rather than all at once by its waiter.
+        let locked = if self.defer_wake && end.saturating_sub(synced) < CHECK_WAKE_BYTES {
             false
         } else {
             inner.wake_flusher(end)

@@ -82,9 +82,12 @@ pub struct BenchArgs {
     /// Keep each run's database directory (for `braid recover` / `braid inspect`).
     #[arg(long)]
     pub keep: bool,
-    /// Most commits a worker keeps in flight before it waits for the oldest.
-    #[arg(long, default_value_t = 256)]
-    pub inflight: usize,
+    /// Most commits a worker keeps in flight before it waits for the oldest (default: 256,
+    /// or for a scheme that acknowledges in batches, as Silo-R's epochs, enough to cover two
+    /// batches at a million commits per second per worker; the value used is recorded with
+    /// every result).
+    #[arg(long)]
+    pub inflight: Option<usize>,
     /// Seed of the workload generators.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -95,6 +98,12 @@ pub struct BenchArgs {
     #[command(flatten)]
     pub engine: EngineArgs,
 }
+
+/// Commits a worker keeps in flight by default: enough to keep a group commit full.
+pub const DEFAULT_INFLIGHT: usize = 256;
+/// Commits per second per worker a batch-acknowledging scheme's default window is sized for:
+/// above any rate one worker reaches here, so the batch, not the window, bounds the client.
+const BATCH_COVER_RATE: f64 = 1e6;
 
 /// Wrapper to get [`BenchArgs`] with every default filled in.
 #[derive(Debug, clap::Parser)]
@@ -115,6 +124,21 @@ impl BenchArgs {
         self.csv
             .clone()
             .unwrap_or_else(|| self.json.with_extension("csv"))
+    }
+
+    /// Commits each worker keeps in flight with `spec`'s scheme: `--inflight`, or the default
+    /// window ([`DEFAULT_INFLIGHT`], widened for a scheme that acknowledges in batches).
+    pub fn inflight(&self, spec: &braid_engine::SchemeSpec) -> usize {
+        if let Some(n) = self.inflight {
+            return n.max(1);
+        }
+        match spec.acknowledges_every() {
+            Some(every) => {
+                let cover = (2.0 * every.as_secs_f64() * BATCH_COVER_RATE).ceil() as usize;
+                cover.max(DEFAULT_INFLIGHT)
+            }
+            None => DEFAULT_INFLIGHT,
+        }
     }
 
     /// Seconds per run.

@@ -191,7 +191,9 @@ pub fn run_once(
         common::run_dir(args.dir.as_ref(), device, &label).context("creating a run directory")?;
     let mut engine = args.engine.clone();
     engine.nvm_delay_ns = nvm_delay_ns;
-    let mut opts = engine.options(engine.spec(scheme)?, logging, device, logs, threads);
+    let spec = engine.spec(scheme)?;
+    let inflight = args.inflight(&spec);
+    let mut opts = engine.options(spec, logging, device, logs, threads);
     opts.app = common::app_blob(&**workload);
     let load_bar = bar(
         mp,
@@ -239,7 +241,7 @@ pub fn run_once(
             .map(|i| {
                 let client = workload.client(i, args.seed.wrapping_add(repeat as u64 * 1000));
                 let (db, stop, commits) = (&db, &stop, &commits);
-                s.spawn(move || work(db, client, args.inflight.max(1), stop, commits))
+                s.spawn(move || work(db, client, inflight, stop, commits))
             })
             .collect();
         while start.elapsed() < deadline {

@@ -239,7 +239,7 @@ pub fn measure_variants(
                 "workload": workload.params(),
                 "seconds": args.seconds(),
                 "repeat": args.repeat,
-                "inflight": args.inflight,
+                "inflight": args.inflight(&args.engine.spec(p.scheme)?),
                 "seed": args.seed,
                 "cc": args.engine.cc.name(),
                 "records": args.engine.records.name(),

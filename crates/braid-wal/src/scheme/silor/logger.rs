@@ -5,6 +5,8 @@
 //! mapped onto it and then its tail: every record of an epoch up to the stream's bound
 //! ([`stream_bound`]) lies before that tail. Once the stream (its flusher is SiloR's logger,
 //! writing its own device) is durable up to the tail, the stream has made that epoch durable.
+//! Workers' records do not wake the flushers (a backlog of 64 KiB does): each round wakes
+//! them, and flushes stream 0 itself.
 //! `D` is the minimum over the streams; when it grows, a `P` record saying so is appended to
 //! stream 0 and made durable, and only then is `D` published to the waiting commits.
 //!
@@ -105,6 +107,12 @@ impl Logger {
         for s in 0..n {
             bounds.push(b);
             tails.push(self.sh.streams[s].tail());
+        }
+        // Workers leave flushing to this round (`worker.rs`): wake the other streams' flushers
+        // so that they write in parallel while this thread flushes stream 0 itself. A check's
+        // error shows again in the wait below.
+        for (stream, &tail) in self.sh.streams.iter().zip(&tails).skip(1) {
+            let _ = stream.check_durable(tail);
         }
         for s in 0..n {
             self.sh.streams[s].wait_durable(tails[s])?;

@@ -103,6 +103,9 @@ impl SchemeDef for SilorConfig {
     fn mvcc_refusal(&self) -> Option<&'static str> {
         Some(NO_MVCC)
     }
+    fn acknowledges_every(&self) -> Option<std::time::Duration> {
+        Some(std::time::Duration::from_millis(self.epoch_ms.max(1)))
+    }
     fn set_option(&mut self, key: &str, value: &str) -> Result<(), WalError> {
         match key {
             "epoch_ms" => {

@@ -113,7 +113,14 @@ impl SilorWorker {
         })?;
         // Workers map onto streams round robin.
         let writer = match sh.streams[w % sh.streams.len()].writer() {
-            Ok(wr) => wr,
+            Ok(mut wr) => {
+                // The epoch thread waits for every stream at each epoch's end and flushes what
+                // is ready itself (SiloR's loggers write at epoch boundaries, not per commit):
+                // a record does not wake the flusher, which would cost a wake-up every few
+                // commits. A backlog of 64 KiB still does (`StreamWriter::append`).
+                wr.set_commits_waited(true);
+                wr
+            }
             Err(e) => {
                 sh.epochs.release(slot);
                 return Err(e);

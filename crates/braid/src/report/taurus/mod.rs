@@ -92,7 +92,7 @@ fn twopl(device: fn(&mut BenchArgs), with_none: bool) -> Vec<Var> {
 /// figure gets the same pipeline).
 fn occ_deep(a: &mut BenchArgs) {
     occ(a);
-    a.inflight = SILOR_INFLIGHT;
+    a.inflight = Some(SILOR_INFLIGHT);
 }
 
 /// The OCC schemes of Figs. 6 and 8 on NVMe-class devices: Silo-R and Taurus (and no
