@@ -14,7 +14,8 @@
 //!   so an acknowledged commit waits on average half an epoch plus a flush.
 //! * **Recovery** (`recovery.rs`, Section 5): read `D`, replay every stream's records of
 //!   epochs `<= D` in parallel, latest TID wins per key, discard the rest; a void marker keeps
-//!   the discarded ones from ever coming back.
+//!   the discarded ones from ever coming back. A single stream is replayed while it is read
+//!   (`pipeline.rs`).
 //! * **Checkpoints**: the engine's transaction-consistent checkpoints and log cut
 //!   ([`super::cut`]), as for every scheme (SiloR's own fuzzy checkpoints are not modelled):
 //!   records carry the checkpoint epoch bit, a checkpoint waits until `D` covers every
@@ -29,6 +30,7 @@
 mod durable;
 mod epoch;
 mod logger;
+mod pipeline;
 mod recovery;
 mod worker;
 

@@ -2,6 +2,9 @@
 //! parallel every record of an epoch `<= D`, installing per key the value of the largest TID,
 //! and discard everything of a later epoch.
 //!
+//! This is the recovery of several streams, whose records of one key are ordered only by TID;
+//! a single stream is replayed while it is read (`pipeline.rs`).
+//!
 //! 1. **Scan and partition** (one thread per stream): each stream's valid prefix is read
 //!    once; a value-log record's payload is copied into the stream's payload chunks (8 MiB
 //!    each, never moved once written, so memory is touched once) and its operations are split
@@ -118,7 +121,7 @@ pub(crate) struct Recovered {
     pub(crate) max_epoch: u64,
 }
 
-fn bad(stream: usize, lsn: Lsn, what: &str) -> WalError {
+pub(super) fn bad(stream: usize, lsn: Lsn, what: &str) -> WalError {
     WalError::Config(format!(
         "silor recovery: stream {stream} LSN {lsn}: {what} (was this log written by another scheme?)"
     ))
@@ -226,6 +229,9 @@ pub(crate) fn recover(
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
 ) -> Result<Recovered, WalError> {
+    if let [dev] = devices {
+        return super::pipeline::recover(cfg, &**dev, replay, progress);
+    }
     let mut report = RecoveryReport::default();
     let buckets = cfg.recovery_threads.max(1);
     let t0 = Instant::now();
