@@ -38,11 +38,17 @@ pub(super) struct PloverWorker {
 
 impl PloverWorker {
     pub(super) fn new(sh: Arc<Shared>) -> Result<PloverWorker, WalError> {
-        let writers = sh
+        let mut writers = sh
             .streams
             .iter()
             .map(|s| s.writer())
             .collect::<Result<Vec<_>, _>>()?;
+        // Every record is waited for or checked through its ticket, which waits for or checks
+        // each stream, and such a waiter flushes it itself when no flush is under way
+        // (`stream/lead.rs`).
+        for w in &mut writers {
+            w.set_commits_waited(true);
+        }
         Ok(PloverWorker {
             writers,
             split: Split::new(sh.streams.len()),

@@ -144,7 +144,7 @@ impl TaurusWorker {
     pub(crate) fn new(sh: Arc<Shared>, worker: usize) -> Result<TaurusWorker, WalError> {
         let n = sh.n;
         let i = worker % n;
-        let writers = if sh.spread {
+        let mut writers = if sh.spread {
             sh.tracker
                 .streams()
                 .iter()
@@ -153,6 +153,12 @@ impl TaurusWorker {
         } else {
             vec![sh.tracker.streams()[i].writer()?]
         };
+        // Every record is waited for or checked through a ticket that waits for or checks its
+        // stream (`Ticket::Stream`, or the tracker's help on the stream that blocks the CLV),
+        // and such a waiter flushes it itself when no flush is under way (`stream/lead.rs`).
+        for w in &mut writers {
+            w.set_commits_waited(true);
+        }
         Ok(TaurusWorker {
             proxy: sh.board.counter(),
             stats: sh.stats.tally(),
