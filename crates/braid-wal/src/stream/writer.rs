@@ -148,8 +148,13 @@ impl StreamWriter {
     pub fn set_commits_waited(&mut self, yes: bool) {
         let inner = &*self.h.inner;
         self.defer_wake = yes && inner.lead;
-        if self.defer_wake {
-            inner.defers.store(true, SeqCst);
+        if self.defer_wake && !inner.defers.swap(true, SeqCst) {
+            // A flusher that went to sleep before this store sleeps without a timeout, and no
+            // fill of this writer would wake it: wake it once, so that it sleeps again with
+            // the poll. Under the mutex it sleeps under, after the store: either it read the
+            // flag before it slept (and is woken here) or it reads it set.
+            let _g = inner.lock.lock();
+            inner.flusher_cv.notify_all();
         }
     }
 

@@ -392,8 +392,11 @@ fn concurrent_waited_writers_lead_gap_free_flushes() {
 #[test]
 fn a_record_appended_and_never_waited_for_is_flushed() {
     // Its writer leaves the wake-up to a waiter that never comes: the flusher's poll finds it.
+    // The flusher is asleep before the writer defers (it then slept without a poll, and
+    // declaring the deferral must wake it once), the order that lost this record at 4fbfac8.
     let fake = Fake::new(1 << 16, false, 0);
     let stream = Stream::start(fake.clone(), 0, cfg(2)).unwrap();
+    assert!(stream.flusher_idle_pass(Duration::from_secs(10)));
     let mut w = stream.writer().unwrap();
     w.set_commits_waited(true);
     let (_, end) = w.append_with(64, |l, _, _, o| encode_test(l, o)).unwrap();
