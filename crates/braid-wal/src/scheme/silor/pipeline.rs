@@ -26,7 +26,7 @@ use std::time::Instant;
 
 use super::durable::{Mark, decode_mark};
 use super::epoch::epoch_of;
-use super::recovery::{Recovered, bad};
+use super::recovery::{NO_TID, Recovered, bad};
 use crate::device::Device;
 use crate::payload::decode_redo;
 use crate::record::Kind;
@@ -192,10 +192,7 @@ fn read(cfg: &SchemeConfig, dev: &dyn Device, router: &mut Router) -> Result<Rec
         let h = r.header;
         match h.kind {
             Kind::Redo => {
-                let tid = match r.stamp.gsn() {
-                    Some(t) => t,
-                    None => return Err(bad(0, h.lsn, "a redo record without a TID stamp")),
-                };
+                let tid = r.stamp.gsn().ok_or_else(|| bad(0, h.lsn, NO_TID))?;
                 report.max_txn = report.max_txn.max(h.txn);
                 let epoch = epoch_of(tid);
                 max_epoch = max_epoch.max(epoch);

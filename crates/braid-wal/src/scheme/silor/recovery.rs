@@ -121,6 +121,9 @@ pub(crate) struct Recovered {
     pub(crate) max_epoch: u64,
 }
 
+/// What [`bad`] says of a redo record that carries no TID.
+pub(super) const NO_TID: &str = "a redo record without a TID stamp";
+
 pub(super) fn bad(stream: usize, lsn: Lsn, what: &str) -> WalError {
     WalError::Config(format!(
         "silor recovery: stream {stream} LSN {lsn}: {what} (was this log written by another scheme?)"
@@ -140,10 +143,7 @@ fn scan(s: usize, dev: &dyn Device, cfg: &SchemeConfig, buckets: usize) -> Resul
         let h = r.header;
         match h.kind {
             Kind::Redo => {
-                let tid = match r.stamp.gsn() {
-                    Some(t) => t,
-                    None => return Err(bad(s, h.lsn, "a redo record without a TID stamp")),
-                };
+                let tid = r.stamp.gsn().ok_or_else(|| bad(s, h.lsn, NO_TID))?;
                 log.max_txn = log.max_txn.max(h.txn);
                 let epoch = epoch_of(tid);
                 log.max_epoch = log.max_epoch.max(epoch);
