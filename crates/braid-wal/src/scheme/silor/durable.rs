@@ -50,6 +50,11 @@ pub fn void_payload(lo: u64, hi: u64) -> [u8; 17] {
     p
 }
 
+/// Whether a void marker among `voids` (each `(lo, hi)`) covers epoch `e`.
+pub(crate) fn is_void(voids: &[(u64, u64)], e: u64) -> bool {
+    voids.iter().any(|&(lo, hi)| lo < e && e <= hi)
+}
+
 /// What a bookkeeping record's payload says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mark {

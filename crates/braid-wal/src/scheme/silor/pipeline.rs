@@ -24,7 +24,7 @@
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::Instant;
 
-use super::durable::{Mark, decode_mark};
+use super::durable::{Mark, decode_mark, is_void};
 use super::epoch::epoch_of;
 use super::recovery::{NO_TID, Recovered, bad};
 use crate::device::Device;
@@ -185,7 +185,6 @@ fn read(cfg: &SchemeConfig, dev: &dyn Device, router: &mut Router) -> Result<Rec
     let mut voids: Vec<(u64, u64)> = Vec::new();
     let mut waiting: Vec<Waiting> = Vec::new();
     let mut max_epoch = 0u64;
-    let void = |voids: &[(u64, u64)], e: u64| voids.iter().any(|&(lo, hi)| lo < e && e <= hi);
     let mut stopped = false;
     while let Some(r) = scanner.next_record()? {
         report.records += 1;
@@ -204,7 +203,7 @@ fn read(cfg: &SchemeConfig, dev: &dyn Device, router: &mut Router) -> Result<Rec
                     continue;
                 }
                 if epoch <= durable {
-                    if void(&voids, epoch) {
+                    if is_void(&voids, epoch) {
                         report.skipped += 1;
                     } else {
                         report.txns += 1;
@@ -270,7 +269,7 @@ fn release(
     for w in waiting.drain(..) {
         if w.epoch > durable {
             keep.push(w);
-        } else if voids.iter().any(|&(lo, hi)| lo < w.epoch && w.epoch <= hi) {
+        } else if is_void(voids, w.epoch) {
             report.skipped += 1;
         } else {
             report.txns += 1;

@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::durable::{Mark, decode_mark};
+use super::durable::{Mark, decode_mark, is_void};
 use super::epoch::epoch_of;
 use crate::device::Device;
 use crate::payload::{OP_DELETE, OP_INSERT, decode_redo};
@@ -271,7 +271,7 @@ pub(crate) fn recover(
         }
     }
     let max_epoch = max_epoch.max(durable);
-    let live = |e: u64| e <= durable && !voids.iter().any(|&(lo, hi)| lo < e && e <= hi);
+    let live = |e: u64| e <= durable && !is_void(&voids, e);
     for log in &logs {
         for (&e, &n) in &log.epochs {
             if live(e) {
