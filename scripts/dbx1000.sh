@@ -17,10 +17,11 @@
 # 1 log, and at T threads > 1 also T logs for Taurus, Plover and Silo-R (serial has one).
 # DBx1000 runs with scripts/runExpr.py's RAM-disk flags, its logs in ./logs of a run
 # directory on /dev/shm; braid uses `--device file` in /dev/shm. Recovery: DBx1000 again
-# with -Lr1 on the log just written; braid `bench --keep`, then `braid recover`, same thread
-# count. Rounds alternate the systems; each point is the median of --repeat rounds
-# (default 3), runs of --seconds (default 3; DBx1000 runs a transaction count per thread,
-# sized from a short calibration run to last about as long), threads 1,2 by default.
+# with -Lr1 on the log just written; braid `bench --commits N --keep` (N: the transactions
+# DBx1000's log of the same round held), then `braid recover`, same thread count. Rounds
+# alternate the systems; each point is the median of --repeat rounds (default 3), runs of
+# --seconds (default 3; DBx1000 runs a transaction count per thread, sized from a short
+# calibration run to last about as long), threads 1,2 by default.
 # Prints the tables; writes target/dbx1000/dbx1000.{json,csv}; removes its /dev/shm files.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -185,16 +186,21 @@ run_dbx() { # round variant threads logs
     echo "$line"
 }
 
+# braid's YCSB run into directory DIR: braid_bench DIR THREADS LOGS "SCHEME FLAGS" MORE...
+braid_bench() {
+    local d=$1 t=$2 l=$3 bflags=$4
+    shift 4
+    # shellcheck disable=SC2086
+    "$braid" bench --workload ycsb --device file --dir "$d" --ycsb-update row --rows 1000000 \
+        --theta 0.6 --read-fraction 0.5 --accesses 2 --threads "$t" --logs "$l" --repeat 1 \
+        $bflags "$@" --json "$d/bench.json" --csv "$d/bench.csv" > "$d/bench.txt" 2>&1
+}
+
 run_braid() { # round variant threads logs
-    local r=$1 v=$2 t=$3 l=$4 kind bflags d keep=() line
+    local r=$1 v=$2 t=$3 l=$4 kind bflags d
     IFS='|' read -r _ kind bflags <<< "$(spec "$v")"
     d=$(mktemp -d -p "$work" braid.XXXXXX)
-    if [ "$kind" != none ]; then keep=(--keep --logs "$l"); fi
-    # shellcheck disable=SC2086
-    if ! "$braid" bench --workload ycsb --device file --dir "$d" --ycsb-update row --rows 1000000 \
-        --theta 0.6 --read-fraction 0.5 --accesses 2 --threads "$t" --seconds "$seconds" \
-        --repeat 1 $bflags "${keep[@]}" --json "$d/bench.json" --csv "$d/bench.csv" \
-        > "$d/bench.txt" 2>&1; then
+    if ! braid_bench "$d" "$t" "$l" "$bflags" --seconds "$seconds"; then
         echo "braid bench ($v, $t threads, $l logs) failed; its output ends:" >&2
         tail -n 5 "$d/bench.txt" >&2
         record braid "$v" "$t" "$l" "$r" txn_per_s nan
@@ -203,25 +209,48 @@ run_braid() { # round variant threads logs
     local thr
     thr=$(jq_ "$d/bench.json" 'd["results"][0]["txn_per_s"]')
     record braid "$v" "$t" "$l" "$r" txn_per_s "$thr"
-    line="braid $(printf %.0f "$thr") txn/s"
-    if [ "$kind" != none ]; then
-        local db
-        db=$(jq_ "$d/bench.json" 'd["results"][0]["runs"][0]["dir"]')
-        if "$braid" recover --dir "$db" --threads "$t" --json "$d/rec.json" > "$d/rec.txt" 2>&1; then
-            record braid "$v" "$t" "$l" "$r" recovery_txn_per_s "$(jq_ "$d/rec.json" 'd["txn_per_s"]')"
-            record braid "$v" "$t" "$l" "$r" recovery_txns "$(jq_ "$d/rec.json" 'd["txns"]')"
-            line+=", recovery $(printf %.0f "$(jq_ "$d/rec.json" 'd["txn_per_s"]')") txn/s"
-        else
-            echo "braid recover ($v, $t threads, $l logs) failed; its output ends:" >&2
-            tail -n 5 "$d/rec.txt" >&2
-            record braid "$v" "$t" "$l" "$r" recovery_txn_per_s nan
-        fi
-    fi
     if [ "$kind" != none ] && [ ! -s "$work/emulation" ]; then
         jq_ "$d/bench.json" 'd["results"][0].get("emulation") or ""' > "$work/emulation"
     fi
     rm -rf "$d"
-    echo "$line"
+    echo "braid $(printf %.0f "$thr") txn/s"
+}
+
+# braid's recovery, on a log of as many transactions as DBx1000's log of the same round held
+# (bench --commits N --keep, then braid recover); without DBx1000's count, a --seconds run's.
+# Read-only transactions log nothing on either system, and with 2 requests at 50% reads a
+# quarter of them read only: N is DBx1000's replayed transactions / 0.75.
+run_braid_recovery() { # round variant threads logs
+    local r=$1 v=$2 t=$3 l=$4 kind bflags d n lim=(--seconds "$seconds")
+    IFS='|' read -r _ kind bflags <<< "$(spec "$v")"
+    [ "$kind" != none ] || return 0
+    n=$(awk -F'\t' -v v="$v" -v t="$t" -v l="$l" -v r="$r" '$1 == "dbx1000" && $2 == v &&
+        $3 == t && $4 == l && $5 == r && $6 == "recovery_txns" { print $7 }' "$results" | tail -n 1)
+    case "$n" in
+        ''|nan) ;;
+        *) lim=(--commits "$(awk -v n="$n" 'BEGIN { printf "%.0f", n / 0.75 }')" --seconds 60) ;;
+    esac
+    d=$(mktemp -d -p "$work" braid.XXXXXX)
+    if ! braid_bench "$d" "$t" "$l" "$bflags" "${lim[@]}" --keep; then
+        echo "braid bench for recovery ($v, $t threads, $l logs) failed; its output ends:" >&2
+        tail -n 5 "$d/bench.txt" >&2
+        record braid "$v" "$t" "$l" "$r" recovery_txn_per_s nan
+        rm -rf "$d"; echo "braid recovery failed"; return
+    fi
+    local db
+    db=$(jq_ "$d/bench.json" 'd["results"][0]["runs"][0]["dir"]')
+    if "$braid" recover --dir "$db" --threads "$t" --json "$d/rec.json" > "$d/rec.txt" 2>&1; then
+        record braid "$v" "$t" "$l" "$r" recovery_txn_per_s "$(jq_ "$d/rec.json" 'd["txn_per_s"]')"
+        record braid "$v" "$t" "$l" "$r" recovery_txns "$(jq_ "$d/rec.json" 'd["txns"]')"
+        echo "braid recovery $(printf %.0f "$(jq_ "$d/rec.json" 'd["txn_per_s"]')") txn/s" \
+            "($(jq_ "$d/rec.json" 'd["txns"]') txns)"
+    else
+        echo "braid recover ($v, $t threads, $l logs) failed; its output ends:" >&2
+        tail -n 5 "$d/rec.txt" >&2
+        record braid "$v" "$t" "$l" "$r" recovery_txn_per_s nan
+        echo "braid recovery failed"
+    fi
+    rm -rf "$d"
 }
 
 start=$(date +%s)
@@ -234,7 +263,8 @@ for r in $(seq 1 "$repeat"); do
         else
             b=$(run_braid "$r" "$v" "$t" "$l"); a=$(run_dbx "$r" "$v" "$t" "$l")
         fi
-        echo "[round $r/$repeat] $v, $t threads, $l logs: $a; $b" >&2
+        c=$(run_braid_recovery "$r" "$v" "$t" "$l")
+        echo "[round $r/$repeat] $v, $t threads, $l logs: $a; $b${c:+; $c}" >&2
     done
 done
 elapsed=$(( $(date +%s) - start ))
@@ -352,7 +382,10 @@ whichever is larger. braid counts one only once it is durable (commit acknowledg
 log flush; the bench's default window of commits in flight per worker: 256, and 10,000 for
 Silo-R, which acknowledges a whole 5 ms epoch at once), over the wall-clock run. Recovery:
 DBx1000's -Lr1 run on the log just written (its Throughput: replayed transactions over replay
-time); braid recover's replay rate (initial image load excluded). Both systems log the same
+time); braid recover's replay rate (initial image load excluded) on a log written to hold as
+many transactions as DBx1000's of the same round (braid bench --commits N, N = DBx1000's
+replayed transactions / 0.75: read-only transactions log nothing on either system, and a
+quarter of them read only). Both systems log the same
 bytes: a whole 1 KB row per update. Emulation: both systems' logs are files on tmpfs
 (/dev/shm), where fdatasync is a no-op, so neither is power-safe here (braid labels its runs
 "{emu}"). Silo-R runs with
@@ -386,6 +419,8 @@ meta = {
                "taurus_builds": taurus, "log_dir": "/dev/shm (tmpfs)", "emulation": emu,
                "braid": "bench --workload ycsb --device file --ycsb-update row (default --inflight: 256; silor 10000) "
                         "(silor: --cc occ --scheme-opt silor.epoch_ms=5; none-occ: --cc occ); "
+                        "recovery: a second run with --commits = DBx1000's recovered transactions "
+                        "of the same round / 0.75 (the share that writes), --keep, then "
                         "recover --threads = run threads",
                "dbx1000_common_flags": common, "dbx1000_launcher": numa,
                "dbx1000_flags": {"none": "-l320003 -Lb2621440", "data": "-l320003 -Lb32768000",

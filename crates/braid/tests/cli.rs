@@ -330,3 +330,36 @@ fn bench_sizes_the_window_to_how_a_scheme_acknowledges() {
     assert_eq!(result(&v, "serial")["params"]["inflight"], 7, "{v}");
     assert_eq!(result(&v, "silor")["params"]["inflight"], 7, "{v}");
 }
+
+/// `--commits N` ends a run once its workers committed their shares of N (rounded up), long
+/// before `--seconds`: the log recovery replays holds exactly that many transactions (TPC-B:
+/// every transaction writes), and the limit is recorded.
+#[test]
+fn bench_commits_bounds_the_transactions_in_the_log() {
+    for (scheme, extra) in [("serial", &[][..]), ("silor", &["--cc", "occ"][..])] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec![
+            "--workload",
+            "tpcb",
+            "--scheme",
+            scheme,
+            "--device",
+            "file",
+            "--threads",
+            "3",
+            "--commits",
+            "1001",
+            "--seconds",
+            "60",
+        ];
+        args.extend(extra);
+        let v = small_bench(dir.path(), &args);
+        let r = result(&v, scheme);
+        assert_eq!(r["params"]["commits"], 1001, "{v}");
+        let run = &r["runs"][0];
+        assert_eq!(run["commits"], 1002, "{scheme}: 3 workers of 334: {run}");
+        assert!(run["seconds"].as_f64().unwrap() < 30.0, "{scheme}: {run}");
+        let rec = recover(&kept_db(&v, scheme), &["--read-only"]);
+        assert_eq!(rec["txns"], 1002, "{scheme}: {rec}");
+    }
+}

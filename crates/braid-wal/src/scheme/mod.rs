@@ -26,6 +26,7 @@ pub mod pertxn;
 pub mod plover;
 pub mod registry;
 pub mod serial;
+mod shared_scan;
 pub mod silor;
 pub mod taurus;
 

@@ -88,6 +88,11 @@ pub struct BenchArgs {
     /// every result).
     #[arg(long)]
     pub inflight: Option<usize>,
+    /// End each run once this many transactions committed (each worker commits its share,
+    /// rounded up), or at --seconds if that comes first: runs whose logs hold equal numbers of
+    /// transactions, for comparing recoveries (recorded with every result).
+    #[arg(long)]
+    pub commits: Option<u64>,
     /// Seed of the workload generators.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,

@@ -124,11 +124,13 @@ impl Pipeline {
     }
 }
 
-/// One worker: run transactions until `stop`, keeping at most `inflight` commits in flight.
+/// One worker: run transactions until `stop` or until `quota` committed, keeping at most
+/// `inflight` commits in flight.
 fn work(
     db: &Db,
     mut client: Box<dyn Client>,
     inflight: usize,
+    quota: u64,
     stop: &AtomicBool,
     commits: &AtomicU64,
 ) -> WorkerResult {
@@ -141,10 +143,14 @@ fn work(
     };
     let mut aborts = 0u64;
     let mut n = 0u64;
-    while !stop.load(Ordering::Relaxed) {
+    let mut committed = 0u64;
+    while committed < quota && !stop.load(Ordering::Relaxed) {
         let at = Instant::now();
         match client.run_one(&mut worker) {
-            Ok(t) => p.pending.push_back((t, at)),
+            Ok(t) => {
+                p.pending.push_back((t, at));
+                committed += 1;
+            }
             Err(e) if e.is_retryable() => aborts += 1,
             Err(TxError::UserAbort(_)) => aborts += 1,
             Err(e) => return Err(e).context("transaction failed"),
@@ -236,16 +242,21 @@ pub fn run_once(
     let proxies_before = db.scheme_proxies();
     let start = Instant::now();
     let deadline = Duration::from_secs_f64(args.seconds());
+    let quota = args
+        .commits
+        .map_or(u64::MAX, |n| n.div_ceil(threads as u64));
+    // With a quota the run ends when its workers do: look often, so the time is close.
+    let tick = Duration::from_millis(if args.commits.is_some() { 2 } else { 100 });
     let results: Vec<WorkerResult> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|i| {
                 let client = workload.client(i, args.seed.wrapping_add(repeat as u64 * 1000));
                 let (db, stop, commits) = (&db, &stop, &commits);
-                s.spawn(move || work(db, client, inflight, stop, commits))
+                s.spawn(move || work(db, client, inflight, quota, stop, commits))
             })
             .collect();
-        while start.elapsed() < deadline {
-            std::thread::sleep(Duration::from_millis(100));
+        while start.elapsed() < deadline && !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(tick);
             run_bar.set_position((start.elapsed().as_secs_f64() * 10.0) as u64);
         }
         stop.store(true, Ordering::Relaxed);

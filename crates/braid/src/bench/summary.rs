@@ -240,6 +240,7 @@ pub fn measure_variants(
                 "seconds": args.seconds(),
                 "repeat": args.repeat,
                 "inflight": args.inflight(&args.engine.spec(p.scheme)?),
+                "commits": args.commits,
                 "seed": args.seed,
                 "cc": args.engine.cc.name(),
                 "records": args.engine.records.name(),

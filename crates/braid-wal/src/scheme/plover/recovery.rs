@@ -25,6 +25,12 @@
 //!    at its first incomplete transaction, to a fixpoint; with the admitted records this is
 //!    the cut of the whole logs. The kept rest is replayed and each log restarts at its cut.
 //!
+//! **One log** (`recover_one`): every record of a single log stands for a whole transaction
+//! (a record claiming more is an error), so the cut is the valid prefix and there is nothing to
+//! merge; `recovery_threads` threads each read the log and apply their share of the keys
+//! (`shared_scan.rs`), with the checks of each record of step 1 (the merge's checks join a
+//! transaction's records across logs, and one log has nothing to join).
+//!
 //! Errors: a log that cannot be read, a record of the wrong form and a transaction whose
 //! records disagree stop replay at once; the other logs are still read to their ends, and
 //! recovery returns, as when every log was read before replay, the read error of the first
@@ -40,8 +46,10 @@ use parking_lot::{Condvar, Mutex};
 use super::merge::{Fin, Key, Merge};
 use super::record::{self, Rec};
 use crate::device::Device;
+use crate::payload::PayloadError;
 use crate::scan::{ScanEnd, Scanner};
 use crate::scheme::cut::Cut;
+use crate::scheme::shared_scan::{self, Share};
 use crate::scheme::{LogKind, RecoveryReport, Replay, SchemeConfig, replay_failed};
 use crate::{Lsn, WalError};
 
@@ -198,11 +206,7 @@ impl<'d> Reader<'d> {
             self.out.max_txn = self.out.max_txn.max(h.txn);
             let head = record::head(&rec, s, n)?;
             if let Some(l) = self.last.filter(|&l| head.seq <= l) {
-                return Err(WalError::Config(format!(
-                    "plover log {s}: the record of transaction {} at LSN {} has sequence number \
-                     {} after {l}: a log's sequence numbers must increase",
-                    h.txn, h.lsn, head.seq
-                )));
+                return Err(not_increasing(s, h.txn, h.lsn, head.seq, l));
             }
             self.last = Some(head.seq);
             self.out.max_seq = self.out.max_seq.max(head.seq);
@@ -365,6 +369,9 @@ pub(super) fn recover(
     progress: &dyn Fn(u64),
 ) -> Result<Outcome, WalError> {
     let n = devices.len();
+    if let [dev] = devices {
+        return recover_one(cfg, &**dev, replay, progress);
+    }
     let threads = cfg.recovery_threads.clamp(1, n);
     let sh = Shared {
         merge: Mutex::new(Merge::new(n)),
@@ -439,4 +446,80 @@ pub(super) fn recover(
         report,
         max_seq,
     })
+}
+
+/// Recover a single log: each thread reads it whole and applies its share of the keys.
+fn recover_one(
+    cfg: &SchemeConfig,
+    dev: &dyn Device,
+    replay: &dyn Replay,
+    progress: &dyn Fn(u64),
+) -> Result<Outcome, WalError> {
+    let out = shared_scan::run(cfg.recovery_threads, |share, stop| {
+        read_one(cfg, dev, share, stop, replay)
+    })?;
+    progress(out.report.bytes);
+    Ok(out)
+}
+
+/// One share's scan of the single log; `None` if another share failed first.
+fn read_one(
+    cfg: &SchemeConfig,
+    dev: &dyn Device,
+    share: Share,
+    stop: &AtomicBool,
+    replay: &dyn Replay,
+) -> Result<Option<Outcome>, WalError> {
+    let mut sc = Scanner::new(dev, cfg.scan_mode);
+    let mut report = RecoveryReport::default();
+    let mut last: Option<u64> = None;
+    while let Some(rec) = sc.next_record()? {
+        if shared_scan::stopped(stop) {
+            return Ok(None);
+        }
+        report.records += 1;
+        let h = rec.header;
+        report.max_txn = report.max_txn.max(h.txn);
+        let head = record::head(&rec, 0, 1)?;
+        if let Some(l) = last.filter(|&l| head.seq <= l) {
+            return Err(not_increasing(0, h.txn, h.lsn, head.seq, l));
+        }
+        last = Some(head.seq);
+        if Cut::covered(cfg.cut.as_ref(), 0, h.lsn, h.flags) {
+            report.covered += 1;
+            continue;
+        }
+        report.txns += 1;
+        let bad = |e: PayloadError| {
+            WalError::Config(format!(
+                "plover log 0: the record of transaction {} at LSN {}: {e}",
+                h.txn, h.lsn
+            ))
+        };
+        share.runs(rec.payload, bad, |ops| {
+            replay
+                .apply(h.txn, LogKind::Data, ops)
+                .map_err(|e| replay_failed(0, h.lsn, h.txn, e))
+        })?;
+    }
+    report.bytes = sc.bytes_read();
+    let end = sc
+        .end()
+        .cloned()
+        .ok_or_else(|| WalError::Config("scanner stopped without an end".into()))?;
+    let restart = end.end;
+    report.ends.push(end);
+    Ok(Some(Outcome {
+        ends: vec![restart],
+        report,
+        max_seq: last.unwrap_or(0),
+    }))
+}
+
+/// A log whose sequence numbers do not increase was not written by this scheme.
+fn not_increasing(s: usize, txn: u64, lsn: Lsn, seq: u64, after: u64) -> WalError {
+    WalError::Config(format!(
+        "plover log {s}: the record of transaction {txn} at LSN {lsn} has sequence number \
+         {seq} after {after}: a log's sequence numbers must increase"
+    ))
 }
