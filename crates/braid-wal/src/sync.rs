@@ -9,9 +9,9 @@
 //! must only run inside `loom::model` when compiled with `--cfg loom`.
 
 #[cfg(loom)]
-pub use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+pub use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, fence};
 #[cfg(not(loom))]
-pub use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+pub use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, fence};
 
 #[cfg(not(loom))]
 pub use parking_lot::{Mutex, MutexGuard};

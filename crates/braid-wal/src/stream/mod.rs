@@ -25,7 +25,8 @@
 //! touches the tail (one compare-and-swap), its own slot, and one word the flusher publishes
 //! when it sleeps (`wake_at`), so a writer takes the mutex only when the flusher is asleep
 //! waiting for exactly this record. Lost wake-ups are excluded by `SeqCst` store-then-load
-//! pairs: a writer stores its idle busy word and then loads `wake_at`, the flusher stores
+//! pairs: a writer stores its idle busy word (a release store, then a `SeqCst` fence, taken
+//! only by a writer that goes on to load `wake_at`) and then loads `wake_at`, the flusher stores
 //! `wake_at` and then recomputes the ready point (under the mutex it sleeps on); a commit
 //! waiter registers in `waiters` and then loads `durable`, the flusher stores `durable` and
 //! then loads `waiters`. A file-device waiter yields a few times before it sleeps, which on a

@@ -41,9 +41,10 @@
 //! that the slot high-water mark (raised by a read-modify-write before the slot's first S1) is
 //! seen by the flusher's load of it after T, for every slot whose reservation lies below `t`.
 //!
-//! The argument needs only release/acquire. The operations are `SeqCst` all the same (on x86
-//! that costs an `xchg` per busy-word store, tens of cycles); loom models `SeqCst` loads and
-//! stores no stronger than acquire/release, so its check covers the weaker argument above.
+//! The argument needs only release/acquire. S3 is a release store; the other operations are
+//! `SeqCst` all the same (S1 precedes a locked compare-and-swap, which is a full barrier on x86
+//! anyway); loom models `SeqCst` loads and stores no stronger than acquire/release, so its
+//! check covers the weaker argument above.
 //!
 //! `ready` is not monotonic (a slow writer may announce a tail value it read long ago), but the
 //! set of filled bytes is, so callers keep the maximum of the ready points they computed.
@@ -158,10 +159,16 @@ impl Reservations {
         self.tail.compare_exchange(at, at + len, SeqCst, SeqCst)
     }
 
-    /// S3: the slot's reservation is filled (or it gave up before reserving).
+    /// S3: the slot's reservation is filled (or it gave up before reserving). A release
+    /// store: the fill happens before any load that reads it (the argument above). A writer
+    /// that then loads a word another thread stores before reading `busy` (the flusher's
+    /// `wake_at`) puts a `SeqCst` fence between the two ([`crate::sync::fence`]); one that
+    /// loads nothing after it pays no fence. On x86 the `SeqCst` store was an `xchg` that
+    /// waited for the whole fill to leave the store buffer (most of an append's cost in a
+    /// profile of 1 KB records).
     #[inline]
     pub fn finish(&self, slot: usize) {
-        self.slots[slot].busy.store(IDLE, SeqCst);
+        self.slots[slot].busy.store(IDLE, Release);
     }
 
     /// Count one appended record in the slot's statistics (owner only).

@@ -14,6 +14,7 @@ use super::lead::CHECK_WAKE_BYTES;
 use super::state::{CLOSED, Inner, NO_WAKE, POISONED, STALLED};
 use crate::proxy::AppendCost;
 use crate::record::{ALIGN, RecordSpec};
+use crate::sync::fence;
 use crate::{Lsn, WalError};
 
 /// One thread's append handle: a claimed slot and a scratch buffer.
@@ -207,7 +208,9 @@ impl Inner {
     /// Give up an announcement that reserved nothing.
     fn finish_unfilled(&self, slot: usize) {
         self.res.finish(slot);
-        // A closing flusher may be waiting for this slot to go idle.
+        // A closing flusher may be waiting for this slot to go idle. The fence orders the
+        // release store S3 before the load, as `wake_flusher` says.
+        fence(SeqCst);
         if self.wake_at.load(SeqCst) != NO_WAKE {
             let _g = self.lock.lock();
             self.flusher_cv.notify_all();
@@ -218,8 +221,10 @@ impl Inner {
     /// Returns whether it took the mutex to do so.
     #[inline]
     pub(super) fn wake_flusher(&self, end: Lsn) -> bool {
-        // SeqCst after the busy store (S3): the flusher stores `wake_at` and then recomputes
-        // the ready point, so either it sees this fill or this load sees its `wake_at`.
+        // A store-then-load pair with the flusher, which stores `wake_at` and then recomputes
+        // the ready point: the fence orders the busy store (S3, a release store) before this
+        // load, so either the flusher sees this fill or this load sees its `wake_at`.
+        fence(SeqCst);
         if self.wake_at.load(SeqCst) <= end {
             let _g = self.lock.lock();
             self.flusher_cv.notify_all();
