@@ -35,6 +35,7 @@ mod record_payload;
 mod record_roundtrip;
 mod scan_end;
 mod scan_mutation;
+mod serial_scheme;
 mod silor_scheme;
 mod stream_fake;
 mod striped_device;

@@ -14,22 +14,28 @@
 //! buffer sees several inserts per transaction. A checkpoint keeps the log from the first
 //! record of every transaction still open ([`super::open_txns`]).
 //!
-//! Recovery replays the stream in LSN order on one thread: every record that ends a transaction
-//! (flag COMMIT, or a commit record) is applied together with any earlier records of the same
-//! transaction; records of transactions that never committed are skipped.
+//! Recovery replays the stream in LSN order: every record that ends a transaction (flag
+//! COMMIT, or a commit record) is applied together with any earlier records of the same
+//! transaction; records of transactions that never committed are skipped. With several
+//! recovery threads and data logging, every thread reads the stream and applies the
+//! operations of its share of the keys ([`super::shared_scan`]); command logging replays on one
+//! thread, since a command reads keys of every share.
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::central::{Central, Reserve};
 use super::registry::{Registration, SchemeDef};
 use super::{LogKind, RecoveryReport, Replay, Scheme, SchemeConfig, Storage, replay_failed};
 use crate::device::Device;
+use crate::payload::PayloadError;
 use crate::record::{FLAG_COMMIT, Kind};
 use crate::scan::{Scanner, StreamSource};
 use crate::scheme::cut::Cut;
 use crate::scheme::follow::{Follower, Resumed};
+use crate::scheme::shared_scan::{self, Share};
 use crate::stream::Stream;
 use crate::{Lsn, WalError};
 
@@ -116,6 +122,7 @@ impl Follower for SerialFollower {
         let from = Resumed::new(*src, self.pos, 0)?;
         let started = Instant::now();
         let mut report = RecoveryReport::default();
+        let whole = (Share { part: 0, n: 1 }, &AtomicBool::new(false));
         self.pos = scan_and_replay(
             &from,
             &self.cfg,
@@ -123,7 +130,9 @@ impl Follower for SerialFollower {
             &|_| {},
             &mut report,
             &mut self.open_txns,
-        )?;
+            whole,
+        )?
+        .ok_or_else(|| WalError::Config("a standby's replay stopped without an error".into()))?;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     }
@@ -168,19 +177,51 @@ pub fn open(
     ))
 }
 
-/// Replay one stream in LSN order; returns its valid end.
+/// Replay one stream in LSN order; returns its valid end. With several recovery threads and
+/// data logging, each thread reads the stream and applies its share of the keys.
 pub(crate) fn replay_serial(
-    src: &dyn StreamSource,
+    src: &(dyn StreamSource + Sync),
     cfg: &SchemeConfig,
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
     report: &mut RecoveryReport,
 ) -> Result<u64, WalError> {
-    scan_and_replay(src, cfg, replay, progress, report, &mut HashMap::new())
+    if cfg.recovery_threads <= 1 || cfg.logging != LogKind::Data || cfg.mvcc {
+        let whole = (Share { part: 0, n: 1 }, &AtomicBool::new(false));
+        return scan_and_replay(
+            src,
+            cfg,
+            replay,
+            progress,
+            report,
+            &mut HashMap::new(),
+            whole,
+        )?
+        .ok_or_else(|| WalError::Config("recovery stopped without an error".into()));
+    }
+    let (end, share0) = shared_scan::run(cfg.recovery_threads, |share, stop| {
+        let mut r = RecoveryReport::default();
+        let open = &mut HashMap::new();
+        let end = scan_and_replay(src, cfg, replay, &|_| {}, &mut r, open, (share, stop))?;
+        Ok(end.map(|e| (e, r)))
+    })?;
+    // Every share decides alike which transactions it replays: share 0's counts are the log's.
+    // Progress is told once, at the end (the callback is not shared between threads).
+    progress(share0.bytes);
+    report.txns += share0.txns;
+    report.records += share0.records;
+    report.bytes += share0.bytes;
+    report.max_txn = report.max_txn.max(share0.max_txn);
+    report.skipped += share0.skipped;
+    report.covered += share0.covered;
+    report.ends.extend(share0.ends);
+    Ok(end)
 }
 
 /// [`replay_serial`] with the records of transactions still open before `src` starts (a
-/// standby's earlier rounds), left holding those still open at its end.
+/// standby's earlier rounds), left holding those still open at its end; applying only the
+/// operations of `share` (all of them with a share of one), and returning `None` once the
+/// stop flag is set (another share failed).
 fn scan_and_replay(
     src: &dyn StreamSource,
     cfg: &SchemeConfig,
@@ -188,10 +229,37 @@ fn scan_and_replay(
     progress: &dyn Fn(u64),
     report: &mut RecoveryReport,
     open_txns: &mut Pending,
-) -> Result<u64, WalError> {
+    (share, stop): (Share, &AtomicBool),
+) -> Result<Option<u64>, WalError> {
     let mut scanner = Scanner::new(src, cfg.scan_mode);
     let mut last_progress = 0u64;
+    let apply = |txn: u64, lsn: Lsn, kind: LogKind, payload: &[u8]| {
+        let apply_whole = |p: &[u8]| {
+            replay
+                .apply(txn, kind, p)
+                .map_err(|e| replay_failed(0, lsn, txn, e))
+        };
+        if share.n == 1 {
+            return apply_whole(payload);
+        }
+        if kind != LogKind::Data {
+            return Err(WalError::Config(format!(
+                "central log: transaction {txn} at LSN {lsn} is command-logged, but the log \
+                 is recovered as data logging on {} threads: reopen with command logging",
+                share.n
+            )));
+        }
+        let bad = |e: PayloadError| {
+            WalError::Config(format!(
+                "central log: the record of transaction {txn} at LSN {lsn}: {e}"
+            ))
+        };
+        share.runs(payload, bad, apply_whole)
+    };
     while let Some(rec) = scanner.next_record()? {
+        if shared_scan::stopped(stop) {
+            return Ok(None);
+        }
         report.records += 1;
         let h = rec.header;
         report.max_txn = report.max_txn.max(h.txn);
@@ -216,14 +284,10 @@ fn scan_and_replay(
             (Some(kind), true) => {
                 if let Some((_, earlier)) = open_txns.remove(&h.txn) {
                     for (k, p) in earlier {
-                        replay
-                            .apply(h.txn, k, &p)
-                            .map_err(|e| replay_failed(0, h.lsn, h.txn, e))?;
+                        apply(h.txn, h.lsn, k, &p)?;
                     }
                 }
-                replay
-                    .apply(h.txn, kind, rec.payload)
-                    .map_err(|e| replay_failed(0, h.lsn, h.txn, e))?;
+                apply(h.txn, h.lsn, kind, rec.payload)?;
                 report.txns += 1;
             }
             (Some(kind), false) => {
@@ -236,9 +300,7 @@ fn scan_and_replay(
             (None, _) if h.kind == Kind::Commit => {
                 if let Some((_, earlier)) = open_txns.remove(&h.txn) {
                     for (k, p) in earlier {
-                        replay
-                            .apply(h.txn, k, &p)
-                            .map_err(|e| replay_failed(0, h.lsn, h.txn, e))?;
+                        apply(h.txn, h.lsn, k, &p)?;
                     }
                     report.txns += 1;
                 }
@@ -261,5 +323,5 @@ fn scan_and_replay(
         .ok_or_else(|| WalError::Config("scanner stopped without an end".into()))?;
     let end_lsn = end.end;
     report.ends.push(end);
-    Ok(end_lsn)
+    Ok(Some(end_lsn))
 }

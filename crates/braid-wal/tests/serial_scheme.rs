@@ -1,0 +1,159 @@
+//! The central log's recovery with several threads (serial and aether, driven directly): every
+//! thread reads the one stream and applies its share of the keys, so 1, 2 and 3 threads
+//! recover the same state, with one record per transaction and with per-update records, and a
+//! transaction without its commit record is replayed by none.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use braid_wal::device::Device;
+use braid_wal::payload::{RedoBuf, RedoOp, decode_redo};
+use braid_wal::scheme::{
+    self, CommitRequest, LogKind, NoRows, Records, RecoveryReport, Replay, ReplayError, RowRef,
+    Scheme, SchemeConfig, SchemeSpec, SchemeWorker, Storage, UpdateRecord,
+};
+use parking_lot::Mutex;
+
+use crate::mem_device::MemDev;
+
+/// Replays into a key -> value map, counting the calls.
+#[derive(Default)]
+struct State {
+    rows: Mutex<HashMap<u64, u8>>,
+}
+
+impl Replay for State {
+    fn apply(&self, _txn: u64, kind: LogKind, payload: &[u8]) -> Result<(), ReplayError> {
+        assert_eq!(kind, LogKind::Data);
+        for op in decode_redo(payload) {
+            match op? {
+                RedoOp::Insert { key, data, .. } | RedoOp::Update { key, data, .. } => {
+                    self.rows.lock().insert(key, data[0]);
+                }
+                RedoOp::Delete { key, .. } => {
+                    self.rows.lock().remove(&key);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn open(
+    name: &str,
+    dev: &Arc<MemDev>,
+    records: Records,
+    threads: usize,
+    state: &State,
+) -> (Arc<dyn Scheme>, RecoveryReport) {
+    let spec: SchemeSpec = name.parse().unwrap();
+    let cfg = SchemeConfig {
+        recovery_threads: threads,
+        records,
+        ..SchemeConfig::default()
+    };
+    let devices = vec![Arc::clone(dev) as Arc<dyn Device>];
+    scheme::open(&spec, &cfg, Storage::Devices(devices), state, &|_| {}).unwrap()
+}
+
+fn op(key: u64, value: u8) -> RedoBuf {
+    let mut buf = RedoBuf::default();
+    buf.push(&RedoOp::Insert {
+        table: 0,
+        key,
+        data: &[value; 4],
+    });
+    buf
+}
+
+/// Write `keys` with `value` in transaction `id` (per-update records: one record per key, then
+/// the commit record unless `commit` is false).
+fn txn(w: &mut dyn SchemeWorker, records: Records, id: u64, keys: &[u64], value: u8, commit: bool) {
+    let mut redo = RedoBuf::default();
+    for &k in keys {
+        if records == Records::Update {
+            w.log_update(&UpdateRecord {
+                txn: id,
+                row: RowRef::new(0, k),
+                payload: &op(k, value).bytes,
+            })
+            .unwrap();
+        } else {
+            redo.bytes.extend_from_slice(&op(k, value).bytes);
+        }
+    }
+    if !commit {
+        return;
+    }
+    let req = CommitRequest {
+        txn: id,
+        kind: LogKind::Data,
+        payload: &redo.bytes,
+        read_only: false,
+        epoch: 0,
+        writes: &[],
+        rows: &NoRows,
+        updates: if records == Records::Update {
+            keys.len() as u32
+        } else {
+            0
+        },
+    };
+    w.commit(&req).unwrap().wait().unwrap();
+}
+
+fn replayed_alike(name: &str, records: Records) {
+    let dev = MemDev::new(Vec::new());
+    let (s, _) = open(name, &dev, records, 1, &State::default());
+    let mut w = s.worker(0).unwrap();
+    let mut want: HashMap<u64, u8> = HashMap::new();
+    for id in 1..=400u64 {
+        // Keys among 30, several per transaction, so every key is written many times and a
+        // transaction's keys fall in different shares.
+        let mut keys: Vec<u64> = (0..1 + id % 4).map(|i| (id * 7 + i * 11) % 30).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        txn(&mut *w, records, id, &keys, id as u8, true);
+        for k in keys {
+            want.insert(k, id as u8);
+        }
+    }
+    if records == Records::Update {
+        // Updates of a transaction that never commits, made durable by a later commit.
+        txn(&mut *w, records, 500, &[1, 2, 3], 250, false);
+        txn(&mut *w, records, 501, &[29], 251, true);
+        want.insert(29, 251);
+    }
+    drop(w);
+    s.close().unwrap();
+    drop(s);
+    let image = dev.crash_image();
+    for threads in [1, 2, 3] {
+        let state = State::default();
+        let (s2, report) = open(name, &MemDev::new(image.clone()), records, threads, &state);
+        let txns = if records == Records::Update { 401 } else { 400 };
+        assert_eq!(
+            report.txns, txns,
+            "{name} {records:?} {threads} threads: {report:?}"
+        );
+        assert_eq!(
+            *state.rows.lock(),
+            want,
+            "{name} {records:?} recovered with {threads} threads"
+        );
+        s2.close().unwrap();
+    }
+}
+
+#[test]
+fn serial_log_is_replayed_alike_by_every_thread_count() {
+    replayed_alike("serial", Records::Txn);
+    replayed_alike("serial", Records::Update);
+}
+
+#[test]
+fn aether_log_is_replayed_alike_by_every_thread_count() {
+    replayed_alike("aether", Records::Txn);
+    replayed_alike("aether", Records::Update);
+}
