@@ -4,13 +4,20 @@
 #
 #   scripts/dbx1000.sh PATH [--seconds S] [--repeat N] [--threads LIST] [--taurus L|T]
 #
-# PATH is a checkout of https://github.com/yuxiamit/DBx1000_logging in which the variant
-# binaries were already built as that checkout's README.md says (its tools/compile.py leaves
-# rundb_<VARIANT> in the checkout). This script neither downloads nor builds that code; it
-# names any binary it misses and stops. It needs rundb_ND_YCSB_NOWAIT (no logging, 2PL
-# NO_WAIT), ND_YCSB_SILO (no logging, Silo OCC), SD_YCSB_NOWAIT (serial data), LD_ and
-# LC_YCSB_NOWAIT (Taurus data and command: the lock-table-free builds the paper's figures
-# plot; --taurus T takes TD_/TC_ instead), VD_YCSB_NOWAIT (Plover) and BD_YCSB_SILO (Silo-R).
+# PATH is a checkout of https://github.com/yuxiamit/DBx1000_logging (the script does not
+# download it). The script builds the variants it runs from that checkout with the code's own
+# tools/compile.py, in a copy under target/dbx1000/build/<revision> (the checkout is left as it
+# is; binaries built there before are reused): rundb_ND_YCSB_NOWAIT (no logging, 2PL NO_WAIT),
+# ND_YCSB_SILO (no logging, Silo OCC), SD_YCSB_NOWAIT (serial data), LD_ and LC_YCSB_NOWAIT
+# (Taurus data and command: the lock-table-free builds the paper's figures plot; --taurus T
+# takes TD_/TC_ instead), VD_YCSB_NOWAIT (Plover) and BD_YCSB_SILO (Silo-R). It installs the
+# Debian packages the code needs (libboost-dev libjemalloc-dev libnuma-dev numactl) when they
+# are missing, and makes the code's build scripts work on hosts they did not foresee, without
+# touching the source: the Makefile's link line for Linux when the kernel release is not
+# "generic" or "aws" (which alone get one), a CPU_FREQ read from /proc/cpuinfo when lscpu's
+# model name has no "@ x GHz" for compile.py to read, and GCC's maybe-uninitialized warning
+# (raised inside GCC 12's own AVX-512 header) kept a warning under the code's -Werror. What it
+# did is printed and recorded in the JSON.
 #
 # Workload on both: YCSB, 1M rows of 1 KB, 2 requests per transaction, 50% reads, Zipf 0.6;
 # updates write and log whole rows (braid --ycsb-update row, as DBx1000 does). Each point at
@@ -26,7 +33,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
 seconds=3 repeat=3 threads_arg=1,2 taurus=L dbx=
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -39,8 +46,8 @@ while [ $# -gt 0 ]; do
         *) [ -z "$dbx" ] || { echo "one PATH only" >&2; exit 2; }; dbx=$1; shift ;;
     esac
 done
-where="Get it with: git clone https://github.com/yuxiamit/DBx1000_logging, and build its variants
-as its README.md says (tools/compile.py), then give this script the checkout's path."
+where="Get it with: git clone https://github.com/yuxiamit/DBx1000_logging, then give this script
+the checkout's path; the script builds the variants it runs."
 if [ -z "$dbx" ]; then
     echo "usage: scripts/dbx1000.sh PATH [options]: PATH is a DBx1000_logging checkout." >&2
     echo "$where" >&2
@@ -57,18 +64,60 @@ them in its own tmpfs directory: run it on a host with another name." >&2; exit 
         exit 2 ;;
 esac
 
-# The binaries, checked before anything runs.
+# The variants, built from the checkout with its own tools/compile.py.
 variants=(ND_YCSB_NOWAIT ND_YCSB_SILO SD_YCSB_NOWAIT "${taurus}D_YCSB_NOWAIT"
     "${taurus}C_YCSB_NOWAIT" VD_YCSB_NOWAIT BD_YCSB_SILO)
-missing=()
-for v in "${variants[@]}"; do [ -x "$dbx/rundb_$v" ] || missing+=("rundb_$v"); done
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "missing in $dbx: ${missing[*]}" >&2
-    echo "Build them as $dbx/README.md says (its tools/compile.py); this script does not" >&2
-    echo "build DBx1000. $where" >&2
-    exit 1
+src=$dbx
+[ -f "$src/tools/compile.py" ] && [ -f "$src/Makefile" ] && [ -f "$src/benchmarks/YCSB_schema.txt" ] || {
+    echo "$src is not a DBx1000_logging checkout (tools/compile.py, Makefile, benchmarks/)." >&2
+    echo "$where" >&2; exit 2; }
+src_rev=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unversioned)
+dbx=$root/target/dbx1000/build/$src_rev
+need=()
+for p in libboost-dev libjemalloc-dev libnuma-dev numactl g++ make; do
+    dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+    echo "installing DBx1000's build dependencies: ${need[*]}" >&2
+    if [ "$(id -u)" = 0 ]; then apt-get install -y -q "${need[@]}" >&2
+    else sudo apt-get install -y -q "${need[@]}" >&2; fi
 fi
-[ -f "$dbx/benchmarks/YCSB_schema.txt" ] || { echo "$dbx/benchmarks/YCSB_schema.txt is missing" >&2; exit 1; }
+adapt=()
+build_env=(env)
+case "$(uname -r | cut -d- -f3)" in
+    generic|aws|Microsoft) ;;
+    *) build_env+=("LDFLAGS=-Wall -L. -L./libs -g -ggdb -std=c++0x -O3 -pthread -lrt -ljemalloc -lnuma")
+       adapt+=("LDFLAGS set to the Makefile's Linux link line (kernel release $(uname -r) is none it names)") ;;
+esac
+if ! lscpu | grep -q '^Model name:.*@'; then
+    mkdir -p "$dbx/.shim"
+    cat > "$dbx/.shim/lscpu" <<'SHIM'
+#!/bin/sh
+ghz=$(awk -F: '/cpu MHz/{printf "%.3f", $2/1000; exit}' /proc/cpuinfo)
+/usr/bin/lscpu "$@" | sed "s/^\(Model name:.*\)$/\1 @ ${ghz}GHz/"
+SHIM
+    chmod +x "$dbx/.shim/lscpu"
+    build_env+=("PATH=$dbx/.shim:$PATH")
+    adapt+=("CPU_FREQ from /proc/cpuinfo ($(awk -F: '/cpu MHz/{printf "%.3f", $2/1000; exit}' /proc/cpuinfo) GHz): lscpu's model name has no @ GHz")
+fi
+build_env+=('MAKEFLAGS=CC=g++\ -Wno-error=maybe-uninitialized')
+adapt+=("g++ -Wno-error=maybe-uninitialized (a warning inside GCC's own AVX-512 header)")
+if [ ! -d "$dbx" ] || [ ! -f "$dbx/Makefile" ]; then
+    mkdir -p "$dbx"
+    tar -C "$src" --exclude=.git --exclude='rundb_*' -cf - . | tar -C "$dbx" -xf -
+fi
+for v in "${variants[@]}"; do
+    [ -x "$dbx/rundb_$v" ] && continue
+    echo "building DBx1000 variant $v in $dbx (its tools/compile.py)" >&2
+    (cd "$dbx" && "${build_env[@]}" python3 tools/compile.py "$v") > "$dbx/build-$v.log" 2>&1 || true
+    if [ ! -x "$dbx/rundb_$v" ] || grep -q "Error in job" "$dbx/build-$v.log"; then
+        rm -f "$dbx/rundb_$v"
+        echo "building rundb_$v failed; the end of $dbx/build-$v.log:" >&2
+        tail -n 20 "$dbx/build-$v.log" >&2
+        exit 1
+    fi
+done
+printf '%s\n' "${adapt[@]}" > "$dbx/adaptations.txt"
 
 cd "$root"
 # The tree's state when the binary is built, before anything else can change it.
@@ -272,11 +321,12 @@ cp "$results" "$out/runs.tsv"
 
 python3 - "$results" "$out" "$root" "$dbx" "$seconds" "$repeat" "$threads_arg" "$taurus" \
     "$elapsed" "$(cat "$work/emulation" 2>/dev/null)" "$common" "${numa[*]:-}" "$(declare -p gx)" \
-    "$braid_rev" "$braid_dirty" <<'PY'
+    "$braid_rev" "$braid_dirty" "$src" "$(cat "$dbx/adaptations.txt")" <<'PY'
 import csv, json, math, os, platform, re, statistics, subprocess, sys
 
 (results, out, root, dbx, seconds, repeat, threads_arg, taurus, elapsed, emulation, common,
- numa, gxdecl, braid_rev, braid_dirty) = sys.argv[1:]
+ numa, gxdecl, braid_rev, braid_dirty, src, adaptations) = sys.argv[1:]
+adaptations = [a for a in adaptations.split("\n") if a]
 rows = [l.rstrip("\n").split("\t") for l in open(results) if l.strip()]
 vals = {}
 for system, v, t, l, r, metric, value in rows:
@@ -390,7 +440,9 @@ bytes: a whole 1 KB row per update. Emulation: both systems' logs are files on t
 (/dev/shm), where fdatasync is a no-op, so neither is power-safe here (braid labels its runs
 "{emu}"). Silo-R runs with
 DBx1000's 5 ms epoch on both (braid --scheme-opt silor.epoch_ms=5). DBx1000 is unmodified:
-its binaries from {dbx} (Taurus: rundb_{taurus}D/{taurus}C), thread pinning as compiled in
+its source from {src}, built by this script with its tools/compile.py in {dbx} (Taurus:
+rundb_{taurus}D/{taurus}C; build adaptations, none touching the source: {'; '.join(adaptations) or 'none'}),
+thread pinning as compiled in
 (AFFINITY), {'numactl -i all as runExpr.py' if numa else 'no numactl'}.""")
 freqs = sorted(set(compiled.values()))
 if est and freqs:
@@ -403,14 +455,15 @@ if est and freqs:
 print(f"Elapsed: {int(elapsed) // 60} min {int(elapsed) % 60} s.")
 
 meta = {
-    "command": "scripts/dbx1000.sh " + " ".join([dbx, "--seconds", seconds, "--repeat", repeat,
+    "command": "scripts/dbx1000.sh " + " ".join([src, "--seconds", seconds, "--repeat", repeat,
                                                    "--threads", threads_arg, "--taurus", taurus]),
     "machine": {"cpu": cpu, "cores": os.cpu_count(), "cpu_mhz": mhz, "kernel": platform.release(),
                 "host": platform.node()},
     "braid_git": braid_rev,
     "braid_git_dirty": bool(braid_dirty),
-    "dbx1000_path": dbx, "dbx1000_git": git(dbx, "rev-parse", "HEAD"),
-    "dbx1000_modified_files": (git(dbx, "status", "--porcelain", "--untracked-files=no") or "").split("\n"),
+    "dbx1000_path": src, "dbx1000_git": git(src, "rev-parse", "HEAD"),
+    "dbx1000_modified_files": [f for f in (git(src, "status", "--porcelain", "--untracked-files=no") or "").split("\n") if f],
+    "dbx1000_build_dir": dbx, "dbx1000_build_adaptations": adaptations,
     "dbx1000_cpu_freq_compiled_ghz": compiled,
     "dbx1000_cpu_freq_estimated_ghz": statistics.median(est) if est else None,
     "params": {"workload": "ycsb", "rows": 1000000, "row_bytes": 1000, "requests_per_txn": 2,
