@@ -66,3 +66,31 @@ fn crash_test_all_short_matrix_mvcc() {
         "{v}"
     );
 }
+
+/// The matrix recovered by two threads: the central log, Silo-R's and plover's single logs are
+/// then read by both threads, each applying its share of the keys (`scheme/shared_scan.rs`),
+/// and taurus and gsn replay in parallel.
+#[test]
+fn crash_test_all_short_matrix_two_recovery_threads() {
+    let v = crash_ok(&[
+        "--all",
+        "--recovery-threads",
+        "2",
+        "--kill-rounds",
+        "1",
+        "--power-rounds",
+        "5",
+        "--max-ms",
+        "150",
+    ]);
+    assert_eq!(v["params"]["recovery_threads"], 2, "{}", v["params"]);
+    let rows = v["combinations"].as_array().unwrap();
+    assert_eq!(rows.len(), 76);
+    for r in rows {
+        assert_eq!(r["violations"], 0, "{r}");
+        assert!(
+            r["acknowledged"].as_u64().unwrap() > 0,
+            "nothing checked: {r}"
+        );
+    }
+}

@@ -169,6 +169,14 @@ pub(super) fn run_all(args: &CrashArgs) -> anyhow::Result<bool> {
                 "acknowledged": acked,
                 "violations": total,
                 "seconds": started.elapsed().as_secs_f64(),
+                "params": {
+                    "cc": args.engine.cc.to_string(),
+                    "recovery_threads": args.engine.recovery_threads,
+                    "checkpoint_interval_s": args.engine.checkpoint_interval,
+                    "kill_rounds": args.kill_rounds,
+                    "power_rounds": args.power_rounds,
+                    "max_ms": args.max_ms,
+                },
                 "machine": crate::output::machine(),
             }),
         )?;
