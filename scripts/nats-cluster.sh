@@ -14,7 +14,9 @@
 #                                                the others have a meta leader (if a majority
 #                                                is left)
 #   scripts/nats-cluster.sh start-node DIR I     start server I again on its ports and data, and
-#                                                wait until its health check passes
+#                                                wait until its health check passes, then (if
+#                                                a majority is up) for a meta leader and every
+#                                                live server healthy
 #
 # Every server listens on 127.0.0.1 only, on free ports chosen at `start` and kept in DIR/ports.
 #
@@ -181,6 +183,25 @@ stop_node() {
     reap_node "$1" "$2"
 }
 
+# After a server was killed or started: while a majority is alive, wait for a JetStream meta
+# leader (with $2, one other than the server just killed), then until every live server answers
+# its health check (its streams' replicas current under a leader). Until the meta group has a
+# leader, JetStream requests (creating or purging a stream) go unanswered or are refused; a
+# cluster holding many streams elects many new leaders at once, and requests made meanwhile can
+# go unanswered for longer than a client's timeout. With no majority there is nothing to wait
+# for: the cluster cannot work until a server comes back.
+settle() {
+    local dir=$1 gone=${2:-} alive=0 i
+    for ((i = 0; i < N; i++)); do
+        [[ -f "$dir/n$i/pid" ]] && kill -0 "$(cat "$dir/n$i/pid")" 2> /dev/null && alive=$((alive + 1))
+    done
+    ((2 * alive > N)) || return 0
+    wait_leader "$dir" "$gone"
+    for ((i = 0; i < N; i++)); do
+        if [[ -f "$dir/n$i/pid" ]]; then wait_healthy "$dir" "$i"; fi
+    done
+}
+
 cmd=${1:-}
 dir=$(mkdir -p "${2:-$ROOT/target/nats/cluster}" && cd "${2:-$ROOT/target/nats/cluster}" && pwd)
 case "$cmd" in
@@ -200,28 +221,17 @@ stop)
     for ((i = 0; i < N; i++)); do reap_node "$dir" "$i"; done
     ;;
 kill-node)
-    # Until the others elect a meta leader, JetStream requests (creating a stream) go
-    # unanswered: while a majority is left, wait for one, so what follows meets a cluster that
-    # works with the servers it has.
     stop_node "$dir" "${3:?node index}" KILL
-    alive=0
-    for ((i = 0; i < N; i++)); do
-        [[ -f "$dir/n$i/pid" ]] && kill -0 "$(cat "$dir/n$i/pid")" 2> /dev/null && alive=$((alive + 1))
-    done
-    if ((2 * alive > N)); then
-        wait_leader "$dir" "$3"
-        # Then until every surviving server's streams have failed over (each answers its
-        # health check: its replicas current under a leader). A cluster holding many streams
-        # elects many new leaders at once, and requests made meanwhile can go unanswered for
-        # longer than a client's timeout.
-        for ((i = 0; i < N; i++)); do
-            if [[ -f "$dir/n$i/pid" ]]; then wait_healthy "$dir" "$i"; fi
-        done
-    fi
+    settle "$dir" "$3"
     ;;
 start-node)
+    # A server coming back can restore the majority (after two of three were killed), and the
+    # meta group and every stream then elect leaders again: until they have, JetStream requests
+    # are refused ("JetStream system temporarily unavailable") even though the server itself
+    # answers its health check. So wait as after a kill.
     start_node "$dir" "${3:?node index}"
     wait_healthy "$dir" "$3"
+    settle "$dir"
     ;;
 *) die "usage: $0 install | start [DIR] | url [DIR] | stop [DIR] | kill-node DIR I | start-node DIR I" ;;
 esac
