@@ -18,7 +18,7 @@
 //! COMMIT, or a commit record) is applied together with any earlier records of the same
 //! transaction; records of transactions that never committed are skipped. With several
 //! recovery threads and data logging, every thread reads the stream and applies the
-//! operations of its share of the keys ([`super::shared_scan`]); command logging replays on one
+//! operations of its share of the keys (`scheme/shared_scan.rs`); command logging replays on one
 //! thread, since a command reads keys of every share.
 
 use std::collections::HashMap;
