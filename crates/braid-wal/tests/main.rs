@@ -9,6 +9,7 @@ mod loom_harness;
 mod mem_device;
 mod one_writer;
 mod prefix_source;
+mod redo_state;
 
 mod aether_scheme;
 mod file_device_device;

@@ -8,37 +8,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use braid_wal::device::Device;
-use braid_wal::payload::{RedoBuf, RedoOp, decode_redo};
+use braid_wal::payload::{RedoBuf, RedoOp};
 use braid_wal::scheme::{
-    self, CommitRequest, LogKind, NoRows, Records, RecoveryReport, Replay, ReplayError, RowRef,
-    Scheme, SchemeConfig, SchemeSpec, SchemeWorker, Storage, UpdateRecord,
+    self, CommitRequest, LogKind, NoRows, Records, RecoveryReport, RowRef, Scheme, SchemeConfig,
+    SchemeSpec, SchemeWorker, Storage, UpdateRecord,
 };
-use parking_lot::Mutex;
 
 use crate::mem_device::MemDev;
-
-/// Replays into a key -> value map, counting the calls.
-#[derive(Default)]
-struct State {
-    rows: Mutex<HashMap<u64, u8>>,
-}
-
-impl Replay for State {
-    fn apply(&self, _txn: u64, kind: LogKind, payload: &[u8]) -> Result<(), ReplayError> {
-        assert_eq!(kind, LogKind::Data);
-        for op in decode_redo(payload) {
-            match op? {
-                RedoOp::Insert { key, data, .. } | RedoOp::Update { key, data, .. } => {
-                    self.rows.lock().insert(key, data[0]);
-                }
-                RedoOp::Delete { key, .. } => {
-                    self.rows.lock().remove(&key);
-                }
-            }
-        }
-        Ok(())
-    }
-}
+use crate::redo_state::State;
 
 fn open(
     name: &str,

@@ -10,44 +10,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use braid_wal::device::Device;
-use braid_wal::payload::{RedoBuf, RedoOp, decode_redo};
+use braid_wal::payload::{RedoBuf, RedoOp};
 use braid_wal::scheme::plover::{self, Plover, partition_of};
 use braid_wal::scheme::{
-    CommitRequest, LogKind, NoRows, RecoveryReport, Replay, ReplayError, RowRef, Scheme,
-    SchemeConfig, SchemeSpec, SchemeWorker, Ticket, Written,
+    CommitRequest, LogKind, NoRows, RecoveryReport, RowRef, Scheme, SchemeConfig, SchemeSpec,
+    SchemeWorker, Ticket, Written,
 };
-use parking_lot::Mutex;
 
 use crate::mem_device::{MemDev, OpenGates};
-
-/// Replays into a key -> value map.
-#[derive(Default)]
-struct State {
-    rows: Mutex<HashMap<u64, u8>>,
-}
-
-impl Replay for State {
-    fn apply(&self, _txn: u64, kind: LogKind, payload: &[u8]) -> Result<(), ReplayError> {
-        assert_eq!(kind, LogKind::Data);
-        for op in decode_redo(payload) {
-            match op? {
-                RedoOp::Insert { key, data, .. } | RedoOp::Update { key, data, .. } => {
-                    self.rows.lock().insert(key, data[0]);
-                }
-                RedoOp::Delete { key, .. } => {
-                    self.rows.lock().remove(&key);
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-impl State {
-    fn get(&self, key: u64) -> Option<u8> {
-        self.rows.lock().get(&key).copied()
-    }
-}
+use crate::redo_state::State;
 
 fn open(devs: &[Arc<MemDev>], threads: usize, state: &State) -> (Arc<Plover>, RecoveryReport) {
     let devices: Vec<Arc<dyn Device>> = devs
