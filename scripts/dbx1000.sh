@@ -245,15 +245,22 @@ braid_bench() {
         $bflags "$@" --json "$d/bench.json" --csv "$d/bench.csv" > "$d/bench.txt" 2>&1
 }
 
+# A braid bench in DIR failed: say so with the end of its output, record METRIC as nan for the
+# point, and remove DIR.
+bench_failed() { # dir what metric round variant threads logs
+    local d=$1 what=$2 metric=$3 r=$4 v=$5 t=$6 l=$7
+    echo "$what ($v, $t threads, $l logs) failed; its output ends:" >&2
+    tail -n 5 "$d/bench.txt" >&2
+    record braid "$v" "$t" "$l" "$r" "$metric" nan
+    rm -rf "$d"
+}
+
 run_braid() { # round variant threads logs
     local r=$1 v=$2 t=$3 l=$4 kind bflags d
     IFS='|' read -r _ kind bflags <<< "$(spec "$v")"
     d=$(mktemp -d -p "$work" braid.XXXXXX)
     if ! braid_bench "$d" "$t" "$l" "$bflags" --seconds "$seconds"; then
-        echo "braid bench ($v, $t threads, $l logs) failed; its output ends:" >&2
-        tail -n 5 "$d/bench.txt" >&2
-        record braid "$v" "$t" "$l" "$r" txn_per_s nan
-        rm -rf "$d"; echo "braid failed"; return
+        bench_failed "$d" "braid bench" txn_per_s "$r" "$v" "$t" "$l"; echo "braid failed"; return
     fi
     local thr
     thr=$(jq_ "$d/bench.json" 'd["results"][0]["txn_per_s"]')
@@ -281,10 +288,8 @@ run_braid_recovery() { # round variant threads logs
     esac
     d=$(mktemp -d -p "$work" braid.XXXXXX)
     if ! braid_bench "$d" "$t" "$l" "$bflags" "${lim[@]}" --keep; then
-        echo "braid bench for recovery ($v, $t threads, $l logs) failed; its output ends:" >&2
-        tail -n 5 "$d/bench.txt" >&2
-        record braid "$v" "$t" "$l" "$r" recovery_txn_per_s nan
-        rm -rf "$d"; echo "braid recovery failed"; return
+        bench_failed "$d" "braid bench for recovery" recovery_txn_per_s "$r" "$v" "$t" "$l"
+        echo "braid recovery failed"; return
     fi
     local db
     db=$(jq_ "$d/bench.json" 'd["results"][0]["runs"][0]["dir"]')
