@@ -84,8 +84,7 @@ impl RowTids {
 
 /// The TID word of a row's slot.
 fn row_tid<'a>(row: &RowRef<'a>) -> Option<&'a std::sync::atomic::AtomicU64> {
-    row.meta
-        .map(|m| &m.get_or_init(|| [0; crate::scheme::ROW_META_WORDS])[0])
+    row.meta.map(|m| &m.words(1, || {})[0])
 }
 
 /// One worker thread's view of SiloR.

@@ -253,8 +253,8 @@ pub(crate) struct Shared {
     pub(crate) opened_at: Vec<crate::Lsn>,
     /// The workers' statistics ([`crate::tally`], per worker so that no statistics word is
     /// written by every worker): [`RANGE_WAITS`], inserts that found a scanner of their range
-    /// validating and waited for it (for [`Taurus::range_waits`]); [`ROW_SLOTS`], in-row LV
-    /// slots created.
+    /// validating and waited for it (for [`Taurus::range_waits`]); [`ROW_SLOTS`], row LV
+    /// slots too large for the row, allocated beside it.
     pub(crate) stats: crate::tally::TallyBoard,
     /// The workers' scalability proxies ([`crate::proxy`]); lanes: the streams.
     pub(crate) board: crate::proxy::ProxyBoard,
@@ -262,7 +262,7 @@ pub(crate) struct Shared {
 
 /// [`Shared::stats`] counter: range waits.
 pub(crate) const RANGE_WAITS: usize = 0;
-/// [`Shared::stats`] counter: in-row LV slots created.
+/// [`Shared::stats`] counter: row LV slots allocated beside their rows.
 pub(crate) const ROW_SLOTS: usize = 1;
 
 /// The running Taurus scheme.

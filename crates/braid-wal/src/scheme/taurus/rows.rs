@@ -6,12 +6,15 @@
 //! `[pending, writeLV.., readLV..]` (see [`lv_words`]).
 //!
 //! * **In the row.** When the engine hands the row's [`RowMeta`](crate::scheme::RowMeta) slot
-//!   (it always does), the words live there, created on the row's first access at the log end
-//!   recovery stopped at (`base`: every new transaction follows every recovered one it
-//!   touches). This is where the paper keeps them: in the lock table entry the concurrency
-//!   control finds anyway, so an access costs no second hash probe, no shard lock and no
-//!   reference count. They are never evicted: the storage is the words themselves, per row
-//!   touched since open (counted in [`RowTable::bytes`]).
+//!   (it always does), the words live there, in the row beside its lock word for up to
+//!   [`ROW_META_INLINE`](crate::scheme::ROW_META_INLINE) words. They are zero until written,
+//!   and zero reads as `base`, the log end recovery stopped at (every new transaction follows
+//!   every recovered one it touches): each transaction's LV starts at `base`, so merging a
+//!   zero word changes nothing a merge of `base` would not. This is where the paper keeps them:
+//!   in the lock table entry the concurrency control finds anyway, so an access costs no second
+//!   hash probe, no shard lock, no reference count and no cache miss of its own. They are never
+//!   evicted: the storage is the row's (words beyond the inline ones are one allocation per
+//!   row, counted in [`RowTable::bytes`]).
 //! * **In the map.** Range LVs (below) and rows named by identity only (the log layer used
 //!   without an engine) have an entry keyed by `(table, key)`. A key without an entry has the
 //!   *floor* vector as both LVs: `floor = max(base, CLV - delta)` element-wise, where `CLV` is
@@ -191,14 +194,10 @@ impl RowTable {
         self.slot_words() <= ROW_META_WORDS
     }
 
-    /// A new in-row slot's values: pending 0, both LVs at `base` (a row first touched now was
-    /// last written, if ever, by a recovered transaction).
-    pub(crate) fn new_slot(&self) -> [u64; ROW_META_WORDS] {
-        let mut w = [0u64; ROW_META_WORDS];
-        for (k, x) in w[1..self.slot_words()].iter_mut().enumerate() {
-            *x = self.base[k % self.n];
-        }
-        w
+    /// The log end recovery stopped at, per stream: what a row's LV words read as while they
+    /// are zero (never written since open), and so where every transaction's LV starts.
+    pub(crate) fn base(&self) -> &[u64] {
+        &self.base
     }
 
     /// Words of a row's LVs.
@@ -291,10 +290,10 @@ impl RowTable {
     /// Bytes the table holds now: per shard its map's slots (at the map's capacity, with one
     /// control byte each and hashbrown's 7/8 load factor) and the shard itself, per entry
     /// in a map or on a free list its `Arc` allocation and LV allocation (16-byte allocator
-    /// headers assumed), and the allocations of `in_row_slots` in-row slots (counted per
+    /// headers assumed), and the allocations of `spilled` row slots too large for the row (counted per
     /// worker, `Shared::stats`).
-    pub(crate) fn bytes(&self, in_row_slots: u64) -> usize {
-        let slots = in_row_slots as usize * (16 + 8 * ROW_META_WORDS);
+    pub(crate) fn bytes(&self, spilled: u64) -> usize {
+        let slots = spilled as usize * (16 + 8 * ROW_META_WORDS);
         let slot = std::mem::size_of::<((u32, u64), RowLv)>() + 1;
         let per_entry = self.alloc_bytes();
         let mut total =

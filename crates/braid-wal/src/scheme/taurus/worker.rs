@@ -164,7 +164,7 @@ impl TaurusWorker {
             stats: sh.stats.tally(),
             i,
             writers,
-            lv: vec![0; n],
+            lv: sh.rows.base().to_vec(),
             scratch: vec![0; n],
             rows: Vec::new(),
             link: Arc::new(Link(Arc::clone(&sh.tracker))),
@@ -212,15 +212,14 @@ impl TaurusWorker {
         }
     }
 
-    /// The LVs in `row`'s slot (created at `base` on the row's first access), if rows keep
-    /// them there.
+    /// The LVs in `row`'s slot, if rows keep them there (all zero on the row's first access,
+    /// which reads as `base`: see `rows.rs`).
     #[inline]
     fn slot<'r>(&self, row: RowRef<'r>) -> Option<Lvs<'r>> {
         match row.meta {
-            Some(m) if self.slots => Some(Lvs(&m.get_or_init(|| {
-                self.stats.add(super::ROW_SLOTS, 1);
-                self.sh.rows.new_slot()
-            })[..self.words])),
+            Some(m) if self.slots => Some(Lvs(
+                m.words(self.words, || self.stats.add(super::ROW_SLOTS, 1))
+            )),
             _ => None,
         }
     }
@@ -300,7 +299,7 @@ impl TaurusWorker {
             });
         }
         self.rows.clear();
-        self.lv.fill(0);
+        self.lv.copy_from_slice(self.sh.rows.base());
         self.wrote = false;
         self.merged = false;
         self.marked = false;
