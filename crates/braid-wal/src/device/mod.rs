@@ -34,6 +34,8 @@ pub trait Device: Send + Sync + StreamSource {
     /// Ring capacity: a writer may fill `[lsn, lsn + len)` only once `lsn + len <= reusable() + capacity()`.
     fn capacity(&self) -> u64;
     /// Ring bytes before this LSN may be overwritten (flushed to file, or destaged / truncated).
+    /// Never decreases while a stream writes the device: its writers keep the last value they
+    /// read.
     fn reusable(&self) -> Lsn;
     /// Copy `bytes` to stream position `lsn`. Called concurrently by writers on disjoint ranges.
     /// A pmem device persists them here (the fence must come from the writing thread).

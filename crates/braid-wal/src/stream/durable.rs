@@ -33,7 +33,7 @@ impl Inner {
         self.device.note_durable(ready);
         let prev = self.durable.fetch_max(ready, SeqCst);
         if prev < ready {
-            self.flushes.fetch_add(1, Relaxed);
+            self.clock.flushes.fetch_add(1, Relaxed);
             ready
         } else {
             prev

@@ -69,7 +69,8 @@ impl Inner {
             }
             let started = Instant::now();
             let flushed = self.device.flush(d, ready);
-            self.last_flush_ns
+            self.clock
+                .last_flush_ns
                 .store(started.elapsed().as_nanos() as u64, Relaxed);
             // Published or stalled while the token is held, so that no leader flushes in
             // between (a stall set after a leader's publish would outlive it).
@@ -114,7 +115,7 @@ impl Inner {
         let (ready, busy) = self.res.ready();
         let closing_done = st & CLOSED != 0 && !busy && self.res.tail() <= d;
         if ready <= d && self.state.load(SeqCst) == st && !closing_done {
-            self.idle_passes.fetch_add(1, SeqCst);
+            self.clock.idle_passes.fetch_add(1, SeqCst);
             if self.defers.load(SeqCst) {
                 self.flusher_cv.wait_for(&mut g, DEFERRED_POLL);
             } else {
@@ -134,7 +135,7 @@ impl Inner {
     /// take that from it.
     /// Returns whether a record was filled past `d` (or the state changed).
     fn linger(&self, d: Lsn, st: u8) -> bool {
-        if self.last_flush_ns.load(Relaxed) > LINGER_FLUSH_MAX.as_nanos() as u64
+        if self.clock.last_flush_ns.load(Relaxed) > LINGER_FLUSH_MAX.as_nanos() as u64
             || BUSY_THREADS.load(Relaxed) > self.cores
         {
             return false;
@@ -194,8 +195,9 @@ impl Inner {
     pub(super) fn publish(&self, ready: Lsn) {
         self.device.note_durable(ready);
         self.durable.store(ready, SeqCst);
-        self.flushes.fetch_add(1, Relaxed);
-        self.last_publish_ns
+        self.clock.flushes.fetch_add(1, Relaxed);
+        self.clock
+            .last_publish_ns
             .store(self.epoch.elapsed().as_nanos() as u64, Relaxed);
         if self.state.load(SeqCst) & STALLED != 0 {
             let mut g = self.lock.lock();

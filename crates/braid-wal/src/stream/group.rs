@@ -83,7 +83,7 @@ impl GroupWriter {
             });
         }
         let mut attempts = 0u64;
-        let lsn = inner.reserve(self.slot, len, &mut attempts)?;
+        let lsn = inner.reserve(self.slot, len, &mut attempts, &mut 0)?;
         inner.res.count_many(self.slot, records, len);
         Ok((lsn, attempts))
     }

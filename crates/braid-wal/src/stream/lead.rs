@@ -133,7 +133,7 @@ impl Inner {
             return;
         }
         let since = (self.epoch.elapsed().as_nanos() as u64)
-            .saturating_sub(self.last_publish_ns.load(Relaxed));
+            .saturating_sub(self.clock.last_publish_ns.load(Relaxed));
         if since >= CHECK_WAKE_AFTER.as_nanos() as u64
             || self.res.tail() - self.durable.load(SeqCst) >= CHECK_WAKE_BYTES
         {

@@ -101,7 +101,7 @@ use crate::record::ALIGN;
 use crate::{Lsn, WalError};
 use close::Handle;
 use ready::Reservations;
-use state::{Inner, Locked, NO_WAKE};
+use state::{FlushClock, Inner, Locked, NO_WAKE};
 
 pub use group::GroupWriter;
 pub use writer::StreamWriter;
@@ -185,10 +185,14 @@ impl Stream {
             flushing: CachePadded::new(AtomicBool::new(false)),
             token_wanted: AtomicBool::new(false),
             defers: AtomicBool::new(false),
-            last_flush_ns: AtomicU64::new(u64::MAX),
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             epoch: Instant::now(),
-            last_publish_ns: AtomicU64::new(0),
+            clock: CachePadded::new(FlushClock {
+                last_flush_ns: AtomicU64::new(u64::MAX),
+                last_publish_ns: AtomicU64::new(0),
+                flushes: AtomicU64::new(0),
+                idle_passes: AtomicU64::new(0),
+            }),
             group_delay: cfg.group_delay,
             group_bytes: (cfg.group_bytes as u64).max(1),
             res: Reservations::new(end, cfg.max_writers.max(1)),
@@ -198,8 +202,6 @@ impl Stream {
             waiters: AtomicUsize::new(0),
             space_waiters: AtomicUsize::new(0),
             nospace_upto: AtomicU64::new(0),
-            flushes: AtomicU64::new(0),
-            idle_passes: AtomicU64::new(0),
             cause: OnceLock::new(),
             lock: Mutex::new(Locked::default()),
             flusher_cv: Condvar::new(),
@@ -264,6 +266,7 @@ impl Stream {
             buf: Vec::new(),
             cost: crate::proxy::AppendCost::default(),
             defer_wake: false,
+            reusable_seen: 0,
         })
     }
 
@@ -301,7 +304,7 @@ impl Stream {
         StreamStats {
             bytes,
             records,
-            flushes: inner.flushes.load(Relaxed),
+            flushes: inner.clock.flushes.load(Relaxed),
         }
     }
 
@@ -321,9 +324,9 @@ impl Stream {
         let seen = {
             let _g = inner.lock.lock();
             inner.flusher_cv.notify_all();
-            inner.idle_passes.load(SeqCst)
+            inner.clock.idle_passes.load(SeqCst)
         };
-        while inner.idle_passes.load(SeqCst) == seen {
+        while inner.clock.idle_passes.load(SeqCst) == seen {
             if Instant::now() >= deadline || inner.lock.lock().flusher_done {
                 return false;
             }

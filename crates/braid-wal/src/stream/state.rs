@@ -37,6 +37,19 @@ pub(super) struct Locked {
     pub(super) close_error: Option<WalError>,
 }
 
+/// The counters a flush updates.
+#[derive(Debug)]
+pub(super) struct FlushClock {
+    /// How long the flusher's last flush took, ns (decides whether it lingers).
+    pub(super) last_flush_ns: AtomicU64,
+    /// When the durable point last advanced on a file device, ns since `Inner::epoch`.
+    pub(super) last_publish_ns: AtomicU64,
+    pub(super) flushes: AtomicU64,
+    /// Times the flusher went to sleep having found nothing to flush (for
+    /// [`super::Stream::flusher_idle_pass`]).
+    pub(super) idle_passes: AtomicU64,
+}
+
 /// What the stream's handles, its writers and its flusher share.
 pub(super) struct Inner {
     pub(super) id: u32,
@@ -51,14 +64,13 @@ pub(super) struct Inner {
     pub(super) token_wanted: AtomicBool,
     /// Some writer defers waking the flusher to its waiter (`lead.rs`): the flusher polls.
     pub(super) defers: AtomicBool,
-    /// How long the flusher's last flush took, ns (decides whether it lingers).
-    pub(super) last_flush_ns: AtomicU64,
     /// The machine's cores (`available_parallelism`).
     pub(super) cores: usize,
-    /// When the stream started; `last_publish_ns` counts from it.
+    /// When the stream started; `clock.last_publish_ns` counts from it.
     pub(super) epoch: std::time::Instant,
-    /// When the durable point last advanced on a file device, ns since `epoch`.
-    pub(super) last_publish_ns: AtomicU64,
+    /// What every flush writes, on a line of its own: the writers read the fields around
+    /// it at every append, and would miss the cache after every flush.
+    pub(super) clock: CachePadded<FlushClock>,
     pub(super) group_delay: Duration,
     pub(super) group_bytes: u64,
     pub(super) res: Reservations,
@@ -71,10 +83,6 @@ pub(super) struct Inner {
     pub(super) space_waiters: AtomicUsize,
     /// During a stall: the end of the largest range whose flush failed with `NoSpace`.
     pub(super) nospace_upto: AtomicU64,
-    pub(super) flushes: AtomicU64,
-    /// Times the flusher went to sleep having found nothing to flush (for
-    /// [`super::Stream::flusher_idle_pass`]).
-    pub(super) idle_passes: AtomicU64,
     pub(super) cause: OnceLock<String>,
     pub(super) lock: Mutex<Locked>,
     /// The flusher sleeps here.

@@ -26,6 +26,8 @@ pub struct StreamWriter {
     pub(super) cost: AppendCost,
     /// Leave waking the flusher to the waiter ([`StreamWriter::set_commits_waited`]).
     pub(super) defer_wake: bool,
+    /// The device's reusable point as this writer last read it (see `Inner::reserve`).
+    pub(super) reusable_seen: Lsn,
 }
 
 impl std::fmt::Debug for StreamWriter {
@@ -96,7 +98,7 @@ impl StreamWriter {
             });
         }
         let mut attempts = 0u64;
-        let lsn = inner.reserve(self.slot, len64, &mut attempts)?;
+        let lsn = inner.reserve(self.slot, len64, &mut attempts, &mut self.reusable_seen)?;
         let mut guard = FillGuard {
             inner,
             lsn,
@@ -168,11 +170,17 @@ impl StreamWriter {
 impl Inner {
     /// Reserve `len` bytes for `slot`; on success the slot is busy and the caller must fill.
     /// `attempts` counts the compare-and-swaps on the tail.
+    ///
+    /// `seen` is the caller's last reading of the device's reusable point (0 if it keeps
+    /// none): that point only grows, so a reservation below `seen + capacity` has room
+    /// without reading it again, and the line the flusher writes at every flush is read
+    /// once per ring's worth of appends instead of at every append.
     pub(super) fn reserve(
         &self,
         slot: usize,
         len: u64,
         attempts: &mut u64,
+        seen: &mut Lsn,
     ) -> Result<Lsn, WalError> {
         self.check_state(true)?;
         let mut t = self.res.tail();
@@ -183,7 +191,10 @@ impl Inner {
             Err(e) => return Err(e),
         }
         loop {
-            if t + len > self.device.reusable() + self.capacity {
+            if t + len > *seen + self.capacity {
+                *seen = self.device.reusable();
+            }
+            if t + len > *seen + self.capacity {
                 // Withdraw the announcement a failed reservation may have left, so the flusher
                 // is free to make progress while we wait.
                 self.finish_unfilled(slot);

@@ -29,6 +29,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::device::ring::DramRing;
+use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
 use crate::device::{Device, DeviceInfo};
@@ -100,8 +101,10 @@ pub struct FileDevice {
     log: SegmentLog,
     ring: DramRing,
     reusable: AtomicU64,
-    /// `ensure_space(upto)` with `upto <= prepared` has nothing to do.
-    prepared: AtomicU64,
+    /// `ensure_space(upto)` with `upto <= prepared` has nothing to do. Read by every append,
+    /// written once per segment: on a line of its own, away from the flusher's lock, which
+    /// the flusher takes at every flush (sharing its line cost each append a cache miss).
+    prepared: CachePadded<AtomicU64>,
     flusher: Mutex<FlushState>,
     /// The log directory is on a RAM file system (see [`Fs::is_ram_backed`]).
     ram: bool,
@@ -135,7 +138,7 @@ impl FileDevice {
             log,
             ring,
             reusable: AtomicU64::new(0),
-            prepared: AtomicU64::new(0),
+            prepared: CachePadded::new(AtomicU64::new(0)),
             flusher: Mutex::new(FlushState {
                 pos: 0,
                 buf: AlignedBuf::new(CHUNK),
