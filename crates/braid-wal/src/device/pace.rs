@@ -13,14 +13,23 @@
 //! The model ([`Pace`]): a device is one FIFO queue. An operation of `b` bytes (a `flush` of
 //! `[from, to)`; on a device that is durable on fill, each `fill`) occupies it for
 //! `b / bandwidth + sync latency`, starting when it is issued or when the operation before it
-//! finishes, whichever is later; the caller returns when it would have finished. Each
+//! finishes, whichever is later; the caller returns when it would have finished. A read of
+//! `b` bytes (recovery's scan) occupies it for `b / bandwidth`. Each
 //! device has its own queue, so N streams on N paced devices have N times the bandwidth of
 //! one, and a flush of many group-committed records pays one sync latency.
 //!
-//! Waiting sleeps, giving the core away as real I/O would (busy-waiting would steal a core
-//! from the workers on a small machine). Linux stretches a sleep by the thread's timer slack
-//! (50 us by default), as long as the sync latencies being emulated, so a waiting thread first
-//! sets its own slack to 1 us (`PR_SET_TIMERSLACK`, once per thread).
+//! Waiting ([`wait_until`]) gives the core away as real I/O would (busy-waiting would steal a
+//! core from the workers on a small machine), but a sleep ends late: Linux stretches it by the
+//! thread's timer slack (50 us by default), so a waiting thread first sets its own slack to
+//! 1 us (`PR_SET_TIMERSLACK`, once per thread), and even then a wake-up takes 20-35 us on this
+//! project's VMs (a 1 us `nanosleep` returns after 22 us at the median). A device emulated by
+//! sleeps alone was therefore far slower than asked whenever its operations are short: on
+//! persistent memory paced at 40 MB/s, each 200-byte fill (5 us) slept about 30 us, and serial
+//! and taurus wrote 15 MB/s. So a wait sleeps only for what exceeds the thread's measured
+//! wake-up overshoot and spins the rest: short waits (a fill of a few hundred bytes, a small
+//! group's flush) spin, long ones sleep and end within a spin of their deadline. A fill of a
+//! device that is durable on fill (persistent memory) is a store by the writing core, and
+//! slow NVM stalls that core as the spin does, which is how the NVM papers emulate it.
 
 use std::cell::Cell;
 use std::num::NonZeroU64;
@@ -49,13 +58,17 @@ impl Pace {
 
     /// How long an operation of `bytes` occupies the device.
     pub fn cost(&self, bytes: u64) -> Duration {
-        let transfer = if self.mbps > 0.0 {
+        self.transfer(bytes) + Duration::from_micros(self.sync_us)
+    }
+
+    /// How long moving `bytes` takes at the bandwidth (a read: no sync).
+    pub fn transfer(&self, bytes: u64) -> Duration {
+        if self.mbps > 0.0 {
             // bytes / (mbps * 1e6) seconds = bytes * 1000 / mbps nanoseconds.
-            (bytes as f64 * 1000.0 / self.mbps) as u64
+            Duration::from_nanos((bytes as f64 * 1000.0 / self.mbps) as u64)
         } else {
-            0
-        };
-        Duration::from_nanos(transfer) + Duration::from_micros(self.sync_us)
+            Duration::ZERO
+        }
     }
 
     /// How the pace is named in outputs.
@@ -98,7 +111,17 @@ impl PaceClock {
 
     /// Queue an operation of `bytes` issued at `issued`; returns when it will have finished.
     pub fn charge(&self, issued: Instant, bytes: u64) -> Instant {
-        let cost = self.pace.cost(bytes).as_nanos() as u64;
+        self.charge_for(issued, self.pace.cost(bytes))
+    }
+
+    /// Queue a read of `bytes` (its transfer only) issued at `issued`; returns when it will
+    /// have finished.
+    pub fn charge_read(&self, issued: Instant, bytes: u64) -> Instant {
+        self.charge_for(issued, self.pace.transfer(bytes))
+    }
+
+    fn charge_for(&self, issued: Instant, cost: Duration) -> Instant {
+        let cost = cost.as_nanos() as u64;
         let at = issued.saturating_duration_since(self.base).as_nanos() as u64;
         let mut cur = self.busy_until.load(Ordering::Acquire);
         loop {
@@ -116,25 +139,55 @@ impl PaceClock {
     }
 }
 
+/// The wake-up overshoot assumed before a thread has measured its own.
+const OVERSHOOT_START: Duration = Duration::from_micros(30);
+/// The largest overshoot a thread keeps as its estimate (a preempted sleep ends much later
+/// than a typical one, and must not turn every later wait into a spin).
+const OVERSHOOT_MAX: Duration = Duration::from_micros(200);
+
 thread_local! {
     static SLACK_SET: Cell<bool> = const { Cell::new(false) };
+    /// This thread's estimate of how late a sleep ends, ns (an exponentially weighted mean).
+    static OVERSHOOT_NS: Cell<u64> = const { Cell::new(OVERSHOOT_START.as_nanos() as u64) };
 }
 
-/// Sleep until `deadline` (see the module doc on timer slack).
-pub fn sleep_until(deadline: Instant) {
-    let now = Instant::now();
-    if deadline <= now {
-        return;
+/// Wait until `deadline`: sleep for what exceeds this thread's wake-up overshoot, spin the
+/// rest (see the module doc).
+pub fn wait_until(deadline: Instant) {
+    loop {
+        let now = Instant::now();
+        if deadline <= now {
+            return;
+        }
+        let left = deadline - now;
+        let margin = Duration::from_nanos(OVERSHOOT_NS.with(Cell::get));
+        if left <= margin {
+            while Instant::now() < deadline {
+                std::hint::spin_loop();
+            }
+            return;
+        }
+        set_slack();
+        let asked = left - margin;
+        std::thread::sleep(asked);
+        let late = now.elapsed().saturating_sub(asked).min(OVERSHOOT_MAX);
+        OVERSHOOT_NS.with(|o| {
+            let old = o.get();
+            o.set(old - old / 8 + late.as_nanos() as u64 / 8);
+        });
     }
+}
+
+/// Set this thread's timer slack to 1 us, once (see the module doc).
+fn set_slack() {
     SLACK_SET.with(|set| {
         if !set.get() {
-            // A failure leaves the default slack: waits are then up to 50 us longer, which
-            // makes the device slower than asked but changes no outcome.
+            // A failure leaves the default slack: sleeps then end up to 50 us later, which
+            // the overshoot estimate absorbs; no outcome changes.
             let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1_000));
             set.set(true);
         }
     });
-    std::thread::sleep(deadline - now);
 }
 
 /// A [`Device`] that waits like a device of a given [`Pace`] (see the module doc).
@@ -194,7 +247,7 @@ impl Device for PacedDevice {
         let issued = Instant::now();
         self.inner.fill(lsn, bytes);
         if self.inner.durable_on_fill() {
-            sleep_until(self.clock.charge(issued, bytes.len() as u64));
+            wait_until(self.clock.charge(issued, bytes.len() as u64));
         }
     }
 
@@ -210,7 +263,7 @@ impl Device for PacedDevice {
         let issued = Instant::now();
         self.inner.flush(from, to)?;
         if to > from {
-            sleep_until(self.clock.charge(issued, to - from));
+            wait_until(self.clock.charge(issued, to - from));
         }
         Ok(())
     }
@@ -249,8 +302,15 @@ impl StreamSource for PacedDevice {
         self.inner.sealed()
     }
 
+    /// Reads take the device's bandwidth too, so a recovery on a paced device reads its log
+    /// at the speed the device emulates (the papers' recoveries read from the same devices).
     fn read_at(&self, lsn: Lsn, buf: &mut [u8]) -> Result<usize, WalError> {
-        self.inner.read_at(lsn, buf)
+        let issued = Instant::now();
+        let n = self.inner.read_at(lsn, buf)?;
+        if n > 0 {
+            wait_until(self.clock.charge_read(issued, n as u64));
+        }
+        Ok(n)
     }
 
     fn salt_for(&self, lsn: Lsn) -> u32 {
@@ -280,6 +340,20 @@ mod tests {
         };
         assert!(free.is_unlimited());
         assert_eq!(free.cost(1 << 30), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_wait_never_ends_before_its_deadline() {
+        // Short waits (spun) and long ones (slept, then spun): none returns early, which
+        // would make the emulated device faster than asked.
+        for us in [0u64, 1, 5, 40, 300, 2_000] {
+            let deadline = Instant::now() + Duration::from_micros(us);
+            wait_until(deadline);
+            assert!(
+                Instant::now() >= deadline,
+                "a wait of {us} us returned early"
+            );
+        }
     }
 
     #[test]

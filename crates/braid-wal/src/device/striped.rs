@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use crate::device::pace::{Pace, PaceClock, paced_note, sleep_until};
+use crate::device::pace::{Pace, PaceClock, paced_note, wait_until};
 use crate::device::{Device, DeviceInfo};
 use crate::fs::{Fs, OpenOpts};
 use crate::scan::StreamSource;
@@ -288,7 +288,7 @@ impl Device for StripedDevice {
                 self.members[d].flush(a, b)?;
                 done = done.max(clocks[d].charge(issued, b - a));
             }
-            sleep_until(done);
+            wait_until(done);
             return Ok(());
         }
         if parts.len() == 1 {
@@ -384,23 +384,32 @@ impl StreamSource for StripedDevice {
             .max(self.start())
     }
 
+    /// With paced members, each member's part of the read takes its bandwidth, the members
+    /// reading in parallel (as RAID-0 reads).
     fn read_at(&self, lsn: Lsn, buf: &mut [u8]) -> Result<usize, WalError> {
         let limit = self.limit();
+        let issued = Instant::now();
+        let mut done = issued;
         let mut got = 0;
         for (d, l, off, n) in self.pieces(lsn, buf.len()) {
             let r = self.members[d].read_at(l, &mut buf[off..off + n])?;
+            if let Some(clocks) = &self.clocks {
+                done = done.max(clocks[d].charge_read(issued, r as u64));
+            }
             got = off + r;
             if r < n {
                 // This member ends here. Below the stream's limit another member has later
                 // bytes: the gap reads as zeros (a hole the scanner judges); at the limit the
                 // read ends.
                 if lsn + ((off + n) as u64) >= limit {
+                    wait_until(done);
                     return Ok(got);
                 }
                 buf[off + r..off + n].fill(0);
                 got = off + n;
             }
         }
+        wait_until(done);
         Ok(got)
     }
 
