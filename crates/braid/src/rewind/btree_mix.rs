@@ -43,7 +43,7 @@ impl Default for BTreeMixConfig {
             node_bytes: 512,
             systems,
             runs: 3,
-            write_delay_ns: 0,
+            write_delay_ns: super::NVM_WRITE_NS,
             fence_delay_ns: 0,
         }
     }

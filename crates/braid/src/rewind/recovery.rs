@@ -24,6 +24,8 @@ pub struct RecoveryConfig {
     pub variants: Vec<Variant>,
     pub value_size: usize,
     pub node_bytes: usize,
+    /// Emulated NVM write latency per persisted line, ns.
+    pub write_delay_ns: u64,
 }
 
 impl Default for RecoveryConfig {
@@ -49,6 +51,7 @@ impl Default for RecoveryConfig {
             variants,
             value_size: 32,
             node_bytes: 512,
+            write_delay_ns: super::NVM_WRITE_NS,
         }
     }
 }
@@ -118,7 +121,7 @@ pub fn rollback_recovery(cfg: &RecoveryConfig) -> Result<RecoveryResult, RewindE
             pc.checkpoint_fraction = 1.0;
             let bytes = pool_bytes(cfg.records, n, cfg.value_size) + pc.log_capacity * 128;
             // Rollback of one big transaction.
-            let reg = region(&cfg.backing, bytes, 0)?;
+            let reg = region(&cfg.backing, bytes, cfg.write_delay_ns)?;
             let pool = Pool::create_in(reg.region(), pc)?;
             let t = loaded_tree(&pool, cfg.records, cfg.node_bytes, cfg.value_size)?;
             let mut rng = SmallRng::seed_from_u64(5);

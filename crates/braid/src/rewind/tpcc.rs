@@ -42,6 +42,8 @@ pub struct TpccConfig {
     /// `None`: the non-recoverable twin.
     pub pool: Option<PoolConfig>,
     pub seed: u64,
+    /// Emulated NVM write latency per persisted line, ns.
+    pub write_delay_ns: u64,
 }
 
 impl Default for TpccConfig {
@@ -58,6 +60,7 @@ impl Default for TpccConfig {
                 ..PoolConfig::default()
             }),
             seed: 1,
+            write_delay_ns: super::NVM_WRITE_NS,
         }
     }
 }
@@ -197,7 +200,7 @@ pub fn run(cfg: &TpccConfig) -> Result<TpccResult, RewindError> {
     if cfg.pool.is_some() {
         pcfg_sized.log_capacity = pcfg.log_capacity.max(1 << 16);
     }
-    let reg = region(&cfg.backing, bytes, 0)?;
+    let reg = region(&cfg.backing, bytes, cfg.write_delay_ns)?;
     let pool = Pool::create_in(reg.region(), pcfg_sized)?;
     let mut rng = SmallRng::seed_from_u64(cfg.seed);
     let db = load(&pool, cfg.items, &mut rng)?;
@@ -329,6 +332,7 @@ mod tests {
                 transactions_per_thread: 150,
                 pool,
                 seed: 3,
+                write_delay_ns: 0,
             })
             .unwrap();
             assert_eq!(r.committed + r.rolled_back, 300);

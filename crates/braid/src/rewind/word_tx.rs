@@ -31,7 +31,7 @@ impl Default for WordTxConfig {
             words: 4096,
             variants: standard_variants(),
             runs: 3,
-            write_delay_ns: 0,
+            write_delay_ns: super::NVM_WRITE_NS,
         }
     }
 }
