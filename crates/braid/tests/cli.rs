@@ -234,14 +234,24 @@ fn report_quick_smoke() {
     let entries = all["experiments"].as_array().unwrap();
     let runs: Vec<&str> = entries.iter().filter_map(|e| e["run"].as_str()).collect();
     assert_eq!(runs, ["wj-fig4-tatp", "wj-fig4-tpcb", "wj-fig4-payment"]);
-    // One verdict for the figure, with braid's result in it.
+    // One verdict for the figure: a level computed from the claim's parts, each measured.
     let verdicts: Vec<&serde_json::Value> = entries
         .iter()
         .filter(|e| e["experiment"] == "wj-fig4")
         .collect();
     assert_eq!(verdicts.len(), 1, "{all}");
     let v = &verdicts[0]["verdict"];
-    assert!(v["result"].as_str().unwrap().contains("TX-D"), "{v}");
+    let levels = ["agrees", "agrees_in_direction", "differs", "not_measured"];
+    assert!(levels.contains(&v["level"].as_str().unwrap()), "{v}");
+    let parts = v["parts"].as_array().unwrap();
+    assert!(
+        parts
+            .iter()
+            .any(|p| p["claim"].as_str().unwrap().contains("TX-D")
+                && p["measured"].as_str().is_some()
+                && p["holds"].is_boolean()),
+        "{v}"
+    );
     let tpcb = read_json(&dir.path().join("data/wj-fig4-tpcb.json"));
     let configs: Vec<(&str, &str)> = tpcb["results"]
         .as_array()

@@ -25,7 +25,7 @@ pub struct Experiment {
     /// How the paper's experiment is scaled to this machine, and what is emulated.
     pub scaled: String,
     pub body: Body,
-    /// braid's result and the verdict, from what the body measured.
+    /// The verdict: the claim's parts checked against what the body measured.
     pub verdict: fn(&Measured) -> Verdict,
 }
 

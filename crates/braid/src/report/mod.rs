@@ -1,14 +1,17 @@
 //! `braid report`: one entry per figure of the papers braid implements, each the paper's own
 //! experiment (its schemes, variants, workload and parameters) scaled to this machine and
 //! saying how, with medians of repeated runs, ratios named by logging kind, and a verdict: the
-//! paper's claim, braid's result, and whether they agree or why they differ in measured terms.
+//! paper's claim in parts, braid's measured value for each, whether it holds or why not in
+//! measured terms, and a level computed from them (agrees, agrees in direction, differs, not
+//! measured).
 //! It writes every result as JSON and CSV, draws the plots (SVG and PNG) and a markdown
 //! summary, in well under 30 minutes on a 2-core machine; `--quick` is a smoke run of a few
 //! minutes.
 //!
 //! [`experiments`] holds the experiments' types, [`wj`], [`nvlog`], [`taurus`] and [`rewind`]
 //! the experiments of each paper, [`verdict`] what they measured and how it is judged; this
-//! module runs them, [`plot`] draws their figures and [`summary`] writes the markdown.
+//! module runs them, [`plot`] draws their figures and [`summary`] writes the markdown. Each
+//! verdict is a list of the claim's parts with a level computed from them (see [`verdict`]).
 
 mod experiments;
 mod nvlog;
@@ -191,7 +194,10 @@ impl Ctx<'_> {
                 figure,
             } => {
                 for r in runs {
-                    let rows = self.recoveries(r, threads, plans)?;
+                    let (res, rows) = self.recoveries(r, threads, plans)?;
+                    // The logging runs stay beside their recoveries: their scalability proxies
+                    // are part of the verdicts' reasons.
+                    m.runs.push((r.id.clone(), r.x, res));
                     m.recoveries.extend(rows);
                 }
                 self.recovery_table(&m.recoveries);
@@ -240,13 +246,14 @@ impl Ctx<'_> {
     }
 
     /// Keep the databases of run `r`'s variants, recover each with every thread count (and for
-    /// taurus every plan) `repeat` times; one row per configuration, with the median.
+    /// taurus every plan) `repeat` times: the logging run's results, and one row per
+    /// recovered configuration, with the median.
     fn recoveries(
         &mut self,
         r: &Run,
         threads: &[usize],
         plans: &[Option<TaurusRecoveryArg>],
-    ) -> anyhow::Result<Vec<RecoveryRow>> {
+    ) -> anyhow::Result<(Vec<ConfigResult>, Vec<RecoveryRow>)> {
         let res = self.bench(r, true)?;
         let mut rows = Vec::new();
         for c in res.iter().filter(|c| c.scheme != crate::common::NONE) {
@@ -287,7 +294,7 @@ impl Ctx<'_> {
                 crate::common::remove_databases_in(parent);
             }
         }
-        Ok(rows)
+        Ok((res, rows))
     }
 
     /// `braid bench rewind --experiment all` with the peers beside it; its JSON.

@@ -1,5 +1,7 @@
-//! The markdown summary of `braid report`: its header, each experiment's section with the
-//! paper's claim, result tables, notes and images, and what a 2-core machine cannot show.
+//! The markdown summary of `braid report`: its header with every figure's verdict level, each
+//! experiment's section with the paper's claim, result tables, notes, images and a table of
+//! the claim's parts (what the paper claims, what braid measured, whether it holds), and what a
+//! 2-core machine cannot show.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -55,16 +57,29 @@ impl Ctx<'_> {
         );
     }
 
-    /// Every experiment's verdict in one table, after the header.
+    /// Every experiment's verdict level in one table, after the header.
     pub fn verdict_table(&mut self) {
-        let _ = writeln!(self.md, "\n| figure | verdict |\n|---|---|");
+        let _ = writeln!(
+            self.md,
+            "\n| figure | verdict | parts that hold |\n|---|---|---:|"
+        );
         for (fig, v) in &self.verdicts {
+            let (held, all) = v.tally();
             let _ = writeln!(
                 self.md,
-                "| {fig} | {} |",
-                if v.agrees { "agrees" } else { "differs" }
+                "| {fig} | {} | {held} of {all} |",
+                v.level().word()
             );
         }
+        let _ = writeln!(
+            self.md,
+            "\n*agrees*: every part of the paper's claim holds; *agrees in direction*: every \
+             direction and ordering part holds, some magnitude or crossover part does not; \
+             *differs*: a direction or ordering part does not hold; *not measured*: what the \
+             verdict compares did not run. A direction needs a ratio beyond 1 +/- {} \
+             (run-to-run noise).",
+            super::verdict::DIRECTION_TOLERANCE
+        );
     }
 
     /// The closing section.
@@ -81,8 +96,29 @@ impl Ctx<'_> {
         );
     }
 
-    /// An experiment's verdict.
+    /// An experiment's verdict: a table of the claim's parts, then the level.
     pub fn verdict(&mut self, v: &Verdict) {
+        if !v.parts().is_empty() {
+            let _ = writeln!(self.md, "| claim | braid measured | holds |\n|---|---|---|");
+            for p in v.parts() {
+                let holds = if p.holds() {
+                    "yes".to_string()
+                } else if p.ran() {
+                    format!("**no**: {}", p.reason())
+                } else {
+                    p.reason().to_string()
+                };
+                let _ = writeln!(
+                    self.md,
+                    "| {} *({})* | {} | {} |",
+                    cell(p.claim()),
+                    p.kind().word(),
+                    cell(p.measured_text()),
+                    cell(&holds)
+                );
+            }
+            self.md.push('\n');
+        }
         let _ = writeln!(self.md, "{}\n", v.line());
     }
 
@@ -166,4 +202,9 @@ impl Ctx<'_> {
             let _ = writeln!(self.md, "![{}]({})\n", rel.display(), rel.display());
         }
     }
+}
+
+/// `text` fit for a markdown table's cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
 }

@@ -1,6 +1,24 @@
 //! What an experiment measured ([`Measured`]), looked up by run, scheme, variant, logging kind
-//! and threads, and the verdict each experiment draws from it ([`Verdict`]): braid's result
-//! beside the paper's claim, and whether they agree or why they differ, in measured terms.
+//! and threads, and the verdict each experiment draws from it ([`Verdict`]): the paper's claim
+//! split into [`Part`]s, each with braid's measured value, whether it holds and, when it does
+//! not, why in measured terms; and the verdict's [`Level`], computed from the parts.
+//!
+//! How a part is judged:
+//! - **direction** ("A beats B", "falls", "rises"): the ratio must be beyond 1 +/- 0.03
+//!   ([`DIRECTION_TOLERANCE`]): above 1.03 for "beats", below 0.97 for "is below". A ratio
+//!   within 1 +/- 0.03 is a tie within run-to-run noise and holds neither way.
+//! - **ordering**: every named configuration above the next by the same margin.
+//! - **magnitude**: braid's ratio inside the paper's range with the paper's gain over 1 halved
+//!   at the low end and doubled at the high end ([`MAGNITUDE_SLACK`]; "up to 42.6x" accepts
+//!   21.8x-84.2x); levels the paper calls similar within a factor of 4/3 either way
+//!   ([`SIMILAR`]).
+//! - **crossover**: braid's measurements must reach both sides of the point the paper names.
+//!
+//! The level ([`level_of`]): **agrees** when every part holds; **agrees in direction** when
+//! every direction and ordering part holds but a magnitude or crossover part does not;
+//! **differs** when a measured direction or ordering part does not hold; **not measured** when
+//! the configurations did not run (no part measured, or a direction or ordering part not
+//! measured and no measured one failing), never counted as agreeing.
 
 use serde::Serialize;
 
@@ -91,12 +109,6 @@ impl Measured {
         self.get(id, k).map(|c| c.txn_per_s)
     }
 
-    /// The ratio of two configurations' throughputs in run `id`.
-    pub fn ratio(&self, id: &str, a: Key<'_>, b: Key<'_>) -> Option<f64> {
-        let (x, y) = (self.tps(id, a)?, self.tps(id, b)?);
-        (y > 0.0).then(|| x / y)
-    }
-
     /// The recovery row of run `id` for `k` (threads: recovery threads) and `plan` asked.
     pub fn recovery(&self, id: &str, k: Key<'_>, plan: &str) -> Option<&RecoveryRow> {
         self.recoveries.iter().find(|r| {
@@ -110,49 +122,455 @@ impl Measured {
     }
 }
 
-/// braid's result beside the paper's claim, and the verdict.
+/// How far from 1 a ratio must be to count as a direction: "A beats B" needs A/B above
+/// 1 + 0.03, "A is below B" needs it below 1 - 0.03. Repeated short runs on a shared machine
+/// move by a percent or two, so a ratio within 1 +/- 0.03 is a tie, never a direction.
+pub const DIRECTION_TOLERANCE: f64 = 0.03;
+
+/// How far braid's magnitude may be from the paper's: the paper's gain (its ratio less 1) is
+/// halved at the low end of its range and doubled at the high end. A paper range of 1.6-3.2x
+/// accepts 1.3x-5.4x; "up to 42.6x" accepts 21.8x-84.2x.
+pub const MAGNITUDE_SLACK: f64 = 2.0;
+
+/// Where the paper calls two levels similar ("plateau at a similar level", "close to"), the
+/// ratio of braid's two must lie within this factor either way (0.75x-1.33x).
+pub const SIMILAR: f64 = 4.0 / 3.0;
+
+/// A configuration's name and its value, in an ordering.
+pub type Named<'a> = (&'a str, f64);
+
+/// What a part of a claim asserts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// One configuration beats another (or falls, or rises), beyond the tolerance.
+    Direction,
+    /// How much: the paper's number or range.
+    Magnitude,
+    /// Several configurations in the paper's order.
+    Ordering,
+    /// Where a trend turns or one configuration overtakes another.
+    Crossover,
+}
+
+impl Kind {
+    /// The kind in words.
+    pub fn word(self) -> &'static str {
+        match self {
+            Kind::Direction => "direction",
+            Kind::Magnitude => "magnitude",
+            Kind::Ordering => "ordering",
+            Kind::Crossover => "crossover",
+        }
+    }
+
+    /// Direction and ordering parts decide whether braid agrees in direction.
+    fn is_direction(self) -> bool {
+        matches!(self, Kind::Direction | Kind::Ordering)
+    }
+}
+
+/// A verdict's level, computed from its parts ([`Verdict::of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    /// Every part holds.
+    Agrees,
+    /// Every direction and ordering part holds; some magnitude or crossover part does not.
+    AgreesInDirection,
+    /// A direction or ordering part that was measured does not hold.
+    Differs,
+    /// What the verdict compares did not run (no part was measured, or a direction or
+    /// ordering part was not and none that was measured fails).
+    NotMeasured,
+}
+
+impl Level {
+    /// The level in words, as the summary shows it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Level::Agrees => "agrees",
+            Level::AgreesInDirection => "agrees in direction",
+            Level::Differs => "differs",
+            Level::NotMeasured => "not measured",
+        }
+    }
+}
+
+/// One part of a paper's claim: what the paper claims, braid's measured value and whether it
+/// holds, and when it does not, why in measured terms.
+#[derive(Debug, Clone, Serialize)]
+pub struct Part {
+    /// What the paper claims, in words, with its number where it gives one.
+    claim: String,
+    kind: Kind,
+    /// braid's value for it, with the number.
+    measured: String,
+    holds: bool,
+    /// Why it does not hold, with numbers from the run (empty when it holds).
+    because: String,
+    /// Whether braid measured it at all.
+    #[serde(skip)]
+    ran: bool,
+}
+
+/// `x` with three decimals when it is near 1, where two would hide a tie's size.
+fn fine(x: f64) -> String {
+    if (x - 1.0).abs() < 0.1 {
+        format!("{x:.3}x")
+    } else {
+        times(x)
+    }
+}
+
+/// The accepted range of a paper magnitude `lo..=hi` (ratios of at least 1): its gain over 1
+/// halved at the low end and doubled at the high end ([`MAGNITUDE_SLACK`]).
+pub fn band(lo: f64, hi: f64) -> (f64, f64) {
+    (
+        1.0 + (lo - 1.0) / MAGNITUDE_SLACK,
+        1.0 + (hi - 1.0) * MAGNITUDE_SLACK,
+    )
+}
+
+/// A `ratio` that is not above 1 by the tolerance, in words.
+fn not_above(ratio: f64) -> String {
+    if !ratio.is_finite() {
+        "no finite ratio was measured".to_string()
+    } else if ratio < 1.0 - DIRECTION_TOLERANCE {
+        format!("the ratio is {}, the other way round", fine(ratio))
+    } else {
+        format!(
+            "the ratio is {}, within 1 +/- {DIRECTION_TOLERANCE} (a tie within run-to-run noise)",
+            fine(ratio)
+        )
+    }
+}
+
+/// A `ratio` that is not below 1 by the tolerance, in words.
+fn not_below(ratio: f64) -> String {
+    if !ratio.is_finite() {
+        "no finite ratio was measured".to_string()
+    } else if ratio > 1.0 + DIRECTION_TOLERANCE {
+        format!("the ratio is {}, the other way round", fine(ratio))
+    } else {
+        format!(
+            "the ratio is {}, within 1 +/- {DIRECTION_TOLERANCE} (a tie within run-to-run noise)",
+            fine(ratio)
+        )
+    }
+}
+
+impl Part {
+    fn new(claim: String, kind: Kind, measured: String, holds: bool, why_not: String) -> Part {
+        Part {
+            claim,
+            kind,
+            measured,
+            holds,
+            because: if holds { String::new() } else { why_not },
+            ran: true,
+        }
+    }
+
+    /// Direction "A beats B" (or "rises"): `ratio` (A over B) above 1 + [`DIRECTION_TOLERANCE`].
+    pub fn above(claim: impl Into<String>, ratio: f64) -> Part {
+        let holds = ratio > 1.0 + DIRECTION_TOLERANCE;
+        Part::new(
+            claim.into(),
+            Kind::Direction,
+            times(ratio),
+            holds,
+            not_above(ratio),
+        )
+    }
+
+    /// Direction "A is below B" (or "falls"): `ratio` (A over B) below 1 - [`DIRECTION_TOLERANCE`].
+    pub fn below(claim: impl Into<String>, ratio: f64) -> Part {
+        let holds = ratio < 1.0 - DIRECTION_TOLERANCE;
+        Part::new(
+            claim.into(),
+            Kind::Direction,
+            times(ratio),
+            holds,
+            not_below(ratio),
+        )
+    }
+
+    /// Magnitude: `value` (a ratio) within the paper's `lo..=hi` widened by [`band`].
+    pub fn within(claim: impl Into<String>, value: f64, lo: f64, hi: f64) -> Part {
+        let (a, b) = band(lo, hi);
+        let holds = value.is_finite() && (a..=b).contains(&value);
+        let paper = if lo == hi {
+            format!("the paper's {}", times(lo))
+        } else {
+            format!("the paper's {}-{}", times(lo), times(hi))
+        };
+        let side = if value < a { "below" } else { "above" };
+        Part::new(
+            claim.into(),
+            Kind::Magnitude,
+            times(value),
+            holds,
+            format!(
+                "{} is {side} the accepted {}-{} ({paper}, its gain over 1 halved and doubled)",
+                times(value),
+                times(a),
+                times(b)
+            ),
+        )
+    }
+
+    /// Magnitude: two levels the paper calls similar, `ratio` within [`SIMILAR`] either way.
+    pub fn similar(claim: impl Into<String>, ratio: f64) -> Part {
+        let holds = ratio.is_finite() && (1.0 / SIMILAR..=SIMILAR).contains(&ratio);
+        Part::new(
+            claim.into(),
+            Kind::Magnitude,
+            times(ratio),
+            holds,
+            format!(
+                "{} is outside {}-{}, the band a similar level is given",
+                times(ratio),
+                times(1.0 / SIMILAR),
+                times(SIMILAR)
+            ),
+        )
+    }
+
+    /// Ordering: in every pair the first is above the second by more than the tolerance.
+    /// `show` prints a value.
+    pub fn ordering(
+        claim: impl Into<String>,
+        pairs: &[(Named<'_>, Named<'_>)],
+        show: fn(f64) -> String,
+    ) -> Part {
+        let mut measured = Vec::new();
+        let mut wrong = Vec::new();
+        for &((a, va), (b, vb)) in pairs {
+            measured.push(format!("{a} {} against {b} {}", show(va), show(vb)));
+            let r = va / vb;
+            let ahead = r > 1.0 + DIRECTION_TOLERANCE;
+            if !ahead {
+                wrong.push(format!(
+                    "{a} ({}) is not above {b} ({}) by more than {:.0}%: {}",
+                    show(va),
+                    show(vb),
+                    DIRECTION_TOLERANCE * 100.0,
+                    fine(r)
+                ));
+            }
+        }
+        Part::new(
+            claim.into(),
+            Kind::Ordering,
+            measured.join("; "),
+            wrong.is_empty(),
+            wrong.join("; "),
+        )
+    }
+
+    /// Ordering of `items`, each above the next by more than the tolerance.
+    pub fn chain(claim: impl Into<String>, items: &[Named<'_>], show: fn(f64) -> String) -> Part {
+        let pairs: Vec<_> = items.windows(2).map(|w| (w[0], w[1])).collect();
+        let listed: Vec<String> = items
+            .iter()
+            .map(|(n, v)| format!("{n} {}", show(*v)))
+            .collect();
+        Part::ordering(claim, &pairs, show).measured(listed.join(", "))
+    }
+
+    /// Any other check: `holds` as computed by the verdict, `why_not` its measured reason.
+    pub fn check(
+        claim: impl Into<String>,
+        kind: Kind,
+        measured: impl Into<String>,
+        holds: bool,
+        why_not: impl Into<String>,
+    ) -> Part {
+        Part::new(claim.into(), kind, measured.into(), holds, why_not.into())
+    }
+
+    /// A part braid did not measure, and `why`.
+    pub fn not_measured(claim: impl Into<String>, kind: Kind, why: impl Into<String>) -> Part {
+        Part {
+            claim: claim.into(),
+            kind,
+            measured: "not measured".into(),
+            holds: false,
+            because: format!("not measured: {}", why.into()),
+            ran: false,
+        }
+    }
+
+    /// The same check as a part of kind `kind` (a direction test that locates a crossover).
+    pub fn with_kind(mut self, kind: Kind) -> Part {
+        self.kind = kind;
+        self
+    }
+
+    /// Show `text` as braid's measured value instead of the bare number.
+    pub fn measured(mut self, text: impl Into<String>) -> Part {
+        self.measured = text.into();
+        self
+    }
+
+    /// When the part does not hold, add the measured cause to its reason.
+    pub fn because(mut self, cause: impl Into<String>) -> Part {
+        if !self.holds && self.ran {
+            let cause = cause.into();
+            if !cause.is_empty() {
+                self.because = format!("{}; {cause}", self.because);
+            }
+        }
+        self
+    }
+
+    pub fn claim(&self) -> &str {
+        &self.claim
+    }
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+    pub fn measured_text(&self) -> &str {
+        &self.measured
+    }
+    pub fn holds(&self) -> bool {
+        self.holds
+    }
+    pub fn reason(&self) -> &str {
+        &self.because
+    }
+    /// Whether braid measured it.
+    pub fn ran(&self) -> bool {
+        self.ran
+    }
+}
+
+/// The level of a verdict of `parts`: **agrees** when every part holds; **agrees in
+/// direction** when every direction and ordering part holds but a magnitude or crossover part
+/// does not; **differs** when a measured direction or ordering part does not hold; **not
+/// measured** when no part was measured, or a direction or ordering part was not (and no
+/// measured one fails).
+pub fn level_of(parts: &[Part]) -> Level {
+    if parts.iter().all(|p| !p.ran) {
+        return Level::NotMeasured;
+    }
+    let mut direction = parts.iter().filter(|p| p.kind.is_direction());
+    if direction.clone().any(|p| p.ran && !p.holds) {
+        return Level::Differs;
+    }
+    if direction.any(|p| !p.ran) {
+        return Level::NotMeasured;
+    }
+    if parts.iter().all(|p| p.holds) {
+        Level::Agrees
+    } else {
+        Level::AgreesInDirection
+    }
+}
+
+/// A figure's verdict: the parts of the paper's claim, each measured, and the level they give.
 #[derive(Debug, Clone, Serialize)]
 pub struct Verdict {
-    /// What braid measured, in a sentence or two with the numbers.
-    pub result: String,
-    pub agrees: bool,
-    /// Why the result differs, in measured terms (empty when it agrees).
-    pub because: String,
+    /// Computed from the parts by [`level_of`].
+    level: Level,
+    parts: Vec<Part>,
+    /// What did not run, when nothing could be judged.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    missing: String,
 }
 
 impl Verdict {
-    /// `agrees`, or differs `because`.
-    pub fn new(result: String, agrees: bool, because: impl Into<String>) -> Verdict {
+    /// The verdict of `parts`, its level computed from them.
+    pub fn of(parts: Vec<Part>) -> Verdict {
         Verdict {
-            result,
-            agrees,
-            because: if agrees {
-                String::new()
-            } else {
-                because.into()
-            },
+            level: level_of(&parts),
+            parts,
+            missing: String::new(),
         }
     }
 
-    /// Nothing to judge: a configuration the verdict needs was not measured.
+    /// Nothing to judge: a configuration the verdict needs (`what`) was not measured.
     pub fn missing(what: &str) -> Verdict {
         Verdict {
-            result: format!("not measured ({what})"),
-            agrees: false,
-            because: "the configurations this verdict compares did not run".into(),
+            level: Level::NotMeasured,
+            parts: Vec::new(),
+            missing: what.to_string(),
         }
     }
 
-    /// The summary's line.
+    pub fn level(&self) -> Level {
+        self.level
+    }
+
+    pub fn parts(&self) -> &[Part] {
+        &self.parts
+    }
+
+    /// The claims of the parts that do not hold (for tests).
+    #[cfg(test)]
+    pub fn failing(&self) -> Vec<&str> {
+        self.parts
+            .iter()
+            .filter(|p| !p.holds())
+            .map(|p| p.claim())
+            .collect()
+    }
+
+    /// The parts that hold, and all of them.
+    pub fn tally(&self) -> (usize, usize) {
+        (
+            self.parts.iter().filter(|p| p.holds).count(),
+            self.parts.len(),
+        )
+    }
+
+    /// The summary's verdict line: the level and what it rests on.
     pub fn line(&self) -> String {
-        if self.agrees {
-            format!("**braid:** {}\n\n**Verdict:** agrees.", self.result)
-        } else {
-            format!(
-                "**braid:** {}\n\n**Verdict:** differs, because {}.",
-                self.result, self.because
-            )
-        }
+        let (held, all) = self.tally();
+        let failing = |direction: bool| {
+            self.parts
+                .iter()
+                .filter(|p| p.kind.is_direction() == direction && p.ran && !p.holds)
+                .count()
+        };
+        let unmeasured = self.parts.iter().filter(|p| !p.ran).count();
+        let why = match self.level {
+            Level::Agrees => format!("all {all} parts hold"),
+            Level::AgreesInDirection => {
+                let mut short = Vec::new();
+                if failing(false) > 0 {
+                    short.push(format!(
+                        "{} magnitude or crossover part(s) do not hold",
+                        failing(false)
+                    ));
+                }
+                if unmeasured > 0 {
+                    short.push(format!("{unmeasured} part(s) were not measured"));
+                }
+                format!(
+                    "every direction and ordering part holds; {} ({held} of {all} hold)",
+                    short.join(" and ")
+                )
+            }
+            Level::Differs => format!(
+                "{} direction or ordering part(s) do not hold ({held} of {all} parts hold)",
+                failing(true)
+            ),
+            Level::NotMeasured if self.parts.is_empty() => format!(
+                "{} did not run, so nothing the paper claims could be compared",
+                if self.missing.is_empty() {
+                    "what this verdict compares"
+                } else {
+                    &self.missing
+                }
+            ),
+            Level::NotMeasured => format!(
+                "{unmeasured} part(s) were not measured, among them a direction or ordering part \
+                 ({held} of {all} hold)"
+            ),
+        };
+        format!("**Verdict:** {}: {why}.", self.level.word())
     }
 }
 
@@ -165,9 +583,13 @@ pub fn per_flush(c: &ConfigResult) -> f64 {
     commits as f64 / flushes.max(1) as f64
 }
 
-/// `x` as "1.23x".
+/// `x` as "1.23x" (or "42.6x" from 10 up).
 pub fn times(x: f64) -> String {
-    format!("{x:.2}x")
+    if x >= 10.0 {
+        format!("{x:.1}x")
+    } else {
+        format!("{x:.2}x")
+    }
 }
 
 /// `x` txn/s as "123.4 K".
@@ -182,4 +604,119 @@ pub fn k(x: f64) -> String {
 /// `x` as a percentage.
 pub fn pct(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
+}
+
+#[cfg(test)]
+mod level_tests {
+    use super::*;
+
+    fn dir(holds: bool) -> Part {
+        Part::above("A beats B", if holds { 1.5 } else { 0.5 })
+    }
+
+    fn mag(holds: bool) -> Part {
+        Part::within("A is 2x B", if holds { 2.0 } else { 1.1 }, 2.0, 2.0)
+    }
+
+    #[test]
+    fn every_part_holding_agrees() {
+        let v = Verdict::of(vec![dir(true), mag(true)]);
+        assert_eq!(v.level(), Level::Agrees);
+        assert!(
+            v.line().contains("agrees: all 2 parts hold"),
+            "{}",
+            v.line()
+        );
+    }
+
+    #[test]
+    fn directions_holding_with_a_magnitude_failing_agree_in_direction() {
+        let v = Verdict::of(vec![dir(true), mag(false)]);
+        assert_eq!(v.level(), Level::AgreesInDirection);
+        let crossover = Part::check("turns at 80", Kind::Crossover, "2 threads", false, "x");
+        assert_eq!(
+            Verdict::of(vec![dir(true), crossover]).level(),
+            Level::AgreesInDirection
+        );
+    }
+
+    #[test]
+    fn a_direction_or_ordering_failing_differs() {
+        assert_eq!(
+            Verdict::of(vec![dir(false), mag(true)]).level(),
+            Level::Differs
+        );
+        let order = Part::chain("A > B > C", &[("A", 3.0), ("B", 1.0), ("C", 2.0)], times);
+        assert!(!order.holds() && order.reason().contains("B (1.00x) is not above C"));
+        assert_eq!(Verdict::of(vec![dir(true), order]).level(), Level::Differs);
+        // A measured failure outweighs a part that was not measured.
+        let nm = Part::not_measured("A beats C", Kind::Direction, "C did not run");
+        assert_eq!(Verdict::of(vec![dir(false), nm]).level(), Level::Differs);
+    }
+
+    #[test]
+    fn nothing_measured_is_not_measured_never_agrees() {
+        assert_eq!(Verdict::missing("run x").level(), Level::NotMeasured);
+        assert_eq!(Verdict::of(Vec::new()).level(), Level::NotMeasured);
+        let nm = Part::not_measured("A beats C", Kind::Direction, "C did not run");
+        assert_eq!(Verdict::of(vec![nm.clone()]).level(), Level::NotMeasured);
+        assert_eq!(Verdict::of(vec![dir(true), nm]).level(), Level::NotMeasured);
+        // An unmeasured magnitude only keeps the verdict from agreeing outright.
+        let nm = Part::not_measured("A is 9x C", Kind::Magnitude, "C did not run");
+        assert_eq!(
+            Verdict::of(vec![dir(true), nm]).level(),
+            Level::AgreesInDirection
+        );
+        assert!(
+            Verdict::missing("run x")
+                .line()
+                .contains("run x did not run")
+        );
+    }
+
+    #[test]
+    fn a_direction_needs_a_margin_beyond_noise() {
+        let tie = Part::above("TX-D beats Aether", 1.0037);
+        assert!(!tie.holds());
+        assert!(
+            tie.reason().contains("1.004x, within 1 +/- 0.03"),
+            "{}",
+            tie.reason()
+        );
+        assert!(Part::above("x", 1.031).holds());
+        assert!(!Part::above("x", 0.5).reason().contains("within"));
+        assert!(Part::below("x", 0.96).holds() && !Part::below("x", 0.98).holds());
+        let causes = Part::above("x", 0.9).because("a measured cause");
+        assert!(
+            causes.reason().ends_with("; a measured cause"),
+            "{}",
+            causes.reason()
+        );
+        assert_eq!(Part::above("x", 1.5).because("unused").reason(), "");
+    }
+
+    #[test]
+    fn magnitudes_are_the_papers_range_with_its_gain_halved_and_doubled() {
+        let (lo, hi) = band(42.6, 42.6);
+        assert!((lo - 21.8).abs() < 1e-9 && (hi - 84.2).abs() < 1e-9);
+        assert!(!Part::within("up to 42.6x", 1.43, 42.6, 42.6).holds());
+        assert!(Part::within("1.6-3.2x", 1.35, 1.6, 3.2).holds());
+        assert!(!Part::within("1.6-3.2x", 1.25, 1.6, 3.2).holds());
+        assert!(Part::similar("similar", 0.8).holds() && !Part::similar("similar", 0.7).holds());
+    }
+
+    #[test]
+    fn the_json_names_the_level_and_parts_in_snake_case() {
+        let v = Verdict::of(vec![dir(true), mag(false)]);
+        let j = serde_json::to_value(&v).unwrap_or_default();
+        assert_eq!(j["level"], "agrees_in_direction");
+        assert_eq!(j["parts"][1]["kind"], "magnitude");
+        assert_eq!(j["parts"][1]["holds"], false);
+        let mut keys: Vec<&String> = j["parts"][0]
+            .as_object()
+            .map(|o| o.keys().collect())
+            .unwrap_or_default();
+        keys.sort();
+        assert_eq!(keys, ["because", "claim", "holds", "kind", "measured"]);
+    }
 }
