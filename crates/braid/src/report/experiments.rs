@@ -42,7 +42,7 @@ pub enum Body {
     /// of recovery threads and each replay plan; a table and a bar figure of the medians.
     Recovery {
         runs: Vec<Run>,
-        threads: &'static [usize],
+        threads: Vec<usize>,
         /// taurus replay plans to recover with (`None`: the default, auto).
         plans: &'static [Option<TaurusRecoveryArg>],
         figure: Figure,
@@ -72,10 +72,51 @@ pub struct Var {
     pub set: Vec<fn(&mut BenchArgs)>,
 }
 
-/// Run the variants only at 2 threads (where a run's others also run at 1).
-pub fn two_threads(a: &mut BenchArgs) {
-    a.threads = vec![2];
+/// The machine's cores (`available_parallelism`), where the thread sweeps end.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
+
+/// The worker-thread counts of a figure whose paper sweeps threads up to `paper_max`, on this
+/// machine: 1, 2, 4, ... doubling while below the top, then the top, which is the machine's
+/// cores or `paper_max`, whichever is fewer. On 2 cores that is 1 and 2; on 64 cores for a
+/// paper axis to 80 it is 1, 2, 4, ..., 64, the paper's curve up to the machine's size.
+pub fn sweep(paper_max: usize) -> Vec<usize> {
+    doubling_to(top(paper_max))
+}
+
+/// 1, 2, 4, ... below `top`, then `top`.
+fn doubling_to(top: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |t| t.checked_mul(2))
+        .take_while(|&t| t < top)
+        .collect();
+    v.push(top);
+    v
+}
+
+/// Where a figure's single-point comparisons are taken: the top of [`sweep`].
+pub fn top(paper_max: usize) -> usize {
+    cores().min(paper_max).max(1)
+}
+
+/// `threads` as "1, 2 and 4".
+pub fn list(threads: &[usize]) -> String {
+    match threads {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!(
+            "{} and {last}",
+            init.iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The paper's largest worker-thread count in Taurus's Figs. 5-10 (Section 5.1: "at most 80
+/// worker threads").
+pub const TAURUS_WORKERS: usize = 80;
 
 impl Var {
     /// `schemes` with data logging at their defaults, logging per update as Shore-MT does
@@ -229,6 +270,19 @@ pub fn all() -> Vec<Experiment> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn sweeps_double_up_to_the_machine_and_end_at_its_top() {
+        assert_eq!(doubling_to(1), vec![1]);
+        assert_eq!(doubling_to(2), vec![1, 2]);
+        assert_eq!(doubling_to(24), vec![1, 2, 4, 8, 16, 24]);
+        assert_eq!(doubling_to(64), vec![1, 2, 4, 8, 16, 32, 64]);
+        let s = sweep(80);
+        assert_eq!(s.last(), Some(&top(80)));
+        assert!(top(80) <= 80 && top(80) <= cores());
+        assert_eq!(list(&[1, 2, 4]), "1, 2 and 4");
+        assert_eq!(list(&[2]), "2");
+    }
+
     use super::*;
 
     #[test]

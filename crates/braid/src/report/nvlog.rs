@@ -8,7 +8,9 @@
 //! paper's thread counts ran), and per workload NV-Logging against NV-Disk and distributed
 //! logging, and flush-on-commit against flush-on-insert.
 
-use super::experiments::{Bench, Body, DATA, Experiment, Run, Var, per_update, run};
+use super::experiments::{
+    Bench, Body, DATA, Experiment, Run, Var, cores, list, per_update, run, sweep, top,
+};
 use super::plot::{Chart, Figure, Key, X, Y};
 use super::verdict::{
     Kind, MAGNITUDE_SLACK, Measured, Part, Verdict, band, data, k, pct, per_flush, times,
@@ -69,15 +71,19 @@ fn fig11() -> Experiment {
         figure: "Fig. 11",
         claim: "with NVRAM as fast as DRAM, NV-Disk's insertion latency climbs with threads (to 74.3 us) \
                 from contention on its central log buffer, while NV-Logging's stays flat (at most 2.5 us)",
-        scaled: "1 and 2 worker threads (the paper: up to 64). Every scheme logs per update \
-                 (--records update). Insertion latency is the time a transaction spends putting its \
-                 records into the log (its update records as they happen and its commit record; not \
-                 the wait for durability), sampled on one transaction in 16 of TPC-C's full mix. \
-                 NVRAM is emulated by /dev/shm files with no extra delay."
-            .into(),
+        scaled: format!(
+            "{} worker threads, doubling up to this machine's {} cores (the paper: up to \
+             {PAPER_THREADS}). Every scheme logs per update (--records update). Insertion latency \
+             is the time a transaction spends putting its records into the log (its update \
+             records as they happen and its commit record; not the wait for durability), sampled \
+             on one transaction in 16 of TPC-C's full mix. NVRAM is emulated by /dev/shm files \
+             with no extra delay.",
+            list(&sweep(PAPER_THREADS)),
+            cores()
+        ),
         body: Body::Runs(vec![run(
             "nvlog-fig11",
-            Bench::new(WorkloadKind::Tpcc, &[1, 2]),
+            Bench::new(WorkloadKind::Tpcc, &sweep(PAPER_THREADS)),
             vars,
             Some(figure),
         )]),
@@ -253,7 +259,15 @@ fn delay_run(id: &str, title: &str, mut bench: Bench) -> Run {
     run(id, bench, vars, Some(figure))
 }
 
-const SCALED_DELAY: &str = "2 worker threads (the paper: 8-64 on Shore-MT). NVM is emulated by /dev/shm \
+/// How Figs. 12 and 13 are scaled, with the thread count they run at here.
+fn scaled_delay() -> String {
+    format!(
+        "{} worker threads (the top of this machine's sweep; the paper: 8-64 on Shore-MT). {SCALED_DELAY}",
+        top(PAPER_THREADS)
+    )
+}
+
+const SCALED_DELAY: &str = "NVM is emulated by /dev/shm \
     files with a busy-wait per persisted line of 0 and 800 ns (the ends of the paper's 1-8x DRAM slowdowns); \
     NV-Disk's log files pay the same delay per line they write (on its flusher, where Shore-MT's \
     log flush daemon writes). Every scheme logs per update (--records update). \"distributed\" is \
@@ -267,11 +281,11 @@ fn fig12() -> Experiment {
         figure: "Fig. 12",
         claim: "on TPC-C NV-Logging has 1.62-2.72x NV-Disk's throughput and 13.8-26.8% more than distributed \
                 logging; at 4-8x NVRAM slowdown flush-on-commit beats flush-on-insert by 7.9-13.8%",
-        scaled: SCALED_DELAY.into(),
+        scaled: scaled_delay(),
         body: Body::Runs(vec![delay_run(
             "nvlog-fig12",
             "TPC-C",
-            Bench::new(WorkloadKind::Tpcc, &[2]),
+            Bench::new(WorkloadKind::Tpcc, &[top(PAPER_THREADS)]),
         )]),
         verdict: |m| delay_verdict(m, &["nvlog-fig12"]),
     }
@@ -285,17 +299,17 @@ fn fig13() -> Experiment {
         figure: "Fig. 13",
         claim: "NV-Logging has 1.10-1.62x NV-Disk's throughput on TATP and 1.26-1.99x on TPC-B, and 9-21% \
                 more than distributed logging; flush-on-commit beats flush-on-insert by up to 24-29% as NVRAM slows",
-        scaled: SCALED_DELAY.into(),
+        scaled: scaled_delay(),
         body: Body::Runs(vec![
             delay_run(
                 "nvlog-fig13-tatp",
                 "TATP",
-                Bench::new(WorkloadKind::Tatp, &[2]),
+                Bench::new(WorkloadKind::Tatp, &[top(PAPER_THREADS)]),
             ),
             delay_run(
                 "nvlog-fig13-tpcb",
                 "TPC-B",
-                Bench::new(WorkloadKind::Tpcb, &[2]),
+                Bench::new(WorkloadKind::Tpcb, &[top(PAPER_THREADS)]),
             ),
         ]),
         verdict: |m| delay_verdict(m, &["nvlog-fig13-tatp", "nvlog-fig13-tpcb"]),
@@ -411,14 +425,19 @@ fn delay_verdict(m: &Measured, ids: &[&str]) -> Verdict {
             return Verdict::missing(id);
         };
         let w = claim.workload;
-        let ins = data("pertxn", 2).variant(INSERT);
+        let ins = data("pertxn", top(PAPER_THREADS)).variant(INSERT);
         let mut vs_disk = Vec::new();
         let mut vs_gsn = Vec::new();
         for &ns in DELAYS {
             let (Some(p), Some(d), Some(g)) = (
                 at(m, id, ins, ns),
-                at(m, id, data("nvdisk", 2), ns),
-                at(m, id, data("gsn", 2).variant("distributed"), ns),
+                at(m, id, data("nvdisk", top(PAPER_THREADS)), ns),
+                at(
+                    m,
+                    id,
+                    data("gsn", top(PAPER_THREADS)).variant("distributed"),
+                    ns,
+                ),
             ) else {
                 return Verdict::missing(id);
             };
@@ -429,9 +448,19 @@ fn delay_verdict(m: &Measured, ids: &[&str]) -> Verdict {
         let (Some(ins0), Some(ins1), Some(com), Some(disk), Some(gsn)) = (
             at(m, id, ins, fast),
             at(m, id, ins, slow),
-            at(m, id, data("pertxn", 2).variant(COMMIT), slow),
-            at(m, id, data("nvdisk", 2), slow),
-            at(m, id, data("gsn", 2).variant("distributed"), slow),
+            at(
+                m,
+                id,
+                data("pertxn", top(PAPER_THREADS)).variant(COMMIT),
+                slow,
+            ),
+            at(m, id, data("nvdisk", top(PAPER_THREADS)), slow),
+            at(
+                m,
+                id,
+                data("gsn", top(PAPER_THREADS)).variant("distributed"),
+                slow,
+            ),
         ) else {
             return Verdict::missing(id);
         };
@@ -581,7 +610,7 @@ mod tests {
                     ("nvdisk", "", p / disk),
                     ("gsn", "distributed", p / gsn),
                 ] {
-                    let mut c = result(scheme, variant, "data", 2, tps);
+                    let mut c = result(scheme, variant, "data", top(PAPER_THREADS), tps);
                     c.nvm_delay_ns = ns;
                     res.push(c);
                 }

@@ -7,7 +7,9 @@
 //! ahead of Aether and scaling where it does not, PG-D below TX-D, the TATP ratios, and the
 //! delay's cost.
 
-use super::experiments::{Bench, Body, Experiment, Var, per_update, run, two_threads, vs_threads};
+use super::experiments::{
+    Bench, Body, Experiment, Var, list, per_update, run, sweep, top, vs_threads,
+};
 use super::verdict::{Key, Kind, Measured, Part, Verdict, band, data, k, pct, times};
 use crate::bench::{BenchArgs, ConfigResult};
 use crate::common::WorkloadKind;
@@ -19,6 +21,14 @@ fn gsn(a: &mut BenchArgs, partition: Partition, delay_ns: u64) {
     a.engine.gsn_partition = partition;
     a.engine.gsn_commit = CommitProtocol::DurableCache;
     a.engine.gsn_insert_delay_ns = delay_ns;
+}
+
+/// The paper's largest thread count in Fig. 4 (80 threads on 24 cores).
+const PAPER_THREADS: usize = 80;
+
+/// Run a variant only at the top of the sweep (where the run's others also run below it).
+fn at_top(a: &mut BenchArgs) {
+    a.threads = vec![top(PAPER_THREADS)];
 }
 
 /// The paper's NVM insert delay.
@@ -37,38 +47,39 @@ fn vars() -> Vec<Var> {
             label: "TX-D 1.2us",
             schemes: &["gsn"],
             logging: super::experiments::DATA,
-            set: vec![|a| gsn(a, Partition::Transaction, DELAY_NS), two_threads],
+            set: vec![|a| gsn(a, Partition::Transaction, DELAY_NS), at_top],
         },
         Var {
             label: "PG-D",
             schemes: &["gsn"],
             logging: super::experiments::DATA,
-            set: vec![|a| gsn(a, Partition::Page, 0), two_threads],
+            set: vec![|a| gsn(a, Partition::Page, 0), at_top],
         },
         Var {
             label: "PG-D 1.2us",
             schemes: &["gsn"],
             logging: super::experiments::DATA,
-            set: vec![|a| gsn(a, Partition::Page, DELAY_NS), two_threads],
+            set: vec![|a| gsn(a, Partition::Page, DELAY_NS), at_top],
         },
     ]
 }
 
 /// The runs: (id, title, bench).
 fn runs() -> [(&'static str, &'static str, Bench); 3] {
-    let mut tatp = Bench::new(WorkloadKind::Tatp, &[1, 2]);
+    let threads = sweep(PAPER_THREADS);
+    let mut tatp = Bench::new(WorkloadKind::Tatp, &threads);
     tatp.tatp_mix = Some("update-location-only");
     [
         ("wj-fig4-tatp", "TATP Update-Location", tatp),
         (
             "wj-fig4-tpcb",
             "TPC-B",
-            Bench::new(WorkloadKind::Tpcb, &[1, 2]),
+            Bench::new(WorkloadKind::Tpcb, &threads),
         ),
         (
             "wj-fig4-payment",
             "TPC-C Payment",
-            Bench::tpcc("payment-only", &[1, 2]),
+            Bench::tpcc("payment-only", &threads),
         ),
     ]
 }
@@ -82,19 +93,29 @@ pub fn fig4() -> Experiment {
         claim: "with a durable processor cache, distributed logging scales where the centralized log \
                 (Aether) saturates: on TATP, TX-D (ideal) is 1.6-3.2x Aether and PG-D (ideal) 1.3-2.7x, \
                 with the same trend on TPC-B and TPC-C Payment; the 1.2 us NVM delay costs up to 15%",
-        scaled: "1 and 2 worker threads (the paper: up to 80 on 24 cores; PG-D and the delayed variants \
-                 at 2 only). Every scheme logs per update (--records update). `baseline` and `aether` \
-                 are the centralized log; gsn runs with commit=durable (the durable-cache variants) \
-                 and partition=tx (TX-D) or page (PG-D); \"1.2us\" adds the paper's NVM delay to \
-                 every log insert. Logs on persistent memory emulated by /dev/shm files. With 2 \
-                 cores the central log's contention barely shows: the shared and global \
-                 read-modify-writes per commit beside each row say what more cores would do."
-            .into(),
+        scaled: format!(
+            "{} worker threads, doubling up to the machine's {} cores (the paper: up to \
+             {PAPER_THREADS} on 24 cores; PG-D and the delayed variants at {} only). Every scheme \
+             logs per update (--records update). `baseline` and `aether` are the centralized \
+             log; gsn runs with commit=durable (the durable-cache variants) and partition=tx \
+             (TX-D) or page (PG-D); \"1.2us\" adds the paper's NVM delay to every log insert. \
+             Logs on persistent memory emulated by /dev/shm files. On a few cores the central \
+             log's contention barely shows: the shared and global read-modify-writes per commit \
+             beside each row say what more cores would do.",
+            list(&sweep(PAPER_THREADS)),
+            super::experiments::cores(),
+            top(PAPER_THREADS)
+        ),
         body: Body::Runs(
             runs()
                 .into_iter()
                 .map(|(id, title, bench)| {
-                    run(id, bench, vars(), Some(vs_threads(id, &format!("{title}: throughput vs threads"))))
+                    run(
+                        id,
+                        bench,
+                        vars(),
+                        Some(vs_threads(id, &format!("{title}: throughput vs threads"))),
+                    )
                 })
                 .collect(),
         ),
@@ -120,14 +141,15 @@ fn proxies(c: &ConfigResult) -> String {
 
 fn verdict(m: &Measured) -> Verdict {
     let mut parts = Vec::new();
+    let n = top(PAPER_THREADS);
     for (id, title, _) in runs() {
-        let txd = data("gsn", 2).variant("TX-D");
-        let aether = data("aether", 2);
+        let txd = data("gsn", n).variant("TX-D");
+        let aether = data("aether", n);
         let (Some(a), Some(t), Some(p), Some(d), Some(a1), Some(t1)) = (
             m.get(id, aether),
             m.get(id, txd),
-            m.get(id, data("gsn", 2).variant("PG-D")),
-            m.get(id, data("gsn", 2).variant("TX-D 1.2us")),
+            m.get(id, data("gsn", n).variant("PG-D")),
+            m.get(id, data("gsn", n).variant("TX-D 1.2us")),
             m.tps(
                 id,
                 Key {
@@ -143,8 +165,10 @@ fn verdict(m: &Measured) -> Verdict {
         let (vs_aether, pg_aether) = (r(t.txn_per_s, a.txn_per_s), r(p.txn_per_s, a.txn_per_s));
         let (s_aether, s_txd) = (r(a.txn_per_s, a1), r(t.txn_per_s, t1));
         let contention = format!(
-            "at 2 threads the central log has one rival: Aether scales {} from 1 to 2 threads, \
-             with {} (TX-D: {}); those proxies, not 2 threads, say what more cores would do",
+            "at {n} threads the central log has {} rival(s): Aether scales {} from 1 to {n} \
+             threads, with {} (TX-D: {}); those proxies, not {n} threads, say what more cores \
+             would do",
+            n - 1,
             times(s_aether),
             proxies(a),
             proxies(t)
@@ -157,7 +181,7 @@ fn verdict(m: &Measured) -> Verdict {
                 ),
                 vs_aether,
             )
-            .measured(format!("TX-D {} Aether at 2 threads", times(vs_aether)))
+            .measured(format!("TX-D {} Aether at {n} threads", times(vs_aether)))
             .because(contention.clone()),
         );
         parts.push(
@@ -169,7 +193,7 @@ fn verdict(m: &Measured) -> Verdict {
                 s_txd / s_aether,
             )
             .measured(format!(
-                "1 to 2 threads: TX-D {}, Aether {}",
+                "1 to {n} threads: TX-D {}, Aether {}",
                 times(s_txd),
                 times(s_aether)
             ))
@@ -221,7 +245,7 @@ fn verdict(m: &Measured) -> Verdict {
             slowdown <= most,
             format!(
                 "{} is more than the accepted {} (the paper's 15%, its slowdown doubled): TX-D's \
-                 log insert takes {:.0} ns with the delay against {:.0} ns without, and with 2 \
+                 log insert takes {:.0} ns with the delay against {:.0} ns without, and with {n} \
                  threads nothing else contended hides it",
                 pct(cost),
                 pct(most_cost),
@@ -239,21 +263,22 @@ mod tests {
     use crate::report::result;
     use crate::report::verdict::Level;
 
-    /// Fig. 4's measurements: Aether scaling `scale` from 1 to 2 threads, TX-D twice from 1
-    /// to 2 threads and at `txd` of Aether at 2, the delay costing `cost` of TX-D's.
+    /// Fig. 4's measurements: Aether scaling `scale` from 1 to the top of the sweep, TX-D
+    /// twice that and at `txd` of Aether at the top, the delay costing `cost` of TX-D's.
     fn measured(txd: f64, cost: f64, scale: f64) -> Measured {
         let mut m = Measured::default();
+        let n = top(PAPER_THREADS);
         for (id, _, _) in runs() {
             let a1 = 100_000.0;
             let a2 = a1 * scale;
             let res = vec![
                 result("aether", "", "data", 1, a1),
-                result("aether", "", "data", 2, a2),
-                result("baseline", "", "data", 2, a2 * 0.7),
+                result("aether", "", "data", n, a2),
+                result("baseline", "", "data", n, a2 * 0.7),
                 result("gsn", "TX-D", "data", 1, a2 * txd / 2.0),
-                result("gsn", "TX-D", "data", 2, a2 * txd),
-                result("gsn", "TX-D 1.2us", "data", 2, a2 * txd * (1.0 - cost)),
-                result("gsn", "PG-D", "data", 2, a2 * txd * 0.9),
+                result("gsn", "TX-D", "data", n, a2 * txd),
+                result("gsn", "TX-D 1.2us", "data", n, a2 * txd * (1.0 - cost)),
+                result("gsn", "PG-D", "data", n, a2 * txd * 0.9),
             ];
             m.runs.push((id.to_string(), None, res));
         }

@@ -6,8 +6,8 @@
 mod verdict;
 
 use super::experiments::{
-    BOTH, Bench, Body, DATA, Experiment, LOGS, Run, SILOR_INFLIGHT, Var, bars, occ, paced,
-    parallel, raid0, run, vs_threads,
+    BOTH, Bench, Body, DATA, Experiment, LOGS, Run, SILOR_INFLIGHT, TAURUS_WORKERS, Var, bars,
+    cores, list, occ, paced, parallel, raid0, run, sweep, top, vs_threads,
 };
 use super::plot::{Chart, Figure, Key, X, Y};
 use crate::bench::BenchArgs;
@@ -47,12 +47,12 @@ fn workloads(ycsb_threads: &[usize]) -> [(&'static str, &'static str, Bench); 3]
         (
             "payment",
             "TPC-C Payment",
-            Bench::tpcc("payment-only", &[2]),
+            Bench::tpcc("payment-only", &[top(TAURUS_WORKERS)]),
         ),
         (
             "neworder",
             "TPC-C New-Order",
-            Bench::tpcc("new-order-only", &[2]),
+            Bench::tpcc("new-order-only", &[top(TAURUS_WORKERS)]),
         ),
     ]
 }
@@ -143,7 +143,7 @@ fn logging_runs(fig: &str, ycsb_threads: &[usize], vars: fn() -> Vec<Var>) -> Ve
 
 /// Runs whose databases recovery reads: one short run per workload.
 fn recovery_runs(fig: &str, workloads_: &[&str], vars: fn() -> Vec<Var>) -> Vec<Run> {
-    workloads(&[2])
+    workloads(&[top(TAURUS_WORKERS)])
         .into_iter()
         .filter(|(w, _, _)| workloads_.contains(w))
         .map(|(w, _, mut bench)| {
@@ -159,6 +159,18 @@ const RECOVERY_SCALED: &str = "Each scheme logs for 1 s with 2 workers, and its 
     gives the median and the replay plan taurus chose (auto: parallel, or serial when the log's \
     dependency chains leave little parallelism).";
 
+/// The worker threads Figs. 5 and 6 sweep on this machine, and where the other figures and
+/// every verdict take their single point.
+fn workers() -> String {
+    format!(
+        "YCSB at {} worker threads, doubling up to this machine's {} cores (the paper: up to \
+         {TAURUS_WORKERS}); TPC-C, recoveries and single-point figures at {}.",
+        list(&sweep(TAURUS_WORKERS)),
+        cores(),
+        top(TAURUS_WORKERS)
+    )
+}
+
 pub fn all() -> Vec<Experiment> {
     vec![
         Experiment {
@@ -170,8 +182,8 @@ pub fn all() -> Vec<Experiment> {
                     counters limit them (up to 2.4x Plover on YCSB) and performs best on Payment; serial \
                     data saturates its one disk; on New-Order serial command scales well and Taurus shows \
                     advantages only with enough workers (serial command's limit is projected at 120)",
-            scaled: [NVME, " ", SHAPE].concat(),
-            body: Body::Runs(logging_runs("taurus-fig5", &[2], || twopl(nvme, true))),
+            scaled: [&workers(), " ", NVME, " ", SHAPE].concat(),
+            body: Body::Runs(logging_runs("taurus-fig5", &sweep(TAURUS_WORKERS), || twopl(nvme, true))),
             verdict: verdict::fig5,
         },
         Experiment {
@@ -183,13 +195,15 @@ pub fn all() -> Vec<Experiment> {
                     ahead, tracking no LSN vectors), and Taurus command logging beats Silo-R on every \
                     workload, by up to 2.8x",
             scaled: [
+                &workers(),
+                " ",
                 NVME,
                 " Every scheme, and no logging, runs OCC with 65,536 commits in flight per worker \
                  (Silo-R acknowledges a commit only when its 40 ms epoch is durable); Silo-R and Taurus \
                  write 4 logs on 4 devices; the rest as in Fig. 5.",
             ]
             .concat(),
-            body: Body::Runs(logging_runs("taurus-fig6", &[2], || occ_vars(true))),
+            body: Body::Runs(logging_runs("taurus-fig6", &sweep(TAURUS_WORKERS), || occ_vars(true))),
             verdict: verdict::fig6,
         },
         Experiment {
@@ -211,7 +225,7 @@ pub fn all() -> Vec<Experiment> {
                         v
                     },
                 ),
-                threads: &[2],
+                threads: vec![top(TAURUS_WORKERS)],
                 plans: &[None],
                 figure: bars("taurus-fig7", "Recovery throughput (2PL logs)", "replayed txn/s"),
             },
@@ -231,7 +245,7 @@ pub fn all() -> Vec<Experiment> {
                     &["ycsb", "payment", "neworder"],
                     || occ_vars(false),
                 ),
-                threads: &[2],
+                threads: vec![top(TAURUS_WORKERS)],
                 plans: &[None],
                 figure: bars("taurus-fig8", "Recovery throughput (OCC logs)", "replayed txn/s"),
             },
@@ -254,7 +268,7 @@ pub fn all() -> Vec<Experiment> {
                  OCC with 65,536 commits in flight, the rest 2PL.",
             ]
             .concat(),
-            body: Body::Runs(logging_runs("taurus-fig9", &[2], || {
+            body: Body::Runs(logging_runs("taurus-fig9", &[top(TAURUS_WORKERS)], || {
                 let mut v = twopl(hdd, true);
                 v.push(silor_hdd());
                 v
@@ -282,7 +296,7 @@ pub fn all() -> Vec<Experiment> {
                     v.push(silor_hdd());
                     v
                 }),
-                threads: &[2],
+                threads: vec![top(TAURUS_WORKERS)],
                 plans: &[None],
                 figure: bars("taurus-fig10", "YCSB recovery throughput (disk logs)", "replayed txn/s"),
             },
@@ -306,7 +320,7 @@ fn contention_vars() -> Vec<Var> {
 }
 
 fn theta_run(id: &str, theta: f64) -> Run {
-    let mut bench = Bench::new(WorkloadKind::Ycsb, &[2]);
+    let mut bench = Bench::new(WorkloadKind::Ycsb, &[top(TAURUS_WORKERS)]);
     bench.theta = Some(theta);
     Run {
         id: format!("{id}-theta{theta}"),
@@ -376,7 +390,7 @@ fn contention_recovery() -> Experiment {
                     r
                 })
                 .collect(),
-            threads: &[2],
+            threads: vec![top(TAURUS_WORKERS)],
             plans: &[Some(TaurusRecoveryArg::Parallel), Some(TaurusRecoveryArg::Auto)],
             figure: Figure {
                 stem: "taurus-fig13b".into(),

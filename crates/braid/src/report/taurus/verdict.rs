@@ -4,6 +4,7 @@
 //! proxies (shared read-modify-writes per commit), transactions per flush, device utilisation
 //! and thread counts.
 
+use super::super::experiments::{TAURUS_WORKERS, top};
 use super::super::verdict::{
     DIRECTION_TOLERANCE, Key, Kind, Measured, Part, Verdict, data, k, pct, per_flush, times,
 };
@@ -16,7 +17,25 @@ const WORKLOADS: [(&str, &str); 3] = [
 ];
 
 /// Worker and recovery threads of every Taurus run.
-const THREADS: usize = 2;
+/// The worker (and recovery) threads every verdict compares at: the top of the machine's
+/// sweep ([`top`]), shown as a number in the verdicts' text.
+const THREADS: Threads = Threads;
+
+/// [`THREADS`]: displays as, and [`Threads::n`] is, the top of the sweep.
+#[derive(Clone, Copy)]
+struct Threads;
+
+impl Threads {
+    fn n(self) -> usize {
+        top(TAURUS_WORKERS)
+    }
+}
+
+impl std::fmt::Display for Threads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.n())
+    }
+}
 
 /// Transactions per flush of `key` in run `id`, as text.
 fn batch(m: &Measured, id: &str, key: Key<'_>) -> String {
@@ -100,9 +119,9 @@ pub fn fig5(m: &Measured) -> Verdict {
         let id = format!("taurus-fig5-{w}");
         let id = id.as_str();
         let (td_k, sd_k, pl_k) = (
-            data("taurus", THREADS),
-            data("serial", THREADS),
-            data("plover", THREADS),
+            data("taurus", THREADS.n()),
+            data("serial", THREADS.n()),
+            data("plover", THREADS.n()),
         );
         let (tc_k, sc_k) = (td_k.command(), sd_k.command());
         let scr_k = sc_k.variant("raid0x4");
@@ -232,7 +251,7 @@ pub fn fig6(m: &Measured) -> Verdict {
     for (w, title) in WORKLOADS {
         let id = format!("taurus-fig6-{w}");
         let id = id.as_str();
-        let (sr_k, td_k) = (data("silor", THREADS), data("taurus", THREADS));
+        let (sr_k, td_k) = (data("silor", THREADS.n()), data("taurus", THREADS.n()));
         let tc_k = td_k.command();
         let (Some(sr), Some(td), Some(tc)) = (m.tps(id, sr_k), m.tps(id, td_k), m.tps(id, tc_k))
         else {
@@ -322,7 +341,12 @@ fn two_replayers(m: &Measured, id: &str) -> String {
     format!(
         "recovery runs {THREADS} replay threads (the paper: up to 80), so a parallel replay can at \
          most double one bound to a single thread by the log's total order; {}",
-        lsn_proxies(m, id, data("serial", THREADS), data("taurus", THREADS))
+        lsn_proxies(
+            m,
+            id,
+            data("serial", THREADS.n()),
+            data("taurus", THREADS.n())
+        )
     )
 }
 
@@ -333,11 +357,11 @@ pub fn fig7(m: &Measured) -> Verdict {
         let id = format!("taurus-fig7-{w}");
         let id = id.as_str();
         let (Some(td), Some(tc), Some(sd), Some(sc), Some(pl)) = (
-            rec(m, id, data("taurus", THREADS)),
-            rec(m, id, data("taurus", THREADS).command()),
-            rec(m, id, data("serial", THREADS)),
-            rec(m, id, data("serial", THREADS).command()),
-            rec(m, id, data("plover", THREADS)),
+            rec(m, id, data("taurus", THREADS.n())),
+            rec(m, id, data("taurus", THREADS.n()).command()),
+            rec(m, id, data("serial", THREADS.n())),
+            rec(m, id, data("serial", THREADS.n()).command()),
+            rec(m, id, data("plover", THREADS.n())),
         ) else {
             return Verdict::missing(id);
         };
@@ -459,9 +483,9 @@ pub fn fig8(m: &Measured) -> Verdict {
         let id = format!("taurus-fig8-{w}");
         let id = id.as_str();
         let (Some(td), Some(tc), Some(sr)) = (
-            rec(m, id, data("taurus", THREADS)),
-            rec(m, id, data("taurus", THREADS).command()),
-            rec(m, id, data("silor", THREADS)),
+            rec(m, id, data("taurus", THREADS.n())),
+            rec(m, id, data("taurus", THREADS.n()).command()),
+            rec(m, id, data("silor", THREADS.n())),
         ) else {
             return Verdict::missing(id);
         };
@@ -538,14 +562,14 @@ pub fn fig9(m: &Measured) -> Verdict {
         let id = format!("taurus-fig9-{w}");
         let id = id.as_str();
         let (td_k, sd_k, pl_k) = (
-            data("taurus", THREADS),
-            data("serial", THREADS),
-            data("plover", THREADS),
+            data("taurus", THREADS.n()),
+            data("serial", THREADS.n()),
+            data("plover", THREADS.n()),
         );
         let (tc_k, sc_k) = (td_k.command(), sd_k.command());
         let (sdr_k, sr_k) = (
             sd_k.variant("raid0x4"),
-            data("silor", THREADS).variant("OCC"),
+            data("silor", THREADS.n()).variant("OCC"),
         );
         let t = |key| m.tps(id, key);
         let (Some(td), Some(sd), Some(tc), Some(sc), Some(sdr), Some(pl), Some(sr)) = (
@@ -707,7 +731,7 @@ pub fn fig9(m: &Measured) -> Verdict {
 
 pub fn fig10(m: &Measured) -> Verdict {
     let id = "taurus-fig10-ycsb";
-    let key = |s| data(s, THREADS);
+    let key = |s| data(s, THREADS.n());
     let (Some(td), Some(tc), Some(sd), Some(sc), Some(sdr), Some(pl), Some(sr)) = (
         rec(m, id, key("taurus")),
         rec(m, id, key("taurus").command()),
@@ -812,7 +836,7 @@ pub fn fig13(m: &Measured) -> Verdict {
     };
     let id = |t: f64| format!("taurus-fig13-theta{t}");
     let aborts = m
-        .get(&id(hi), data("none", THREADS))
+        .get(&id(hi), data("none", THREADS.n()))
         .map(|c| format!("{:.2}", c.aborts_per_s / c.txn_per_s.max(1.0)))
         .unwrap_or_else(|| "?".into());
     let mut parts = Vec::new();
@@ -820,11 +844,11 @@ pub fn fig13(m: &Measured) -> Verdict {
     let mut never = Vec::new();
     let mut shown = Vec::new();
     for key in [
-        data("none", THREADS),
-        data("serial", THREADS),
-        data("serial", THREADS).command(),
-        data("taurus", THREADS),
-        data("taurus", THREADS).command(),
+        data("none", THREADS.n()),
+        data("serial", THREADS.n()),
+        data("serial", THREADS.n()).command(),
+        data("taurus", THREADS.n()),
+        data("taurus", THREADS.n()).command(),
     ] {
         let tps: Option<Vec<f64>> = THETAS.iter().map(|&t| m.tps(&id(t), key)).collect();
         let Some(tps) = tps else {
@@ -906,8 +930,8 @@ pub fn fig13b(m: &Measured) -> Verdict {
         return Verdict::missing("thetas");
     };
     let id = |t: f64| format!("taurus-fig13b-theta{t}");
-    let taurus = data("taurus", THREADS);
-    let serial = data("serial", THREADS);
+    let taurus = data("taurus", THREADS.n());
+    let serial = data("serial", THREADS.n());
     let mut rows = Vec::new();
     for &t in RECOVERY_THETAS {
         let (Some(par), Some(auto), Some(ser)) = (
@@ -1026,13 +1050,13 @@ mod tests {
             let tc = if w == "neworder" { neworder } else { tc };
             let taurus_data = 50_000.0 * td;
             let res = vec![
-                result("serial", "", "data", 2, 50_000.0),
-                result("serial", "", "command", 2, 60_000.0),
-                result("serial", "raid0x4", "data", 2, taurus_data),
-                result("plover", "", "data", 2, taurus_data),
-                result("silor", "OCC", "data", 2, taurus_data),
-                result("taurus", "", "data", 2, taurus_data),
-                result("taurus", "", "command", 2, 60_000.0 * tc),
+                result("serial", "", "data", THREADS.n(), 50_000.0),
+                result("serial", "", "command", THREADS.n(), 60_000.0),
+                result("serial", "raid0x4", "data", THREADS.n(), taurus_data),
+                result("plover", "", "data", THREADS.n(), taurus_data),
+                result("silor", "OCC", "data", THREADS.n(), taurus_data),
+                result("taurus", "", "data", THREADS.n(), taurus_data),
+                result("taurus", "", "command", THREADS.n(), 60_000.0 * tc),
             ];
             m.runs.push((format!("taurus-fig9-{w}"), None, res));
         }
@@ -1081,7 +1105,7 @@ mod tests {
             variant: String::new(),
             logging: logging.to_string(),
             device: "file".into(),
-            threads: 2,
+            threads: THREADS.n(),
             plan_asked: plan.0.to_string(),
             plan_used: plan.1.to_string(),
             txns: 1000,
@@ -1105,7 +1129,7 @@ mod tests {
                 m.recoveries
                     .push(row(&id, None, scheme, logging, ("", ""), tps));
             }
-            let mut serial = result("serial", "", "data", 2, 1.0);
+            let mut serial = result("serial", "", "data", THREADS.n(), 1.0);
             serial.shared_rmw_per_commit = Some(1.53);
             m.runs.push((id, None, vec![serial]));
         }
@@ -1116,7 +1140,7 @@ mod tests {
         assert!(
             mag.is_some_and(|p| !p.holds()
                 && p.reason().contains("1.76x is below the accepted 21.8x")
-                && p.reason().contains("2 replay threads")
+                && p.reason().contains(&format!("{THREADS} replay threads"))
                 && p.reason().contains("1.53 shared read-modify-writes")),
             "{mag:?}"
         );
@@ -1190,7 +1214,7 @@ mod tests {
         let res = rows
             .iter()
             .map(|(s, v, l, tps)| {
-                let mut c = result(s, v, l, 2, *tps);
+                let mut c = result(s, v, l, THREADS.n(), *tps);
                 c.shared_rmw_per_commit = Some(if *s == "taurus" { 3.7 } else { 1.5 });
                 c
             })
@@ -1347,7 +1371,7 @@ mod tests {
                 ("taurus", "data"),
                 ("taurus", "command"),
             ] {
-                rows.push(result(s, "", l, 2, tps(t)));
+                rows.push(result(s, "", l, THREADS.n(), tps(t)));
             }
             m.runs
                 .push((format!("taurus-fig13-theta{t}"), Some(t), rows));
