@@ -155,6 +155,10 @@ pub struct Bench {
     pub seconds: Option<f64>,
     /// Runs per configuration, instead of the report's.
     pub repeat: Option<usize>,
+    /// End each run once this many transactions committed (`braid bench --commits`), so that
+    /// every scheme's log holds as many and their recoveries replay logs of one size;
+    /// `seconds` is then only a cap. `--quick` takes a twentieth.
+    pub commits: Option<u64>,
 }
 
 impl Bench {
@@ -169,6 +173,7 @@ impl Bench {
             tpcc_mix: None,
             seconds: None,
             repeat: None,
+            commits: None,
         }
     }
 
@@ -195,6 +200,13 @@ pub fn paced(a: &mut BenchArgs, mbps: f64, sync_us: u64) {
 
 /// The logs a parallel scheme spreads over, on as many devices.
 pub const LOGS: usize = 4;
+
+/// Transactions each recovery figure's logging runs commit before their logs are recovered
+/// (all schemes alike, so recoveries compare logs of one size).
+pub const RECOVERY_TXNS: u64 = 100_000;
+
+/// The most seconds a run that stops at a commit count may take.
+pub const COMMITS_CAP_S: f64 = 60.0;
 
 /// The parallel schemes' log count, and Taurus as the paper configures it (Section 3: "each
 /// worker is assigned to a log manager": worker i writes log i mod n, braid's default; with

@@ -96,6 +96,14 @@ impl Ctx<'_> {
             a.oltp.tpcc_mix = m.into();
         }
         a.seconds = Some(self.seconds(b));
+        if let Some(n) = b.commits {
+            a.commits = Some(if self.args.quick {
+                (n / 20).max(1_000)
+            } else {
+                n
+            });
+            a.seconds = Some(experiments::COMMITS_CAP_S);
+        }
         a.repeat = if self.args.quick {
             1
         } else {

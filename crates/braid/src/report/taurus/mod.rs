@@ -6,8 +6,8 @@
 mod verdict;
 
 use super::experiments::{
-    BOTH, Bench, Body, DATA, Experiment, LOGS, Run, SILOR_INFLIGHT, TAURUS_WORKERS, Var, bars,
-    cores, list, occ, paced, parallel, raid0, run, sweep, top, vs_threads,
+    BOTH, Bench, Body, DATA, Experiment, LOGS, RECOVERY_TXNS, Run, SILOR_INFLIGHT, TAURUS_WORKERS,
+    Var, bars, cores, list, occ, paced, parallel, raid0, run, sweep, top, vs_threads,
 };
 use super::plot::{Chart, Figure, Key, X, Y};
 use crate::bench::BenchArgs;
@@ -148,17 +148,26 @@ fn recovery_runs(fig: &str, workloads_: &[&str], vars: fn() -> Vec<Var>) -> Vec<
         .into_iter()
         .filter(|(w, _, _)| workloads_.contains(w))
         .map(|(w, _, mut bench)| {
-            bench.seconds = Some(1.0);
+            bench.commits = Some(RECOVERY_TXNS);
             bench.repeat = Some(1);
             run(&format!("{fig}-{w}"), bench, vars(), None)
         })
         .collect()
 }
 
-const RECOVERY_SCALED: &str = "Each scheme logs for 1 s with 2 workers, and its database is \
-    recovered three times with 2 recovery threads (the paper: up to 80); the table \
-    gives the median and the replay plan taurus chose (auto: parallel, or serial when the log's \
-    dependency chains leave little parallelism).";
+/// How the recovery figures run, on this machine.
+fn recovery_scaled() -> String {
+    format!(
+        "Each scheme logs {} transactions with {} workers (every run stops at that count, so \
+         every recovery replays a log of the same size), and its database is recovered three \
+         times with {} recovery threads (the paper: up to {TAURUS_WORKERS}); the table gives the \
+         median and the replay plan taurus chose (auto: parallel, or serial when the log's \
+         dependency chains leave little parallelism).",
+        RECOVERY_TXNS,
+        top(TAURUS_WORKERS),
+        top(TAURUS_WORKERS)
+    )
+}
 
 /// The worker threads Figs. 5 and 6 sweep on this machine, and where the other figures and
 /// every verdict take their single point.
@@ -215,7 +224,7 @@ pub fn all() -> Vec<Experiment> {
             claim: "Taurus recovers in parallel where the serial baselines are bound by the log's total \
                     order (Taurus up to 42.6x them); Plover, needing no dependency resolution, leads Taurus \
                     data below 80 threads",
-            scaled: [NVME, " ", RECOVERY_SCALED].concat(),
+            scaled: format!("{NVME} {}", recovery_scaled()),
             body: Body::Recovery {
                 runs: recovery_runs(
                     "taurus-fig7",
@@ -239,7 +248,7 @@ pub fn all() -> Vec<Experiment> {
             figure: "Fig. 8",
             claim: "Silo-R recovers faster than Taurus data logging (no dependency resolution), and Taurus \
                     command logging beats Silo-R by up to 9.7x",
-            scaled: [NVME, " ", RECOVERY_SCALED].concat(),
+            scaled: format!("{NVME} {}", recovery_scaled()),
             body: Body::Recovery {
                 runs: recovery_runs(
                     "taurus-fig8",
@@ -284,12 +293,11 @@ pub fn all() -> Vec<Experiment> {
                     recovers up to 1.7x faster than serial data on RAID-0 (5.5x the serial baseline at \
                     its peak) and Taurus command up to 11.3x; Taurus data matches Silo-R, Taurus command \
                     is up to 6.3x faster, and Plover parallels Silo-R",
-            scaled: [
-                RECOVERY_SCALED,
-                " The logs are written as in Fig. 9's YCSB, on the emulated disks (reading them back \
-                 is not paced).",
-            ]
-            .concat(),
+            scaled: format!(
+                "{} The logs are written as in Fig. 9's YCSB, on the emulated disks, and read back \
+                 at their bandwidth.",
+                recovery_scaled()
+            ),
             body: Body::Recovery {
                 runs: recovery_runs("taurus-fig10", &["ycsb"], || {
                     let mut v = twopl(hdd, false);
@@ -375,26 +383,35 @@ fn contention_recovery() -> Experiment {
         claim: "Taurus's parallel recovery slows beyond theta 0.8 as dependencies between logs lengthen, \
                 while serial recovery, slow at low contention, gains from the skew; above theta 1 Taurus \
                 replays serially, which restores its performance",
-        scaled: "Logs written as in Fig. 13a by serial and taurus (1 s each), recovered three times \
-                 with 2 threads; taurus both with its parallel plan forced and with auto, which picks the \
-                 serial fallback when the log offers little parallelism."
-            .into(),
+        scaled: format!(
+            "Logs written as in Fig. 13a by serial and taurus ({RECOVERY_TXNS} transactions each, \
+             so every recovery replays a log of the same size), recovered three times with {} \
+             threads; taurus both with its parallel plan forced and with auto, which picks the \
+             serial fallback when the log offers little parallelism.",
+            top(TAURUS_WORKERS)
+        ),
         body: Body::Recovery {
             runs: RECOVERY_THETAS
                 .iter()
                 .map(|&t| {
                     let mut r = theta_run("taurus-fig13b", t);
-                    r.bench.seconds = Some(1.0);
+                    r.bench.commits = Some(RECOVERY_TXNS);
                     r.bench.repeat = Some(1);
                     r.vars[0].schemes = &["serial"];
                     r
                 })
                 .collect(),
             threads: vec![top(TAURUS_WORKERS)],
-            plans: &[Some(TaurusRecoveryArg::Parallel), Some(TaurusRecoveryArg::Auto)],
+            plans: &[
+                Some(TaurusRecoveryArg::Parallel),
+                Some(TaurusRecoveryArg::Auto),
+            ],
             figure: Figure {
                 stem: "taurus-fig13b".into(),
-                title: "YCSB: recovery throughput vs contention (2 threads)".into(),
+                title: format!(
+                    "YCSB: recovery throughput vs contention ({} threads)",
+                    top(TAURUS_WORKERS)
+                ),
                 x_label: "Zipf theta",
                 y_label: "replayed txn/s",
                 chart: Chart::Lines {
