@@ -229,11 +229,7 @@ pub fn all() -> Vec<Experiment> {
                 runs: recovery_runs(
                     "taurus-fig7",
                     &["ycsb", "payment", "neworder"],
-                    || {
-                        let mut v = twopl(nvme, false);
-                        v.retain(|v| v.label.is_empty());
-                        v
-                    },
+                    || twopl(nvme, false),
                 ),
                 threads: vec![top(TAURUS_WORKERS)],
                 plans: &[None],

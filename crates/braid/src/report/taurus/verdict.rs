@@ -387,6 +387,28 @@ pub fn fig7(m: &Measured) -> Verdict {
             ))
             .because(two_replayers(m, id)),
         );
+        // RAID-0 gives serial logging the bandwidth of every device, not parallel replay.
+        let raid = data("serial", THREADS.n()).variant("raid0x4");
+        parts.push(match rec(m, id, raid) {
+            Some(sdr) => Part::above(
+                format!(
+                    "{title}: Taurus data recovers faster than serial data on RAID-0 (the \
+                     striped log keeps the total order)"
+                ),
+                td / sdr.max(1.0),
+            )
+            .measured(format!(
+                "at {THREADS} recovery threads: Taurus data {}, serial data on RAID-0 {}",
+                k(td),
+                k(sdr)
+            ))
+            .because(two_replayers(m, id)),
+            None => Part::not_measured(
+                format!("{title}: Taurus data recovers faster than serial data on RAID-0"),
+                Kind::Direction,
+                "serial data on RAID-0 did not run",
+            ),
+        });
         let plover = format!(
             "with {THREADS} recovery threads Plover replays {} and Taurus {} (data) and {} \
              (command), each over {DEVICES} logs",
