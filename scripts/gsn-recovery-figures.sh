@@ -34,6 +34,9 @@ work=$(mktemp -d /dev/shm/braid-gsn-recovery-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out"
 
+# The 1-minute load average before anything runs: figures taken while other work loads the
+# machine are not results, and the table says what the load was.
+load=$(cut -d' ' -f1 /proc/loadavg)
 echo "# writing the log: gsn, $workload, 2 threads, pmem, ${secs}s" >&2
 # shellcheck disable=SC2086
 "$braid" bench "${wl[@]}" --scheme gsn --threads 2 --device pmem --seconds "$secs" \
@@ -53,7 +56,7 @@ for n in 1 2; do
 done
 
 # Medians per (N, M); the stages come from the run with the median replay time.
-jq -s --argjson bench "$(cat "$work/bench.json")" '
+jq -s --argjson bench "$(cat "$work/bench.json")" --arg load "$load" '
   def median: sort | if length % 2 == 1 then .[length / 2 | floor]
                      else (.[length / 2 - 1] + .[length / 2]) / 2 end;
   group_by([.scan_threads, .apply_threads])
@@ -73,12 +76,14 @@ jq -s --argjson bench "$(cat "$work/bench.json")" '
   | { log: ($bench.results[] | select(.scheme == "gsn")
             | { workload, threads, logs, txn_per_s, params }),
       machine: $bench.machine,
+      load_average_at_start: ($load | tonumber),
       recovery: . }
 ' "$work"/recover-*.json >"$out/summary.json"
 
 {
     echo "GSN recovery pipeline, $workload log of a 2-thread gsn run on pmem," \
-        "medians of $runs recoveries (provisional: shared machine)"
+        "medians of $runs recoveries; braid $(jq -r '.machine.git' "$out/summary.json")," \
+        "1-minute load average at the start: $load"
     echo
     echo "| N scan | M apply | txns | records | seconds | records/s | txn/s | scan / plan / partition / apply s |"
     echo "|---:|---:|---:|---:|---:|---:|---:|---|"
