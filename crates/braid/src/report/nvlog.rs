@@ -246,7 +246,10 @@ fn delay_run(id: &str, title: &str, mut bench: Bench) -> Run {
     });
     let figure = Figure {
         stem: id.to_string(),
-        title: format!("{title}: throughput vs NVM write delay (2 threads)"),
+        title: format!(
+            "{title}: throughput vs NVM write delay ({} threads)",
+            top(PAPER_THREADS)
+        ),
         x_label: "extra ns per persisted line",
         y_label: "txn/s",
         chart: Chart::Lines {
@@ -467,8 +470,9 @@ fn delay_verdict(m: &Measured, ids: &[&str]) -> Verdict {
         let grouping = format!(
             "NV-Disk group-commits {:.0} transactions per file flush at {slow} ns, paying the NVM \
              delay once per line of a whole group, while NV-Logging persists each record itself; \
-             with 2 threads NV-Disk's central buffer ({} shared read-modify-writes per commit) has \
-             one rival",
+             with {} threads NV-Disk's central buffer ({} shared read-modify-writes per commit) has \
+             few rivals",
+            top(PAPER_THREADS),
             per_flush(disk),
             rmw(disk)
         );
@@ -493,9 +497,10 @@ fn delay_verdict(m: &Measured, ids: &[&str]) -> Verdict {
         let lsn = format!(
             "NV-Logging takes {} shared read-modify-writes per commit (a global LSN per record) \
              against distributed logging's {} at {slow} ns, and distributed logging's fences cost \
-             little with 2 threads",
+             little with {} threads",
             rmw(ins1),
-            rmw(gsn)
+            rmw(gsn),
+            top(PAPER_THREADS)
         );
         parts.push(
             Part::above(
@@ -515,8 +520,10 @@ fn delay_verdict(m: &Measured, ids: &[&str]) -> Verdict {
         );
         let gain = com.txn_per_s / ins1.txn_per_s.max(1.0);
         let daemon = format!(
-            "flush-on-commit's persist daemon is a third busy thread beside 2 workers: {} txn/s \
+            "flush-on-commit's persist daemon runs beside the {} workers (a third busy thread on 2 \
+             cores): {} txn/s \
              against flush-on-insert's {}, while flush-on-insert loses {} from 0 to {slow} ns",
+            top(PAPER_THREADS),
             k(com.txn_per_s),
             k(ins1.txn_per_s),
             pct(1.0 - ins1.txn_per_s / ins0.txn_per_s.max(1.0))

@@ -1,7 +1,7 @@
 //! The markdown summary of `braid report`: its header with every figure's verdict level, each
 //! experiment's section with the paper's claim, result tables, notes, images and a table of
 //! the claim's parts (what the paper claims, what braid measured, whether it holds), and what a
-//! 2-core machine cannot show.
+//! machine with fewer cores than the papers' cannot show.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -11,16 +11,21 @@ use super::experiments::Experiment;
 use super::verdict::{RecoveryRow, Verdict};
 use crate::bench::ConfigResult;
 
-/// The closing section.
-const LIMITS: &str = "\n## What a 2-core machine cannot show\n\n\
-    The papers ran on 12 to 96 cores with real NVM, NVMe drives or disk arrays. With 2 cores, the \
-    schemes' scalability curves (where a central log saturates and parallel logs keep climbing) cannot \
-    appear: at most two workers contend for anything, so every figure is the paper's experiment at 1-2 \
-    threads, and each verdict says where that, and not the scheme, decides the result. Persistent memory \
-    is emulated by DRAM-backed files under /dev/shm with the real CPU's flush and fence instructions, plus \
-    a busy-wait per persisted line where a figure sweeps NVM latency; NVMe drives and disks are emulated \
-    by /dev/shm files paced to a bandwidth and a per-flush latency. Each figure's text names its \
-    emulation, and every row of `data/` records it.";
+/// The closing section: what this machine's cores (`cores`) cannot show of the papers'.
+fn limits(cores: usize) -> String {
+    format!(
+        "\n## What a {cores}-core machine cannot show\n\n\
+        The papers ran on 12 to 96 cores with real NVM, NVMe drives or disk arrays. Every thread \
+        sweep here ends at this machine's {cores} cores, so the part of the schemes' scalability \
+        curves beyond them (where a central log saturates and parallel logs keep climbing) cannot \
+        appear: at most {cores} workers contend for anything, and each verdict says where that, and \
+        not the scheme, decides the result. Persistent memory is emulated by DRAM-backed files \
+        under /dev/shm with the real CPU's flush and fence instructions, plus a busy-wait per \
+        persisted line where a figure sweeps NVM latency; NVMe drives and disks are emulated by \
+        /dev/shm files paced to a bandwidth and a per-flush latency. Each figure's text names its \
+        emulation, and every row of `data/` records it."
+    )
+}
 
 impl Ctx<'_> {
     /// The summary's title and how its figures were measured.
@@ -84,7 +89,7 @@ impl Ctx<'_> {
 
     /// The closing section.
     pub fn limits(&mut self) {
-        let _ = writeln!(self.md, "{LIMITS}");
+        let _ = writeln!(self.md, "{}", limits(super::experiments::cores()));
     }
 
     /// Start an experiment's section: its title, paper, claim and scaling.

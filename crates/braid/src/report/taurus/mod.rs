@@ -123,7 +123,11 @@ fn silor_hdd() -> Var {
 
 /// A bar per configuration of a run at one thread count.
 fn throughput_bars(id: &str, title: &str) -> Figure {
-    bars(id, &format!("{title}: throughput, 2 threads"), "txn/s")
+    bars(
+        id,
+        &format!("{title}: throughput, {} threads", top(TAURUS_WORKERS)),
+        "txn/s",
+    )
 }
 
 /// Runs of logging experiments: one per workload.
@@ -343,11 +347,11 @@ fn contention() -> Experiment {
         figure: "Fig. 13a",
         claim: "as YCSB's Zipf theta rises past 1.0 every scheme's throughput falls with the workload's \
                 parallelism",
-        scaled: [
-            HDD,
-            " 2 workers (the paper: 56), theta 0.6 (the paper's default) to 1.5, 4 logs on 4 devices for Taurus.",
-        ]
-        .concat(),
+        scaled: format!(
+            "{HDD} {} workers (the paper: 56), theta 0.6 (the paper's default) to 1.5, 4 logs on 4 \
+             devices for Taurus.",
+            top(TAURUS_WORKERS)
+        ),
         body: Body::Sweep {
             runs: THETAS
                 .iter()
@@ -355,7 +359,10 @@ fn contention() -> Experiment {
                 .collect(),
             figure: Figure {
                 stem: "taurus-fig13".into(),
-                title: "YCSB: throughput vs contention (2 threads, disk-class logs)".into(),
+                title: format!(
+                    "YCSB: throughput vs contention ({} threads, disk-class logs)",
+                    top(TAURUS_WORKERS)
+                ),
                 x_label: "Zipf theta",
                 y_label: "txn/s",
                 chart: Chart::Lines {

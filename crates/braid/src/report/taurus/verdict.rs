@@ -132,9 +132,9 @@ pub fn fig5(m: &Measured) -> Verdict {
             return Verdict::missing(id);
         };
         let lsn = format!(
-            "serial command's shared LSN has one rival at 2 threads ({} shared read-modify-writes \
+            "serial command's shared LSN is contended by only {THREADS} workers ({} shared read-modify-writes \
              per commit against Taurus command's {}), and serial's one flusher groups {} \
-             transactions per flush where Taurus's {DEVICES}, sharing 2 cores with the workers, \
+             transactions per flush where Taurus's {DEVICES}, sharing the cores with the workers, \
              group {}: Taurus pays for its logs and LSN vectors without the contention they remove",
             rmw(m, id, sc_k),
             rmw(m, id, tc_k),
@@ -142,7 +142,7 @@ pub fn fig5(m: &Measured) -> Verdict {
             batch(m, id, tc_k)
         );
         let latches = format!(
-            "Plover's per-log counters have one rival at 2 threads: Plover takes {} shared \
+            "Plover's per-log counters are contended by only {THREADS} workers: Plover takes {} shared \
              read-modify-writes per commit against Taurus command's {}",
             rmw(m, id, pl_k),
             rmw(m, id, tc_k)
@@ -177,7 +177,7 @@ pub fn fig5(m: &Measured) -> Verdict {
                     )
                     .because(format!(
                         "serial data writes {} to its one unpaced NVMe-class device and groups {} \
-                         transactions per flush: 2 workers do not saturate it",
+                         transactions per flush: {THREADS} workers do not saturate it",
                         mbps(m, id, sd_k),
                         batch(m, id, sd_k)
                     )),
@@ -259,7 +259,7 @@ pub fn fig6(m: &Measured) -> Verdict {
         };
         tc_sr.push((title, tc / sr));
         let cpu = format!(
-            "neither fills its {DEVICES} unpaced devices with 2 workers (Silo-R writes {}, Taurus \
+            "neither fills its {DEVICES} unpaced devices with {THREADS} workers (Silo-R writes {}, Taurus \
              data {}), so what differs is CPU per commit: Taurus data takes {} shared \
              read-modify-writes per commit against Silo-R's {}",
             mbps(m, id, sr_k),
@@ -322,11 +322,11 @@ pub fn fig6(m: &Measured) -> Verdict {
             2.8,
         )
         .measured(format!("Taurus command over Silo-R: {}", shown.join(", ")))
-        .because(
-            "with 2 workers on unpaced devices neither scheme is bound by its log's bandwidth, \
-             where command logging's smaller records would pay (see the direction parts' \
-             proxies)",
-        ),
+        .because(format!(
+            "with {THREADS} workers on unpaced devices neither scheme is bound by its log's \
+             bandwidth, where command logging's smaller records would pay (see the direction \
+             parts' proxies)"
+        )),
     );
     Verdict::of(parts)
 }
@@ -718,7 +718,7 @@ pub fn fig9(m: &Measured) -> Verdict {
                     )
                     .because(format!(
                         "of their {DEVICES} disks Taurus command uses {}, Silo-R {}, Plover {}: \
-                         at 2 threads no scheme's disks are the bound the paper's 8 disks are at \
+                         at {THREADS} threads no scheme's disks are the bound the paper's 8 disks are at \
                          tens of threads",
                         util(m, id, tc_k, DEVICES),
                         util(m, id, sr_k, DEVICES),
@@ -917,7 +917,7 @@ pub fn fig13(m: &Measured) -> Verdict {
                 times(fall)
             ))
             .because(format!(
-                "with 2 workers a hot key has one rival (at theta {hi} no logging aborts {aborts} \
+                "with {THREADS} workers a hot key has few rivals (at theta {hi} no logging aborts {aborts} \
                  transactions per commit), while the skew keeps the few hot rows in cache"
             )),
         );
