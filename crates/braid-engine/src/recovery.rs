@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use braid_wal::payload::{RedoOp, decode_command, decode_redo};
 use braid_wal::scheme::none::NoLogging;
-use braid_wal::scheme::{LogKind, Replay, ReplayError, Scheme, SchemeWorker};
+use braid_wal::scheme::{LogKind, Prefetch, Replay, ReplayError, Scheme, SchemeWorker};
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
@@ -287,6 +287,25 @@ impl Replay for Replayer<'_> {
         match kind {
             LogKind::Data => self.apply_redo(payload),
             LogKind::Command => self.run_command(txn, None, payload),
+        }
+    }
+
+    fn prefetch(&self, kind: LogKind, payload: &[u8], step: Prefetch) {
+        // Only single-version redo updates touch a row the index already holds; a malformed
+        // payload is left for `apply` to report.
+        if kind != LogKind::Data || self.db.cc == crate::db::Cc::Mvcc {
+            return;
+        }
+        let _guard = scc::Guard::new();
+        for op in decode_redo(payload) {
+            let Ok(RedoOp::Update { table, key, .. }) = op else {
+                continue;
+            };
+            let Ok(t) = self.table(table) else { continue };
+            t.peek(key, |row| match step {
+                Prefetch::Locate => row.prefetch_header(),
+                Prefetch::Body => row.prefetch_body(),
+            });
         }
     }
 }

@@ -363,6 +363,24 @@ impl Row {
         self.version.fetch_add(1, Ordering::Release);
     }
 
+    /// Replay's first prefetch step: start loading this row's own lines (its latch and words),
+    /// which [`Row::prefetch_body`] and the update after it read.
+    pub(crate) fn prefetch_header(&self) {
+        braid_pmem::prefetch_lines(
+            (self as *const Row).cast::<u8>(),
+            std::mem::size_of::<Row>(),
+            4,
+        );
+    }
+
+    /// Replay's second prefetch step, once the header is in cache: start loading the image an
+    /// update will write (nothing if a writer holds the latch).
+    pub(crate) fn prefetch_body(&self) {
+        if let Some(g) = self.data.try_read() {
+            braid_pmem::prefetch_lines(g.img.as_ptr(), g.img.len(), 32);
+        }
+    }
+
     /// Checkpoint copy-on-write: before the first change of this row by a transaction of
     /// checkpoint epoch `epoch` or later, hand `save` the image the checkpoint must hold (`None`
     /// if the row was not live), unless the checkpoint scan already took it.

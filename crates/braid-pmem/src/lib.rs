@@ -43,6 +43,7 @@ mod crash;
 mod delay;
 pub mod lock;
 mod persist;
+mod prefetch;
 mod region;
 pub mod signal;
 mod stats;
@@ -52,6 +53,7 @@ use std::path::PathBuf;
 
 pub use crash::{CrashMode, CrashSim};
 pub use delay::busy_wait_ns;
+pub use prefetch::prefetch_lines;
 pub use region::{Region, is_ram_backed};
 pub use stats::PmemStats;
 pub use trip::PersistTrip;

@@ -17,7 +17,7 @@ use braid_wal::device::Device;
 use braid_wal::payload::{RedoBuf, RedoOp, decode_redo};
 use braid_wal::scheme::silor::{self, SilorConfig};
 use braid_wal::scheme::{
-    Access, CommitRequest, LogKind, NoRows, Replay, ReplayError, RowMeta, RowRef, Scheme,
+    Access, CommitRequest, LogKind, NoRows, Prefetch, Replay, ReplayError, RowMeta, RowRef, Scheme,
     SchemeConfig, SchemeSpec, SchemeWorker, Ticket,
 };
 use parking_lot::Mutex;
@@ -399,4 +399,83 @@ fn durable_epochs_decide_alike_in_the_pipeline_and_the_batch_recovery() {
         assert_eq!(s.durable_epoch(), 6, "{at}");
         s.close().unwrap();
     }
+}
+
+/// What a replay was told, in order: announcements (step, operations) and applies.
+#[derive(Debug, PartialEq)]
+enum Seen {
+    Hint(Prefetch, Vec<u8>),
+    Apply(Vec<u8>),
+}
+
+/// Records the order of hints and applies.
+#[derive(Default)]
+struct Watch {
+    seen: Mutex<Vec<Seen>>,
+}
+
+impl Replay for Watch {
+    fn apply(&self, _txn: u64, _kind: LogKind, payload: &[u8]) -> Result<(), ReplayError> {
+        self.seen.lock().push(Seen::Apply(payload.to_vec()));
+        Ok(())
+    }
+
+    fn prefetch(&self, kind: LogKind, payload: &[u8], step: Prefetch) {
+        assert_eq!(kind, LogKind::Data);
+        self.seen.lock().push(Seen::Hint(step, payload.to_vec()));
+    }
+}
+
+/// A durable epoch's released records are announced to the replay before their apply (far,
+/// then near), with exactly the operations then applied; a record no `P` covers is neither
+/// applied nor announced.
+#[test]
+fn released_records_are_announced_before_they_are_applied() {
+    use Entry::{Pepoch, Put};
+    let mut entries: Vec<Entry> = (1..=40).map(|i| Put(i, 1, i, i, i as u8)).collect();
+    entries.push(Pepoch(1));
+    entries.push(Put(41, 2, 1, 41, 41));
+    let devices: Vec<Arc<dyn Device>> = vec![MemDev::new(image(&entries)) as Arc<dyn Device>];
+    let watch = Watch::default();
+    let (s, report) = silor::open_silor(
+        &cfg(1),
+        &SilorConfig { epoch_ms: LONG },
+        devices,
+        &watch,
+        &|_| {},
+    )
+    .unwrap();
+    assert_eq!((report.txns, report.skipped), (40, 1));
+    let seen = watch.seen.lock();
+    let applied: Vec<&Vec<u8>> = seen
+        .iter()
+        .filter_map(|s| match s {
+            Seen::Apply(ops) => Some(ops),
+            Seen::Hint(..) => None,
+        })
+        .collect();
+    assert_eq!(applied.len(), 40);
+    let at = |want: &Seen| seen.iter().position(|s| s == want);
+    let mut announced = 0;
+    for ops in &applied {
+        let apply = at(&Seen::Apply((*ops).clone())).unwrap();
+        let locate = at(&Seen::Hint(Prefetch::Locate, (*ops).clone()));
+        let body = at(&Seen::Hint(Prefetch::Body, (*ops).clone()));
+        if let (Some(l), Some(b)) = (locate, body) {
+            assert!(l < b && b < apply, "hints at {l} and {b}, apply at {apply}");
+            announced += 1;
+        }
+    }
+    // All but the first few of a batch (those nearer than the lookahead) are announced.
+    assert!(announced >= 30, "{announced} of 40 announced");
+    for s in seen.iter() {
+        if let Seen::Hint(step, ops) = s {
+            assert!(
+                applied.contains(&ops),
+                "a {step:?} hint for a record not applied"
+            );
+        }
+    }
+    drop(seen);
+    s.close().unwrap();
 }

@@ -467,10 +467,36 @@ pub trait Replay: Sync {
     /// Re-apply one committed transaction: redo images (data logging) or a re-executed command.
     fn apply(&self, txn: u64, kind: LogKind, payload: &[u8]) -> Result<(), ReplayError>;
 
+    /// A hint that `payload` will be applied soon, so that the engine can start loading what
+    /// [`Replay::apply`] will touch: a replay loop announces a record at [`Prefetch::Locate`]
+    /// some records ahead and again at [`Prefetch::Body`] nearer, overlapping the memory misses
+    /// of the next records with the work on this one. It must not change any state. The
+    /// default does nothing.
+    fn prefetch(&self, kind: LogKind, payload: &[u8], step: Prefetch) {
+        let _ = (kind, payload, step);
+    }
+
     /// Test hook: a Taurus parallel replay worker looked for a record to replay and found none
     /// ready. The default does nothing.
     #[doc(hidden)]
     fn replay_idle(&self) {}
+}
+
+/// How near its apply a record is announced to [`Replay::prefetch`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prefetch {
+    /// Far ahead: find the rows and start loading their headers.
+    Locate,
+    /// Near: the headers are in cache; start loading the bytes the apply writes.
+    Body,
+}
+
+impl Prefetch {
+    /// How many records ahead of its apply a replay loop announces a record at each step:
+    /// far enough for a miss to complete while the records between are applied, near enough
+    /// that the lines are still cached when the apply comes (measured on Silo-R's recovery of
+    /// 1 KB YCSB rows: 8 and 4 beat 4 and 2, and 16 and 8).
+    pub(crate) const AHEAD: [(usize, Prefetch); 2] = [(8, Prefetch::Locate), (4, Prefetch::Body)];
 }
 
 /// An error raised by the engine while replaying a transaction.

@@ -18,7 +18,10 @@
 //! replayed at once; a record of a later epoch waits (its share's operations copied) until a larger
 //! `P` arrives, or the end of the stream decides it. A key's waiting records are released
 //! before any later record of that key is read (epochs do not decrease along a key's records),
-//! so its order holds. A void marker `V lo hi` is written, before any `P` above `lo`, by the
+//! so its order holds. A release announces each record to [`Replay::prefetch`] a few records before
+//! it applies it, so the memory misses of the next records' rows overlap the apply of this one
+//! (measured on Silo-R's recovery of 1 KB YCSB rows: the apply's row misses were a quarter of
+//! the replay's samples before). A void marker `V lo hi` is written, before any `P` above `lo`, by the
 //! open that followed a recovery which discarded epochs `lo < e <= hi`; so when a `P` releases
 //! a record of such an epoch, its `V` has been read, and the record is dropped.
 
@@ -33,7 +36,7 @@ use crate::record::Kind;
 use crate::scan::Scanner;
 use crate::scheme::cut::Cut;
 use crate::scheme::shared_scan::{self, Share};
-use crate::scheme::{LogKind, RecoveryReport, Replay, SchemeConfig, replay_failed};
+use crate::scheme::{LogKind, Prefetch, RecoveryReport, Replay, SchemeConfig, replay_failed};
 use crate::{Lsn, WalError};
 
 /// A record whose epoch is not yet known to be durable.
@@ -68,6 +71,11 @@ impl Applier<'_> {
             |e| bad(0, lsn, &e.to_string()),
             |ops| self.apply_ops(lsn, txn, ops),
         )
+    }
+
+    /// Announce this share's operations `ops` of a record to be applied soon.
+    fn prefetch(&self, ops: &[u8], step: Prefetch) {
+        self.replay.prefetch(LogKind::Data, ops, step);
     }
 
     fn apply_ops(&self, lsn: Lsn, txn: u64, ops: &[u8]) -> Result<(), WalError> {
@@ -197,7 +205,17 @@ fn release(
 ) -> Result<(), WalError> {
     let mut kept = 0;
     let mut kept_to = 0;
-    for i in 0..waiting.recs.len() {
+    let n = waiting.recs.len();
+    for i in 0..n {
+        // The records after this one are not moved yet (only those up to `i` are), so their
+        // operations can be announced where they are.
+        for (ahead, step) in Prefetch::AHEAD {
+            if let Some(w) = waiting.recs.get(i + ahead)
+                && w.epoch <= durable
+            {
+                to.prefetch(&waiting.ops[w.ops.clone()], step);
+            }
+        }
         let w = &waiting.recs[i];
         if w.epoch > durable {
             // Keep it, moved down over what was released (ranges only move down).
