@@ -3,6 +3,7 @@
 # recovery of the paper's logging variants on both systems, in one sitting.
 #
 #   scripts/dbx1000.sh PATH [--seconds S] [--repeat N] [--threads LIST] [--taurus L|T]
+#                           [--only LIST]
 #
 # PATH is a checkout of https://github.com/yuxiamit/DBx1000_logging (the script does not
 # download it). The script builds the variants it runs from that checkout with the code's own
@@ -28,19 +29,22 @@
 # DBx1000's log of the same round held), then `braid recover`, same thread count. Rounds
 # alternate the systems; each point is the median of --repeat rounds (default 3), runs of
 # --seconds (default 3; DBx1000 runs a transaction count per thread, sized from a short
-# calibration run to last about as long), threads 1,2 by default.
+# calibration run to last about as long), threads 1,2 by default. --only takes a comma list of
+# the logging variants (serial, taurus-data, taurus-command, plover, silor; default all), and
+# runs them with the no-logging runs their ratios need.
 # Prints the tables; writes target/dbx1000/dbx1000.{json,csv}; removes its /dev/shm files.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
-seconds=3 repeat=3 threads_arg=1,2 taurus=L dbx=
+usage() { sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; }
+seconds=3 repeat=3 threads_arg=1,2 taurus=L dbx= only=serial,taurus-data,taurus-command,plover,silor
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) seconds=$2; shift 2 ;;
         --repeat) repeat=$2; shift 2 ;;
         --threads) threads_arg=$2; shift 2 ;;
         --taurus) taurus=$2; shift 2 ;;
+        --only) only=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         -*) echo "unknown option $1" >&2; usage >&2; exit 2 ;;
         *) [ -z "$dbx" ] || { echo "one PATH only" >&2; exit 2; }; dbx=$1; shift ;;
@@ -56,6 +60,13 @@ fi
 [ -d "$dbx" ] || { echo "$dbx: no such directory. $where" >&2; exit 2; }
 dbx=$(cd "$dbx" && pwd)
 case "$taurus" in L|T) ;; *) echo "--taurus takes L or T" >&2; exit 2 ;; esac
+for v in ${only//,/ }; do
+    case "$v" in serial|taurus-data|taurus-command|plover|silor) ;;
+        *) echo "--only: unknown variant $v (serial, taurus-data, taurus-command, plover, silor)" >&2
+           exit 2 ;;
+    esac
+done
+selected() { [[ ",$only," == *",$1,"* ]]; }
 IFS=, read -r -a threads <<< "$threads_arg"
 case "$(hostname)" in
     ip-*) echo "DBx1000 writes its logs to /data0.. on hosts named ip-* (EC2); this script needs
@@ -162,8 +173,13 @@ spec() {
 }
 configs=()
 for t in "${threads[@]}"; do
-    configs+=("none $t 1" "none-occ $t 1" "serial $t 1")
+    if selected serial || selected taurus-data || selected taurus-command || selected plover; then
+        configs+=("none $t 1")
+    fi
+    if selected silor; then configs+=("none-occ $t 1"); fi
+    if selected serial; then configs+=("serial $t 1"); fi
     for v in taurus-data taurus-command plover silor; do
+        selected "$v" || continue
         configs+=("$v $t 1")
         if [ "$t" -gt 1 ]; then configs+=("$v $t $t"); fi
     done

@@ -36,7 +36,9 @@ use crate::record::Kind;
 use crate::scan::Scanner;
 use crate::scheme::cut::Cut;
 use crate::scheme::shared_scan::{self, Share};
-use crate::scheme::{LogKind, Prefetch, RecoveryReport, Replay, SchemeConfig, replay_failed};
+use crate::scheme::{
+    LogKind, Lookahead, Prefetch, RecoveryReport, Replay, SchemeConfig, replay_failed,
+};
 use crate::{Lsn, WalError};
 
 /// A record whose epoch is not yet known to be durable.
@@ -206,16 +208,16 @@ fn release(
     let mut kept = 0;
     let mut kept_to = 0;
     let n = waiting.recs.len();
+    let mut ahead = Lookahead::default();
     for i in 0..n {
         // The records after this one are not moved yet (only those up to `i` are), so their
         // operations can be announced where they are.
-        for (ahead, step) in Prefetch::AHEAD {
-            if let Some(w) = waiting.recs.get(i + ahead)
-                && w.epoch <= durable
-            {
+        ahead.before(i, n, |j, step| {
+            let w = &waiting.recs[j];
+            if w.epoch <= durable {
                 to.prefetch(&waiting.ops[w.ops.clone()], step);
             }
-        }
+        });
         let w = &waiting.recs[i];
         if w.epoch > durable {
             // Keep it, moved down over what was released (ranges only move down).

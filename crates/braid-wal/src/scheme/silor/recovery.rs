@@ -39,7 +39,7 @@ use crate::payload::{OP_DELETE, OP_INSERT, decode_redo};
 use crate::record::Kind;
 use crate::scan::{ScanEnd, Scanner};
 use crate::scheme::cut::Cut;
-use crate::scheme::{LogKind, Prefetch, RecoveryReport, Replay, SchemeConfig, replay_failed};
+use crate::scheme::{LogKind, Lookahead, RecoveryReport, Replay, SchemeConfig, replay_failed};
 use crate::{Lsn, WalError};
 
 /// Payload chunk size: a chunk is filled and never grown, so no payload is copied twice.
@@ -202,16 +202,13 @@ fn apply(
     // Stable: one transaction's operations on one key keep their payload order.
     ops.sort_by_key(|o| (o.table, o.key, o.tid));
     let mut i = 0;
+    let mut ahead = Lookahead::default();
     while i < ops.len() {
-        for (ahead, step) in Prefetch::AHEAD {
-            if let Some(o) = ops.get(i + ahead) {
-                replay.prefetch(
-                    LogKind::Data,
-                    payloads[o.stream as usize].get(o.chunk, o.at, o.len),
-                    step,
-                );
-            }
-        }
+        ahead.before(i, ops.len(), |j, step| {
+            let o = &ops[j];
+            let bytes = payloads[o.stream as usize].get(o.chunk, o.at, o.len);
+            replay.prefetch(LogKind::Data, bytes, step);
+        });
         let mut j = i;
         let mut from = i;
         while j < ops.len() && (ops[j].table, ops[j].key) == (ops[i].table, ops[i].key) {
