@@ -290,22 +290,26 @@ impl Replay for Replayer<'_> {
         }
     }
 
-    fn prefetch(&self, kind: LogKind, payload: &[u8], step: Prefetch) {
+    fn prefetch(&self, kind: LogKind, payloads: &mut dyn Iterator<Item = &[u8]>, step: Prefetch) {
         // Only single-version redo updates touch a row the index already holds; a malformed
         // payload is left for `apply` to report.
         if kind != LogKind::Data || self.db.cc == crate::db::Cc::Mvcc {
             return;
         }
+        // One guard for the batch: entering a guard fences, and a fence between two look-ups
+        // would wait for the first one's misses instead of overlapping them.
         let _guard = scc::Guard::new();
-        for op in decode_redo(payload) {
-            let Ok(RedoOp::Update { table, key, .. }) = op else {
-                continue;
-            };
-            let Ok(t) = self.table(table) else { continue };
-            t.peek(key, |row| match step {
-                Prefetch::Locate => row.prefetch_header(),
-                Prefetch::Body => row.prefetch_body(),
-            });
+        for payload in payloads {
+            for op in decode_redo(payload) {
+                let Ok(RedoOp::Update { table, key, .. }) = op else {
+                    continue;
+                };
+                let Ok(t) = self.table(table) else { continue };
+                t.peek(key, |row| match step {
+                    Prefetch::Locate => row.prefetch_header(),
+                    Prefetch::Body => row.prefetch_body(),
+                });
+            }
         }
     }
 }

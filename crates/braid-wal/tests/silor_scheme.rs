@@ -420,9 +420,10 @@ impl Replay for Watch {
         Ok(())
     }
 
-    fn prefetch(&self, kind: LogKind, payload: &[u8], step: Prefetch) {
+    fn prefetch(&self, kind: LogKind, payloads: &mut dyn Iterator<Item = &[u8]>, step: Prefetch) {
         assert_eq!(kind, LogKind::Data);
-        self.seen.lock().push(Seen::Hint(step, payload.to_vec()));
+        let mut seen = self.seen.lock();
+        seen.extend(payloads.map(|p| Seen::Hint(step, p.to_vec())));
     }
 }
 

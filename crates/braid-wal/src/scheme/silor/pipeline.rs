@@ -36,9 +36,7 @@ use crate::record::Kind;
 use crate::scan::Scanner;
 use crate::scheme::cut::Cut;
 use crate::scheme::shared_scan::{self, Share};
-use crate::scheme::{
-    LogKind, Lookahead, Prefetch, RecoveryReport, Replay, SchemeConfig, replay_failed,
-};
+use crate::scheme::{LogKind, Lookahead, RecoveryReport, Replay, SchemeConfig, replay_failed};
 use crate::{Lsn, WalError};
 
 /// A record whose epoch is not yet known to be durable.
@@ -73,11 +71,6 @@ impl Applier<'_> {
             |e| bad(0, lsn, &e.to_string()),
             |ops| self.apply_ops(lsn, txn, ops),
         )
-    }
-
-    /// Announce this share's operations `ops` of a record to be applied soon.
-    fn prefetch(&self, ops: &[u8], step: Prefetch) {
-        self.replay.prefetch(LogKind::Data, ops, step);
     }
 
     fn apply_ops(&self, lsn: Lsn, txn: u64, ops: &[u8]) -> Result<(), WalError> {
@@ -212,11 +205,12 @@ fn release(
     for i in 0..n {
         // The records after this one are not moved yet (only those up to `i` are), so their
         // operations can be announced where they are.
-        ahead.before(i, n, |j, step| {
-            let w = &waiting.recs[j];
-            if w.epoch <= durable {
-                to.prefetch(&waiting.ops[w.ops.clone()], step);
-            }
+        ahead.before(i, n, |items, step| {
+            let mut ops = waiting.recs[items]
+                .iter()
+                .filter(|w| w.epoch <= durable)
+                .map(|w| &waiting.ops[w.ops.clone()]);
+            to.replay.prefetch(LogKind::Data, &mut ops, step);
         });
         let w = &waiting.recs[i];
         if w.epoch > durable {

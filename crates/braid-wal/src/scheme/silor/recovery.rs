@@ -204,10 +204,11 @@ fn apply(
     let mut i = 0;
     let mut ahead = Lookahead::default();
     while i < ops.len() {
-        ahead.before(i, ops.len(), |j, step| {
-            let o = &ops[j];
-            let bytes = payloads[o.stream as usize].get(o.chunk, o.at, o.len);
-            replay.prefetch(LogKind::Data, bytes, step);
+        ahead.before(i, ops.len(), |items, step| {
+            let mut bytes = ops[items]
+                .iter()
+                .map(|o| payloads[o.stream as usize].get(o.chunk, o.at, o.len));
+            replay.prefetch(LogKind::Data, &mut bytes, step);
         });
         let mut j = i;
         let mut from = i;
