@@ -340,7 +340,7 @@ done
 elapsed=$(( $(date +%s) - start ))
 cp "$results" "$out/runs.tsv"
 
-python3 - "$results" "$out" "$root" "$dbx" "$seconds" "$repeat" "$threads_arg" "$taurus" \
+DBX_ONLY=$only python3 - "$results" "$out" "$root" "$dbx" "$seconds" "$repeat" "$threads_arg" "$taurus" \
     "$elapsed" "$(cat "$work/emulation" 2>/dev/null)" "$common" "${numa[*]:-}" "$(declare -p gx)" \
     "$braid_rev" "$braid_dirty" "$src" "$(cat "$dbx/adaptations.txt")" <<'PY'
 import csv, json, math, os, platform, re, statistics, subprocess, sys
@@ -477,7 +477,8 @@ print(f"Elapsed: {int(elapsed) // 60} min {int(elapsed) % 60} s.")
 
 meta = {
     "command": "scripts/dbx1000.sh " + " ".join([src, "--seconds", seconds, "--repeat", repeat,
-                                                   "--threads", threads_arg, "--taurus", taurus]),
+                                                   "--threads", threads_arg, "--taurus", taurus,
+                                                   "--only", os.environ["DBX_ONLY"]]),
     "machine": {"cpu": cpu, "cores": os.cpu_count(), "cpu_mhz": mhz, "kernel": platform.release(),
                 "host": platform.node()},
     "braid_git": braid_rev,
