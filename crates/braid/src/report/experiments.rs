@@ -275,7 +275,7 @@ pub fn run(id: &str, bench: Bench, vars: Vec<Var>, figure: Option<Figure>) -> Ru
 
 /// Every experiment of the report, in the order of the summary.
 pub fn all() -> Vec<Experiment> {
-    let mut v = vec![super::wj::fig4()];
+    let mut v = super::wj::all();
     v.extend(super::nvlog::all());
     v.extend(super::taurus::all());
     v.extend(super::rewind::all());
@@ -306,6 +306,8 @@ mod tests {
             ids,
             [
                 "wj-fig4",
+                "wj-fig6",
+                "wj-fig8",
                 "nvlog-fig11",
                 "nvlog-fig12",
                 "nvlog-fig13",

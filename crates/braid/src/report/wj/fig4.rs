@@ -7,84 +7,40 @@
 //! ahead of Aether and scaling where it does not, PG-D below TX-D, the TATP ratios, and the
 //! delay's cost.
 
-use super::experiments::{
-    Bench, Body, Experiment, Var, list, per_update, run, sweep, top, vs_threads,
+use super::{
+    DELAY_COST, delayed, durable, gsn_var, page, per_workload, proxies, tx, write_intensive,
 };
-use super::verdict::{Key, Kind, Measured, Part, Verdict, band, data, k, pct, times};
-use crate::bench::{BenchArgs, ConfigResult};
-use crate::common::WorkloadKind;
-use braid_wal::scheme::gsn::{CommitProtocol, Partition};
-
-/// gsn on a durable cache, with `partition` and the paper's insert delay or none.
-fn gsn(a: &mut BenchArgs, partition: Partition, delay_ns: u64) {
-    per_update(a);
-    a.engine.gsn_partition = partition;
-    a.engine.gsn_commit = CommitProtocol::DurableCache;
-    a.engine.gsn_insert_delay_ns = delay_ns;
-}
+use crate::bench::BenchArgs;
+use crate::report::experiments::{Bench, Experiment, Var, list, sweep, top};
+use crate::report::verdict::{Key, Kind, Measured, Part, Verdict, band, data, k, pct, times};
 
 /// The paper's largest thread count in Fig. 4 (80 threads on 24 cores).
 const PAPER_THREADS: usize = 80;
 
-/// Run a variant only at the top of the sweep (where the run's others also run below it).
-fn at_top(a: &mut BenchArgs) {
-    a.threads = vec![top(PAPER_THREADS)];
-}
-
-/// The paper's NVM insert delay.
-const DELAY_NS: u64 = 1200;
-
 fn vars() -> Vec<Var> {
     vec![
         Var::per_update(&["none", "baseline", "aether"]),
-        Var {
-            label: "TX-D",
-            schemes: &["gsn"],
-            logging: super::experiments::DATA,
-            set: vec![|a| gsn(a, Partition::Transaction, 0)],
-        },
-        Var {
-            label: "TX-D 1.2us",
-            schemes: &["gsn"],
-            logging: super::experiments::DATA,
-            set: vec![|a| gsn(a, Partition::Transaction, DELAY_NS), at_top],
-        },
-        Var {
-            label: "PG-D",
-            schemes: &["gsn"],
-            logging: super::experiments::DATA,
-            set: vec![|a| gsn(a, Partition::Page, 0), at_top],
-        },
-        Var {
-            label: "PG-D 1.2us",
-            schemes: &["gsn"],
-            logging: super::experiments::DATA,
-            set: vec![|a| gsn(a, Partition::Page, DELAY_NS), at_top],
-        },
+        gsn_var("TX-D", vec![tx, durable]),
+        gsn_var("TX-D 1.2us", vec![tx, durable, delayed, at_fig4_top]),
+        gsn_var("PG-D", vec![page, durable, at_fig4_top]),
+        gsn_var("PG-D 1.2us", vec![page, durable, delayed, at_fig4_top]),
     ]
+}
+
+/// Only at the top of Fig. 4's sweep.
+fn at_fig4_top(a: &mut BenchArgs) {
+    a.threads = vec![top(PAPER_THREADS)];
 }
 
 /// The runs: (id, title, bench).
 fn runs() -> [(&'static str, &'static str, Bench); 3] {
-    let threads = sweep(PAPER_THREADS);
-    let mut tatp = Bench::new(WorkloadKind::Tatp, &threads);
-    tatp.tatp_mix = Some("update-location-only");
-    [
-        ("wj-fig4-tatp", "TATP Update-Location", tatp),
-        (
-            "wj-fig4-tpcb",
-            "TPC-B",
-            Bench::new(WorkloadKind::Tpcb, &threads),
-        ),
-        (
-            "wj-fig4-payment",
-            "TPC-C Payment",
-            Bench::tpcc("payment-only", &threads),
-        ),
-    ]
+    write_intensive(
+        ["wj-fig4-tatp", "wj-fig4-tpcb", "wj-fig4-payment"],
+        &sweep(PAPER_THREADS),
+    )
 }
 
-pub fn fig4() -> Experiment {
+pub(super) fn fig4() -> Experiment {
     Experiment {
         id: "wj-fig4",
         title: "Centralized vs distributed logging (Wang & Johnson Fig. 4)",
@@ -103,22 +59,10 @@ pub fn fig4() -> Experiment {
              log's contention barely shows: the shared and global read-modify-writes per commit \
              beside each row say what more cores would do.",
             list(&sweep(PAPER_THREADS)),
-            super::experiments::cores(),
+            crate::report::experiments::cores(),
             top(PAPER_THREADS)
         ),
-        body: Body::Runs(
-            runs()
-                .into_iter()
-                .map(|(id, title, bench)| {
-                    run(
-                        id,
-                        bench,
-                        vars(),
-                        Some(vs_threads(id, &format!("{title}: throughput vs threads"))),
-                    )
-                })
-                .collect(),
-        ),
+        body: per_workload(runs(), vars),
         verdict,
     }
 }
@@ -126,18 +70,6 @@ pub fn fig4() -> Experiment {
 /// The paper's TATP figures (§5.2): TX-D (ideal) 1.6-3.2x Aether, PG-D (ideal) 1.3-2.7x.
 const TXD_TATP: (f64, f64) = (1.6, 3.2);
 const PGD_TATP: (f64, f64) = (1.3, 2.7);
-/// "the imposed NVM delay shows an overhead of up to 15% for all the three workloads".
-const DELAY_COST: f64 = 0.15;
-
-/// Read-modify-writes per commit of `c`, global and shared, as text.
-fn proxies(c: &ConfigResult) -> String {
-    let f = |v: Option<f64>| v.map_or_else(|| "?".into(), |x| format!("{x:.2}"));
-    format!(
-        "{} global and {} shared read-modify-writes per commit",
-        f(c.global_rmw_per_commit),
-        f(c.shared_rmw_per_commit)
-    )
-}
 
 fn verdict(m: &Measured) -> Verdict {
     let mut parts = Vec::new();
