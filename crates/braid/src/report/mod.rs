@@ -11,11 +11,15 @@
 //! [`experiments`] holds the experiments' types, [`wj`], [`nvlog`], [`taurus`] and [`rewind`]
 //! the experiments of each paper, [`verdict`] what they measured and how it is judged; this
 //! module runs them, [`plot`] draws their figures and [`summary`] writes the markdown. Each
-//! verdict is a list of the claim's parts with a level computed from them (see [`verdict`]).
+//! verdict is a list of the claim's parts with a level computed from them (see [`verdict`]);
+//! a scalability figure's crossover part sets the paper's crossover against the core count at
+//! which the scheme's global read-modify-writes per commit would cap it ([`projection`], where
+//! the model and its constant are written).
 
 mod experiments;
 mod nvlog;
 mod plot;
+mod projection;
 mod rewind;
 mod summary;
 mod taurus;

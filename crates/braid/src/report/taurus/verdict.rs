@@ -5,6 +5,7 @@
 //! and thread counts.
 
 use super::super::experiments::{TAURUS_WORKERS, top};
+use super::super::projection;
 use super::super::verdict::{
     DIRECTION_TOLERANCE, Key, Kind, Measured, Part, Verdict, data, k, pct, per_flush, times,
 };
@@ -113,6 +114,54 @@ fn all_of(claim: impl Into<String>, items: &[(&str, f64)], each: impl Fn(f64) ->
     )
 }
 
+/// The paper's projection for New-Order (§5.2): "serial command logging will reach the cache
+/// traffic limit when there are 120 workers whereas Taurus should still scale".
+const SERIAL_CMD_CAP: f64 = 120.0;
+
+/// Fig. 5's New-Order crossover, from the proxies (see [`crate::report::projection`]): serial
+/// command on RAID-0 capped near the paper's 120 workers (half to twice that), Taurus command
+/// not capped below them.
+fn projected_crossover(m: &Measured, id: &str, serial: Key<'_>, taurus: Key<'_>) -> Part {
+    let claim = "New-Order: serial command logging reaches the cache-traffic limit at about 120 \
+                 workers while Taurus command still scales (the paper's projection; braid's \
+                 from its proxies)";
+    let one = |k: Key<'_>| m.tps(id, Key { threads: 1, ..k });
+    let (Some(sc), Some(tc), Some(s1), Some(t1)) = (
+        m.get(id, serial),
+        m.get(id, taurus),
+        one(serial),
+        one(taurus),
+    ) else {
+        return Part::not_measured(
+            claim,
+            Kind::Crossover,
+            "it needs both schemes' runs at 1 thread and at the top of the sweep",
+        );
+    };
+    let measured = format!(
+        "{}; {}",
+        projection::describe("serial command on RAID-0", sc, s1),
+        projection::describe("Taurus command", tc, t1)
+    );
+    if sc.global_rmw_per_commit.is_none() || tc.global_rmw_per_commit.is_none() {
+        return Part::not_measured(claim, Kind::Crossover, measured);
+    }
+    let serial_cap = projection::cap_cores(sc, s1);
+    let near =
+        serial_cap.is_some_and(|n| (SERIAL_CMD_CAP / 2.0..=SERIAL_CMD_CAP * 2.0).contains(&n));
+    let goes_on = projection::cap_cores(tc, t1).is_none_or(|n| n >= SERIAL_CMD_CAP);
+    let why = if !near {
+        format!(
+            "serial command's projected cap ({}) is not within 60-240 workers, the paper's 120 \
+             halved and doubled",
+            serial_cap.map_or_else(|| "none".to_string(), |n| format!("{n:.0} workers"))
+        )
+    } else {
+        "Taurus command's projected cap is below 120 workers too".to_string()
+    };
+    Part::check(claim, Kind::Crossover, measured, near && goes_on, why)
+}
+
 pub fn fig5(m: &Measured) -> Verdict {
     let mut parts = Vec::new();
     for (w, _) in WORKLOADS {
@@ -217,21 +266,7 @@ pub fn fig5(m: &Measured) -> Verdict {
                         rmw(m, id, scr_k)
                     )),
                 );
-                parts.push(Part::check(
-                    "New-Order: Taurus command overtakes serial command once serial reaches its \
-                     cache-traffic limit (projected at 120 workers)",
-                    Kind::Crossover,
-                    format!(
-                        "at {THREADS} threads only: Taurus command {} serial command on RAID-0",
-                        times(tc / scr)
-                    ),
-                    false,
-                    format!(
-                        "the run's threads end at {THREADS}, far below the projected 120: serial \
-                         command takes {} shared read-modify-writes per commit, with one rival",
-                        rmw(m, id, scr_k)
-                    ),
-                ));
+                parts.push(projected_crossover(m, id, scr_k, tc_k));
                 parts.push(
                     Part::above(
                         "New-Order: Taurus command outperforms Plover, which contention bounds",
@@ -1289,6 +1324,40 @@ mod tests {
                     .contains("1.50 shared read-modify-writes per commit"),
             "{p:?}"
         );
+    }
+
+    /// Fig. 5 with New-Order's 1-thread runs and proxies: serial command on RAID-0 making
+    /// `serial_global` global read-modify-writes per commit at 15 K commits/s per thread.
+    fn fig5_projected(serial_global: f64) -> Verdict {
+        let mut m = fig5_measured(2.0);
+        let run = m
+            .runs
+            .iter_mut()
+            .find(|(id, _, _)| id == "taurus-fig5-neworder")
+            .unwrap();
+        for c in run.2.iter_mut() {
+            c.global_rmw_per_commit = Some(if c.scheme == "taurus" {
+                0.0
+            } else {
+                serial_global
+            });
+        }
+        run.2
+            .push(result("serial", "raid0x4", "command", 1, 15_000.0));
+        run.2.push(result("taurus", "", "command", 1, 10_000.0));
+        fig5(&m)
+    }
+
+    #[test]
+    fn fig5_the_new_order_crossover_is_the_proxies_projection() {
+        // 8 per commit x 70 ns at 15 K/s per thread: capped at 119 workers, the paper's 120.
+        let v = fig5_projected(8.0);
+        assert_eq!(v.level(), Level::Agrees, "{:?}", v.failing());
+        // 1 per commit: capped at 952 workers, far beyond.
+        let v = fig5_projected(1.0);
+        assert_eq!(v.level(), Level::AgreesInDirection);
+        let p = v.parts().iter().find(|p| !p.holds()).unwrap();
+        assert!(p.reason().contains("952 workers"), "{p:?}");
     }
 
     fn fig6_measured(tc: f64, td: f64) -> Measured {
