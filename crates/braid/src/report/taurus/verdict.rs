@@ -1330,21 +1330,17 @@ mod tests {
     /// `serial_global` global read-modify-writes per commit at 15 K commits/s per thread.
     fn fig5_projected(serial_global: f64) -> Verdict {
         let mut m = fig5_measured(2.0);
-        let run = m
-            .runs
-            .iter_mut()
-            .find(|(id, _, _)| id == "taurus-fig5-neworder")
-            .unwrap();
-        for c in run.2.iter_mut() {
-            c.global_rmw_per_commit = Some(if c.scheme == "taurus" {
-                0.0
-            } else {
-                serial_global
-            });
+        for (id, _, run) in m.runs.iter_mut() {
+            if id != "taurus-fig5-neworder" {
+                continue;
+            }
+            for c in run.iter_mut() {
+                let taurus = c.scheme == "taurus";
+                c.global_rmw_per_commit = Some(if taurus { 0.0 } else { serial_global });
+            }
+            run.push(result("serial", "raid0x4", "command", 1, 15_000.0));
+            run.push(result("taurus", "", "command", 1, 10_000.0));
         }
-        run.2
-            .push(result("serial", "raid0x4", "command", 1, 15_000.0));
-        run.2.push(result("taurus", "", "command", 1, 10_000.0));
         fig5(&m)
     }
 
@@ -1356,8 +1352,11 @@ mod tests {
         // 1 per commit: capped at 952 workers, far beyond.
         let v = fig5_projected(1.0);
         assert_eq!(v.level(), Level::AgreesInDirection);
-        let p = v.parts().iter().find(|p| !p.holds()).unwrap();
-        assert!(p.reason().contains("952 workers"), "{p:?}");
+        let p = v.parts().iter().find(|p| !p.holds());
+        assert!(
+            p.is_some_and(|p| p.reason().contains("952 workers")),
+            "{p:?}"
+        );
     }
 
     fn fig6_measured(tc: f64, td: f64) -> Measured {
