@@ -317,6 +317,8 @@ mod tests {
                 "taurus-fig8",
                 "taurus-fig9",
                 "taurus-fig10",
+                "taurus-fig12",
+                "taurus-fig12b",
                 "taurus-fig13",
                 "taurus-fig13b",
                 "rewind-fig3",

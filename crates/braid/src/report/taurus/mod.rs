@@ -1,8 +1,10 @@
 //! Taurus (Xia et al., VLDB 2021) §5: logging and recovery of Taurus against serial logging,
 //! serial logging on RAID-0, Plover and Silo-R, on NVMe-class devices under 2PL (Figs. 5, 7)
 //! and OCC (Figs. 6, 8), on bandwidth-limited disks (Figs. 9, 10), and against contention
-//! (Fig. 13). The verdicts are in [`verdict`].
+//! (Fig. 13), and on the full TPC-C mix (Fig. 12, [`full_mix`]). The verdicts of Figs. 5-10 and
+//! 13 are in [`verdict`].
 
+mod full_mix;
 mod verdict;
 
 use super::experiments::{
@@ -310,6 +312,8 @@ pub fn all() -> Vec<Experiment> {
             },
             verdict: verdict::fig10,
         },
+        full_mix::logging(),
+        full_mix::recovery(),
         contention(),
         contention_recovery(),
     ]
