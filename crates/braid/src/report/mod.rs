@@ -17,6 +17,7 @@
 //! the model and its constant are written).
 
 mod experiments;
+mod highlights;
 mod nvlog;
 mod plot;
 mod projection;
@@ -56,6 +57,10 @@ pub struct ReportArgs {
     /// report, whose figures are not results.
     #[arg(long)]
     pub quick: bool,
+    /// Run nothing: rewrite this README's highlights from the report already in --out (its
+    /// data/all.json).
+    #[arg(long)]
+    pub readme: Option<PathBuf>,
 }
 
 /// A report in the making: its options, progress bars, summary and every result.
@@ -386,6 +391,9 @@ fn short_paper(p: &str) -> &str {
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<()> {
+    if let Some(readme) = &args.readme {
+        return highlights::write_readme(&args.out, readme);
+    }
     std::fs::create_dir_all(args.out.join("data"))
         .with_context(|| format!("creating {}", args.out.display()))?;
     let mut cx = Ctx {
