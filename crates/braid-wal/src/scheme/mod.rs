@@ -470,7 +470,7 @@ pub trait Replay: Sync {
     /// A hint that the records of `payloads` will be applied soon, so that the engine can
     /// start loading what [`Replay::apply`] will touch: a replay loop announces a batch of
     /// records at [`Prefetch::Locate`] some records ahead and again at [`Prefetch::Body`]
-    /// nearer ([`Lookahead`]), overlapping the memory misses of the next records with one
+    /// nearer, overlapping the memory misses of the next records with one
     /// another and with the work on this one. It must not change any state. The default does
     /// nothing.
     fn prefetch(&self, kind: LogKind, payloads: &mut dyn Iterator<Item = &[u8]>, step: Prefetch) {
