@@ -10,16 +10,13 @@ use std::path::Path;
 use anyhow::{Context as _, bail};
 use serde_json::Value;
 
+use super::summary::cell;
+
 /// The line before the README's highlights.
 pub const BEGIN: &str = "<!-- highlights: generated from results/report/data/all.json by \
     `braid report --out results/report --readme README.md`; do not edit by hand -->";
 /// The line after them.
 pub const END: &str = "<!-- end of highlights -->";
-
-/// `text` fit for a markdown table's cell.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
 
 /// "Xia et al., VLDB 2021, Fig. 12a" as "Xia et al. Fig. 12a".
 fn figure(label: &str) -> String {

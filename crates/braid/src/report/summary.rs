@@ -210,6 +210,6 @@ impl Ctx<'_> {
 }
 
 /// `text` fit for a markdown table's cell.
-fn cell(text: &str) -> String {
+pub(super) fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
