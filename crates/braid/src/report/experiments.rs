@@ -47,6 +47,14 @@ pub enum Body {
         plans: &'static [Option<TaurusRecoveryArg>],
         figure: Figure,
     },
+    /// Bench runs whose gsn databases are kept and recovered, repeatedly, with each
+    /// (scanners, appliers) pair of Wang & Johnson's recovery pipeline (§3.2); a table and a
+    /// bar figure of the medians.
+    Pipelines {
+        runs: Vec<Run>,
+        pipelines: Vec<(usize, usize)>,
+        figure: Figure,
+    },
     /// `braid bench rewind --experiment all`, and the plots it draws.
     Rewind { plots: &'static [&'static str] },
 }
@@ -308,6 +316,7 @@ mod tests {
                 "wj-fig4",
                 "wj-fig6",
                 "wj-fig8",
+                "wj-recovery",
                 "nvlog-fig11",
                 "nvlog-fig12",
                 "nvlog-fig13",
@@ -317,6 +326,8 @@ mod tests {
                 "taurus-fig8",
                 "taurus-fig9",
                 "taurus-fig10",
+                "taurus-fig11",
+                "taurus-fig11b",
                 "taurus-fig12",
                 "taurus-fig12b",
                 "taurus-fig13",
@@ -330,7 +341,9 @@ mod tests {
         let mut run_ids: Vec<String> = Vec::new();
         for e in all() {
             let runs: Vec<Run> = match e.body {
-                Body::Runs(r) | Body::Recovery { runs: r, .. } => r,
+                Body::Runs(r)
+                | Body::Recovery { runs: r, .. }
+                | Body::Pipelines { runs: r, .. } => r,
                 Body::Sweep { runs, .. } => runs.into_iter().map(|(_, r)| r).collect(),
                 Body::Rewind { .. } => Vec::new(),
             };

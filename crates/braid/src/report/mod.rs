@@ -178,6 +178,7 @@ impl Ctx<'_> {
         let _ = self
             .mp
             .println(format!("{}: {}, {}", e.id, e.paper, e.figure));
+        let started = std::time::Instant::now();
         self.section(e);
         let mut m = Measured::default();
         match &e.body {
@@ -227,13 +228,21 @@ impl Ctx<'_> {
                         .collect();
                     self.figure(figure, Data::Results(&rows))?;
                 } else {
-                    let bars: Vec<(String, f64)> = m
-                        .recoveries
-                        .iter()
-                        .map(|r| (recovery_label(r), r.txn_per_s))
-                        .collect();
-                    self.figure(figure, Data::Bars(&bars))?;
+                    self.recovery_bars(figure, &m.recoveries)?;
                 }
+            }
+            Body::Pipelines {
+                runs,
+                pipelines,
+                figure,
+            } => {
+                for r in runs {
+                    let (res, rows) = self.pipeline_recoveries(r, pipelines)?;
+                    m.runs.push((r.id.clone(), r.x, res));
+                    m.recoveries.extend(rows);
+                }
+                self.recovery_table(&m.recoveries);
+                self.recovery_bars(figure, &m.recoveries)?;
             }
             Body::Rewind { plots } => {
                 if self.rewind.is_none() {
@@ -256,10 +265,25 @@ impl Ctx<'_> {
             "scaled": e.scaled,
             "verdict": v,
             "recoveries": m.recoveries,
+            "seconds": started.elapsed().as_secs_f64(),
         }));
+        let _ = self.mp.println(format!(
+            "{}: {:.0} s",
+            e.id,
+            started.elapsed().as_secs_f64()
+        ));
         self.verdicts
             .push((format!("{} {}", short_paper(e.paper), e.figure), v));
         Ok(())
+    }
+
+    /// A bar per recovered configuration of `rows`, its median.
+    fn recovery_bars(&mut self, figure: &plot::Figure, rows: &[RecoveryRow]) -> anyhow::Result<()> {
+        let bars: Vec<(String, f64)> = rows
+            .iter()
+            .map(|r| (recovery_label(r), r.txn_per_s))
+            .collect();
+        self.figure(figure, Data::Bars(&bars))
     }
 
     /// Keep the databases of run `r`'s variants, recover each with every thread count (and for
@@ -271,41 +295,89 @@ impl Ctx<'_> {
         threads: &[usize],
         plans: &[Option<TaurusRecoveryArg>],
     ) -> anyhow::Result<(Vec<ConfigResult>, Vec<RecoveryRow>)> {
+        self.recover_each(r, |c| {
+            let plans: &[Option<TaurusRecoveryArg>] =
+                if c.scheme == "taurus" { plans } else { &[None] };
+            let mut v = Vec::new();
+            for &threads in threads {
+                for &plan in plans {
+                    v.push(Replay {
+                        threads,
+                        pipeline: None,
+                        plan,
+                        asked: plan.map(plan_name).unwrap_or("").to_string(),
+                    });
+                }
+            }
+            v
+        })
+    }
+
+    /// Keep the databases of run `r`'s variants and recover each `repeat` times with every
+    /// (scanners, appliers) pair of `pipelines`: the logging run's results, and one row per
+    /// pair (its threads: the appliers; its plan: "N scan, M apply").
+    fn pipeline_recoveries(
+        &mut self,
+        r: &Run,
+        pipelines: &[(usize, usize)],
+    ) -> anyhow::Result<(Vec<ConfigResult>, Vec<RecoveryRow>)> {
+        self.recover_each(r, |_| {
+            pipelines
+                .iter()
+                .map(|&(scan, apply)| Replay {
+                    threads: apply,
+                    pipeline: Some((scan, apply)),
+                    plan: None,
+                    asked: pipeline_name(scan, apply),
+                })
+                .collect()
+        })
+    }
+
+    /// Keep the databases of run `r`'s variants and recover each `repeat` times in every way
+    /// `replays` gives for it: the logging run's results, and one row per way, with the median.
+    fn recover_each(
+        &mut self,
+        r: &Run,
+        replays: impl Fn(&ConfigResult) -> Vec<Replay>,
+    ) -> anyhow::Result<(Vec<ConfigResult>, Vec<RecoveryRow>)> {
         let res = self.bench(r, true)?;
         let mut rows = Vec::new();
         for c in res.iter().filter(|c| c.scheme != crate::common::NONE) {
             let Some(dir) = c.runs.first().and_then(|run| run.dir.clone()) else {
                 continue;
             };
-            let plans: &[Option<TaurusRecoveryArg>] =
-                if c.scheme == "taurus" { plans } else { &[None] };
-            for &t in threads {
-                for &plan in plans {
-                    let mut tps = Vec::new();
-                    let mut last = None;
-                    for _ in 0..self.repeat() {
-                        let st =
-                            crate::recover::recover_quiet(Path::new(&dir), t, None, None, plan)
-                                .with_context(|| format!("recovering {dir}"))?;
-                        tps.push(st.txn_per_s);
-                        last = Some(st);
-                    }
-                    let Some(st) = last else { continue };
-                    rows.push(RecoveryRow {
-                        run: r.id.clone(),
-                        x: r.x,
-                        scheme: c.scheme.clone(),
-                        variant: c.variant.clone(),
-                        logging: c.logging.clone(),
-                        device: c.device.clone(),
-                        threads: t,
-                        plan_asked: plan.map(plan_name).unwrap_or("").to_string(),
-                        plan_used: st.plan.clone().unwrap_or_default(),
-                        txns: st.txns,
-                        txn_per_s: crate::bench::median(&mut tps.clone()),
-                        repeats: tps,
-                    });
+            for rp in replays(c) {
+                let (scan, apply) = rp.pipeline.unzip();
+                let mut tps = Vec::new();
+                let mut last = None;
+                for _ in 0..self.repeat() {
+                    let st = crate::recover::recover_quiet(
+                        Path::new(&dir),
+                        rp.threads,
+                        scan,
+                        apply,
+                        rp.plan,
+                    )
+                    .with_context(|| format!("recovering {dir}"))?;
+                    tps.push(st.txn_per_s);
+                    last = Some(st);
                 }
+                let Some(st) = last else { continue };
+                rows.push(RecoveryRow {
+                    run: r.id.clone(),
+                    x: r.x,
+                    scheme: c.scheme.clone(),
+                    variant: c.variant.clone(),
+                    logging: c.logging.clone(),
+                    device: c.device.clone(),
+                    threads: rp.threads,
+                    plan_asked: rp.asked,
+                    plan_used: st.plan.clone().unwrap_or_default(),
+                    txns: st.txns,
+                    txn_per_s: crate::bench::median(&mut tps.clone()),
+                    repeats: tps,
+                });
             }
             if let Some(parent) = Path::new(&dir).parent() {
                 crate::common::remove_databases_in(parent);
@@ -341,6 +413,20 @@ fn plan_name(p: TaurusRecoveryArg) -> &'static str {
         TaurusRecoveryArg::Parallel => "parallel",
         TaurusRecoveryArg::Serial => "serial",
     }
+}
+
+/// One way to recover a database: with `threads` recovery threads, or a gsn pipeline of
+/// (scanners, appliers), or a taurus plan; `asked` names it in the tables.
+struct Replay {
+    threads: usize,
+    pipeline: Option<(usize, usize)>,
+    plan: Option<TaurusRecoveryArg>,
+    asked: String,
+}
+
+/// A recovery pipeline of `scan` scanners and `apply` appliers, as a plan's name.
+pub(crate) fn pipeline_name(scan: usize, apply: usize) -> String {
+    format!("{scan} scan, {apply} apply")
 }
 
 /// A recovery configuration's name in plots.

@@ -87,6 +87,42 @@ pub fn crossover(
     )
 }
 
+/// The crossover part of a figure whose schemes all keep scaling across the paper's axis:
+/// it holds when no scheme's projected cap falls below `paper_threads` cores. Each scheme is
+/// (name, its result at the top of the sweep, its 1-thread rate).
+pub fn keeps_scaling(
+    claim: impl Into<String>,
+    schemes: &[(&str, &ConfigResult, f64)],
+    paper_threads: usize,
+) -> Part {
+    let measured: Vec<String> = schemes
+        .iter()
+        .map(|(n, c, r1)| describe(n, c, *r1))
+        .collect();
+    let measured = measured.join("; ");
+    if schemes
+        .iter()
+        .any(|(_, c, _)| c.global_rmw_per_commit.is_none())
+    {
+        return Part::not_measured(claim, Kind::Crossover, measured);
+    }
+    let capped: Vec<String> = schemes
+        .iter()
+        .filter_map(|(n, c, r1)| {
+            cap_cores(c, *r1)
+                .filter(|&cap| cap < paper_threads as f64)
+                .map(|cap| format!("{n}'s projected cap, {cap:.0} cores, is below the paper's {paper_threads} threads"))
+        })
+        .collect();
+    Part::check(
+        claim,
+        Kind::Crossover,
+        measured,
+        capped.is_empty(),
+        capped.join("; "),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +143,20 @@ mod tests {
         assert!(n.is_some_and(|n| (n - 14.285).abs() < 0.01), "{n:?}");
         assert_eq!(cap_cores(&with_global(Some(0.0)), 100_000.0), None);
         assert_eq!(cap_cores(&with_global(None), 100_000.0), None);
+    }
+
+    #[test]
+    fn keeping_on_scaling_fails_on_the_first_scheme_capped_inside_the_paper_s_axis() {
+        let free = with_global(Some(0.0));
+        let central = with_global(Some(10.0));
+        let p = keeps_scaling("k", &[("a", &free, 1e5), ("b", &central, 1e5)], 8);
+        assert!(p.holds(), "{p:?}");
+        let p = keeps_scaling("k", &[("a", &free, 1e5), ("b", &central, 1e5)], 48);
+        assert!(
+            !p.holds() && p.reason().contains("b's projected cap, 14 cores"),
+            "{p:?}"
+        );
+        assert!(!keeps_scaling("k", &[("a", &with_global(None), 1e5)], 8).ran());
     }
 
     #[test]

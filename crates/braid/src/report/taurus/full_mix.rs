@@ -9,7 +9,7 @@ use super::super::experiments::{
 };
 use super::super::experiments::{cores, list};
 use super::super::verdict::{Key, Measured, Part, Verdict, data, k, pct, times};
-use super::{NVME, SHAPE, nvme, recovery_scaled, twopl};
+use super::{SHAPE, nvme, nvme_text, recovery_scaled, twopl};
 
 /// "Compared to No Logging, the overhead caused by Taurus is around 11.7%."
 const TAURUS_OVERHEAD: f64 = 0.117;
@@ -34,9 +34,10 @@ pub(super) fn logging() -> Experiment {
         claim: CLAIM_LOGGING,
         scaled: format!(
             "TPC-C's full mix at {} worker threads, doubling up to this machine's {} cores (the \
-             paper: up to {TAURUS_WORKERS}). {NVME} {SHAPE}",
+             paper: up to {TAURUS_WORKERS}). {} {SHAPE}",
             list(&sweep(TAURUS_WORKERS)),
-            cores()
+            cores(),
+            nvme_text()
         ),
         body: Body::Runs(vec![run(
             "taurus-fig12",
@@ -61,7 +62,7 @@ pub(super) fn recovery() -> Experiment {
         paper: "Xia et al., VLDB 2021",
         figure: "Fig. 12b",
         claim: CLAIM_RECOVERY,
-        scaled: format!("{NVME} {}", recovery_scaled()),
+        scaled: format!("{} {}", nvme_text(), recovery_scaled()),
         body: Body::Recovery {
             runs: vec![run("taurus-fig12b", bench, twopl(nvme, false), None)],
             threads: vec![top(TAURUS_WORKERS)],

@@ -14,6 +14,7 @@ use super::{
     proxies, tx, write_intensive,
 };
 use crate::report::experiments::{Bench, Experiment, Var, list, sweep, top};
+use crate::report::projection;
 use crate::report::verdict::{Key, Kind, Measured, Part, Verdict, band, data, k, pct, times};
 
 /// TATP Update-Location: "The overhead ranges from 4% to 10% for TX-V (ideal)".
@@ -107,6 +108,14 @@ fn verdict(m: &Measured) -> Verdict {
             ))
             .because(passive.clone()),
         );
+        parts.push(projection::keeps_scaling(
+            format!(
+                "{title}: TX-V keeps scaling to the paper's {PAPER_CPUS} threads (braid's \
+                 projection from its proxies)"
+            ),
+            &[("TX-V", tv, tv1)],
+            PAPER_CPUS,
+        ));
         let slowdown = r(t.txn_per_s, tv.txn_per_s);
         parts.push(
             Part::above(
@@ -175,12 +184,18 @@ fn verdict(m: &Measured) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::ConfigResult;
     use crate::report::result;
     use crate::report::verdict::Level;
 
     /// Fig. 8's measurements: TX-V scaling `scale` from 1 to the top, at `txv` of TX-D there,
     /// PG-V at `pgv` of TX-V, the delay costing TX-V `cost`.
     fn measured(scale: f64, txv: f64, pgv: f64, cost: f64) -> Measured {
+        with_global(scale, txv, pgv, cost, 0.0)
+    }
+
+    /// [`measured`] with `global` read-modify-writes per commit in every row.
+    fn with_global(scale: f64, txv: f64, pgv: f64, cost: f64, global: f64) -> Measured {
         let mut m = Measured::default();
         let n = top(PAPER_CPUS);
         for (id, _, _) in runs() {
@@ -195,6 +210,13 @@ mod tests {
                 result("gsn", "PG-V", "data", n, v * pgv),
                 result("gsn", "PG-V 1.2us", "data", n, v * pgv * (1.0 - cost)),
             ];
+            let res = res
+                .into_iter()
+                .map(|c| ConfigResult {
+                    global_rmw_per_commit: Some(global),
+                    ..c
+                })
+                .collect();
             m.runs.push((id.to_string(), None, res));
         }
         m
@@ -204,7 +226,7 @@ mod tests {
     fn fig8_agrees_when_passive_group_commit_costs_a_few_percent() {
         let v = verdict(&measured(1.8, 0.93, 0.92, 0.1));
         assert_eq!(v.level(), Level::Agrees, "{:?}", v.failing());
-        assert_eq!(v.parts().len(), 3 * 5 + 1);
+        assert_eq!(v.parts().len(), 3 * 6 + 1);
         assert_eq!(verdict(&Measured::default()).level(), Level::NotMeasured);
     }
 
@@ -224,6 +246,18 @@ mod tests {
         assert_eq!(
             v.failing(),
             ["TATP Update-Location: TX-V's overhead 4-10% of TX-D"]
+        );
+    }
+
+    #[test]
+    fn fig8_tx_v_capped_by_a_global_word_before_48_threads_is_a_crossover_miss() {
+        // 10 global read-modify-writes per commit at 103 K/s per thread cap TX-V near 14 cores.
+        let v = verdict(&with_global(1.8, 0.93, 0.92, 0.1, 10.0));
+        assert_eq!(v.level(), Level::AgreesInDirection);
+        assert!(
+            v.failing().iter().all(|c| c.contains("keeps scaling")),
+            "{:?}",
+            v.failing()
         );
     }
 

@@ -2,7 +2,7 @@
 //! evaluated figures of §5.2-5.3, one file each. Fig. 4 sets centralized against distributed
 //! logging on write-intensive transactions with a durable cache, Fig. 6 repeats it on the full
 //! TATP and TPC-C mixes, and Fig. 8 runs the volatile-cache variants, whose commits wait for
-//! passive group commit. Figs. 5 and 7 (perf time breakdowns of Shore-MT's components) are not
+//! passive group commit; [`recovery`] measures the parallel recovery of §3.2. Figs. 5 and 7 (perf time breakdowns of Shore-MT's components) are not
 //! redrawn: braid's engine has no buffer manager or lock manager whose share they plot; the
 //! contention they show is what the per-commit read-modify-write proxies beside every row
 //! count.
@@ -10,6 +10,7 @@
 mod fig4;
 mod fig6;
 mod fig8;
+mod recovery;
 
 use super::experiments::{Bench, Body, DATA, Experiment, Var, per_update, run, top, vs_threads};
 use crate::bench::{BenchArgs, ConfigResult};
@@ -18,7 +19,12 @@ use braid_wal::scheme::gsn::{CommitProtocol, Partition};
 
 /// The experiments of this paper, in the summary's order.
 pub fn all() -> Vec<Experiment> {
-    vec![fig4::fig4(), fig6::fig6(), fig8::fig8()]
+    vec![
+        fig4::fig4(),
+        fig6::fig6(),
+        fig8::fig8(),
+        recovery::recovery(),
+    ]
 }
 
 /// A gsn variant named `label`, logging data per update with the settings of `set`, in order
