@@ -110,27 +110,33 @@ where
     Ok(())
 }
 
-fn draw_bars<DB: DrawingBackend>(
-    root: DrawingArea<DB, plotters::coord::Shift>,
+/// A chart of one slot per name of `names` along x (each labelled under its middle) and 0 to
+/// `ymax` along y, its mesh drawn: what bar charts draw their bars on.
+pub fn category_chart<'a, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
     y_label: &str,
-    bars: &[(String, f64)],
-) -> anyhow::Result<()>
+    names: &[String],
+    ymax: f64,
+) -> anyhow::Result<
+    ChartContext<
+        'a,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+>
 where
     DB::ErrorType: 'static,
 {
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("drawing: {e}");
-    root.fill(&WHITE).map_err(err)?;
-    let ymax = bars.iter().map(|b| b.1).fold(0.0f64, f64::max).max(1e-9) * 1.15;
-    let n = bars.len().max(1);
-    let mut chart = ChartBuilder::on(&root)
+    let n = names.len().max(1);
+    let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 22))
         .margin(12)
         .x_label_area_size(60)
         .y_label_area_size(70)
         .build_cartesian_2d(0.0..n as f64, 0.0..ymax)
         .map_err(err)?;
-    let names: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -147,6 +153,23 @@ where
         .y_label_formatter(&|v| human(*v))
         .draw()
         .map_err(err)?;
+    Ok(chart)
+}
+
+fn draw_bars<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    y_label: &str,
+    bars: &[(String, f64)],
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("drawing: {e}");
+    root.fill(&WHITE).map_err(err)?;
+    let ymax = bars.iter().map(|b| b.1).fold(0.0f64, f64::max).max(1e-9) * 1.15;
+    let names: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+    let mut chart = category_chart(&root, title, y_label, &names, ymax)?;
     chart
         .draw_series(bars.iter().enumerate().map(|(i, b)| {
             Rectangle::new(
