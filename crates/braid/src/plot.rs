@@ -13,6 +13,17 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
+/// Add `point` to the series named `name` in `series`, starting that series if there is none.
+pub fn add_point(series: &mut Vec<Series>, name: &str, point: (f64, f64)) {
+    match series.iter_mut().find(|s| s.name == name) {
+        Some(s) => s.points.push(point),
+        None => series.push(Series {
+            name: name.to_string(),
+            points: vec![point],
+        }),
+    }
+}
+
 fn palette(i: usize) -> RGBColor {
     const C: [RGBColor; 8] = [
         RGBColor(31, 119, 180),
@@ -280,14 +291,7 @@ pub fn group<T>(
     let mut out: Vec<Series> = Vec::new();
     for r in results {
         let Some(yv) = y(r) else { continue };
-        let k = key(r);
-        match out.iter_mut().find(|s| s.name == k) {
-            Some(s) => s.points.push((x(r), yv)),
-            None => out.push(Series {
-                name: k,
-                points: vec![(x(r), yv)],
-            }),
-        }
+        add_point(&mut out, &key(r), (x(r), yv));
     }
     for s in &mut out {
         s.points.sort_by(|a, b| a.0.total_cmp(&b.0));

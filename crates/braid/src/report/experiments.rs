@@ -338,7 +338,9 @@ mod tests {
                 "rewind-fig3",
                 "rewind-fig7",
                 "rewind-fig8",
-                "rewind-fig10"
+                "rewind-fig9",
+                "rewind-fig10",
+                "rewind-fig11"
             ]
         );
         let mut run_ids: Vec<String> = Vec::new();

@@ -399,6 +399,7 @@ impl Ctx<'_> {
             dir: "/dev/shm".into(),
             transactions: None,
             keys: None,
+            threads: Some(rewind::fig9_threads()),
         };
         crate::rewind::run(ra)?;
         let text = std::fs::read_to_string(&json)

@@ -1,15 +1,18 @@
 //! `braid bench rewind`: the REWIND experiments (Chatzistergiou et al., VLDB 2015) on
 //! braid-rewind — 1-word transactions and fences per transaction (Fig. 3), the B+-tree mix
 //! against the non-recoverable twin (Fig. 7), fence sensitivity (Fig. 10) and rollback and
-//! recovery time (Fig. 8) — printed as tables, written as JSON and drawn. On request also
-//! B+-tree inserts and lookups of random keys (the PMDK comparison) and TPC-C New-Order
-//! (§5.3, Fig. 11), which `--experiment all` does not run. The B+-tree mix also runs the
-//! Berkeley DB and PMDK peer programs found in `--peers` (Fig. 7 right).
+//! recovery time (Fig. 8), the multi-threaded B+-tree (Fig. 9) and TPC-C New-Order (§5.3,
+//! Fig. 11) — printed as tables, written as JSON and drawn. On request also B+-tree inserts
+//! and lookups of random keys (the PMDK comparison), which `--experiment all` does not run.
+//! The B+-tree mix also runs the Berkeley DB and PMDK peer programs found in `--peers`
+//! (Fig. 7 right).
 //!
 //! One file per experiment: [`word_tx`], [`btree_mix`] (with its peers in [`peers`]),
-//! [`fence`], [`recovery`], [`insert_lookup`], [`tpcc`]; [`setup`] holds what they share.
+//! [`fence`], [`recovery`], [`btree_threads`], [`insert_lookup`], [`tpcc`]; [`setup`] holds
+//! what they share.
 
 mod btree_mix;
+mod btree_threads;
 mod fence;
 mod insert_lookup;
 mod peers;
@@ -36,14 +39,17 @@ pub enum Experiment {
     Fence,
     /// Fig. 8: rollback and recovery time.
     Recovery,
-    /// The four experiments above.
+    /// Fig. 9: the B+-tree with lookups and insert/delete pairs on 1, 2, ... threads.
+    BtreeThreads,
+    /// TPC-C New-Order (Fig. 11): the twin and REWIND over the naive layout, REWIND over the
+    /// co-designed layout with a shared log and with per-thread logs, on the machine's cores
+    /// up to the paper's ten threads.
+    Tpcc,
+    /// The six experiments above.
     All,
     /// B+-tree inserts (one transaction each) and lookups of random keys, as
     /// `scripts/pmdk-bench.sh` runs them against PMDK (not part of `all`).
     InsertLookup,
-    /// TPC-C New-Order (Fig. 11): the twin, a shared log and per-thread logs, 2 threads (not
-    /// part of `all`).
-    Tpcc,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -70,7 +76,29 @@ pub struct RewindArgs {
     /// insert-lookup: keys inserted and looked up (instead of the default or `--quick` count).
     #[arg(long)]
     pub keys: Option<u64>,
+    /// btree-threads: the thread counts, comma-separated (default: 1, 2, 4, ... doubling
+    /// while below the machine's cores, then the cores).
+    #[arg(long, value_delimiter = ',')]
+    pub threads: Option<Vec<usize>>,
 }
+
+/// The machine's cores.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// 1, 2, 4, ... doubling while below `top`, then `top`.
+fn doubling_to(top: usize) -> Vec<usize> {
+    let top = top.max(1);
+    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |t| t.checked_mul(2))
+        .take_while(|&t| t < top)
+        .collect();
+    v.push(top);
+    v
+}
+
+/// The paper's TPC-C terminals (§5.3: "ten threads ... to simulate the ten terminals").
+pub const TPCC_PAPER_THREADS: usize = 10;
 
 /// The NVM write latency REWIND's evaluation charges per cache line written (Section 5: "We
 /// set the NVM write latency to 510 processor cycles (150 ns)", a busy loop after each line's
@@ -215,13 +243,7 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
                 }
             );
             if let Some(ratio) = p.ratio_vs_nvm.filter(|_| own.contains(&p.system)) {
-                match series.iter_mut().find(|s| s.name == p.system) {
-                    Some(s) => s.points.push((p.update_fraction * 100.0, ratio)),
-                    None => series.push(Series {
-                        name: p.system.clone(),
-                        points: vec![(p.update_fraction * 100.0, ratio)],
-                    }),
-                }
+                plot::add_point(&mut series, &p.system, (p.update_fraction * 100.0, ratio));
             }
         }
         plot::line_chart(
@@ -251,13 +273,7 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
         let mut series: Vec<Series> = Vec::new();
         for p in &r.points {
             println!("{:<34} {:>6} ns {:>8.2}", p.system, p.delay_ns, p.slowdown);
-            match series.iter_mut().find(|s| s.name == p.system) {
-                Some(s) => s.points.push((p.delay_ns as f64, p.slowdown)),
-                None => series.push(Series {
-                    name: p.system.clone(),
-                    points: vec![(p.delay_ns as f64, p.slowdown)],
-                }),
-            }
+            plot::add_point(&mut series, &p.system, (p.delay_ns as f64, p.slowdown));
         }
         plot::line_chart(
             &args.plot.join("rewind-fig10"),
@@ -321,8 +337,53 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
         }
         out.insert("btree_insert_lookup".into(), serde_json::to_value(&r)?);
     }
-    if args.experiment == Experiment::Tpcc {
+    if want(Experiment::BtreeThreads) {
+        let mut cfg = btree_threads::BTreeThreadsConfig {
+            backing: backing.clone(),
+            runs: args.runs,
+            threads: args.threads.clone().unwrap_or_else(|| doubling_to(cores())),
+            write_delay_ns: nvm_ns,
+            ..Default::default()
+        };
+        if args.quick {
+            cfg.records = 5_000;
+            cfg.operations_per_thread = 5_000;
+        }
+        let r = btree_threads::btree_threads(&cfg)?;
+        println!(
+            "\nMulti-threaded B+-tree ({} records, {} operations per thread, lookups 20-80%)",
+            cfg.records, cfg.operations_per_thread
+        );
+        println!(
+            "{:<34} {:>8} {:>12} {:>10} {:>8}",
+            "system", "threads", "ops/s", "seconds", "x twin"
+        );
+        let mut series: Vec<Series> = Vec::new();
+        for p in &r.points {
+            println!(
+                "{:<34} {:>8} {:>12.0} {:>10.4} {:>8}",
+                p.system,
+                p.threads,
+                p.ops_per_sec,
+                p.seconds,
+                p.ratio_vs_nvm
+                    .map(|x| format!("{x:.2}"))
+                    .unwrap_or_else(|| "-".into())
+            );
+            plot::add_point(&mut series, &p.system, (p.threads as f64, p.ops_per_sec));
+        }
+        plot::line_chart(
+            &args.plot.join("rewind-fig9"),
+            "REWIND: multi-threaded B+-tree, operations per second",
+            "threads",
+            "ops/s",
+            &series,
+        )?;
+        out.insert("btree_threads".into(), serde_json::to_value(&r)?);
+    }
+    if want(Experiment::Tpcc) {
         let per = if args.quick { 5_000 } else { 20_000 };
+        let threads = cores().min(TPCC_PAPER_THREADS);
         let batch = |logs| {
             Some(PoolConfig {
                 layout: LogLayout::Batch,
@@ -331,32 +392,58 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
                 ..PoolConfig::default()
             })
         };
-        println!("TPC-C New-Order (2 threads, {per} transactions each)");
+        println!("\nTPC-C New-Order ({threads} threads, {per} transactions each)");
         println!(
             "{:<34} {:>12} {:>10} {:>12} {:>8}",
             "system", "tpm", "committed", "rolled back", "seconds"
         );
         let mut rows = Vec::new();
-        for (label, pool) in [
-            ("nvm-twin", None),
-            ("rewind-shared-log", batch(LogMode::Shared)),
-            ("rewind-per-thread-logs", batch(LogMode::PerThread(2))),
+        let mut bars = Vec::new();
+        for (label, naive, pool) in [
+            ("nvm-naive", true, None),
+            ("rewind-naive", true, batch(LogMode::Shared)),
+            ("rewind-shared-log", false, batch(LogMode::Shared)),
+            (
+                "rewind-per-thread-logs",
+                false,
+                batch(LogMode::PerThread(threads)),
+            ),
         ] {
-            let r = tpcc::run(&tpcc::TpccConfig {
+            let cfg = tpcc::TpccConfig {
                 backing: backing.clone(),
-                threads: 2,
+                threads,
                 transactions_per_thread: per,
                 pool,
                 write_delay_ns: nvm_ns,
+                naive,
                 ..Default::default()
-            })?;
+            };
+            let mut runs = Vec::new();
+            for _ in 0..args.runs.max(1) {
+                runs.push(tpcc::run(&cfg)?);
+            }
+            runs.sort_by(|a, b| a.tpm.total_cmp(&b.tpm));
+            let Some(r) = runs.get(runs.len() / 2) else {
+                continue;
+            };
             println!(
                 "{:<34} {:>12.0} {:>10} {:>12} {:>8.2}",
                 label, r.tpm, r.committed, r.rolled_back, r.seconds
             );
-            rows.push(serde_json::json!({"label": label, "tpm": r.tpm,
-                "committed": r.committed, "rolled_back": r.rolled_back, "seconds": r.seconds}));
+            bars.push((label.to_string(), r.tpm));
+            rows.push(
+                serde_json::json!({"label": label, "naive": naive, "threads": threads,
+                "tpm": r.tpm, "committed": r.committed, "rolled_back": r.rolled_back,
+                "seconds": r.seconds, "runs": runs.len(),
+                "tpm_runs": runs.iter().map(|r| r.tpm).collect::<Vec<_>>()}),
+            );
         }
+        plot::bar_chart(
+            &args.plot.join("rewind-fig11"),
+            "REWIND: TPC-C New-Order throughput",
+            "tpm",
+            &bars,
+        )?;
         out.insert("tpcc".into(), serde_json::Value::Array(rows));
     }
     out.insert("machine".into(), crate::output::machine());

@@ -1,17 +1,44 @@
-//! REWIND (Chatzistergiou et al., VLDB 2015) Figs. 3, 7, 8 and 10 on braid-rewind: one
-//! `braid bench rewind --experiment all` run (with Berkeley DB and PMDK beside it on the B+-tree
-//! mix when `scripts/rewind-peers.sh` has built them) feeds all four entries, and each verdict
-//! splits the paper's claim for its figure into parts checked against that run.
+//! REWIND (Chatzistergiou et al., VLDB 2015) Figs. 3, 7, 8, 9, 10 and 11 on braid-rewind:
+//! one `braid bench rewind --experiment all` run (with Berkeley DB and PMDK beside it on the
+//! B+-tree mix when `scripts/rewind-peers.sh` has built them) feeds all six entries, and each
+//! verdict splits the paper's claim for its figure into parts checked against that run.
+//! Figs. 9 and 11 are in [`fig9`] and [`fig11`]; the others here.
+
+mod fig11;
+mod fig9;
 
 use serde_json::Value;
 
 use super::experiments::{Body, Experiment};
 use super::verdict::{Kind, Measured, Part, SIMILAR, Verdict, times};
 
-const SCALED: &str = "One thread, pools in /dev/shm files (persistent memory emulated; flushes and fences \
-    are the CPU's own), no added NVM latency; Fig. 10 adds 150-600 ns to every fence. Stasis and Shore-MT, the paper's other \
-    comparators, are not obtainable here (neither is packaged for Debian, PyPI or crates.io, and their \
-    modified sources were never published), so Fig. 7 sets Berkeley DB and PMDK beside REWIND.";
+/// What every REWIND entry's pools are: the emulated persistent memory and its latency.
+fn emulation() -> String {
+    format!(
+        "Pools in /dev/shm files (persistent memory emulated; flushes and fences are the CPU's \
+         own) with the paper's NVM write latency, {} ns per persisted cache line (a busy-wait \
+         after each line's flush, REWIND Section 5's 510 cycles), charged to the \
+         non-recoverable twin too.",
+        crate::rewind::NVM_WRITE_NS
+    )
+}
+
+/// The single-threaded figures' scaling (Figs. 3, 7, 8 and 10).
+fn scaled() -> String {
+    format!(
+        "One thread. {} Fig. 10 adds 150-600 ns to every fence on top. Stasis and Shore-MT, the \
+         paper's other comparators, are not obtainable here (neither is packaged for Debian, \
+         PyPI or crates.io, and their modified sources were never published), so Fig. 7 sets \
+         Berkeley DB and PMDK beside REWIND; they run without the NVM write latency.",
+        emulation()
+    )
+}
+
+/// The thread counts of Fig. 9's sweep on this machine, which `braid report` runs `braid bench
+/// rewind` with.
+pub fn fig9_threads() -> Vec<usize> {
+    super::experiments::sweep(fig9::PAPER_THREADS)
+}
 
 fn rewind(
     id: &'static str,
@@ -27,7 +54,7 @@ fn rewind(
         paper: "Chatzistergiou et al., VLDB 2015",
         figure,
         claim,
-        scaled: SCALED.into(),
+        scaled: scaled(),
         body: Body::Rewind { plots },
         verdict,
     }
@@ -65,6 +92,7 @@ pub fn all() -> Vec<Experiment> {
             &[],
             fig8,
         ),
+        fig9::experiment(),
         rewind(
             "rewind-fig10",
             "Fig. 10",
@@ -74,6 +102,7 @@ pub fn all() -> Vec<Experiment> {
             &["rewind-fig10"],
             fig10,
         ),
+        fig11::experiment(),
     ]
 }
 
@@ -200,11 +229,12 @@ fn fig7(m: &Measured) -> Verdict {
     };
     let fence_counts = format!(
         "fences per operation: Simple {}, Optimized {}, Batch {}, the non-recoverable tree {}; \
-         no NVM latency is charged on top of the CPU's own flushes and fences",
+         every system, the non-recoverable tree too, pays {} ns per persisted line",
         fences("simple"),
         fences("optimized"),
         fences("batch"),
-        fences("nvm")
+        fences("nvm"),
+        crate::rewind::NVM_WRITE_NS
     );
     let improves = |by: f64| 1.0 / (1.0 - by);
     let improvement = |t: f64| {
