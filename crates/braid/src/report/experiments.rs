@@ -336,6 +336,7 @@ mod tests {
                 "taurus-fig13",
                 "taurus-fig13b",
                 "rewind-fig3",
+                "rewind-fig6",
                 "rewind-fig7",
                 "rewind-fig8",
                 "rewind-fig9",

@@ -1,18 +1,19 @@
 //! `braid bench rewind`: the REWIND experiments (Chatzistergiou et al., VLDB 2015) on
 //! braid-rewind — 1-word transactions and fences per transaction (Fig. 3), the B+-tree mix
 //! against the non-recoverable twin (Fig. 7), fence sensitivity (Fig. 10) and rollback and
-//! recovery time (Fig. 8), the multi-threaded B+-tree (Fig. 9) and TPC-C New-Order (§5.3,
+//! recovery time (Fig. 8), checkpoint overhead (Fig. 6), the multi-threaded B+-tree (Fig. 9) and TPC-C New-Order (§5.3,
 //! Fig. 11) — printed as tables, written as JSON and drawn. On request also B+-tree inserts
 //! and lookups of random keys (the PMDK comparison), which `--experiment all` does not run.
 //! The B+-tree mix also runs the Berkeley DB and PMDK peer programs found in `--peers`
 //! (Fig. 7 right).
 //!
 //! One file per experiment: [`word_tx`], [`btree_mix`] (with its peers in [`peers`]),
-//! [`fence`], [`recovery`], [`btree_threads`], [`insert_lookup`], [`tpcc`]; [`setup`] holds
+//! [`fence`], [`recovery`], [`checkpoint`], [`btree_threads`], [`insert_lookup`], [`tpcc`]; [`setup`] holds
 //! what they share.
 
 mod btree_mix;
 mod btree_threads;
+mod checkpoint;
 mod fence;
 mod insert_lookup;
 mod peers;
@@ -39,13 +40,15 @@ pub enum Experiment {
     Fence,
     /// Fig. 8: rollback and recovery time.
     Recovery,
+    /// Fig. 6: checkpoint overhead of Simple, Optimized and Batch over checkpoint intervals.
+    Checkpoint,
     /// Fig. 9: the B+-tree with lookups and insert/delete pairs on 1, 2, ... threads.
     BtreeThreads,
     /// TPC-C New-Order (Fig. 11): the twin and REWIND over the naive layout, REWIND over the
     /// co-designed layout with a shared log and with per-thread logs, on the machine's cores
     /// up to the paper's ten threads.
     Tpcc,
-    /// The six experiments above.
+    /// The seven experiments above.
     All,
     /// B+-tree inserts (one transaction each) and lookups of random keys, as
     /// `scripts/pmdk-bench.sh` runs them against PMDK (not part of `all`).
@@ -303,6 +306,50 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
             );
         }
         out.insert("recovery".into(), serde_json::to_value(&r)?);
+    }
+    if want(Experiment::Checkpoint) {
+        let mut cfg = checkpoint::CheckpointConfig {
+            backing: backing.clone(),
+            runs: args.runs,
+            write_delay_ns: nvm_ns,
+            ..Default::default()
+        };
+        if args.quick {
+            cfg.records = 40_000;
+            cfg.intervals = vec![1_000, 8_000];
+        }
+        let r = checkpoint::checkpoint_overhead(&cfg)?;
+        println!(
+            "\nCheckpoint overhead ({} records, {} updates per transaction, one layer, no-force)",
+            cfg.records, cfg.updates_per_tx
+        );
+        println!(
+            "{:<34} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10}",
+            "variant", "every", "checkpoints", "seconds", "without", "overhead", "lines/rec"
+        );
+        let mut series: Vec<Series> = Vec::new();
+        for p in &r.points {
+            println!(
+                "{:<34} {:>10} {:>12} {:>10.4} {:>10.4} {:>9.1}% {:>4.2}/{:<4.2}",
+                p.variant,
+                p.interval,
+                p.checkpoints,
+                p.seconds,
+                p.seconds_without,
+                p.overhead_pct,
+                p.lines_per_record,
+                p.lines_per_record_without
+            );
+            plot::add_point(&mut series, &p.variant, (p.interval as f64, p.overhead_pct));
+        }
+        plot::line_chart(
+            &args.plot.join("rewind-fig6"),
+            "REWIND: checkpoint overhead against the checkpoint interval",
+            "log records between checkpoints",
+            "overhead (%)",
+            &series,
+        )?;
+        out.insert("checkpoint".into(), serde_json::to_value(&r)?);
     }
     if args.experiment == Experiment::InsertLookup {
         let mut cfg = insert_lookup::InsertLookupConfig {

@@ -1,10 +1,11 @@
-//! REWIND (Chatzistergiou et al., VLDB 2015) Figs. 3, 7, 8, 9, 10 and 11 on braid-rewind:
+//! REWIND (Chatzistergiou et al., VLDB 2015) Figs. 3, 6, 7, 8, 9, 10 and 11 on braid-rewind:
 //! one `braid bench rewind --experiment all` run (with Berkeley DB and PMDK beside it on the
-//! B+-tree mix when `scripts/rewind-peers.sh` has built them) feeds all six entries, and each
+//! B+-tree mix when `scripts/rewind-peers.sh` has built them) feeds all seven entries, and each
 //! verdict splits the paper's claim for its figure into parts checked against that run.
-//! Figs. 9 and 11 are in [`fig9`] and [`fig11`]; the others here.
+//! Figs. 6, 9 and 11 are in [`fig6`], [`fig9`] and [`fig11`]; the others here.
 
 mod fig11;
+mod fig6;
 mod fig9;
 
 use serde_json::Value;
@@ -73,6 +74,7 @@ pub fn all() -> Vec<Experiment> {
             &["rewind-word-tx"],
             fig3,
         ),
+        fig6::experiment(),
         rewind(
             "rewind-fig7",
             "Fig. 7",
