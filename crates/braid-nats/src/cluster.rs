@@ -108,9 +108,24 @@ impl Cluster {
     pub fn run<T, E: std::fmt::Display, Fut: Future<Output = Result<T, E>>>(
         &self,
         what: &str,
+        f: impl FnMut() -> Fut,
+    ) -> Result<T, WalError> {
+        self.run_within(what, self.cfg.timeout, f)
+    }
+
+    /// How long a request that creates a stream (a log stream, the key-value bucket) may be
+    /// retried: the configured timeout, but at least [`CREATE_TIMEOUT`].
+    pub fn create_timeout(&self) -> Duration {
+        self.cfg.timeout.max(CREATE_TIMEOUT)
+    }
+
+    /// [`Cluster::run`] with its own `timeout` instead of the configured one.
+    pub fn run_within<T, E: std::fmt::Display, Fut: Future<Output = Result<T, E>>>(
+        &self,
+        what: &str,
+        timeout: Duration,
         mut f: impl FnMut() -> Fut,
     ) -> Result<T, WalError> {
-        let timeout = self.cfg.timeout;
         let deadline = Instant::now() + timeout;
         // The last attempt's own error: the one the deadline cut short says nothing of why.
         let mut failed: Option<String> = None;
@@ -140,6 +155,15 @@ impl Cluster {
         }
     }
 }
+
+/// How long creating a stream may take at least, whatever the configured timeout. A new
+/// stream's replicas elect its leader before the creation is answered. With every server up
+/// the meta leader names one and the answer is immediate; with a replica's server down
+/// (nats-server 2.12 and later create the stream while a quorum is up) the live replicas may
+/// wait out Raft's election timeout, 4 to 9 s in nats-server (`minElectionTimeoutDefault` and
+/// `maxElectionTimeoutDefault`), and a split vote takes a second round: 30 s covers two full
+/// rounds and the answer.
+pub(crate) const CREATE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A [`WalError::Remote`] for `service`.
 pub(crate) fn remote(service: &str, what: String) -> WalError {

@@ -134,9 +134,11 @@ pub fn ensure_stream(c: &Cluster, stream: u32) -> Result<(), WalError> {
         description: Some(format!("braid database {} log stream {stream}", cfg.db_id)),
         ..Default::default()
     };
-    c.run(&format!("creating stream {}", sc.name), || {
-        c.js().get_or_create_stream(sc.clone())
-    })?;
+    c.run_within(
+        &format!("creating stream {}", sc.name),
+        c.create_timeout(),
+        || c.js().get_or_create_stream(sc.clone()),
+    )?;
     Ok(())
 }
 

@@ -41,7 +41,8 @@ async fn bucket(c: &Cluster) -> Result<kv::Store, String> {
 
 /// Claim the database: the new writer epoch, above every earlier writer's.
 pub fn claim(c: &Cluster) -> Result<u64, WalError> {
-    c.run("claiming the writer epoch", || async {
+    // The first claim creates the bucket, a stream whose leader its replicas elect.
+    c.run_within("claiming the writer epoch", c.create_timeout(), || async {
         let kv = bucket(c).await?;
         for _ in 0..64 {
             match kv.entry(EPOCH_KEY).await.map_err(|e| e.to_string())? {
