@@ -114,7 +114,7 @@ impl Cluster {
     }
 
     /// How long a request that creates a stream (a log stream, the key-value bucket) may be
-    /// retried: the configured timeout, but at least [`CREATE_TIMEOUT`].
+    /// retried: the configured timeout, but at least 30 s (see `CREATE_TIMEOUT`).
     pub fn create_timeout(&self) -> Duration {
         self.cfg.timeout.max(CREATE_TIMEOUT)
     }

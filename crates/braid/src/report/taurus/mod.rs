@@ -1,7 +1,7 @@
 //! Taurus (Xia et al., VLDB 2021) §5: logging and recovery of Taurus against serial logging,
 //! serial logging on RAID-0, Plover and Silo-R, on NVMe-class devices under 2PL (Figs. 5, 7)
 //! and OCC (Figs. 6, 8), on bandwidth-limited disks (Figs. 9, 10), and against contention
-//! (Fig. 13), on logs in DRAM (Fig. 11, [`dram`]) and on the full TPC-C mix (Fig. 12,
+//! (Fig. 13), on logs in DRAM (Fig. 11, [`mod@dram`]) and on the full TPC-C mix (Fig. 12,
 //! [`full_mix`]). The verdicts of Figs. 5-10 and 13 are in [`verdict`].
 
 mod dram;
