@@ -329,6 +329,21 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
+    /// 300 New-Orders on 2 threads over 2,000 items in DRAM, with `pool` (None: the twin).
+    fn small(pool: Option<PoolConfig>, naive: bool) -> TpccResult {
+        run(&TpccConfig {
+            backing: Backing::Dram,
+            items: 2000,
+            threads: 2,
+            transactions_per_thread: 150,
+            pool,
+            seed: 3,
+            write_delay_ns: 0,
+            naive,
+        })
+        .unwrap()
+    }
+
     #[test]
     fn new_order_small_every_log_mode() {
         for pool in [
@@ -348,17 +363,7 @@ mod tests {
                 ..PoolConfig::default()
             }),
         ] {
-            let r = run(&TpccConfig {
-                backing: Backing::Dram,
-                items: 2000,
-                threads: 2,
-                transactions_per_thread: 150,
-                pool,
-                seed: 3,
-                write_delay_ns: 0,
-                naive: false,
-            })
-            .unwrap();
+            let r = small(pool, false);
             assert_eq!(r.committed + r.rolled_back, 300);
             assert!(r.rolled_back < 20);
         }
@@ -367,17 +372,7 @@ mod tests {
     #[test]
     fn new_order_naive_layout_twin_and_rewind() {
         for pool in [None, Some(PoolConfig::default())] {
-            let r = run(&TpccConfig {
-                backing: Backing::Dram,
-                items: 2000,
-                threads: 2,
-                transactions_per_thread: 150,
-                pool,
-                seed: 3,
-                write_delay_ns: 0,
-                naive: true,
-            })
-            .unwrap();
+            let r = small(pool, true);
             assert_eq!(r.committed + r.rolled_back, 300);
             assert!(r.committed > 250);
         }

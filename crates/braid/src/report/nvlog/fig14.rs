@@ -9,11 +9,11 @@
 
 use super::{
     DISTRIBUTED, INSERT, PAPER_THREADS, at, beats_at_every_delay, distributed_var, insert_var, rmw,
+    vs_delay,
 };
 use crate::bench::ConfigResult;
 use crate::common::WorkloadKind;
 use crate::report::experiments::{Bench, Body, Experiment, Run, Var, run, top};
-use crate::report::plot::{Chart, Figure, Key, X, Y};
 use crate::report::verdict::{Kind, Measured, Part, SIMILAR, Verdict, data, per_flush, times};
 
 /// The paper's NVRAM latencies on PMEP (§6.1: "vary NVRAM write latency from DRAM's latency to
@@ -63,21 +63,13 @@ fn a_run(c: &Claim) -> Run {
     let n = top(PAPER_THREADS);
     let mut bench = Bench::new(c.workload, &[n]);
     bench.nvm_delays = Some(DELAYS.to_vec());
-    let figure = Figure {
-        stem: c.id.to_string(),
-        title: format!(
+    let figure = vs_delay(
+        c.id,
+        format!(
             "{}: throughput vs NVM latency, PMEP emulated ({n} threads)",
             c.title
         ),
-        x_label: "extra ns per persisted line",
-        y_label: "txn/s",
-        chart: Chart::Lines {
-            x: X::NvmDelay,
-            y: Y::TxnPerS,
-            key: Key::Label,
-            skip_none: true,
-        },
-    };
+    );
     run(c.id, bench, vars(), Some(figure))
 }
 

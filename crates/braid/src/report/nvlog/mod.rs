@@ -265,18 +265,11 @@ const DELAYS: &[u64] = &[0, 800];
 
 /// A run of `bench` at 2 threads over the NVM delays, NV-Disk against NV-Logging's two flush
 /// policies and distributed logging.
-fn delay_run(id: &str, title: &str, mut bench: Bench) -> Run {
-    bench.threads = vec![2];
-    bench.nvm_delays = Some(DELAYS.to_vec());
-    let mut vars = vec![Var::per_update(&["none", "nvdisk"])];
-    vars.extend(pertxn_vars());
-    vars.push(distributed_var());
-    let figure = Figure {
-        stem: id.to_string(),
-        title: format!(
-            "{title}: throughput vs NVM write delay ({} threads)",
-            top(PAPER_THREADS)
-        ),
+/// Throughput against the NVM delay per persisted line, a line per configuration.
+fn vs_delay(stem: &str, title: String) -> Figure {
+    Figure {
+        stem: stem.to_string(),
+        title,
         x_label: "extra ns per persisted line",
         y_label: "txn/s",
         chart: Chart::Lines {
@@ -285,7 +278,22 @@ fn delay_run(id: &str, title: &str, mut bench: Bench) -> Run {
             key: Key::Label,
             skip_none: true,
         },
-    };
+    }
+}
+
+fn delay_run(id: &str, title: &str, mut bench: Bench) -> Run {
+    bench.threads = vec![2];
+    bench.nvm_delays = Some(DELAYS.to_vec());
+    let mut vars = vec![Var::per_update(&["none", "nvdisk"])];
+    vars.extend(pertxn_vars());
+    vars.push(distributed_var());
+    let figure = vs_delay(
+        id,
+        format!(
+            "{title}: throughput vs NVM write delay ({} threads)",
+            top(PAPER_THREADS)
+        ),
+    );
     run(id, bench, vars, Some(figure))
 }
 
