@@ -475,6 +475,24 @@ impl<'p> Tx<'p> {
         self.log.sync();
     }
 
+    /// Commit up to the END record and stop (see `Pool::crash_before_clearing`): under force
+    /// the records stay in the log and the deferred frees unprocessed, as a crash between
+    /// logging END and clearing leaves them; under no-force this is a commit without its
+    /// checkpoint check.
+    pub(crate) fn commit_uncleared(mut self) -> Result<(), RewindError> {
+        if self.recs.is_empty() {
+            if self.need_fence {
+                self.p.r.fence();
+            }
+            return Ok(());
+        }
+        self.log_end()?;
+        self.log.unreserve(self.held);
+        self.held = 0;
+        self.log.sync();
+        Ok(())
+    }
+
     /// Roll back (§4.4).
     pub(crate) fn rollback(mut self) -> Result<(), RewindError> {
         let p = self.p;

@@ -203,3 +203,39 @@ fn log_full_is_an_error_and_rolls_back() {
         assert_eq!(pool.read(a), 5);
     }
 }
+
+/// A transaction stopped after its END but before clearing (`crash_before_clearing`), its
+/// records interleaved with an unfinished one's, then a power failure: recovery keeps the
+/// committed words, undoes the unfinished ones and leaves empty logs, in every
+/// configuration.
+#[test]
+fn committed_uncleared_records_are_skipped_by_recovery_every_config() {
+    for cfg in common::all_configs() {
+        let (r, pool, a) = setup(cfg);
+        pool.abandon_transaction(|t| -> Result<(), RewindError> {
+            t.write(a, 500)?;
+            pool.crash_before_clearing(|o| {
+                o.write(a.field::<u64>(8), 601)?;
+                o.write(a.field::<u64>(16), 602)
+            })?;
+            t.write(a.field::<u64>(24), 503)?;
+            pool.crash_before_clearing(|o| o.write(a.field::<u64>(32), 604))
+        })
+        .unwrap();
+        let live = pool.check_logs().unwrap();
+        if cfg.policy == Policy::Force {
+            assert!(live >= 5, "{cfg:?}: the committed records stay: {live}");
+        }
+        drop(pool);
+        let img = r.crash(CrashMode::DropUnpersisted).unwrap();
+        let (pool, rep) = Pool::open_in(img).unwrap();
+        assert_eq!(rep.undone, 1, "{cfg:?}: {rep:?}");
+        assert_eq!(rep.undone_records, 2, "{cfg:?}: {rep:?}");
+        assert_eq!(
+            words(&pool, a),
+            vec![0, 601, 602, 3, 604, 5, 6, 7],
+            "{cfg:?}"
+        );
+        assert_eq!(pool.check_logs().unwrap(), 0, "{cfg:?}");
+    }
+}

@@ -135,9 +135,7 @@ impl Pool {
         F: FnOnce(&mut Tx<'_>) -> Result<R, E>,
         E: From<RewindError>,
     {
-        let inner = &*self.inner;
-        let li = thread_no() % inner.logs.len();
-        let mut tx = Tx::new(inner, li);
+        let mut tx = self.begin();
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut tx))) {
             Ok(Ok(v)) => match tx.commit() {
                 Ok(()) => Ok(v),
@@ -165,17 +163,42 @@ impl Pool {
     /// synced may be lost, as in a crash during `f`) and the error is returned.
     ///
     /// For recovery experiments and tests (e.g. timing recovery of many unfinished
-    /// transactions): the pool must not be used again after this except to drop it and
-    /// reopen its region with [`Pool::open_in`], whose recovery undoes the transaction.
+    /// transactions): the pool may go on running transactions that write other words (this
+    /// one's reserved log room stays taken), and is then dropped and its region reopened
+    /// with [`Pool::open_in`], whose recovery undoes the transaction.
     pub fn abandon_transaction<R, F>(&self, f: F) -> Result<R, RewindError>
     where
         F: FnOnce(&mut Tx<'_>) -> Result<R, RewindError>,
     {
-        let inner = &*self.inner;
-        let li = thread_no() % inner.logs.len();
-        let mut tx = Tx::new(inner, li);
+        let mut tx = self.begin();
         let v = f(&mut tx)?;
         tx.abandon();
+        Ok(v)
+    }
+
+    /// A transaction on this thread's log.
+    fn begin(&self) -> Tx<'_> {
+        let inner = &*self.inner;
+        Tx::new(inner, thread_no() % inner.logs.len())
+    }
+
+    /// Run `f` as a transaction and commit it up to its END record, then stop where a crash
+    /// between logging END and clearing the log would (REWIND §5.1, the recovery half of
+    /// Fig. 4): under force its records stay in the log, to be skipped and cleared by the
+    /// next recovery; under no-force this is a commit (checkpoints clear the log anyway).
+    /// If `f` fails, the transaction is dropped unfinished as [`Pool::abandon_transaction`]
+    /// drops it and the error is returned.
+    ///
+    /// For recovery experiments and tests, like [`Pool::abandon_transaction`]: the pool may
+    /// go on running transactions that write other words, and is then dropped and its region
+    /// reopened with [`Pool::open_in`].
+    pub fn crash_before_clearing<R, F>(&self, f: F) -> Result<R, RewindError>
+    where
+        F: FnOnce(&mut Tx<'_>) -> Result<R, RewindError>,
+    {
+        let mut tx = self.begin();
+        let v = f(&mut tx)?;
+        tx.commit_uncleared()?;
         Ok(v)
     }
 

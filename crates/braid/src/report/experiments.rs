@@ -336,6 +336,8 @@ mod tests {
                 "taurus-fig13",
                 "taurus-fig13b",
                 "rewind-fig3",
+                "rewind-fig4",
+                "rewind-fig5",
                 "rewind-fig6",
                 "rewind-fig7",
                 "rewind-fig8",

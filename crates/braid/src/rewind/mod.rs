@@ -1,14 +1,15 @@
 //! `braid bench rewind`: the REWIND experiments (Chatzistergiou et al., VLDB 2015) on
 //! braid-rewind — 1-word transactions and fences per transaction (Fig. 3), the B+-tree mix
 //! against the non-recoverable twin (Fig. 7), fence sensitivity (Fig. 10) and rollback and
-//! recovery time (Fig. 8), checkpoint overhead (Fig. 6), the multi-threaded B+-tree (Fig. 9) and TPC-C New-Order (§5.3,
+//! recovery time (Fig. 8), checkpoint overhead (Fig. 6), commit, rollback and recovery amid
+//! skip records and against the fraction recovered (Figs. 3 right, 4 and 5), the multi-threaded B+-tree (Fig. 9) and TPC-C New-Order (§5.3,
 //! Fig. 11) — printed as tables, written as JSON and drawn. On request also B+-tree inserts
 //! and lookups of random keys (the PMDK comparison), which `--experiment all` does not run.
 //! The B+-tree mix also runs the Berkeley DB and PMDK peer programs found in `--peers`
 //! (Fig. 7 right).
 //!
 //! One file per experiment: [`word_tx`], [`btree_mix`] (with its peers in [`peers`]),
-//! [`fence`], [`recovery`], [`checkpoint`], [`btree_threads`], [`insert_lookup`], [`tpcc`]; [`setup`] holds
+//! [`fence`], [`recovery`], [`checkpoint`], [`skip_records`], [`btree_threads`], [`insert_lookup`], [`tpcc`]; [`setup`] holds
 //! what they share.
 
 mod btree_mix;
@@ -19,6 +20,7 @@ mod insert_lookup;
 mod peers;
 mod recovery;
 mod setup;
+mod skip_records;
 mod tpcc;
 mod word_tx;
 
@@ -42,13 +44,16 @@ pub enum Experiment {
     Recovery,
     /// Fig. 6: checkpoint overhead of Simple, Optimized and Batch over checkpoint intervals.
     Checkpoint,
+    /// Figs. 3 right, 4 and 5: commit, rollback and recovery amid other transactions'
+    /// records (skip records), and the cost against the fraction of transactions recovered.
+    SkipRecords,
     /// Fig. 9: the B+-tree with lookups and insert/delete pairs on 1, 2, ... threads.
     BtreeThreads,
     /// TPC-C New-Order (Fig. 11): the twin and REWIND over the naive layout, REWIND over the
     /// co-designed layout with a shared log and with per-thread logs, on the machine's cores
     /// up to the paper's ten threads.
     Tpcc,
-    /// The seven experiments above.
+    /// The eight experiments above.
     All,
     /// B+-tree inserts (one transaction each) and lookups of random keys, as
     /// `scripts/pmdk-bench.sh` runs them against PMDK (not part of `all`).
@@ -164,6 +169,7 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
         };
         if args.quick {
             cfg.transactions = 5_000;
+            cfg.intensity_transactions = 2_000;
         }
         if let Some(n) = args.transactions {
             cfg.transactions = n;
@@ -188,6 +194,28 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
                 row.slowdown_vs_raw
             );
         }
+        println!("update intensity (Fig. 3 left): time over non-recoverable stores");
+        let mut series: Vec<Series> = Vec::new();
+        for row in r.rows.iter().filter(|x| x.label.starts_with("optimized")) {
+            plot::add_point(&mut series, &row.label, (100.0, row.slowdown_vs_raw));
+        }
+        for p in &r.intensity {
+            plot::add_point(&mut series, &p.label, (p.intensity * 100.0, p.overhead));
+            println!(
+                "{:<34} {:>5.0}% {:>8} ns computed {:>8.2}x",
+                p.label,
+                p.intensity * 100.0,
+                p.compute_ns,
+                p.overhead
+            );
+        }
+        plot::line_chart(
+            &args.plot.join("rewind-fig3-intensity"),
+            "REWIND: logging overhead against update intensity",
+            "update intensity (%)",
+            "time over non-recoverable stores",
+            &series,
+        )?;
         let bars: Vec<(String, f64)> = r
             .rows
             .iter()
@@ -350,6 +378,91 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
             &series,
         )?;
         out.insert("checkpoint".into(), serde_json::to_value(&r)?);
+    }
+    if want(Experiment::SkipRecords) {
+        let mut cfg = skip_records::SkipConfig {
+            backing: backing.clone(),
+            runs: args.runs,
+            write_delay_ns: nvm_ns,
+            ..Default::default()
+        };
+        if args.quick {
+            cfg.skips = vec![100, 400];
+            cfg.repeats = 20;
+            cfg.fraction_skips = vec![10, 150];
+            cfg.fractions = vec![0.0, 0.5, 1.0];
+            cfg.transactions = 20;
+        }
+        let r = skip_records::skip_records(&cfg)?;
+        println!(
+            "\nSkip records (force; a target of {} updates amid other transactions' records)",
+            cfg.target_updates
+        );
+        println!(
+            "{:<34} {:>6} {:>9} {:>11} {:>13} {:>13}",
+            "variant", "skip", "overhead", "commit us", "rollback us", "recovery us"
+        );
+        let (mut over, mut back, mut rec) = (Vec::new(), Vec::new(), Vec::new());
+        for p in &r.points {
+            println!(
+                "{:<34} {:>6} {:>9.2} {:>11.1} {:>13.1} {:>13.1}",
+                p.variant, p.skip, p.overhead, p.commit_us, p.rollback_us, p.recovery_us
+            );
+            let x = p.skip as f64;
+            plot::add_point(&mut over, &p.variant, (x, p.overhead));
+            plot::add_point(&mut back, &p.variant, (x, p.rollback_us));
+            plot::add_point(&mut rec, &p.variant, (x, p.recovery_us));
+        }
+        for (name, title, y, series) in [
+            (
+                "rewind-fig3-skip",
+                "REWIND: logging overhead against skip records (force)",
+                "time over non-recoverable stores",
+                &over,
+            ),
+            (
+                "rewind-fig4-rollback",
+                "REWIND: single-transaction rollback against skip records",
+                "rollback (us)",
+                &back,
+            ),
+            (
+                "rewind-fig4-recovery",
+                "REWIND: recovery of one transaction against skip records",
+                "recovery (us)",
+                &rec,
+            ),
+        ] {
+            plot::line_chart(&args.plot.join(name), title, "skip records", y, series)?;
+        }
+        println!(
+            "\nLogging and recovery against the fraction of {} transactions recovered (one layer)",
+            cfg.transactions
+        );
+        println!(
+            "{:<10} {:>6} {:>9} {:>10} {:>10} {:>12} {:>10}",
+            "policy", "skip", "fraction", "run ms", "clear ms", "recovery ms", "total ms"
+        );
+        let mut series: Vec<Series> = Vec::new();
+        for p in &r.fraction_points {
+            println!(
+                "{:<10} {:>6} {:>9.2} {:>10.2} {:>10.2} {:>12.2} {:>10.2}",
+                p.policy, p.skip, p.fraction, p.run_ms, p.clear_ms, p.recovery_ms, p.total_ms
+            );
+            plot::add_point(
+                &mut series,
+                &format!("{} skip {}", p.policy, p.skip),
+                (p.fraction * 100.0, p.total_ms),
+            );
+        }
+        plot::line_chart(
+            &args.plot.join("rewind-fig5"),
+            "REWIND: logging plus recovery against the fraction recovered",
+            "transactions recovered (%)",
+            "total ms",
+            &series,
+        )?;
+        out.insert("skip_records".into(), serde_json::to_value(&r)?);
     }
     if args.experiment == Experiment::InsertLookup {
         let mut cfg = insert_lookup::InsertLookupConfig {

@@ -1,9 +1,13 @@
 //! 1-word transactions (REWIND §5.1, the worst case of Fig. 3): transactions per second and
 //! fences per transaction for each REWIND configuration, each transaction writing one random
 //! word of a 4096-word array, against non-recoverable persisted stores (store, flush, fence)
-//! and plain DRAM stores of the same words.
+//! and plain DRAM stores of the same words. Then the update intensity of Fig. 3 left: after
+//! each transaction a computation (a busy-wait) of `(1 - i) / i` times one persisted
+//! non-recoverable store, so that updates take the fraction `i` of the non-recoverable
+//! program's time, for the Optimized configurations, against the same program of
+//! non-recoverable stores.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use braid_rewind::{Mem, PPtr, Pool, RawMem, RewindError};
 use rand::{Rng, SeedableRng, rngs::SmallRng};
@@ -21,6 +25,10 @@ pub struct WordTxConfig {
     pub variants: Vec<Variant>,
     pub runs: usize,
     pub write_delay_ns: u64,
+    /// Update intensities below 1 (Fig. 3 left), each run for the Optimized variants.
+    pub intensities: Vec<f64>,
+    /// Transactions per run at each intensity.
+    pub intensity_transactions: u64,
 }
 
 impl Default for WordTxConfig {
@@ -32,6 +40,8 @@ impl Default for WordTxConfig {
             variants: standard_variants(),
             runs: 3,
             write_delay_ns: super::NVM_WRITE_NS,
+            intensities: vec![0.5, 0.25, 0.1],
+            intensity_transactions: 20_000,
         }
     }
 }
@@ -55,6 +65,100 @@ pub struct WordTxResult {
     /// Plain stores per second (DRAM, nothing persisted).
     pub dram_stores_per_sec: f64,
     pub rows: Vec<WordTxRow>,
+    /// Fig. 3 left: overhead at each update intensity below 1.
+    pub intensity: Vec<IntensityPoint>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IntensityPoint {
+    pub label: String,
+    /// Fraction of the non-recoverable program's time spent on updates.
+    pub intensity: f64,
+    /// The computation after each transaction, ns.
+    pub compute_ns: u64,
+    /// Time over the non-recoverable program with the same computation.
+    pub overhead: f64,
+}
+
+/// Busy-wait `ns` nanoseconds (the micro benchmark's computation between updates).
+fn compute(ns: u64) {
+    if ns == 0 {
+        return;
+    }
+    let until = Instant::now() + Duration::from_nanos(ns);
+    while Instant::now() < until {
+        std::hint::spin_loop();
+    }
+}
+
+/// Seconds of `n` 1-word transactions of `v` (REWIND) or of persisted non-recoverable
+/// stores (`None`), each followed by `compute_ns` of computation.
+fn timed(
+    cfg: &WordTxConfig,
+    v: Option<&Variant>,
+    n: u64,
+    compute_ns: u64,
+) -> Result<f64, RewindError> {
+    let bytes = 64 << 20;
+    let reg = region(&cfg.backing, bytes, cfg.write_delay_ns)?;
+    let mut rng = SmallRng::seed_from_u64(1);
+    let Some(v) = v else {
+        let r = reg.region();
+        let t = Instant::now();
+        for i in 0..n {
+            let off = 4096 + 8 * rng.gen_range(0..cfg.words);
+            r.store_u64(off, i);
+            r.persist(off, 8);
+            compute(compute_ns);
+        }
+        return Ok(t.elapsed().as_secs_f64());
+    };
+    let pool = Pool::create_in(reg.region(), v.pool)?;
+    let arr = words_array(&pool, cfg.words)?;
+    let t = Instant::now();
+    for i in 0..n {
+        let w = rng.gen_range(0..cfg.words) as u64;
+        pool.transaction(|tx| tx.write(arr.field::<u64>(8 * w), i + 1))?;
+        compute(compute_ns);
+    }
+    Ok(t.elapsed().as_secs_f64())
+}
+
+/// A zeroed array of `words` words in `pool`.
+fn words_array(pool: &Pool, words: usize) -> Result<PPtr<u64>, RewindError> {
+    let mut m = RawMem::new(pool);
+    let a = m.alloc(8 * words)?;
+    m.write_bytes(a, &vec![0u8; 8 * words])?;
+    Ok(PPtr::from_offset(a))
+}
+
+/// Fig. 3 left: the Optimized variants' overhead at each intensity below 1.
+fn intensity(cfg: &WordTxConfig, raw_sps: f64) -> Result<Vec<IntensityPoint>, RewindError> {
+    let n = cfg.intensity_transactions;
+    let mut out = Vec::new();
+    for &i in &cfg.intensities {
+        let compute_ns = (1e9 / raw_sps * (1.0 - i) / i).round() as u64;
+        let mut raw: Vec<f64> = (0..cfg.runs.max(1))
+            .map(|_| timed(cfg, None, n, compute_ns))
+            .collect::<Result<_, _>>()?;
+        let raw = median(&mut raw);
+        for v in cfg
+            .variants
+            .iter()
+            .filter(|v| v.label.starts_with("optimized"))
+        {
+            let mut t: Vec<f64> = (0..cfg.runs.max(1))
+                .map(|_| timed(cfg, Some(v), n, compute_ns))
+                .collect::<Result<_, _>>()?;
+            out.push(IntensityPoint {
+                label: v.label.clone(),
+                intensity: i,
+                compute_ns,
+                overhead: median(&mut t) / raw,
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// 1-word transactions per second and fences per transaction (see the module docs).
@@ -85,12 +189,7 @@ pub fn word_tx(cfg: &WordTxConfig) -> Result<WordTxResult, RewindError> {
         for _ in 0..cfg.runs.max(1) {
             let reg = region(&cfg.backing, bytes, cfg.write_delay_ns)?;
             let pool = Pool::create_in(reg.region(), v.pool)?;
-            let arr: PPtr<u64> = {
-                let mut m = RawMem::new(&pool);
-                let a = m.alloc(8 * cfg.words)?;
-                m.write_bytes(a, &vec![0u8; 8 * cfg.words])?;
-                PPtr::from_offset(a)
-            };
+            let arr = words_array(&pool, cfg.words)?;
             let mut rng = SmallRng::seed_from_u64(1);
             let s0 = pool.pmem_stats();
             let t = Instant::now();
@@ -118,6 +217,7 @@ pub fn word_tx(cfg: &WordTxConfig) -> Result<WordTxResult, RewindError> {
         raw_stores_per_sec: raw_sps,
         dram_stores_per_sec: median(&mut dram),
         rows,
+        intensity: intensity(cfg, raw_sps)?,
     })
 }
 
@@ -134,9 +234,17 @@ mod tests {
             transactions: 300,
             words: 64,
             runs: 1,
+            intensity_transactions: 200,
             ..WordTxConfig::default()
         })
         .unwrap();
         assert_eq!(w.rows.len(), standard_variants().len());
+        // Four Optimized variants at each of three intensities, each with computation.
+        assert_eq!(w.intensity.len(), 12);
+        assert!(
+            w.intensity
+                .iter()
+                .all(|p| p.compute_ns > 0 && p.overhead > 0.0)
+        );
     }
 }
