@@ -57,6 +57,13 @@ pub enum Body {
     },
     /// `braid bench rewind --experiment all`, and the plots it draws.
     Rewind { plots: &'static [&'static str] },
+    /// Runs drawn anew, one x value each, as a figure of their own (a time breakdown): runs
+    /// an earlier entry made (same id, same configuration) are taken from it rather than run
+    /// again, and have their table there; the others run here and have their table here.
+    Breakdown {
+        runs: Vec<(f64, Run)>,
+        figure: Figure,
+    },
 }
 
 /// One `braid bench` sweep over [`Var`]s: its id (names its data files), the workload and
@@ -314,7 +321,9 @@ mod tests {
             ids,
             [
                 "wj-fig4",
+                "wj-fig5",
                 "wj-fig6",
+                "wj-fig7",
                 "wj-fig8",
                 "wj-recovery",
                 "nvlog-fig11",
@@ -354,6 +363,16 @@ mod tests {
                 | Body::Pipelines { runs: r, .. } => r,
                 Body::Sweep { runs, .. } => runs.into_iter().map(|(_, r)| r).collect(),
                 Body::Rewind { .. } => Vec::new(),
+                // A breakdown's runs are an earlier entry's, or its own.
+                Body::Breakdown { runs, .. } => runs
+                    .into_iter()
+                    .map(|(_, r)| r)
+                    .filter(|r| {
+                        let earlier = run_ids.contains(&r.id);
+                        assert!(earlier || r.id.starts_with(e.id), "{} in {}", r.id, e.id);
+                        !earlier
+                    })
+                    .collect(),
             };
             for r in runs {
                 assert!(r.id.starts_with(e.id), "{} in {}", r.id, e.id);

@@ -73,6 +73,9 @@ pub struct Ctx<'a> {
     verdicts: Vec<(String, verdict::Verdict)>,
     /// `braid bench rewind`'s results, once run.
     rewind: Option<serde_json::Value>,
+    /// The results of every run made so far (not kept for recovery), by run id: a breakdown
+    /// takes an earlier entry's runs from here.
+    done: std::collections::HashMap<String, Vec<ConfigResult>>,
 }
 
 impl Ctx<'_> {
@@ -170,6 +173,9 @@ impl Ctx<'_> {
         bench::save_quiet(&base, &res)?;
         self.all
             .push(serde_json::json!({ "run": r.id, "x": r.x, "results": res }));
+        if !keep {
+            self.done.insert(r.id.clone(), res.clone());
+        }
         Ok(res)
     }
 
@@ -243,6 +249,32 @@ impl Ctx<'_> {
                 }
                 self.recovery_table(&m.recoveries);
                 self.recovery_bars(figure, &m.recoveries)?;
+            }
+            Body::Breakdown { runs, figure } => {
+                let mut rows: Vec<(f64, ConfigResult)> = Vec::new();
+                let mut earlier = Vec::new();
+                for (x, r) in runs {
+                    let res = match self.done.get(&r.id) {
+                        Some(res) => {
+                            earlier.push(format!("`{}`", r.id));
+                            res.clone()
+                        }
+                        None => {
+                            let res = self.bench(r, false)?;
+                            self.table(&res);
+                            res
+                        }
+                    };
+                    rows.extend(res.iter().map(|c| (*x, c.clone())));
+                    m.runs.push((r.id.clone(), Some(*x), res));
+                }
+                if !earlier.is_empty() {
+                    self.note(&format!(
+                        "Drawn from the runs {} above (their tables are there).",
+                        earlier.join(", ")
+                    ));
+                }
+                self.figure(figure, Data::Results(&rows))?;
             }
             Body::Rewind { plots } => {
                 if self.rewind.is_none() {
@@ -490,6 +522,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
         all: Vec::new(),
         verdicts: Vec::new(),
         rewind: None,
+        done: std::collections::HashMap::new(),
     };
     let machine = crate::output::machine();
     let started = std::time::Instant::now();

@@ -49,6 +49,20 @@ pub struct Stack {
     pub parts: Vec<(String, f64)>,
 }
 
+impl Stack {
+    /// A bar of `shares` (fractions of its total) as percentages, segment i named `names[i]`.
+    pub fn of_shares(label: String, names: &[&str], shares: &[f64]) -> Stack {
+        Stack {
+            label,
+            parts: names
+                .iter()
+                .zip(shares)
+                .map(|(n, v)| (n.to_string(), v * 100.0))
+                .collect(),
+        }
+    }
+}
+
 /// A line chart's x axis.
 pub enum X {
     Threads,

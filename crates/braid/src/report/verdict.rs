@@ -574,6 +574,12 @@ impl Verdict {
     }
 }
 
+/// Worker time per committed transaction of `c`, ns (threads over committed txn/s): what
+/// the time breakdowns split.
+pub fn per_txn(c: &ConfigResult) -> f64 {
+    c.threads as f64 * 1e9 / c.txn_per_s.max(1.0)
+}
+
 /// Transactions per log flush over the runs of `c` (group commit's batch size).
 pub fn per_flush(c: &ConfigResult) -> f64 {
     let (commits, flushes) = c

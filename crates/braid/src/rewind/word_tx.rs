@@ -35,7 +35,7 @@ impl Default for WordTxConfig {
     fn default() -> Self {
         WordTxConfig {
             backing: Backing::default(),
-            transactions: 200_000,
+            transactions: 100_000,
             words: 4096,
             variants: standard_variants(),
             runs: 3,

@@ -11,7 +11,7 @@ use crate::bench::ConfigResult;
 use crate::common::{NONE, WorkloadKind};
 use crate::report::experiments::{Bench, Body, DATA, Experiment, Run, Var, per_update, run, top};
 use crate::report::plot::{Chart, Figure, Stack};
-use crate::report::verdict::{Kind, Measured, Part, Verdict, pct, times};
+use crate::report::verdict::{Kind, Measured, Part, Verdict, pct, per_txn, times};
 
 /// The runs: id, title and workload; the x value of each in the sweep is its index.
 const RUNS: [(&str, &str, WorkloadKind); 2] = [
@@ -110,11 +110,6 @@ fn pct1(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
 }
 
-/// Worker time per committed transaction of `c`, ns.
-fn per_txn(c: &ConfigResult) -> f64 {
-    c.threads as f64 * 1e9 / c.txn_per_s.max(1.0)
-}
-
 /// The split of `scheme`/`variant` among `rows` (one workload's results): its result at the
 /// top thread count and at 1 thread, and `none` at the top.
 fn split(rows: &[&ConfigResult], scheme: &str, variant: &str) -> Option<Split> {
@@ -155,14 +150,11 @@ fn stacks(rows: &[(f64, ConfigResult)]) -> Vec<Stack> {
             .collect();
         for (scheme, variant, name) in SCHEMES {
             if let Some(s) = split(&of, scheme, variant) {
-                out.push(Stack {
-                    label: format!("{title} {name}"),
-                    parts: SEGMENTS
-                        .iter()
-                        .zip(s.shares())
-                        .map(|(seg, v)| (seg.to_string(), v * 100.0))
-                        .collect(),
-                });
+                out.push(Stack::of_shares(
+                    format!("{title} {name}"),
+                    &SEGMENTS,
+                    &s.shares(),
+                ));
             }
         }
     }

@@ -15,11 +15,11 @@ use crate::report::experiments::{Bench, Experiment, Var, list, sweep, top};
 use crate::report::verdict::{Key, Kind, Measured, Part, Verdict, band, data, k, pct, times};
 
 /// The paper's largest thread count in Fig. 4 (80 threads on 24 cores).
-const PAPER_THREADS: usize = 80;
+pub(super) const PAPER_THREADS: usize = 80;
 /// The paper's physical cores, up to which distributed logging scales "near-linearly".
 const PAPER_CORES: usize = 24;
 
-fn vars() -> Vec<Var> {
+pub(super) fn vars() -> Vec<Var> {
     vec![
         Var::per_update(&["none", "baseline", "aether"]),
         gsn_var("TX-D", vec![tx, durable]),
@@ -35,7 +35,7 @@ fn at_fig4_top(a: &mut BenchArgs) {
 }
 
 /// The runs: (id, title, bench).
-fn runs() -> [(&'static str, &'static str, Bench); 3] {
+pub(super) fn runs() -> [(&'static str, &'static str, Bench); 3] {
     write_intensive(
         ["wj-fig4-tatp", "wj-fig4-tpcb", "wj-fig4-payment"],
         &sweep(PAPER_THREADS),

@@ -2,13 +2,16 @@
 //! evaluated figures of §5.2-5.3, one file each. Fig. 4 sets centralized against distributed
 //! logging on write-intensive transactions with a durable cache, Fig. 6 repeats it on the full
 //! TATP and TPC-C mixes, and Fig. 8 runs the volatile-cache variants, whose commits wait for
-//! passive group commit; [`recovery`] measures the parallel recovery of §3.2. Figs. 5 and 7 (perf time breakdowns of Shore-MT's components) are not
-//! redrawn: braid's engine has no buffer manager or lock manager whose share they plot; the
-//! contention they show is what the per-commit read-modify-write proxies beside every row
-//! count.
+//! passive group commit; Figs. 5 and 7 break the time of TX-D and TX-V down into log work,
+//! log contention, other contention and other work ([`breakdown`]: from what bench measures,
+//! not from perf samples of Shore-MT's components); [`recovery`] measures the parallel
+//! recovery of §3.2.
 
+mod breakdown;
 mod fig4;
+mod fig5;
 mod fig6;
+mod fig7;
 mod fig8;
 mod recovery;
 
@@ -21,7 +24,9 @@ use braid_wal::scheme::gsn::{CommitProtocol, Partition};
 pub fn all() -> Vec<Experiment> {
     vec![
         fig4::fig4(),
+        fig5::fig5(),
         fig6::fig6(),
+        fig7::fig7(),
         fig8::fig8(),
         recovery::recovery(),
     ]
