@@ -45,9 +45,11 @@ pub struct BenchArgs {
     /// Logging kinds, comma-separated: data, command.
     #[arg(long, value_delimiter = ',', default_value = "data", value_parser = common::trimmed::<LogKind>)]
     pub logging: Vec<LogKind>,
-    /// Log devices, comma-separated: pmem, file.
-    #[arg(long, value_delimiter = ',', default_value = "pmem", value_parser = common::device_kind)]
-    pub device: Vec<DeviceKind>,
+    /// Log devices, comma-separated: pmem, file, nats (default: every scheme on pmem, and
+    /// beside them what a library user gets by default: serial on the file device, fdatasync'd
+    /// on the root file system).
+    #[arg(long, value_delimiter = ',', value_parser = common::device_kind)]
+    pub device: Option<Vec<DeviceKind>>,
     /// Parent directory for the databases (default: a temporary directory in /dev/shm, or
     /// /var/tmp for the file device).
     #[arg(long)]
@@ -197,7 +199,7 @@ mod tests {
         let d = parse(&[]);
         assert_eq!(d.threads, vec![1, 2]);
         assert_eq!(d.logging, vec![LogKind::Data]);
-        assert_eq!(d.device, vec![DeviceKind::Pmem]);
+        assert_eq!(d.device, None);
         assert!(d.scheme.is_none() && d.logs.is_none() && d.nvm_delays.is_none());
         let a = parse(&[
             "--scheme",
@@ -216,7 +218,7 @@ mod tests {
         assert_eq!(a.scheme, Some(vec!["none", "serial", "taurus"]));
         assert_eq!(a.threads, vec![1, 2, 4]);
         assert_eq!(a.logging, vec![LogKind::Data, LogKind::Command]);
-        assert_eq!(a.device, vec![DeviceKind::Pmem, DeviceKind::File]);
+        assert_eq!(a.device, Some(vec![DeviceKind::Pmem, DeviceKind::File]));
         assert_eq!(a.logs, Some(vec![1, 2]));
         assert_eq!(a.nvm_delays, Some(vec![0, 100]));
         assert!(
@@ -232,7 +234,17 @@ mod tests {
             args: parse(args),
         };
         let variants = [
-            v("", &["--scheme", "none,serial", "--threads", "1,2"]),
+            v(
+                "",
+                &[
+                    "--scheme",
+                    "none,serial",
+                    "--threads",
+                    "1,2",
+                    "--device",
+                    "pmem",
+                ],
+            ),
             v("TX-D", &["--scheme", "none,gsn", "--threads", "1,2"]),
             v("PG-D", &["--scheme", "gsn", "--threads", "2"]),
         ];
@@ -253,5 +265,31 @@ mod tests {
         assert_eq!(of(0), [("serial", 1), ("serial", 2)]);
         assert_eq!(of(1), [("gsn", 1), ("gsn", 2)]);
         assert_eq!(of(2), [("gsn", 2)]);
+    }
+
+    /// With no --device, every scheme runs on pmem and serial runs on the file device
+    /// beside them (the library's durable default); a named device list is taken as it is.
+    #[test]
+    fn the_default_sweep_adds_serial_on_files() {
+        let at = |args: &[&str]| -> Vec<(&str, DeviceKind)> {
+            sweep_points(&parse(args))
+                .unwrap()
+                .iter()
+                .map(|p| (p.scheme, p.device))
+                .collect()
+        };
+        let scheme = ["--scheme", "none,serial,taurus", "--threads", "1"];
+        assert_eq!(
+            at(&scheme),
+            [
+                ("none", DeviceKind::Null),
+                ("serial", DeviceKind::Pmem),
+                ("taurus", DeviceKind::Pmem),
+                ("serial", DeviceKind::File),
+            ]
+        );
+        let named = [&scheme[..], &["--device", "pmem"]].concat();
+        assert_eq!(at(&named).len(), 3);
+        assert_eq!(at(&["--scheme", "taurus", "--threads", "1"]).len(), 1);
     }
 }

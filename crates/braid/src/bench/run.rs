@@ -21,7 +21,7 @@ use crate::common;
 type WorkerResult = anyhow::Result<(u64, u64, Histogram<u64>, Duration)>;
 
 /// One run's measurements.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct RunResult {
     pub txn_per_s: f64,
     pub commits: u64,

@@ -1,11 +1,16 @@
 //! The configurations of a sweep: every thread count x device x NVM delay x scheme x logging
-//! kind x log count the command line names, with `none` (the ratio base) first.
+//! kind x log count the command line names, with `none` (the ratio base) first. With no
+//! `--device`, every scheme runs on pmem and the library's durable default (serial on the
+//! file device) beside them.
 
 use anyhow::ensure;
 use braid_engine::LogKind;
 
 use super::BenchArgs;
 use crate::common::{self, DeviceKind, NONE};
+
+/// The scheme `Options::default()` gives a library user (on the file device).
+const DEFAULT_SCHEME: &str = "serial";
 
 /// One configuration of a sweep.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -77,33 +82,46 @@ pub fn sweep_points(args: &BenchArgs) -> anyhow::Result<Vec<Point>> {
                 variant: 0,
             });
         }
-        for &device in &args.device {
+        let devices = args
+            .device
+            .clone()
+            .unwrap_or_else(|| vec![DeviceKind::Pmem]);
+        let mut combos: Vec<(DeviceKind, u64, &'static str)> = Vec::new();
+        for &device in &devices {
             for &delay in &delays {
                 for &scheme in schemes.iter().filter(|s| **s != NONE) {
-                    let spec = args.engine.spec(scheme)?;
-                    for &logging in &args.logging {
-                        if logging == LogKind::Command && spec.command_logging_refusal().is_some() {
-                            continue;
-                        }
-                        let counts = args.logs.clone().unwrap_or_else(|| vec![t]);
-                        let mut seen = Vec::new();
-                        for l in counts {
-                            let l = spec.streams_for(l);
-                            if seen.contains(&l) {
-                                continue;
-                            }
-                            seen.push(l);
-                            out.push(Point {
-                                scheme,
-                                logging,
-                                device,
-                                threads: t,
-                                logs: l,
-                                nvm_delay_ns: delay,
-                                variant: 0,
-                            });
-                        }
+                    combos.push((device, delay, scheme));
+                }
+            }
+        }
+        if args.device.is_none() && schemes.contains(&DEFAULT_SCHEME) {
+            for &delay in &delays {
+                combos.push((DeviceKind::File, delay, DEFAULT_SCHEME));
+            }
+        }
+        for (device, delay, scheme) in combos {
+            let spec = args.engine.spec(scheme)?;
+            for &logging in &args.logging {
+                if logging == LogKind::Command && spec.command_logging_refusal().is_some() {
+                    continue;
+                }
+                let counts = args.logs.clone().unwrap_or_else(|| vec![t]);
+                let mut seen = Vec::new();
+                for l in counts {
+                    let l = spec.streams_for(l);
+                    if seen.contains(&l) {
+                        continue;
                     }
+                    seen.push(l);
+                    out.push(Point {
+                        scheme,
+                        logging,
+                        device,
+                        threads: t,
+                        logs: l,
+                        nvm_delay_ns: delay,
+                        variant: 0,
+                    });
                 }
             }
         }

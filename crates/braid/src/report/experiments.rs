@@ -207,7 +207,7 @@ pub const SHM: &str = "/dev/shm/braid-report";
 /// File log devices in `/dev/shm`, each stream on a device of its own, paced to `mbps` MB/s and
 /// `sync_us` per flush (0 and 0: not paced).
 pub fn paced(a: &mut BenchArgs, mbps: f64, sync_us: u64) {
-    a.device = vec![DeviceKind::File];
+    a.device = Some(vec![DeviceKind::File]);
     a.dir = Some(SHM.into());
     a.engine.device_mbps = mbps;
     a.engine.device_sync_us = sync_us;

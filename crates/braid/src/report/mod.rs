@@ -95,6 +95,8 @@ impl Ctx<'_> {
     fn bench_args(&self, r: &Run) -> anyhow::Result<BenchArgs> {
         let b = &r.bench;
         let mut a = BenchArgs::defaults()?;
+        // The papers' devices only, never the bench's default file row beside them.
+        a.device = Some(vec![crate::common::DeviceKind::Pmem]);
         a.workload = b.workload;
         a.threads = b.threads.clone();
         a.nvm_delays = b.nvm_delays.clone();
