@@ -506,11 +506,7 @@ mod tests {
         let m = measured(flat, Value::Null);
         let v = fig4_verdict(&m);
         assert_eq!(v.level(), Level::AgreesInDirection, "{v:?}");
-        let cross = v
-            .parts()
-            .iter()
-            .find(|p| p.kind() == Kind::Crossover)
-            .unwrap();
+        let cross = crossover_part(&v);
         assert!(cross.reason().contains("reaches"), "{}", cross.reason());
         let parts = fig3_parts(&m);
         assert!(parts.iter().all(|p| !p.holds()), "{parts:?}");
@@ -523,6 +519,14 @@ mod tests {
             fig4_verdict(&Measured::default()).level(),
             Level::NotMeasured
         );
+    }
+
+    /// The verdict's crossover part.
+    fn crossover_part(v: &Verdict) -> &Part {
+        v.parts()
+            .iter()
+            .find(|p| p.kind() == Kind::Crossover)
+            .unwrap()
     }
 
     fn fp(policy: &str, skip: f64, fraction: f64, run: f64, rec: f64) -> Value {
@@ -551,11 +555,7 @@ mod tests {
         assert_eq!(v.level(), Level::Agrees, "{v:?}");
         let v = fig5_verdict(&measured(Value::Null, fractions(40.0)));
         assert_eq!(v.level(), Level::AgreesInDirection, "{v:?}");
-        let cross = v
-            .parts()
-            .iter()
-            .find(|p| p.kind() == Kind::Crossover)
-            .unwrap();
+        let cross = crossover_part(&v);
         assert!(!cross.holds());
         assert!(
             cross
