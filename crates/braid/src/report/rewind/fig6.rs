@@ -3,11 +3,9 @@
 //! run without checkpoints, against the checkpoint interval; from the `checkpoint` points of
 //! `braid bench rewind --experiment all`.
 
-use serde_json::Value;
-
 use super::super::experiments::{Body, Experiment};
 use super::super::verdict::{Kind, Measured, Part, Verdict, band};
-use super::{emulation, f, json};
+use super::{emulation, f, json, variant_rows};
 
 /// The versions, as the bench labels them and as the verdict names them, with the paper's
 /// overhead range (most frequent checkpoints, rarest), in percent.
@@ -48,26 +46,22 @@ type Point = (f64, f64, f64, f64, f64, f64);
 
 /// The points of `variant`, by interval.
 fn points(m: &Measured, variant: &str) -> Vec<Point> {
-    let mut v: Vec<Point> = json(m)
-        .and_then(|j| j["checkpoint"]["points"].as_array())
-        .map(|a| {
-            a.iter()
-                .filter(|p| p["variant"] == variant)
-                .filter_map(|p: &Value| {
-                    Some((
-                        f(p, "interval")?,
-                        f(p, "overhead_pct")?,
-                        f(p, "seconds")?,
-                        f(p, "seconds_without")?,
-                        f(p, "lines_per_record").unwrap_or(f64::NAN),
-                        f(p, "lines_per_record_without").unwrap_or(f64::NAN),
-                    ))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort_by(|a, b| a.0.total_cmp(&b.0));
-    v
+    variant_rows(
+        m,
+        "checkpoint",
+        variant,
+        |p| {
+            Some((
+                f(p, "interval")?,
+                f(p, "overhead_pct")?,
+                f(p, "seconds")?,
+                f(p, "seconds_without")?,
+                f(p, "lines_per_record").unwrap_or(f64::NAN),
+                f(p, "lines_per_record_without").unwrap_or(f64::NAN),
+            ))
+        },
+        |p| p.0,
+    )
 }
 
 fn pc(x: f64) -> String {

@@ -127,6 +127,28 @@ fn f(v: &Value, key: &str) -> Option<f64> {
     v.get(key)?.as_f64()
 }
 
+/// The points of the REWIND run's `section` whose variant is `variant`, each read by `row`
+/// (a point it cannot read is left out), sorted by `key`.
+fn variant_rows<T>(
+    m: &Measured,
+    section: &str,
+    variant: &str,
+    row: impl Fn(&Value) -> Option<T>,
+    key: fn(&T) -> f64,
+) -> Vec<T> {
+    let mut v: Vec<T> = json(m)
+        .and_then(|j| j[section]["points"].as_array())
+        .map(|a| {
+            a.iter()
+                .filter(|p| p["variant"] == variant)
+                .filter_map(&row)
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort_by(|a, b| key(a).total_cmp(&key(b)));
+    v
+}
+
 /// A slowdown or time ratio as text.
 fn x1(x: f64) -> String {
     format!("{x:.1}x")
@@ -384,22 +406,27 @@ fn fig7(m: &Measured) -> Verdict {
 }
 
 fn fig8(m: &Measured) -> Verdict {
-    let Some(points) = json(m).and_then(|j| j["recovery"]["points"].as_array()) else {
+    if json(m)
+        .and_then(|j| j["recovery"]["points"].as_array())
+        .is_none()
+    {
         return Verdict::missing("recovery");
-    };
+    }
     let series = |v: &str| -> Vec<(f64, f64, f64, f64)> {
-        points
-            .iter()
-            .filter(|p| p["variant"] == v)
-            .filter_map(|p| {
+        variant_rows(
+            m,
+            "recovery",
+            v,
+            |p| {
                 Some((
                     f(p, "operations")?,
                     f(p, "rollback_ms")?,
                     f(p, "recovery_ms")?,
                     f(p, "recovered_transactions")?,
                 ))
-            })
-            .collect()
+            },
+            |r| r.0,
+        )
     };
     let batch = series("batch");
     let (Some(b0), Some(b1)) = (batch.first(), batch.last()) else {

@@ -4,11 +4,9 @@
 //! recovery against the fraction of transactions recovered, one layer, force and no-force);
 //! from the `skip_records` result of `braid bench rewind --experiment all`.
 
-use serde_json::Value;
-
 use super::super::experiments::{Body, Experiment};
 use super::super::verdict::{DIRECTION_TOLERANCE, Kind, Measured, Named, Part, Verdict, times};
-use super::{emulation, f, json};
+use super::{emulation, f, json, variant_rows};
 
 /// The paper's crossovers: two layers overtake one at about 600 skip records (Fig. 3 right)
 /// and catch up on rollback at about 400 (Fig. 4 left).
@@ -72,25 +70,21 @@ type SkipPt = (f64, f64, f64, f64, f64);
 
 /// The points of `variant` by skip count.
 fn skip_points(m: &Measured, variant: &str) -> Vec<SkipPt> {
-    let mut v: Vec<SkipPt> = json(m)
-        .and_then(|j| j["skip_records"]["points"].as_array())
-        .map(|a| {
-            a.iter()
-                .filter(|p| p["variant"] == variant)
-                .filter_map(|p: &Value| {
-                    Some((
-                        f(p, "skip")?,
-                        f(p, "overhead")?,
-                        f(p, "commit_us")?,
-                        f(p, "rollback_us")?,
-                        f(p, "recovery_us")?,
-                    ))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort_by(|a, b| a.0.total_cmp(&b.0));
-    v
+    variant_rows(
+        m,
+        "skip_records",
+        variant,
+        |p| {
+            Some((
+                f(p, "skip")?,
+                f(p, "overhead")?,
+                f(p, "commit_us")?,
+                f(p, "rollback_us")?,
+                f(p, "recovery_us")?,
+            ))
+        },
+        |p| p.0,
+    )
 }
 
 /// Both layerings' points, or `None` when either has fewer than two.
@@ -459,6 +453,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::super::super::verdict::Level;
     use super::*;
+    use serde_json::Value;
 
     fn measured(points: Value, fraction_points: Value) -> Measured {
         Measured {
