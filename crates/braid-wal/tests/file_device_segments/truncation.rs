@@ -98,3 +98,80 @@ fn fault_fs_is_shareable() {
     let f: Arc<dyn Fs> = Arc::new(FaultFs::new());
     assert!(f.exists(Path::new("/")));
 }
+
+#[test]
+fn zeros_go_ahead_of_the_writes_and_never_over_written_data() {
+    // Segments of 2 MiB, larger than the 1 MiB zero-filled ahead of the writes.
+    let seg = 2u64 << 20;
+    for env in [Env::real_on_disk(), Env::fault()] {
+        let cfg = env.cfg(0, seg);
+        {
+            let log = SegmentLog::open(env.fs.clone(), &cfg).unwrap();
+            log.prepare(1).unwrap();
+            if let Some(f) = &env.fault {
+                // From here on: only what the first record's write does.
+                f.set_record_ops(false);
+                f.set_record_ops(true);
+            }
+            log.write(0, &pattern(0, 100)).unwrap();
+            if let Some(f) = &env.fault {
+                // The record's block and the 1 MiB after it are written (as zeros) before
+                // the record, so its sync converts no reserved block later writes land in.
+                let path = env.dir.join(segment_file_name(0, 0));
+                let zeroed: u64 = f
+                    .ops()
+                    .iter()
+                    .filter_map(|op| match op {
+                        FsOp::Write { path: p, off, len } if *p == path => {
+                            assert!(*off >= SEGMENT_HEADER, "a write into the header");
+                            Some(*len)
+                        }
+                        _ => None,
+                    })
+                    .sum();
+                assert_eq!(zeroed, 4096 + (1 << 20) + 100, "{}", env.name);
+                f.set_record_ops(false);
+            }
+            let mut at = 100u64;
+            while at < 300_000 {
+                log.write(at, &pattern(at, 4999)).unwrap();
+                at += 4999;
+            }
+            log.sync().unwrap();
+        }
+        // Reopened, the written extent is only an upper bound (the full segment); cut back
+        // into the data and write past the zeros filled before the cut.
+        let cut = 250_003u64;
+        let log = SegmentLog::open(env.fs.clone(), &cfg).unwrap();
+        log.reset_tail(cut).unwrap();
+        let mut at = cut;
+        while at < cut + 1_500_000 {
+            log.write(at, &pattern(at + 7, 4096)).unwrap();
+            at += 4096;
+        }
+        log.sync().unwrap();
+        drop(log);
+        let log = SegmentLog::open(env.fs.clone(), &cfg).unwrap();
+        assert_bytes(
+            &read_all(&log, 0, cut as usize),
+            &pattern(0, cut as usize),
+            "kept",
+        );
+        let n = (at - cut) as usize;
+        let got = read_all(&log, cut, n);
+        for (i, chunk) in got.chunks(4096).enumerate() {
+            let from = cut + i as u64 * 4096;
+            assert_bytes(
+                chunk,
+                &pattern(from + 7, chunk.len()),
+                "written after the cut",
+            );
+        }
+        // Past the data: zeros (written or reserved), read as nothing written.
+        assert!(
+            read_all(&log, at, (seg - at) as usize)
+                .iter()
+                .all(|&b| b == 0)
+        );
+    }
+}

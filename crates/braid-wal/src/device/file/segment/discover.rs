@@ -29,6 +29,7 @@ impl SegmentLog {
         let dir = cfg.dir.clone();
         fs.create_dir_all(&dir)
             .map_err(|e| io_err("create directory", &dir, e))?;
+        let ram = fs.is_ram_backed(&dir);
         // Before anything of the stream is read or changed: another writer refuses us here.
         let lock = fs.lock(&dir.join(lock_file_name(cfg.stream)))?;
         let meta_path = dir.join(meta_file_name(cfg.stream));
@@ -119,6 +120,7 @@ impl SegmentLog {
             direct: cfg.direct,
             nvm_delay_ns: cfg.nvm_write_delay_ns,
             preallocate: cfg.preallocate,
+            zero_fill: cfg.preallocate && !cfg.direct && !ram,
             meta_path,
             inner: Mutex::new(Inner {
                 segs: Vec::new(),
@@ -202,6 +204,7 @@ impl SegmentLog {
                 extent,
                 has_data: extent > 0,
                 dirty: false,
+                zeroed: 0,
             });
         }
         // Trailing segments created ahead of the data hold only zeros: they do not seal the

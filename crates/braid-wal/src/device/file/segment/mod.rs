@@ -35,8 +35,11 @@
 //!   tail reads as zeros, which readers treat as "nothing written" (a zero header ends the
 //!   scan; see [`crate::scan`]). The stream's `limit` is the end of the extent of the last
 //!   segment holding any non-zero byte (empty segments created ahead do not count); unwritten
-//!   parts of earlier segments read as zeros. Without preallocation the files grow with the
-//!   writes.
+//!   parts of earlier segments read as zeros. Reserved space is still *unwritten* to the file
+//!   system, and the first write into each block made the next sync commit a metadata change:
+//!   so buffered writes to a preallocated segment on a disk also write zeros ahead of the data
+//!   (`zero_ahead` in `writer`, which says what that saves). Without preallocation the files
+//!   grow with the writes.
 //! * A damaged record may start in a sealed segment and continue into the next, unsealed one
 //!   (torn there by a crash); the scanner therefore treats `sealed` as proof of corruption
 //!   only for records lying wholly before it.
@@ -114,6 +117,9 @@ struct Segment {
     has_data: bool,
     /// Written since its last fdatasync.
     dirty: bool,
+    /// The data area below this was zero-filled by a write (or holds data): see
+    /// [`SegmentLog::zero_ahead`].
+    zeroed: u64,
 }
 
 struct Inner {
@@ -133,6 +139,9 @@ pub struct SegmentLog {
     salt: u32,
     direct: bool,
     preallocate: bool,
+    /// Zero-fill the data area ahead of the writes (preallocated, buffered, not on a RAM file
+    /// system): see [`SegmentLog::zero_ahead`].
+    zero_fill: bool,
     /// See [`FileDeviceConfig::nvm_write_delay_ns`](crate::device::file::FileDeviceConfig).
     nvm_delay_ns: u64,
     meta_path: PathBuf,

@@ -58,6 +58,8 @@ impl SegmentLog {
             }
             seg.extent = data;
             seg.has_data = data > 0;
+            // What lay after `end` is unwritten again (truncated and reserved anew).
+            seg.zeroed = 0;
         }
         // Whatever recovery read must be durable before anything is appended after it.
         for i in 0..inner.segs.len() {

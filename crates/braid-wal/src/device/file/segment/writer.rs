@@ -7,6 +7,15 @@ use super::{Inner, SEGMENT_HEADER, Segment, SegmentLog, io_err};
 use crate::fs::{OpenOpts, is_direct_aligned};
 use crate::{Lsn, WalError};
 
+/// How far ahead of the writes [`SegmentLog::zero_ahead`] fills a segment with zeros.
+const ZERO_AHEAD: u64 = 1 << 20;
+/// The zeros it writes, one piece at a time.
+static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
+
+fn align_up(x: u64) -> u64 {
+    x.div_ceil(SEGMENT_HEADER) * SEGMENT_HEADER
+}
+
 impl SegmentLog {
     pub(super) fn sync_segment(&self, inner: &mut Inner, i: usize) -> Result<(), WalError> {
         let seg = &mut inner.segs[i];
@@ -34,6 +43,39 @@ impl SegmentLog {
             file.set_len(full)
                 .map_err(|e| io_err("preallocate", path, e))?;
         }
+        Ok(())
+    }
+
+    /// Before data up to `end` (data-area offset) goes into `seg`: if it lies past what was
+    /// zero-filled, write zeros from the end of the written extent (rounded up to a block) to
+    /// [`ZERO_AHEAD`] past `end`, through the page cache; the next sync writes them out with
+    /// the data.
+    ///
+    /// Why: space reserved with `fallocate` is *unwritten* to ext4 (and XFS): the first write
+    /// into a block converts its extent, a metadata change the next `fdatasync` must commit
+    /// to the journal. A record that starts a new block thus cost its sync a journal commit:
+    /// every append of 4 KiB records, one in 25 of 160-byte ones. Measured on this machine's
+    /// ext4 disk with `pwrite` + `fdatasync` of 4096-byte records: 194 us at the median into
+    /// reserved space, 128 us with zeros written 1 MiB ahead (the conversion then rides on
+    /// one sync per MiB: p99 273 us, p999 1.0 ms); 160-byte records: mean 169 -> 132 us.
+    /// Zeros are what readers take for "nothing written", so a crash with these writes
+    /// partly done leaves the stream as it was; nothing at or before the written extent is
+    /// touched.
+    fn zero_ahead(&self, seg: &mut Segment, end: u64) -> Result<(), WalError> {
+        if !self.zero_fill || end <= seg.zeroed {
+            return Ok(());
+        }
+        let from = align_up(seg.zeroed.max(seg.extent));
+        let to = (align_up(end) + ZERO_AHEAD).min(self.seg_size);
+        let mut off = from;
+        while off < to {
+            let n = (to - off).min(ZEROS.len() as u64);
+            seg.file
+                .write_all_at(SEGMENT_HEADER + off, &ZEROS[..n as usize])
+                .map_err(|e| io_err("write zeros", &seg.path, e))?;
+            off += n;
+        }
+        seg.zeroed = to;
         Ok(())
     }
 
@@ -75,6 +117,7 @@ impl SegmentLog {
                     extent: 0,
                     has_data: false,
                     dirty: false,
+                    zeroed: 0,
                 });
                 Ok(())
             }
@@ -151,6 +194,7 @@ impl SegmentLog {
             let off = pos - index * self.seg_size;
             // Bounded by the segment size, which fits in memory-sized slices here.
             let n = rest.len().min((self.seg_size - off) as usize);
+            self.zero_ahead(seg, off + n as u64)?;
             let file = seg.dfile.as_ref().unwrap_or(&seg.file);
             file.write_all_at(SEGMENT_HEADER + off, &rest[..n])
                 .map_err(|e| io_err("write", &seg.path, e))?;
