@@ -6,17 +6,26 @@
 //!   WAL and fjall.
 //! * `txn`: TPC-B's account update, each commit durable before the thread's next:
 //!   braid-engine (serial, the default; taurus), SQLite, redb, fjall and RocksDB.
+//! * `ycsb`: YCSB's transaction as the Taurus paper (and braid's own benchmark) runs it: 2
+//!   accesses, each a read with p=0.5 else an update, keys Zipf theta 0.6 over 100,000 rows of
+//!   100 B values; the same systems, each commit durable ([`workload::ycsb`]).
+//! * `reopen`: reopen time after `kill -9` of a child process that committed 1,000,000 TPC-B
+//!   transactions, and the store's log and data bytes at the kill ([`workload::reopen`]).
+//! * `memory`: resident memory per row after loading 1,000,000 accounts in a child process
+//!   ([`workload::memory`]); braid-engine is in-memory, the others page from disk.
 //!
 //! Every run gets a fresh directory under `--dir`, is checked after a reopen (what was
 //! acknowledged must read back), and its directory is removed. Results go to
-//! `--out`/peers.{json,csv,svg,png} and to the terminal as tables with each system's ratio to
-//! the best peer. `scripts/peers.sh` builds and runs this.
+//! `--out`/peers.{json,csv,svg,png} (and peers-reopen.csv, peers-memory.csv) and to the
+//! terminal as tables with each system's ratio to the best peer. `scripts/peers.sh` builds and
+//! runs this. The hidden subcommands `__reopen-child` and `__memory-child` are the child
+//! processes of the reopen and memory workloads.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 mod machine;
@@ -26,6 +35,9 @@ mod systems;
 mod workload;
 
 use output::{Failure, Report, Row};
+
+/// The workloads, in the order they run.
+const WORKLOADS: [&str; 5] = ["append", "txn", "ycsb", "reopen", "memory"];
 
 /// braid beside raft-engine, okaywal, RocksDB, fjall, SQLite and redb, all durable.
 #[derive(Debug, Parser)]
@@ -44,11 +56,35 @@ struct Args {
     /// Record sizes of the append workload in bytes, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "128,4096")]
     record_bytes: Vec<usize>,
-    /// Rows of the transaction workload's accounts table.
+    /// Rows of the transaction workload's accounts table (also the reopen workload's).
     #[arg(long, default_value_t = 100_000)]
     accounts: u64,
-    /// Workloads to run, comma-separated: append, txn.
-    #[arg(long, value_delimiter = ',', default_value = "append,txn")]
+    /// Rows of the YCSB workload's table (100-byte values).
+    #[arg(long, default_value_t = 100_000)]
+    ycsb_rows: u64,
+    /// Zipf exponent of the YCSB keys (0: uniform).
+    #[arg(long, default_value_t = workload::ycsb::DEFAULT_THETA)]
+    ycsb_theta: f64,
+    /// TPC-B transactions the reopen workload commits before the kill -9.
+    #[arg(long, default_value_t = 1_000_000)]
+    reopen_txns: u64,
+    /// Threads the reopen workload's child commits from, where it commits durably (braid
+    /// groups the commits of many threads into one sync, and so do RocksDB and taurus).
+    #[arg(long, default_value_t = 64)]
+    reopen_threads: usize,
+    /// Threads the reopen workload's child commits from where it commits under a relaxed
+    /// setting (no commit waits for a sync, so more threads only contend for the cores).
+    #[arg(long, default_value_t = 1)]
+    reopen_relaxed_threads: usize,
+    /// Rows the memory workload loads.
+    #[arg(long, default_value_t = 1_000_000)]
+    memory_rows: u64,
+    /// Workloads to run, comma-separated: append, txn, ycsb, reopen, memory.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "append,txn,ycsb,reopen,memory"
+    )]
     workloads: Vec<String>,
     /// Only systems whose name contains one of these (comma-separated); all by default.
     #[arg(long, value_delimiter = ',')]
@@ -60,6 +96,61 @@ struct Args {
     /// Where peers.json, peers.csv, peers.svg and peers.png go. Default: target/peers.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// The child processes of the reopen and memory workloads.
+    #[command(subcommand)]
+    child: Option<ChildCmd>,
+}
+
+/// What a child process of this harness does (hidden: the harness starts them).
+#[derive(Debug, Subcommand)]
+enum ChildCmd {
+    /// Create a store, commit TPC-B transactions, report, wait to be killed.
+    #[command(name = "__reopen-child", hide = true)]
+    Reopen {
+        #[arg(long)]
+        system: String,
+        #[arg(long)]
+        dir: PathBuf,
+        #[arg(long)]
+        threads: usize,
+        #[arg(long)]
+        accounts: u64,
+        #[arg(long)]
+        txns: u64,
+    },
+    /// Load rows into a store and report the resident memory before and after.
+    #[command(name = "__memory-child", hide = true)]
+    Memory {
+        #[arg(long)]
+        system: String,
+        #[arg(long)]
+        dir: PathBuf,
+        #[arg(long)]
+        rows: u64,
+    },
+}
+
+/// The transactional system called `name`.
+fn txn_system(name: &str) -> Result<Box<dyn systems::TxnSystem>> {
+    systems::txn_systems()
+        .into_iter()
+        .find(|s| s.name() == name)
+        .with_context(|| format!("no transactional system is called {name:?}"))
+}
+
+fn run_child(cmd: ChildCmd) -> Result<()> {
+    match cmd {
+        ChildCmd::Reopen {
+            system,
+            dir,
+            threads,
+            accounts,
+            txns,
+        } => workload::reopen::child(txn_system(&system)?.as_ref(), &dir, threads, accounts, txns),
+        ChildCmd::Memory { system, dir, rows } => {
+            workload::memory::child(txn_system(&system)?.as_ref(), &dir, rows)
+        }
+    }
 }
 
 /// The braid tree this harness lives in.
@@ -67,10 +158,11 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// One run to do.
+/// One timed run to do.
 enum Job<'a> {
     Append(&'a dyn systems::AppendSystem, usize, usize),
     Txn(&'a dyn systems::TxnSystem, usize),
+    Ycsb(&'a dyn systems::TxnSystem, usize),
 }
 
 impl Job<'_> {
@@ -78,8 +170,15 @@ impl Job<'_> {
         match *self {
             Job::Append(s, t, b) => ("append".into(), s.name(), t, Some(b)),
             Job::Txn(s, t) => ("txn".into(), s.name(), t, None),
+            Job::Ycsb(s, t) => ("ycsb".into(), s.name(), t, Some(systems::YCSB_VALUE_BYTES)),
         }
     }
+}
+
+/// One run done once per system, in a child process.
+enum Once<'a> {
+    Reopen(&'a dyn systems::TxnSystem),
+    Memory(&'a dyn systems::TxnSystem),
 }
 
 fn wanted(filter: &[String], name: &str) -> bool {
@@ -87,7 +186,10 @@ fn wanted(filter: &[String], name: &str) -> bool {
 }
 
 fn main() -> Result<()> {
-    let args = Args::parse();
+    let mut args = Args::parse();
+    if let Some(cmd) = args.child.take() {
+        return run_child(cmd);
+    }
     if !args.seconds.is_finite() || args.seconds <= 0.0 {
         bail!("--seconds must be positive");
     }
@@ -98,10 +200,24 @@ fn main() -> Result<()> {
         bail!("--threads needs positive thread counts");
     }
     for w in &args.workloads {
-        if w != "append" && w != "txn" {
-            bail!("unknown workload {w:?}: append or txn");
+        if !WORKLOADS.contains(&w.as_str()) {
+            bail!("unknown workload {w:?}: one of {}", WORKLOADS.join(", "));
         }
     }
+    let runs = |w: &str| args.workloads.iter().any(|x| x == w);
+    if runs("reopen")
+        && (args.reopen_txns == 0 || args.reopen_threads == 0 || args.reopen_relaxed_threads == 0)
+    {
+        bail!("--reopen-txns, --reopen-threads and --reopen-relaxed-threads must be positive");
+    }
+    if runs("memory") && args.memory_rows == 0 {
+        bail!("--memory-rows must be positive");
+    }
+    let ycsb = workload::ycsb::Config::new(args.ycsb_rows, args.ycsb_theta);
+    if runs("ycsb") {
+        workload::ycsb::Draw::new(&ycsb)?;
+    }
+    let exe = std::env::current_exe().context("the path of this binary")?;
     let dir = args
         .dir
         .clone()
@@ -134,19 +250,37 @@ fn main() -> Result<()> {
             }
         }
     }
-    if args.workloads.iter().any(|w| w == "txn") {
+    if runs("txn") {
         for &t in &args.threads {
             for s in txns.iter().filter(|s| wanted(&args.systems, &s.name())) {
                 jobs.push(Job::Txn(s.as_ref(), t));
             }
         }
     }
-    if jobs.is_empty() {
+    if runs("ycsb") {
+        for &t in &args.threads {
+            for s in txns.iter().filter(|s| wanted(&args.systems, &s.name())) {
+                jobs.push(Job::Ycsb(s.as_ref(), t));
+            }
+        }
+    }
+    let mut once = Vec::new();
+    if runs("reopen") {
+        for s in txns.iter().filter(|s| wanted(&args.systems, &s.name())) {
+            once.push(Once::Reopen(s.as_ref()));
+        }
+    }
+    if runs("memory") {
+        for s in txns.iter().filter(|s| wanted(&args.systems, &s.name())) {
+            once.push(Once::Memory(s.as_ref()));
+        }
+    }
+    if jobs.is_empty() && once.is_empty() {
         bail!("no system matches --systems {:?}", args.systems);
     }
 
     let duration = Duration::from_secs_f64(args.seconds);
-    let bar = ProgressBar::new((jobs.len() * args.repeat) as u64);
+    let bar = ProgressBar::new((jobs.len() * args.repeat + once.len()) as u64);
     bar.set_style(
         ProgressStyle::with_template(
             "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs (eta {eta}) {msg}",
@@ -158,7 +292,12 @@ fn main() -> Result<()> {
         seconds_per_run: args.seconds,
         repeat: args.repeat,
         accounts: args.accounts,
+        ycsb: runs("ycsb").then(|| ycsb.clone()),
+        reopen_method: runs("reopen").then(|| reopen_method(&args)),
+        memory_method: runs("memory").then(|| MEMORY_METHOD.to_string()),
         runs: Vec::new(),
+        reopen: Vec::new(),
+        memory: Vec::new(),
         failures: Vec::new(),
     };
     let mut taken: Vec<Vec<Row>> = jobs.iter().map(|_| Vec::new()).collect();
@@ -173,7 +312,7 @@ fn main() -> Result<()> {
             );
             bar.set_message(label.clone());
             let run_dir = dir.join(format!("run-{i}"));
-            let result = run_job(job, &run_dir, args.accounts, duration, &|| bar.tick());
+            let result = run_job(job, &run_dir, &args, &ycsb, duration, &|| bar.tick());
             let cleanup = remove(&run_dir);
             match result.and_then(|row| cleanup.map(|()| row)) {
                 Ok(row) => taken[i].push(row),
@@ -190,6 +329,48 @@ fn main() -> Result<()> {
             }
             bar.inc(1);
         }
+    }
+    for (i, job) in once.iter().enumerate() {
+        let (workload, system, threads) = match *job {
+            Once::Reopen(s) => ("reopen", s.name(), reopen_threads(&args, s)),
+            Once::Memory(s) => ("memory", s.name(), 1),
+        };
+        let label = format!("{workload} {system}");
+        bar.set_message(label.clone());
+        let run_dir = dir.join(format!("{workload}-{i}"));
+        let tick = || bar.tick();
+        let result = remove(&run_dir)
+            .and_then(|()| {
+                std::fs::create_dir_all(&run_dir)
+                    .with_context(|| format!("create {}", run_dir.display()))
+            })
+            .and_then(|()| match *job {
+                Once::Reopen(s) => workload::reopen::run(
+                    s,
+                    &exe,
+                    &run_dir,
+                    threads,
+                    args.accounts,
+                    args.reopen_txns,
+                    &tick,
+                )
+                .map(|r| report.reopen.push(r)),
+                Once::Memory(s) => {
+                    workload::memory::run(s, &exe, &run_dir, args.memory_rows, &tick)
+                        .map(|r| report.memory.push(r))
+                }
+            });
+        if let Err(e) = result.and(remove(&run_dir)) {
+            bar.println(format!("FAILED {label}: {e:#}"));
+            report.failures.push(Failure {
+                workload: workload.into(),
+                system,
+                threads,
+                record_bytes: None,
+                error: format!("{e:#}"),
+            });
+        }
+        bar.inc(1);
     }
     bar.finish_and_clear();
     report.runs = taken.into_iter().filter_map(Row::median_of).collect();
@@ -212,10 +393,41 @@ fn main() -> Result<()> {
     Ok(())
 }
 
+/// The threads the reopen workload's child for `sys` commits from.
+fn reopen_threads(args: &Args, sys: &dyn systems::TxnSystem) -> usize {
+    if sys.relaxed_setting().is_some() {
+        args.reopen_relaxed_threads
+    } else {
+        args.reopen_threads
+    }
+}
+
+/// The reopen workload's method, in words, for the report.
+fn reopen_method(args: &Args) -> String {
+    format!(
+        "A child process creates the store ({} accounts), commits {} TPC-B transactions \
+         and reports their sum of deltas; the parent kill -9s it (SIGKILL: a process crash, the \
+         page cache keeps what it wrote; not a power cut), then times the reopen until a read \
+         answers, and checks that the balances hold every delta. A child marked RELAXED \
+         committed under a setting that survives kill -9 but not a power cut, because \
+         1,000,000 durable commits of that system take minutes; it commits from {} thread(s), \
+         a durable one from {}. One reopen per system, page cache warm.",
+        args.accounts, args.reopen_txns, args.reopen_relaxed_threads, args.reopen_threads
+    )
+}
+
+/// The memory workload's method, in words, for the report.
+const MEMORY_METHOD: &str = "A child process loads the rows (8-byte key, 8-byte balance) and \
+    reports (VmRSS after the load - VmRSS before the open) / rows. braid-engine is an in-memory \
+    engine: every row stays resident. The others keep their tables on disk and page them \
+    through caches, so their figure is what their caches and write buffers hold after the load \
+    and depends on those settings (listed per system).";
+
 fn run_job(
     job: &Job<'_>,
     run_dir: &Path,
-    accounts: u64,
+    args: &Args,
+    ycsb: &workload::ycsb::Config,
     duration: Duration,
     tick: &dyn Fn(),
 ) -> Result<Row> {
@@ -225,7 +437,10 @@ fn run_job(
         Job::Append(s, threads, bytes) => {
             workload::append::run(s, run_dir, threads, bytes, duration, tick)
         }
-        Job::Txn(s, threads) => workload::txn::run(s, run_dir, threads, accounts, duration, tick),
+        Job::Txn(s, threads) => {
+            workload::txn::run(s, run_dir, threads, args.accounts, duration, tick)
+        }
+        Job::Ycsb(s, threads) => workload::ycsb::run(s, run_dir, threads, ycsb, duration, tick),
     }?;
     Ok(row)
 }
@@ -235,5 +450,23 @@ fn remove(dir: &Path) -> Result<()> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e).with_context(|| format!("remove {}", dir.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use anyhow::{Context as _, Result};
+
+    /// An empty scratch directory for a test, on the disk under this crate's target dir (braid
+    /// refuses tmpfs), named after the test and this process.
+    pub fn scratch(name: &str) -> Result<PathBuf> {
+        let dir = super::repo()
+            .join("peers/target/test-data")
+            .join(format!("{name}-{}", std::process::id()));
+        super::remove(&dir)?;
+        std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
+        Ok(dir)
     }
 }

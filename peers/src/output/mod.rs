@@ -1,5 +1,8 @@
-//! Results: one [`Row`] per run, each with its ratio to the best peer, written as
-//! `peers.json` and `peers.csv`, printed as one table per workload, and drawn as a plot.
+//! Results: one [`Row`] per timed run (append, txn, ycsb), each with its ratio to the best
+//! peer, one [`ReopenRow`] per system for the reopen workload and one [`MemoryRow`] for the
+//! memory workload, written as `peers.json` (arrays `runs`, `reopen`, `memory`), `peers.csv`
+//! (the timed runs), `peers-reopen.csv` and `peers-memory.csv`, printed as one table per
+//! workload, and the timed runs drawn as a plot.
 
 use std::path::Path;
 
@@ -15,13 +18,13 @@ pub mod table;
 /// One run of one system at one thread count (and record size).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Row {
-    /// `append` or `txn`.
+    /// `append`, `txn` (TPC-B) or `ycsb`.
     pub workload: String,
     /// System name; braid's start with `braid`.
     pub system: String,
     /// Writer or worker threads.
     pub threads: usize,
-    /// Record size of the append workload; none for transactions.
+    /// Record size of the append workload, value size of the YCSB rows; none for TPC-B.
     pub record_bytes: Option<usize>,
     /// Durable appends or transactions per second: the median of the repeated runs (the
     /// other figures of the row are that run's).
@@ -108,7 +111,7 @@ impl Row {
 /// A run that failed, kept in the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Failure {
-    /// `append` or `txn`.
+    /// `append`, `txn`, `ycsb`, `reopen` or `memory`.
     pub workload: String,
     /// System name.
     pub system: String,
@@ -120,6 +123,64 @@ pub struct Failure {
     pub error: String,
 }
 
+/// The reopen workload's result for one system (see [`crate::workload::reopen`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct ReopenRow {
+    /// System name.
+    pub system: String,
+    /// Crate or library version.
+    pub version: String,
+    /// Whether the child committed in the system's durable setting.
+    pub load_durable: bool,
+    /// The setting the child committed under, in words.
+    pub load_setting: String,
+    /// The child's threads (and the reopened store's).
+    pub threads: usize,
+    /// Accounts in the table.
+    pub accounts: u64,
+    /// Transactions committed before the kill.
+    pub txns: u64,
+    /// Seconds the child took to commit them.
+    pub load_seconds: f64,
+    /// The child's commits per second.
+    pub load_per_s: f64,
+    /// Conflicts the child retried.
+    pub retries: u64,
+    /// Bytes of log files in the store's directory at the kill (their lengths).
+    pub log_bytes: u64,
+    /// Disk allocated to the log files at the kill (preallocated space included).
+    pub log_allocated_bytes: u64,
+    /// Bytes of the other files (data) at the kill (their lengths).
+    pub data_bytes: u64,
+    /// Disk allocated to the data files at the kill.
+    pub data_allocated_bytes: u64,
+    /// Milliseconds from the start of the reopen until the store answered a read.
+    pub reopen_ms: f64,
+    /// The best peer's (non-braid, lowest) `reopen_ms` over this one's: above 1 is faster.
+    pub ratio_to_best_peer: Option<f64>,
+}
+
+/// The memory workload's result for one system (see [`crate::workload::memory`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct MemoryRow {
+    /// System name.
+    pub system: String,
+    /// Crate or library version.
+    pub version: String,
+    /// An in-memory engine (every row resident), rather than one paging from disk.
+    pub in_memory: bool,
+    /// What the system caches, in words.
+    pub cache_setting: String,
+    /// Rows loaded (8-byte key, 8-byte balance).
+    pub rows: u64,
+    /// VmRSS before the open, bytes.
+    pub rss_before_bytes: u64,
+    /// VmRSS after the load, bytes.
+    pub rss_after_bytes: u64,
+    /// (after - before) / rows.
+    pub bytes_per_row: f64,
+}
+
 /// Everything one invocation measured.
 #[derive(Debug, Serialize)]
 pub struct Report {
@@ -129,10 +190,20 @@ pub struct Report {
     pub seconds_per_run: f64,
     /// Runs of every point; each row is the median one.
     pub repeat: usize,
-    /// Accounts in the transaction workload's table.
+    /// Accounts in the transaction workload's table (and the reopen workload's).
     pub accounts: u64,
-    /// The runs.
+    /// The YCSB workload's parameters, if it ran.
+    pub ycsb: Option<crate::workload::ycsb::Config>,
+    /// How the reopen workload measures, in words, if it ran.
+    pub reopen_method: Option<String>,
+    /// How the memory workload measures, in words, if it ran.
+    pub memory_method: Option<String>,
+    /// The timed runs.
     pub runs: Vec<Row>,
+    /// Reopen after `kill -9`, one row per system.
+    pub reopen: Vec<ReopenRow>,
+    /// Resident memory per row, one row per system.
+    pub memory: Vec<MemoryRow>,
     /// Runs that failed.
     pub failures: Vec<Failure>,
 }
@@ -158,6 +229,17 @@ impl Report {
             r.fs_type.clone_from(&self.machine.fs_type);
             r.git_rev.clone_from(&self.machine.git_rev);
         }
+        let best_reopen = self
+            .reopen
+            .iter()
+            .filter(|r| !r.system.starts_with("braid"))
+            .map(|r| r.reopen_ms)
+            .fold(None, |b: Option<f64>, x| Some(b.map_or(x, |b| b.min(x))));
+        for r in &mut self.reopen {
+            r.ratio_to_best_peer = best_reopen
+                .filter(|_| r.reopen_ms > 0.0)
+                .map(|b| b / r.reopen_ms);
+        }
     }
 
     /// Write `peers.json` and `peers.csv` into `out`.
@@ -173,8 +255,29 @@ impl Report {
             w.serialize(r)?;
         }
         w.flush()?;
+        write_csv(&out.join("peers-reopen.csv"), &self.reopen)?;
+        write_csv(&out.join("peers-memory.csv"), &self.memory)?;
         Ok(())
     }
+}
+
+/// Write `rows` as CSV to `path`, or remove a stale `path` if there are none.
+fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
+    if rows.is_empty() {
+        return match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(e).with_context(|| format!("remove {}", path.display()))
+            }
+            _ => Ok(()),
+        };
+    }
+    let mut w =
+        csv::Writer::from_path(path).with_context(|| format!("write {}", path.display()))?;
+    for r in rows {
+        w.serialize(r)?;
+    }
+    w.flush()?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -200,6 +303,11 @@ mod tests {
             seconds_per_run: 1.0,
             repeat: 1,
             accounts: 10,
+            ycsb: None,
+            reopen_method: None,
+            memory_method: None,
+            reopen: vec![],
+            memory: vec![],
             runs: vec![
                 row("braid-wal serial", 1, 300.0),
                 row("rocksdb", 1, 100.0),

@@ -1,5 +1,6 @@
-//! The plot: throughput against threads, one panel per workload (and record size), one line
-//! per system, drawn with plotters as `peers.svg` and `peers.png`.
+//! The plot: throughput against threads, one panel per timed workload (append per record
+//! size, TPC-B, YCSB), one line per system, drawn with plotters as `peers.svg` and
+//! `peers.png`. The reopen and memory workloads are tables only.
 
 use std::path::Path;
 
@@ -55,12 +56,19 @@ fn panels(report: &Report) -> Vec<Panel> {
             for l in &mut lines {
                 l.1.sort_by(|a, b| a.0.total_cmp(&b.0));
             }
-            let (title, unit) = match b {
-                Some(b) => (
+            let (title, unit) = match (w.as_str(), b) {
+                ("append", Some(b)) => (
                     format!("log appends, {} records", super::table::size(b)),
                     "durable appends/s",
                 ),
-                None => ("TPC-B account update".to_string(), "durable txn/s"),
+                ("ycsb", _) => (
+                    match &report.ycsb {
+                        Some(c) => format!("YCSB 2 accesses, {}", c.distribution()),
+                        None => "YCSB".to_string(),
+                    },
+                    "durable txn/s",
+                ),
+                _ => ("TPC-B account update".to_string(), "durable txn/s"),
             };
             Panel { title, unit, lines }
         })

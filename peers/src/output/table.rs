@@ -1,5 +1,6 @@
 //! The tables printed at the end: one per workload (the append workload one per record size),
-//! a line per system and thread count, with its ratio to the best peer there.
+//! a line per system and thread count, with its ratio to the best peer there; the reopen and
+//! memory workloads a line per system.
 
 use std::fmt::Write as _;
 
@@ -32,12 +33,16 @@ pub fn render(report: &Report) -> String {
         let title = match (workload.as_str(), bytes) {
             ("append", Some(b)) => format!("Log appends, {} records, each durable", size(b)),
             ("txn", _) => "Durable transactions (TPC-B account update)".to_string(),
+            ("ycsb", _) => match &report.ycsb {
+                Some(c) => format!("Durable transactions (YCSB: {})", c.describe()),
+                None => "Durable transactions (YCSB)".to_string(),
+            },
             (w, _) => w.to_string(),
         };
-        let unit = if workload == "txn" {
-            "txn/s"
-        } else {
+        let unit = if workload == "append" {
             "appends/s"
+        } else {
+            "txn/s"
         };
         let _ = writeln!(out, "\n{title}");
         let _ = writeln!(
@@ -73,6 +78,80 @@ pub fn render(report: &Report) -> String {
                 r.p999_us,
                 opt(r.syncs_per_s, 0),
                 opt(r.bytes_per_sync, 0),
+            );
+        }
+    }
+    if !report.reopen.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nReopen after kill -9 (open until the first read answers)"
+        );
+        if let Some(m) = &report.reopen_method {
+            let _ = writeln!(out, "{m}");
+        }
+        let _ = writeln!(
+            out,
+            "{:<22} {:>9} {:>7} {:>7} {:>17} {:>17} {:>10} {:>8}  child commits",
+            "system",
+            "txns",
+            "threads",
+            "load s",
+            "log MB (alloc)",
+            "data MB (alloc)",
+            "reopen ms",
+            "vs best"
+        );
+        let mb =
+            |len: u64, alloc: u64| format!("{:.1} ({:.1})", len as f64 / 1e6, alloc as f64 / 1e6);
+        for r in &report.reopen {
+            let _ = writeln!(
+                out,
+                "{:<22} {:>9} {:>7} {:>7.1} {:>17} {:>17} {:>10.1} {:>8}  {}{}",
+                r.system,
+                r.txns,
+                r.threads,
+                r.load_seconds,
+                mb(r.log_bytes, r.log_allocated_bytes),
+                mb(r.data_bytes, r.data_allocated_bytes),
+                r.reopen_ms,
+                r.ratio_to_best_peer
+                    .map_or_else(|| "-".into(), |x| format!("{x:.2}x")),
+                if r.load_durable {
+                    "durable: "
+                } else {
+                    "RELAXED (kill-safe, not power-safe): "
+                },
+                r.load_setting
+            );
+        }
+    }
+    if !report.memory.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nResident memory per row (VmRSS after the load - before the open)"
+        );
+        if let Some(m) = &report.memory_method {
+            let _ = writeln!(out, "{m}");
+        }
+        let _ = writeln!(
+            out,
+            "{:<22} {:>9} {:>9} {:>12}  cache setting",
+            "system", "rows", "B/row", "RSS MB"
+        );
+        for r in &report.memory {
+            let _ = writeln!(
+                out,
+                "{:<22} {:>9} {:>9.1} {:>12.1}  {}{}",
+                r.system,
+                r.rows,
+                r.bytes_per_row,
+                r.rss_after_bytes as f64 / 1e6,
+                if r.in_memory {
+                    "IN-MEMORY, all rows resident: "
+                } else {
+                    "pages from disk: "
+                },
+                r.cache_setting
             );
         }
     }

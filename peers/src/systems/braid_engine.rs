@@ -7,9 +7,13 @@
 //!   stream per worker thread.
 //!
 //! The TPC-B update is `read` of the balance, `update` to balance + delta, and
-//! `commit()?.wait()?`; a NO_WAIT conflict aborts the transaction and it is retried.
-//! `Db::open` refuses to run where the log would not be power-safe (`Db::emulation`). The
-//! self-check reopens the database (recovering from its log) and sums the balances.
+//! `commit()?.wait()?`; a YCSB transaction is a `read` of each row and an `update` of the
+//! rows it updates (one `Bytes(100)` column), then `commit()?.wait()?`. A NO_WAIT conflict
+//! aborts the transaction and it is retried. `Db::open` refuses to run where the log would
+//! not be power-safe (`Db::emulation`). Reopening recovers: the loader puts every row back at
+//! its first value and the log is replayed over it (`Options::default()` takes no
+//! checkpoints, so the whole log). braid-engine is an in-memory engine: every row is
+//! resident.
 
 use std::path::Path;
 
@@ -19,7 +23,10 @@ use braid_engine::{
     Worker,
 };
 
-use super::{INITIAL_BALANCE, SyncStats, TxnStore, TxnSystem, TxnWorker};
+use super::{
+    Access, INITIAL_BALANCE, Setup, SyncStats, Table, TxnStore, TxnSystem, TxnWorker,
+    YCSB_VALUE_BYTES, ycsb_next, ycsb_value, ycsb_version,
+};
 
 /// Which braid-engine configuration.
 #[derive(Debug, Clone, Copy)]
@@ -41,21 +48,31 @@ impl BraidEngine {
         Ok(o)
     }
 
-    /// Create or recover the database; the loader puts every account at the initial balance
-    /// (braid runs it on creation and before replaying the log on recovery).
-    fn open_db(self, dir: &Path, threads: usize, accounts: u64) -> Result<(Db, TableId)> {
+    /// Create or recover the database; the loader puts every row at its first value (braid
+    /// runs it on creation and before replaying the log on recovery).
+    fn open_db(self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
         let mut catalog = Catalog::new();
-        let table = catalog
-            .add(TableDef::new("accounts", IndexKind::Hash).column("balance", ColumnType::I64));
+        let def = match setup.table {
+            Table::Accounts => {
+                TableDef::new("accounts", IndexKind::Hash).column("balance", ColumnType::I64)
+            }
+            Table::Ycsb => TableDef::new("usertable", IndexKind::Hash)
+                .column("field0", ColumnType::Bytes(YCSB_VALUE_BYTES as u32)),
+        };
+        let table = catalog.add(def);
+        let (kind, rows) = (setup.table, setup.rows);
         let load = |l: &braid_engine::Loader<'_>| {
-            for a in 0..accounts {
-                l.insert(table, a, &INITIAL_BALANCE.to_le_bytes())?;
+            for key in 0..rows {
+                match kind {
+                    Table::Accounts => l.insert(table, key, &INITIAL_BALANCE.to_le_bytes())?,
+                    Table::Ycsb => l.insert(table, key, &ycsb_value(key, 0))?,
+                }
             }
             Ok(())
         };
         let (db, _report) = Db::open(
             dir,
-            self.options(threads)?,
+            self.options(setup.threads)?,
             catalog,
             Procedures::new(),
             &load,
@@ -63,7 +80,7 @@ impl BraidEngine {
         if let Some(e) = db.emulation() {
             bail!("braid-engine: the log is not power-safe here: {e}");
         }
-        Ok((db, table))
+        Ok(Box::new(Open { db, table }))
     }
 }
 
@@ -93,25 +110,24 @@ impl TxnSystem for BraidEngine {
         .into()
     }
 
-    fn open(&self, dir: &Path, threads: usize, accounts: u64) -> Result<Box<dyn TxnStore>> {
-        let (db, table) = self.open_db(dir, threads, accounts)?;
-        Ok(Box::new(Open { db, table }))
+    fn cache_setting(&self) -> String {
+        "in-memory engine: every row resident (row images in a hash index), no cache".into()
     }
 
-    fn reopen_sum(&self, dir: &Path, threads: usize, accounts: u64) -> Result<i64> {
-        let (db, table) = self.open_db(dir, threads, accounts)?;
-        let schema = db.schema(table).clone();
-        let mut sum = 0i64;
-        let mut rows = 0u64;
-        db.for_each_row(table, |_, img| {
-            sum += braid_engine::schema::get_i64(&schema, img, 0);
-            rows += 1;
-        });
-        db.close()?;
-        if rows != accounts {
-            bail!("{rows} accounts after reopen, {accounts} loaded");
-        }
-        Ok(sum)
+    fn in_memory(&self) -> bool {
+        true
+    }
+
+    fn is_log_file(&self, file: &Path) -> bool {
+        file.starts_with("log")
+    }
+
+    fn open(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
+        self.open_db(dir, setup)
+    }
+
+    fn reopen(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
+        self.open_db(dir, setup)
     }
 }
 
@@ -137,6 +153,39 @@ impl TxnStore for Open {
         })
     }
 
+    fn get(&self, key: u64) -> Result<Option<Vec<u8>>> {
+        // One column, so a row's image is its value.
+        Ok(self.db.peek(self.table, key))
+    }
+
+    fn scan(&self, rows: u64, f: &mut dyn FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
+        let mut seen = 0u64;
+        let mut first_err = None;
+        self.db.for_each_row(self.table, |key, img| {
+            if first_err.is_some() {
+                return;
+            }
+            seen += 1;
+            let r = if key >= rows {
+                Err(anyhow::anyhow!(
+                    "row {key} is there; the table has keys 0..{rows}"
+                ))
+            } else {
+                f(key, img)
+            };
+            if let Err(e) = r {
+                first_err = Some(e);
+            }
+        });
+        if let Some(e) = first_err {
+            return Err(e);
+        }
+        if seen != rows {
+            bail!("{seen} rows, {rows} loaded");
+        }
+        Ok(())
+    }
+
     fn close(self: Box<Self>) -> Result<()> {
         self.db.close()?;
         Ok(())
@@ -147,6 +196,15 @@ struct W {
     w: Worker,
     table: TableId,
     schema: Schema,
+}
+
+/// `Ok(None)` on a NO_WAIT conflict (the caller drops the transaction, so aborts it).
+fn no_conflict<T>(r: Result<T, TxError>) -> Result<Option<T>> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(TxError::Conflict { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 impl W {
@@ -177,12 +235,49 @@ impl W {
         }
         Ok(true)
     }
+
+    /// One try of a YCSB transaction: `Ok(false)` on a NO_WAIT conflict.
+    fn attempt_ycsb(&mut self, accesses: &[Access]) -> Result<bool> {
+        let table = self.table;
+        let mut tx = self.w.begin();
+        for a in accesses {
+            let Some(old) = no_conflict(tx.read(table, a.key, <[u8]>::to_vec))? else {
+                return Ok(false);
+            };
+            let Some(old) = old else {
+                bail!("row {} is missing", a.key);
+            };
+            if a.update {
+                let new = ycsb_next(a.key, &old)?;
+                match no_conflict(tx.update(table, a.key, |r| r.set_bytes(0, &new)))? {
+                    Some(true) => {}
+                    Some(false) => bail!("row {} is missing", a.key),
+                    None => return Ok(false),
+                }
+            } else {
+                ycsb_version(a.key, &old)?;
+            }
+        }
+        match no_conflict(tx.commit())? {
+            Some(ticket) => ticket.wait()?,
+            None => return Ok(false),
+        }
+        Ok(true)
+    }
 }
 
 impl TxnWorker for W {
     fn update(&mut self, account: u64, delta: i64) -> Result<u32> {
         let mut retries = 0;
         while !self.attempt(account, delta)? {
+            retries += 1;
+        }
+        Ok(retries)
+    }
+
+    fn ycsb(&mut self, accesses: &[Access]) -> Result<u32> {
+        let mut retries = 0;
+        while !self.attempt_ycsb(accesses)? {
             retries += 1;
         }
         Ok(retries)

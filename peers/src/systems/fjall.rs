@@ -6,10 +6,13 @@
 //! * Durable transactions ([`FjallTx`]): fjall's transactional database with optimistic
 //!   concurrency (`OptimisticTxDatabase`, the one that lets writers run concurrently), each
 //!   update one write transaction (`get`, `insert`, `commit`) with
-//!   `durability(Some(PersistMode::SyncAll))`; conflicts are retried.
+//!   `durability(Some(PersistMode::SyncAll))`; conflicts are retried. A YCSB transaction is one
+//!   write transaction (`get` of each row, `insert` of each row it updates, `commit`), or a
+//!   read transaction if it only reads.
 //!
 //! The self-checks reopen the database: the last acknowledged record of each thread must read
-//! back; the balances must sum to what the committed updates leave.
+//! back; the transactional rows are read back through `get`. The reopen workload's loading
+//! child may commit with `PersistMode::Buffer` (see `relaxed_setting`).
 
 use std::path::Path;
 
@@ -20,8 +23,8 @@ use fjall::{
 };
 
 use super::{
-    AppendLog, AppendSystem, Appender, INITIAL_BALANCE, TxnStore, TxnSystem, TxnWorker,
-    account_key, append_key, balance,
+    Access, AppendLog, AppendSystem, Appender, INITIAL_BALANCE, Setup, Table, TxnStore, TxnSystem,
+    TxnWorker, account_key, append_key, balance, ycsb_next, ycsb_value, ycsb_version,
 };
 
 /// fjall as a log: synced one-insert batches.
@@ -101,9 +104,13 @@ impl Appender for LogWriter<'_> {
 #[derive(Debug)]
 pub struct FjallTx;
 
-fn open_tx(dir: &Path) -> Result<(OptimisticTxDatabase, OptimisticTxKeyspace)> {
+fn open_tx(dir: &Path, table: Table) -> Result<(OptimisticTxDatabase, OptimisticTxKeyspace)> {
     let db = OptimisticTxDatabase::builder(dir).open()?;
-    let ks = db.keyspace("accounts", KeyspaceCreateOptions::default)?;
+    let name = match table {
+        Table::Accounts => "accounts",
+        Table::Ycsb => "usertable",
+    };
+    let ks = db.keyspace(name, KeyspaceCreateOptions::default)?;
     Ok((db, ks))
 }
 
@@ -120,41 +127,74 @@ impl TxnSystem for FjallTx {
         "OptimisticTxDatabase, write_tx().durability(Some(PersistMode::SyncAll))".into()
     }
 
-    fn open(&self, dir: &Path, _threads: usize, accounts: u64) -> Result<Box<dyn TxnStore>> {
-        let (db, ks) = open_tx(dir)?;
+    fn relaxed_setting(&self) -> Option<String> {
+        Some(
+            "write_tx().durability(Some(PersistMode::Buffer)): each commit written to the \
+             journal file, not fsync'd"
+                .into(),
+        )
+    }
+
+    fn cache_setting(&self) -> String {
+        "defaults: 32 MiB block cache, memtables up to 64 MiB per keyspace (rows stay in the \
+         memtable until it is flushed)"
+            .into()
+    }
+
+    fn is_log_file(&self, file: &Path) -> bool {
+        file.starts_with("journals") || file.extension().is_some_and(|e| e == "jnl")
+    }
+
+    fn open(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
+        let (db, ks) = open_tx(dir, setup.table)?;
         let mut batch = db.inner().batch();
-        for a in 0..accounts {
-            batch.insert(ks.inner(), account_key(a), INITIAL_BALANCE.to_le_bytes());
+        for key in 0..setup.rows {
+            match setup.table {
+                Table::Accounts => {
+                    batch.insert(ks.inner(), account_key(key), INITIAL_BALANCE.to_le_bytes())
+                }
+                Table::Ycsb => batch.insert(ks.inner(), account_key(key), ycsb_value(key, 0)),
+            }
             if batch.len() >= 10_000 {
                 std::mem::replace(&mut batch, db.inner().batch()).commit()?;
             }
         }
         batch.commit()?;
         db.persist(PersistMode::SyncAll)?;
-        Ok(Box::new(TxOpen { db, ks }))
+        Ok(Box::new(TxOpen::new(db, ks, setup)))
     }
 
-    fn reopen_sum(&self, dir: &Path, _threads: usize, accounts: u64) -> Result<i64> {
-        let (_db, ks) = open_tx(dir)?;
-        let mut sum = 0i64;
-        for a in 0..accounts {
-            match ks.get(account_key(a))? {
-                Some(v) => sum += balance(&v)?,
-                None => bail!("account {a} is missing after reopen"),
-            }
-        }
-        Ok(sum)
+    fn reopen(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
+        let (db, ks) = open_tx(dir, setup.table)?;
+        Ok(Box::new(TxOpen::new(db, ks, setup)))
     }
 }
 
 struct TxOpen {
     db: OptimisticTxDatabase,
     ks: OptimisticTxKeyspace,
+    /// How commits persist: `SyncAll`, or `Buffer` under the relaxed setting.
+    mode: PersistMode,
+}
+
+impl TxOpen {
+    fn new(db: OptimisticTxDatabase, ks: OptimisticTxKeyspace, setup: &Setup) -> TxOpen {
+        let mode = if setup.relaxed {
+            PersistMode::Buffer
+        } else {
+            PersistMode::SyncAll
+        };
+        TxOpen { db, ks, mode }
+    }
 }
 
 impl TxnStore for TxOpen {
     fn worker(&self, _thread: usize) -> Result<Box<dyn TxnWorker + '_>> {
         Ok(Box::new(TxW { open: self }))
+    }
+
+    fn get(&self, key: u64) -> Result<Option<Vec<u8>>> {
+        Ok(self.ks.get(account_key(key))?.map(|v| v.to_vec()))
     }
 
     fn close(self: Box<Self>) -> Result<()> {
@@ -172,16 +212,45 @@ impl TxnWorker for TxW<'_> {
         let key = account_key(account);
         let mut retries = 0;
         loop {
-            let mut tx = self
-                .open
-                .db
-                .write_tx()?
-                .durability(Some(PersistMode::SyncAll));
+            let mut tx = self.open.db.write_tx()?.durability(Some(self.open.mode));
             let Some(old) = tx.get(&self.open.ks, key)? else {
                 bail!("account {account} is missing");
             };
             let new = balance(&old)? + delta;
             tx.insert(&self.open.ks, key, new.to_le_bytes());
+            match tx.commit()? {
+                Ok(()) => return Ok(retries),
+                Err(_conflict) => retries += 1,
+            }
+        }
+    }
+
+    fn ycsb(&mut self, accesses: &[Access]) -> Result<u32> {
+        let ks = &self.open.ks;
+        if !accesses.iter().any(|a| a.update) {
+            let tx = self.open.db.read_tx();
+            for a in accesses {
+                let Some(v) = tx.get(ks, account_key(a.key))? else {
+                    bail!("row {} is missing", a.key);
+                };
+                ycsb_version(a.key, &v)?;
+            }
+            return Ok(0);
+        }
+        let mut retries = 0;
+        loop {
+            let mut tx = self.open.db.write_tx()?.durability(Some(self.open.mode));
+            for a in accesses {
+                let key = account_key(a.key);
+                let Some(old) = tx.get(ks, key)? else {
+                    bail!("row {} is missing", a.key);
+                };
+                if a.update {
+                    tx.insert(ks, key, ycsb_next(a.key, &old)?);
+                } else {
+                    ycsb_version(a.key, &old)?;
+                }
+            }
             match tx.commit()? {
                 Ok(()) => return Ok(retries),
                 Err(_conflict) => retries += 1,

@@ -3,12 +3,16 @@
 //!
 //! Every system is opened on a fresh directory in its documented durable setting (said in
 //! words by `durability()`, and written into every result row). Opening is separate from
-//! running and from the self-check (`verify`, which reopens the data and reads back what was
-//! acknowledged), so reopen timing after a `kill -9` can be added as one more step.
+//! running and from the self-check (`verify`, or [`TxnSystem::reopen`] and a read of every
+//! row), so the reopen workload can time `reopen` after a `kill -9` on its own.
+//!
+//! A transactional store holds one table ([`Table`]): TPC-B's accounts, or YCSB's user table
+//! of 100-byte values. [`TxnWorker`] runs TPC-B's account update and YCSB's transaction;
+//! [`TxnStore::get`] and [`TxnStore::scan`] read committed rows for the self-checks.
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result, bail};
 
 pub mod braid_engine;
 pub mod braid_wal;
@@ -124,7 +128,32 @@ pub trait Appender {
     fn append(&mut self, seq: u64, payload: &[u8]) -> Result<()>;
 }
 
-/// A transactional store holding the TPC-B accounts table.
+/// Which table a transactional store holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    /// TPC-B's accounts: a balance per row, [`INITIAL_BALANCE`] at first; a row's value is
+    /// the balance as 8 bytes little-endian.
+    Accounts,
+    /// YCSB's user table: a [`YCSB_VALUE_BYTES`]-byte value per row, [`ycsb_value`]`(key, 0)`
+    /// at first.
+    Ycsb,
+}
+
+/// How a transactional store is opened.
+#[derive(Debug, Clone, Copy)]
+pub struct Setup {
+    /// Worker threads.
+    pub threads: usize,
+    /// The table it holds.
+    pub table: Table,
+    /// Rows of the table, keys `0..rows`.
+    pub rows: u64,
+    /// Commit under the system's [`TxnSystem::relaxed_setting`] instead of its durable one
+    /// (only the reopen workload's loading child does, and only where the system has one).
+    pub relaxed: bool,
+}
+
+/// A transactional store holding one table, [`Table::Accounts`] or [`Table::Ycsb`].
 pub trait TxnSystem: Sync {
     /// Name in tables and files (braid's start with `braid`).
     fn name(&self) -> String;
@@ -132,12 +161,31 @@ pub trait TxnSystem: Sync {
     fn version(&self) -> String;
     /// The durable setting used, in words.
     fn durability(&self) -> String;
-    /// Create the store in the empty directory `dir` for `threads` worker threads, with
-    /// `accounts` rows of balance [`INITIAL_BALANCE`], loaded and durable before it returns.
-    fn open(&self, dir: &Path, threads: usize, accounts: u64) -> Result<Box<dyn TxnStore>>;
-    /// Reopen the store in `dir` (opened for `threads`) after `close`: the sum of all
-    /// balances, failing if an account is missing.
-    fn reopen_sum(&self, dir: &Path, threads: usize, accounts: u64) -> Result<i64>;
+    /// Where committing 1,000,000 transactions durably takes minutes, the setting the reopen
+    /// workload's child commits under instead, in words: every commit reaches the operating
+    /// system (or, redb, a later commit), so a `kill -9` of the process loses none of them,
+    /// but a power cut could. `None` (the default): the child commits durably.
+    fn relaxed_setting(&self) -> Option<String> {
+        None
+    }
+    /// What the system keeps in memory of a table, in words (cache sizes), for the memory
+    /// workload.
+    fn cache_setting(&self) -> String;
+    /// Whether every row is resident in memory (an in-memory engine), rather than paged from
+    /// disk through caches.
+    fn in_memory(&self) -> bool {
+        false
+    }
+    /// Whether `file` (a path inside the store's directory) is log rather than data, for the
+    /// bytes on disk the reopen workload reports.
+    fn is_log_file(&self, file: &Path) -> bool;
+    /// Create the store in the empty directory `dir` with `setup.rows` rows, loaded and
+    /// durable before it returns.
+    fn open(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>>;
+    /// Reopen the store in `dir`, created by [`TxnSystem::open`] with the same `setup`, after
+    /// a close or a crash: whatever recovery the system does happens here or (SQLite) at the
+    /// first read.
+    fn reopen(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>>;
 }
 
 /// Balance every account starts with.
@@ -152,8 +200,35 @@ pub trait TxnStore: Send + Sync {
     fn own_sync_stats(&self) -> Option<SyncStats> {
         None
     }
+    /// Row `key`'s committed value (see [`Table`]), `None` if there is no such row.
+    fn get(&self, key: u64) -> Result<Option<Vec<u8>>>;
+    /// Call `f` with every row's key and value, keys `0..rows` each once in any order;
+    /// fails if a row is missing or another key is there.
+    fn scan(&self, rows: u64, f: &mut dyn FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
+        for key in 0..rows {
+            match self.get(key)? {
+                Some(v) => f(key, &v)?,
+                None => bail!("row {key} is missing"),
+            }
+        }
+        Ok(())
+    }
+    /// Make every commit so far survive a `kill -9` of the process (redb's relaxed setting
+    /// needs one durable commit); nothing by default, where every commit already does.
+    fn settle(&self) -> Result<()> {
+        Ok(())
+    }
     /// Flush and close.
     fn close(self: Box<Self>) -> Result<()>;
+}
+
+/// One access of a YCSB transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Access {
+    /// The row.
+    pub key: u64,
+    /// Read the row and write [`ycsb_next`] of it (else only read it).
+    pub update: bool,
 }
 
 /// One worker thread's handle.
@@ -161,6 +236,94 @@ pub trait TxnWorker {
     /// TPC-B's account update: read `account`'s balance, write balance + `delta`, commit, and
     /// return once durable. Conflicts are retried inside; returns how many retries it took.
     fn update(&mut self, account: u64, delta: i64) -> Result<u32>;
+    /// A YCSB transaction on [`Table::Ycsb`]: every access reads its row (which must hold
+    /// some [`ycsb_value`] of its key, checked with [`ycsb_version`]) and an update writes
+    /// [`ycsb_next`] of what it read, all in one transaction, committed and durable before it
+    /// returns (a transaction without updates commits as the system commits a read-only
+    /// one). Conflicts are retried inside; returns how many retries it took.
+    fn ycsb(&mut self, accesses: &[Access]) -> Result<u32>;
+}
+
+/// Bytes of a YCSB row's value (one YCSB field of 100 B).
+pub const YCSB_VALUE_BYTES: usize = 100;
+
+/// The value row `key` holds after `version` committed updates: the version (8 bytes
+/// little-endian), the key (8 bytes little-endian), and 84 bytes that follow from both, so
+/// that a value of another row or version, or a torn one, is told apart.
+pub fn ycsb_value(key: u64, version: u64) -> [u8; YCSB_VALUE_BYTES] {
+    let mut v = [0u8; YCSB_VALUE_BYTES];
+    v[..8].copy_from_slice(&version.to_le_bytes());
+    v[8..16].copy_from_slice(&key.to_le_bytes());
+    // splitmix64 over (key, version).
+    let mut x = key.rotate_left(32) ^ version.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    for chunk in v[16..].chunks_mut(8) {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        chunk.copy_from_slice(&z.to_le_bytes()[..chunk.len()]);
+    }
+    v
+}
+
+/// The version of `value`, which must be [`ycsb_value`]`(key, version)` for some version.
+pub fn ycsb_version(key: u64, value: &[u8]) -> Result<u64> {
+    let Some(head) = value.get(..8) else {
+        bail!("row {key}: a value of {} bytes", value.len());
+    };
+    let mut b = [0u8; 8];
+    b.copy_from_slice(head);
+    let version = u64::from_le_bytes(b);
+    if value != ycsb_value(key, version) {
+        bail!(
+            "row {key}: its {} bytes are not the value of version {version} of the row",
+            value.len()
+        );
+    }
+    Ok(version)
+}
+
+/// What a YCSB update of row `key` writes over `old`: the next version.
+pub fn ycsb_next(key: u64, old: &[u8]) -> Result<[u8; YCSB_VALUE_BYTES]> {
+    Ok(ycsb_value(key, ycsb_version(key, old)? + 1))
+}
+
+/// A file's size: its length, and the bytes of disk allocated to it (preallocated space
+/// included, holes not).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FileBytes {
+    /// The file's length.
+    pub len: u64,
+    /// Blocks allocated to it, in bytes.
+    pub allocated: u64,
+}
+
+/// Files under `dir`, recursively: (path relative to `dir`, size).
+pub fn files(dir: &Path) -> Result<Vec<(std::path::PathBuf, FileBytes)>> {
+    use std::os::unix::fs::MetadataExt as _;
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).with_context(|| format!("list {}", d.display()))? {
+            let e = e?;
+            let ty = e.file_type()?;
+            if ty.is_dir() {
+                todo.push(e.path());
+            } else if ty.is_file() {
+                let rel = e.path().strip_prefix(dir)?.to_path_buf();
+                let m = e.metadata()?;
+                out.push((
+                    rel,
+                    FileBytes {
+                        len: m.len(),
+                        allocated: m.blocks() * 512,
+                    },
+                ));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Every log-append system, braid first.

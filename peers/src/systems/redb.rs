@@ -1,21 +1,35 @@
 //! redb (a copy-on-write B-tree store in Rust), one database file, every write transaction
 //! committed with `Durability::Immediate` (its default, set explicitly): `commit` returns once
 //! the new root is fsync'd. redb runs one write transaction at a time; the TPC-B update is a
-//! `get` and an `insert` of the account in one write transaction.
+//! `get` and an `insert` of the account in one write transaction, a YCSB transaction a `get`
+//! of each row and an `insert` of each row it updates (a read transaction if it only reads).
 //!
-//! The self-check reopens the file: the balances must sum to what the committed updates leave.
+//! Reopening after a crash repairs the file (redb rebuilds its allocator state). redb has no
+//! setting that writes a commit to the operating system without fsync; the reopen workload's
+//! loading child may commit with `Durability::None` and every 1,000th commit (and a last one,
+//! [`TxnStore::settle`]) `Immediate`, which persists the `None` commits before it.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use anyhow::{Result, bail};
-use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{
+    Database, Durability, ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction,
+};
 
-use super::{INITIAL_BALANCE, TxnStore, TxnSystem, TxnWorker};
+use super::{
+    Access, INITIAL_BALANCE, Setup, Table, TxnStore, TxnSystem, TxnWorker, ycsb_next, ycsb_value,
+    ycsb_version,
+};
 
 const ACCOUNTS: TableDefinition<u64, i64> = TableDefinition::new("accounts");
+const USERTABLE: TableDefinition<u64, &[u8]> = TableDefinition::new("usertable");
+
+/// Under the relaxed setting, every this many commits one is `Immediate`.
+const RELAXED_IMMEDIATE_EVERY: u64 = 1_000;
 
 fn file(dir: &Path) -> PathBuf {
-    dir.join("accounts.redb")
+    dir.join("store.redb")
 }
 
 /// redb with immediate durability.
@@ -35,42 +49,136 @@ impl TxnSystem for Redb {
         "WriteTransaction::set_durability(Durability::Immediate): fsync'd at commit".into()
     }
 
-    fn open(&self, dir: &Path, _threads: usize, accounts: u64) -> Result<Box<dyn TxnStore>> {
+    fn relaxed_setting(&self) -> Option<String> {
+        Some(format!(
+            "Durability::None, every {RELAXED_IMMEDIATE_EVERY}th commit and the last \
+             Durability::Immediate (redb has no write-without-fsync setting; a None commit \
+             persists with the next Immediate one)"
+        ))
+    }
+
+    fn cache_setting(&self) -> String {
+        "Builder default: cache_size 1 GiB (read and write cache), no mmap".into()
+    }
+
+    fn is_log_file(&self, _file: &Path) -> bool {
+        // A copy-on-write B-tree: no log.
+        false
+    }
+
+    fn open(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
         let db = Database::create(file(dir))?;
         let mut tx = db.begin_write()?;
         tx.set_durability(Durability::Immediate)?;
-        {
-            let mut t = tx.open_table(ACCOUNTS)?;
-            for a in 0..accounts {
-                t.insert(a, INITIAL_BALANCE)?;
+        match setup.table {
+            Table::Accounts => {
+                let mut t = tx.open_table(ACCOUNTS)?;
+                for a in 0..setup.rows {
+                    t.insert(a, INITIAL_BALANCE)?;
+                }
+            }
+            Table::Ycsb => {
+                let mut t = tx.open_table(USERTABLE)?;
+                for key in 0..setup.rows {
+                    t.insert(key, &ycsb_value(key, 0)[..])?;
+                }
             }
         }
         tx.commit()?;
-        Ok(Box::new(Open { db }))
+        Ok(Box::new(Open::new(db, setup)))
     }
 
-    fn reopen_sum(&self, dir: &Path, _threads: usize, accounts: u64) -> Result<i64> {
-        let db = Database::open(file(dir))?;
-        let tx = db.begin_read()?;
-        let t = tx.open_table(ACCOUNTS)?;
-        let mut sum = 0i64;
-        for a in 0..accounts {
-            match t.get(a)? {
-                Some(v) => sum += v.value(),
-                None => bail!("account {a} is missing after reopen"),
-            }
-        }
-        Ok(sum)
+    fn reopen(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
+        Ok(Box::new(Open::new(Database::open(file(dir))?, setup)))
     }
 }
 
 struct Open {
     db: Database,
+    setup: Setup,
+    /// Write transactions begun (the relaxed setting makes every 1,000th `Immediate`).
+    commits: AtomicU64,
+}
+
+impl Open {
+    fn new(db: Database, setup: &Setup) -> Open {
+        Open {
+            db,
+            setup: *setup,
+            commits: AtomicU64::new(0),
+        }
+    }
+
+    /// A write transaction with the durability of the setup.
+    fn begin_write(&self) -> Result<WriteTransaction> {
+        let mut tx = self.db.begin_write()?;
+        let n = self.commits.fetch_add(1, Relaxed) + 1;
+        let durability = if self.setup.relaxed && !n.is_multiple_of(RELAXED_IMMEDIATE_EVERY) {
+            Durability::None
+        } else {
+            Durability::Immediate
+        };
+        tx.set_durability(durability)?;
+        Ok(tx)
+    }
 }
 
 impl TxnStore for Open {
     fn worker(&self, _thread: usize) -> Result<Box<dyn TxnWorker + '_>> {
-        Ok(Box::new(Worker { db: &self.db }))
+        Ok(Box::new(Worker { open: self }))
+    }
+
+    fn get(&self, key: u64) -> Result<Option<Vec<u8>>> {
+        let tx = self.db.begin_read()?;
+        Ok(match self.setup.table {
+            Table::Accounts => tx
+                .open_table(ACCOUNTS)?
+                .get(key)?
+                .map(|v| v.value().to_le_bytes().to_vec()),
+            Table::Ycsb => tx
+                .open_table(USERTABLE)?
+                .get(key)?
+                .map(|v| v.value().to_vec()),
+        })
+    }
+
+    fn scan(&self, rows: u64, f: &mut dyn FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
+        let tx = self.db.begin_read()?;
+        let mut seen = 0u64;
+        let mut visit = |key: u64, v: &[u8]| -> Result<()> {
+            if key >= rows {
+                bail!("row {key} is there; the table has keys 0..{rows}");
+            }
+            seen += 1;
+            f(key, v)
+        };
+        match self.setup.table {
+            Table::Accounts => {
+                for e in tx.open_table(ACCOUNTS)?.iter()? {
+                    let (k, v) = e?;
+                    visit(k.value(), &v.value().to_le_bytes())?;
+                }
+            }
+            Table::Ycsb => {
+                for e in tx.open_table(USERTABLE)?.iter()? {
+                    let (k, v) = e?;
+                    visit(k.value(), v.value())?;
+                }
+            }
+        }
+        if seen != rows {
+            bail!("{seen} rows, {rows} loaded");
+        }
+        Ok(())
+    }
+
+    fn settle(&self) -> Result<()> {
+        if self.setup.relaxed {
+            let mut tx = self.db.begin_write()?;
+            tx.set_durability(Durability::Immediate)?;
+            tx.commit()?;
+        }
+        Ok(())
     }
 
     fn close(self: Box<Self>) -> Result<()> {
@@ -79,19 +187,48 @@ impl TxnStore for Open {
 }
 
 struct Worker<'a> {
-    db: &'a Database,
+    open: &'a Open,
 }
 
 impl TxnWorker for Worker<'_> {
     fn update(&mut self, account: u64, delta: i64) -> Result<u32> {
-        let mut tx = self.db.begin_write()?;
-        tx.set_durability(Durability::Immediate)?;
+        let tx = self.open.begin_write()?;
         {
             let mut t = tx.open_table(ACCOUNTS)?;
             let Some(old) = t.get(account)?.map(|v| v.value()) else {
                 bail!("account {account} is missing");
             };
             t.insert(account, old + delta)?;
+        }
+        tx.commit()?;
+        Ok(0)
+    }
+
+    fn ycsb(&mut self, accesses: &[Access]) -> Result<u32> {
+        if !accesses.iter().any(|a| a.update) {
+            let tx = self.open.db.begin_read()?;
+            let t = tx.open_table(USERTABLE)?;
+            for a in accesses {
+                let Some(v) = t.get(a.key)? else {
+                    bail!("row {} is missing", a.key);
+                };
+                ycsb_version(a.key, v.value())?;
+            }
+            return Ok(0);
+        }
+        let tx = self.open.begin_write()?;
+        {
+            let mut t = tx.open_table(USERTABLE)?;
+            for a in accesses {
+                let Some(old) = t.get(a.key)?.map(|v| v.value().to_vec()) else {
+                    bail!("row {} is missing", a.key);
+                };
+                if a.update {
+                    t.insert(a.key, &ycsb_next(a.key, &old)?[..])?;
+                } else {
+                    ycsb_version(a.key, &old)?;
+                }
+            }
         }
         tx.commit()?;
         Ok(0)

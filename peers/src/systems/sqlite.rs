@@ -2,9 +2,11 @@
 //! with `synchronous=FULL` (the WAL is fsync'd at every commit), one connection per thread
 //! with a busy timeout. The TPC-B update is `BEGIN IMMEDIATE`, a `SELECT` of the balance, an
 //! `UPDATE` to balance + delta, and `COMMIT`; a commit still busy after the timeout is rolled
-//! back and retried.
+//! back and retried. A YCSB transaction is `BEGIN IMMEDIATE` (`BEGIN DEFERRED` if it only
+//! reads), a `SELECT` of each row, an `UPDATE` of each row it updates, and `COMMIT`.
 //!
-//! The self-check reopens the file: the balances must sum to what the committed updates leave.
+//! Reopening opens a connection; SQLite recovers from the WAL at the first read. The reopen
+//! workload's loading child may commit with `synchronous=NORMAL` (see `relaxed_setting`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -13,24 +15,43 @@ use std::time::Duration;
 use anyhow::{Context as _, Result, bail};
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 
-use super::{INITIAL_BALANCE, TxnStore, TxnSystem, TxnWorker};
+use super::{
+    Access, INITIAL_BALANCE, Setup, Table, TxnStore, TxnSystem, TxnWorker, ycsb_next, ycsb_value,
+    ycsb_version,
+};
 
 /// How long a connection waits for the write lock before SQLite returns busy.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 fn file(dir: &Path) -> PathBuf {
-    dir.join("accounts.sqlite")
+    dir.join("store.sqlite")
 }
 
-fn connect(path: &Path) -> Result<Connection> {
+fn connect(path: &Path, relaxed: bool) -> Result<Connection> {
     let c = Connection::open(path).with_context(|| format!("open {}", path.display()))?;
     let mode: String = c.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
         bail!("SQLite refused WAL mode (got {mode})");
     }
-    c.pragma_update(None, "synchronous", "FULL")?;
+    c.pragma_update(None, "synchronous", if relaxed { "NORMAL" } else { "FULL" })?;
     c.busy_timeout(BUSY_TIMEOUT)?;
     Ok(c)
+}
+
+/// The SQL of one table: its name and value column.
+fn sql(table: Table) -> (&'static str, &'static str) {
+    match table {
+        Table::Accounts => ("accounts", "balance"),
+        Table::Ycsb => ("usertable", "field0"),
+    }
+}
+
+/// A row's value from its column: the balance as 8 bytes little-endian, or the blob.
+fn value(table: Table, r: &rusqlite::Row<'_>, col: usize) -> rusqlite::Result<Vec<u8>> {
+    Ok(match table {
+        Table::Accounts => r.get::<_, i64>(col)?.to_le_bytes().to_vec(),
+        Table::Ycsb => r.get(col)?,
+    })
 }
 
 /// SQLite, WAL mode, synchronous=FULL.
@@ -54,18 +75,43 @@ impl TxnSystem for Sqlite {
         "WAL mode, synchronous=FULL, BEGIN IMMEDIATE..COMMIT: WAL fsync'd per commit".into()
     }
 
-    fn open(&self, dir: &Path, _threads: usize, accounts: u64) -> Result<Box<dyn TxnStore>> {
+    fn relaxed_setting(&self) -> Option<String> {
+        Some(
+            "WAL mode, synchronous=NORMAL: each commit written to the WAL, fsync'd only at \
+             checkpoints"
+                .into(),
+        )
+    }
+
+    fn cache_setting(&self) -> String {
+        "page cache PRAGMA cache_size=-2000 (2,000 KiB) per connection, mmap_size=0 (defaults)"
+            .into()
+    }
+
+    fn is_log_file(&self, file: &Path) -> bool {
+        file.to_string_lossy().ends_with("-wal")
+    }
+
+    fn open(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
         let path = file(dir);
-        let mut c = connect(&path)?;
+        let mut c = connect(&path, setup.relaxed)?;
+        let (name, col) = sql(setup.table);
+        let ty = match setup.table {
+            Table::Accounts => "INTEGER",
+            Table::Ycsb => "BLOB",
+        };
         c.execute(
-            "CREATE TABLE accounts (id INTEGER PRIMARY KEY, balance INTEGER NOT NULL)",
+            &format!("CREATE TABLE {name} (id INTEGER PRIMARY KEY, {col} {ty} NOT NULL)"),
             [],
         )?;
         let tx = c.transaction()?;
         {
-            let mut ins = tx.prepare("INSERT INTO accounts (id, balance) VALUES (?1, ?2)")?;
-            for a in 0..accounts {
-                ins.execute(params![a as i64, INITIAL_BALANCE])?;
+            let mut ins = tx.prepare(&format!("INSERT INTO {name} (id, {col}) VALUES (?1, ?2)"))?;
+            for key in 0..setup.rows {
+                match setup.table {
+                    Table::Accounts => ins.execute(params![key as i64, INITIAL_BALANCE])?,
+                    Table::Ycsb => ins.execute(params![key as i64, &ycsb_value(key, 0)[..]])?,
+                };
             }
         }
         tx.commit()?;
@@ -73,36 +119,78 @@ impl TxnSystem for Sqlite {
         // checkpointed and removed between them; the workers open their own.
         Ok(Box::new(Open {
             path,
+            setup: *setup,
             keep: Mutex::new(c),
         }))
     }
 
-    fn reopen_sum(&self, dir: &Path, _threads: usize, accounts: u64) -> Result<i64> {
-        let c = connect(&file(dir))?;
-        let (n, sum): (i64, i64) = c.query_row(
-            "SELECT count(*), coalesce(sum(balance), 0) FROM accounts",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
-        if n as u64 != accounts {
-            bail!("{n} accounts after reopen, {accounts} loaded");
-        }
-        Ok(sum)
+    fn reopen(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
+        let path = file(dir);
+        // Opening a connection reads nothing: recovery from the WAL happens at the first
+        // read.
+        let c = connect(&path, setup.relaxed)?;
+        Ok(Box::new(Open {
+            path,
+            setup: *setup,
+            keep: Mutex::new(c),
+        }))
     }
 }
 
 struct Open {
     path: PathBuf,
-    /// The loading connection, held (never used) until close; behind a lock because a
-    /// `Connection` is not `Sync`.
+    setup: Setup,
+    /// The first connection, held until close (and used for `get` and `scan`); behind a lock
+    /// because a `Connection` is not `Sync`.
     keep: Mutex<Connection>,
+}
+
+impl Open {
+    fn keep(&self) -> Result<std::sync::MutexGuard<'_, Connection>> {
+        self.keep
+            .lock()
+            .map_err(|_| anyhow::anyhow!("a lock was poisoned"))
+    }
 }
 
 impl TxnStore for Open {
     fn worker(&self, _thread: usize) -> Result<Box<dyn TxnWorker + '_>> {
         Ok(Box::new(Worker {
-            c: connect(&self.path)?,
+            c: connect(&self.path, self.setup.relaxed)?,
+            table: self.setup.table,
         }))
+    }
+
+    fn get(&self, key: u64) -> Result<Option<Vec<u8>>> {
+        let (name, col) = sql(self.setup.table);
+        let table = self.setup.table;
+        Ok(self
+            .keep()?
+            .prepare_cached(&format!("SELECT {col} FROM {name} WHERE id = ?1"))?
+            .query_row(params![key as i64], |r| value(table, r, 0))
+            .optional()?)
+    }
+
+    fn scan(&self, rows: u64, f: &mut dyn FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
+        let (name, col) = sql(self.setup.table);
+        let table = self.setup.table;
+        let c = self.keep()?;
+        let mut q = c.prepare(&format!("SELECT id, {col} FROM {name}"))?;
+        let mut it = q.query([])?;
+        let mut seen = 0u64;
+        while let Some(r) = it.next()? {
+            let id: i64 = r.get(0)?;
+            let key = u64::try_from(id).ok().filter(|k| *k < rows);
+            let Some(key) = key else {
+                bail!("row {id} is there; the table has keys 0..{rows}");
+            };
+            f(key, &value(table, r, 1)?)?;
+            seen += 1;
+        }
+        if seen != rows {
+            bail!("{seen} rows, {rows} loaded");
+        }
+        Ok(())
     }
 
     fn close(self: Box<Self>) -> Result<()> {
@@ -117,6 +205,7 @@ impl TxnStore for Open {
 
 struct Worker {
     c: Connection,
+    table: Table,
 }
 
 fn busy(e: &rusqlite::Error) -> bool {
@@ -124,6 +213,28 @@ fn busy(e: &rusqlite::Error) -> bool {
         e.sqlite_error_code(),
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
     )
+}
+
+/// Why a try failed: SQLite stayed busy (retry), or anything else.
+enum Fail {
+    Busy,
+    Other(anyhow::Error),
+}
+
+impl From<rusqlite::Error> for Fail {
+    fn from(e: rusqlite::Error) -> Fail {
+        if busy(&e) {
+            Fail::Busy
+        } else {
+            Fail::Other(e.into())
+        }
+    }
+}
+
+impl From<anyhow::Error> for Fail {
+    fn from(e: anyhow::Error) -> Fail {
+        Fail::Other(e)
+    }
 }
 
 impl Worker {
@@ -160,12 +271,69 @@ impl Worker {
             Err(e) => Err(e.into()),
         }
     }
+
+    /// One try of a YCSB transaction: `false` if SQLite stayed busy past the timeout.
+    fn attempt_ycsb(&mut self, accesses: &[Access]) -> Result<bool> {
+        let r = (|| -> Result<(), Fail> {
+            // A transaction that writes takes the write lock first; a read-only one reads a
+            // snapshot and commits without writing.
+            let writes = accesses.iter().any(|a| a.update);
+            self.c.execute_batch(if writes {
+                "BEGIN IMMEDIATE"
+            } else {
+                "BEGIN DEFERRED"
+            })?;
+            for a in accesses {
+                let old: Option<Vec<u8>> = self
+                    .c
+                    .prepare_cached("SELECT field0 FROM usertable WHERE id = ?1")?
+                    .query_row(params![a.key as i64], |r| r.get(0))
+                    .optional()?;
+                let Some(old) = old else {
+                    return Err(anyhow::anyhow!("row {} is missing", a.key).into());
+                };
+                if a.update {
+                    let new = ycsb_next(a.key, &old)?;
+                    self.c
+                        .prepare_cached("UPDATE usertable SET field0 = ?1 WHERE id = ?2")?
+                        .execute(params![&new[..], a.key as i64])?;
+                } else {
+                    ycsb_version(a.key, &old)?;
+                }
+            }
+            self.c.execute_batch("COMMIT")?;
+            Ok(())
+        })();
+        let retry = match r {
+            Ok(()) => return Ok(true),
+            Err(Fail::Busy) => Ok(false),
+            Err(Fail::Other(e)) => Err(e),
+        };
+        if !self.c.is_autocommit() {
+            self.c.execute_batch("ROLLBACK")?;
+        }
+        retry
+    }
 }
 
 impl TxnWorker for Worker {
     fn update(&mut self, account: u64, delta: i64) -> Result<u32> {
+        if self.table != Table::Accounts {
+            bail!("a TPC-B update on the YCSB table");
+        }
         let mut retries = 0;
         while !self.attempt(account, delta)? {
+            retries += 1;
+        }
+        Ok(retries)
+    }
+
+    fn ycsb(&mut self, accesses: &[Access]) -> Result<u32> {
+        if self.table != Table::Ycsb {
+            bail!("a YCSB transaction on the accounts table");
+        }
+        let mut retries = 0;
+        while !self.attempt_ycsb(accesses)? {
             retries += 1;
         }
         Ok(retries)

@@ -1,6 +1,7 @@
-//! The timed part every workload shares: N threads, each with its own handle, doing one
-//! operation after another (the next only once the last is durable) until the time is up,
-//! with every operation's latency in an HDR histogram.
+//! The workloads. The timed part the append, txn and ycsb workloads share is here: N threads,
+//! each with its own handle, doing one operation after another (the next only once the last
+//! is durable) until the time is up, with every operation's latency in an HDR histogram. The
+//! reopen and memory workloads run once per system, in child processes ([`child`]).
 
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -10,7 +11,11 @@ use anyhow::{Result, anyhow};
 use hdrhistogram::Histogram;
 
 pub mod append;
+pub mod child;
+pub mod memory;
+pub mod reopen;
 pub mod txn;
+pub mod ycsb;
 
 /// What a timed run measured.
 #[derive(Debug)]
