@@ -71,3 +71,29 @@ fn direct_io_on_the_root_file_system() {
     g.read_at(4097, &mut s).unwrap();
     assert_eq!(s, [1, 2, 3]);
 }
+
+#[test]
+fn next_data_skips_reserved_space() {
+    // On the root file system (tmpfs would do too): reserved, never-written space is a hole
+    // to SEEK_DATA, so a reader of a preallocated segment skips it.
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let f = RealFs
+        .open(&tmp.path().join("f"), OpenOpts::create())
+        .unwrap();
+    f.allocate(4 << 20).unwrap();
+    f.set_len(4 << 20).unwrap();
+    assert_eq!(f.next_data(0).unwrap(), None, "nothing written yet");
+    f.write_all_at((1 << 20) + 10, b"xyz").unwrap();
+    f.sync_data().unwrap();
+    let at = f.next_data(0).unwrap().expect("the written block");
+    assert!(at <= (1 << 20) + 10, "SEEK_DATA went past the data: {at}");
+    assert!(
+        at >= 1 << 20,
+        "SEEK_DATA found data in reserved space: {at}"
+    );
+    assert_eq!(
+        f.next_data(2 << 20).unwrap(),
+        None,
+        "reserved space after the data"
+    );
+}

@@ -317,6 +317,11 @@ impl StreamSource for PacedDevice {
         self.inner.salt_for(lsn)
     }
 
+    /// Asking where data is costs no bandwidth; reading it does (`read_at`).
+    fn data_end(&self, from: Lsn) -> Result<Lsn, WalError> {
+        self.inner.data_end(from)
+    }
+
     fn locate(&self, lsn: Lsn) -> (String, u64) {
         self.inner.locate(lsn)
     }

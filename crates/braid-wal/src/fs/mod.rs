@@ -113,6 +113,18 @@ pub trait FsFile: Send + Sync + std::fmt::Debug {
     fn set_len(&self, len: u64) -> io::Result<()>;
     /// The file size in bytes.
     fn len(&self) -> io::Result<u64>;
+    /// The first offset at or after `off` that may hold data, or `None` if from `off` on the
+    /// file has only holes and reserved, never-written space (both read as zeros): what lets
+    /// a reader skip a preallocated segment's reserved space instead of reading it.
+    /// Default: `Some(off)`, i.e. "read it and see".
+    fn next_data(&self, off: u64) -> io::Result<Option<u64>> {
+        Ok(Some(off))
+    }
+    /// The first offset at or after `off` where a hole or reserved, never-written space
+    /// begins (the file's length if none). Default: the file's length.
+    fn next_hole(&self, off: u64) -> io::Result<u64> {
+        Ok(self.len()?.max(off))
+    }
     /// Whether the file size is 0.
     fn is_empty(&self) -> io::Result<bool> {
         Ok(self.len()? == 0)

@@ -76,6 +76,28 @@ impl FsFile for RealFile {
     fn len(&self) -> io::Result<u64> {
         Ok(self.file.metadata()?.len())
     }
+
+    fn next_data(&self, off: u64) -> io::Result<Option<u64>> {
+        // `lseek(SEEK_DATA)`: ext4 and XFS report reserved (unwritten) extents as holes
+        // unless the page cache holds written data there.
+        match rustix::fs::seek(&self.file, rustix::fs::SeekFrom::Data(off)) {
+            Ok(at) => Ok(Some(at)),
+            // No data at or after `off`.
+            Err(Errno::NXIO) => Ok(None),
+            // A file system without SEEK_DATA: every byte may be data.
+            Err(e) if e == Errno::INVAL || e == Errno::OPNOTSUPP => Ok(Some(off)),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn next_hole(&self, off: u64) -> io::Result<u64> {
+        match rustix::fs::seek(&self.file, rustix::fs::SeekFrom::Hole(off)) {
+            Ok(at) => Ok(at),
+            Err(Errno::NXIO) => Ok(off),
+            Err(e) if e == Errno::INVAL || e == Errno::OPNOTSUPP => Ok(self.len()?.max(off)),
+            Err(e) => Err(e.into()),
+        }
+    }
 }
 
 impl Fs for RealFs {
@@ -101,9 +123,8 @@ impl Fs for RealFs {
             // The flag value is a small positive constant; the cast cannot wrap.
             o.custom_flags(OFlags::DIRECT.bits() as i32);
         }
-        Ok(Box::new(RealFile {
-            file: o.open(path)?,
-        }))
+        let file = o.open(path)?;
+        Ok(Box::new(RealFile { file }))
     }
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {

@@ -217,7 +217,10 @@ impl Scanner<'_> {
             any: false,
         };
         let mut y = x + ALIGN as u64;
-        while y < self.limit && self.limit - y >= HEADER_LEN as u64 {
+        // Nothing was written past `data_end`: no record to find there (asked before this
+        // look reads past `x`; see `StreamSource::data_end`).
+        let data_end = self.src.data_end(x)?.min(self.limit);
+        while y < data_end && data_end - y >= HEADER_LEN as u64 {
             let avail = self.fill(y, HEADER_LEN)?;
             if avail < HEADER_LEN {
                 break;

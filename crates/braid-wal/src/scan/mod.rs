@@ -77,6 +77,15 @@ pub trait StreamSource {
     fn salt_for(&self, lsn: Lsn) -> u32;
     /// File (or region) name and byte offset holding `lsn`, for error messages.
     fn locate(&self, lsn: Lsn) -> (String, u64);
+    /// An LSN (at most `limit`) from which on, as far as `from`, nothing was ever written:
+    /// the rest is reserved space or holes, which read as zeros. Lets a scan that looks past
+    /// a damaged or zero position for later records stop there instead of reading up to the
+    /// limit (an upper bound: a preallocated segment's full size). Asked before the scan
+    /// reads past `from`: a file system may count space as data once the page cache holds
+    /// it. Default: `limit` (read it all and see).
+    fn data_end(&self, _from: Lsn) -> Result<Lsn, WalError> {
+        Ok(self.limit())
+    }
 }
 
 /// What a scan does on corruption (damage that is not a torn tail).

@@ -175,3 +175,25 @@ fn zeros_go_ahead_of_the_writes_and_never_over_written_data() {
         );
     }
 }
+
+#[test]
+fn data_end_skips_reserved_space_after_the_end() {
+    let seg = 4u64 << 20;
+    let env = Env::real_on_disk();
+    let cfg = env.cfg(0, seg);
+    {
+        let log = SegmentLog::open(env.fs.clone(), &cfg).unwrap();
+        log.write(0, &pattern(0, 100)).unwrap();
+        log.sync().unwrap();
+        log.prepare(seg + 1).unwrap();
+    }
+    // Reopened, the limit is the whole first segment (an upper bound); its first block and
+    // the 1 MiB after it were written (the record and the zeros ahead of it), the rest only
+    // reserved.
+    let log = SegmentLog::open(env.fs.clone(), &cfg).unwrap();
+    assert_eq!(log.limit(), seg);
+    let written = 4096 + (1 << 20);
+    assert_eq!(log.data_end(0).unwrap(), written);
+    assert_eq!(log.data_end(500_000).unwrap(), written);
+    assert_eq!(log.data_end(2 << 20).unwrap(), 2 << 20, "nothing after it");
+}

@@ -327,4 +327,8 @@ impl StreamSource for FileDevice {
     fn locate(&self, lsn: Lsn) -> (String, u64) {
         self.log.locate(lsn)
     }
+
+    fn data_end(&self, from: Lsn) -> Result<Lsn, WalError> {
+        self.log.data_end(from)
+    }
 }

@@ -262,6 +262,21 @@ impl SegmentLog {
         let mut buf = vec![0u8; ZERO_CHECK_CHUNK];
         let mut off = 0;
         while off < extent {
+            // Reserved space that was never written is skipped, not read: a segment created
+            // ahead of the data is 64 MiB of it, and reading it was most of a reopen's time
+            // with a stream per thread (braid-engine on taurus with 64 streams after kill -9
+            // at 100,000 transactions: 16.0 s, 3.9 s without this read; the scan's look past
+            // the end is the rest, `StreamSource::data_end`).
+            match file
+                .next_data(SEGMENT_HEADER + off)
+                .map_err(|e| io_err("seek", path, e))?
+            {
+                None => break,
+                Some(at) => off = off.max(at.saturating_sub(SEGMENT_HEADER)),
+            }
+            if off >= extent {
+                break;
+            }
             let want = (extent - off).min(ZERO_CHECK_CHUNK as u64) as usize;
             let n = file
                 .read_full_at(SEGMENT_HEADER + off, &mut buf[..want])

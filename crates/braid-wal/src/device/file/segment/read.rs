@@ -82,6 +82,51 @@ impl StreamSource for SegmentLog {
         segment_salt(self.salt, lsn / self.seg_size)
     }
 
+    /// Through the segment files' `SEEK_DATA` and `SEEK_HOLE`
+    /// ([`crate::fs::FsFile::next_data`]): the end of the last written range at or after
+    /// `from`, so that the reserved space after a stream's end (up to a whole 64 MiB segment
+    /// at reopen, where the limit is the segment's full size) is not read by a scan looking
+    /// past the end for later records. Measured: a reopen after `kill -9` of braid-engine
+    /// with taurus on 64 streams spent 3-4 s zeroing page-cache pages for that space.
+    fn data_end(&self, from: Lsn) -> Result<Lsn, WalError> {
+        let inner = self.inner.lock();
+        let limit = self.limit_of(&inner);
+        let Some(first_index) = inner.segs.first().map(|s| s.index) else {
+            return Ok(limit);
+        };
+        let mut end = from.min(limit);
+        let mut pos = from;
+        while pos < limit {
+            let index = pos / self.seg_size;
+            let Some(seg) = index
+                .checked_sub(first_index)
+                .and_then(|i| inner.segs.get(i as usize))
+            else {
+                return Ok(limit);
+            };
+            let seg_end = SEGMENT_HEADER + self.seg_size;
+            let mut off = SEGMENT_HEADER + (pos - index * self.seg_size);
+            while off < seg_end {
+                let seek = |e| io_err("seek", &seg.path, e);
+                let Some(data) = seg.file.next_data(off).map_err(seek)? else {
+                    break;
+                };
+                if data >= seg_end {
+                    break;
+                }
+                let hole = seg
+                    .file
+                    .next_hole(data)
+                    .map_err(seek)?
+                    .clamp(data + 1, seg_end);
+                end = end.max(index * self.seg_size + (hole - SEGMENT_HEADER));
+                off = hole;
+            }
+            pos = (index + 1) * self.seg_size;
+        }
+        Ok(end.min(limit))
+    }
+
     fn locate(&self, lsn: Lsn) -> (String, u64) {
         (
             self.segment_path(lsn).display().to_string(),
