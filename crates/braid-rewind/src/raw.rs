@@ -12,30 +12,35 @@ use crate::tx::Mem;
 #[derive(Debug)]
 pub struct RawMem<'p> {
     pool: &'p crate::Pool,
+    /// The pool's region, held directly so that a load is one hop from here.
+    r: &'p braid_pmem::Region,
 }
 
 impl<'p> RawMem<'p> {
     /// Plain access to `pool`.
     pub fn new(pool: &'p crate::Pool) -> RawMem<'p> {
-        RawMem { pool }
+        RawMem {
+            pool,
+            r: &pool.inner.r,
+        }
     }
 }
 
 impl Mem for RawMem<'_> {
     fn read_u64(&self, off: u64) -> u64 {
-        self.pool.inner.r.load_u64(off as usize)
+        self.r.load_u64(off as usize)
     }
     fn read_bytes(&self, off: u64, out: &mut [u8]) {
-        self.pool.inner.r.read(off as usize, out)
+        self.r.read(off as usize, out)
     }
     fn write_u64(&mut self, off: u64, v: u64) -> Result<(), RewindError> {
-        let r = &self.pool.inner.r;
+        let r = self.r;
         r.store_u64(off as usize, v);
         r.persist(off as usize, 8);
         Ok(())
     }
     fn write_bytes(&mut self, off: u64, b: &[u8]) -> Result<(), RewindError> {
-        let r = &self.pool.inner.r;
+        let r = self.r;
         r.write(off as usize, b);
         r.persist(off as usize, b.len());
         Ok(())

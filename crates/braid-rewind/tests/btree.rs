@@ -277,6 +277,11 @@ fn other_layouts_are_refused() {
     RawMem::new(&pool).write_u64(t.header() + 32, 7).unwrap();
     let e = BTree::open(&RawMem::new(&pool), t.header()).unwrap_err();
     assert!(e.to_string().contains("layout tag 0x7"), "{e}");
+    // Layout 2 (node size counted without the block header) is refused too.
+    let tag2 = u64::from_le_bytes(*b"BT+FP\x00\x00\x02");
+    RawMem::new(&pool).write_u64(t.header() + 32, tag2).unwrap();
+    let e = BTree::open(&RawMem::new(&pool), t.header()).unwrap_err();
+    assert!(e.to_string().contains("rebuild the tree"), "{e}");
     drop(pool);
     // Pool format version 1 (the slot-directory leaves) is not read.
     r.store_u64(8, 1);
