@@ -104,3 +104,9 @@ pub use error::{EngineError, TxError};
 pub use procedure::{ParamReader, Params, Procedures};
 pub use schema::{Catalog, Column, ColumnType, IndexKind, Schema, TableDef, TableId};
 pub use txn::{RowWriter, Txn};
+
+/// The README's Rust examples, compiled and run as doc tests (`cargo test --doc`), so that
+/// what a newcomer copies from it builds.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

@@ -1,5 +1,5 @@
 //! ALICE-style crash-state enumeration for file devices (Pillai et al., OSDI 2014, applied to
-//! DESIGN.md invariants 1, 2, 4 and 6): the file-system operations of a short run are
+//! docs/design.md invariants 1, 2, 4 and 6): the file-system operations of a short run are
 //! recorded on a `FaultFs`, and for every prefix of them and every way the unsynced writes of
 //! that prefix may have reached the disk (all dropped; the last write of each file torn at a
 //! random length, three seeds; a random subset kept, three seeds) the database is recovered and

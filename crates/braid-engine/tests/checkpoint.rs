@@ -2,7 +2,7 @@
 //! recovery from checkpoint + log equals recovery from the whole log; truncation bounds the
 //! log; a crash at every file-system step of a checkpoint leaves a usable database; a damaged
 //! newest checkpoint falls back to the previous one; a power failure during checkpoints loses
-//! no acknowledged transaction (DESIGN.md invariants 1-4 with checkpoints).
+//! no acknowledged transaction (docs/design.md invariants 1-4 with checkpoints).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

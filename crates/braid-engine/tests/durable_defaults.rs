@@ -1,4 +1,4 @@
-//! Durable by default (DESIGN.md invariant 1, for a user who changes no option): under
+//! Durable by default (docs/design.md invariant 1, for a user who changes no option): under
 //! `Options::default()` a commit that returned is on stable storage.
 //!
 //! The database runs on a `FaultFs`, the same file-system seam the real files go through. After

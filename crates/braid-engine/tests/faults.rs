@@ -1,4 +1,4 @@
-//! Disk full and I/O errors end to end through `Db`, on a `FaultFs` (DESIGN.md invariants 1, 2
+//! Disk full and I/O errors end to end through `Db`, on a `FaultFs` (docs/design.md invariants 1, 2
 //! and 7; the `NoSpace` and poisoning rules of `braid_wal::stream`).
 //!
 //! * ENOSPC mid-run: once the log needs a segment the file system has no room for, commits

@@ -1,4 +1,4 @@
-//! Crash during recovery (DESIGN.md invariant 5, idempotence): a crash at any point of a
+//! Crash during recovery (docs/design.md invariant 5, idempotence): a crash at any point of a
 //! recovery, then recovery again, gives the state one clean recovery gives.
 //!
 //! * File device: the crash image of a run (with a torn, unsynced tail) is recovered once on a

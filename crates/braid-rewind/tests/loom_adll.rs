@@ -11,7 +11,7 @@
 //!   at one instant, wherever loom schedules it among the two operations' stores, flushes and
 //!   fences. Each crash image (durable only; every dirty line also evicted; each dirty line
 //!   alone evicted) is recovered with `Adll::recover` and must hold a consistent list equal to
-//!   the list before or after each operation (REWIND's atomicity, DESIGN.md invariants 2 and
+//!   the list before or after each operation (REWIND's atomicity, docs/design.md invariants 2 and
 //!   6), and one that includes every operation that had returned before the crash.
 //!
 //! Model check (seconds in release mode):

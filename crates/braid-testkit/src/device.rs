@@ -2,7 +2,7 @@
 //! (`braid_wal::device::file`) and the pmem ring (`braid_wal::device::pmem`). Checks for the
 //! fuzz targets `segment_open` and `pmem_ring`, and the valid images they start from.
 //!
-//! The oracle (DESIGN.md invariant 6): opening never panics and fails only with an error that
+//! The oracle (docs/design.md invariant 6): opening never panics and fails only with an error that
 //! names the damage (`BadSegment`, `Corrupt`, `Config`); a device that opens scans to an end
 //! inside its extent, resets its tail there (the step recovery takes before appending), and
 //! scans again to the same records, ending cleanly.

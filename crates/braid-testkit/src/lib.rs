@@ -4,7 +4,7 @@
 //!
 //! Each fuzz target has one check here, `fn(&[u8]) -> Result<(), Violation>`, that takes the
 //! target's input format and returns `Err` describing the violation when a decoder breaks
-//! DESIGN.md invariant 6 (no panic, no silent skip, only an error that names the damage) or
+//! docs/design.md invariant 6 (no panic, no silent skip, only an error that names the damage) or
 //! invariant 5 (recovery is idempotent). A fuzz target is one line around its check; a twin
 //! feeds it valid images mutated by proptest; the seeds are the valid images in the targets'
 //! formats, so all three see the same bytes.

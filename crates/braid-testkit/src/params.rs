@@ -2,7 +2,7 @@
 //! recovery re-executes a command record; Taurus Section 3.2's command logging): the check of
 //! the fuzz target `params` and the encoding of its valid inputs. Reading never panics, fails
 //! only with `TxError::BadRequest`, and what is read before the first failure re-encodes with
-//! `Params` to exactly the bytes consumed (DESIGN.md invariant 6).
+//! `Params` to exactly the bytes consumed (docs/design.md invariant 6).
 
 use braid_engine::{ParamReader, Params, TxError};
 

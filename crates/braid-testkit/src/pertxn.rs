@@ -2,7 +2,7 @@
 //! and tail, the circular log index entries, the object slots): the check of the fuzz target
 //! `pertxn_open` and the valid image it starts from. Recovery never panics and fails only with
 //! an error naming the damage; a region that recovers recovers the same transactions a second
-//! time (DESIGN.md invariants 5 and 6).
+//! time (docs/design.md invariants 5 and 6).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

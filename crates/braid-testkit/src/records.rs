@@ -1,8 +1,8 @@
-//! The log's record layer: the record codec (`braid_wal::record`, DESIGN.md "Record format"),
+//! The log's record layer: the record codec (`braid_wal::record`, docs/design.md "Record format"),
 //! the redo and command payload codecs (`braid_wal::payload`) and the scanner
 //! (`braid_wal::scan`). Checks of the fuzz targets `record_decode`, `payload_decode` and `scan`:
 //! nothing panics, whatever decodes re-encodes to the same bytes, and a scan yields records in
-//! order, each decoding at its own position, with an end at or after the last one (DESIGN.md
+//! order, each decoding at its own position, with an end at or after the last one (docs/design.md
 //! invariant 6).
 
 use braid_wal::payload::{RedoBuf, decode_command, decode_redo, encode_command};

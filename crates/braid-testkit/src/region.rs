@@ -1,7 +1,7 @@
 //! A braid-pmem region file's header (`braid_pmem::Region::open`): the check of the fuzz
 //! target `region_header` and the valid file it starts from. Opening never panics and fails
 //! only with `NotARegion`, `Version`, `CorruptHeader` or `SizeMismatch`; a region that opens
-//! lies inside the file, reads back its bytes, and takes a store (DESIGN.md invariant 6).
+//! lies inside the file, reads back its bytes, and takes a store (docs/design.md invariant 6).
 
 use std::path::Path;
 

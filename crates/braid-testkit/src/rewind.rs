@@ -4,7 +4,7 @@
 //! counts hold committed transactions still in the log (no-force) and one abandoned mid-way.
 //! Opening never panics and fails only with `Corrupt`, `NotAPool`, `TooSmall`, `Config`,
 //! `BadPointer` or `DoubleFree`; a pool that opens has empty, consistent logs and opens again
-//! (DESIGN.md invariants 5 and 6).
+//! (docs/design.md invariants 5 and 6).
 
 use std::sync::OnceLock;
 

@@ -2,7 +2,7 @@
 //! files removed or damaged one at a time, the pmem ring and the pertxn region overwritten,
 //! zeroed and cut short, region headers damaged mostly in the bytes that carry information,
 //! parameters flipped and truncated, REWIND pools patched in their header and log descriptor
-//! words and anywhere else (DESIGN.md invariants 5 and 6).
+//! words and anywhere else (docs/design.md invariants 5 and 6).
 
 use braid_pmem::{PmemConfig, Region};
 use braid_rewind::{Pool, RewindError};

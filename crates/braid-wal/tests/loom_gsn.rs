@@ -12,7 +12,7 @@
 //! and computes `min_dgsn` for it twice, raising clean words below it (with one log per
 //! worker, only that raise keeps a late worker's GSNs above the target).
 //! Checked: every record with a GSN at or below what the daemon acknowledges is written and
-//! visible to the daemon when it acknowledges (DESIGN.md invariant 1: nothing acknowledged
+//! visible to the daemon when it acknowledges (docs/design.md invariant 1: nothing acknowledged
 //! can be missing after a crash), and the daemon never acknowledges past its target.
 //!
 //! Not modelled: the straggler signal (its handler publishes the staged value on the

@@ -7,7 +7,7 @@
 //!   records (stream 1's record depends on stream 0's), and two helpers advance CLV while
 //!   they check, like an acknowledging commit, that whatever CLV covers is written and visible
 //!   to them (durability) and that CLV is closed: seeing stream 1's record committed implies
-//!   seeing stream 0's (closure, DESIGN.md invariant 3).
+//!   seeing stream 0's (closure, docs/design.md invariant 3).
 //! * **RLV updates during recovery** (Alg. 4; `scheme::taurus::pools`): replay workers claim
 //!   ready records (`T.LV <= RLV`, with `RLV` derived from the pools' heads) and advance the
 //!   heads lock-free; every record is replayed exactly once, and only after the effects of

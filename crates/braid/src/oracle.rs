@@ -1,6 +1,6 @@
 //! The crash-test oracle for marked YCSB (see `braid_workloads::ycsb`): from the intents every
 //! transaction declared just before its commit (keys written, writers it read), the set of
-//! commits acknowledged before the crash, and the recovered rows, check DESIGN.md's invariants:
+//! commits acknowledged before the crash, and the recovered rows, check docs/design.md's invariants:
 //!
 //! 1. durability: every acknowledged write is present or superseded by a later recovered write;
 //! 2. atomicity: a transaction visible anywhere has all of its writes present or superseded;

@@ -1,6 +1,6 @@
 //! Shared by the fault tests (`faults.rs`, `recovery_crash.rs`, `alice.rs`): a counter workload
 //! whose every transaction depends on the one before it, so the set a recovery may keep is a
-//! prefix of the installed transactions (DESIGN.md invariants 1-4), and the checker of a
+//! prefix of the installed transactions (docs/design.md invariants 1-4), and the checker of a
 //! recovered database against that prefix.
 //!
 //! Transaction `i` (its logical number, counted over attempts) reads and increments row 0 of

@@ -1,5 +1,5 @@
 //! A device that keeps nothing: the no-logging baseline (the `none` scheme every figure is a
-//! ratio to, DESIGN.md "Measuring").
+//! ratio to, docs/design.md "Measuring").
 //!
 //! Fills are discarded and every byte is "durable" at once (`durable_on_fill`), so a stream on
 //! it still does the full reservation protocol of Taurus Alg. 1 — what is measured is the cost

@@ -1,9 +1,10 @@
-//! The README's highlights of the committed report: one row per figure with its verdict, how
-//! many parts of the paper's claim hold, and the first part that does not, with what braid
-//! measured for it. They are generated from the report's `data/all.json`, so the README says
-//! nothing the report does not show: `braid report --out results/report --readme README.md`
-//! rewrites the README's block between [`BEGIN`] and [`END`] (and runs nothing), and a test
-//! keeps the committed README equal to what the committed report generates.
+//! The highlights of the committed report in `docs/results.md`: one row per figure with its
+//! verdict, how many parts of the paper's claim hold, and the first part that does not, with
+//! what braid measured for it. They are generated from the report's `data/all.json`, so the
+//! results page says nothing the report does not show: `braid report --out results/report
+//! --readme docs/results.md` rewrites the page's block between [`BEGIN`] and [`END`] (and runs
+//! nothing), and a test keeps the committed page equal to what the committed report
+//! generates.
 
 use std::path::Path;
 
@@ -14,7 +15,7 @@ use super::summary::cell;
 
 /// The line before the README's highlights.
 pub const BEGIN: &str = "<!-- highlights: generated from results/report/data/all.json by \
-    `braid report --out results/report --readme README.md`; do not edit by hand -->";
+    `braid report --out results/report --readme docs/results.md`; do not edit by hand -->";
 /// The line after them.
 pub const END: &str = "<!-- end of highlights -->";
 
@@ -181,20 +182,20 @@ mod tests {
         assert!(splice("no markers", "x").is_err());
     }
 
-    /// The committed README shows what the committed report measured.
+    /// The committed results page shows what the committed report measured.
     #[test]
-    fn the_readme_shows_the_committed_report() {
+    fn the_results_page_shows_the_committed_report() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap_or_default();
         let all: Value =
             serde_json::from_str(&read("results/report/data/all.json")).unwrap_or(Value::Null);
-        let readme = read("README.md");
+        let readme = read("docs/results.md");
         let want = table(&all).unwrap_or_default();
         assert_eq!(
             block(&readme),
             Some(want.as_str()),
-            "README.md's highlights differ from results/report: run `cargo run --release -- \
-             report --out results/report --readme README.md`"
+            "docs/results.md's highlights differ from results/report: run `cargo run --release \
+             -- report --out results/report --readme docs/results.md`"
         );
     }
 }

@@ -57,8 +57,8 @@ pub struct ReportArgs {
     /// report, whose figures are not results.
     #[arg(long)]
     pub quick: bool,
-    /// Run nothing: rewrite this README's highlights from the report already in --out (its
-    /// data/all.json).
+    /// Run nothing: rewrite the highlights block of this file (the committed one is
+    /// docs/results.md) from the report already in --out (its data/all.json).
     #[arg(long)]
     pub readme: Option<PathBuf>,
 }

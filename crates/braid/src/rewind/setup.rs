@@ -7,7 +7,7 @@
 //! anonymous DRAM for the DRAM baseline; REWIND runs no-force with checkpoints at half the
 //! log's capacity (the paper ran without checkpoints; our logs are finite). Timed figures are
 //! medians of `runs` runs; every figure is also given as a ratio to the non-recoverable
-//! baseline measured in the same run (DESIGN.md, "Measuring").
+//! baseline measured in the same run (docs/design.md, "Measuring").
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
