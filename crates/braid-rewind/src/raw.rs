@@ -27,18 +27,22 @@ impl<'p> RawMem<'p> {
 }
 
 impl Mem for RawMem<'_> {
+    #[inline]
     fn read_u64(&self, off: u64) -> u64 {
         self.r.load_u64(off as usize)
     }
+    #[inline]
     fn read_bytes(&self, off: u64, out: &mut [u8]) {
         self.r.read(off as usize, out)
     }
+    #[inline]
     fn write_u64(&mut self, off: u64, v: u64) -> Result<(), RewindError> {
         let r = self.r;
         r.store_u64(off as usize, v);
         r.persist(off as usize, 8);
         Ok(())
     }
+    #[inline]
     fn write_bytes(&mut self, off: u64, b: &[u8]) -> Result<(), RewindError> {
         let r = self.r;
         r.write(off as usize, b);

@@ -554,15 +554,19 @@ impl<'p> Tx<'p> {
 }
 
 impl Mem for Tx<'_> {
+    #[inline]
     fn read_u64(&self, off: u64) -> u64 {
         self.read_word(off as usize)
     }
+    #[inline]
     fn read_bytes(&self, off: u64, out: &mut [u8]) {
         self.read_into(off, out)
     }
+    #[inline]
     fn write_u64(&mut self, off: u64, v: u64) -> Result<(), RewindError> {
         self.write_word(off as usize, v)
     }
+    #[inline]
     fn write_bytes(&mut self, off: u64, b: &[u8]) -> Result<(), RewindError> {
         self.write_range(off, b)
     }
