@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow};
+
+use crate::systems::{SyncFigures, SyncStats, TxnStore};
 use hdrhistogram::Histogram;
 
 pub mod append;
@@ -45,6 +47,29 @@ impl Measured {
 fn histogram() -> Result<Histogram<u64>> {
     // 1 ns to 10 minutes, 3 significant digits.
     Histogram::new_with_bounds(1, 600_000_000_000, 3).map_err(|e| anyhow!("histogram: {e}"))
+}
+
+/// [`run_threads`] on a transactional store: what the run measured and its sync figures (the
+/// store's own statistics where it keeps them, else the process's counts over the run, from
+/// before `make` opens the workers).
+pub fn run_on_store<H>(
+    store: &dyn TxnStore,
+    threads: usize,
+    duration: Duration,
+    make: &(dyn Fn(usize) -> Result<H> + Sync),
+    op: &(dyn Fn(&mut H, u64) -> Result<()> + Sync),
+    tick: &dyn Fn(),
+) -> Result<(Measured, SyncFigures)> {
+    let counted0 = SyncStats::counted();
+    let own0 = store.own_sync_stats();
+    let m = run_threads(threads, duration, make, op, tick)?;
+    let sync = SyncFigures::between(
+        own0,
+        store.own_sync_stats(),
+        counted0,
+        m.elapsed.as_secs_f64(),
+    );
+    Ok((m, sync))
 }
 
 /// Run `threads` threads for `duration`. Each first makes its handle with `make(thread)`

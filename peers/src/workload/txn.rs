@@ -17,10 +17,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::output::Row;
-use crate::systems::{
-    INITIAL_BALANCE, Setup, SyncFigures, SyncStats, Table, TxnStore, TxnSystem, TxnWorker, balance,
-};
-use crate::workload::run_threads;
+use crate::systems::{INITIAL_BALANCE, Setup, Table, TxnStore, TxnSystem, TxnWorker, balance};
+use crate::workload::run_on_store;
 
 /// TPC-B's delta bound.
 pub const MAX_DELTA: i64 = 999_999;
@@ -91,8 +89,6 @@ pub fn run(
     }
     let setup = setup(threads, accounts);
     let store = sys.open(dir, &setup).context("open and load")?;
-    let counted0 = SyncStats::counted();
-    let own0 = store.own_sync_stats();
     let totals = Totals::default();
     let make = |t: usize| -> Result<Handle<'_>> {
         Ok(Handle {
@@ -110,13 +106,7 @@ pub fn run(
         h.delta += delta;
         Ok(())
     };
-    let m = run_threads(threads, duration, &make, &op, tick)?;
-    let sync = SyncFigures::between(
-        own0,
-        store.own_sync_stats(),
-        counted0,
-        m.elapsed.as_secs_f64(),
-    );
+    let (m, sync) = run_on_store(store.as_ref(), threads, duration, &make, &op, tick)?;
     store.close().context("close")?;
     let want = INITIAL_BALANCE * accounts as i64 + totals.delta.load(Relaxed);
     let got = reopen_sum(sys, dir, &setup).context("self-check after reopen")?;

@@ -31,10 +31,9 @@ use serde::Serialize;
 
 use crate::output::Row;
 use crate::systems::{
-    Access, Setup, SyncFigures, SyncStats, Table, TxnStore, TxnSystem, TxnWorker, YCSB_VALUE_BYTES,
-    ycsb_version,
+    Access, Setup, Table, TxnStore, TxnSystem, TxnWorker, YCSB_VALUE_BYTES, ycsb_version,
 };
-use crate::workload::run_threads;
+use crate::workload::run_on_store;
 
 /// Accesses per transaction.
 pub const ACCESSES: usize = 2;
@@ -182,8 +181,6 @@ pub fn run(
         relaxed: false,
     };
     let store = sys.open(dir, &setup).context("open and load")?;
-    let counted0 = SyncStats::counted();
-    let own0 = store.own_sync_stats();
     // Acknowledged updates of every row.
     let committed: Vec<AtomicU64> = (0..cfg.rows).map(|_| AtomicU64::new(0)).collect();
     let retries = AtomicU64::new(0);
@@ -207,13 +204,7 @@ pub fn run(
         }
         Ok(())
     };
-    let m = run_threads(threads, duration, &make, &op, tick)?;
-    let sync = SyncFigures::between(
-        own0,
-        store.own_sync_stats(),
-        counted0,
-        m.elapsed.as_secs_f64(),
-    );
+    let (m, sync) = run_on_store(store.as_ref(), threads, duration, &make, &op, tick)?;
     store.close().context("close")?;
     let committed: Vec<u64> = committed.into_iter().map(AtomicU64::into_inner).collect();
     let store = sys.reopen(dir, &setup).context("reopen")?;
