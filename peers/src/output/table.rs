@@ -20,6 +20,14 @@ pub fn size(bytes: usize) -> String {
 }
 
 /// The report as text tables.
+/// A table's title after a blank line, then how it was measured, if said.
+fn heading(out: &mut String, title: &str, method: Option<&str>) {
+    let _ = writeln!(out, "\n{title}");
+    if let Some(m) = method {
+        let _ = writeln!(out, "{m}");
+    }
+}
+
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
     let mut groups: Vec<(String, Option<usize>)> = Vec::new();
@@ -44,7 +52,7 @@ pub fn render(report: &Report) -> String {
         } else {
             "txn/s"
         };
-        let _ = writeln!(out, "\n{title}");
+        heading(&mut out, &title, None);
         let _ = writeln!(
             out,
             "{:<22} {:>7} {:>12} {:>8} {:>9} {:>9} {:>9} {:>9} {:>10}",
@@ -82,13 +90,11 @@ pub fn render(report: &Report) -> String {
         }
     }
     if !report.reopen.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nReopen after kill -9 (open until the first read answers)"
+        heading(
+            &mut out,
+            "Reopen after kill -9 (open until the first read answers)",
+            report.reopen_method.as_deref(),
         );
-        if let Some(m) = &report.reopen_method {
-            let _ = writeln!(out, "{m}");
-        }
         let _ = writeln!(
             out,
             "{:<22} {:>9} {:>7} {:>7} {:>17} {:>17} {:>10} {:>8}  child commits",
@@ -126,13 +132,11 @@ pub fn render(report: &Report) -> String {
         }
     }
     if !report.memory.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nResident memory per row (VmRSS after the load - before the open)"
+        heading(
+            &mut out,
+            "Resident memory per row (VmRSS after the load - before the open)",
+            report.memory_method.as_deref(),
         );
-        if let Some(m) = &report.memory_method {
-            let _ = writeln!(out, "{m}");
-        }
         let _ = writeln!(
             out,
             "{:<22} {:>9} {:>9} {:>12}  cache setting",
