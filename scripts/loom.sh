@@ -11,4 +11,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export RUSTFLAGS="--cfg loom"
 export CARGO_TARGET_DIR=${LOOM_TARGET_DIR:-$PWD/target/loom}
-cargo test -p braid-wal -p braid-rewind --test integration "$@" -- loom_
+cargo test -p braid-wal --lib "$@" -- loom_
+cargo test -p braid-rewind --test integration "$@" -- loom_

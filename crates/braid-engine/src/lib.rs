@@ -105,6 +105,15 @@ pub use procedure::{ParamReader, Params, Procedures};
 pub use schema::{Catalog, Column, ColumnType, IndexKind, Schema, TableDef, TableId};
 pub use txn::{RowWriter, Txn};
 
+// The crate's own tests (`tests/`, one module per file) are compiled into its unit-test
+// binary, where they reach the internals without making them public; under this name their
+// `braid_engine::` paths resolve to the crate itself.
+#[cfg(test)]
+extern crate self as braid_engine;
+#[cfg(test)]
+#[path = "../tests/main.rs"]
+mod integration;
+
 /// The README's Rust examples, compiled and run as doc tests (`cargo test --doc`), so that
 /// what a newcomer copies from it builds.
 #[cfg(doctest)]

@@ -21,7 +21,7 @@
 
 use std::path::Path;
 
-use crate::common::*;
+use crate::integration::common::*;
 use braid_wal::fs::{CrashOpts, FaultFs};
 
 const TXNS: u64 = 36;

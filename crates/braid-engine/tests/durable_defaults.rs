@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use crate::common::*;
+use crate::integration::common::*;
 use braid_engine::*;
 use braid_wal::fs::{CrashOpts, FaultFs};
 

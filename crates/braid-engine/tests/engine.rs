@@ -443,19 +443,22 @@ fn nvdisk_pays_the_pmem_devices_nvm_delay() {
 #[test]
 fn log_insertion_latency_is_sampled_and_counted_when_a_worker_is_dropped() {
     let fs = braid_wal::fs::FaultFs::new();
-    let db = crate::common::open(
+    let db = crate::integration::common::open(
         Path::new("/db"),
-        crate::common::options(
+        crate::integration::common::options(
             "serial",
-            crate::common::file_device(),
-            crate::common::file_env(&fs),
+            crate::integration::common::file_device(),
+            crate::integration::common::file_env(&fs),
         ),
     )
     .unwrap();
     let before = db.log_insert_stats();
     let mut w = db.worker().unwrap();
     for i in 0..64u64 {
-        crate::common::run_txn(&mut w, i).unwrap().wait().unwrap();
+        crate::integration::common::run_txn(&mut w, i)
+            .unwrap()
+            .wait()
+            .unwrap();
     }
     assert_eq!(
         db.log_insert_stats().since(&before).samples,

@@ -20,7 +20,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::common::*;
+use crate::integration::common::*;
 use braid_engine::*;
 use braid_pmem::CrashMode;
 use braid_wal::WalError;

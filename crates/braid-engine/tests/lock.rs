@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use braid_engine::*;
 
-use crate::common::{catalog, load, model, run_txn, state};
+use crate::integration::common::{catalog, load, model, run_txn, state};
 
 const CHILD_DIR: &str = "BRAID_LOCK_TEST_DIR";
 const CHILD_CASE: &str = "BRAID_LOCK_TEST_CASE";
@@ -153,7 +153,7 @@ impl Writer {
     fn start(dir: &Path, case: &str) -> Writer {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
-                "lock::child_writer",
+                "integration::lock::child_writer",
                 "--exact",
                 "--include-ignored",
                 "--nocapture",

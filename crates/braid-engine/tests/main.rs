@@ -1,4 +1,5 @@
-//! braid-engine's integration tests, one binary: one module per file of this directory
+//! braid-engine's tests of the whole engine, compiled into the crate's unit-test binary
+//! (`#[path]` from `src/lib.rs`, so they reach internals that are not public): one module per file of this directory
 //! (`common` holds the counter workload and checker the fault tests share).
 
 mod alice;

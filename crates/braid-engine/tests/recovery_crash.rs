@@ -16,7 +16,7 @@
 
 use std::path::Path;
 
-use crate::common::*;
+use crate::integration::common::*;
 use braid_engine::*;
 use braid_pmem::CrashMode;
 use braid_wal::fs::{CrashOpts, FaultFs};

@@ -87,5 +87,14 @@ pub mod sync;
 
 pub use error::{UnknownName, WalError};
 
+// The crate's own tests (`tests/`, one module per file) are compiled into its unit-test
+// binary, where they reach the internals without making them public; under this name their
+// `braid_wal::` paths resolve to the crate itself.
+#[cfg(test)]
+extern crate self as braid_wal;
+#[cfg(test)]
+#[path = "../tests/main.rs"]
+mod integration;
+
 /// A byte position in one log stream. Position 0 is the first byte ever written to the stream.
 pub type Lsn = u64;

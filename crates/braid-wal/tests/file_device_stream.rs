@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::file_device_common::{Env, payload, scan};
+use crate::integration::file_device_common::{Env, payload, scan};
 use braid_wal::device::Device;
 use braid_wal::device::file::{FileDevice, FileDeviceConfig};
 use braid_wal::fs::{CrashOpts, SyncFault};

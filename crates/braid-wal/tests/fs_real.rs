@@ -44,7 +44,7 @@ fn read_write_allocate_rename_list() {
 
 #[test]
 fn direct_io_on_the_root_file_system() {
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
     let fs = RealFs;
     let p = tmp.path().join("direct");
     let f = match fs.open(&p, OpenOpts::create().with_direct(true)) {
@@ -76,7 +76,7 @@ fn direct_io_on_the_root_file_system() {
 fn next_data_skips_reserved_space() {
     // On the root file system (tmpfs would do too): reserved, never-written space is a hole
     // to SEEK_DATA, so a reader of a preallocated segment skips it.
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
     let f = RealFs
         .open(&tmp.path().join("f"), OpenOpts::create())
         .unwrap();

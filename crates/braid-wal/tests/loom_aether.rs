@@ -10,7 +10,7 @@
 //! * every member gets a part of its own: at the end every byte of the log was filled exactly
 //!   once and the ready point is the sum of the records' lengths.
 //!
-//! Run with `RUSTFLAGS="--cfg loom" cargo test -p braid-wal --test integration loom_aether --release`.
+//! Run with `RUSTFLAGS="--cfg loom" cargo test -p braid-wal --lib loom_aether --release`.
 #![cfg(loom)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -19,7 +19,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use braid_wal::scheme::aether::carray::ConsolidationArray;
 use braid_wal::stream::ready::Reservations;
 
-use crate::loom_harness::model;
+use crate::integration::loom_harness::model;
 use loom::sync::Arc;
 use loom::sync::atomic::AtomicUsize;
 use loom::thread;

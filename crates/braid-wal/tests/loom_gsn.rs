@@ -23,7 +23,7 @@
 //!
 //! ```sh
 //! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-//!     cargo test --release -p braid-wal --test integration loom_gsn
+//!     cargo test --release -p braid-wal --lib loom_gsn
 //! ```
 //!
 //! Without `--cfg loom` the same scenario runs as a stress test on real threads.
@@ -47,7 +47,7 @@ use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
 use braid_wal::scheme::gsn::commit::{DgsnWord, mark_dirty, min_dgsn, queue_target};
 
-use crate::loom_harness::model;
+use crate::integration::loom_harness::model;
 
 /// Rounds of the stress variant (without `--cfg loom`).
 const ROUNDS: usize = 5000;

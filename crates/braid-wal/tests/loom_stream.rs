@@ -4,7 +4,7 @@
 //! outcome loom explores, the flusher never computes a ready point past a byte that is not
 //! filled (and visible to it).
 //!
-//! Run with `RUSTFLAGS="--cfg loom" cargo test -p braid-wal --test integration loom_stream --release`.
+//! Run with `RUSTFLAGS="--cfg loom" cargo test -p braid-wal --lib loom_stream --release`.
 #![cfg(loom)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use braid_wal::stream::ready::Reservations;
 
-use crate::loom_harness::model;
+use crate::integration::loom_harness::model;
 use loom::sync::Arc;
 use loom::sync::atomic::AtomicBool;
 use loom::thread;

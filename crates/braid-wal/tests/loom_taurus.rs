@@ -17,7 +17,7 @@
 //!
 //! ```sh
 //! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-//!     cargo test --release -p braid-wal --test integration loom_taurus
+//!     cargo test --release -p braid-wal --lib loom_taurus
 //! ```
 //!
 //! (`LOOM_MAX_PREEMPTIONS=n` widens the search; the default bound here is 3.) Without
@@ -41,7 +41,7 @@ use braid_wal::scheme::taurus::clv::Clv;
 use braid_wal::scheme::taurus::pools::{Flags, Heads, Pools, Slots};
 use braid_wal::sync::{AtomicBool, AtomicU64, AtomicUsize};
 
-use crate::loom_harness::model;
+use crate::integration::loom_harness::model;
 
 /// Rounds of the stress variant.
 const ROUNDS: usize = 3000;

@@ -1,7 +1,8 @@
-//! braid-wal's integration tests, one module per file (one test binary for the crate).
+//! braid-wal's tests of its whole mechanisms, one module per file, compiled into the crate's
+//! unit-test binary (`#[path]` from `src/lib.rs`) so they reach internals that are not public.
 //!
 //! The loom model checks (`loom_*`) run as stress tests on real threads, or under
-//! `RUSTFLAGS="--cfg loom" cargo test -p braid-wal --release --test integration loom` as
+//! `RUSTFLAGS="--cfg loom" cargo test -p braid-wal --release --lib loom` as
 //! model checks.
 
 mod file_device_common;

@@ -11,7 +11,7 @@ use braid_wal::device::file::{FileDevice, FileDeviceConfig};
 use braid_wal::device::pace::{Pace, PacedDevice};
 use braid_wal::scan::StreamSource;
 
-use crate::file_device_common::Env;
+use crate::integration::file_device_common::Env;
 
 fn paced(env: &Env, pace: Pace) -> PacedDevice {
     let dev = FileDevice::open(env.fs.clone(), FileDeviceConfig::new(&env.dir, 0)).unwrap();

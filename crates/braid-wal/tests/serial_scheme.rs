@@ -14,8 +14,8 @@ use braid_wal::scheme::{
     SchemeSpec, SchemeWorker, Storage, UpdateRecord,
 };
 
-use crate::mem_device::MemDev;
-use crate::redo_state::State;
+use crate::integration::mem_device::MemDev;
+use crate::integration::redo_state::State;
 
 fn open(
     name: &str,

@@ -22,7 +22,7 @@ use braid_wal::scheme::{
 };
 use parking_lot::Mutex;
 
-use crate::mem_device::{MemDev, OpenGates};
+use crate::integration::mem_device::{MemDev, OpenGates};
 
 /// Replays into a (table, key) -> value map.
 #[derive(Default)]

@@ -12,8 +12,8 @@ use braid_wal::device::striped::StripedDevice;
 use braid_wal::fs::CrashOpts;
 use braid_wal::scan::{EndKind, ScanMode, StreamSource};
 
-use crate::file_device_common::{Env, scan};
-use crate::file_device_device::{Writer, size_of};
+use crate::integration::file_device_common::{Env, scan};
+use crate::integration::file_device_device::{Writer, size_of};
 
 const UNIT: u64 = 4096;
 

@@ -34,7 +34,7 @@ impl Env {
 
     /// A real file system on the target directory (the root file system, not tmpfs).
     pub fn real_on_disk() -> Env {
-        let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
         Env {
             name: "real-disk",
             fs: Arc::new(RealFs),

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use crate::file_device_common::{Env, decode_from, encode_record, encode_record_synced, scan};
+use crate::integration::file_device_common::{
+    Env, decode_from, encode_record, encode_record_synced, scan,
+};
 use braid_wal::device::Device;
 use braid_wal::device::file::{FileDevice, FileDeviceConfig, segment_file_name};
 use braid_wal::fs::{CrashOpts, SyncFault};

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::file_device_common::{Env, decode_from, encode_record};
+use crate::integration::file_device_common::{Env, decode_from, encode_record};
 use braid_wal::WalError;
 use braid_wal::device::file::{SEGMENT_HEADER, SegmentLog, meta_file_name, segment_file_name};
 use braid_wal::fs::{CrashOpts, FaultFs, Fs, FsOp, OpenOpts, SyncFault};

@@ -27,8 +27,8 @@ use braid_wal::scheme::{
 use proptest::prelude::*;
 
 use super::{State, cfg};
-use crate::mem_device::{MemDev, OpenGates};
-use crate::prefix_source::Prefix;
+use crate::integration::mem_device::{MemDev, OpenGates};
+use crate::integration::prefix_source::Prefix;
 
 /// One transaction of the workload.
 #[derive(Debug, Clone)]

@@ -23,7 +23,7 @@ use braid_wal::scheme::{
 };
 use parking_lot::Mutex;
 
-use crate::mem_device::{MemDev, OpenGates};
+use crate::integration::mem_device::{MemDev, OpenGates};
 
 mod follow;
 mod pmem;

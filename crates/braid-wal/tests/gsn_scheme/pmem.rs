@@ -95,7 +95,7 @@ fn command_logging_is_refused_with_a_reason() {
 fn a_failed_msync_stops_acknowledgements_on_pmem() {
     use braid_pmem::{HEADER_SIZE, Media, PmemConfig};
     for commit in [CommitProtocol::DurableCache, CommitProtocol::Passive] {
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
         let cfg_r = PmemConfig {
             media: Media::Msync,
             ..PmemConfig::default()

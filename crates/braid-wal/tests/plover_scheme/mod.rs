@@ -17,8 +17,8 @@ use braid_wal::scheme::{
     SchemeWorker, Ticket, Written,
 };
 
-use crate::mem_device::{MemDev, OpenGates};
-use crate::redo_state::State;
+use crate::integration::mem_device::{MemDev, OpenGates};
+use crate::integration::redo_state::State;
 
 fn open(devs: &[Arc<MemDev>], threads: usize, state: &State) -> (Arc<Plover>, RecoveryReport) {
     let devices: Vec<Arc<dyn Device>> = devs

@@ -16,7 +16,7 @@
 //! on (`freeze_after(0)` on its simulated region), then power fails everywhere.
 //!
 //! `proptest` runs 48 random schedules by default; `PROPTEST_CASES=1000 cargo test --release -p
-//! braid-wal --test integration taurus_deps` runs more.
+//! braid-wal --lib taurus_deps` runs more.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -35,7 +35,7 @@ use braid_wal::scheme::{
 };
 use parking_lot::Mutex;
 
-use crate::prefix_source::Prefix;
+use crate::integration::prefix_source::Prefix;
 use proptest::prelude::*;
 
 mod scenarios;
