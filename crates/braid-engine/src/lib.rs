@@ -77,17 +77,17 @@ pub mod txn;
 
 pub use braid_pmem::{Domain, Media};
 pub use braid_wal::WalError;
-pub use braid_wal::device::pace::Pace;
-pub use braid_wal::device::pmem::PmemWrite;
+pub use braid_wal::device::Pace;
+pub use braid_wal::device::PmemWrite;
 pub use braid_wal::scan::{EndKind, ScanEnd, ScanMode};
-pub use braid_wal::scheme::gsn::{CommitProtocol, GsnConfig, Partition};
-pub use braid_wal::scheme::none::NoneConfig;
-pub use braid_wal::scheme::nvdisk::NvDiskConfig;
-pub use braid_wal::scheme::pertxn::{FlushPolicy, PerTxnConfig};
-pub use braid_wal::scheme::plover::PloverConfig;
-pub use braid_wal::scheme::serial::SerialConfig;
-pub use braid_wal::scheme::silor::SilorConfig;
-pub use braid_wal::scheme::taurus::TaurusConfig;
+pub use braid_wal::scheme::NoneConfig;
+pub use braid_wal::scheme::NvDiskConfig;
+pub use braid_wal::scheme::PloverConfig;
+pub use braid_wal::scheme::SerialConfig;
+pub use braid_wal::scheme::SilorConfig;
+pub use braid_wal::scheme::TaurusConfig;
+pub use braid_wal::scheme::{CommitProtocol, GsnConfig, Partition};
+pub use braid_wal::scheme::{FlushPolicy, PerTxnConfig};
 pub use braid_wal::scheme::{
     LogKind, LogPlace, Records, RecoveryPlan, RecoveryReport, SCHEMES, SchemeDef, SchemeSpec,
     Ticket,

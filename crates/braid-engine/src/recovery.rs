@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use braid_wal::payload::{RedoOp, decode_command, decode_redo};
-use braid_wal::scheme::none::NoLogging;
+use braid_wal::scheme::NoLogging;
 use braid_wal::scheme::{LogKind, Prefetch, Replay, ReplayError, Scheme, SchemeWorker};
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use braid_engine::*;
 use braid_wal::device::Device;
-use braid_wal::device::file::{FileDevice, FileDeviceConfig};
+use braid_wal::device::{FileDevice, FileDeviceConfig};
 use braid_wal::fs::RealFs;
 use parking_lot::Mutex;
 

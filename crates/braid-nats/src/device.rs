@@ -51,7 +51,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_nats::jetstream::stream::{Config, StorageType};
-use braid_wal::device::ring::DramRing;
+use braid_wal::device::DramRing;
 use braid_wal::device::{Device, DeviceInfo};
 use braid_wal::scan::StreamSource;
 use braid_wal::{Lsn, WalError};

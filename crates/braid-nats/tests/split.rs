@@ -6,7 +6,8 @@ use std::sync::Arc;
 use braid_nats::{Cluster as Client, NatsDevice};
 use braid_wal::device::Device;
 use braid_wal::record::{Kind, RecordSpec, Stamp};
-use braid_wal::scan::{MemSource, ScanMode, Scanner, StreamSource};
+use braid_wal::scan::{ScanMode, Scanner, StreamSource};
+use braid_wal::testing::MemSource;
 
 use crate::support::Cluster;
 

@@ -13,12 +13,13 @@ use std::sync::{Arc, OnceLock};
 use braid_pmem::{CrashMode, CrashSim, PmemConfig};
 use braid_wal::WalError;
 use braid_wal::device::Device;
-use braid_wal::device::file::{FileDevice, FileDeviceConfig, meta_file_name, segment_file_name};
-use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig, RING_HEADER};
+use braid_wal::device::{FileDevice, FileDeviceConfig};
+use braid_wal::device::{PmemDevice, PmemDeviceConfig};
 use braid_wal::fs::{FaultFs, Fs, OpenOpts};
 use braid_wal::record::{Kind, RecordSpec, Stamp};
 use braid_wal::scan::{EndKind, ScanEnd, ScanMode, Scanner, StreamSource};
-use braid_wal::stream::{Stream, StreamConfig};
+use braid_wal::testing::{RING_HEADER, meta_file_name, segment_file_name};
+use braid_wal::testing::{Stream, StreamConfig};
 
 use crate::{Checked, mode_of};
 

@@ -13,8 +13,9 @@ use braid_wal::WalError;
 use braid_wal::fs::FaultFs;
 use braid_wal::record::Kind;
 use braid_wal::scan::ScanMode;
-use braid_wal::scheme::pertxn::{PerTxnConfig, PerTxnLog, PerTxnStorage};
+use braid_wal::scheme::PerTxnConfig;
 use braid_wal::scheme::{DurabilityWait, LogKind, Replay, ReplayError, SchemeConfig};
+use braid_wal::testing::{PerTxnLog, PerTxnStorage};
 use parking_lot::Mutex;
 
 use crate::device::typed;

@@ -7,7 +7,8 @@
 
 use braid_wal::payload::{RedoBuf, decode_command, decode_redo, encode_command};
 use braid_wal::record::{Decoded, RecordSpec, decode};
-use braid_wal::scan::{EndKind, MemSource, ScanMode, Scanner, StreamSource};
+use braid_wal::scan::{EndKind, ScanMode, Scanner, StreamSource};
+use braid_wal::testing::MemSource;
 
 use crate::Checked;
 

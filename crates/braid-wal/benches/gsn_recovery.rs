@@ -7,7 +7,7 @@
 //! 100,000 keys, so pages are shared across logs and the GSNs of the logs interleave. Both
 //! partitionings are measured: transaction-level (one record per transaction) and page-level
 //! (one part per log touched plus a commit record). Each iteration recovers the whole log with
-//! [`gsn::recover_only`] into an array of row words (the replay decodes every operation and
+//! [`gsn::recover_only`](braid_wal::testing::recover_only) into an array of row words (the replay decodes every operation and
 //! stores a word of its image), so the figure is records recovered per second by the pipeline
 //! alone; nothing is written. `cargo bench -p braid-wal --bench gsn_recovery`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -19,12 +19,13 @@ use std::time::Duration;
 
 use braid_pmem::Region;
 use braid_wal::device::Device;
-use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
+use braid_wal::device::{PmemDevice, PmemDeviceConfig};
 use braid_wal::payload::{RedoBuf, RedoOp, decode_redo};
-use braid_wal::scheme::gsn::{self, CommitProtocol, GsnConfig, Partition};
+use braid_wal::scheme::{CommitProtocol, GsnConfig, Partition};
 use braid_wal::scheme::{
     CommitRequest, LogKind, NoRows, Replay, ReplayError, RowRef, Scheme, SchemeConfig,
 };
+use braid_wal::testing as gsn;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 const LOGS: usize = 4;

@@ -7,7 +7,7 @@
 
 use std::hint::black_box;
 
-use braid_wal::lv::Impl;
+use braid_wal::testing::LvImpl as Impl;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn lv_update(c: &mut Criterion) {

@@ -21,12 +21,13 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use braid_pmem::{Domain, Media, PmemConfig, Region};
-use braid_wal::device::file::{FileDevice, FileDeviceConfig};
+use braid_wal::device::{FileDevice, FileDeviceConfig};
 use braid_wal::fs::RealFs;
 use braid_wal::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
-use braid_wal::scheme::pertxn::{FlushPolicy, PerTxnConfig, PerTxnLog, PerTxnStorage};
+use braid_wal::scheme::{FlushPolicy, PerTxnConfig};
 use braid_wal::scheme::{LogKind, Replay, ReplayError, SchemeConfig};
-use braid_wal::stream::{Stream, StreamConfig};
+use braid_wal::testing::{PerTxnLog, PerTxnStorage};
+use braid_wal::testing::{Stream, StreamConfig};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 const PAYLOAD: usize = 256;

@@ -17,12 +17,12 @@ use std::time::{Duration, Instant};
 
 use braid_pmem::{Domain, Media, PmemConfig, Region};
 use braid_wal::device::Device;
-use braid_wal::device::file::{FileDevice, FileDeviceConfig};
-use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig, PmemWrite};
+use braid_wal::device::{FileDevice, FileDeviceConfig};
+use braid_wal::device::{PmemDevice, PmemDeviceConfig, PmemWrite};
 use braid_wal::fs::RealFs;
 use braid_wal::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
 use braid_wal::scan::{ScanMode, Scanner};
-use braid_wal::stream::{Stream, StreamConfig};
+use braid_wal::testing::{Stream, StreamConfig};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 /// Release the durable prefix every this many appends (per writer).

@@ -22,8 +22,8 @@ use std::sync::Arc;
 use braid_pmem::{PmemConfig, Region};
 use braid_wal::WalError;
 use braid_wal::device::Device;
-use braid_wal::device::file::{FileDevice, FileDeviceConfig};
-use braid_wal::device::pmem::PmemWrite;
+use braid_wal::device::PmemWrite;
+use braid_wal::device::{FileDevice, FileDeviceConfig};
 use braid_wal::fs::RealFs;
 use braid_wal::payload::{RedoBuf, RedoOp, decode_redo};
 use braid_wal::scheme::{

@@ -157,7 +157,11 @@ impl From<braid_pmem::PmemError> for WalError {
 
 impl WalError {
     /// Wrap an I/O error with the operation and the path it concerned.
-    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> WalError {
+    pub(crate) fn io(
+        op: &'static str,
+        path: impl Into<PathBuf>,
+        source: std::io::Error,
+    ) -> WalError {
         WalError::Io {
             path: path.into(),
             op,

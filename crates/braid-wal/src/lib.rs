@@ -70,20 +70,22 @@
 #![deny(missing_docs)]
 
 pub mod device;
-pub mod error;
+pub(crate) mod error;
 pub mod fs;
-pub mod lv;
-pub mod mix;
+pub(crate) mod lv;
+pub(crate) mod mix;
 pub mod payload;
-pub mod proxy;
+pub(crate) mod proxy;
 pub mod record;
 pub mod scan;
 pub mod scheme;
-pub mod stream;
-pub mod tally;
+pub(crate) mod stream;
+pub(crate) mod tally;
+#[cfg(feature = "testing")]
+pub mod testing;
 // The atomics seam (std, or loom's under `--cfg loom`) for the loom models in `tests/`.
 #[doc(hidden)]
-pub mod sync;
+pub(crate) mod sync;
 
 pub use error::{UnknownName, WalError};
 

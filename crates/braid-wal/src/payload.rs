@@ -29,11 +29,11 @@ pub struct PayloadError {
 }
 
 /// Redo op tag of [`RedoOp::Update`].
-pub const OP_UPDATE: u8 = 1;
+pub(crate) const OP_UPDATE: u8 = 1;
 /// Redo op tag of [`RedoOp::Insert`].
-pub const OP_INSERT: u8 = 2;
+pub(crate) const OP_INSERT: u8 = 2;
 /// Redo op tag of [`RedoOp::Delete`].
-pub const OP_DELETE: u8 = 3;
+pub(crate) const OP_DELETE: u8 = 3;
 
 /// Bytes of an op before its op-specific part: tag, table, key.
 const OP_HEAD: usize = 1 + 4 + 8;
@@ -72,7 +72,7 @@ pub enum RedoOp<'a> {
 
 impl RedoOp<'_> {
     /// The table the op applies to.
-    pub fn table(&self) -> u32 {
+    pub(crate) fn table(&self) -> u32 {
         match *self {
             RedoOp::Update { table, .. }
             | RedoOp::Insert { table, .. }
@@ -81,7 +81,7 @@ impl RedoOp<'_> {
     }
 
     /// The key of the row the op applies to.
-    pub fn key(&self) -> u64 {
+    pub(crate) fn key(&self) -> u64 {
         match *self {
             RedoOp::Update { key, .. }
             | RedoOp::Insert { key, .. }
@@ -90,7 +90,7 @@ impl RedoOp<'_> {
     }
 
     /// Bytes this op takes in a redo payload.
-    pub fn encoded_len(&self) -> usize {
+    pub(crate) fn encoded_len(&self) -> usize {
         match self {
             RedoOp::Update { data, .. } => OP_HEAD + 8 + 4 + data.len(),
             RedoOp::Insert { data, .. } => OP_HEAD + 4 + data.len(),
@@ -178,7 +178,7 @@ impl RedoBuf {
     }
 
     /// Whether no op was pushed since the last clear.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
 }
@@ -245,7 +245,7 @@ impl std::fmt::Debug for RedoIter<'_> {
 
 impl<'a> RedoIter<'a> {
     /// Byte offset of the next op.
-    pub fn offset(&self) -> usize {
+    pub(crate) fn offset(&self) -> usize {
         self.cur.at
     }
 

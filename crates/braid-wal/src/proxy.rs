@@ -46,7 +46,7 @@ use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
 /// Cache line size assumed for the boundary-line count.
-pub const LINE: u64 = 64;
+pub(crate) const LINE: u64 = 64;
 
 /// Summed proxy counts of a scheme since it was opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -93,7 +93,7 @@ impl Proxies {
 
 /// What one stream append did to shared memory (see [`crate::stream::StreamWriter::cost`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct AppendCost {
+pub(crate) struct AppendCost {
     /// Read-modify-writes (tail compare-and-swap attempts, the flusher's mutex if taken).
     pub rmw: u64,
     /// Lines written that others write (the tail, the mutex, partial buffer lines).
@@ -102,7 +102,7 @@ pub struct AppendCost {
 
 impl AppendCost {
     /// The lines of a record `[start, end)` in a shared buffer that neighbours also write.
-    pub fn boundary_lines(start: u64, end: u64) -> u64 {
+    pub(crate) fn boundary_lines(start: u64, end: u64) -> u64 {
         u64::from(!start.is_multiple_of(LINE)) + u64::from(!end.is_multiple_of(LINE))
     }
 }
@@ -123,34 +123,34 @@ fn bump(a: &AtomicU64, n: u64) {
 
 /// One worker's counters. Only its owner adds to them.
 #[derive(Debug)]
-pub struct ProxyCounter(Arc<CachePadded<Cells>>);
+pub(crate) struct ProxyCounter(Arc<CachePadded<Cells>>);
 
 impl ProxyCounter {
     /// One commit.
     #[inline]
-    pub fn commit(&self) {
+    pub(crate) fn commit(&self) {
         bump(&self.0.commits, 1);
     }
     /// `rmw` shared read-modify-writes touching `lines` shared lines.
     #[inline]
-    pub fn shared(&self, rmw: u64, lines: u64) {
+    pub(crate) fn shared(&self, rmw: u64, lines: u64) {
         bump(&self.0.shared_rmw, rmw);
         bump(&self.0.shared_lines, lines);
     }
     /// What a stream append did.
     #[inline]
-    pub fn append(&self, c: AppendCost) {
+    pub(crate) fn append(&self, c: AppendCost) {
         self.shared(c.rmw, c.lines);
     }
     /// `rmw` of the read-modify-writes counted with [`ProxyCounter::shared`] were on words
     /// every worker writes (a central log's tail, a global counter).
     #[inline]
-    pub fn global(&self, rmw: u64) {
+    pub(crate) fn global(&self, rmw: u64) {
         bump(&self.0.global_rmw, rmw);
     }
     /// What an append to a stream every worker appends to did: shared and global.
     #[inline]
-    pub fn append_global(&self, c: AppendCost) {
+    pub(crate) fn append_global(&self, c: AppendCost) {
         self.append(c);
         self.global(c.rmw);
     }
@@ -158,14 +158,14 @@ impl ProxyCounter {
 
 /// A scheme's register of its workers' counters.
 #[derive(Debug, Default)]
-pub struct ProxyBoard {
+pub(crate) struct ProxyBoard {
     cells: Mutex<Vec<Arc<CachePadded<Cells>>>>,
     lanes: u64,
 }
 
 impl ProxyBoard {
     /// A board for a scheme whose shared words come in `lanes` copies.
-    pub fn new(lanes: usize) -> ProxyBoard {
+    pub(crate) fn new(lanes: usize) -> ProxyBoard {
         ProxyBoard {
             cells: Mutex::new(Vec::new()),
             lanes: lanes as u64,
@@ -173,7 +173,7 @@ impl ProxyBoard {
     }
 
     /// A counter for a new worker (kept after the worker is dropped, so sums stay complete).
-    pub fn counter(&self) -> ProxyCounter {
+    pub(crate) fn counter(&self) -> ProxyCounter {
         let c = Arc::new(CachePadded::new(Cells::default()));
         let mut g = self.cells.lock();
         fold_orphans(&mut g);
@@ -182,7 +182,7 @@ impl ProxyBoard {
     }
 
     /// The sums over every worker this board has handed a counter to.
-    pub fn sum(&self) -> Proxies {
+    pub(crate) fn sum(&self) -> Proxies {
         let g = self.cells.lock();
         let mut p = Proxies {
             lanes: self.lanes,

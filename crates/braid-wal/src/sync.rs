@@ -9,39 +9,39 @@
 //! must only run inside `loom::model` when compiled with `--cfg loom`.
 
 #[cfg(loom)]
-pub use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, fence};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, fence};
 #[cfg(not(loom))]
-pub use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, fence};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, fence};
 
 #[cfg(not(loom))]
-pub use parking_lot::{Mutex, MutexGuard};
+pub(crate) use parking_lot::Mutex;
 
 #[cfg(loom)]
-pub use self::loom_mutex::{Mutex, MutexGuard};
+pub(crate) use self::loom_mutex::{Mutex, MutexGuard};
 
 #[cfg(loom)]
 mod loom_mutex {
     /// loom's mutex with `parking_lot`'s interface. A model panics when a thread panics, so a
     /// poisoned lock is never observed (hence the `into_inner` on poisoning).
     #[derive(Debug, Default)]
-    pub struct Mutex<T>(loom::sync::Mutex<T>);
+    pub(crate) struct Mutex<T>(loom::sync::Mutex<T>);
 
     /// The guard of a locked [`Mutex`].
-    pub type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
+    pub(crate) type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
 
     impl<T> Mutex<T> {
         /// An unlocked mutex holding `v`.
-        pub fn new(v: T) -> Mutex<T> {
+        pub(crate) fn new(v: T) -> Mutex<T> {
             Mutex(loom::sync::Mutex::new(v))
         }
 
         /// Lock, blocking until the lock is free.
-        pub fn lock(&self) -> MutexGuard<'_, T> {
+        pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
             self.0.lock().unwrap_or_else(|e| e.into_inner())
         }
 
         /// Lock if the lock is free, else `None`.
-        pub fn try_lock(&self) -> Option<MutexGuard<'_, T>> {
+        pub(crate) fn try_lock(&self) -> Option<MutexGuard<'_, T>> {
             self.0.try_lock().ok()
         }
     }
@@ -49,7 +49,7 @@ mod loom_mutex {
 
 /// One step of a wait for another thread: spin briefly, then yield, then sleep for growing
 /// short intervals (at most 1 ms); under loom, a yield (loom explores the other threads).
-pub fn pause(step: &mut u32) {
+pub(crate) fn pause(step: &mut u32) {
     let s = *step;
     *step = s.saturating_add(1);
     #[cfg(loom)]

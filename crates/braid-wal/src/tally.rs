@@ -12,18 +12,18 @@ use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
 /// Counters a [`Tally`] holds.
-pub const WORDS: usize = 4;
+pub(crate) const WORDS: usize = 4;
 
 type Cells = CachePadded<[AtomicU64; WORDS]>;
 
 /// One worker's counters. Only its owner adds to them.
 #[derive(Debug)]
-pub struct Tally(Arc<Cells>);
+pub(crate) struct Tally(Arc<Cells>);
 
 impl Tally {
     /// Add `n` to counter `i` (`i < WORDS`; others are ignored).
     #[inline]
-    pub fn add(&self, i: usize, n: u64) {
+    pub(crate) fn add(&self, i: usize, n: u64) {
         if let Some(a) = self.0.get(i) {
             a.store(a.load(Relaxed) + n, Relaxed);
         }
@@ -32,13 +32,13 @@ impl Tally {
 
 /// The register of a scheme's workers' [`Tally`]s.
 #[derive(Debug, Default)]
-pub struct TallyBoard {
+pub(crate) struct TallyBoard {
     cells: Mutex<Vec<Arc<Cells>>>,
 }
 
 impl TallyBoard {
     /// A tally for a new worker (its counts stay in the sums after the worker is gone).
-    pub fn tally(&self) -> Tally {
+    pub(crate) fn tally(&self) -> Tally {
         let c: Arc<Cells> = Arc::new(CachePadded::new(Default::default()));
         let mut g = self.cells.lock();
         // Merge the tallies of workers that are gone into one, so the list stays short.
@@ -61,7 +61,7 @@ impl TallyBoard {
     }
 
     /// Counter `i` summed over every worker.
-    pub fn sum(&self, i: usize) -> u64 {
+    pub(crate) fn sum(&self, i: usize) -> u64 {
         self.cells
             .lock()
             .iter()

@@ -151,7 +151,7 @@ pub(crate) fn nurand(rng: &mut SmallRng, a: u64, c: u64, x: u64, y: u64) -> u64 
 
 /// A well-mixed 64-bit hash (splitmix64's finaliser).
 pub(crate) fn mix(x: u64) -> u64 {
-    braid_wal::mix::mix64(x.wrapping_add(0x9E37_79B9_7F4A_7C15))
+    braid_wal::testing::mix64(x.wrapping_add(0x9E37_79B9_7F4A_7C15))
 }
 
 /// The generator of load unit `unit` (see the module doc).

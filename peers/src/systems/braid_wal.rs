@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
 use braid_wal::device::Device;
-use braid_wal::device::file::{FileDevice, FileDeviceConfig};
+use braid_wal::device::{FileDevice, FileDeviceConfig};
 use braid_wal::fs::RealFs;
 use braid_wal::scheme::{
     self, CommitRequest, LogKind, NoRows, Replay, ReplayError, RowRef, Scheme, SchemeConfig,

@@ -21,7 +21,7 @@
 use std::path::{Path, PathBuf};
 
 use braid_wal::fs::{Fs, FsFile, OpenOpts};
-use braid_wal::scheme::cut::Cut;
+use braid_wal::scheme::Cut;
 
 use crate::error::EngineError;
 

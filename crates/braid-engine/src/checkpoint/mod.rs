@@ -254,7 +254,7 @@ fn take_inner(db: &DbInner) -> Result<CheckpointReport, EngineError> {
         epoch: e,
         next_txn: db.next_txn_hint(),
         tables: db.tables.len() as u32,
-        cut: braid_wal::scheme::cut::Cut {
+        cut: braid_wal::scheme::Cut {
             epoch: e,
             starts: p0.lsns,
             ends: p1.lsns,

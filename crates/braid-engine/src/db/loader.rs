@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use braid_wal::Lsn;
-use braid_wal::scheme::cut::Cut;
+use braid_wal::scheme::Cut;
 
 use crate::checkpoint::CheckpointLoad;
 use crate::checkpoint::epoch::Epochs;

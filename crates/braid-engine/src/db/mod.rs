@@ -288,8 +288,8 @@ impl Db {
     }
 
     /// Bytes, records and flushes the log streams have seen since opening.
-    pub fn log_stats(&self) -> braid_wal::stream::StreamStats {
-        let mut s = braid_wal::stream::StreamStats::default();
+    pub fn log_stats(&self) -> braid_wal::scheme::StreamStats {
+        let mut s = braid_wal::scheme::StreamStats::default();
         for st in self.inner.scheme.streams() {
             let x = st.stats();
             s.bytes += x.bytes;
@@ -336,7 +336,7 @@ impl Db {
     /// The scheme's scalability proxies since the database was opened ([`Scheme::proxies`]:
     /// commits, shared read-modify-writes and shared cache lines written by its workers);
     /// `None` for a scheme that does not count them.
-    pub fn scheme_proxies(&self) -> Option<braid_wal::proxy::Proxies> {
+    pub fn scheme_proxies(&self) -> Option<braid_wal::scheme::Proxies> {
         self.inner.scheme.proxies()
     }
 

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize};
 
 use braid_wal::Lsn;
 use braid_wal::fs::FsLock;
-use braid_wal::scheme::cut::Cut;
+use braid_wal::scheme::Cut;
 use braid_wal::scheme::{self, LogPlace, RecoveryReport, SchemeConfig, Storage};
 
 use super::loader::{self, Loader};
@@ -241,7 +241,7 @@ impl DbInner {
             records: opts.records,
             elr: opts.scheme.early_lock_release(),
             procs,
-            scheme: Arc::new(scheme::none::NoLogging::default()),
+            scheme: Arc::new(scheme::NoLogging::default()),
             next_txn: AtomicU64::new(1),
             next_worker: AtomicUsize::new(0),
             epochs: Epochs::new(opts.max_workers.max(1), 0),

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use braid_pmem::{Domain, Media, PmemConfig};
 use braid_wal::UnknownName;
-use braid_wal::device::pace::Pace;
-use braid_wal::device::pmem::PmemWrite;
+use braid_wal::device::Pace;
+use braid_wal::device::PmemWrite;
 use braid_wal::scan::ScanMode;
 use braid_wal::scheme::{LogKind, LogPlace, Records, RecoveryPlan, SchemeSpec};
 use serde::{Deserialize, Serialize};
@@ -248,7 +248,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            scheme: SchemeSpec::new(braid_wal::scheme::serial::SerialConfig),
+            scheme: SchemeSpec::new(braid_wal::scheme::SerialConfig),
             logging: LogKind::Data,
             records: Records::Txn,
             cc: Cc::TwoPl,

@@ -27,9 +27,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use braid_wal::Lsn;
+use braid_wal::scheme::Cut;
+use braid_wal::scheme::Follower;
 use braid_wal::scheme::RecoveryReport;
-use braid_wal::scheme::cut::Cut;
-use braid_wal::scheme::follow::Follower;
 use parking_lot::{Mutex, RwLock};
 
 use super::external::LogTail;

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use braid_wal::device::Device;
-use braid_wal::device::file::{FileDevice, FileDeviceConfig};
-use braid_wal::device::null::NullDevice;
-use braid_wal::device::pace::PacedDevice;
-use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
-use braid_wal::device::striped::StripedDevice;
+use braid_wal::device::NullDevice;
+use braid_wal::device::PacedDevice;
+use braid_wal::device::StripedDevice;
+use braid_wal::device::{FileDevice, FileDeviceConfig};
+use braid_wal::device::{PmemDevice, PmemDeviceConfig};
 use braid_wal::scheme::{LogPlace, RegionStorage, Storage};
 
 use super::meta::Meta;
@@ -49,7 +49,7 @@ pub(super) fn new_nvdisk_place(dir: &Path) -> Option<PathBuf> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    let unique = braid_wal::mix::mix64(nanos as u64 ^ u64::from(std::process::id()) << 40);
+    let unique = braid_wal::testing::mix64(nanos as u64 ^ u64::from(std::process::id()) << 40);
     Some(PathBuf::from(NVDISK_ROOT).join(format!("{flat}-{unique:016x}")))
 }
 

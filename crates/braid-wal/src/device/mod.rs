@@ -1,11 +1,20 @@
 //! The device trait: where a stream's bytes become durable.
 
-pub mod file;
-pub mod null;
-pub mod pace;
-pub mod pmem;
-pub mod ring;
-pub mod striped;
+pub(crate) mod file;
+pub(crate) mod null;
+pub(crate) mod pace;
+pub(crate) mod pmem;
+pub(crate) mod ring;
+pub(crate) mod striped;
+
+pub use self::{
+    file::{FileDevice, FileDeviceConfig},
+    null::NullDevice,
+    pace::{Pace, PacedDevice},
+    pmem::{PmemDevice, PmemDeviceConfig, PmemWrite},
+    ring::DramRing,
+    striped::StripedDevice,
+};
 
 use crate::scan::StreamSource;
 use crate::{Lsn, WalError};

@@ -57,12 +57,12 @@ impl Pace {
     }
 
     /// How long an operation of `bytes` occupies the device.
-    pub fn cost(&self, bytes: u64) -> Duration {
+    pub(crate) fn cost(&self, bytes: u64) -> Duration {
         self.transfer(bytes) + Duration::from_micros(self.sync_us)
     }
 
     /// How long moving `bytes` takes at the bandwidth (a read: no sync).
-    pub fn transfer(&self, bytes: u64) -> Duration {
+    pub(crate) fn transfer(&self, bytes: u64) -> Duration {
         if self.mbps > 0.0 {
             // bytes / (mbps * 1e6) seconds = bytes * 1000 / mbps nanoseconds.
             Duration::from_nanos((bytes as f64 * 1000.0 / self.mbps) as u64)
@@ -72,7 +72,7 @@ impl Pace {
     }
 
     /// How the pace is named in outputs.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let bw = if self.mbps > 0.0 {
             format!("{} MB/s", self.mbps)
         } else {
@@ -87,7 +87,7 @@ impl Pace {
 
 /// One device's queue: when the operations issued so far will have finished.
 #[derive(Debug)]
-pub struct PaceClock {
+pub(crate) struct PaceClock {
     pace: Pace,
     base: Instant,
     /// Nanoseconds after `base` at which the device is free again.
@@ -96,7 +96,7 @@ pub struct PaceClock {
 
 impl PaceClock {
     /// An idle device of speed `pace`.
-    pub fn new(pace: Pace) -> PaceClock {
+    pub(crate) fn new(pace: Pace) -> PaceClock {
         PaceClock {
             pace,
             base: Instant::now(),
@@ -105,18 +105,18 @@ impl PaceClock {
     }
 
     /// The speed it emulates.
-    pub fn pace(&self) -> Pace {
+    pub(crate) fn pace(&self) -> Pace {
         self.pace
     }
 
     /// Queue an operation of `bytes` issued at `issued`; returns when it will have finished.
-    pub fn charge(&self, issued: Instant, bytes: u64) -> Instant {
+    pub(crate) fn charge(&self, issued: Instant, bytes: u64) -> Instant {
         self.charge_for(issued, self.pace.cost(bytes))
     }
 
     /// Queue a read of `bytes` (its transfer only) issued at `issued`; returns when it will
     /// have finished.
-    pub fn charge_read(&self, issued: Instant, bytes: u64) -> Instant {
+    pub(crate) fn charge_read(&self, issued: Instant, bytes: u64) -> Instant {
         self.charge_for(issued, self.pace.transfer(bytes))
     }
 
@@ -153,7 +153,7 @@ thread_local! {
 
 /// Wait until `deadline`: sleep for what exceeds this thread's wake-up overshoot, spin the
 /// rest (see the module doc).
-pub fn wait_until(deadline: Instant) {
+pub(crate) fn wait_until(deadline: Instant) {
     loop {
         let now = Instant::now();
         if deadline <= now {
@@ -213,15 +213,10 @@ impl PacedDevice {
             clock: PaceClock::new(pace),
         }
     }
-
-    /// The device it wraps.
-    pub fn inner(&self) -> &Arc<dyn Device> {
-        &self.inner
-    }
 }
 
 /// The emulation note of a device whose speed `pace` emulates, after its own note `own`.
-pub fn paced_note(own: Option<String>, pace: Pace) -> Option<String> {
+pub(crate) fn paced_note(own: Option<String>, pace: Pace) -> Option<String> {
     Some(match own {
         Some(e) => format!("{e}; {}", pace.describe()),
         None => pace.describe(),

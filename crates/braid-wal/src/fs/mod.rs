@@ -1,7 +1,7 @@
 //! The file-system seam: every byte the file log device writes goes through [`Fs`] and
 //! [`FsFile`], so tests can swap the real file system ([`RealFs`]) for an in-memory one that
-//! simulates crashes and injects faults (`FaultFs`, hidden from these docs: it is test
-//! machinery).
+//! simulates crashes and injects faults (`FaultFs`, with the `testing` cargo feature: it is
+//! test machinery).
 //!
 //! No paper section; this is infrastructure for the file devices of all schemes.
 //!
@@ -17,17 +17,20 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+#[cfg(any(test, feature = "testing"))]
 mod fault;
 mod real;
+#[cfg(any(test, feature = "testing"))]
 mod snapshot;
 
-#[doc(hidden)]
+#[cfg(any(test, feature = "testing"))]
 pub use fault::{CrashOpts, FaultFs, FaultStats, FsOp, SyncFault, Unsynced};
 pub use real::{RealFile, RealFs};
+#[cfg(any(test, feature = "testing"))]
 pub use snapshot::SnapshotFs;
 
 /// Alignment (bytes) that O_DIRECT offsets, lengths and buffers must have.
-pub const DIRECT_ALIGN: usize = 4096;
+pub(crate) const DIRECT_ALIGN: usize = 4096;
 
 /// How [`Fs::open`] opens a file (always for reading and writing). The default opens an
 /// existing file.
@@ -43,12 +46,13 @@ pub struct OpenOpts {
 
 impl OpenOpts {
     /// Open an existing file for reading and writing.
-    pub fn existing() -> OpenOpts {
+    pub(crate) fn existing() -> OpenOpts {
         OpenOpts::default()
     }
 
     /// Create the file if it does not exist (keeping its contents if it does).
-    pub fn create() -> OpenOpts {
+    #[cfg(test)]
+    pub(crate) fn create() -> OpenOpts {
         OpenOpts {
             create: true,
             ..OpenOpts::default()
@@ -65,7 +69,7 @@ impl OpenOpts {
     }
 
     /// The same options with O_DIRECT set to `direct`.
-    pub fn with_direct(self, direct: bool) -> OpenOpts {
+    pub(crate) fn with_direct(self, direct: bool) -> OpenOpts {
         OpenOpts { direct, ..self }
     }
 }
@@ -136,7 +140,7 @@ pub struct FsLock(#[allow(dead_code)] Box<dyn std::any::Any + Send + Sync>);
 
 impl FsLock {
     /// A lock held by `guard` (released when `guard` is dropped).
-    pub fn new(guard: impl std::any::Any + Send + Sync) -> FsLock {
+    pub(crate) fn new(guard: impl std::any::Any + Send + Sync) -> FsLock {
         FsLock(Box::new(guard))
     }
 }
@@ -179,13 +183,13 @@ pub trait Fs: Send + Sync + std::fmt::Debug {
 
 /// True if `off`, `len` and the address `addr` are all multiples of [`DIRECT_ALIGN`], as an
 /// O_DIRECT transfer needs.
-pub fn is_direct_aligned(off: u64, addr: usize, len: usize) -> bool {
+pub(crate) fn is_direct_aligned(off: u64, addr: usize, len: usize) -> bool {
     let mask = DIRECT_ALIGN - 1;
     (off & mask as u64) == 0 && (addr & mask) == 0 && (len & mask) == 0
 }
 
 /// True if `e` says the device is out of space (ENOSPC, or EDQUOT: over quota).
-pub fn is_no_space(e: &io::Error) -> bool {
+pub(crate) fn is_no_space(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::StorageFull
         || e.kind() == io::ErrorKind::QuotaExceeded
         || e.raw_os_error() == Some(rustix::io::Errno::NOSPC.raw_os_error())
@@ -194,7 +198,7 @@ pub fn is_no_space(e: &io::Error) -> bool {
 
 /// True if `e` is EINVAL (what Linux returns when a file system refuses O_DIRECT, or for a
 /// misaligned direct transfer).
-pub fn is_invalid_input(e: &io::Error) -> bool {
+pub(crate) fn is_invalid_input(e: &io::Error) -> bool {
     e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error())
 }
 
@@ -202,7 +206,7 @@ pub fn is_invalid_input(e: &io::Error) -> bool {
 /// Safe code only: it over-allocates a `Vec` and slices at the first aligned address (the
 /// `Vec` is never grown, so its buffer never moves).
 #[derive(Debug)]
-pub struct AlignedBuf {
+pub(crate) struct AlignedBuf {
     raw: Vec<u8>,
     off: usize,
     len: usize,
@@ -210,30 +214,21 @@ pub struct AlignedBuf {
 
 impl AlignedBuf {
     /// A zeroed buffer of `len` bytes at an aligned address.
-    pub fn new(len: usize) -> AlignedBuf {
+    pub(crate) fn new(len: usize) -> AlignedBuf {
         let raw = vec![0u8; len + DIRECT_ALIGN];
         let addr = raw.as_ptr() as usize;
         let off = (DIRECT_ALIGN - addr % DIRECT_ALIGN) % DIRECT_ALIGN;
         AlignedBuf { raw, off, len }
     }
 
-    /// Length in bytes.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the length is 0.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The aligned bytes.
-    pub fn as_slice(&self) -> &[u8] {
+    #[cfg(test)]
+    pub(crate) fn as_slice(&self) -> &[u8] {
         &self.raw[self.off..self.off + self.len]
     }
 
     /// The aligned bytes, mutably.
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
         &mut self.raw[self.off..self.off + self.len]
     }
 }

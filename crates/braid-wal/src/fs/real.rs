@@ -26,12 +26,7 @@ pub struct RealFile {
     file: File,
 }
 
-impl RealFile {
-    /// The underlying `std::fs::File`.
-    pub fn file(&self) -> &File {
-        &self.file
-    }
-}
+impl RealFile {}
 
 impl FsFile for RealFile {
     fn write_at(&self, off: u64, data: &[u8]) -> io::Result<usize> {

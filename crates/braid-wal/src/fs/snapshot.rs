@@ -105,12 +105,6 @@ impl SnapshotFs {
         }
         Ok(bytes)
     }
-
-    /// Bytes the copy holds now.
-    pub fn bytes(&self) -> u64 {
-        let t = self.tree.lock();
-        t.files.values().map(|f| f.read().len() as u64).sum()
-    }
 }
 
 /// A file of a [`SnapshotFs`].

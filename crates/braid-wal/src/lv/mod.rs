@@ -30,7 +30,7 @@ mod simd;
 
 /// Most log streams an LV can describe (the `u8` index of sparse record stamps allows 256; 64
 /// keeps every vector within one 512-byte block).
-pub const MAX_STREAMS: usize = 64;
+pub(crate) const MAX_STREAMS: usize = 64;
 
 /// An implementation of the LV operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,7 +45,7 @@ pub enum Impl {
 
 impl Impl {
     /// The fastest implementation this CPU supports.
-    pub fn best() -> Impl {
+    pub(crate) fn best() -> Impl {
         static CHOSEN: AtomicU8 = AtomicU8::new(0);
         match CHOSEN.load(Ordering::Relaxed) {
             1 => Impl::Scalar,
@@ -71,6 +71,7 @@ impl Impl {
     }
 
     /// Every implementation this CPU can run (scalar first).
+    #[cfg(any(test, feature = "testing"))]
     pub fn available() -> Vec<Impl> {
         let mut v = vec![Impl::Scalar];
         if simd::has_avx2() {
@@ -83,6 +84,7 @@ impl Impl {
     }
 
     /// Lower-case name for reports: `"scalar"`, `"avx2"` or `"avx512"`.
+    #[cfg(feature = "testing")]
     pub fn name(self) -> &'static str {
         match self {
             Impl::Scalar => "scalar",
@@ -120,13 +122,13 @@ fn for_len(n: usize) -> Impl {
 
 /// `dst = max(dst, src)` element-wise, with the best implementation for the length.
 #[inline]
-pub fn max_into(dst: &mut [u64], src: &[u64]) {
+pub(crate) fn max_into(dst: &mut [u64], src: &[u64]) {
     for_len(dst.len()).max_into(dst, src)
 }
 
 /// `a <= b` element-wise (every entry), with the best implementation for the length.
 #[inline]
-pub fn le(a: &[u64], b: &[u64]) -> bool {
+pub(crate) fn le(a: &[u64], b: &[u64]) -> bool {
     for_len(a.len()).le(a, b)
 }
 

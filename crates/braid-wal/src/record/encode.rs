@@ -35,7 +35,7 @@ impl RecordSpec<'_> {
     }
 
     /// Check the record can be encoded; returns [`RecordSpec::encoded_len`].
-    pub fn check(&self) -> Result<usize, WalError> {
+    pub(crate) fn check(&self) -> Result<usize, WalError> {
         if self.stamp.entries() > MAX_LV_ENTRIES {
             return Err(WalError::Config(format!(
                 "an LSN-vector stamp of {} entries exceeds the limit of {MAX_LV_ENTRIES}",

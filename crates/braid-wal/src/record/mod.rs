@@ -55,19 +55,19 @@ pub use decode::{Decoded, REASON_NEWER_VERSION, decode, peek_header};
 pub use encode::{RecordSpec, encode_pad};
 pub use stamp::{LvEntries, Stamp, StampKind, StampRef};
 /// Bytes of a record header (everything before the stamp).
-pub const HEADER_LEN: usize = 32;
+pub(crate) const HEADER_LEN: usize = 32;
 /// Records start and end on multiples of this many bytes.
-pub const ALIGN: usize = 8;
+pub(crate) const ALIGN: usize = 8;
 /// The format version this build writes; it reads this version and refuses newer ones.
-pub const FORMAT_VERSION: u16 = 1;
+pub(crate) const FORMAT_VERSION: u16 = 1;
 /// Largest record (header + stamp + payload, unpadded) in bytes: 64 MiB.
-pub const MAX_RECORD_LEN: usize = 1 << 26;
+pub(crate) const MAX_RECORD_LEN: usize = 1 << 26;
 /// Flag: this record ends its transaction (no separate commit record follows).
 pub const FLAG_COMMIT: u8 = 1;
 /// The flag bits that belong to the caller; bits 4..8 hold the stamp kind.
-pub const FLAG_MASK: u8 = 0x0F;
+pub(crate) const FLAG_MASK: u8 = 0x0F;
 /// Most entries an LV stamp can hold (the count is a `u16`).
-pub const MAX_LV_ENTRIES: usize = u16::MAX as usize;
+pub(crate) const MAX_LV_ENTRIES: usize = u16::MAX as usize;
 
 const STAMP_SHIFT: u32 = 4;
 const STAMP_NONE: u8 = 0;
@@ -78,7 +78,7 @@ const SPARSE_ENTRY: usize = 9;
 
 /// Round `n` up to the record alignment.
 #[inline]
-pub const fn align_up(n: usize) -> usize {
+pub(crate) const fn align_up(n: usize) -> usize {
     (n + ALIGN - 1) & !(ALIGN - 1)
 }
 
@@ -106,7 +106,7 @@ pub enum Kind {
 
 impl Kind {
     /// The kind with this code, `None` for an unknown one.
-    pub fn from_u8(v: u8) -> Option<Kind> {
+    pub(crate) fn from_u8(v: u8) -> Option<Kind> {
         Some(match v {
             1 => Kind::Redo,
             2 => Kind::Command,
@@ -120,7 +120,7 @@ impl Kind {
     }
 
     /// The code stored in the header.
-    pub fn as_u8(self) -> u8 {
+    pub(crate) fn as_u8(self) -> u8 {
         self as u8
     }
 }

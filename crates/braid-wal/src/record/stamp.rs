@@ -56,7 +56,7 @@ pub enum Stamp {
 
 impl Stamp {
     /// Which form this stamp has.
-    pub fn kind(&self) -> StampKind {
+    pub(crate) fn kind(&self) -> StampKind {
         match self {
             Stamp::None => StampKind::None,
             Stamp::Gsn(_) => StampKind::Gsn,
@@ -66,7 +66,7 @@ impl Stamp {
     }
 
     /// Bytes this stamp takes in a record.
-    pub fn encoded_len(&self) -> usize {
+    pub(crate) fn encoded_len(&self) -> usize {
         match self {
             Stamp::None => 0,
             Stamp::Gsn(_) => 8,
@@ -147,7 +147,7 @@ pub(super) fn le_u16(b: &[u8]) -> u16 {
 
 impl<'a> StampRef<'a> {
     /// The empty stamp.
-    pub const NONE: StampRef<'static> = StampRef {
+    pub(crate) const NONE: StampRef<'static> = StampRef {
         kind: StampKind::None,
         bytes: &[],
     };
@@ -158,12 +158,12 @@ impl<'a> StampRef<'a> {
     }
 
     /// Which form this stamp has.
-    pub fn kind(&self) -> StampKind {
+    pub(crate) fn kind(&self) -> StampKind {
         self.kind
     }
 
     /// The stamp's encoded bytes.
-    pub fn as_bytes(&self) -> &'a [u8] {
+    pub(crate) fn as_bytes(&self) -> &'a [u8] {
         self.bytes
     }
 
@@ -183,7 +183,7 @@ impl<'a> StampRef<'a> {
     }
 
     /// The GSN of a GSN stamp, `None` for other forms.
-    pub fn gsn(&self) -> Option<u64> {
+    pub(crate) fn gsn(&self) -> Option<u64> {
         match self.kind {
             StampKind::Gsn => Some(le_u64(self.bytes)),
             _ => None,
@@ -206,7 +206,8 @@ impl<'a> StampRef<'a> {
 
     /// The LV entries as `(index, value)`: every entry of a dense LV, the stored entries of a
     /// sparse one, nothing for other stamps.
-    pub fn lv_entries(&self) -> LvEntries<'a> {
+    #[cfg(test)]
+    pub(crate) fn lv_entries(&self) -> LvEntries<'a> {
         let (dense, body) = match self.kind {
             StampKind::Lv => (true, &self.bytes[2..]),
             StampKind::LvSparse => (false, &self.bytes[2..]),

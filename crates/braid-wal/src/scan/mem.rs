@@ -56,7 +56,7 @@ impl MemSource {
     }
 
     /// Byte index in `bytes` of `lsn`.
-    pub fn index(&self, lsn: Lsn) -> usize {
+    pub(crate) fn index(&self, lsn: Lsn) -> usize {
         usize::try_from(lsn.saturating_sub(self.start)).unwrap_or(usize::MAX)
     }
 }

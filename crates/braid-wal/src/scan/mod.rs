@@ -59,9 +59,11 @@ use crate::record::{HEADER_LEN, Record, RecordHeader, StampKind, StampRef, align
 use crate::{Lsn, WalError};
 
 mod classify;
-mod mem;
+#[cfg(any(test, feature = "testing"))]
+pub(crate) mod mem;
+#[cfg(test)]
+pub(crate) use mem::MemSource;
 
-pub use mem::MemSource;
 /// A stream's bytes in LSN space, as a device holds them; implemented by every device.
 pub trait StreamSource {
     /// First LSN that may hold a record.
@@ -126,7 +128,7 @@ pub struct ScanEnd {
 
 impl ScanEnd {
     /// A clean end at `end`.
-    pub fn clean(end: Lsn) -> ScanEnd {
+    pub(crate) fn clean(end: Lsn) -> ScanEnd {
         ScanEnd {
             end,
             kind: EndKind::Clean,
@@ -162,7 +164,7 @@ impl std::fmt::Display for ScanEnd {
 }
 
 /// Default read size.
-pub const DEFAULT_CHUNK: usize = 1 << 20;
+pub(crate) const DEFAULT_CHUNK: usize = 1 << 20;
 
 /// What was found at the current position.
 enum Step {
@@ -280,16 +282,11 @@ impl<'s> Scanner<'s> {
     }
 
     /// Bytes consumed so far.
-    pub fn bytes_read(&self) -> u64 {
+    pub(crate) fn bytes_read(&self) -> u64 {
         self.end
             .as_ref()
             .map_or(self.pos, |e| e.end)
             .saturating_sub(self.start)
-    }
-
-    /// Position of the next record to be examined.
-    pub fn position(&self) -> Lsn {
-        self.pos
     }
 }
 #[cfg(test)]

@@ -30,11 +30,11 @@
 use crate::Lsn;
 
 /// Caller flag bit carrying the low bit of the transaction's checkpoint epoch.
-pub const FLAG_EPOCH: u8 = 2;
+pub(crate) const FLAG_EPOCH: u8 = 2;
 
 /// The record flag for a transaction of checkpoint epoch `epoch`.
 #[inline]
-pub fn epoch_flag(epoch: u64) -> u8 {
+pub(crate) fn epoch_flag(epoch: u64) -> u8 {
     if epoch & 1 == 1 { FLAG_EPOCH } else { 0 }
 }
 
@@ -58,7 +58,7 @@ impl Cut {
     /// Whether the record at `lsn` of `stream` with caller flags `flags` belongs to a
     /// transaction the checkpoint already contains.
     #[inline]
-    pub fn covers(&self, stream: usize, lsn: Lsn, flags: u8) -> bool {
+    pub(crate) fn covers(&self, stream: usize, lsn: Lsn, flags: u8) -> bool {
         let start = self.starts.get(stream).copied().unwrap_or(0);
         let end = self.ends.get(stream).copied().unwrap_or(0);
         if lsn < start {
@@ -72,7 +72,7 @@ impl Cut {
 
     /// Whether `cut` (if any) covers the record.
     #[inline]
-    pub fn covered(cut: Option<&Cut>, stream: usize, lsn: Lsn, flags: u8) -> bool {
+    pub(crate) fn covered(cut: Option<&Cut>, stream: usize, lsn: Lsn, flags: u8) -> bool {
         cut.is_some_and(|c| c.covers(stream, lsn, flags))
     }
 
@@ -83,7 +83,7 @@ impl Cut {
 
     /// Where recovery from this cut begins reading `stream` (its `keep`, else its `start`):
     /// the log before it may be truncated.
-    pub fn keep(&self, stream: usize) -> Lsn {
+    pub(crate) fn keep(&self, stream: usize) -> Lsn {
         let start = self.starts.get(stream).copied().unwrap_or(0);
         self.keeps.get(stream).map_or(start, |&k| k.min(start))
     }

@@ -48,7 +48,7 @@ pub trait Follower: Send {
 }
 
 /// A stream source seen from `start` on: a round's scanner starts where the last one stopped.
-pub struct Resumed<'a> {
+pub(crate) struct Resumed<'a> {
     src: &'a (dyn StreamSource + Sync),
     start: Lsn,
 }
@@ -56,7 +56,7 @@ pub struct Resumed<'a> {
 impl<'a> Resumed<'a> {
     /// `src` from `start`. A start before the source's own is [`WalError::Behind`] (the
     /// standby needs bytes the stream no longer holds); a start past its limit is corruption.
-    pub fn new(
+    pub(crate) fn new(
         src: &'a (dyn StreamSource + Sync),
         start: Lsn,
         stream: usize,
@@ -87,7 +87,7 @@ impl<'a> Resumed<'a> {
 
     /// Each of `sources` from its entry of `at` (a round of a `scheme` log of `at.len()`
     /// streams).
-    pub fn all(
+    pub(crate) fn all(
         sources: &[&'a (dyn StreamSource + Sync)],
         at: &[Lsn],
         scheme: &str,

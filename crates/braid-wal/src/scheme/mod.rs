@@ -14,23 +14,37 @@
 //! Schemes are found by name in [`registry`]: a scheme is one folder here and one line in
 //! [`SCHEMES`].
 
-pub mod aether;
+pub(crate) mod aether;
 mod central;
-pub mod cut;
-pub mod follow;
-pub mod gsn;
-pub mod none;
-pub mod nvdisk;
-pub mod open_txns;
-pub mod pertxn;
-pub mod plover;
-pub mod registry;
-pub mod serial;
+pub(crate) mod cut;
+pub(crate) mod follow;
+pub(crate) mod gsn;
+pub(crate) mod none;
+pub(crate) mod nvdisk;
+pub(crate) mod open_txns;
+pub(crate) mod pertxn;
+pub(crate) mod plover;
+pub(crate) mod registry;
+pub(crate) mod serial;
 mod shared_scan;
-pub mod silor;
-pub mod taurus;
+pub(crate) mod silor;
+pub(crate) mod taurus;
 
-pub use registry::{LogPlace, SCHEMES, SchemeDef, SchemeSpec};
+pub use self::{
+    cut::{Cut, Positions},
+    follow::Follower,
+    gsn::{CommitProtocol, GsnConfig, Partition},
+    none::{NAME as NONE, NoLogging, NoneConfig},
+    nvdisk::NvDiskConfig,
+    pertxn::{FlushPolicy, PerTxnConfig},
+    plover::PloverConfig,
+    registry::{LogPlace, SCHEMES, SchemeDef, SchemeSpec, names},
+    serial::SerialConfig,
+    silor::SilorConfig,
+    taurus::TaurusConfig,
+};
+pub use crate::proxy::Proxies;
+pub use crate::stream::StreamStats;
 
 use std::fmt;
 use std::ops::{Bound, Range};
@@ -61,7 +75,7 @@ impl LogKind {
         self.into()
     }
     /// The record kind its payloads are logged as.
-    pub fn record_kind(self) -> Kind {
+    pub(crate) fn record_kind(self) -> Kind {
         match self {
             LogKind::Data => Kind::Redo,
             LogKind::Command => Kind::Command,
@@ -152,9 +166,9 @@ impl RowRef<'static> {
 }
 
 /// Words a [`RowMeta`] slot holds at most.
-pub const ROW_META_WORDS: usize = 8;
+pub(crate) const ROW_META_WORDS: usize = 8;
 /// Of those, the words kept in the row itself.
-pub const ROW_META_INLINE: usize = 4;
+pub(crate) const ROW_META_INLINE: usize = 4;
 
 /// Ordering metadata a scheme keeps inside a row: up to [`ROW_META_WORDS`] atomic words the
 /// scheme lays out (Taurus: a pending count, writeLV and readLV; Silo-R: the row's TID), all
@@ -174,7 +188,11 @@ impl RowMeta {
     /// made the allocation that words beyond [`ROW_META_INLINE`] need (two first accesses at
     /// once may both allocate; one allocation is kept).
     #[inline]
-    pub fn words(&self, n: usize, allocated: impl FnOnce()) -> &[std::sync::atomic::AtomicU64] {
+    pub(crate) fn words(
+        &self,
+        n: usize,
+        allocated: impl FnOnce(),
+    ) -> &[std::sync::atomic::AtomicU64] {
         if n <= ROW_META_INLINE {
             return &self.inline[..n];
         }
@@ -593,12 +611,7 @@ pub enum RecoveryPlan {
     Serial,
 }
 
-impl RecoveryPlan {
-    /// `"auto"`, `"parallel"` or `"serial"` (what its `FromStr` reads).
-    pub fn name(self) -> &'static str {
-        self.into()
-    }
-}
+impl RecoveryPlan {}
 
 fn unknown_plan(s: &str) -> UnknownName {
     UnknownName::new("recovery plan", s, &["auto", "parallel", "serial"])

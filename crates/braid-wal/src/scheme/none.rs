@@ -12,7 +12,7 @@ use crate::proxy::{Proxies, ProxyBoard, ProxyCounter};
 use crate::stream::Stream;
 
 /// The scheme's registration (see [`super::SCHEMES`]).
-pub const REGISTRATION: Registration = Registration {
+pub(crate) const REGISTRATION: Registration = Registration {
     name: NAME,
     about: "no logging: the baseline every figure is a ratio to",
     default: || Box::new(NoneConfig),

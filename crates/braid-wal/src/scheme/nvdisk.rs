@@ -21,14 +21,14 @@ use crate::WalError;
 use crate::device::Device;
 
 /// The scheme's registration (see [`super::SCHEMES`]).
-pub const REGISTRATION: Registration = Registration {
+pub(crate) const REGISTRATION: Registration = Registration {
     name: NAME,
     about: "NV-Logging's NV-Disk baseline: the central log as files on NVRAM used as a disk",
     default: || Box::new(NvDiskConfig),
 };
 
 /// The scheme's name.
-pub const NAME: &str = "nvdisk";
+pub(crate) const NAME: &str = "nvdisk";
 
 /// The `nvdisk` scheme's configuration (it has no options of its own).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -59,7 +59,7 @@ impl SchemeDef for NvDiskConfig {
 }
 
 /// Recover and start the central log (exactly one device: the `/dev/shm` file device).
-pub fn open(
+pub(crate) fn open(
     cfg: &SchemeConfig,
     devices: Vec<Arc<dyn Device>>,
     replay: &dyn Replay,

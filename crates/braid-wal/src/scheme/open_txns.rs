@@ -38,7 +38,7 @@ const NONE: u64 = u64::MAX;
 
 /// The open transactions' first positions, per worker and stream.
 #[derive(Debug)]
-pub struct OpenTxns {
+pub(crate) struct OpenTxns {
     streams: usize,
     slots: Vec<CachePadded<AtomicU64>>,
     free: Mutex<Vec<usize>>,
@@ -46,7 +46,7 @@ pub struct OpenTxns {
 
 /// A worker's claim on its slots in an [`OpenTxns`], given back when dropped.
 #[derive(Debug)]
-pub struct OpenSlot {
+pub(crate) struct OpenSlot {
     open: Arc<OpenTxns>,
     worker: usize,
 }
@@ -54,12 +54,12 @@ pub struct OpenSlot {
 impl OpenSlot {
     /// See [`OpenTxns::note`].
     #[inline]
-    pub fn note(&self, stream: usize, tail: impl FnOnce() -> Lsn) {
+    pub(crate) fn note(&self, stream: usize, tail: impl FnOnce() -> Lsn) {
         self.open.note(self.worker, stream, tail)
     }
     /// See [`OpenTxns::clear`].
     #[inline]
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         self.open.clear(self.worker)
     }
 }
@@ -73,7 +73,7 @@ impl Drop for OpenSlot {
 
 impl OpenTxns {
     /// Slots for `workers` workers on `streams` streams.
-    pub fn new(workers: usize, streams: usize) -> OpenTxns {
+    pub(crate) fn new(workers: usize, streams: usize) -> OpenTxns {
         OpenTxns {
             streams,
             slots: (0..workers * streams)
@@ -84,7 +84,7 @@ impl OpenTxns {
     }
 
     /// Claim a worker's slots, or fail if every worker's are taken.
-    pub fn claim(self: &Arc<Self>) -> Result<OpenSlot, WalError> {
+    pub(crate) fn claim(self: &Arc<Self>) -> Result<OpenSlot, WalError> {
         let worker = self.free.lock().pop().ok_or_else(|| {
             WalError::Config(format!(
                 "more than {} scheme workers at once; open with a larger max_workers",
@@ -100,7 +100,7 @@ impl OpenTxns {
     /// Worker `worker` is about to reserve a record on `stream`; `tail` is the stream's
     /// reserved end read now. Notes it if this is the transaction's first record there.
     #[inline]
-    pub fn note(&self, worker: usize, stream: usize, tail: impl FnOnce() -> Lsn) {
+    pub(crate) fn note(&self, worker: usize, stream: usize, tail: impl FnOnce() -> Lsn) {
         if let Some(slot) = self.slots.get(worker * self.streams + stream)
             && slot.load(SeqCst) == NONE
         {
@@ -110,7 +110,7 @@ impl OpenTxns {
 
     /// Worker `worker`'s transaction has its commit or abort record in the log.
     #[inline]
-    pub fn clear(&self, worker: usize) {
+    pub(crate) fn clear(&self, worker: usize) {
         let from = worker * self.streams;
         for slot in self.slots.iter().skip(from).take(self.streams) {
             if slot.load(SeqCst) != NONE {
@@ -121,7 +121,7 @@ impl OpenTxns {
 
     /// A checkpoint's start on `stream` given `tail`, the stream's reserved end read just
     /// before: the smaller of it and every open transaction's first position there.
-    pub fn start(&self, stream: usize, tail: Lsn) -> Lsn {
+    pub(crate) fn start(&self, stream: usize, tail: Lsn) -> Lsn {
         self.slots
             .iter()
             .skip(stream)

@@ -164,13 +164,8 @@ impl SchemeSpec {
         self.0.set_option(key, value)
     }
 
-    /// The scheme's definition.
-    pub fn def(&self) -> &dyn SchemeDef {
-        &*self.0
-    }
-
     /// The scheme's name.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         self.0.name()
     }
 }
@@ -233,7 +228,7 @@ impl<T: SchemeDef + 'static> From<T> for SchemeSpec {
 }
 
 /// The error for an option a scheme does not have.
-pub fn unknown_option(scheme: &str, key: &str, known: &[&str]) -> WalError {
+pub(crate) fn unknown_option(scheme: &str, key: &str, known: &[&str]) -> WalError {
     WalError::Config(if known.is_empty() {
         format!("scheme {scheme} has no options (asked for {key:?})")
     } else {
@@ -245,7 +240,7 @@ pub fn unknown_option(scheme: &str, key: &str, known: &[&str]) -> WalError {
 }
 
 /// Parse an option value, naming the scheme and option on failure.
-pub fn parse_option<T: FromStr>(scheme: &str, key: &str, value: &str) -> Result<T, WalError>
+pub(crate) fn parse_option<T: FromStr>(scheme: &str, key: &str, value: &str) -> Result<T, WalError>
 where
     T::Err: fmt::Display,
 {

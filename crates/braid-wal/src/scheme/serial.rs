@@ -40,14 +40,14 @@ use crate::stream::Stream;
 use crate::{Lsn, WalError};
 
 /// The scheme's registration (see [`super::SCHEMES`]).
-pub const REGISTRATION: Registration = Registration {
+pub(crate) const REGISTRATION: Registration = Registration {
     name: NAME,
     about: "one central log, group commit, early lock release",
     default: || Box::new(SerialConfig),
 };
 
 /// The scheme's name.
-pub const NAME: &str = "serial";
+pub(crate) const NAME: &str = "serial";
 
 /// The `serial` scheme's configuration (it has no options of its own).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -152,7 +152,7 @@ impl Follower for SerialFollower {
 type Pending = HashMap<u64, (Lsn, Vec<(LogKind, Vec<u8>)>)>;
 
 /// Recover the central log and start it.
-pub fn open(
+pub(crate) fn open(
     cfg: &SchemeConfig,
     mut devices: Vec<Arc<dyn Device>>,
     replay: &dyn Replay,

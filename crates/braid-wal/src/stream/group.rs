@@ -41,7 +41,7 @@ use crate::{Lsn, WalError};
 
 /// A writer slot for group reservations, shared by whoever leads a group on it (see the
 /// module documentation for the rules its users follow).
-pub struct GroupWriter {
+pub(crate) struct GroupWriter {
     h: Arc<Handle>,
     slot: usize,
 }
@@ -67,7 +67,7 @@ impl GroupWriter {
     /// compare-and-swap attempts on the tail. The slot holds the ready point at or below the
     /// start until [`GroupWriter::release`]. On an error nothing is reserved (and the slot is
     /// idle).
-    pub fn reserve(&self, len: u64, records: u64) -> Result<(Lsn, u64), WalError> {
+    pub(crate) fn reserve(&self, len: u64, records: u64) -> Result<(Lsn, u64), WalError> {
         let inner = &*self.h.inner;
         if len == 0 || !len.is_multiple_of(ALIGN as u64) {
             return Err(WalError::Config(format!(
@@ -90,7 +90,7 @@ impl GroupWriter {
 
     /// Every part of the outstanding group, which ends at `end`, is filled: the ready point
     /// may pass it. Returns whether the flusher's mutex was taken to wake it.
-    pub fn release(&self, end: Lsn) -> bool {
+    pub(crate) fn release(&self, end: Lsn) -> bool {
         let inner = &*self.h.inner;
         inner.res.finish(self.slot);
         inner.wake_flusher(end)
@@ -100,7 +100,7 @@ impl GroupWriter {
 impl Stream {
     /// A slot for group reservations ([`GroupWriter`]): claims one of the stream's
     /// `max_writers` slots until dropped.
-    pub fn group_writer(&self) -> Result<GroupWriter, WalError> {
+    pub(crate) fn group_writer(&self) -> Result<GroupWriter, WalError> {
         let slot = self.claim_slot()?;
         Ok(GroupWriter {
             h: Arc::clone(&self.h),
@@ -112,7 +112,7 @@ impl Stream {
     /// out)` must fill all of `out` with whole records for position `lsn`, as for
     /// [`super::StreamWriter::append_with`]; `scratch` is the caller's encoding buffer. Does
     /// not end the group's reservation (see [`GroupWriter::release`]).
-    pub fn fill_part(
+    pub(crate) fn fill_part(
         &self,
         lsn: Lsn,
         len: usize,
@@ -137,7 +137,7 @@ impl Stream {
 
     /// The error that poisoned the stream, if it is poisoned (a member waiting for its
     /// group's leader gives up then: the leader may have unwound).
-    pub fn poisoned(&self) -> Option<WalError> {
+    pub(crate) fn poisoned(&self) -> Option<WalError> {
         self.h.inner.poison_error()
     }
 }

@@ -84,11 +84,13 @@ mod group;
 mod lead;
 // Public only for the loom model (`tests/loom_stream.rs`).
 #[doc(hidden)]
-pub mod ready;
+pub(crate) mod ready;
 mod state;
 mod writer;
 
-use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
+#[cfg(test)]
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::Ordering::{Acquire, Relaxed};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -103,7 +105,7 @@ use close::Handle;
 use ready::Reservations;
 use state::{FlushClock, Inner, Locked, NO_WAKE};
 
-pub use group::GroupWriter;
+pub(crate) use group::GroupWriter;
 pub use writer::StreamWriter;
 
 /// How a [`Stream`] runs. The default: stream 0, 64 writers, no group-commit delay,
@@ -144,7 +146,7 @@ pub struct StreamStats {
 
 /// How long an append waits for a ring that cannot drain by itself (a pmem ring without
 /// de-staging) to get space released by a checkpoint before failing with `LogFull`.
-pub const RING_FULL_WAIT: Duration = Duration::from_millis(250);
+pub(crate) const RING_FULL_WAIT: Duration = Duration::from_millis(250);
 
 /// A log stream on one device. Cheap to clone (a shared handle).
 #[derive(Clone)]
@@ -233,7 +235,7 @@ impl Stream {
     }
 
     /// The stream's index ([`StreamConfig::id`]).
-    pub fn id(&self) -> u32 {
+    pub(crate) fn id(&self) -> u32 {
         self.h.inner.id
     }
 
@@ -276,7 +278,7 @@ impl Stream {
     }
 
     /// The next append goes here.
-    pub fn tail(&self) -> Lsn {
+    pub(crate) fn tail(&self) -> Lsn {
         self.h.inner.res.tail()
     }
 
@@ -287,7 +289,7 @@ impl Stream {
     }
 
     /// Non-blocking [`Stream::wait_durable`]: `Ok(false)` if not durable yet.
-    pub fn check_durable(&self, lsn: Lsn) -> Result<bool, WalError> {
+    pub(crate) fn check_durable(&self, lsn: Lsn) -> Result<bool, WalError> {
         self.h.inner.check_durable(lsn)
     }
 
@@ -313,7 +315,8 @@ impl Stream {
     /// that did not happen within `timeout` (the flusher is flushing, or has stopped). A
     /// stream without a flusher (`durable_on_fill`) returns `true` at once.
     #[doc(hidden)]
-    pub fn flusher_idle_pass(&self, timeout: Duration) -> bool {
+    #[cfg(test)]
+    pub(crate) fn flusher_idle_pass(&self, timeout: Duration) -> bool {
         let inner = &self.h.inner;
         if inner.durable_on_fill {
             return true;
@@ -337,7 +340,8 @@ impl Stream {
 
     /// Test hook: threads blocked in [`Stream::wait_durable`] right now (file devices).
     #[doc(hidden)]
-    pub fn blocked_waiters(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn blocked_waiters(&self) -> usize {
         self.h.inner.waiters.load(SeqCst)
     }
 

@@ -71,11 +71,11 @@ use crate::Lsn;
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize};
 
 /// `busy` value of a slot whose writer is not between reserving and filling.
-pub const IDLE: u64 = u64::MAX;
+pub(crate) const IDLE: u64 = u64::MAX;
 
 /// One writer's slot: its busy word and its statistics, on a cache line of its own.
 #[derive(Debug)]
-pub struct Slot {
+pub(crate) struct Slot {
     busy: AtomicU64,
     claimed: AtomicBool,
     /// Records and bytes appended through this slot (written only by its owner).
@@ -96,7 +96,7 @@ impl Slot {
 
 /// The tail counter and the writer slots of one stream.
 #[derive(Debug)]
-pub struct Reservations {
+pub(crate) struct Reservations {
     tail: CachePadded<AtomicU64>,
     /// Slots `[0, high)` may be in use.
     high: CachePadded<AtomicUsize>,
@@ -105,7 +105,7 @@ pub struct Reservations {
 
 impl Reservations {
     /// A stream whose next append goes to `start`, with `slots` writer slots.
-    pub fn new(start: Lsn, slots: usize) -> Reservations {
+    pub(crate) fn new(start: Lsn, slots: usize) -> Reservations {
         Reservations {
             tail: CachePadded::new(AtomicU64::new(start)),
             high: CachePadded::new(AtomicUsize::new(0)),
@@ -114,18 +114,18 @@ impl Reservations {
     }
 
     /// Number of slots.
-    pub fn slots(&self) -> usize {
+    pub(crate) fn slots(&self) -> usize {
         self.slots.len()
     }
 
     /// The next position to be reserved.
     #[inline]
-    pub fn tail(&self) -> Lsn {
+    pub(crate) fn tail(&self) -> Lsn {
         self.tail.load(SeqCst)
     }
 
     /// Claim a free slot (the lowest); `None` if all are taken.
-    pub fn claim(&self) -> Option<usize> {
+    pub(crate) fn claim(&self) -> Option<usize> {
         for (i, s) in self.slots.iter().enumerate() {
             if s.claimed
                 .compare_exchange(false, true, AcqRel, Relaxed)
@@ -140,7 +140,7 @@ impl Reservations {
     }
 
     /// Give a slot back. Its busy word must be IDLE (or the stream poisoned).
-    pub fn release(&self, slot: usize) {
+    pub(crate) fn release(&self, slot: usize) {
         self.slots[slot].claimed.store(false, Release);
     }
 
@@ -148,14 +148,14 @@ impl Reservations {
     /// read earlier (by [`Reservations::tail`] or returned by a failed
     /// [`Reservations::try_reserve`]).
     #[inline]
-    pub fn announce(&self, slot: usize, at: Lsn) {
+    pub(crate) fn announce(&self, slot: usize, at: Lsn) {
         self.slots[slot].busy.store(at, SeqCst);
     }
 
     /// R: reserve `[at, at + len)` if the tail is still `at`; else `Err(current tail)`. The
     /// slot must have announced a value `<= at` first.
     #[inline]
-    pub fn try_reserve(&self, at: Lsn, len: u64) -> Result<Lsn, Lsn> {
+    pub(crate) fn try_reserve(&self, at: Lsn, len: u64) -> Result<Lsn, Lsn> {
         self.tail.compare_exchange(at, at + len, SeqCst, SeqCst)
     }
 
@@ -167,13 +167,13 @@ impl Reservations {
     /// waited for the whole fill to leave the store buffer (most of an append's cost in a
     /// profile of 1 KB records).
     #[inline]
-    pub fn finish(&self, slot: usize) {
+    pub(crate) fn finish(&self, slot: usize) {
         self.slots[slot].busy.store(IDLE, Release);
     }
 
     /// Count one appended record in the slot's statistics (owner only).
     #[inline]
-    pub fn count(&self, slot: usize, bytes: u64) {
+    pub(crate) fn count(&self, slot: usize, bytes: u64) {
         let s = &self.slots[slot];
         s.records.store(s.records.load(Relaxed) + 1, Relaxed);
         s.bytes.store(s.bytes.load(Relaxed) + bytes, Relaxed);
@@ -182,14 +182,14 @@ impl Reservations {
     /// Count `records` appended records of `bytes` bytes in all (a group reservation) in the
     /// slot's statistics (its owner, or the one leader of the slot's group, only).
     #[inline]
-    pub fn count_many(&self, slot: usize, records: u64, bytes: u64) {
+    pub(crate) fn count_many(&self, slot: usize, records: u64, bytes: u64) {
         let s = &self.slots[slot];
         s.records.store(s.records.load(Relaxed) + records, Relaxed);
         s.bytes.store(s.bytes.load(Relaxed) + bytes, Relaxed);
     }
 
     /// Records and bytes appended through all slots.
-    pub fn totals(&self) -> (u64, u64) {
+    pub(crate) fn totals(&self) -> (u64, u64) {
         self.slots.iter().fold((0, 0), |(r, b), s| {
             (r + s.records.load(Relaxed), b + s.bytes.load(Relaxed))
         })
@@ -198,7 +198,7 @@ impl Reservations {
     /// Alg. 2: the point before which every reserved byte is filled, and whether any slot was
     /// busy (between reserving and filling) when looked at.
     #[inline]
-    pub fn ready(&self) -> (Lsn, bool) {
+    pub(crate) fn ready(&self) -> (Lsn, bool) {
         let t = self.tail.load(SeqCst);
         let high = self.high.load(SeqCst).min(self.slots.len());
         let mut ready = t;

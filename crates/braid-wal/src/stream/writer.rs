@@ -78,7 +78,7 @@ impl StreamWriter {
     /// `out` with whole records for position `lsn` (checksummed with `salt`, with `synced` as
     /// their synced point), or readers will find damage. `len` must be a positive multiple of
     /// the record alignment. Returns (start, end). Does not wait for durability.
-    pub fn append_with(
+    pub(crate) fn append_with(
         &mut self,
         len: usize,
         encode: impl FnOnce(Lsn, Lsn, u32, &mut [u8]),
@@ -134,7 +134,7 @@ impl StreamWriter {
     /// What the last successful append did to memory other writers also write: its
     /// compare-and-swap attempts on the tail, the flusher's mutex if it took it, and the lines
     /// it shares with them (see [`crate::proxy`]).
-    pub fn cost(&self) -> AppendCost {
+    pub(crate) fn cost(&self) -> AppendCost {
         self.cost
     }
 
@@ -148,7 +148,7 @@ impl StreamWriter {
     ///
     /// [`Stream::wait_durable`]: super::Stream::wait_durable
     /// [`Stream::check_durable`]: super::Stream::check_durable
-    pub fn set_commits_waited(&mut self, yes: bool) {
+    pub(crate) fn set_commits_waited(&mut self, yes: bool) {
         let inner = &*self.h.inner;
         self.defer_wake = yes && inner.lead;
         if self.defer_wake && !inner.defers.swap(true, SeqCst) {
@@ -159,11 +159,6 @@ impl StreamWriter {
             let _g = inner.lock.lock();
             inner.flusher_cv.notify_all();
         }
-    }
-
-    /// The stream this writer appends to.
-    pub fn stream_id(&self) -> u32 {
-        self.h.inner.id
     }
 }
 

@@ -8,8 +8,8 @@ use braid_engine::{
     Cc, DeviceConfig, FileOptions, LogKind, LogPlace, Options, Pace, PmemOptions, SchemeSpec,
 };
 use braid_pmem::Domain;
-use braid_wal::device::pmem::PmemWrite;
-use braid_wal::scheme::pertxn::FlushPolicy;
+use braid_wal::device::PmemWrite;
+use braid_wal::scheme::FlushPolicy;
 use clap::{Args, ValueEnum};
 
 /// Where the log goes.
@@ -191,7 +191,7 @@ pub struct EngineArgs {
     /// taurus: row LVs leave the row table once this many KiB of log behind the committed
     /// vector of every stream (Section 4.1's delta): smaller keeps the table small and in
     /// cache, larger leaves recovery fewer artificial dependencies.
-    #[arg(long, default_value_t = braid_wal::scheme::taurus::TaurusConfig::default().delta >> 10)]
+    #[arg(long, default_value_t = braid_wal::scheme::TaurusConfig::default().delta >> 10)]
     pub lv_delta_kb: u64,
     /// pertxn: when log objects are persisted: insert (by the committing worker) or commit (by
     /// a background daemon; a waiting commit persists what the daemon has not reached).
@@ -207,12 +207,12 @@ pub struct EngineArgs {
     /// gsn: log partitioning: tx (a worker's transactions go to its own log) or page (an
     /// operation goes to log page-id mod logs).
     #[arg(long, default_value = "tx")]
-    pub gsn_partition: braid_wal::scheme::gsn::Partition,
+    pub gsn_partition: braid_wal::scheme::Partition,
     /// gsn: commit protection on pmem: durable (durable processor cache: acknowledge after the
     /// insert's fence) or passive (volatile cache: passive group commit). File logs always use
     /// per-log durable GSN watermarks.
     #[arg(long, default_value = "passive")]
-    pub gsn_commit: braid_wal::scheme::gsn::CommitProtocol,
+    pub gsn_commit: braid_wal::scheme::CommitProtocol,
     /// gsn: rows per page (consecutive keys of a table share a page GSN).
     #[arg(long, default_value_t = 16)]
     pub rows_per_page: u64,

@@ -69,7 +69,7 @@ pub fn remove_databases_in(dir: &Path) {
 }
 
 /// The name of the no-logging baseline, the ratio base of every figure.
-pub const NONE: &str = braid_wal::scheme::none::NAME;
+pub const NONE: &str = braid_wal::scheme::NONE;
 
 /// A registered scheme's name, given with or without surrounding blanks (a clap value parser,
 /// also of each item of a comma-separated `--scheme` list).
@@ -78,16 +78,12 @@ pub fn scheme_name(s: &str) -> Result<&'static str, String> {
     if s.is_empty() {
         return Err("--scheme needs a scheme name".to_string());
     }
-    braid_wal::scheme::registry::names()
-        .find(|n| *n == s)
-        .ok_or_else(|| {
-            format!(
-                "unknown scheme {s:?}; known schemes: {}",
-                braid_wal::scheme::registry::names()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })
+    braid_wal::scheme::names().find(|n| *n == s).ok_or_else(|| {
+        format!(
+            "unknown scheme {s:?}; known schemes: {}",
+            braid_wal::scheme::names().collect::<Vec<_>>().join(", ")
+        )
+    })
 }
 
 /// The schemes a `--scheme` list names, in the order given; every registered scheme without
@@ -95,7 +91,7 @@ pub fn scheme_name(s: &str) -> Result<&'static str, String> {
 pub fn scheme_names(list: Option<&[&'static str]>) -> Vec<&'static str> {
     match list {
         Some(l) => l.to_vec(),
-        None => braid_wal::scheme::registry::names().collect(),
+        None => braid_wal::scheme::names().collect(),
     }
 }
 

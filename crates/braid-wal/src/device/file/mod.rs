@@ -22,7 +22,9 @@
 //! * After a sync failure the segment log refuses further work with the same error; a flush
 //!   never retries an fdatasync.
 
-mod segment;
+pub(crate) mod segment;
+#[cfg(test)]
+pub(crate) use segment::{meta_file_name, segment_file_name};
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -37,10 +39,9 @@ use crate::fs::{AlignedBuf, DIRECT_ALIGN, Fs};
 use crate::scan::StreamSource;
 use crate::{Lsn, WalError};
 
-pub use segment::{
-    SEGMENT_FORMAT_VERSION, SEGMENT_HEADER, SegmentLog, meta_file_name, segment_file_name,
-    segment_salt,
-};
+#[cfg(test)]
+pub(crate) use segment::SEGMENT_HEADER;
+pub(crate) use segment::SegmentLog;
 
 /// Where and how a [`FileDevice`] stores its stream. [`FileDeviceConfig::new`] gives the
 /// defaults: 64 MiB segments, a 16 MiB buffer, no O_DIRECT, preallocation on.
@@ -150,13 +151,9 @@ impl FileDevice {
         Ok(dev)
     }
 
-    /// The configuration it was opened with.
-    pub fn config(&self) -> &FileDeviceConfig {
-        &self.cfg
-    }
-
     /// The segment files behind the device.
-    pub fn segment_log(&self) -> &SegmentLog {
+    #[cfg(test)]
+    pub(crate) fn segment_log(&self) -> &SegmentLog {
         &self.log
     }
 

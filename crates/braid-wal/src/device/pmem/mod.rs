@@ -74,9 +74,11 @@ use std::thread::JoinHandle;
 use braid_pmem::{CACHE_LINE, Region};
 use parking_lot::{Condvar, Mutex};
 
+#[cfg(test)]
+use crate::Lsn;
+use crate::WalError;
 use crate::device::file::{FileDeviceConfig, SegmentLog};
 use crate::fs::{Fs, RealFs};
-use crate::{Lsn, WalError};
 
 mod destage;
 mod device_impl;
@@ -122,13 +124,13 @@ impl PmemDeviceConfig {
 }
 
 /// Magic bytes at the start of a ring header.
-pub const RING_MAGIC: [u8; 8] = *b"BRAIDRNG";
+pub(crate) const RING_MAGIC: [u8; 8] = *b"BRAIDRNG";
 /// Ring header format version.
-pub const RING_VERSION: u32 = 1;
+pub(crate) const RING_VERSION: u32 = 1;
 /// Bytes of the usable area taken by the ring header.
 pub const RING_HEADER: usize = 4096;
 /// Smallest ring accepted.
-pub const MIN_RING: u64 = 4096;
+pub(crate) const MIN_RING: u64 = 4096;
 
 const OFF_VERSION: usize = 8;
 const OFF_STREAM: usize = 12;
@@ -289,33 +291,16 @@ impl PmemDevice {
         Ok(PmemDevice { ring, destager })
     }
 
-    /// The region holding the ring.
-    pub fn region(&self) -> &Region {
-        &self.ring.region
-    }
-
     /// The oldest LSN the ring holds.
-    pub fn head(&self) -> Lsn {
+    #[cfg(test)]
+    pub(crate) fn head(&self) -> Lsn {
         self.ring.head.load(Acquire)
     }
 
     /// The ring's random salt (from its header).
-    pub fn salt(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn salt(&self) -> u32 {
         self.ring.salt
-    }
-
-    /// The segment files behind the ring, when de-staging.
-    pub fn destage_log(&self) -> Option<&SegmentLog> {
-        self.ring.destage.as_ref().map(|d| &d.log)
-    }
-
-    /// Run one de-staging round now, on the calling thread: copy `[head, durable)` to the files,
-    /// sync them and advance the head. A no-op without de-staging.
-    pub fn destage_now(&self) -> Result<(), WalError> {
-        match &self.ring.destage {
-            Some(d) => self.ring.destage_once(d, &mut Vec::new()),
-            None => Ok(()),
-        }
     }
 }
 

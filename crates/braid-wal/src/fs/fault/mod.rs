@@ -40,7 +40,9 @@ use std::sync::Arc;
 
 use braid_pmem::PersistTrip;
 use parking_lot::Mutex;
+#[cfg(test)]
 use rand::SeedableRng;
+#[cfg(test)]
 use rand::rngs::SmallRng;
 use rustix::io::Errno;
 
@@ -128,7 +130,8 @@ impl FaultFs {
     }
 
     /// The operations so far (since creation or the crash that made this file system).
-    pub fn ops(&self) -> Vec<FsOp> {
+    #[cfg(test)]
+    pub(crate) fn ops(&self) -> Vec<FsOp> {
         self.state.lock().ops.iter().map(|o| o.op.clone()).collect()
     }
 
@@ -173,12 +176,14 @@ impl FaultFs {
 
     /// With `Some(seed)`, about half of the `write_at` calls write only a random prefix (at
     /// least one byte; whole 4 KiB blocks for O_DIRECT handles). `None` switches it off.
-    pub fn set_short_writes(&self, seed: Option<u64>) {
+    #[cfg(test)]
+    pub(crate) fn set_short_writes(&self, seed: Option<u64>) {
         self.state.lock().faults.short_writes = seed.map(SmallRng::seed_from_u64);
     }
 
     /// Make `open` with O_DIRECT fail with EINVAL, as tmpfs does.
-    pub fn set_direct_refused(&self, refused: bool) {
+    #[cfg(test)]
+    pub(crate) fn set_direct_refused(&self, refused: bool) {
         self.state.lock().faults.direct_refused = refused;
     }
 
@@ -217,7 +222,8 @@ impl FaultFs {
 
     /// What a crash now would leave of a file if every unsynced write were lost: `None` if its
     /// name is not durable.
-    pub fn durable_contents(&self, path: &Path) -> Option<Vec<u8>> {
+    #[cfg(test)]
+    pub(crate) fn durable_contents(&self, path: &Path) -> Option<Vec<u8>> {
         let s = self.state.lock();
         match s.image.durable.get(&norm(path)) {
             Some(Node::File(id)) => s.image.files.get(id).map(|f| f.durable.clone()),
@@ -226,7 +232,8 @@ impl FaultFs {
     }
 
     /// Number of writes and length changes of a file not yet synced.
-    pub fn unsynced_ops(&self, path: &Path) -> usize {
+    #[cfg(test)]
+    pub(crate) fn unsynced_ops(&self, path: &Path) -> usize {
         let s = self.state.lock();
         match s.image.live.get(&norm(path)) {
             Some(Node::File(id)) => s.image.files.get(id).map_or(0, |f| f.pending.len()),

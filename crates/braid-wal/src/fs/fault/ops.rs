@@ -89,6 +89,8 @@ pub(super) enum Effect {
 
 #[derive(Debug, Clone)]
 pub(super) struct LoggedOp {
+    // Read by the crate's own tests (the op log they inspect).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(super) op: FsOp,
     pub(super) effect: Effect,
 }

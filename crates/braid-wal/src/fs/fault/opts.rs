@@ -65,7 +65,8 @@ impl SyncFault {
         SyncFault::default()
     }
     /// `n` calls succeed, the one after fails.
-    pub fn after(n: u64) -> SyncFault {
+    #[cfg(test)]
+    pub(crate) fn after(n: u64) -> SyncFault {
         SyncFault {
             after: n,
             ..SyncFault::default()

@@ -54,7 +54,7 @@ const BYTES: u64 = (1 << COUNT_SHIFT) - 1;
 /// Most members of one group (the count's field).
 const MAX_MEMBERS: u64 = (1 << (63 - COUNT_SHIFT)) - 1;
 /// Most bytes one record may have (the bytes' field).
-pub const MAX_RECORD: u64 = BYTES;
+pub(crate) const MAX_RECORD: u64 = BYTES;
 
 /// `base` before the leader has published it.
 const UNPUBLISHED: u64 = u64::MAX;
@@ -72,7 +72,7 @@ struct Slot {
 
 /// A thread's place in a group, from [`ConsolidationArray::join`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Joined {
+pub(crate) struct Joined {
     /// The slot (and the log reservation slot of the same index).
     pub slot: usize,
     /// Where the thread's record starts in the group's reservation.
@@ -85,7 +85,7 @@ pub struct Joined {
 
 /// A group whose reservation is published.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Group {
+pub(crate) struct Group {
     /// Where its reservation starts.
     pub base: Lsn,
     /// Where it ends.
@@ -96,7 +96,7 @@ pub struct Group {
 
 /// Why a member got no group from [`ConsolidationArray::wait`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WaitError {
+pub(crate) enum WaitError {
     /// The leader's reservation failed: the member must still [`ConsolidationArray::finish`]
     /// (with no group).
     Failed,
@@ -106,7 +106,7 @@ pub enum WaitError {
 
 /// What [`ConsolidationArray::finish`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Finished {
+pub(crate) struct Finished {
     /// This member was the group's last: it released the reservation and reopened the slot.
     pub last: bool,
     /// Read-modify-writes on the slot (the pending count).
@@ -115,7 +115,7 @@ pub struct Finished {
 
 /// Slots where inserting threads combine their log reservations (see the module docs).
 #[derive(Debug)]
-pub struct ConsolidationArray {
+pub(crate) struct ConsolidationArray {
     slots: Box<[CachePadded<Slot>]>,
     /// The log's insert lock: held by one leader at a time across its group's reservation.
     lock: Mutex<()>,
@@ -132,7 +132,7 @@ fn bytes(state: u64) -> u64 {
 
 impl ConsolidationArray {
     /// `slots` slots (at least one), groups of at most `max_group` bytes.
-    pub fn new(slots: usize, max_group: u64) -> ConsolidationArray {
+    pub(crate) fn new(slots: usize, max_group: u64) -> ConsolidationArray {
         ConsolidationArray {
             slots: (0..slots.max(1))
                 .map(|_| {
@@ -149,14 +149,9 @@ impl ConsolidationArray {
         }
     }
 
-    /// Number of slots.
-    pub fn slots(&self) -> usize {
-        self.slots.len()
-    }
-
     /// Join a group with a record of `len` bytes (`0 < len <= MAX_RECORD`), waiting while
     /// every slot is closed or full.
-    pub fn join(&self, len: u64) -> Joined {
+    pub(crate) fn join(&self, len: u64) -> Joined {
         let mut attempts = 0u64;
         let mut step = 0u32;
         loop {
@@ -197,7 +192,7 @@ impl ConsolidationArray {
     /// group's bytes in the log, release the lock and publish the base. On an error the group
     /// is published as failed and the error returned; the leader must still
     /// [`ConsolidationArray::finish`] (with no group).
-    pub fn lead<E>(
+    pub(crate) fn lead<E>(
         &self,
         j: &Joined,
         reserve: impl FnOnce(u64, u64) -> Result<Lsn, E>,
@@ -229,7 +224,11 @@ impl ConsolidationArray {
 
     /// A member's wait for its leader to publish the group's base. `give_up` is asked now and
     /// then once the wait has gone on a while.
-    pub fn wait(&self, j: &Joined, mut give_up: impl FnMut() -> bool) -> Result<Group, WaitError> {
+    pub(crate) fn wait(
+        &self,
+        j: &Joined,
+        mut give_up: impl FnMut() -> bool,
+    ) -> Result<Group, WaitError> {
         let s = &self.slots[j.slot];
         let mut step = 0u32;
         loop {
@@ -255,7 +254,7 @@ impl ConsolidationArray {
     /// A member is done with its group (its part filled, or the group failed: `group` is
     /// `None`). The last member calls `release(group)` (end the log reservation) if the group
     /// was reserved, then reopens the slot.
-    pub fn finish(
+    pub(crate) fn finish(
         &self,
         j: &Joined,
         group: Option<&Group>,

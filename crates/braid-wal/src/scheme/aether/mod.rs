@@ -43,7 +43,7 @@
 
 // Public only for the loom model (`tests/loom_aether.rs`).
 #[doc(hidden)]
-pub mod carray;
+pub(crate) mod carray;
 
 mod baseline;
 mod consolidated;
@@ -62,7 +62,7 @@ use baseline::MutexLog;
 use consolidated::Consolidated;
 
 /// The `aether` scheme's registration (see [`super::SCHEMES`]).
-pub const AETHER: Registration = Registration {
+pub(crate) const AETHER: Registration = Registration {
     name: AETHER_NAME,
     about: "Aether's central log: consolidation array, decoupled buffer fill, flush \
             pipelining, early lock release",
@@ -70,7 +70,7 @@ pub const AETHER: Registration = Registration {
 };
 
 /// The `baseline` scheme's registration (see [`super::SCHEMES`]).
-pub const BASELINE: Registration = Registration {
+pub(crate) const BASELINE: Registration = Registration {
     name: BASELINE_NAME,
     about: "Shore-MT's central log without Aether: one mutex across reserve and copy, locks \
             held until durable",
@@ -78,16 +78,16 @@ pub const BASELINE: Registration = Registration {
 };
 
 /// The `aether` scheme's name.
-pub const AETHER_NAME: &str = "aether";
+pub(crate) const AETHER_NAME: &str = "aether";
 /// The `baseline` scheme's name.
-pub const BASELINE_NAME: &str = "baseline";
+pub(crate) const BASELINE_NAME: &str = "baseline";
 
 /// Most consolidation-array slots.
-pub const MAX_SLOTS: usize = 64;
+pub(crate) const MAX_SLOTS: usize = 64;
 
 /// The `aether` scheme's configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AetherConfig {
+pub(crate) struct AetherConfig {
     /// Slots of the consolidation array (1 to [`MAX_SLOTS`]).
     pub slots: usize,
 }
@@ -146,7 +146,7 @@ impl SchemeDef for AetherConfig {
 
 /// The `baseline` scheme's configuration (it has no options of its own).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct BaselineConfig;
+pub(crate) struct BaselineConfig;
 
 impl SchemeDef for BaselineConfig {
     fn name(&self) -> &'static str {

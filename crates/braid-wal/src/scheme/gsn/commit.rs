@@ -165,7 +165,7 @@ fn backoff(step: &mut u32) {
 /// [`braid_pmem::signal::PublishCell`]'s `std` atomic in production, loom's in
 /// `tests/loom_gsn.rs`, which model-checks [`mark_dirty`] and [`min_dgsn`] through this trait.
 /// Every operation is `SeqCst`.
-pub trait DgsnWord {
+pub(crate) trait DgsnWord {
     /// The word's value.
     fn load(&self) -> u64;
     /// Or `v` into the word; returns the value before.
@@ -193,7 +193,7 @@ impl DgsnWord for std::sync::atomic::AtomicU64 {
 /// word (what the worker later publishes over, clearing the bit) and the floor of every GSN
 /// it may use from now on (the published value, possibly raised by the daemon).
 #[inline]
-pub fn mark_dirty<W: DgsnWord + ?Sized>(word: &W) -> (u64, u64) {
+pub(crate) fn mark_dirty<W: DgsnWord + ?Sized>(word: &W) -> (u64, u64) {
     let w = word.fetch_or(DIRTY);
     (w | DIRTY, w & !DIRTY)
 }
@@ -202,7 +202,7 @@ pub fn mark_dirty<W: DgsnWord + ?Sized>(word: &W) -> (u64, u64) {
 /// `target` if none is lower). A clean word below `target` is raised to `target` with a
 /// compare-and-swap, so that its worker's next [`mark_dirty`] sees it and every GSN it takes
 /// afterwards exceeds `target`: then everything at or below the result is written.
-pub fn min_dgsn<'a, W: DgsnWord + ?Sized + 'a>(
+pub(crate) fn min_dgsn<'a, W: DgsnWord + ?Sized + 'a>(
     words: impl IntoIterator<Item = &'a W>,
     target: u64,
 ) -> u64 {
@@ -239,7 +239,9 @@ struct Signalled {
 
 /// The commit queue's target: the largest GSN waited for, over the workers' words (each
 /// written by its worker only).
-pub fn queue_target<'a, W: DgsnWord + ?Sized + 'a>(words: impl IntoIterator<Item = &'a W>) -> u64 {
+pub(crate) fn queue_target<'a, W: DgsnWord + ?Sized + 'a>(
+    words: impl IntoIterator<Item = &'a W>,
+) -> u64 {
     words.into_iter().map(|w| w.load()).max().unwrap_or(0)
 }
 

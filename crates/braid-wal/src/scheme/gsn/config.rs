@@ -15,12 +15,12 @@ use crate::scheme::{RecoveryReport, Replay, Scheme, SchemeConfig, Storage};
 use crate::{UnknownName, WalError};
 
 /// Why the gsn scheme refuses command logging.
-pub const NO_COMMAND_LOGGING: &str = "the gsn scheme cannot log commands: GSNs order \
+pub(crate) const NO_COMMAND_LOGGING: &str = "the gsn scheme cannot log commands: GSNs order \
     read-after-write and write-after-write dependencies but not write-after-read ones, which \
     re-executing stored procedures needs; use --logging data";
 
 /// Why gsn refuses the engine's multi-version concurrency control.
-pub const NO_MVCC: &str = "the gsn scheme cannot recover a multi-versioned database: its \
+pub(crate) const NO_MVCC: &str = "the gsn scheme cannot recover a multi-versioned database: its \
     recovery splits records into per-page operations and applies them in GSN order, without \
     the commit timestamps MVCC records carry; use --cc 2pl or occ with gsn, or another scheme \
     (serial, taurus, pertxn, nvdisk) with --cc mvcc";
@@ -110,13 +110,14 @@ pub struct GsnConfig {
     pub page_slots: usize,
     /// Called on the committing thread after its records are inserted and its commit GSN is
     /// staged, before it publishes `dgsn` (passive group commit only). Tests use it to make a
-    /// worker stall with its dirty bit set.
-    #[doc(hidden)]
-    pub after_insert: Option<Hook>,
+    /// worker stall with its dirty bit set. Exists in the crate's test build only.
+    #[cfg(test)]
+    pub(crate) after_insert: Option<Hook>,
     /// Test switch: the straggler signal's handler ignores this instance's workers (signals
     /// are still sent and counted), to show that the handler is what releases a straggler.
-    #[doc(hidden)]
-    pub mute_signal_handler: bool,
+    /// Exists in the crate's test build only.
+    #[cfg(test)]
+    pub(crate) mute_signal_handler: bool,
     /// Recovery: N, the threads that scan the logs and partition their redo operations by page
     /// (Section 3.2); 0 means `SchemeConfig::recovery_threads`.
     pub scan_threads: usize,
@@ -126,9 +127,8 @@ pub struct GsnConfig {
 }
 
 /// A test callback in `GsnConfig` (`after_insert`).
-#[doc(hidden)]
 #[derive(Clone)]
-pub struct Hook(
+pub(crate) struct Hook(
     /// The callback.
     pub Arc<dyn Fn() + Send + Sync>,
 );
@@ -136,6 +136,16 @@ pub struct Hook(
 impl fmt::Debug for Hook {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Hook")
+    }
+}
+
+impl GsnConfig {
+    /// The test build's `after_insert` hook; none in any other build.
+    pub(crate) fn after_insert_hook(&self) -> Option<&Hook> {
+        #[cfg(test)]
+        return self.after_insert.as_ref();
+        #[cfg(not(test))]
+        None
     }
 }
 
@@ -148,7 +158,9 @@ impl Default for GsnConfig {
             insert_delay_ns: 0,
             straggler_after: Duration::from_micros(200),
             page_slots: pages::DEFAULT_SLOTS,
+            #[cfg(test)]
             after_insert: None,
+            #[cfg(test)]
             mute_signal_handler: false,
             scan_threads: 0,
             apply_threads: 0,
@@ -157,10 +169,10 @@ impl Default for GsnConfig {
 }
 
 /// The scheme's name.
-pub const NAME: &str = "gsn";
+pub(crate) const NAME: &str = "gsn";
 
 /// The scheme's registration (see [`crate::scheme::SCHEMES`]).
-pub const REGISTRATION: Registration = Registration {
+pub(crate) const REGISTRATION: Registration = Registration {
     name: NAME,
     about: "distributed logging with global sequence numbers and passive group commit",
     default: || Box::new(GsnConfig::default()),

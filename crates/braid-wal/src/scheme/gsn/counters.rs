@@ -30,7 +30,7 @@ impl GsnCounters {
 
 /// A snapshot of one instance's counters ([`super::Gsn::stats`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct GsnStats {
+pub(crate) struct GsnStats {
     /// Update transactions committed.
     pub commits: u64,
     /// Straggler signals sent by passive group commit.
@@ -46,7 +46,8 @@ pub struct GsnStats {
 
 impl GsnStats {
     /// Straggler signals per 10,000 commits.
-    pub fn signals_per_10k(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn signals_per_10k(&self) -> f64 {
         if self.commits == 0 {
             0.0
         } else {

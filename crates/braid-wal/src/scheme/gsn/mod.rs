@@ -61,17 +61,17 @@
 
 // Internals, hidden from the docs (`commit` is public for the loom model in `tests/loom_gsn.rs`).
 #[doc(hidden)]
-pub mod commit;
+pub(crate) mod commit;
 mod config;
 mod counters;
 mod daemon;
 mod follow;
 mod log;
-mod open;
+pub(crate) mod open;
 #[doc(hidden)]
-pub mod pages;
+pub(crate) mod pages;
 #[doc(hidden)]
-pub mod recovery;
+pub(crate) mod recovery;
 mod shared;
 mod worker;
 
@@ -89,11 +89,13 @@ use log::Mode;
 use shared::Shared;
 use worker::GsnWorker;
 
-pub use config::{
-    CommitProtocol, GsnConfig, Hook, NAME, NO_COMMAND_LOGGING, NO_MVCC, Partition, REGISTRATION,
-};
-pub use counters::GsnStats;
-pub use open::{open_gsn, recover_only};
+#[cfg(test)]
+pub(crate) use config::Hook;
+pub use config::{CommitProtocol, GsnConfig, Partition};
+pub(crate) use config::{NAME, REGISTRATION};
+pub(crate) use counters::GsnStats;
+#[cfg(test)]
+pub(crate) use open::{open_gsn, recover_only};
 
 /// The running scheme.
 pub struct Gsn {
@@ -122,13 +124,8 @@ impl Gsn {
         }
     }
 
-    /// GSN up to which every commit is acknowledged.
-    pub fn acked(&self) -> u64 {
-        self.shared.acked.load(SeqCst)
-    }
-
     /// This instance's counters since it was opened.
-    pub fn stats(&self) -> GsnStats {
+    pub(crate) fn stats(&self) -> GsnStats {
         self.shared.counters.snapshot(self.shared.commits())
     }
 

@@ -47,6 +47,7 @@ fn check_devices(cfg: &SchemeConfig, devices: &[Arc<dyn Device>]) -> Result<bool
 /// streams are started and nothing is written (on files, the void marker that [`open_gsn`] writes is
 /// not written either, so use [`open_gsn`] before appending). For benchmarks and inspection.
 #[doc(hidden)]
+#[cfg(any(test, feature = "testing"))]
 pub fn recover_only(
     cfg: &SchemeConfig,
     gsn: &GsnConfig,

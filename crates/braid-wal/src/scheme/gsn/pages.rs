@@ -16,10 +16,10 @@ use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
 
 /// Default number of page clocks.
-pub const DEFAULT_SLOTS: usize = 1 << 20;
+pub(crate) const DEFAULT_SLOTS: usize = 1 << 20;
 
 /// The page clocks.
-pub struct PageTable {
+pub(crate) struct PageTable {
     slots: Box<[AtomicU64]>,
     mask: u64,
     rows_per_page: u64,
@@ -36,7 +36,7 @@ impl std::fmt::Debug for PageTable {
 
 /// A page: table and page number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct PageId {
+pub(crate) struct PageId {
     /// The table.
     pub table: u32,
     /// `key / rows_per_page`.
@@ -45,7 +45,7 @@ pub struct PageId {
 
 impl PageId {
     /// The page holding `key` of `table` with `rows_per_page` rows per page (0 is taken as 1).
-    pub fn of(table: u32, key: u64, rows_per_page: u64) -> PageId {
+    pub(crate) fn of(table: u32, key: u64, rows_per_page: u64) -> PageId {
         PageId {
             table,
             page: key / rows_per_page.max(1),
@@ -53,20 +53,20 @@ impl PageId {
     }
 
     /// A well-mixed 64-bit hash (splitmix64 finaliser).
-    pub fn hash(self) -> u64 {
+    pub(crate) fn hash(self) -> u64 {
         crate::mix::mix64(self.page ^ (u64::from(self.table) << 48) ^ 0x9E37_79B9_7F4A_7C15)
     }
 
     /// The page id of the paper's page-level partitioning rule `log = page id mod n`: table in
     /// the top 16 bits, page number below.
-    pub fn number(self) -> u64 {
+    pub(crate) fn number(self) -> u64 {
         (u64::from(self.table) << 48) ^ self.page
     }
 }
 
 impl PageTable {
     /// `slots` is rounded up to a power of two (at least 1).
-    pub fn new(slots: usize, rows_per_page: u64) -> PageTable {
+    pub(crate) fn new(slots: usize, rows_per_page: u64) -> PageTable {
         let n = slots.max(1).next_power_of_two();
         PageTable {
             slots: (0..n).map(|_| AtomicU64::new(0)).collect(),
@@ -76,35 +76,35 @@ impl PageTable {
     }
 
     /// Rows per page (at least 1).
-    pub fn rows_per_page(&self) -> u64 {
+    pub(crate) fn rows_per_page(&self) -> u64 {
         self.rows_per_page
     }
 
     /// Bytes of the clocks.
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         (self.slots.len() * std::mem::size_of::<AtomicU64>()) as u64
     }
 
     /// The page holding `key` of `table`.
-    pub fn page(&self, table: u32, key: u64) -> PageId {
+    pub(crate) fn page(&self, table: u32, key: u64) -> PageId {
         PageId::of(table, key, self.rows_per_page)
     }
 
     /// The slot of the page holding `key`.
     #[inline]
-    pub fn slot(&self, table: u32, key: u64) -> usize {
+    pub(crate) fn slot(&self, table: u32, key: u64) -> usize {
         (self.page(table, key).hash() & self.mask) as usize
     }
 
     /// The clock of `slot`.
     #[inline]
-    pub fn get(&self, slot: usize) -> u64 {
+    pub(crate) fn get(&self, slot: usize) -> u64 {
         self.slots[slot].load(Acquire)
     }
 
     /// Raise the clock of `slot` to at least `gsn`; returns the clock after.
     #[inline]
-    pub fn raise(&self, slot: usize, gsn: u64) -> u64 {
+    pub(crate) fn raise(&self, slot: usize, gsn: u64) -> u64 {
         self.slots[slot].fetch_max(gsn, AcqRel).max(gsn)
     }
 }

@@ -125,7 +125,7 @@ struct Entry {
 
 /// The pipeline's thread counts (both at least 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Threads {
+pub(crate) struct Threads {
     /// N: scanners, then partitioners.
     pub scan: usize,
     /// M: buckets and the threads that sort and apply them.
@@ -134,7 +134,7 @@ pub struct Threads {
 
 impl Threads {
     /// N and M from the configuration: the gsn options, 0 meaning `recovery_threads`.
-    pub fn of(cfg: &crate::scheme::SchemeConfig, gsn: &super::GsnConfig) -> Threads {
+    pub(crate) fn of(cfg: &crate::scheme::SchemeConfig, gsn: &super::GsnConfig) -> Threads {
         let base = cfg.recovery_threads.max(1);
         let pick = |x: usize| if x == 0 { base } else { x };
         Threads {

@@ -74,7 +74,7 @@ pub(crate) struct Lane {
 impl Lane {
     /// Owner only: wait for `gsn` too (a store: nobody else writes the word).
     #[inline]
-    pub fn wait_for(&self, gsn: u64) {
+    pub(crate) fn wait_for(&self, gsn: u64) {
         if self.want.load(SeqCst) < gsn {
             self.want.store(gsn, SeqCst);
         }
@@ -82,7 +82,7 @@ impl Lane {
 
     /// Owner only: one more commit.
     #[inline]
-    pub fn count_commit(&self) {
+    pub(crate) fn count_commit(&self) {
         self.commits.store(self.commits.load(Relaxed) + 1, Relaxed);
     }
 }

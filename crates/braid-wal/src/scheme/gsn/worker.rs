@@ -130,6 +130,7 @@ impl GsnWorker {
                     signal::CELLS
                 ))
             })?);
+            #[cfg(test)]
             c.mute_handler(shared.cfg.mute_signal_handler);
             shared.cells.lock().push(Arc::clone(&c));
             Some(c)
@@ -329,7 +330,7 @@ impl SchemeWorker for GsnWorker {
         };
         // Every record this worker inserted is written and fenced: publish.
         self.dirty
-            .publish(self.tx, self.shared.cfg.after_insert.as_ref());
+            .publish(self.tx, self.shared.cfg.after_insert_hook());
         if updates {
             self.close_txn();
         }

@@ -255,11 +255,6 @@ impl PerTxnTicket {
     pub(crate) fn new(shared: Arc<Shared>, end: Lsn) -> PerTxnTicket {
         PerTxnTicket { shared, end }
     }
-
-    /// One past the last LSN this ticket waits for.
-    pub fn end(&self) -> Lsn {
-        self.end
-    }
 }
 
 impl DurabilityWait for PerTxnTicket {

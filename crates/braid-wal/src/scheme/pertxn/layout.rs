@@ -38,31 +38,31 @@ use braid_pmem::{CACHE_LINE, Region};
 use crate::WalError;
 
 /// "BRDPTXN1", little endian.
-pub const MAGIC: u64 = u64::from_le_bytes(*b"BRDPTXN1");
+pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"BRDPTXN1");
 /// Layout version this build writes and reads.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 /// Bytes per index entry.
-pub const ENTRY_LEN: usize = 16;
+pub(crate) const ENTRY_LEN: usize = 16;
 /// Offset of the persistent log head.
-pub const HEAD_OFF: usize = 64;
+pub(crate) const HEAD_OFF: usize = 64;
 /// Offset of the persistent log tail (a recovery hint).
-pub const TAIL_OFF: usize = 128;
+pub(crate) const TAIL_OFF: usize = 128;
 /// Offset of the index.
-pub const INDEX_OFF: usize = 4096;
+pub(crate) const INDEX_OFF: usize = 4096;
 /// Smallest slot: a record header and a little payload.
-pub const MIN_SLOT: usize = 128;
+pub(crate) const MIN_SLOT: usize = 128;
 /// Largest slot: the packed DRAM slot state keeps the object's cache lines in 14 bits.
-pub const MAX_SLOT: usize = (1 << 14) * CACHE_LINE - CACHE_LINE;
+pub(crate) const MAX_SLOT: usize = (1 << 14) * CACHE_LINE - CACHE_LINE;
 /// Fewest index entries a region may have.
-pub const MIN_ENTRIES: u64 = 16;
+pub(crate) const MIN_ENTRIES: u64 = 16;
 /// LSNs must fit the 48 bits the DRAM slot state keeps of them.
-pub const MAX_LSN: u64 = (1 << 48) - 1;
+pub(crate) const MAX_LSN: u64 = (1 << 48) - 1;
 
 const SB_WORDS: usize = 4;
 
 /// Where everything is in a formatted region.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Layout {
+pub(crate) struct Layout {
     /// Bytes per object slot.
     pub slot_size: usize,
     /// Index entries (and slots): the entry of LSN `l` is `l mod entries`.
@@ -75,19 +75,19 @@ pub struct Layout {
 
 /// The state word of a valid entry for `lsn`.
 #[inline]
-pub fn state_word(lsn: u64) -> u64 {
+pub(crate) fn state_word(lsn: u64) -> u64 {
     (lsn << 1) | 1
 }
 
 /// The LSN a state word marks valid, if any.
 #[inline]
-pub fn state_lsn(word: u64) -> Option<u64> {
+pub(crate) fn state_lsn(word: u64) -> Option<u64> {
     (word & 1 == 1).then_some(word >> 1)
 }
 
 impl Layout {
     /// The layout a region of `len` bytes gets with slots of `slot_size` bytes.
-    pub fn plan(len: usize, slot_size: usize, salt: u32) -> Result<Layout, WalError> {
+    pub(crate) fn plan(len: usize, slot_size: usize, salt: u32) -> Result<Layout, WalError> {
         if !(MIN_SLOT..=MAX_SLOT).contains(&slot_size) || !slot_size.is_multiple_of(CACHE_LINE) {
             return Err(WalError::Config(format!(
                 "pertxn slot size {slot_size} must be a multiple of {CACHE_LINE} between {MIN_SLOT} and {MAX_SLOT}"
@@ -112,36 +112,36 @@ impl Layout {
 
     /// Index entry (and slot) number of `lsn`.
     #[inline]
-    pub fn index_of(&self, lsn: u64) -> usize {
+    pub(crate) fn index_of(&self, lsn: u64) -> usize {
         (lsn % self.entries) as usize
     }
 
     /// Offset of the entry of `lsn` (its offset word; the state word follows).
     #[inline]
-    pub fn entry_off(&self, lsn: u64) -> usize {
+    pub(crate) fn entry_off(&self, lsn: u64) -> usize {
         INDEX_OFF + self.index_of(lsn) * ENTRY_LEN
     }
 
     /// Offset of the state word of the entry of `lsn`.
     #[inline]
-    pub fn state_off(&self, lsn: u64) -> usize {
+    pub(crate) fn state_off(&self, lsn: u64) -> usize {
         self.entry_off(lsn) + 8
     }
 
     /// Offset of the slot of entry `index`.
     #[inline]
-    pub fn slot_of_index(&self, index: usize) -> usize {
+    pub(crate) fn slot_of_index(&self, index: usize) -> usize {
         self.slots_off + index * self.slot_size
     }
 
     /// Offset of the slot of `lsn`.
     #[inline]
-    pub fn slot_off(&self, lsn: u64) -> usize {
+    pub(crate) fn slot_off(&self, lsn: u64) -> usize {
         self.slot_of_index(self.index_of(lsn))
     }
 
     /// Largest payload one object (record) carries.
-    pub fn chunk(&self) -> usize {
+    pub(crate) fn chunk(&self) -> usize {
         self.slot_size - crate::record::HEADER_LEN
     }
 
@@ -164,7 +164,7 @@ impl Layout {
 }
 
 /// The region's name for messages.
-pub fn region_name(region: &Region) -> String {
+pub(crate) fn region_name(region: &Region) -> String {
     region.path().map_or_else(
         || "the pertxn region".to_string(),
         |p| p.display().to_string(),
@@ -172,7 +172,7 @@ pub fn region_name(region: &Region) -> String {
 }
 
 /// Format `region`: every entry points at its slot with its state clear, head = tail = 0.
-pub fn format(region: &Region, slot_size: usize, salt: u32) -> Result<Layout, WalError> {
+pub(crate) fn format(region: &Region, slot_size: usize, salt: u32) -> Result<Layout, WalError> {
     let layout = Layout::plan(region.len(), slot_size, salt)?;
     region.store_u64(0, 0);
     region.persist(0, 8);
@@ -198,7 +198,7 @@ pub fn format(region: &Region, slot_size: usize, salt: u32) -> Result<Layout, Wa
 }
 
 /// Read the layout of a formatted region; `None` if it was never formatted (no magic).
-pub fn read(region: &Region) -> Result<Option<Layout>, WalError> {
+pub(crate) fn read(region: &Region) -> Result<Option<Layout>, WalError> {
     if region.len() < INDEX_OFF + CACHE_LINE {
         return Err(WalError::Config(format!(
             "{}: {} bytes is too small for a pertxn region",

@@ -81,7 +81,7 @@ use super::layout::Layout;
 use crate::{Lsn, WalError};
 
 /// How long an insert waits for index space before the log is declared stuck.
-pub const FULL_WAIT: Duration = Duration::from_secs(20);
+pub(crate) const FULL_WAIT: Duration = Duration::from_secs(20);
 
 /// Phases of a DRAM slot state word.
 pub(super) const EMPTY: u64 = 0;
@@ -99,9 +99,11 @@ pub(super) fn unpack(w: u64) -> (u64, u64, u64) {
     (w >> 16, (w >> 2) & 0x3FFF, w & 3)
 }
 
-/// Counters of a running log.
+/// Counters of a running log (the tests print them all in their failure messages).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct PerTxnStats {
+#[cfg(test)]
+#[allow(dead_code)]
+pub(crate) struct PerTxnStats {
     /// Objects inserted.
     pub objects: u64,
     /// Object bytes copied into slots (records with padding).
@@ -238,6 +240,7 @@ impl Shared {
         cell
     }
 
+    #[cfg(test)]
     pub(crate) fn stats(&self) -> PerTxnStats {
         let (objects, bytes) = self.writer_stats.lock().iter().fold((0, 0), |(o, b), c| {
             (o + c.objects.load(Relaxed), b + c.bytes.load(Relaxed))

@@ -44,7 +44,7 @@
 mod daemon;
 mod frontier;
 #[doc(hidden)]
-pub mod layout;
+pub(crate) mod layout;
 mod log;
 mod recovery;
 mod writer;
@@ -59,7 +59,8 @@ use braid_pmem::Region;
 use parking_lot::Mutex;
 
 pub use frontier::PerTxnTicket;
-pub use log::PerTxnStats;
+#[cfg(test)]
+pub(crate) use log::PerTxnStats;
 pub use writer::LogWriter;
 
 use super::registry::{LogPlace, Registration, SchemeDef, parse_option, unknown_option};
@@ -72,6 +73,7 @@ use crate::fs::Fs;
 use crate::stream::{Stream, StreamConfig};
 use crate::{Lsn, UnknownName, WalError};
 use daemon::Backup;
+#[cfg(test)]
 use layout::Layout;
 use log::Shared;
 
@@ -151,10 +153,10 @@ impl Default for PerTxnConfig {
 }
 
 /// The scheme's name.
-pub const NAME: &str = "pertxn";
+pub(crate) const NAME: &str = "pertxn";
 
 /// The scheme's registration (see [`super::SCHEMES`]).
-pub const REGISTRATION: Registration = Registration {
+pub(crate) const REGISTRATION: Registration = Registration {
     name: NAME,
     about: "NV-Logging: per-transaction log objects in persistent memory",
     default: || Box::new(PerTxnConfig::default()),
@@ -336,50 +338,38 @@ impl PerTxnLog {
     }
 
     /// The promise that every object below `end` becomes persistent.
+    #[cfg(any(test, feature = "testing"))]
     pub fn ticket(&self, end: Lsn) -> PerTxnTicket {
         PerTxnTicket::new(Arc::clone(&self.sh), end)
     }
 
     /// Every object below this LSN is persistent.
-    pub fn frontier(&self) -> Lsn {
+    pub(crate) fn frontier(&self) -> Lsn {
         self.sh.advance()
     }
 
     /// The next object's LSN.
-    pub fn next_lsn(&self) -> Lsn {
+    #[cfg(test)]
+    pub(crate) fn next_lsn(&self) -> Lsn {
         self.sh.next_lsn.load(Acquire)
     }
 
     /// The first LSN still held by the index (objects below it are in the backup files).
-    pub fn head(&self) -> Lsn {
+    pub(crate) fn head(&self) -> Lsn {
         self.sh.head.load(Acquire)
     }
 
     /// Where everything is in the region (for tests that damage it).
     #[doc(hidden)]
-    pub fn layout(&self) -> Layout {
+    #[cfg(test)]
+    pub(crate) fn layout(&self) -> Layout {
         self.sh.layout
     }
 
-    /// Consumed entries that trigger truncation.
-    pub fn truncate_at(&self) -> u64 {
-        self.sh.truncate_at
-    }
-
-    /// The options it was opened with (a region formatted earlier keeps its own slot size,
-    /// whatever `slot_size` says).
-    pub fn options(&self) -> &PerTxnConfig {
-        &self.sh.opts
-    }
-
     /// Counters since the log was opened.
-    pub fn stats(&self) -> PerTxnStats {
+    #[cfg(test)]
+    pub(crate) fn stats(&self) -> PerTxnStats {
         self.sh.stats()
-    }
-
-    /// The stream of backup segment files.
-    pub fn backup_stream(&self) -> &Stream {
-        &self.backup
     }
 
     /// Persist every filled object, stop the background threads, and close the backup stream.
@@ -424,19 +414,14 @@ impl Drop for PerTxnLog {
 }
 
 /// The `pertxn` scheme: a [`PerTxnLog`] behind the scheme seam.
-pub struct PerTxn {
+pub(crate) struct PerTxn {
     log: PerTxnLog,
     streams: [Stream; 1],
     board: crate::proxy::ProxyBoard,
     open: Arc<super::open_txns::OpenTxns>,
 }
 
-impl PerTxn {
-    /// The log behind the seam.
-    pub fn log(&self) -> &PerTxnLog {
-        &self.log
-    }
-}
+impl PerTxn {}
 
 struct PerTxnWorker {
     writer: LogWriter,
@@ -614,7 +599,7 @@ impl Scheme for PerTxn {
 }
 
 /// Recover the `pertxn` log and start the scheme.
-pub fn open(
+pub(crate) fn open(
     cfg: &SchemeConfig,
     storage: PerTxnStorage,
     replay: &dyn Replay,

@@ -43,7 +43,7 @@ impl std::fmt::Debug for LogWriter {
 impl LogWriter {
     /// Caller flag bits (within `record::FLAG_MASK`, besides the commit bit) that the next
     /// objects carry.
-    pub fn set_flags(&mut self, flags: u8) {
+    pub(crate) fn set_flags(&mut self, flags: u8) {
         self.flags = flags & crate::record::FLAG_MASK & !FLAG_COMMIT;
     }
 
@@ -153,13 +153,13 @@ impl LogWriter {
     /// What the last successful insert did to memory other writers also write (see
     /// [`crate::proxy`]): the LSN counter, the statistics words, the index entries, the
     /// frontier or the daemon's flag.
-    pub fn cost(&self) -> AppendCost {
+    pub(crate) fn cost(&self) -> AppendCost {
         self.cost
     }
 
     /// Write an abort object for `txn` if it has objects without a commit (Section 4.4).
     /// Returns the end LSN of the abort object, or `None` if there was nothing to abort.
-    pub fn abort(&mut self, txn: u64) -> Result<Option<Lsn>, WalError> {
+    pub(crate) fn abort(&mut self, txn: u64) -> Result<Option<Lsn>, WalError> {
         if self.open != Some(txn) {
             return Ok(None);
         }
@@ -169,7 +169,7 @@ impl LogWriter {
     }
 
     /// The transaction with objects but no commit yet, if any.
-    pub fn open_txn(&self) -> Option<u64> {
+    pub(crate) fn open_txn(&self) -> Option<u64> {
         self.open
     }
 }

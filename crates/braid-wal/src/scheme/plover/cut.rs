@@ -26,7 +26,7 @@ use std::collections::HashMap;
 
 /// A record as the cut sees it: its transaction and how many records that transaction has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// The transaction id.
     pub txn: u64,
     /// Records the transaction wrote (one per partition it accessed).
@@ -36,7 +36,7 @@ pub struct Entry {
 /// Per log, how many leading records are kept (see the module doc). `logs[s]` lists log `s`'s
 /// records in log order; a transaction has at most one record per log (recovery checks this
 /// before cutting).
-pub fn cut(logs: &[Vec<Entry>]) -> Vec<usize> {
+pub(crate) fn cut(logs: &[Vec<Entry>]) -> Vec<usize> {
     let mut keep: Vec<usize> = logs.iter().map(Vec::len).collect();
     // Per transaction: records kept so far, and where its records are.
     let mut txns: HashMap<u64, (u32, Vec<(usize, usize)>)> = HashMap::new();

@@ -75,9 +75,9 @@ mod recovery;
 mod seq;
 mod worker;
 
-pub use cut::{Entry, cut};
-pub use partition::partition_of;
-pub use seq::MAX_LOGS;
+#[cfg(test)]
+pub(crate) use partition::partition_of;
+pub(crate) use seq::MAX_LOGS;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -91,22 +91,22 @@ use seq::SeqCounters;
 use worker::PloverWorker;
 
 /// The scheme's name.
-pub const NAME: &str = "plover";
+pub(crate) const NAME: &str = "plover";
 
 /// The scheme's registration (see [`super::SCHEMES`]).
-pub const REGISTRATION: Registration = Registration {
+pub(crate) const REGISTRATION: Registration = Registration {
     name: NAME,
     about: "Plover: data logging partitioned by rows accessed, per-log sequence numbers",
     default: || Box::new(PloverConfig),
 };
 
 /// Why Plover refuses command logging.
-pub const NO_COMMAND_LOGGING: &str = "the plover scheme cannot log commands: it splits a \
+pub(crate) const NO_COMMAND_LOGGING: &str = "the plover scheme cannot log commands: it splits a \
     transaction's log into one record per partition accessed, and a partitioned command \
     record cannot be re-executed per partition; use --logging data";
 
 /// Why Plover refuses the engine's multi-version concurrency control.
-pub const NO_MVCC: &str = "the plover scheme cannot recover a multi-versioned database: its \
+pub(crate) const NO_MVCC: &str = "the plover scheme cannot recover a multi-versioned database: its \
     records split a transaction's redo images by partition, without the commit timestamps \
     MVCC records carry; use --cc 2pl or occ with plover";
 
@@ -167,13 +167,14 @@ impl Shared {
 }
 
 /// The running Plover scheme.
-pub struct Plover {
+pub(crate) struct Plover {
     sh: Arc<Shared>,
 }
 
 impl Plover {
     /// The sequence number of log `p`'s newest record (for tests and inspection).
-    pub fn log_seq(&self, p: usize) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn log_seq(&self, p: usize) -> u64 {
         self.sh.seqs.current(p)
     }
 }
@@ -205,7 +206,7 @@ impl Scheme for Plover {
 }
 
 /// Recover the logs and start them; the concrete type (for tests and tools).
-pub fn open_plover(
+pub(crate) fn open_plover(
     cfg: &SchemeConfig,
     devices: Vec<Arc<dyn Device>>,
     replay: &dyn Replay,

@@ -17,7 +17,7 @@ const TABLE_SALT: u64 = 0x6A09_E667_F3BC_C908;
 
 /// The partition of row (`table`, `key`) among `n` (at least 1).
 #[inline]
-pub fn partition_of(table: u32, key: u64, n: usize) -> usize {
+pub(crate) fn partition_of(table: u32, key: u64, n: usize) -> usize {
     let h = mix64(key ^ mix64(u64::from(table).wrapping_add(TABLE_SALT)));
     (h % n as u64) as usize
 }

@@ -20,7 +20,7 @@ use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, MutexGuard};
 
 /// Most logs (partitions) a Plover database has: a transaction's partitions are a `u64` mask.
-pub const MAX_LOGS: usize = 64;
+pub(crate) const MAX_LOGS: usize = 64;
 
 /// The per-log counters, each behind its latch.
 pub(crate) struct SeqCounters {
@@ -67,6 +67,7 @@ impl SeqCounters {
     }
 
     /// The counter of log `p` now (its newest record's number).
+    #[cfg(test)]
     pub(crate) fn current(&self, p: usize) -> u64 {
         *self.latches[p].lock()
     }

@@ -29,12 +29,12 @@ use crate::WalError;
 use crate::scheme::DurabilityWait;
 
 /// Tag of a durable-epoch record.
-pub const TAG_PEPOCH: u8 = b'P';
+pub(crate) const TAG_PEPOCH: u8 = b'P';
 /// Tag of a void marker.
-pub const TAG_VOID: u8 = b'V';
+pub(crate) const TAG_VOID: u8 = b'V';
 
 /// The payload of a durable-epoch record.
-pub fn pepoch_payload(d: u64) -> [u8; 9] {
+pub(crate) fn pepoch_payload(d: u64) -> [u8; 9] {
     let mut p = [0u8; 9];
     p[0] = TAG_PEPOCH;
     p[1..].copy_from_slice(&d.to_le_bytes());
@@ -42,7 +42,7 @@ pub fn pepoch_payload(d: u64) -> [u8; 9] {
 }
 
 /// The payload of a void marker for epochs `lo < e <= hi`.
-pub fn void_payload(lo: u64, hi: u64) -> [u8; 17] {
+pub(crate) fn void_payload(lo: u64, hi: u64) -> [u8; 17] {
     let mut p = [0u8; 17];
     p[0] = TAG_VOID;
     p[1..9].copy_from_slice(&lo.to_le_bytes());
@@ -57,7 +57,7 @@ pub(crate) fn is_void(voids: &[(u64, u64)], e: u64) -> bool {
 
 /// What a bookkeeping record's payload says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mark {
+pub(crate) enum Mark {
     /// The durable epoch.
     Pepoch(u64),
     /// Epochs `lo < e <= hi` are void.
@@ -71,7 +71,7 @@ fn le(b: &[u8]) -> u64 {
 }
 
 /// Decode a bookkeeping payload; `None` if it is neither kind.
-pub fn decode_mark(p: &[u8]) -> Option<Mark> {
+pub(crate) fn decode_mark(p: &[u8]) -> Option<Mark> {
     match (p.first(), p.len()) {
         (Some(&TAG_PEPOCH), 9) => Some(Mark::Pepoch(le(&p[1..]))),
         (Some(&TAG_VOID), 17) => Some(Mark::Void(le(&p[1..9]), le(&p[9..]))),
@@ -81,7 +81,7 @@ pub fn decode_mark(p: &[u8]) -> Option<Mark> {
 
 /// The durable epoch, the failure that stops it, and its waiters.
 #[derive(Debug)]
-pub struct Durable {
+pub(crate) struct Durable {
     d: CachePadded<AtomicU64>,
     failed: AtomicBool,
     closed: AtomicBool,
@@ -93,7 +93,7 @@ pub struct Durable {
 
 impl Durable {
     /// Everything up to epoch `d` is durable.
-    pub fn new(d: u64) -> Durable {
+    pub(crate) fn new(d: u64) -> Durable {
         Durable {
             d: CachePadded::new(AtomicU64::new(d)),
             failed: AtomicBool::new(false),
@@ -107,18 +107,18 @@ impl Durable {
 
     /// `D` now.
     #[inline]
-    pub fn get(&self) -> u64 {
+    pub(crate) fn get(&self) -> u64 {
         self.d.load(SeqCst)
     }
 
     /// Publish `d` (whose record is durable) and wake the waiters. `D` never goes down.
-    pub fn publish(&self, d: u64) {
+    pub(crate) fn publish(&self, d: u64) {
         self.d.fetch_max(d, SeqCst);
         self.wake();
     }
 
     /// `D` stops for good: waiters above it get `e`.
-    pub fn fail(&self, e: WalError) {
+    pub(crate) fn fail(&self, e: WalError) {
         let mut c = self.cause.lock();
         if c.is_none() {
             *c = Some(e);
@@ -129,7 +129,7 @@ impl Durable {
     }
 
     /// The scheme is closed: waiters above `D` will never be acknowledged.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.closed.store(true, SeqCst);
         self.wake();
     }
@@ -142,7 +142,7 @@ impl Durable {
     }
 
     /// `Ok(true)` once epoch `e` is durable; the error that prevents it, if any.
-    pub fn check(&self, e: u64) -> Result<bool, WalError> {
+    pub(crate) fn check(&self, e: u64) -> Result<bool, WalError> {
         if self.get() >= e {
             return Ok(true);
         }
@@ -160,7 +160,7 @@ impl Durable {
     }
 
     /// Block until epoch `e` is durable.
-    pub fn wait(&self, e: u64) -> Result<(), WalError> {
+    pub(crate) fn wait(&self, e: u64) -> Result<(), WalError> {
         if self.check(e)? {
             return Ok(());
         }
@@ -182,7 +182,7 @@ impl Durable {
 }
 
 /// A commit's ticket: durable once its epoch is.
-pub struct EpochWait {
+pub(crate) struct EpochWait {
     /// The scheme's durable epoch.
     pub durable: std::sync::Arc<Durable>,
     /// The commit's epoch.

@@ -26,32 +26,32 @@ use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use crossbeam_utils::CachePadded;
 
 /// Bits of a TID below its epoch.
-pub const EPOCH_SHIFT: u32 = 32;
+pub(crate) const EPOCH_SHIFT: u32 = 32;
 /// A worker slot's value outside commits.
-pub const IDLE: u64 = u64::MAX;
+pub(crate) const IDLE: u64 = u64::MAX;
 
 /// The epoch of `tid`.
 #[inline]
-pub fn epoch_of(tid: u64) -> u64 {
+pub(crate) fn epoch_of(tid: u64) -> u64 {
     tid >> EPOCH_SHIFT
 }
 
 /// The first TID of `epoch`.
 #[inline]
-pub fn first_tid(epoch: u64) -> u64 {
+pub(crate) fn first_tid(epoch: u64) -> u64 {
     epoch << EPOCH_SHIFT
 }
 
 /// The TID a transaction takes in `epoch`: above `last` (its worker's previous TID) and above
 /// `seen` (the largest TID among the rows it touched), and at least the epoch's first.
 #[inline]
-pub fn next_tid(epoch: u64, last: u64, seen: u64) -> u64 {
+pub(crate) fn next_tid(epoch: u64, last: u64, seen: u64) -> u64 {
     first_tid(epoch).max(last + 1).max(seen + 1)
 }
 
 /// One worker's announcement slot.
 #[derive(Debug)]
-pub struct Slot {
+pub(crate) struct Slot {
     /// The epoch the worker is committing in, or [`IDLE`].
     pub(crate) active: AtomicU64,
     /// The largest epoch of a record this worker appended (for the logger's idle test).
@@ -62,14 +62,14 @@ pub struct Slot {
 
 /// The global epoch and the workers' slots.
 #[derive(Debug)]
-pub struct Epochs {
+pub(crate) struct Epochs {
     global: CachePadded<AtomicU64>,
     slots: Box<[CachePadded<Slot>]>,
 }
 
 impl Epochs {
     /// Epoch `start`, `workers` slots, all idle.
-    pub fn new(start: u64, workers: usize) -> Epochs {
+    pub(crate) fn new(start: u64, workers: usize) -> Epochs {
         Epochs {
             global: CachePadded::new(AtomicU64::new(start)),
             slots: (0..workers)
@@ -86,17 +86,17 @@ impl Epochs {
 
     /// The global epoch now.
     #[inline]
-    pub fn current(&self) -> u64 {
+    pub(crate) fn current(&self) -> u64 {
         self.global.load(SeqCst)
     }
 
     /// Advance the global epoch by one; returns the new one.
-    pub fn advance(&self) -> u64 {
+    pub(crate) fn advance(&self) -> u64 {
         self.global.fetch_add(1, SeqCst) + 1
     }
 
     /// Claim a free slot for a new worker (worker ids grow without bound; slots are reused).
-    pub fn claim(&self) -> Option<usize> {
+    pub(crate) fn claim(&self) -> Option<usize> {
         self.slots.iter().position(|s| {
             s.owned
                 .compare_exchange(false, true, SeqCst, SeqCst)
@@ -105,19 +105,19 @@ impl Epochs {
     }
 
     /// Give slot `w` back (its worker is gone, outside any commit).
-    pub fn release(&self, w: usize) {
+    pub(crate) fn release(&self, w: usize) {
         self.slots[w].active.store(IDLE, SeqCst);
         self.slots[w].owned.store(false, SeqCst);
     }
 
     /// How many worker slots.
-    pub fn workers(&self) -> usize {
+    pub(crate) fn workers(&self) -> usize {
         self.slots.len()
     }
 
     /// Worker `w` enters its commit: announce the epoch it will use and return it.
     #[inline]
-    pub fn enter(&self, w: usize) -> u64 {
+    pub(crate) fn enter(&self, w: usize) -> u64 {
         let slot = &self.slots[w].active;
         loop {
             let e = self.global.load(SeqCst);
@@ -130,7 +130,7 @@ impl Epochs {
 
     /// Worker `w` leaves its commit, having appended a record of `epoch` (if any).
     #[inline]
-    pub fn leave(&self, w: usize, appended: Option<u64>) {
+    pub(crate) fn leave(&self, w: usize, appended: Option<u64>) {
         let slot = &self.slots[w];
         if let Some(e) = appended
             && e > slot.appended.load(SeqCst)
@@ -143,12 +143,12 @@ impl Epochs {
 
     /// The announcement of worker `w` now.
     #[inline]
-    pub fn active(&self, w: usize) -> u64 {
+    pub(crate) fn active(&self, w: usize) -> u64 {
         self.slots[w].active.load(SeqCst)
     }
 
     /// The largest epoch any worker appended a record of.
-    pub fn max_appended(&self) -> u64 {
+    pub(crate) fn max_appended(&self) -> u64 {
         self.slots
             .iter()
             .map(|s| s.appended.load(SeqCst))
@@ -157,7 +157,7 @@ impl Epochs {
     }
 
     /// Whether any worker is inside a commit now.
-    pub fn any_active(&self) -> bool {
+    pub(crate) fn any_active(&self) -> bool {
         self.slots.iter().any(|s| s.active.load(SeqCst) != IDLE)
     }
 }
@@ -165,7 +165,7 @@ impl Epochs {
 /// The highest epoch all of whose records on a stream were reserved before the stream's tail
 /// is read next, given the global epoch `g` just read and the announcements of the stream's
 /// workers read after it: `g - 1`, lowered below every announced epoch.
-pub fn stream_bound(g: u64, announced: impl IntoIterator<Item = u64>) -> u64 {
+pub(crate) fn stream_bound(g: u64, announced: impl IntoIterator<Item = u64>) -> u64 {
     announced
         .into_iter()
         .filter(|&a| a != IDLE)
@@ -173,7 +173,7 @@ pub fn stream_bound(g: u64, announced: impl IntoIterator<Item = u64>) -> u64 {
 }
 
 /// The durable epoch: the smallest epoch every stream has made durable.
-pub fn durable_epoch(per_stream: &[u64]) -> u64 {
+pub(crate) fn durable_epoch(per_stream: &[u64]) -> u64 {
     per_stream.iter().copied().min().unwrap_or(0)
 }
 

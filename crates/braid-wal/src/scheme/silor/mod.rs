@@ -34,8 +34,9 @@ mod pipeline;
 mod recovery;
 mod worker;
 
-pub use durable::{Mark, decode_mark, pepoch_payload, void_payload};
-pub use epoch::{EPOCH_SHIFT, IDLE, durable_epoch, epoch_of, first_tid, next_tid, stream_bound};
+pub(crate) use durable::void_payload;
+#[cfg(test)]
+pub(crate) use {durable::pepoch_payload, epoch::first_tid};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
@@ -56,22 +57,22 @@ use epoch::Epochs;
 use worker::{RowTids, SilorWorker};
 
 /// The scheme's name.
-pub const NAME: &str = "silor";
+pub(crate) const NAME: &str = "silor";
 
 /// Why SiloR has no command logging.
-pub const NO_COMMAND_LOGGING: &str = "silor logs values only (SiloR's value logging): its \
+pub(crate) const NO_COMMAND_LOGGING: &str = "silor logs values only (SiloR's value logging): its \
      recovery installs the latest value per key in any order, which re-executed commands \
      cannot do; use data logging";
 
 /// Why SiloR does not run the multi-versioned engine.
-pub const NO_MVCC: &str = "silor replays single-version value logs (latest TID wins per key); \
+pub(crate) const NO_MVCC: &str = "silor replays single-version value logs (latest TID wins per key); \
      the multi-versioned engine's records carry commit timestamps it does not read";
 
 /// Most streams.
-pub const MAX_STREAMS: usize = 64;
+pub(crate) const MAX_STREAMS: usize = 64;
 
 /// The scheme's registration (see [`super::SCHEMES`]).
-pub const REGISTRATION: Registration = Registration {
+pub(crate) const REGISTRATION: Registration = Registration {
     name: NAME,
     about: "SiloR: epoch-based parallel value logging, durable epoch, parallel recovery",
     default: || Box::new(SilorConfig::default()),
@@ -159,18 +160,20 @@ pub(crate) struct Shared {
 }
 
 /// The running SiloR scheme.
-pub struct Silor {
+pub(crate) struct Silor {
     sh: Arc<Shared>,
     logger: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Silor {
     /// The durable epoch now.
-    pub fn durable_epoch(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn durable_epoch(&self) -> u64 {
         self.sh.durable.get()
     }
     /// The global epoch now.
-    pub fn epoch(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn epoch(&self) -> u64 {
         self.sh.epochs.current()
     }
 
@@ -239,7 +242,7 @@ impl Scheme for Silor {
 
 /// Recover the streams on `devices`, void what lies above the durable epoch, and start the
 /// scheme (the concrete type, for tests and tools).
-pub fn open_silor(
+pub(crate) fn open_silor(
     cfg: &SchemeConfig,
     sc: &SilorConfig,
     devices: Vec<Arc<dyn Device>>,

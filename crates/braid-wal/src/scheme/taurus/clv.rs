@@ -31,7 +31,7 @@ struct Queue {
 
 /// Why an advance of a stream stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Blocked {
+pub(crate) enum Blocked {
     /// Another thread is advancing the stream.
     Busy,
     /// Nothing registered at `committed` (a record is between its append and its registration,
@@ -44,7 +44,7 @@ pub enum Blocked {
 }
 
 /// The `committed` words and the queues behind them.
-pub struct Clv {
+pub(crate) struct Clv {
     n: usize,
     committed: Box<[CachePadded<AtomicU64>]>,
     queues: Box<[CachePadded<Mutex<Queue>>]>,
@@ -52,7 +52,7 @@ pub struct Clv {
 
 impl Clv {
     /// `start[i]` is where stream `i` starts appending (everything before it is recovered).
-    pub fn new(start: &[Lsn]) -> Clv {
+    pub(crate) fn new(start: &[Lsn]) -> Clv {
         Clv {
             n: start.len(),
             committed: start
@@ -66,20 +66,15 @@ impl Clv {
         }
     }
 
-    /// Number of streams.
-    pub fn streams(&self) -> usize {
-        self.n
-    }
-
     /// `committed[i]`: the end of the committed prefix of stream `i`.
     #[inline]
-    pub fn committed(&self, i: usize) -> Lsn {
+    pub(crate) fn committed(&self, i: usize) -> Lsn {
         self.committed[i].load(Ordering::Acquire)
     }
 
     /// The committed words into `out` (one per stream).
     #[inline]
-    pub fn committed_into(&self, out: &mut [u64]) {
+    pub(crate) fn committed_into(&self, out: &mut [u64]) {
         for (o, c) in out.iter_mut().zip(self.committed.iter()) {
             *o = c.load(Ordering::Acquire);
         }
@@ -88,7 +83,7 @@ impl Clv {
     /// Register the record `[start, end)` of stream `i`, whose (decompressed) LV is `rec_lv`.
     /// Every record of a stream must be registered (anchors with an all-zero LV), right after
     /// its append returns.
-    pub fn register(&self, i: usize, start: Lsn, end: Lsn, rec_lv: &[u64]) {
+    pub(crate) fn register(&self, i: usize, start: Lsn, end: Lsn, rec_lv: &[u64]) {
         let mut g = self.queues[i].lock();
         let mut lv = g
             .free
@@ -107,7 +102,7 @@ impl Clv {
     /// Move `committed[i]` as far as it goes. `durable(end)` says whether stream `i` is
     /// durable up to `end` (its PLV, published by the stream; it may publish it on the spot).
     /// Returns whether it moved and why it stopped.
-    pub fn advance(
+    pub(crate) fn advance(
         &self,
         i: usize,
         mut durable: impl FnMut(Lsn) -> Result<bool, WalError>,

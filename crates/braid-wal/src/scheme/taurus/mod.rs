@@ -60,13 +60,13 @@
 // `tests/loom_taurus.rs`).
 mod anchor;
 #[doc(hidden)]
-pub mod clv;
+pub(crate) mod clv;
 mod commit;
 mod follow;
 #[doc(hidden)]
-pub mod pools;
+pub(crate) mod pools;
 #[doc(hidden)]
-pub mod recovery;
+pub(crate) mod recovery;
 mod rows;
 mod worker;
 
@@ -75,9 +75,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::Instant;
 
 use super::registry::{Registration, SchemeDef, parse_option, unknown_option};
-use super::{
-    LogKind, RecoveryPlan, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker, Storage,
-};
+use super::{LogKind, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker, Storage};
 use crate::WalError;
 use crate::device::Device;
 use crate::lv::MAX_STREAMS;
@@ -93,14 +91,14 @@ use worker::TaurusWorker;
 /// threads, provisional): compression shrinks a record by 12 (2 streams) to 96 bytes (16
 /// streams) but cost 5-13% of throughput at 2, 4 and 16 streams, where the log's bandwidth is
 /// not the limit; from 32 streams a dense LV (258+ bytes) outweighs a YCSB redo record.
-pub const AUTO_COMPRESS_STREAMS: usize = 32;
+pub(crate) const AUTO_COMPRESS_STREAMS: usize = 32;
 
 /// Default [`TaurusConfig::range_bucket_bits`]: 4096 keys per bucket (a TPC-C district's
 /// recent order lines fall in one or two).
-pub const DEFAULT_RANGE_BUCKET_BITS: u32 = 12;
+pub(crate) const DEFAULT_RANGE_BUCKET_BITS: u32 = 12;
 
 /// A scan spanning more buckets than this uses its table's table-wide range LVs instead.
-pub const MAX_SCAN_BUCKETS: u64 = 8;
+pub(crate) const MAX_SCAN_BUCKETS: u64 = 8;
 
 /// Taurus tuning.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,10 +140,10 @@ impl Default for TaurusConfig {
 }
 
 /// The scheme's name.
-pub const NAME: &str = "taurus";
+pub(crate) const NAME: &str = "taurus";
 
 /// The scheme's registration (see [`super::SCHEMES`]).
-pub const REGISTRATION: Registration = Registration {
+pub(crate) const REGISTRATION: Registration = Registration {
     name: NAME,
     about: "Taurus: LSN-vector parallel logging, data and command, parallel recovery",
     default: || Box::new(TaurusConfig::default()),
@@ -266,28 +264,21 @@ pub(crate) const RANGE_WAITS: usize = 0;
 pub(crate) const ROW_SLOTS: usize = 1;
 
 /// The running Taurus scheme.
-pub struct Taurus {
+pub(crate) struct Taurus {
     sh: Arc<Shared>,
-    plan: RecoveryPlan,
 }
 
 impl Taurus {
-    /// Whether record LVs are compressed.
-    pub fn compresses(&self) -> bool {
-        self.sh.compress
-    }
-    /// The replay plan the last recovery used.
-    pub fn recovery_plan(&self) -> RecoveryPlan {
-        self.plan
-    }
     /// Test hook: inserts that so far found a scanner of their range validating and waited
     /// for it.
     #[doc(hidden)]
-    pub fn range_waits(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn range_waits(&self) -> u64 {
         self.sh.stats.sum(RANGE_WAITS)
     }
     /// Row-LV entries held now, and bytes per entry.
-    pub fn row_entries(&self) -> (usize, usize) {
+    #[cfg(test)]
+    pub(crate) fn row_entries(&self) -> (usize, usize) {
         (self.sh.rows.len(), self.sh.rows.entry_bytes())
     }
 }
@@ -353,7 +344,7 @@ pub(crate) fn compress(cfg: Option<bool>, n: usize) -> bool {
 }
 
 /// Recover the streams and start them; the concrete type (for tests and tools).
-pub fn open_taurus(
+pub(crate) fn open_taurus(
     cfg: &SchemeConfig,
     tc: &TaurusConfig,
     devices: Vec<Arc<dyn Device>>,
@@ -407,11 +398,5 @@ pub fn open_taurus(
         stats: Default::default(),
         board: crate::proxy::ProxyBoard::new(n),
     };
-    Ok((
-        Arc::new(Taurus {
-            sh: Arc::new(sh),
-            plan: out.plan,
-        }),
-        report,
-    ))
+    Ok((Arc::new(Taurus { sh: Arc::new(sh) }), report))
 }

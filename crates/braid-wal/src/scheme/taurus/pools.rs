@@ -38,14 +38,14 @@ use crossbeam_utils::CachePadded;
 use crate::sync::{AtomicBool, AtomicUsize};
 
 /// The flags of a run of records.
-pub struct Flags {
+pub(crate) struct Flags {
     claimed: Box<[AtomicBool]>,
     done: Box<[AtomicBool]>,
 }
 
 impl Flags {
     /// Flags for `len` records, none claimed.
-    pub fn new(len: usize) -> Flags {
+    pub(crate) fn new(len: usize) -> Flags {
         Flags {
             claimed: (0..len).map(|_| AtomicBool::new(false)).collect(),
             done: (0..len).map(|_| AtomicBool::new(false)).collect(),
@@ -54,13 +54,13 @@ impl Flags {
 
     /// `(claimed, done)` of record `k`.
     #[inline]
-    pub fn get(&self, k: usize) -> (&AtomicBool, &AtomicBool) {
+    pub(crate) fn get(&self, k: usize) -> (&AtomicBool, &AtomicBool) {
         (&self.claimed[k], &self.done[k])
     }
 }
 
 /// One worker's snapshot of the pools.
-pub trait Slots {
+pub(crate) trait Slots {
     /// Records of pool `s` that may be claimed (the admitted prefix).
     fn admitted(&self, s: usize) -> usize;
     /// Records of pool `s` whose flags this snapshot holds (at least `admitted(s)`).
@@ -70,13 +70,13 @@ pub trait Slots {
 }
 
 /// The heads of the pools.
-pub struct Heads {
+pub(crate) struct Heads {
     heads: Box<[CachePadded<AtomicUsize>]>,
 }
 
 impl Heads {
     /// Heads of `n` empty pools.
-    pub fn new(n: usize) -> Heads {
+    pub(crate) fn new(n: usize) -> Heads {
         Heads {
             heads: (0..n)
                 .map(|_| CachePadded::new(AtomicUsize::new(0)))
@@ -86,14 +86,14 @@ impl Heads {
 
     /// The first record of pool `s` not known replayed.
     #[inline]
-    pub fn head(&self, s: usize) -> usize {
+    pub(crate) fn head(&self, s: usize) -> usize {
         self.heads[s].load(Ordering::Acquire)
     }
 
     /// Claim a record no one claimed that `slots` admits and `ready(s, k)` accepts: pools are
     /// visited from `first` on (a worker starts at its own), each within `window` records of
     /// its head.
-    pub fn claim_ready(
+    pub(crate) fn claim_ready(
         &self,
         slots: &impl Slots,
         first: usize,
@@ -120,14 +120,14 @@ impl Heads {
     /// Record `k` of pool `s` is replayed: mark it done and move the head over every
     /// finished record (Alg. 4 lines 4-7, lock-free). `false`: the head stopped at a record
     /// `slots` does not hold; call [`Heads::advance`] again with a fresher snapshot.
-    pub fn finish(&self, slots: &impl Slots, s: usize, k: usize) -> bool {
+    pub(crate) fn finish(&self, slots: &impl Slots, s: usize, k: usize) -> bool {
         slots.flags(s, k).1.store(true, Ordering::Release);
         self.advance(slots, s)
     }
 
     /// Move the head of pool `s` over every finished record `slots` holds; `false` if it
     /// stopped at one `slots` does not hold.
-    pub fn advance(&self, slots: &impl Slots, s: usize) -> bool {
+    pub(crate) fn advance(&self, slots: &impl Slots, s: usize) -> bool {
         let head = &self.heads[s];
         loop {
             // An RMW, not a load (see the module docs).
@@ -144,11 +144,13 @@ impl Heads {
 }
 
 /// Pools whose records are all known up front.
-pub struct Pools {
+#[cfg(test)]
+pub(crate) struct Pools {
     heads: Heads,
     flags: Box<[Flags]>,
 }
 
+#[cfg(test)]
 impl Slots for Pools {
     #[inline]
     fn admitted(&self, s: usize) -> usize {
@@ -164,9 +166,11 @@ impl Slots for Pools {
     }
 }
 
+#[cfg(test)]
 impl Pools {
     /// Pools holding `keep[s]` records each.
-    pub fn new(keep: &[usize]) -> Pools {
+    #[cfg(test)]
+    pub(crate) fn new(keep: &[usize]) -> Pools {
         Pools {
             heads: Heads::new(keep.len()),
             flags: keep.iter().map(|&k| Flags::new(k)).collect(),
@@ -175,12 +179,14 @@ impl Pools {
 
     /// The first record of pool `s` not known replayed (its length once all are).
     #[inline]
-    pub fn head(&self, s: usize) -> usize {
+    #[cfg(test)]
+    pub(crate) fn head(&self, s: usize) -> usize {
         self.heads.head(s)
     }
 
     /// Claim a record no one claimed and `ready(s, k)` accepts (see [`Heads::claim_ready`]).
-    pub fn claim_ready(
+    #[cfg(test)]
+    pub(crate) fn claim_ready(
         &self,
         first: usize,
         window: usize,
@@ -191,7 +197,8 @@ impl Pools {
 
     /// Record `k` of pool `s` is replayed (see [`Heads::finish`]; every record is held, so
     /// the head never stops at an unknown one).
-    pub fn finish(&self, s: usize, k: usize) {
+    #[cfg(test)]
+    pub(crate) fn finish(&self, s: usize, k: usize) {
         let _ = self.heads.finish(self, s, k);
     }
 }

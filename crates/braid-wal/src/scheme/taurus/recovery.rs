@@ -80,17 +80,17 @@ use crate::{Lsn, WalError};
 mod feed;
 mod replay;
 
-pub use feed::{BATCH_BITS, BATCH_BITS_RANGE};
+pub(crate) use feed::BATCH_BITS;
 use feed::{Batch, Feed, Rec};
 use replay::FirstApply;
 
 /// How far past a pool's head a worker looks for a ready record.
-pub const WINDOW: usize = 256;
+pub(crate) const WINDOW: usize = 256;
 /// Records the auto planner simulates.
-pub const SAMPLE: usize = 1 << 16;
+pub(crate) const SAMPLE: usize = 1 << 16;
 /// Below this expected parallelism (records per link of the longest chain) `Auto` replays
 /// serially.
-pub const MIN_PARALLELISM: f64 = 4.0;
+pub(crate) const MIN_PARALLELISM: f64 = 4.0;
 /// Idle looks (with back-off, about 0.2 s in all) after which a parallel replay of the final
 /// cut in which nobody is replaying and nothing is ready gives up.
 const STUCK_ROUNDS: usize = 1000;
@@ -109,7 +109,6 @@ struct Read {
 pub(crate) struct Outcome {
     pub(crate) ends: Vec<Lsn>,
     pub(crate) report: RecoveryReport,
-    pub(crate) plan: RecoveryPlan,
 }
 
 /// Marks the feed failed if its reader ends without publishing its end (an error or a
@@ -336,6 +335,5 @@ pub(crate) fn recover(
     Ok(Outcome {
         ends: v.c.clone(),
         report,
-        plan,
     })
 }

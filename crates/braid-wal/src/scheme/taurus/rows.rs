@@ -283,6 +283,7 @@ impl RowTable {
     }
 
     /// Entries held now.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.shards.iter().map(|s| s.lock().map.len()).sum()
     }
@@ -314,6 +315,7 @@ impl RowTable {
 
     /// Approximate bytes per entry: the map slot (key, pointer, control byte), the `Arc`
     /// header, the entry and its LV allocation (with the allocator's header).
+    #[cfg(test)]
     pub(crate) fn entry_bytes(&self) -> usize {
         let slot = std::mem::size_of::<(u32, u64)>() + std::mem::size_of::<RowLv>() + 1;
         // Hash maps run at most 7/8 full.

@@ -18,7 +18,7 @@ mod recovery;
 use super::experiments::{Bench, Body, DATA, Experiment, Var, per_update, run, top, vs_threads};
 use crate::bench::{BenchArgs, ConfigResult};
 use crate::common::WorkloadKind;
-use braid_wal::scheme::gsn::{CommitProtocol, Partition};
+use braid_wal::scheme::{CommitProtocol, Partition};
 
 /// The experiments of this paper, in the summary's order.
 pub fn all() -> Vec<Experiment> {

@@ -19,7 +19,7 @@ use crate::{Lsn, WalError};
 impl SegmentLog {
     /// Open the segments of `cfg.stream` in `cfg.dir`, or create the stream (its meta file)
     /// if it has none. Uses `cfg.dir`, `stream`, `segment_size`, `direct` and `preallocate`.
-    pub fn open(fs: Arc<dyn Fs>, cfg: &FileDeviceConfig) -> Result<SegmentLog, WalError> {
+    pub(crate) fn open(fs: Arc<dyn Fs>, cfg: &FileDeviceConfig) -> Result<SegmentLog, WalError> {
         let seg_size = cfg.segment_size;
         if seg_size == 0 || seg_size & (SEGMENT_HEADER - 1) != 0 {
             return Err(WalError::Config(format!(

@@ -10,7 +10,7 @@ use crate::{Lsn, WalError};
 const SEG_MAGIC: &[u8; 8] = b"BRAIDSEG";
 const META_MAGIC: &[u8; 8] = b"BRAIDMET";
 /// Format version of segment headers and meta files.
-pub const SEGMENT_FORMAT_VERSION: u32 = 1;
+pub(crate) const SEGMENT_FORMAT_VERSION: u32 = 1;
 pub(super) const META_LEN: usize = 64;
 pub(super) const SEG_HEADER_USED: usize = 40;
 

@@ -75,16 +75,17 @@ use crate::{Lsn, WalError};
 
 mod discover;
 mod header;
-mod name;
+pub(crate) mod name;
 mod read;
 mod release;
 mod writer;
 
-pub use header::SEGMENT_FORMAT_VERSION;
-pub use name::{meta_file_name, segment_file_name, segment_salt};
+#[cfg(test)]
+pub(crate) use name::meta_file_name;
+pub(crate) use name::segment_file_name;
 
 /// Bytes at the start of every segment file before its first record byte.
-pub const SEGMENT_HEADER: u64 = 4096;
+pub(crate) const SEGMENT_HEADER: u64 = 4096;
 const ZERO_CHECK_CHUNK: usize = 64 << 10;
 
 fn io_err(op: &'static str, path: &Path, e: io::Error) -> WalError {
@@ -131,7 +132,7 @@ struct Inner {
 
 /// The segment files of one stream: sequential writes at LSNs, sync, read-back for recovery.
 /// Used by [`FileDevice`](crate::device::file::FileDevice) and by the pmem device's de-staging.
-pub struct SegmentLog {
+pub(crate) struct SegmentLog {
     fs: Arc<dyn Fs>,
     dir: PathBuf,
     stream: u32,
@@ -161,38 +162,24 @@ impl std::fmt::Debug for SegmentLog {
 }
 
 impl SegmentLog {
-    /// The stream's index.
-    pub fn stream(&self) -> u32 {
-        self.stream
-    }
-
     /// The directory holding the stream's files.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// Record bytes per segment.
-    pub fn segment_size(&self) -> u64 {
+    pub(crate) fn segment_size(&self) -> u64 {
         self.seg_size
     }
 
     /// The stream's random salt (from its meta file).
-    pub fn salt(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn salt(&self) -> u32 {
         self.salt
     }
 
-    /// Whether record writes use O_DIRECT (then [`SegmentLog::write`] needs aligned input).
-    pub fn is_direct(&self) -> bool {
-        self.direct
-    }
-
-    /// Path of the meta file.
-    pub fn meta_path(&self) -> &Path {
-        &self.meta_path
-    }
-
     /// Path of the segment file that holds (or will hold) `lsn`.
-    pub fn segment_path(&self, lsn: Lsn) -> PathBuf {
+    pub(crate) fn segment_path(&self, lsn: Lsn) -> PathBuf {
         self.dir.join(segment_file_name(
             self.stream,
             lsn / self.seg_size * self.seg_size,
@@ -200,7 +187,8 @@ impl SegmentLog {
     }
 
     /// The existing segments as (first LSN, path), ascending.
-    pub fn segments(&self) -> Vec<(Lsn, PathBuf)> {
+    #[cfg(test)]
+    pub(crate) fn segments(&self) -> Vec<(Lsn, PathBuf)> {
         self.inner
             .lock()
             .segs
@@ -210,7 +198,7 @@ impl SegmentLog {
     }
 
     /// End of the last existing segment's LSN range (where the next segment would start).
-    pub fn covered(&self) -> Lsn {
+    pub(crate) fn covered(&self) -> Lsn {
         let inner = self.inner.lock();
         self.covered_of(&inner)
     }
@@ -232,13 +220,14 @@ impl SegmentLog {
     }
 
     /// LSN just past the written extent (same as [`StreamSource::limit`]).
-    pub fn end(&self) -> Lsn {
+    pub(crate) fn end(&self) -> Lsn {
         let inner = self.inner.lock();
         self.limit_of(&inner)
     }
 
     /// The error of an earlier failed fdatasync, if any (then the log refuses further work).
-    pub fn failure(&self) -> Option<WalError> {
+    #[cfg(test)]
+    pub(crate) fn failure(&self) -> Option<WalError> {
         self.inner.lock().failed.clone()
     }
 

@@ -20,7 +20,7 @@ pub fn segment_file_name(stream: u32, first_lsn: Lsn) -> String {
 }
 
 /// File name of the lock file of `stream`: whoever holds its lock is the stream's one writer.
-pub fn lock_file_name(stream: u32) -> String {
+pub(crate) fn lock_file_name(stream: u32) -> String {
     format!("s{stream:03}.lock")
 }
 

@@ -7,7 +7,7 @@ use crate::{Lsn, WalError};
 
 impl SegmentLog {
     /// Read exactly `buf.len()` bytes at `lsn`; an error if the range passes the limit.
-    pub fn read_exact_at(&self, lsn: Lsn, buf: &mut [u8]) -> Result<(), WalError> {
+    pub(crate) fn read_exact_at(&self, lsn: Lsn, buf: &mut [u8]) -> Result<(), WalError> {
         let n = self.read_at(lsn, buf)?;
         if n < buf.len() {
             return Err(WalError::Config(format!(

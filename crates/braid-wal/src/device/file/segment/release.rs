@@ -9,7 +9,7 @@ use crate::{Lsn, WalError};
 impl SegmentLog {
     /// Discard everything at and after `end` durably (see the module doc), leaving `end` as
     /// the end of the written extent.
-    pub fn reset_tail(&self, end: Lsn) -> Result<(), WalError> {
+    pub(crate) fn reset_tail(&self, end: Lsn) -> Result<(), WalError> {
         let mut inner = self.inner.lock();
         Self::check_failed(&inner)?;
         let limit = self.limit_of(&inner);
@@ -71,7 +71,7 @@ impl SegmentLog {
     /// Remove whole segments that end at or before `upto` (never the last one) and make
     /// `upto` the stream's start (clamped to the end of the written extent). `upto` must be a
     /// record boundary. Nothing changes, not even the start, if no segment can be removed.
-    pub fn remove_before(&self, upto: Lsn) -> Result<(), WalError> {
+    pub(crate) fn remove_before(&self, upto: Lsn) -> Result<(), WalError> {
         let mut inner = self.inner.lock();
         let removable = inner
             .segs

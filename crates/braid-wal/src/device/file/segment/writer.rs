@@ -146,7 +146,7 @@ impl SegmentLog {
 
     /// Create the segments needed to hold every LSN below `upto`; returns
     /// [`SegmentLog::covered`]. `NoSpace` if a segment cannot be created or reserved.
-    pub fn prepare(&self, upto: Lsn) -> Result<Lsn, WalError> {
+    pub(crate) fn prepare(&self, upto: Lsn) -> Result<Lsn, WalError> {
         let mut inner = self.inner.lock();
         Self::check_failed(&inner)?;
         if upto > 0 {
@@ -159,7 +159,7 @@ impl SegmentLog {
     /// (fdatasyncing) every earlier segment before the first byte goes into a later one. Not
     /// durable until [`SegmentLog::sync`]. With O_DIRECT, `lsn`, the length and the buffer
     /// address must be multiples of 4096.
-    pub fn write(&self, lsn: Lsn, bytes: &[u8]) -> Result<(), WalError> {
+    pub(crate) fn write(&self, lsn: Lsn, bytes: &[u8]) -> Result<(), WalError> {
         let mut inner = self.inner.lock();
         Self::check_failed(&inner)?;
         if self.direct && !is_direct_aligned(lsn, bytes.as_ptr() as usize, bytes.len()) {
@@ -211,7 +211,7 @@ impl SegmentLog {
     }
 
     /// fdatasync every segment written since its last sync, in LSN order.
-    pub fn sync(&self) -> Result<(), WalError> {
+    pub(crate) fn sync(&self) -> Result<(), WalError> {
         let mut inner = self.inner.lock();
         Self::check_failed(&inner)?;
         for i in 0..inner.segs.len() {

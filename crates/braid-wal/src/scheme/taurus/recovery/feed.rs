@@ -37,9 +37,9 @@ use crate::scheme::LogKind;
 /// shifted). Every publication copies the list of the batches published so far, so a
 /// recovery publishing `B` batches does `O(B^2)` work to hand them over: small batches are for
 /// tests that want admission to run many times on a small log.
-pub const BATCH_BITS: u32 = 12;
+pub(crate) const BATCH_BITS: u32 = 12;
 /// The batch sizes (log2) a recovery accepts; others are clamped into this range.
-pub const BATCH_BITS_RANGE: std::ops::RangeInclusive<u32> = 1..=20;
+pub(crate) const BATCH_BITS_RANGE: std::ops::RangeInclusive<u32> = 1..=20;
 
 /// One transaction record.
 pub(crate) struct Rec {

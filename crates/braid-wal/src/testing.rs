@@ -1,0 +1,16 @@
+//! Internals for the project's own crash tests, criterion benches and fuzz targets (the
+//! `testing` cargo feature): the fault-injecting file system, the log stream driven without a
+//! scheme, the LSN-vector kernels, the per-transaction log, gsn's recovery on its own, and the
+//! file names and sizes the device decoders are fuzzed with. Nothing here is part of the API a
+//! user holds; it changes with the internals.
+
+pub use crate::device::file::segment::name::{meta_file_name, segment_file_name};
+pub use crate::device::pmem::RING_HEADER;
+pub use crate::fs::{CrashOpts, FaultFs, FaultStats, FsOp, SnapshotFs, SyncFault, Unsynced};
+pub use crate::lv::Impl as LvImpl;
+pub use crate::mix::mix64;
+pub use crate::scan::mem::MemSource;
+pub use crate::scheme::gsn::Gsn;
+pub use crate::scheme::gsn::open::{open_gsn, recover_only};
+pub use crate::scheme::pertxn::{LogWriter, PerTxnLog, PerTxnStorage, PerTxnTicket};
+pub use crate::stream::{Stream, StreamConfig, StreamWriter};
