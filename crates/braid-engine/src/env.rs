@@ -7,14 +7,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use braid_pmem::{CrashMode, CrashSim, PersistTrip, PmemConfig, PmemError, Region};
+#[cfg(any(test, feature = "testing"))]
+use braid_pmem::{CrashMode, CrashSim, PersistTrip};
+use braid_pmem::{PmemConfig, PmemError, Region};
 use braid_wal::fs::{Fs, OpenOpts, RealFs, SnapshotFs};
+#[cfg(any(test, feature = "testing"))]
 use parking_lot::Mutex;
 
 use crate::error::EngineError;
 
-/// Simulated persistent memory: CrashSim regions by path, crashed together. Test machinery.
-#[doc(hidden)]
+/// Simulated persistent memory: CrashSim regions by path, crashed together. Test machinery
+/// (the `testing` feature).
+#[cfg(any(test, feature = "testing"))]
 #[derive(Clone, Default)]
 pub struct SimPmem {
     regions: Arc<Mutex<BTreeMap<PathBuf, Region>>>,
@@ -22,6 +26,7 @@ pub struct SimPmem {
     trip: Arc<Mutex<Option<Arc<PersistTrip>>>>,
 }
 
+#[cfg(any(test, feature = "testing"))]
 impl std::fmt::Debug for SimPmem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SimPmem")
@@ -30,6 +35,7 @@ impl std::fmt::Debug for SimPmem {
     }
 }
 
+#[cfg(any(test, feature = "testing"))]
 impl SimPmem {
     /// No regions yet.
     pub fn new() -> SimPmem {
@@ -93,7 +99,8 @@ impl SimPmem {
     }
 
     /// Stop every region's durable image after `events` more persist events each.
-    pub fn freeze_after(&self, events: u64) -> Result<(), PmemError> {
+    #[cfg(test)]
+    pub(crate) fn freeze_after(&self, events: u64) -> Result<(), PmemError> {
         for r in self.regions.lock().values() {
             r.freeze_after(events)?;
         }
@@ -106,8 +113,8 @@ impl SimPmem {
 pub enum PmemEnv {
     /// Region files mapped from the file system (see [`braid_pmem::Region`]).
     Files,
-    /// Simulated regions that power-failure tests crash.
-    #[doc(hidden)]
+    /// Simulated regions that power-failure tests crash (the `testing` feature).
+    #[cfg(any(test, feature = "testing"))]
     Sim(SimPmem),
     /// Private DRAM copies of region files, taken by [`Env::snapshot`]; a region the copy
     /// lacks is a new zeroed one in DRAM. Nothing reaches a file.
@@ -168,8 +175,14 @@ impl Env {
     }
 
     /// Open or create the pmem region at `path` with `size` usable bytes.
-    pub fn region(&self, path: &Path, size: usize, cfg: PmemConfig) -> Result<Region, EngineError> {
+    pub(crate) fn region(
+        &self,
+        path: &Path,
+        size: usize,
+        cfg: PmemConfig,
+    ) -> Result<Region, EngineError> {
         match &self.pmem {
+            #[cfg(any(test, feature = "testing"))]
             PmemEnv::Sim(s) => Ok(s.region(path, size, cfg)?),
             PmemEnv::Snapshot(copies) => match copies.get(path) {
                 Some(r) if r.len() != size => Err(PmemError::SizeMismatch {
@@ -198,7 +211,7 @@ impl Env {
     }
 
     /// Read a whole small file, or None if it does not exist.
-    pub fn read_file(&self, path: &Path) -> Result<Option<Vec<u8>>, EngineError> {
+    pub(crate) fn read_file(&self, path: &Path) -> Result<Option<Vec<u8>>, EngineError> {
         if !self.fs.exists(path) {
             return Ok(None);
         }
@@ -222,7 +235,7 @@ impl Env {
     }
 
     /// Replace a small file atomically: write a temporary, fsync, rename, fsync the directory.
-    pub fn write_file_atomic(&self, path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
+    pub(crate) fn write_file_atomic(&self, path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
         let dir = path.parent().unwrap_or(Path::new("."));
         let tmp = path.with_extension("tmp");
         let io = |p: &Path, e| EngineError::Io {

@@ -59,46 +59,40 @@
 
 #![deny(missing_docs)]
 
-pub mod checkpoint;
-pub mod db;
-pub mod env;
-pub mod error;
-#[doc(hidden)]
-pub mod index;
+pub(crate) mod checkpoint;
+pub(crate) mod db;
+pub(crate) mod env;
+pub(crate) mod error;
+pub(crate) mod index;
 mod mvcc;
-pub mod procedure;
+pub(crate) mod procedure;
 mod recovery;
-#[doc(hidden)]
-pub mod row;
+pub(crate) mod row;
 pub mod schema;
-#[doc(hidden)]
-pub mod table;
-pub mod txn;
+pub(crate) mod table;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+pub(crate) mod txn;
 
 pub use braid_pmem::{Domain, Media};
-pub use braid_wal::WalError;
-pub use braid_wal::device::Pace;
-pub use braid_wal::device::PmemWrite;
-pub use braid_wal::scan::{EndKind, ScanEnd, ScanMode};
-pub use braid_wal::scheme::NoneConfig;
-pub use braid_wal::scheme::NvDiskConfig;
-pub use braid_wal::scheme::PloverConfig;
-pub use braid_wal::scheme::SerialConfig;
-pub use braid_wal::scheme::SilorConfig;
-pub use braid_wal::scheme::TaurusConfig;
-pub use braid_wal::scheme::{CommitProtocol, GsnConfig, Partition};
-pub use braid_wal::scheme::{FlushPolicy, PerTxnConfig};
-pub use braid_wal::scheme::{
-    LogKind, LogPlace, Records, RecoveryPlan, RecoveryReport, SCHEMES, SchemeDef, SchemeSpec,
-    Ticket,
+pub use braid_wal::{
+    WalError,
+    device::{Pace, PmemWrite},
+    scan::{EndKind, ScanEnd, ScanMode},
+    scheme::{
+        CommitProtocol, FlushPolicy, GsnConfig, LogKind, LogPlace, NoneConfig, NvDiskConfig,
+        Partition, PerTxnConfig, PloverConfig, Records, RecoveryPlan, RecoveryReport, SCHEMES,
+        SchemeDef, SchemeSpec, SerialConfig, SilorConfig, TaurusConfig, Ticket,
+    },
 };
-pub use checkpoint::{CheckpointLoad, CheckpointOptions, CheckpointReport, CheckpointStats};
+pub use checkpoint::{
+    CheckpointLoad, CheckpointOptions, CheckpointReport, CheckpointStats, list as list_checkpoints,
+};
 pub use db::{
     Cc, CheckpointStore, Db, DeviceConfig, DeviceFactory, Durability, FileOptions, Loader,
-    MemoryReport, Meta, OpenReport, Options, PmemOptions, RoundReport, Standby, Worker,
+    LogInsertStats, LogTail, MemoryReport, Meta, OpenReport, Options, PmemOptions, RoundReport,
+    Standby, TailPoll, Worker,
 };
-#[doc(hidden)]
-pub use env::SimPmem;
 pub use env::{Env, PmemEnv};
 pub use error::{EngineError, TxError};
 pub use procedure::{ParamReader, Params, Procedures};
@@ -118,4 +112,4 @@ mod integration;
 /// what a newcomer copies from it builds.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
-pub struct ReadmeDoctests;
+pub(crate) struct ReadmeDoctests;

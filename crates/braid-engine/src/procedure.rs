@@ -11,7 +11,7 @@ use crate::txn::Txn;
 
 /// The body of a stored procedure. It must be deterministic in its parameters and the database
 /// state it reads.
-pub type ProcFn = dyn Fn(&mut Txn<'_>, &[u8]) -> Result<(), TxError> + Send + Sync;
+pub(crate) type ProcFn = dyn Fn(&mut Txn<'_>, &[u8]) -> Result<(), TxError> + Send + Sync;
 
 /// The procedures a database can run and replay, by id.
 ///
@@ -48,7 +48,7 @@ impl Procedures {
     }
 
     /// The procedure registered under `id`.
-    pub fn get(&self, id: u32) -> Option<&Arc<ProcFn>> {
+    pub(crate) fn get(&self, id: u32) -> Option<&Arc<ProcFn>> {
         self.map.get(&id).map(|(_, f)| f)
     }
 

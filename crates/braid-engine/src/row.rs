@@ -261,14 +261,14 @@ impl Row {
     }
 
     /// A row created locked exclusively by its inserting transaction.
-    pub fn new_locked(image: Box<[u8]>) -> Row {
+    pub(crate) fn new_locked(image: Box<[u8]>) -> Row {
         let r = Row::new(image, RowState::Inserting);
         r.lock.store(EXCL, Ordering::Relaxed);
         r
     }
 
     /// Visibility state.
-    pub fn state(&self) -> RowState {
+    pub(crate) fn state(&self) -> RowState {
         match self.state.load(Ordering::Acquire) {
             0 => RowState::Live,
             1 => RowState::Inserting,
@@ -277,17 +277,17 @@ impl Row {
     }
 
     /// Set the visibility state.
-    pub fn set_state(&self, s: RowState) {
+    pub(crate) fn set_state(&self, s: RowState) {
         self.state.store(s as u8, Ordering::Release)
     }
 
     /// Version counter, bumped by every installed write (OCC validation compares it).
-    pub fn version(&self) -> u64 {
+    pub(crate) fn version(&self) -> u64 {
         self.version.load(Ordering::Acquire)
     }
 
     /// NO_WAIT shared lock.
-    pub fn try_lock_shared(&self) -> bool {
+    pub(crate) fn try_lock_shared(&self) -> bool {
         let mut cur = self.lock.load(Ordering::Relaxed);
         loop {
             if cur & EXCL != 0 {
@@ -306,43 +306,43 @@ impl Row {
     }
 
     /// NO_WAIT exclusive lock.
-    pub fn try_lock_exclusive(&self) -> bool {
+    pub(crate) fn try_lock_exclusive(&self) -> bool {
         self.lock
             .compare_exchange(0, EXCL, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
     }
 
     /// Upgrade the caller's shared lock to exclusive if it is the only holder.
-    pub fn try_upgrade(&self) -> bool {
+    pub(crate) fn try_upgrade(&self) -> bool {
         self.lock
             .compare_exchange(1, EXCL, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
     }
 
     /// Release one shared lock.
-    pub fn unlock_shared(&self) {
+    pub(crate) fn unlock_shared(&self) {
         self.lock.fetch_sub(1, Ordering::Release);
     }
 
     /// Release the exclusive lock.
-    pub fn unlock_exclusive(&self) {
+    pub(crate) fn unlock_exclusive(&self) {
         self.lock.store(0, Ordering::Release);
     }
 
     /// Whether anyone holds the row exclusively.
-    pub fn is_locked_exclusive(&self) -> bool {
+    pub(crate) fn is_locked_exclusive(&self) -> bool {
         self.lock.load(Ordering::Acquire) & EXCL != 0
     }
 
     /// Run `f` on the current image; returns its result and the version it saw.
-    pub fn read<R>(&self, f: impl FnOnce(&[u8]) -> R) -> (R, u64) {
+    pub(crate) fn read<R>(&self, f: impl FnOnce(&[u8]) -> R) -> (R, u64) {
         let g = self.data.read();
         let v = self.version.load(Ordering::Acquire);
         (f(&g.img), v)
     }
 
     /// Copy the image into `out`; returns the version.
-    pub fn copy_into(&self, out: &mut Vec<u8>) -> u64 {
+    pub(crate) fn copy_into(&self, out: &mut Vec<u8>) -> u64 {
         let g = self.data.read();
         out.clear();
         out.extend_from_slice(&g.img);
@@ -350,14 +350,14 @@ impl Row {
     }
 
     /// Replace the whole image and bump the version.
-    pub fn install(&self, image: &[u8]) {
+    pub(crate) fn install(&self, image: &[u8]) {
         let mut g = self.data.write();
         g.copy_from_slice(image);
         self.version.fetch_add(1, Ordering::Release);
     }
 
     /// Change the image in place and bump the version.
-    pub fn modify(&self, f: impl FnOnce(&mut [u8])) {
+    pub(crate) fn modify(&self, f: impl FnOnce(&mut [u8])) {
         let mut g = self.data.write();
         f(&mut g);
         self.version.fetch_add(1, Ordering::Release);
@@ -410,16 +410,6 @@ impl Row {
         if self.state() == RowState::Live {
             take(&g.img);
         }
-    }
-
-    /// Bytes of the image.
-    pub fn len(&self) -> usize {
-        self.data.read().img.len()
-    }
-
-    /// Whether the image has no bytes.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 

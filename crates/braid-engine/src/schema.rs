@@ -130,7 +130,7 @@ pub struct Schema {
 
 impl Schema {
     /// Lay out `def`'s columns back to back, in order, without padding.
-    pub fn new(def: TableDef) -> Schema {
+    pub(crate) fn new(def: TableDef) -> Schema {
         let mut offsets = Vec::with_capacity(def.columns.len());
         let mut off = 0;
         for c in &def.columns {
@@ -148,7 +148,7 @@ impl Schema {
         self.row_len
     }
     /// Number of columns.
-    pub fn columns(&self) -> usize {
+    pub(crate) fn columns(&self) -> usize {
         self.offsets.len()
     }
     /// Byte offset of column `col` in the row image. Panics if there is no such column.
@@ -156,7 +156,7 @@ impl Schema {
         self.offsets[col]
     }
     /// Width in bytes of column `col`. Panics if there is no such column.
-    pub fn width(&self, col: usize) -> usize {
+    pub(crate) fn width(&self, col: usize) -> usize {
         self.def.columns[col].ty.width()
     }
     /// Byte range of a column in the row image.
@@ -165,14 +165,14 @@ impl Schema {
         o..o + self.width(col)
     }
     /// Bytes of the columns in `mask`, concatenated in column order.
-    pub fn mask_len(&self, mask: u64) -> usize {
+    pub(crate) fn mask_len(&self, mask: u64) -> usize {
         (0..self.columns())
             .filter(|c| mask & (1 << c) != 0)
             .map(|c| self.width(c))
             .sum()
     }
     /// A full mask (every column).
-    pub fn full_mask(&self) -> u64 {
+    pub(crate) fn full_mask(&self) -> u64 {
         if self.columns() == 64 {
             u64::MAX
         } else {
@@ -180,7 +180,7 @@ impl Schema {
         }
     }
     /// Copy the columns in `mask` from `row` into `out` (concatenated).
-    pub fn gather(&self, row: &[u8], mask: u64, out: &mut [u8]) {
+    pub(crate) fn gather(&self, row: &[u8], mask: u64, out: &mut [u8]) {
         let mut o = 0;
         for c in 0..self.columns() {
             if mask & (1 << c) != 0 {
@@ -192,7 +192,7 @@ impl Schema {
     }
     /// Apply concatenated column data for `mask` onto `row`. Returns false if `data` has the
     /// wrong length.
-    pub fn scatter(&self, row: &mut [u8], mask: u64, data: &[u8]) -> bool {
+    pub(crate) fn scatter(&self, row: &mut [u8], mask: u64, data: &[u8]) -> bool {
         if self.columns() < 64 && mask >> self.columns() != 0 {
             return false;
         }

@@ -49,7 +49,7 @@ impl Table {
     }
 
     /// Table name.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.schema.def.name
     }
 
@@ -64,7 +64,7 @@ impl Table {
     /// `f` on the row at `key`, borrowed from the index (no reference count taken), whatever
     /// its state. `f` must not insert into or remove from this table (an ordered table's
     /// shard is read-locked while it runs).
-    pub fn peek<R>(&self, key: u64, f: impl FnOnce(&Row) -> R) -> Option<R> {
+    pub(crate) fn peek<R>(&self, key: u64, f: impl FnOnce(&Row) -> R) -> Option<R> {
         match &self.index {
             Index::Hash(h) => h.peek_with(&key, |_, v| f(v)),
             Index::Ordered(t) => t.peek(key, |v| f(v)),
@@ -80,7 +80,7 @@ impl Table {
     }
 
     /// Insert or replace (recovery).
-    pub fn upsert(&self, key: u64, row: Arc<Row>) {
+    pub(crate) fn upsert(&self, key: u64, row: Arc<Row>) {
         if let Err(row) = self.insert(key, row) {
             self.remove(key);
             let _ = self.insert(key, row);
@@ -107,7 +107,7 @@ impl Table {
     }
 
     /// Remove `key` only if it still maps to `row`.
-    pub fn remove_row(&self, key: u64, row: &Arc<Row>) -> bool {
+    pub(crate) fn remove_row(&self, key: u64, row: &Arc<Row>) -> bool {
         match &self.index {
             Index::Hash(h) => h.remove_if_sync(&key, |v| Arc::ptr_eq(v, row)),
             Index::Ordered(t) => t.remove_if(key, |v| Arc::ptr_eq(v, row)),
@@ -115,20 +115,15 @@ impl Table {
     }
 
     /// Keys in the index (rows of any state).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match &self.index {
             Index::Hash(h) => h.len(),
             Index::Ordered(t) => t.len(),
         }
     }
 
-    /// Whether the index is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Whether the index is ordered (can scan ranges).
-    pub fn is_ordered(&self) -> bool {
+    pub(crate) fn is_ordered(&self) -> bool {
         matches!(self.index, Index::Ordered(_))
     }
 
@@ -151,7 +146,7 @@ impl Table {
     }
 
     /// Visit every row (any order).
-    pub fn for_each(&self, mut f: impl FnMut(u64, &Arc<Row>)) {
+    pub(crate) fn for_each(&self, mut f: impl FnMut(u64, &Arc<Row>)) {
         match &self.index {
             Index::Hash(h) => {
                 let guard = scc::Guard::new();

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use braid_engine::schema::get_u64;
+use braid_engine::testing::SimPmem;
 use braid_engine::*;
 use braid_wal::fs::{CrashOpts, FaultFs};
 

@@ -21,6 +21,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::integration::common::*;
+use braid_engine::testing::SimPmem;
 use braid_engine::*;
 use braid_pmem::CrashMode;
 use braid_wal::WalError;

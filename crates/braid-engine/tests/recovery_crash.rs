@@ -17,6 +17,7 @@
 use std::path::Path;
 
 use crate::integration::common::*;
+use braid_engine::testing::SimPmem;
 use braid_engine::*;
 use braid_pmem::CrashMode;
 use braid_wal::fs::{CrashOpts, FaultFs};

@@ -13,7 +13,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use braid_engine::db::LogTail;
+use braid_engine::LogTail;
 use braid_engine::{CheckpointStore, DeviceFactory};
 use braid_wal::WalError;
 use braid_wal::device::Device;

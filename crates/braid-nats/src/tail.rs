@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use braid_engine::db::{LogTail, TailPoll};
+use braid_engine::{LogTail, TailPoll};
 use braid_wal::scan::StreamSource;
 use braid_wal::{Lsn, WalError};
 

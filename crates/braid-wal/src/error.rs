@@ -9,7 +9,7 @@ use std::sync::Arc;
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum WalError {
-    /// A file-system operation failed (see [`WalError::io`]).
+    /// A file-system operation failed (see `WalError::io`).
     #[error("{op} {path}: {source}")]
     Io {
         /// The file or directory concerned.
@@ -74,7 +74,7 @@ pub enum WalError {
         /// What is wrong with it.
         reason: String,
     },
-    /// A record larger than [`MAX_RECORD_LEN`](crate::record::MAX_RECORD_LEN).
+    /// A record larger than `MAX_RECORD_LEN`.
     #[error("log record of {len} bytes exceeds the limit of {max} bytes")]
     RecordTooLarge {
         /// The record's unpadded length in bytes.

@@ -60,12 +60,12 @@
 //! * [`scan`]: reading a stream back, finding its valid prefix and classifying its end.
 //! * [`fs`]: the file-system seam, with the real implementation (and a fault-injecting one for
 //!   tests).
-//! * [`device`]: the device trait and the devices, one module each: [`device::file`] (segment
-//!   files, group fdatasync), [`device::pmem`] (a persistent-memory ring), [`device::null`].
-//! * [`lv`]: LSN vectors and their vectorised operations (Taurus Section 3.1, 4.2).
-//! * [`stream`]: reserve / fill / flush with a durable watermark (Taurus Alg. 1-2).
+//! * [`device`]: the device trait and the devices, one module each: `device::file` (segment
+//!   files, group fdatasync), `device::pmem` (a persistent-memory ring), `device::null`.
+//! * `lv`: LSN vectors and their vectorised operations (Taurus Section 3.1, 4.2).
+//! * `stream`: reserve / fill / flush with a durable watermark (Taurus Alg. 1-2).
 //! * [`scheme`]: the seam between an engine and a logging scheme, and the schemes themselves,
-//!   found by name in [`scheme::registry`].
+//!   found by name in `scheme::registry`.
 
 #![deny(missing_docs)]
 

@@ -15,7 +15,7 @@
 //! Decoders never panic; a [`PayloadError`] names the byte offset of the field that is bad.
 //! Choices: a redo payload may be empty (no operations); bytes after a command's parameters are
 //! an error (a command payload is exactly one command). Data longer than `u32::MAX` bytes cannot
-//! be encoded (a record is limited to [`crate::record::MAX_RECORD_LEN`] anyway): the encoders
+//! be encoded (a record is limited to `crate::record::MAX_RECORD_LEN` anyway): the encoders
 //! panic on it as a caller bug.
 
 /// A malformed payload: where and what.

@@ -6,7 +6,7 @@
 
 pub use crate::device::file::segment::name::{meta_file_name, segment_file_name};
 pub use crate::device::pmem::RING_HEADER;
-pub use crate::fs::{CrashOpts, FaultFs, FaultStats, FsOp, SnapshotFs, SyncFault, Unsynced};
+pub use crate::fs::{CrashOpts, FaultFs, FaultStats, FsOp, SyncFault, Unsynced};
 pub use crate::lv::Impl as LvImpl;
 pub use crate::mix::mix64;
 pub use crate::scan::mem::MemSource;

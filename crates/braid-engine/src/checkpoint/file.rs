@@ -38,7 +38,7 @@ const FOOTER: usize = 28;
 
 /// What a checkpoint's header says.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CheckpointMeta {
+pub(crate) struct CheckpointMeta {
     /// The checkpoint epoch: transactions of earlier epochs are in the checkpoint.
     pub epoch: u64,
     /// Transaction ids below this were handed out before the checkpoint.

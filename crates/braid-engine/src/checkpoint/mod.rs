@@ -31,7 +31,7 @@
 //! space held.
 
 pub(crate) mod epoch;
-pub mod file;
+pub(crate) mod file;
 pub(crate) mod store;
 
 use std::path::{Path, PathBuf};
@@ -47,12 +47,12 @@ use crate::env::Env;
 use crate::error::EngineError;
 use crate::row::{Row, RowState};
 use crate::table::Table;
-pub use file::CheckpointMeta;
+pub(crate) use file::CheckpointMeta;
 
 /// Directory (inside the database directory) holding the checkpoints.
-pub const DIR: &str = "checkpoints";
+pub(crate) const DIR: &str = "checkpoints";
 /// Checkpoints kept; the log is kept from the oldest of them on.
-pub const KEEP: usize = 2;
+pub(crate) const KEEP: usize = 2;
 
 /// When to take checkpoints automatically (all off by default; [`crate::Db::checkpoint`]
 /// takes one on demand).
@@ -71,7 +71,7 @@ pub struct CheckpointOptions {
 
 impl CheckpointOptions {
     /// Whether any trigger is set (then a background thread takes checkpoints).
-    pub fn automatic(&self) -> bool {
+    pub(crate) fn automatic(&self) -> bool {
         self.interval.is_some() || self.log_bytes.is_some() || self.log_cap.is_some()
     }
 }
@@ -360,7 +360,7 @@ fn take_inner(db: &DbInner) -> Result<CheckpointReport, EngineError> {
 }
 
 /// Read and check only the header of a checkpoint.
-pub fn read_meta(env: &Env, path: &Path) -> Result<CheckpointMeta, EngineError> {
+pub(crate) fn read_meta(env: &Env, path: &Path) -> Result<CheckpointMeta, EngineError> {
     let bytes = env
         .read_file(path)?
         .ok_or_else(|| EngineError::BadCheckpoint {

@@ -47,7 +47,7 @@ pub(super) fn claim(dir: &Path, env: &Env) -> Result<FsLock, EngineError> {
 
 /// The process that holds the lock of the database in `dir`, if one does (and the kernel says
 /// which). Takes no lock.
-pub fn holder(dir: &Path) -> Option<u32> {
+pub(crate) fn holder(dir: &Path) -> Option<u32> {
     braid_pmem::lock::holder_of(&dir.join(LOCK_FILE))
 }
 

@@ -185,7 +185,7 @@ pub struct MemoryReport {
 
 impl Db {
     /// Take a checkpoint now (in the calling thread; transactions go on meanwhile), then
-    /// truncate the log it makes unnecessary. See [`crate::checkpoint`].
+    /// truncate the log it makes unnecessary. See [`CheckpointOptions`](crate::CheckpointOptions).
     pub fn checkpoint(&self) -> Result<CheckpointReport, EngineError> {
         if self.inner.read_only {
             return Err(EngineError::ReadOnly {

@@ -78,7 +78,7 @@ pub struct FileOptions {
     pub nvm_write_delay_ns: u64,
     /// RAID-0: each stream striped across this many devices (directories `disk-K` under the
     /// log directory), [`FileOptions::stripe_unit`] bytes at a time
-    /// ([`braid_wal::device::striped`]). 1 (the default): no striping. Fixed at creation.
+    /// ([`braid_wal::device::StripedDevice`]). 1 (the default): no striping. Fixed at creation.
     pub stripe: usize,
     /// RAID-0 stripe unit in bytes (a multiple of 4096). Default 64 KiB.
     pub stripe_unit: u64,
@@ -136,7 +136,7 @@ impl Default for PmemOptions {
 
 impl PmemOptions {
     /// The configuration of the regions these options describe.
-    pub fn region_config(&self) -> PmemConfig {
+    pub(crate) fn region_config(&self) -> PmemConfig {
         PmemConfig {
             domain: self.domain,
             flush: None,
@@ -218,7 +218,7 @@ pub struct Options {
     /// Where the log goes (for schemes that log to devices).
     pub device: DeviceConfig,
     /// Emulated device speed: every log device (one per stream) waits like a device of this
-    /// bandwidth and sync latency ([`braid_wal::device::pace`]). `None` (the default): the
+    /// bandwidth and sync latency ([`braid_wal::device::PacedDevice`]). `None` (the default): the
     /// devices run at their own speed. Not stored: a database may be reopened at any pace.
     pub pace: Option<Pace>,
     /// Log streams asked for (the scheme may use fewer: serial uses one).

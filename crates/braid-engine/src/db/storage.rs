@@ -49,8 +49,8 @@ pub(super) fn new_nvdisk_place(dir: &Path) -> Option<PathBuf> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    let unique = braid_wal::testing::mix64(nanos as u64 ^ u64::from(std::process::id()) << 40);
-    Some(PathBuf::from(NVDISK_ROOT).join(format!("{flat}-{unique:016x}")))
+    let unique = format!("{nanos:x}-{}", std::process::id());
+    Some(PathBuf::from(NVDISK_ROOT).join(format!("{flat}-{unique}")))
 }
 
 /// Where `nvdisk` logs outside their database directory live.

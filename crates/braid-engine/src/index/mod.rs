@@ -1,3 +1,3 @@
 //! Table indexes beside `scc`'s hash index: the ordered index of ordered tables.
 
-pub mod ordered;
+pub(crate) mod ordered;

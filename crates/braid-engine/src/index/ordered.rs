@@ -35,13 +35,13 @@ use std::ops::Bound::{self, Excluded, Included, Unbounded};
 use parking_lot::RwLock;
 
 /// Bits of a key below its prefix: keys that agree above them share a shard.
-pub const BLOCK_BITS: u32 = 32;
+pub(crate) const BLOCK_BITS: u32 = 32;
 const SHARDS: usize = 64;
 
 type Shard<V> = RwLock<BTreeMap<u64, V>>;
 
 /// An ordered map of `u64` keys, safe to share between threads.
-pub struct OrderedIndex<V> {
+pub(crate) struct OrderedIndex<V> {
     shards: Box<[Shard<V>]>,
 }
 
@@ -60,7 +60,7 @@ fn block(key: u64) -> u64 {
 
 impl<V: Clone> OrderedIndex<V> {
     /// An empty index.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -74,12 +74,12 @@ impl<V: Clone> OrderedIndex<V> {
     }
 
     /// `f` on the value at `key`.
-    pub fn peek<R>(&self, key: u64, f: impl FnOnce(&V) -> R) -> Option<R> {
+    pub(crate) fn peek<R>(&self, key: u64, f: impl FnOnce(&V) -> R) -> Option<R> {
         self.shard(key).read_recursive().get(&key).map(f)
     }
 
     /// Insert; gives the value back if the key is taken.
-    pub fn insert(&self, key: u64, value: V) -> Result<(), V> {
+    pub(crate) fn insert(&self, key: u64, value: V) -> Result<(), V> {
         match self.shard(key).write().entry(key) {
             std::collections::btree_map::Entry::Vacant(e) => {
                 e.insert(value);
@@ -90,7 +90,7 @@ impl<V: Clone> OrderedIndex<V> {
     }
 
     /// Remove `key` if `remove` says yes to its value; whether it was removed.
-    pub fn remove_if(&self, key: u64, remove: impl FnOnce(&V) -> bool) -> bool {
+    pub(crate) fn remove_if(&self, key: u64, remove: impl FnOnce(&V) -> bool) -> bool {
         let mut m = self.shard(key).write();
         match m.get(&key) {
             Some(v) if remove(v) => {
@@ -102,13 +102,8 @@ impl<V: Clone> OrderedIndex<V> {
     }
 
     /// Keys in the index.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.shards.iter().map(|s| s.read_recursive().len()).sum()
-    }
-
-    /// Whether the index is empty.
-    pub fn is_empty(&self) -> bool {
-        self.shards.iter().all(|s| s.read_recursive().is_empty())
     }
 
     /// Visit the entries in `[lo, hi]` in key order until `f` returns false. `f` runs under a
@@ -118,7 +113,7 @@ impl<V: Clone> OrderedIndex<V> {
     /// from `lo`: the next prefix holding a key of the range is found by asking every shard for
     /// its first key at or after the cursor (the smallest answer is the next key in the index),
     /// so empty prefixes cost nothing and each non-empty one costs one probe per shard.
-    pub fn range(&self, lo: Bound<u64>, hi: Bound<u64>, mut f: impl FnMut(u64, &V) -> bool) {
+    pub(crate) fn range(&self, lo: Bound<u64>, hi: Bound<u64>, mut f: impl FnMut(u64, &V) -> bool) {
         let Some(start) = first_key(lo) else { return };
         let Some(end) = last_key(hi) else { return };
         if start > end {
@@ -166,7 +161,7 @@ impl<V: Clone> OrderedIndex<V> {
 
     /// Every entry, shard by shard (no order). Each shard is copied out under its lock and
     /// `f` runs with no lock held, so it may do anything, the index included.
-    pub fn for_each(&self, mut f: impl FnMut(u64, &V)) {
+    pub(crate) fn for_each(&self, mut f: impl FnMut(u64, &V)) {
         for s in self.shards.iter() {
             let entries: Vec<(u64, V)> = s
                 .read_recursive()

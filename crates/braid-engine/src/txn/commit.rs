@@ -17,7 +17,7 @@ use crate::row::RowState;
 
 impl Txn<'_> {
     /// Roll back: release every lock and undo inserts.
-    pub fn abort(mut self) {
+    pub(crate) fn abort(mut self) {
         self.abort_inner();
     }
 

@@ -82,7 +82,7 @@ fn word(b: &[u8], at: usize) -> u64 {
 impl StripedDevice {
     /// Stripe stream `stream` over `members` (all empty, or all written by a striped device
     /// of the same shape) in units of `unit` bytes; `dir` holds the stream's stripe file.
-    /// With `pace`, each member is slowed to it (see [`crate::device::pace`]).
+    /// With `pace`, each member is slowed to it (see `crate::device::pace`).
     pub fn open(
         fs: Arc<dyn Fs>,
         dir: &Path,

@@ -11,7 +11,7 @@
 //!   Where the file system cannot preallocate, [`RealFs`] falls back to extending the file with
 //!   `set_len` (the size then overstates the written extent; readers must treat zeros as
 //!   "nothing written").
-//! * Errors are plain [`std::io::Error`]s; [`is_no_space`] recognises ENOSPC from either
+//! * Errors are plain [`std::io::Error`]s; `is_no_space` recognises ENOSPC from either
 //!   implementation.
 
 use std::io;
@@ -20,13 +20,11 @@ use std::path::{Path, PathBuf};
 #[cfg(any(test, feature = "testing"))]
 mod fault;
 mod real;
-#[cfg(any(test, feature = "testing"))]
 mod snapshot;
 
 #[cfg(any(test, feature = "testing"))]
 pub use fault::{CrashOpts, FaultFs, FaultStats, FsOp, SyncFault, Unsynced};
 pub use real::{RealFile, RealFs};
-#[cfg(any(test, feature = "testing"))]
 pub use snapshot::SnapshotFs;
 
 /// Alignment (bytes) that O_DIRECT offsets, lengths and buffers must have.

@@ -29,7 +29,7 @@ impl RecordSpec<'_> {
         HEADER_LEN + self.stamp.encoded_len() + self.payload.iter().map(|p| p.len()).sum::<usize>()
     }
 
-    /// Space the record takes in the log (padded to [`ALIGN`]): what a stream reserves.
+    /// Space the record takes in the log (padded to `ALIGN`): what a stream reserves.
     pub fn encoded_len(&self) -> usize {
         align_up(self.unpadded_len())
     }
@@ -59,7 +59,7 @@ impl RecordSpec<'_> {
     /// as `out` holds. Does not allocate.
     ///
     /// # Panics
-    /// If `out` is shorter than `unpadded_len()` or [`RecordSpec::check`] fails: both are
+    /// If `out` is shorter than `unpadded_len()` or `RecordSpec::check` fails: both are
     /// caller bugs (a stream checks the spec before reserving space for it).
     pub fn encode(&self, lsn: Lsn, synced: Lsn, salt: u32, out: &mut [u8]) {
         let len = self.unpadded_len();
@@ -95,7 +95,7 @@ impl RecordSpec<'_> {
 /// or ring boundary). Its payload is zeros.
 ///
 /// # Panics
-/// If `out.len()` is not a multiple of [`ALIGN`] or not in `HEADER_LEN..=MAX_RECORD_LEN`
+/// If `out.len()` is not a multiple of `ALIGN` or not in `HEADER_LEN..=MAX_RECORD_LEN`
 /// (a caller bug: the gap to fill is a stream invariant).
 pub fn encode_pad(lsn: Lsn, synced: Lsn, salt: u32, out: &mut [u8]) {
     let len = out.len();

@@ -24,7 +24,7 @@
 //!   with a `u16` entry count `n`. Sparse entries are stored as given by the writer; when they
 //!   are expanded ([`StampRef::lv_into`]) a repeated index keeps its largest value (LV merge is
 //!   an element-wise max, so this is the only meaning that cannot lose an order constraint).
-//! * Flags bits 0..4 belong to the caller ([`FLAG_MASK`]); only bit 0 ([`FLAG_COMMIT`]) is
+//! * Flags bits 0..4 belong to the caller (`FLAG_MASK`); only bit 0 ([`FLAG_COMMIT`]) is
 //!   defined today. They are stored and returned verbatim, so new flags need no format change.
 //!   [`RecordHeader::flags`] holds only these caller bits, never the stamp kind.
 //! * `synced` is stored as the distance `lsn - synced`, saturated to `u32::MAX`; a saturated

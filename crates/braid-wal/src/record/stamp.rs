@@ -48,7 +48,7 @@ pub enum Stamp {
     None,
     /// A global sequence number.
     Gsn(u64),
-    /// A dense LSN vector, one entry per stream (at most [`MAX_LV_ENTRIES`]).
+    /// A dense LSN vector, one entry per stream (at most `MAX_LV_ENTRIES`).
     Lv(Vec<u64>),
     /// A sparse LSN vector of `(stream index, LSN)` entries; absent entries are 0.
     LvSparse(Vec<(u8, u64)>),

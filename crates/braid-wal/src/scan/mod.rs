@@ -51,7 +51,7 @@
 //! * After a `Corrupt` (or `BadSegment`) error every further call returns the same error.
 //!
 //! The end classification above lives in `classify` (decoding steps, lookahead, torn tail
-//! versus corruption); `mem` holds [`MemSource`], an in-memory stream.
+//! versus corruption); `mem` holds `MemSource`, an in-memory stream.
 
 #[cfg(doc)]
 use crate::record::Kind;
@@ -238,7 +238,7 @@ impl<'s> Scanner<'s> {
         }
     }
 
-    /// Read in chunks of `bytes` (at least a header) instead of [`DEFAULT_CHUNK`].
+    /// Read in chunks of `bytes` (at least a header) instead of `DEFAULT_CHUNK`.
     pub fn with_chunk_size(mut self, bytes: usize) -> Self {
         self.chunk = bytes.max(HEADER_LEN);
         self

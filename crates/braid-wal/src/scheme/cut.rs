@@ -88,7 +88,7 @@ impl Cut {
         self.keeps.get(stream).map_or(start, |&k| k.min(start))
     }
 
-    /// [`Cut::keep`] of every stream.
+    /// `Cut::keep` of every stream.
     pub fn keeps(&self) -> Vec<Lsn> {
         (0..self.starts.len()).map(|s| self.keep(s)).collect()
     }

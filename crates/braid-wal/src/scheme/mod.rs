@@ -11,7 +11,7 @@
 //! committed and in what (partial) order, and hands each one to a [`Replay`] implemented by the
 //! engine, then starts the streams for new appends at the valid end.
 //!
-//! Schemes are found by name in [`registry`]: a scheme is one folder here and one line in
+//! Schemes are found by name in `registry`: a scheme is one folder here and one line in
 //! [`SCHEMES`].
 
 pub(crate) mod aether;
@@ -170,10 +170,10 @@ pub(crate) const ROW_META_WORDS: usize = 8;
 /// Of those, the words kept in the row itself.
 pub(crate) const ROW_META_INLINE: usize = 4;
 
-/// Ordering metadata a scheme keeps inside a row: up to [`ROW_META_WORDS`] atomic words the
+/// Ordering metadata a scheme keeps inside a row: up to `ROW_META_WORDS` atomic words the
 /// scheme lays out (Taurus: a pending count, writeLV and readLV; Silo-R: the row's TID), all
 /// zero until the scheme stores to them, so a scheme reads zero as "never touched since open".
-/// The first [`ROW_META_INLINE`] words live in the row, beside its lock word, so the scheme
+/// The first `ROW_META_INLINE` words live in the row, beside its lock word, so the scheme
 /// finds them in the cache lines the concurrency control fetched anyway (a separate allocation
 /// cost Taurus a cache miss per row access: 4% of a one-thread YCSB run's samples in
 /// `merge_from`); more words are one allocation, made on the first access that needs them.
@@ -266,7 +266,7 @@ pub struct CommitRequest<'a> {
     /// for what it read to be durable where the scheme tracks that.
     pub read_only: bool,
     /// The checkpoint epoch the transaction commits in; its low bit goes into the record
-    /// ([`cut::FLAG_EPOCH`]) so recovery can tell what a checkpoint already holds.
+    /// (`cut::FLAG_EPOCH`) so recovery can tell what a checkpoint already holds.
     pub epoch: u64,
     /// The rows the transaction wrote, each with where its redo operation lies in `payload`
     /// (data logging), so a scheme that places operations by row (gsn's page partitioning)
@@ -425,7 +425,7 @@ pub trait Scheme: Send + Sync {
     }
     /// A checkpoint's keep positions ([`cut::Cut::keeps`]), taken right before its start
     /// positions: each stream's reserved end, moved back to the first record of any
-    /// transaction still open under per-update records (see [`open_txns`]).
+    /// transaction still open under per-update records (see `open_txns`).
     fn keeps(&self) -> Vec<Lsn> {
         self.positions().lsns
     }
@@ -473,7 +473,7 @@ pub trait Scheme: Send + Sync {
         Vec::new()
     }
     /// Scalability proxies summed over the scheme's workers since it was opened: shared
-    /// read-modify-writes and shared cache lines written per commit ([`crate::proxy`]).
+    /// read-modify-writes and shared cache lines written per commit (`crate::proxy`).
     /// `None` for a scheme that does not count them.
     fn proxies(&self) -> Option<crate::proxy::Proxies> {
         None

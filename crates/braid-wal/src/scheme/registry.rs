@@ -88,7 +88,7 @@ pub trait SchemeDef: fmt::Debug + Send + Sync {
         progress: &dyn Fn(u64),
     ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError>;
     /// A standby's replay of this scheme's log over `streams` streams (see
-    /// [`super::follow`]); refused, saying why, for a scheme whose committed transactions are
+    /// `super::follow`); refused, saying why, for a scheme whose committed transactions are
     /// not a prefix of each stream.
     fn follower(
         &self,

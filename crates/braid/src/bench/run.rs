@@ -46,7 +46,7 @@ pub struct RunResult {
     /// per 10,000 update commits in this run.
     pub signals_helped_per_10k_commits: Option<f64>,
     /// The scheme's workers' atomic read-modify-writes on words other workers also write,
-    /// per commit in this run ([`braid_wal::proxy`]); `None` if the scheme does not count.
+    /// per commit in this run ([`braid_wal::scheme::Proxies`]); `None` if the scheme does not count.
     pub shared_rmw_per_commit: Option<f64>,
     /// Cache lines written that other workers also write, per commit in this run.
     pub shared_lines_per_commit: Option<f64>,
@@ -62,7 +62,7 @@ pub struct RunResult {
     /// commits pending: near 1, the client's bound, not the scheme, set the throughput.
     pub pipeline_full_share: f64,
     /// Mean log insertion latency, ns: the time a commit spends putting its record into the
-    /// log (sampled; [`braid_engine::db::LogInsertStats`]), not its wait for durability.
+    /// log (sampled; [`braid_engine::LogInsertStats`]), not its wait for durability.
     pub log_insert_ns: f64,
     /// The disk's commit floor measured in the run's directory right before the run (file
     /// devices on a disk only; see [`super::floor`]).

@@ -41,7 +41,7 @@ pub struct ConfigResult {
     pub signals_per_10k_commits: Option<f64>,
     /// gsn: median over the runs of straggler signals that helped per 10,000 commits.
     pub signals_helped_per_10k_commits: Option<f64>,
-    /// Median over the runs of shared read-modify-writes per commit ([`braid_wal::proxy`]).
+    /// Median over the runs of shared read-modify-writes per commit ([`braid_wal::scheme::Proxies`]).
     pub shared_rmw_per_commit: Option<f64>,
     /// Median over the runs of global read-modify-writes per commit (on words every worker
     /// writes, whatever the lanes).

@@ -115,7 +115,7 @@ impl FaultFs {
     }
 
     /// The file system after a power failure that struck right after the first `k` operations
-    /// of the log (see [`FaultFs::ops`]). `None` if `k` exceeds the log or the log was switched
+    /// of the log (see `FaultFs::ops`). `None` if `k` exceeds the log or the log was switched
     /// off.
     pub fn crash_after(&self, k: usize, opts: CrashOpts) -> Option<FaultFs> {
         let s = self.state.lock();

@@ -158,7 +158,7 @@ impl Scheme for Gsn {
 
     /// Each log's reserved end with its GSN clock, read together under the log's lock: every
     /// record with a GSN up to the clock lies before the position (the cut's mark, see
-    /// [`crate::scheme::cut`]).
+    /// `crate::scheme::cut`).
     fn positions(&self) -> crate::scheme::cut::Positions {
         let mut p = crate::scheme::cut::Positions::default();
         for log in &self.shared.logs {

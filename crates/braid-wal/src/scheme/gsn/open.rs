@@ -73,7 +73,7 @@ pub fn recover_only(
 }
 
 /// Recover the gsn logs on `devices` and start the scheme (the concrete type, for its
-/// [`Gsn::stats`]; [`SchemeDef::open`](crate::scheme::SchemeDef::open) is the same behind the
+/// `Gsn::stats`; [`SchemeDef::open`](crate::scheme::SchemeDef::open) is the same behind the
 /// seam).
 pub fn open_gsn(
     cfg: &SchemeConfig,

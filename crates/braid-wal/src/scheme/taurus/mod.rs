@@ -107,7 +107,7 @@ pub struct TaurusConfig {
     /// vector in every stream, and re-created at `CLV - delta` (Section 4.1's delta).
     pub delta: u64,
     /// Compress record LVs against anchors (Alg. 5): `Some(true)` / `Some(false)`, or `None`
-    /// for the default (on from [`AUTO_COMPRESS_STREAMS`] streams).
+    /// for the default (on from `AUTO_COMPRESS_STREAMS` streams).
     pub compress: Option<bool>,
     /// Log bytes between two anchors of a stream (when compressing).
     pub anchor_every: u64,
@@ -120,7 +120,7 @@ pub struct TaurusConfig {
     /// machine. Off by default.
     pub spread: bool,
     /// Recovery readers hand their records to replay `2^recovery_batch_bits` at a time
-    /// (clamped to [`recovery::BATCH_BITS_RANGE`]; [`recovery::BATCH_BITS`] by default). Any
+    /// (clamped to `recovery::BATCH_BITS_RANGE`; `recovery::BATCH_BITS` by default). Any
     /// size recovers the same; small ones make admission run many times on a small log (for
     /// tests) but cost time quadratic in the batches of a large one.
     pub recovery_batch_bits: u32,
