@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use std::sync::{Arc, Mutex};
-//! use braid_wal::device::file::{FileDevice, FileDeviceConfig};
+//! use braid_wal::device::{FileDevice, FileDeviceConfig};
 //! use braid_wal::fs::RealFs;
 //! use braid_wal::scheme::{self, *};
 //!
@@ -53,19 +53,23 @@
 //!
 //! The `kv_log` example is a whole key-value map over any scheme.
 //!
-//! # Modules
+//! # What a user holds
 //!
-//! * [`record`]: one checksummed record framing for all schemes (header, ordering stamp, payload).
-//! * [`payload`]: payload codecs (redo images, commands).
-//! * [`scan`]: reading a stream back, finding its valid prefix and classifying its end.
-//! * [`fs`]: the file-system seam, with the real implementation (and a fault-injecting one for
-//!   tests).
-//! * [`device`]: the device trait and the devices, one module each: `device::file` (segment
-//!   files, group fdatasync), `device::pmem` (a persistent-memory ring), `device::null`.
-//! * `lv`: LSN vectors and their vectorised operations (Taurus Section 3.1, 4.2).
-//! * `stream`: reserve / fill / flush with a durable watermark (Taurus Alg. 1-2).
-//! * [`scheme`]: the seam between an engine and a logging scheme, and the schemes themselves,
-//!   found by name in `scheme::registry`.
+//! * [`scheme`]: the seam between an engine and a logging scheme ([`Scheme`](scheme::Scheme),
+//!   [`SchemeWorker`](scheme::SchemeWorker), [`Ticket`](scheme::Ticket),
+//!   [`Replay`](scheme::Replay)), [`scheme::open`] by [`SchemeSpec`](scheme::SchemeSpec), and
+//!   each scheme's configuration (`SerialConfig`, `TaurusConfig`, `GsnConfig`, ...).
+//! * [`device`]: the [`Device`](device::Device) trait and the devices: segment files with
+//!   group fdatasync ([`FileDevice`](device::FileDevice)), a persistent-memory ring
+//!   ([`PmemDevice`](device::PmemDevice)), striping, pacing and a null device.
+//! * [`fs`]: the file-system seam the file device writes through ([`RealFs`](fs::RealFs)).
+//! * [`record`], [`scan`], [`payload`]: the record framing, reading a stream back (its valid
+//!   prefix and how it ends), and the payload codecs, for tools that read logs.
+//! * [`WalError`], [`Lsn`].
+//!
+//! The streams, LSN vectors and each scheme's mechanisms are internal. The `testing` cargo
+//! feature adds `braid_wal::testing`: machinery (a fault-injecting file system, the internals the
+//! project's crash tests, benches and fuzz targets drive); it is not part of the API.
 
 #![deny(missing_docs)]
 

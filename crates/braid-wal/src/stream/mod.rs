@@ -133,7 +133,7 @@ impl Default for StreamConfig {
     }
 }
 
-/// Counters of a stream since it started ([`Stream::stats`]).
+/// Counters of a log stream since it started (summed over a database's streams by the engine).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StreamStats {
     /// Bytes appended (records with their padding).
