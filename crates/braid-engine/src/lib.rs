@@ -74,6 +74,27 @@ pub(crate) mod table;
 pub mod testing;
 pub(crate) mod txn;
 
+pub use crate::{
+    checkpoint::{
+        CheckpointLoad, CheckpointOptions, CheckpointReport, CheckpointStats,
+        list as list_checkpoints,
+    },
+    db::{
+        Db, DbStats, LogInsertStats, MemoryReport,
+        external::{CheckpointStore, DeviceFactory, LogTail, TailPoll},
+        loader::Loader,
+        meta::Meta,
+        open::OpenReport,
+        options::{Cc, DeviceConfig, Durability, FileOptions, Options, PmemOptions},
+        standby::{RoundReport, Standby},
+        worker::Worker,
+    },
+    env::{Env, PmemEnv},
+    error::{EngineError, TxError},
+    procedure::{ParamReader, Params, Procedures},
+    schema::{Catalog, Column, ColumnType, IndexKind, Schema, TableDef, TableId},
+    txn::{Txn, writer::RowWriter},
+};
 pub use braid_pmem::{Domain, Media};
 pub use braid_wal::{
     WalError,
@@ -85,19 +106,6 @@ pub use braid_wal::{
         SchemeDef, SchemeSpec, SerialConfig, SilorConfig, TaurusConfig, Ticket,
     },
 };
-pub use checkpoint::{
-    CheckpointLoad, CheckpointOptions, CheckpointReport, CheckpointStats, list as list_checkpoints,
-};
-pub use db::{
-    Cc, CheckpointStore, Db, DeviceConfig, DeviceFactory, Durability, FileOptions, Loader,
-    LogInsertStats, LogTail, MemoryReport, Meta, OpenReport, Options, PmemOptions, RoundReport,
-    Standby, TailPoll, Worker,
-};
-pub use env::{Env, PmemEnv};
-pub use error::{EngineError, TxError};
-pub use procedure::{ParamReader, Params, Procedures};
-pub use schema::{Catalog, Column, ColumnType, IndexKind, Schema, TableDef, TableId};
-pub use txn::{RowWriter, Txn};
 
 // The crate's own tests (`tests/`, one module per file) are compiled into its unit-test
 // binary, where they reach the internals without making them public; under this name their

@@ -300,7 +300,7 @@ fn pertxn_and_nvdisk_checkpoint_plus_log_equals_whole_log() {
 fn settled(db: &Db) -> u64 {
     const STEADY: u32 = 5;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let mut last = db.log_bytes();
+    let mut last = db.stats().log_bytes;
     let mut steady = 0;
     while steady < STEADY {
         assert!(
@@ -308,7 +308,7 @@ fn settled(db: &Db) -> u64 {
             "log bytes still changing after 60 s: {last}"
         );
         std::thread::sleep(std::time::Duration::from_millis(10));
-        let now = db.log_bytes();
+        let now = db.stats().log_bytes;
         steady = if now == last { steady + 1 } else { 0 };
         last = now;
     }
@@ -325,10 +325,10 @@ fn truncation(scheme: &'static str, device: DeviceConfig) {
     let mut written = 0u64;
     let mut held = Vec::new();
     for _ in 0..6 {
-        let before = db.log_bytes();
+        let before = db.stats().log_bytes;
         let done = AtomicU64::new(0);
         transfers(&db, written + 3, 2000, &done);
-        written += db.log_bytes().saturating_sub(before);
+        written += db.stats().log_bytes.saturating_sub(before);
         db.checkpoint().unwrap();
         held.push(settled(&db));
     }
@@ -509,7 +509,7 @@ fn power_failure_during_checkpoints_loses_nothing_acknowledged() {
             let want = 100 + 60 * round as u64;
             while acked.lock().is_empty()
                 || done.load(Ordering::Relaxed) < want
-                || db.checkpoint_stats().taken + db.checkpoint_stats().failed == 0
+                || db.stats().checkpoints.taken + db.stats().checkpoints.failed == 0
             {
                 assert!(
                     std::time::Instant::now() < deadline,

@@ -167,20 +167,20 @@ fn checkpoints_go_to_the_store_before_the_log_is_truncated() {
     let names: Vec<String> = remote.store.objects.lock().keys().cloned().collect();
     assert_eq!(names.len(), checkpoint::KEEP, "{names:?}");
     assert_eq!(local(&dir), vec![2, 3]);
-    let held = db.log_bytes();
+    let held = db.stats().log_bytes;
 
     // The store fails: the checkpoint fails, leaves nothing behind and truncates nothing.
     put_keys(&db, n..n + 400);
     n += 400;
     remote.store.down.store(true, Ordering::SeqCst);
-    let before = db.log_bytes();
+    let before = db.stats().log_bytes;
     let err = db.checkpoint().unwrap_err().to_string();
     assert!(
         err.contains("the store is down") && err.contains("not truncated"),
         "{err}"
     );
     assert_eq!(local(&dir), vec![2, 3]);
-    assert_eq!(db.log_bytes(), before);
+    assert_eq!(db.stats().log_bytes, before);
     assert!(before > held);
     remote.store.down.store(false, Ordering::SeqCst);
     put_keys(&db, n..n + 100);

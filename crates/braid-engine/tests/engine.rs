@@ -452,7 +452,7 @@ fn log_insertion_latency_is_sampled_and_counted_when_a_worker_is_dropped() {
         ),
     )
     .unwrap();
-    let before = db.log_insert_stats();
+    let before = db.stats().log_insert;
     let mut w = db.worker().unwrap();
     for i in 0..64u64 {
         crate::integration::common::run_txn(&mut w, i)
@@ -461,12 +461,12 @@ fn log_insertion_latency_is_sampled_and_counted_when_a_worker_is_dropped() {
             .unwrap();
     }
     assert_eq!(
-        db.log_insert_stats().since(&before).samples,
+        db.stats().log_insert.since(&before).samples,
         0,
         "a live worker's timings are not in yet"
     );
     drop(w);
-    let s = db.log_insert_stats().since(&before);
+    let s = db.stats().log_insert.since(&before);
     assert_eq!(s.samples, 4, "64 commits, one in 16 timed");
     assert!(s.ns > 0 && s.mean_ns() > 0.0);
     db.close().unwrap();

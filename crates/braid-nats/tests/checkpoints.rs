@@ -162,7 +162,7 @@ fn a_checkpoint_that_cannot_be_uploaded_leaves_nothing_and_purges_nothing() {
     db.checkpoint().unwrap();
     put_range(&db, 400, 600);
     let before = stream_state(&client);
-    let log_before = db.log_bytes();
+    let log_before = db.stats().log_bytes;
 
     cluster.kill(1);
     cluster.kill(2);
@@ -175,7 +175,7 @@ fn a_checkpoint_that_cannot_be_uploaded_leaves_nothing_and_purges_nothing() {
         "{err}"
     );
     assert_eq!(local_checkpoints(&db_dir), vec![1, 2]);
-    assert_eq!(db.log_bytes(), log_before);
+    assert_eq!(db.stats().log_bytes, log_before);
     // The object store itself gives up as soon as no chunk is acknowledged for the timeout.
     let err = NatsFactory::new(cfg.clone())
         .put("ckpt-99999999999999999999.ckpt", &[5u8; 300_000])

@@ -30,7 +30,7 @@ fn whole_row_updates_log_every_column() {
         let base = tempfile::tempdir_in("/dev/shm").unwrap();
         let db = open(&base.path().join("db"), serial_pmem(LogKind::Data), &w);
         let o = run(&db, &w, 1, 1000, 3);
-        let bytes = db.log_stats().bytes as f64 / o.committed as f64;
+        let bytes = db.stats().log.bytes as f64 / o.committed as f64;
         db.close().unwrap();
         bytes
     };

@@ -146,7 +146,7 @@ impl TxnStore for Open {
     }
 
     fn own_sync_stats(&self) -> Option<SyncStats> {
-        let s = self.db.log_stats();
+        let s = self.db.stats().log;
         Some(SyncStats {
             syncs: s.flushes,
             bytes: s.bytes,

@@ -25,15 +25,15 @@
 //! (`braid.json` and its checks on reopen), `storage` (the log's devices or region), `loader`
 //! (the initial image), `open` ([`Db::open`], step by step) and `worker` ([`Worker`]).
 
-mod external;
-mod loader;
+pub(crate) mod external;
+pub(crate) mod loader;
 mod lock;
-mod meta;
-mod open;
-mod options;
-mod standby;
+pub(crate) mod meta;
+pub(crate) mod open;
+pub(crate) mod options;
+pub(crate) mod standby;
 mod storage;
-mod worker;
+pub(crate) mod worker;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -42,13 +42,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use braid_wal::scheme::{LogKind, Records, Scheme};
 use serde::Serialize;
 
-pub use external::{CheckpointStore, DeviceFactory, LogTail, TailPoll};
-pub use loader::Loader;
-pub use meta::Meta;
-pub use open::OpenReport;
-pub use options::{Cc, DeviceConfig, Durability, FileOptions, Options, PmemOptions};
-pub use standby::{RoundReport, Standby};
-pub use worker::Worker;
+pub(crate) use external::CheckpointStore;
+pub(crate) use open::OpenReport;
+pub(crate) use options::{Cc, DeviceConfig, Durability, Options};
 
 use crate::checkpoint::epoch::Epochs;
 use crate::checkpoint::{CheckpointReport, CheckpointStats, Checkpoints};
@@ -167,6 +163,26 @@ impl std::fmt::Debug for Db {
     }
 }
 
+/// What a database has done since it was opened ([`Db::stats`]).
+#[derive(Debug, Clone)]
+pub struct DbStats {
+    /// Bytes, records and flushes the log streams have seen.
+    pub log: braid_wal::scheme::StreamStats,
+    /// Log bytes the scheme's devices hold now.
+    pub log_bytes: u64,
+    /// Sampled log insertion latency of the workers dropped so far (a live worker's timings
+    /// count once it is dropped).
+    pub log_insert: LogInsertStats,
+    /// Checkpoints taken (and failed) through this handle.
+    pub checkpoints: CheckpointStats,
+    /// The scheme's event counters (`Scheme::counters`; gsn: commits, straggler signals,
+    /// daemon rounds, clock records).
+    pub scheme_counters: Vec<(&'static str, u64)>,
+    /// The scheme's scalability proxies (commits, shared read-modify-writes and shared cache
+    /// lines written by its workers); `None` for a scheme that does not count them.
+    pub proxies: Option<braid_wal::scheme::Proxies>,
+}
+
 /// Memory used per row, measured from the live tables.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct MemoryReport {
@@ -200,16 +216,6 @@ impl Db {
     /// is written, and transactions that write are refused).
     pub fn is_read_only(&self) -> bool {
         self.inner.read_only
-    }
-
-    /// Checkpoints taken (and failed) through this handle.
-    pub fn checkpoint_stats(&self) -> CheckpointStats {
-        self.inner.ckpt.stats.lock().clone()
-    }
-
-    /// Log bytes the scheme's devices hold now.
-    pub fn log_bytes(&self) -> u64 {
-        self.inner.scheme.log_bytes()
     }
 
     /// The id of the table called `name`.
@@ -278,25 +284,28 @@ impl Db {
         &self.inner.dir
     }
 
-    /// Sampled log insertion latency of the workers dropped since opening (a live worker's
-    /// timings count once it is dropped).
-    pub fn log_insert_stats(&self) -> LogInsertStats {
-        LogInsertStats {
-            samples: self.inner.inserts.samples.load(Ordering::Relaxed),
-            ns: self.inner.inserts.ns.load(Ordering::Relaxed),
-        }
-    }
-
-    /// Bytes, records and flushes the log streams have seen since opening.
-    pub fn log_stats(&self) -> braid_wal::scheme::StreamStats {
-        let mut s = braid_wal::scheme::StreamStats::default();
+    /// What the database has done since it was opened: its log, the log insertion timings,
+    /// checkpoints and the scheme's own counters. Cheap enough to call before and after a
+    /// measured interval.
+    pub fn stats(&self) -> DbStats {
+        let mut log = braid_wal::scheme::StreamStats::default();
         for st in self.inner.scheme.streams() {
             let x = st.stats();
-            s.bytes += x.bytes;
-            s.records += x.records;
-            s.flushes += x.flushes;
+            log.bytes += x.bytes;
+            log.records += x.records;
+            log.flushes += x.flushes;
         }
-        s
+        DbStats {
+            log,
+            log_bytes: self.inner.scheme.log_bytes(),
+            log_insert: LogInsertStats {
+                samples: self.inner.inserts.samples.load(Ordering::Relaxed),
+                ns: self.inner.inserts.ns.load(Ordering::Relaxed),
+            },
+            checkpoints: self.inner.ckpt.stats.lock().clone(),
+            scheme_counters: self.inner.scheme.counters(),
+            proxies: self.inner.scheme.proxies(),
+        }
     }
 
     /// Per-row memory, measured from the tables (see [`MemoryReport`]).
@@ -325,19 +334,6 @@ impl Db {
     /// log files on tmpfs, no log at all). Benchmarks name it next to their figures.
     pub fn emulation(&self) -> Option<String> {
         self.inner.scheme.emulation()
-    }
-
-    /// The scheme's event counters since the database was opened ([`Scheme::counters`]; gsn:
-    /// commits, straggler signals, daemon rounds, clock records).
-    pub fn scheme_counters(&self) -> Vec<(&'static str, u64)> {
-        self.inner.scheme.counters()
-    }
-
-    /// The scheme's scalability proxies since the database was opened ([`Scheme::proxies`]:
-    /// commits, shared read-modify-writes and shared cache lines written by its workers);
-    /// `None` for a scheme that does not count them.
-    pub fn scheme_proxies(&self) -> Option<braid_wal::scheme::Proxies> {
-        self.inner.scheme.proxies()
     }
 
     /// Flush the log and stop its background threads.

@@ -38,7 +38,7 @@ mod phantom;
 mod replay;
 mod twopl;
 mod update_log;
-mod writer;
+pub(crate) mod writer;
 
 use std::sync::Arc;
 
@@ -47,7 +47,7 @@ use braid_wal::scheme::{RowRef, SchemeWorker};
 pub(crate) use access::TxnState;
 use access::{Entry, Lock, Write};
 pub(crate) use multiversion::sweep;
-pub use writer::RowWriter;
+pub(crate) use writer::RowWriter;
 
 use crate::db::{Cc, DbInner};
 use crate::error::TxError;

@@ -156,7 +156,7 @@ pub fn recovery_round_trip(
     let outcome = run(&db, w, threads, per_thread, 11);
     w.check(&db).unwrap();
     let before = snapshot(&db);
-    let stats = db.log_stats();
+    let stats = db.stats().log;
     assert!(
         stats.bytes < 8 << 20,
         "the test's log ({} bytes) must fit the ring",

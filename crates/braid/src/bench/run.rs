@@ -237,9 +237,9 @@ pub fn run_once(
     );
     let stop = AtomicBool::new(false);
     let commits = AtomicU64::new(0);
-    let log_before = db.log_stats();
-    let inserts_before = db.log_insert_stats();
-    let proxies_before = db.scheme_proxies();
+    let log_before = db.stats().log;
+    let inserts_before = db.stats().log_insert;
+    let proxies_before = db.stats().proxies;
     let start = Instant::now();
     let deadline = Duration::from_secs_f64(args.seconds());
     let quota = args
@@ -280,24 +280,25 @@ pub fn run_once(
         full += f;
         hist.add(&h)?;
     }
-    let log = db.log_stats();
+    let log = db.stats().log;
     // Every worker was dropped in its thread, so its insertion timings are in.
-    let inserts = db.log_insert_stats().since(&inserts_before);
-    let ck = db.checkpoint_stats();
+    let inserts = db.stats().log_insert.since(&inserts_before);
+    let ck = db.stats().checkpoints;
     if let Some(e) = &ck.last_error {
         bail!("{label}: a checkpoint failed: {e}");
     }
-    let max_log_bytes = ck.max_log_bytes.max(db.log_bytes());
+    let max_log_bytes = ck.max_log_bytes.max(db.stats().log_bytes);
     // Every worker is gone (they live in the scoped threads), so the counts are complete.
-    let scheme_counters: BTreeMap<String, u64> = db
-        .scheme_counters()
+    let stats = db.stats();
+    let scheme_counters: BTreeMap<String, u64> = stats
+        .scheme_counters
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     let signals_per_10k_commits = signals_per_10k(&scheme_counters);
     let signals_helped_per_10k_commits = per_10k(&scheme_counters, "signals_helped");
-    let proxies = db
-        .scheme_proxies()
+    let proxies = stats
+        .proxies
         .zip(proxies_before)
         .map(|(after, before)| after.since(&before));
     let per_commit = proxies.and_then(|p| p.per_commit());
