@@ -124,18 +124,58 @@ pub enum EngineError {
         /// The parser's complaint.
         why: String,
     },
-    /// The database was created with other settings (format, scheme, streams, device,
-    /// concurrency control, ring size or catalog) than it is opened with; the message says
-    /// which and how to reopen it.
-    #[error("{0}")]
-    Mismatch(String),
+    /// The database was created with other settings than it is opened with; `setting` says
+    /// which, the message how to reopen it.
+    #[error("{detail}")]
+    Mismatch {
+        /// The database directory.
+        dir: PathBuf,
+        /// The setting that differs: `"format"`, `"scheme"`, `"streams"`, `"device"`,
+        /// `"cc"`, `"ring_size"`, `"stripe"`, `"catalog"` or `"location"` (an external log).
+        setting: &'static str,
+        /// What was found, what was asked and how to reopen it.
+        detail: String,
+    },
     /// The catalog is invalid (a table without columns or with more than 64).
     #[error("schema: {0}")]
     Schema(String),
-    /// Options that cannot work together, or a limit reached (such as more workers than
-    /// [`Options::max_workers`](crate::Options::max_workers)).
-    #[error("configuration: {0}")]
-    Config(String),
+    /// Options that cannot work together (a scheme and a device, a logging kind and a
+    /// concurrency control, ...); the message says which and what to use instead.
+    #[error("not supported: {detail}")]
+    Unsupported {
+        /// What was asked and why it cannot be done.
+        detail: String,
+    },
+    /// A workload's or the database's parameter out of range.
+    #[error("invalid option: {detail}")]
+    BadOption {
+        /// Which parameter, its value and what is accepted.
+        detail: String,
+    },
+    /// More workers at once than [`Options::max_workers`](crate::Options::max_workers).
+    #[error("more than {max} workers at once; open the database with a larger max_workers")]
+    TooManyWorkers {
+        /// The database's `max_workers`.
+        max: usize,
+    },
+    /// A standby was pointed at an external log that holds no database.
+    #[error("there is no database at {location} to follow; start its writer first")]
+    NoDatabase {
+        /// The external log's location.
+        location: String,
+    },
+    /// A background thread of the engine could not start.
+    #[error("engine thread: {detail}")]
+    Thread {
+        /// Which thread, and the error.
+        detail: String,
+    },
+    /// A state the engine's own invariants rule out: a bug in braid.
+    #[error("internal error (a bug in braid, please report it): {detail}")]
+    Internal {
+        /// What went wrong.
+        detail: String,
+    },
     /// Building the initial image failed (a loader's own error, or a row that does not fit
     /// its table).
     #[error("loading the initial data failed: {0}")]

@@ -40,7 +40,9 @@ impl Cluster {
             .thread_name("braid-nats")
             .enable_all()
             .build()
-            .map_err(|e| WalError::Config(format!("cannot start the NATS client runtime: {e}")))?;
+            .map_err(|e| WalError::Thread {
+                detail: format!("cannot start the NATS client runtime: {e}"),
+            })?;
         let urls = cfg.urls();
         let service = cfg.url.clone();
         let timeout = cfg.timeout;

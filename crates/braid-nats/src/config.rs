@@ -49,15 +49,17 @@ impl NatsConfig {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
         if !ok {
-            return Err(WalError::Config(format!(
-                "database id {:?} cannot name NATS streams: use 1 to 64 letters, digits, '-' or '_'",
-                self.db_id
-            )));
+            return Err(WalError::BadOption {
+                detail: format!(
+                    "database id {:?} cannot name NATS streams: use 1 to 64 letters, digits, '-' or '_'",
+                    self.db_id
+                ),
+            });
         }
         if self.url.trim().is_empty() {
-            return Err(WalError::Config(
-                "no NATS URL: give --nats-url nats://HOST:PORT[,nats://...]".to_string(),
-            ));
+            return Err(WalError::BadOption {
+                detail: "no NATS URL: give --nats-url nats://HOST:PORT[,nats://...]".to_string(),
+            });
         }
         Ok(())
     }

@@ -261,10 +261,12 @@ impl Device for NatsDevice {
         // under an id already used. The stream retries from the same durable point.
         let mut msgs = std::mem::take(&mut w.in_doubt);
         if msgs.first().is_some_and(|m| m.0 != from) || msgs.last().is_some_and(|m| m.1 > to) {
-            return Err(WalError::Config(format!(
-                "{}: a flush of LSNs {from}..{to} after one of {msgs:?} failed",
-                self.stream_name()
-            )));
+            return Err(WalError::Internal {
+                detail: format!(
+                    "{}: a flush of LSNs {from}..{to} after one of {msgs:?} failed",
+                    self.stream_name()
+                ),
+            });
         }
         let mut lsn = msgs.last().map_or(from, |m| m.1);
         while lsn < to {

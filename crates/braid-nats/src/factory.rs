@@ -116,18 +116,17 @@ impl DeviceFactory for NatsFactory {
         self.cfg.location()
     }
 
-    fn check_location(&self, recorded: &str) -> Result<(), String> {
+    fn check_location(&self, recorded: &str) -> Result<(), WalError> {
         // The URL may name other servers of the same cluster; the database id must match.
-        match NatsConfig::parse_location(recorded) {
-            Some((_, id)) if id == self.cfg.db_id => Ok(()),
-            Some((url, id)) => Err(format!(
+        let detail = match NatsConfig::parse_location(recorded) {
+            Some((_, id)) if id == self.cfg.db_id => return Ok(()),
+            Some((url, id)) => format!(
                 "its log is database {id} on {url}, not {}; reopen it with --db-id {id}",
                 self.cfg.db_id
-            )),
-            None => Err(format!(
-                "its recorded log location {recorded:?} is not a NATS one"
-            )),
-        }
+            ),
+            None => format!("its recorded log location {recorded:?} is not a NATS one"),
+        };
+        Err(WalError::WrongLog { detail })
     }
 
     fn open_devices(&self, streams: usize) -> Result<Vec<Arc<dyn Device>>, WalError> {

@@ -126,7 +126,9 @@ impl LogTail for NatsTail {
                     .into_iter()
                     .map(|h| {
                         h.join().unwrap_or_else(|_| {
-                            Err(WalError::Config("a stream's reader panicked".into()))
+                            Err(WalError::Thread {
+                                detail: "a stream's reader panicked".into(),
+                            })
                         })
                     })
                     .collect()

@@ -90,7 +90,18 @@ impl Cell {
 }
 
 static TABLE: [Cell; CELLS] = [const { Cell::new() }; CELLS];
-static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
+static INSTALLED: OnceLock<Result<(), SignalError>> = OnceLock::new();
+
+/// Why [`install`] could not install the handler.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SignalError {
+    /// `sigaction` failed.
+    #[error("sigaction: {0}")]
+    Sigaction(std::sync::Arc<std::io::Error>),
+    /// The signal already has another handler.
+    #[error("SIGUSR2 already has a handler; passive group commit needs it")]
+    Taken,
+}
 
 fn self_tid() -> u64 {
     // SAFETY: `pthread_self` has no preconditions and only reads the thread pointer; it is
@@ -122,7 +133,7 @@ extern "C" fn on_signal(_sig: libc::c_int) {
 }
 
 /// Install the handler for [`SIGNAL`] (once per process; later calls return the first result).
-pub fn install() -> Result<(), String> {
+pub fn install() -> Result<(), SignalError> {
     INSTALLED
         .get_or_init(|| {
             // SAFETY: `sigaction` is plain data; all-zero is a valid value (no handler, empty
@@ -136,15 +147,19 @@ pub fn install() -> Result<(), String> {
             let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
             // SAFETY: valid pointers to a query-only call (null new action).
             if unsafe { libc::sigaction(SIGNAL, std::ptr::null(), &mut old) } != 0 {
-                return Err(format!("sigaction: {}", std::io::Error::last_os_error()));
+                return Err(SignalError::Sigaction(std::sync::Arc::new(
+                    std::io::Error::last_os_error(),
+                )));
             }
             if old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != libc::SIG_IGN {
-                return Err("SIGUSR2 already has a handler; passive group commit needs it".into());
+                return Err(SignalError::Taken);
             }
             // SAFETY: `sa` is fully initialised; the handler is async-signal-safe (see the
             // module doc) and lives for the whole program.
             if unsafe { libc::sigaction(SIGNAL, &sa, std::ptr::null_mut()) } != 0 {
-                return Err(format!("sigaction: {}", std::io::Error::last_os_error()));
+                return Err(SignalError::Sigaction(std::sync::Arc::new(
+                    std::io::Error::last_os_error(),
+                )));
             }
             Ok(())
         })

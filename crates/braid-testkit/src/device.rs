@@ -132,7 +132,11 @@ pub fn ring_image() -> &'static Vec<u8> {
 pub fn typed(e: &WalError) -> bool {
     matches!(
         e,
-        WalError::BadSegment { .. } | WalError::Corrupt { .. } | WalError::Config(_)
+        WalError::BadSegment { .. }
+            | WalError::Corrupt { .. }
+            | WalError::WrongLog { .. }
+            | WalError::BadSize { .. }
+            | WalError::Misuse { .. }
     )
 }
 

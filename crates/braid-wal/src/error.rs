@@ -23,13 +23,16 @@ pub enum WalError {
     /// The stream failed earlier (e.g. a failed sync); every pending and later commit on it
     /// fails with this.
     #[error(
-        "log stream {stream} is poisoned by an earlier failure ({cause}); nothing after it is acknowledged; reopen the database to recover every acknowledged commit"
+        "log stream {stream} is poisoned by an earlier failure ({during}: {cause}); nothing after it is acknowledged; reopen the database to recover every acknowledged commit"
     )]
     Poisoned {
         /// The stream's index.
         stream: u32,
-        /// The first failure, as text.
-        cause: String,
+        /// What the stream was doing when it failed (e.g. "flushing LSNs 4096..8192").
+        during: String,
+        /// The first failure.
+        #[source]
+        cause: Arc<WalError>,
     },
     /// The device has no space for the bytes to make durable. Not poisoning: the stream
     /// retries once space returns.
@@ -91,10 +94,82 @@ pub enum WalError {
         /// The ring that is full, with its stream and size.
         what: String,
     },
-    /// A configuration the log cannot work with (an invalid option, size or combination), or
-    /// a resource it could not get (a thread, a writer slot).
-    #[error("configuration: {0}")]
-    Config(String),
+    /// No scheme is registered under this name.
+    #[error("unknown scheme {name:?}; known schemes: {known}")]
+    UnknownScheme {
+        /// The name asked for.
+        name: String,
+        /// The registered names, comma-separated.
+        known: String,
+    },
+    /// A scheme or device option that is unknown, malformed or out of range.
+    #[error("invalid option: {detail}")]
+    BadOption {
+        /// Which option, its value and what is accepted.
+        detail: String,
+    },
+    /// A scheme was given a number of log streams (devices) it cannot use.
+    #[error("the {scheme} scheme uses {} log streams, {given} were given", stream_range(*.min, *.max))]
+    StreamCount {
+        /// The scheme (or log) concerned.
+        scheme: String,
+        /// Streams given.
+        given: usize,
+        /// Fewest streams it accepts.
+        min: usize,
+        /// Most streams it accepts.
+        max: usize,
+    },
+    /// More workers or writers at once than the log was opened for.
+    #[error("{what}: all {max} are in use; {remedy}")]
+    TooMany {
+        /// What ran out (worker slots of a scheme, writer slots of a stream, ...).
+        what: String,
+        /// How many there are.
+        max: usize,
+        /// What to change.
+        remedy: &'static str,
+    },
+    /// A size, count or alignment the log cannot work with (a buffer, segment, region or
+    /// slot too small or misaligned).
+    #[error("invalid size: {detail}")]
+    BadSize {
+        /// Which size, its value and what is accepted.
+        detail: String,
+    },
+    /// A combination this scheme or device does not support (a logging kind, a device kind,
+    /// following as a standby, O_DIRECT on this file system).
+    #[error("not supported: {detail}")]
+    Unsupported {
+        /// What was asked for and why it cannot be done.
+        detail: String,
+    },
+    /// The log found is not what this configuration reads: records of another scheme, a
+    /// region of another stream, a striping other than the one it was created with.
+    #[error("the log does not match this configuration: {detail}")]
+    WrongLog {
+        /// What was found, where, and what to do.
+        detail: String,
+    },
+    /// A background thread of the log could not start or panicked.
+    #[error("log thread: {detail}")]
+    Thread {
+        /// Which thread, and the error.
+        detail: String,
+    },
+    /// A call outside a device's or stream's contract (a position outside its extent, an
+    /// unaligned length): a bug in the caller.
+    #[error("log misuse: {detail}")]
+    Misuse {
+        /// What was asked and what the contract allows.
+        detail: String,
+    },
+    /// A state the log's own invariants rule out: a bug in braid.
+    #[error("internal error (a bug in braid, please report it): {detail}")]
+    Internal {
+        /// What went wrong.
+        detail: String,
+    },
     /// A persistent-memory region failed.
     #[error(transparent)]
     Pmem(Arc<braid_pmem::PmemError>),
@@ -111,8 +186,9 @@ pub enum WalError {
         lsn: u64,
         /// The transaction id.
         txn: u64,
-        /// The replay error, as text.
-        cause: String,
+        /// The engine's replay error.
+        #[source]
+        cause: Arc<dyn std::error::Error + Send + Sync>,
     },
     /// A replicated log device refused this writer: another writer claimed the database after
     /// it (a newer writer epoch, or a stream that moved on without it). Nothing this writer
@@ -147,6 +223,16 @@ pub enum WalError {
         /// What failed.
         what: String,
     },
+}
+
+/// "exactly one", "exactly 3", "at least 1" or "1 to 64", for [`WalError::StreamCount`].
+fn stream_range(min: usize, max: usize) -> String {
+    match (min, max) {
+        (1, 1) => "exactly one".to_string(),
+        (a, usize::MAX) => format!("at least {a}"),
+        (a, b) if a == b => format!("exactly {a}"),
+        (a, b) => format!("{a} to {b}"),
+    }
 }
 
 impl From<braid_pmem::PmemError> for WalError {

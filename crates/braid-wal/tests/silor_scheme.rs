@@ -286,7 +286,7 @@ fn options_and_refusals() {
         &State::default(),
         &|_| {},
     );
-    assert!(matches!(r, Err(WalError::Config(_))));
+    assert!(matches!(r, Err(WalError::Unsupported { .. })));
 }
 
 /// A checkpoint's wait for durability ends even when nothing is running (the epoch thread

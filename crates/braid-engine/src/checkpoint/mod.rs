@@ -229,11 +229,11 @@ pub(crate) fn take(db: &DbInner) -> Result<CheckpointReport, EngineError> {
 
 fn take_inner(db: &DbInner) -> Result<CheckpointReport, EngineError> {
     if db.opts.scheme.log_place() == braid_wal::scheme::LogPlace::Nowhere {
-        return Err(EngineError::Config(
-            "scheme none keeps no log, so a checkpoint could not be recovered from; use a \
+        return Err(EngineError::Unsupported {
+            detail: "scheme none keeps no log, so a checkpoint could not be recovered from; use a \
              logging scheme"
                 .into(),
-        ));
+        });
     }
     let _one = db.ckpt.lock.lock();
     let started = Instant::now();
@@ -491,7 +491,9 @@ pub(crate) fn spawn_trigger(db: &Arc<DbInner>) -> Result<(), EngineError> {
                 }
             }
         })
-        .map_err(|e| EngineError::Config(format!("cannot start the checkpoint thread: {e}")))?;
+        .map_err(|e| EngineError::Thread {
+            detail: format!("cannot start the checkpoint thread: {e}"),
+        })?;
     *db.ckpt.thread.lock() = Some(t);
     Ok(())
 }

@@ -28,15 +28,17 @@ pub trait DeviceFactory: Send + Sync + std::fmt::Debug {
     /// Where the log lives (e.g. the service's URL), recorded in `braid.json`.
     fn location(&self) -> String;
     /// Whether `recorded`, the location a database's `braid.json` names, is the log this
-    /// factory opens; `Err` says what differs and what to do. Default: the same text.
-    fn check_location(&self, recorded: &str) -> Result<(), String> {
+    /// factory opens; `Err` ([`WalError::WrongLog`]) says what differs and what to do. Default: the same text.
+    fn check_location(&self, recorded: &str) -> Result<(), WalError> {
         if recorded == self.location() {
             Ok(())
         } else {
-            Err(format!(
-                "its log is at {recorded}, not at {}; reopen it with that location",
-                self.location()
-            ))
+            Err(WalError::WrongLog {
+                detail: format!(
+                    "its log is at {recorded}, not at {}; reopen it with that location",
+                    self.location()
+                ),
+            })
         }
     }
     /// Open the devices of streams `0..streams`, each holding what earlier runs wrote to it.
@@ -50,10 +52,9 @@ pub trait DeviceFactory: Send + Sync + std::fmt::Debug {
     /// database or writing anything. Default: this log cannot be followed.
     fn open_tail(&self, streams: usize) -> Result<Box<dyn LogTail>, WalError> {
         let _ = streams;
-        Err(WalError::Config(format!(
-            "a standby cannot follow a log on a {} device",
-            self.kind()
-        )))
+        Err(WalError::Unsupported {
+            detail: format!("a standby cannot follow a log on a {} device", self.kind()),
+        })
     }
     /// Where the database's checkpoints are kept beside the log, if this factory keeps them.
     /// Default: `None`, checkpoints are local files only (and the log is truncated by them as

@@ -73,7 +73,7 @@ pub(crate) struct DbInner {
     pub(crate) ckpt: Checkpoints,
     /// MVCC timestamps (unused otherwise).
     pub(crate) mv: crate::mvcc::Clock,
-    /// Log insertion timings of the workers that are gone (see [`Db::log_insert_stats`]).
+    /// Log insertion timings of the workers that are gone (see [`DbStats::log_insert`]).
     pub(crate) inserts: InsertTotals,
     /// Opened with [`Db::open_read_only`]: transactions that write are refused.
     pub(crate) read_only: bool,

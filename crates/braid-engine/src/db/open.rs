@@ -90,7 +90,7 @@ impl Db {
     /// A live writer can change the files between two of them (a checkpoint's truncation, a
     /// persistent ring wrapping over what was copied); a copy that recovery refuses is taken
     /// again, up to 5 times. A database on an external device is refused: a
-    /// [`Standby`](super::Standby) reads such a log.
+    /// [`Standby`](crate::Standby) reads such a log.
     ///
     /// [`TxError::ReadOnly`]: crate::TxError::ReadOnly
     pub fn open_read_only(
@@ -101,10 +101,12 @@ impl Db {
         loader: &dyn Fn(&Loader<'_>) -> Result<(), EngineError>,
     ) -> Result<(Db, OpenReport), EngineError> {
         if matches!(opts.device, DeviceConfig::External(_)) {
-            return Err(EngineError::Config(format!(
-                "{} keeps its log on an external device; read it with a Standby (braid follow)",
-                dir.display()
-            )));
+            return Err(EngineError::Unsupported {
+                detail: format!(
+                    "{} keeps its log on an external device; read it with a Standby (braid follow)",
+                    dir.display()
+                ),
+            });
         }
         let meta = Meta::read(dir, &Env::default())?;
         let mut roots = vec![dir.to_path_buf()];

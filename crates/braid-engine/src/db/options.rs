@@ -236,7 +236,7 @@ pub struct Options {
     pub scan_mode: ScanMode,
     /// Where files and persistent memory come from (the real machine, or simulations).
     pub env: Env,
-    /// Stored in `braid.json` on creation (see [`Meta::app`](super::Meta::app)).
+    /// Stored in `braid.json` on creation (see [`Meta::app`](crate::Meta::app)).
     pub app: serde_json::Value,
     /// Automatic checkpoints (off by default) and checkpoint loading.
     pub checkpoint: CheckpointOptions,
@@ -278,52 +278,66 @@ impl Options {
         let name = self.scheme.name();
         match self.scheme.log_place() {
             LogPlace::Region if !matches!(self.device, DeviceConfig::Pmem(_)) => {
-                return Err(EngineError::Config(format!(
-                    "scheme {name} keeps its log in persistent memory; use the pmem device"
-                )));
+                return Err(EngineError::Unsupported {
+                    detail: format!(
+                        "scheme {name} keeps its log in persistent memory; use the pmem device"
+                    ),
+                });
             }
             LogPlace::Devices if matches!(self.device, DeviceConfig::Null) => {
-                return Err(EngineError::Config(format!(
-                    "scheme {name} needs a log device (pmem or file); only scheme none runs \
+                return Err(EngineError::Unsupported {
+                    detail: format!(
+                        "scheme {name} needs a log device (pmem or file); only scheme none runs \
                      without one"
-                )));
+                    ),
+                });
             }
             LogPlace::Region if self.pace.is_some_and(|p| !p.is_unlimited()) => {
-                return Err(EngineError::Config(format!(
-                    "scheme {name} keeps its log in a persistent-memory region, which an \
+                return Err(EngineError::Unsupported {
+                    detail: format!(
+                        "scheme {name} keeps its log in a persistent-memory region, which an \
                      emulated device speed cannot pace; run it without a device pace"
-                )));
+                    ),
+                });
             }
             _ => {}
         }
         if self.logging == LogKind::Command
             && let Some(why) = self.scheme.command_logging_refusal()
         {
-            return Err(EngineError::Config(why.to_string()));
+            return Err(EngineError::Unsupported {
+                detail: why.to_string(),
+            });
         }
         if self.cc == Cc::Mvcc
             && let Some(why) = self.scheme.mvcc_refusal()
         {
-            return Err(EngineError::Config(why.to_string()));
+            return Err(EngineError::Unsupported {
+                detail: why.to_string(),
+            });
         }
         if self.records == Records::Update {
             if let Some(why) = self.scheme.update_records_refusal() {
-                return Err(EngineError::Config(format!("scheme {name}: {why}")));
+                return Err(EngineError::Unsupported {
+                    detail: format!("scheme {name}: {why}"),
+                });
             }
             if self.logging == LogKind::Command {
-                return Err(EngineError::Config(
-                    "per-update records are redo images of writes; command logging logs one \
+                return Err(EngineError::Unsupported {
+                    detail:
+                        "per-update records are redo images of writes; command logging logs one \
                      call per transaction: use data logging, or one record per transaction"
-                        .into(),
-                ));
+                            .into(),
+                });
             }
             if self.cc == Cc::Mvcc {
-                return Err(EngineError::Config(
-                    "per-update records are not supported under MVCC, whose records carry a \
+                return Err(EngineError::Unsupported {
+                    detail:
+                        "per-update records are not supported under MVCC, whose records carry a \
                      commit timestamp drawn at commit: use 2PL or OCC, or one record per \
                      transaction"
-                        .into(),
-                ));
+                            .into(),
+                });
             }
         }
         Ok(())

@@ -106,11 +106,11 @@ impl Standby {
         opts.check()?;
         fit_device(&mut opts);
         let DeviceConfig::External(factory) = &opts.device else {
-            return Err(EngineError::Config(
-                "a standby follows a log kept outside the machine: use an external device \
+            return Err(EngineError::Unsupported {
+                detail: "a standby follows a log kept outside the machine: use an external device \
                  (--device nats)"
                     .into(),
-            ));
+            });
         };
         let factory = factory.clone();
         let streams = opts.scheme.streams_for(opts.streams);
@@ -121,10 +121,9 @@ impl Standby {
         let (created, meta) =
             Meta::new(&opts, streams, &catalog).check_or_create(dir, &env, &opts.device)?;
         if created {
-            return Err(EngineError::Config(format!(
-                "there is no database at {} to follow; start its writer first",
-                factory.location()
-            )));
+            return Err(EngineError::NoDatabase {
+                location: factory.location(),
+            });
         }
         let started = Instant::now();
         let mut inner = DbInner::unopened(dir, opts, &catalog, procs, lock);

@@ -14,12 +14,13 @@ impl Db {
     pub fn worker(&self) -> Result<Worker, EngineError> {
         let id = self.inner.next_worker.fetch_add(1, Ordering::Relaxed);
         let scheme = self.inner.scheme.worker(id)?;
-        let slot = self.inner.epochs.claim().ok_or_else(|| {
-            EngineError::Config(format!(
-                "more than {} workers at once; open the database with a larger max_workers",
-                self.inner.opts.max_workers
-            ))
-        })?;
+        let slot = self
+            .inner
+            .epochs
+            .claim()
+            .ok_or_else(|| EngineError::TooManyWorkers {
+                max: self.inner.opts.max_workers,
+            })?;
         self.inner.mv.claim(slot);
         Ok(Worker {
             db: self.clone(),

@@ -94,17 +94,19 @@ impl StripedDevice {
         let n = members.len() as u64;
         let min_cap = members.iter().map(|m| m.capacity()).min().unwrap_or(0);
         if n < 2 || unit == 0 || !unit.is_multiple_of(4096) || min_cap <= unit {
-            return Err(WalError::Config(format!(
-                "a striped device needs at least 2 members and a unit that is a multiple of \
+            return Err(WalError::BadSize {
+                detail: format!(
+                    "a striped device needs at least 2 members and a unit that is a multiple of \
                  4096 smaller than each member's buffer ({n} members, unit {unit}, buffer \
                  {min_cap})"
-            )));
+                ),
+            });
         }
         if members.iter().any(|m| m.durable_on_fill()) {
-            return Err(WalError::Config(
-                "striping is over file devices; persistent-memory rings cannot be striped"
+            return Err(WalError::Unsupported {
+                detail: "striping is over file devices; persistent-memory rings cannot be striped"
                     .to_string(),
-            ));
+            });
         }
         fs.create_dir_all(dir)
             .map_err(|e| io_err("create", dir, e))?;
@@ -112,13 +114,15 @@ impl StripedDevice {
         let start = match Self::read_meta(fs.as_ref(), &meta)? {
             Some((fn_, funit, start)) => {
                 if fn_ != n || funit != unit {
-                    return Err(WalError::Config(format!(
-                        "{} is striped over {fn_} devices in units of {} KiB; reopen it with \
+                    return Err(WalError::WrongLog {
+                        detail: format!(
+                            "{} is striped over {fn_} devices in units of {} KiB; reopen it with \
                          those (--stripe {fn_} --stripe-kb {}), or use a new directory",
-                        meta.display(),
-                        funit >> 10,
-                        funit >> 10
-                    )));
+                            meta.display(),
+                            funit >> 10,
+                            funit >> 10
+                        ),
+                    });
                 }
                 start
             }
@@ -303,7 +307,9 @@ impl Device for StripedDevice {
             let mut first = Ok(());
             for h in handles {
                 let r = h.join().unwrap_or_else(|_| {
-                    Err(WalError::Config("a member flush panicked".to_string()))
+                    Err(WalError::Thread {
+                        detail: "a member flush panicked".to_string(),
+                    })
                 });
                 if first.is_ok() {
                     first = r;

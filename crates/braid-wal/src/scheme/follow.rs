@@ -93,11 +93,12 @@ impl<'a> Resumed<'a> {
         scheme: &str,
     ) -> Result<Vec<Resumed<'a>>, WalError> {
         if sources.len() != at.len() {
-            return Err(WalError::Config(format!(
-                "the {scheme} log has {} streams, {} were given",
-                at.len(),
-                sources.len()
-            )));
+            return Err(WalError::StreamCount {
+                scheme: scheme.to_string(),
+                given: sources.len(),
+                min: at.len(),
+                max: at.len(),
+            });
         }
         sources
             .iter()

@@ -375,10 +375,11 @@ pub trait SchemeWorker: Send {
     /// Only called on schemes whose [`SchemeDef::update_records_refusal`] is `None`.
     fn log_update(&mut self, up: &UpdateRecord<'_>) -> Result<(), WalError> {
         let _ = up;
-        Err(WalError::Config(
-            "this scheme logs one record per transaction; per-update records are not supported"
-                .into(),
-        ))
+        Err(WalError::Unsupported {
+            detail:
+                "this scheme logs one record per transaction; per-update records are not supported"
+                    .into(),
+        })
     }
     /// The transaction aborted before `commit` (`rows`: its access set). A scheme that took
     /// update records for it may log an abort record.
@@ -741,7 +742,7 @@ pub(crate) fn replay_failed(stream: u32, lsn: Lsn, txn: u64, e: ReplayError) -> 
         stream,
         lsn,
         txn,
-        cause: e.to_string(),
+        cause: Arc::from(e),
     }
 }
 

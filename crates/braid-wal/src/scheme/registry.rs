@@ -96,11 +96,13 @@ pub trait SchemeDef: fmt::Debug + Send + Sync {
         streams: usize,
     ) -> Result<Box<dyn super::follow::Follower>, WalError> {
         let _ = (cfg, streams);
-        Err(WalError::Config(format!(
-            "a standby cannot follow scheme {}: what it has committed is not a prefix of each \
+        Err(WalError::Unsupported {
+            detail: format!(
+                "a standby cannot follow scheme {}: what it has committed is not a prefix of each \
              log stream; standbys follow serial, taurus and gsn logs",
-            self.name()
-        )))
+                self.name()
+            ),
+        })
     }
     /// A boxed copy (a [`SchemeSpec`] is `Clone`).
     fn clone_def(&self) -> Box<dyn SchemeDef>;
@@ -151,11 +153,9 @@ impl SchemeSpec {
             .iter()
             .find(|r| r.name == name)
             .map(|r| SchemeSpec((r.default)()))
-            .ok_or_else(|| {
-                WalError::Config(format!(
-                    "unknown scheme {name:?}; known schemes: {}",
-                    names().collect::<Vec<_>>().join(", ")
-                ))
+            .ok_or_else(|| WalError::UnknownScheme {
+                name: name.to_string(),
+                known: names().collect::<Vec<_>>().join(", "),
             })
     }
 
@@ -210,10 +210,8 @@ impl FromStr for SchemeSpec {
         let (name, opts) = s.split_once(':').unwrap_or((s, ""));
         let mut spec = SchemeSpec::named(name.trim())?;
         for kv in opts.split(',').map(str::trim).filter(|kv| !kv.is_empty()) {
-            let (k, v) = kv.split_once('=').ok_or_else(|| {
-                WalError::Config(format!(
-                    "scheme option {kv:?} of {name}: write it as key=value"
-                ))
+            let (k, v) = kv.split_once('=').ok_or_else(|| WalError::BadOption {
+                detail: format!("scheme option {kv:?} of {name}: write it as key=value"),
             })?;
             spec.set(k.trim(), v.trim())?;
         }
@@ -229,14 +227,16 @@ impl<T: SchemeDef + 'static> From<T> for SchemeSpec {
 
 /// The error for an option a scheme does not have.
 pub(crate) fn unknown_option(scheme: &str, key: &str, known: &[&str]) -> WalError {
-    WalError::Config(if known.is_empty() {
-        format!("scheme {scheme} has no options (asked for {key:?})")
-    } else {
-        format!(
-            "scheme {scheme} has no option {key:?}; its options: {}",
-            known.join(", ")
-        )
-    })
+    WalError::BadOption {
+        detail: if known.is_empty() {
+            format!("scheme {scheme} has no options (asked for {key:?})")
+        } else {
+            format!(
+                "scheme {scheme} has no option {key:?}; its options: {}",
+                known.join(", ")
+            )
+        },
+    }
 }
 
 /// Parse an option value, naming the scheme and option on failure.
@@ -244,19 +244,21 @@ pub(crate) fn parse_option<T: FromStr>(scheme: &str, key: &str, value: &str) -> 
 where
     T::Err: fmt::Display,
 {
-    value.parse().map_err(|e: T::Err| {
-        WalError::Config(format!("scheme {scheme}: option {key}={value}: {e}"))
+    value.parse().map_err(|e: T::Err| WalError::BadOption {
+        detail: format!("scheme {scheme}: option {key}={value}: {e}"),
     })
 }
 
 /// An error for a storage the scheme cannot use.
 pub(crate) fn wrong_storage(scheme: &str, want: LogPlace) -> WalError {
-    WalError::Config(format!(
-        "scheme {scheme} keeps its log in {}; the storage given is another",
-        match want {
-            LogPlace::Nowhere => "no storage",
-            LogPlace::Devices | LogPlace::NvramFiles => "log devices",
-            LogPlace::Region => "a persistent-memory region",
-        }
-    ))
+    WalError::WrongLog {
+        detail: format!(
+            "scheme {scheme} keeps its log in {}; the storage given is another",
+            match want {
+                LogPlace::Nowhere => "no storage",
+                LogPlace::Devices | LogPlace::NvramFiles => "log devices",
+                LogPlace::Region => "a persistent-memory region",
+            }
+        ),
+    }
 }

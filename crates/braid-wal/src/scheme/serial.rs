@@ -84,9 +84,12 @@ pub(crate) fn follower(
     streams: usize,
 ) -> Result<Box<dyn Follower>, WalError> {
     if streams != 1 {
-        return Err(WalError::Config(format!(
-            "the {name} scheme uses exactly one log stream, {streams} were given"
-        )));
+        return Err(WalError::StreamCount {
+            scheme: name.to_string(),
+            given: streams,
+            min: 1,
+            max: 1,
+        });
     }
     Ok(Box::new(SerialFollower {
         name,
@@ -113,11 +116,12 @@ impl Follower for SerialFollower {
         replay: &dyn Replay,
     ) -> Result<RecoveryReport, WalError> {
         let [src] = sources else {
-            return Err(WalError::Config(format!(
-                "the {} scheme uses exactly one log stream, {} were given",
-                self.name,
-                sources.len()
-            )));
+            return Err(WalError::StreamCount {
+                scheme: self.name.to_string(),
+                given: sources.len(),
+                min: 1,
+                max: 1,
+            });
         };
         let from = Resumed::new(*src, self.pos, 0)?;
         let started = Instant::now();
@@ -132,7 +136,9 @@ impl Follower for SerialFollower {
             &mut self.open_txns,
             whole,
         )?
-        .ok_or_else(|| WalError::Config("a standby's replay stopped without an error".into()))?;
+        .ok_or_else(|| WalError::Internal {
+            detail: "a standby's replay stopped without an error".into(),
+        })?;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     }
@@ -159,10 +165,12 @@ pub(crate) fn open(
     progress: &dyn Fn(u64),
 ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
     if devices.len() != 1 {
-        return Err(WalError::Config(format!(
-            "the serial scheme uses exactly one log stream, {} devices were given",
-            devices.len()
-        )));
+        return Err(WalError::StreamCount {
+            scheme: "serial".to_string(),
+            given: devices.len(),
+            min: 1,
+            max: 1,
+        });
     }
     let device = devices.remove(0);
     let started = Instant::now();
@@ -197,7 +205,9 @@ pub(crate) fn replay_serial(
             &mut HashMap::new(),
             whole,
         )?
-        .ok_or_else(|| WalError::Config("recovery stopped without an error".into()));
+        .ok_or_else(|| WalError::Internal {
+            detail: "recovery stopped without an error".into(),
+        });
     }
     let (end, share0) = shared_scan::run(cfg.recovery_threads, |share, stop| {
         let mut r = RecoveryReport::default();
@@ -243,16 +253,16 @@ fn scan_and_replay(
             return apply_whole(payload);
         }
         if kind != LogKind::Data {
-            return Err(WalError::Config(format!(
-                "central log: transaction {txn} at LSN {lsn} is command-logged, but the log \
+            return Err(WalError::WrongLog {
+                detail: format!(
+                    "central log: transaction {txn} at LSN {lsn} is command-logged, but the log \
                  is recovered as data logging on {} threads: reopen with command logging",
-                share.n
-            )));
+                    share.n
+                ),
+            });
         }
-        let bad = |e: PayloadError| {
-            WalError::Config(format!(
-                "central log: the record of transaction {txn} at LSN {lsn}: {e}"
-            ))
+        let bad = |e: PayloadError| WalError::WrongLog {
+            detail: format!("central log: the record of transaction {txn} at LSN {lsn}: {e}"),
         };
         share.runs(payload, bad, apply_whole)
     };
@@ -317,10 +327,9 @@ fn scan_and_replay(
     progress(read - last_progress);
     report.bytes += read;
     report.skipped += open_txns.len() as u64;
-    let end = scanner
-        .end()
-        .cloned()
-        .ok_or_else(|| WalError::Config("scanner stopped without an end".into()))?;
+    let end = scanner.end().cloned().ok_or_else(|| WalError::Internal {
+        detail: "scanner stopped without an end".into(),
+    })?;
     let end_lsn = end.end;
     report.ends.push(end);
     Ok(Some(end_lsn))

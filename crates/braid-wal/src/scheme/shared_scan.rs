@@ -95,7 +95,9 @@ pub(crate) fn run<T: Send>(
         for h in hs {
             all.push(h.join().unwrap_or_else(|_| {
                 stop.store(true, Ordering::Relaxed);
-                Err(WalError::Config("a recovery thread panicked".into()))
+                Err(WalError::WrongLog {
+                    detail: "a recovery thread panicked".into(),
+                })
             }));
         }
         all
@@ -109,9 +111,9 @@ pub(crate) fn run<T: Send>(
         }
     }
     // Share 0 stops early only when another share failed, whose error was returned above.
-    first
-        .flatten()
-        .ok_or_else(|| WalError::Config("recovery stopped without an error".into()))
+    first.flatten().ok_or_else(|| WalError::WrongLog {
+        detail: "recovery stopped without an error".into(),
+    })
 }
 
 /// Whether another share asked to stop (checked once per record).
@@ -148,7 +150,9 @@ mod tests {
             Share { part, n }
                 .runs(
                     &p,
-                    |e| WalError::Config(e.to_string()),
+                    |e| WalError::WrongLog {
+                        detail: e.to_string(),
+                    },
                     |r| {
                         mine.extend(keys_of(r));
                         Ok(())
@@ -168,7 +172,9 @@ mod tests {
         Share { part: 0, n: 1 }
             .runs(
                 &p,
-                |e| WalError::Config(e.to_string()),
+                |e| WalError::WrongLog {
+                    detail: e.to_string(),
+                },
                 |r| {
                     whole.push(r.len());
                     Ok(())
@@ -187,7 +193,13 @@ mod tests {
         let mut p = payload(&[1, 2, 3]);
         p.push(9);
         for part in 0..2 {
-            let r = Share { part, n: 2 }.runs(&p, |e| WalError::Config(e.to_string()), |_| Ok(()));
+            let r = Share { part, n: 2 }.runs(
+                &p,
+                |e| WalError::WrongLog {
+                    detail: e.to_string(),
+                },
+                |_| Ok(()),
+            );
             assert!(r.is_err(), "share {part} accepted a bad payload");
         }
     }
@@ -196,14 +208,18 @@ mod tests {
     fn the_first_error_in_share_order_is_returned_and_stops_the_others() {
         let r: Result<u32, WalError> = run(3, |s, stop| {
             if s.part == 2 {
-                return Err(WalError::Config("two".into()));
+                return Err(WalError::WrongLog {
+                    detail: "two".into(),
+                });
             }
             while !stopped(stop) {
                 std::thread::yield_now();
             }
             Ok(None)
         });
-        assert!(matches!(r, Err(WalError::Config(m)) if m == "two"));
+        assert!(matches!(r, Err(WalError::WrongLog {
+ detail: m,
+ }) if m == "two"));
         let r = run(2, |s, _| Ok(Some(s.part)));
         assert_eq!(r.unwrap(), 0);
     }

@@ -53,7 +53,12 @@ impl Handle {
             && h.join().is_err()
         {
             // `flusher_main` catches panics; this is only a belt for the braces.
-            inner.poison("the flusher thread panicked".to_string());
+            inner.poison(
+                "running the flusher".to_string(),
+                WalError::Thread {
+                    detail: "the flusher thread panicked".to_string(),
+                },
+            );
         }
         drop(flusher);
         if let Some(e) = inner.poison_error() {

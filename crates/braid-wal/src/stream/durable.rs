@@ -25,7 +25,7 @@ impl Inner {
         // Asked after computing `ready`: a fill that failed to persist recorded its failure
         // before it finished, so every fill below `ready` is covered by this check.
         if let Err(e) = self.device.check_fills() {
-            self.poison(format!("persisting LSNs {d}..{ready} failed: {e}"));
+            self.poison(format!("persisting LSNs {d}..{ready}"), e);
             return d;
         }
         // The device learns the point before anyone can read it from the stream (a caller may
@@ -41,11 +41,13 @@ impl Inner {
     }
 
     fn beyond_tail(&self, lsn: Lsn) -> WalError {
-        WalError::Config(format!(
-            "stream {}: waiting for LSN {lsn} beyond the tail {} (no append returned it)",
-            self.id,
-            self.res.tail()
-        ))
+        WalError::Misuse {
+            detail: format!(
+                "stream {}: waiting for LSN {lsn} beyond the tail {} (no append returned it)",
+                self.id,
+                self.res.tail()
+            ),
+        }
     }
 
     pub(super) fn check_durable(&self, lsn: Lsn) -> Result<bool, WalError> {

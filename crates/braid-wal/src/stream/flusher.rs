@@ -28,7 +28,12 @@ impl Inner {
         let r = catch_unwind(AssertUnwindSafe(|| self.flusher_loop()));
         BUSY_THREADS.fetch_sub(1, Relaxed);
         if r.is_err() {
-            self.poison("the flusher thread panicked".to_string());
+            self.poison(
+                "running the flusher".to_string(),
+                WalError::Thread {
+                    detail: "the flusher thread panicked".to_string(),
+                },
+            );
         }
         let mut g = self.lock.lock();
         g.flusher_done = true;
@@ -100,7 +105,7 @@ impl Inner {
                     nospace_backoff = (nospace_backoff * 2).min(NOSPACE_BACKOFF_MAX);
                 }
                 Err(e) => {
-                    self.poison(format!("flushing LSNs {d}..{ready} failed: {e}"));
+                    self.poison(format!("flushing LSNs {d}..{ready}"), e);
                     return;
                 }
             }

@@ -110,7 +110,7 @@ impl Inner {
                 false
             }
             Err(e) => {
-                self.poison(format!("flushing LSNs {d}..{ready} failed: {e}"));
+                self.poison(format!("flushing LSNs {d}..{ready}"), e);
                 false
             }
         }

@@ -172,10 +172,12 @@ impl Stream {
     /// devices that are not `durable_on_fill`) starts the flusher thread.
     pub fn start(device: Arc<dyn Device>, end: Lsn, cfg: StreamConfig) -> Result<Stream, WalError> {
         if !end.is_multiple_of(ALIGN as u64) {
-            return Err(WalError::Config(format!(
-                "stream {}: start position {end} is not a multiple of {ALIGN}",
-                cfg.id
-            )));
+            return Err(WalError::Misuse {
+                detail: format!(
+                    "stream {}: start position {end} is not a multiple of {ALIGN}",
+                    cfg.id
+                ),
+            });
         }
         device.reset_tail(end)?;
         let durable_on_fill = device.durable_on_fill();
@@ -218,11 +220,8 @@ impl Stream {
             let h = std::thread::Builder::new()
                 .name(format!("braid-flush-{}", cfg.id))
                 .spawn(move || fl.flusher_main())
-                .map_err(|e| {
-                    WalError::Config(format!(
-                        "stream {}: cannot start the flusher thread: {e}",
-                        cfg.id
-                    ))
+                .map_err(|e| WalError::Thread {
+                    detail: format!("stream {}: cannot start the flusher thread: {e}", cfg.id),
                 })?;
             Some(h)
         };
@@ -242,12 +241,10 @@ impl Stream {
     /// Claim one of the `max_writers` writer slots.
     pub(crate) fn claim_slot(&self) -> Result<usize, WalError> {
         let inner = &self.h.inner;
-        let slot = inner.res.claim().ok_or_else(|| {
-            WalError::Config(format!(
-                "stream {}: all {} writer slots are in use (raise max_writers)",
-                inner.id,
-                inner.res.slots()
-            ))
+        let slot = inner.res.claim().ok_or_else(|| WalError::TooMany {
+            what: format!("stream {}: writer slots", inner.id),
+            max: inner.res.slots(),
+            remedy: "raise max_writers",
         })?;
         // Checked after claiming: a writer that panicked mid-append frees its slot only after
         // poisoning the stream, so a new owner of that slot always sees the poison.

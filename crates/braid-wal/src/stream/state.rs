@@ -83,7 +83,7 @@ pub(super) struct Inner {
     pub(super) space_waiters: AtomicUsize,
     /// During a stall: the end of the largest range whose flush failed with `NoSpace`.
     pub(super) nospace_upto: AtomicU64,
-    pub(super) cause: OnceLock<String>,
+    pub(super) cause: OnceLock<(String, WalError)>,
     pub(super) lock: Mutex<Locked>,
     /// The flusher sleeps here.
     pub(super) flusher_cv: Condvar,
@@ -100,9 +100,10 @@ impl Inner {
         self.durable_cv.notify_all();
     }
 
-    pub(super) fn poison(&self, cause: String) {
+    /// Poison the stream: `cause` failed it while it was doing `during`.
+    pub(super) fn poison(&self, during: String, cause: WalError) {
         // The cause is set before the flag, so whoever sees the flag sees the cause.
-        let _ = self.cause.set(cause);
+        let _ = self.cause.set((during, cause));
         self.set_state(POISONED);
     }
 
@@ -110,14 +111,15 @@ impl Inner {
         if self.state.load(SeqCst) & POISONED == 0 {
             return None;
         }
-        let cause = self
-            .cause
-            .get()
-            .cloned()
-            .unwrap_or_else(|| "unknown failure".to_string());
+        // The flag is set after the cause, so the cause is there.
+        let (during, cause) = self.cause.get().cloned().unwrap_or_else(|| {
+            let detail = "poisoned without a recorded cause".to_string();
+            (String::new(), WalError::Internal { detail })
+        });
         Some(WalError::Poisoned {
             stream: self.id,
-            cause,
+            during,
+            cause: std::sync::Arc::new(cause),
         })
     }
 

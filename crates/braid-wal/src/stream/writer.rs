@@ -57,10 +57,12 @@ impl Drop for FillGuard<'_> {
     fn drop(&mut self) {
         if self.armed {
             // The slot stays busy at `lsn`, so the ready point can never pass the hole.
-            self.inner.poison(format!(
-                "a writer failed between reserving LSN {} and filling it",
-                self.lsn
-            ));
+            self.inner.poison(
+                format!("filling LSN {}", self.lsn),
+                WalError::Thread {
+                    detail: "a writer failed between reserving its LSN and filling it".to_string(),
+                },
+            );
         }
     }
 }
@@ -85,10 +87,12 @@ impl StreamWriter {
     ) -> Result<(Lsn, Lsn), WalError> {
         let inner = &*self.h.inner;
         if len == 0 || !len.is_multiple_of(ALIGN) {
-            return Err(WalError::Config(format!(
-                "stream {}: append of {len} bytes (must be a positive multiple of {ALIGN})",
-                inner.id
-            )));
+            return Err(WalError::Misuse {
+                detail: format!(
+                    "stream {}: append of {len} bytes (must be a positive multiple of {ALIGN})",
+                    inner.id
+                ),
+            });
         }
         let len64 = len as u64;
         if len64 > inner.capacity {

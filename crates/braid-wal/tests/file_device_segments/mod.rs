@@ -202,7 +202,7 @@ fn other_segment_size_is_refused() {
         }
         assert!(matches!(
             SegmentLog::open(env.fs.clone(), &env.cfg(3, 1000)),
-            Err(WalError::Config(_))
+            Err(WalError::BadSize { .. })
         ));
         SegmentLog::open(env.fs.clone(), &env.cfg(3, 8192)).unwrap();
     }

@@ -16,8 +16,15 @@ fn poison_on_flush_error() {
     let (_, e2) = w.append_with(64, |l, _, _, o| encode_test(l, o)).unwrap();
     let err = stream.wait_durable(e2).unwrap_err();
     match &err {
-        WalError::Poisoned { stream: 7, cause } => {
-            assert!(cause.contains("injected EIO"), "{cause}")
+        WalError::Poisoned {
+            stream: 7, cause, ..
+        } => {
+            // The source chain keeps the device's error itself.
+            assert!(
+                matches!(&**cause, WalError::Io { .. })
+                    && cause.to_string().contains("injected EIO"),
+                "{cause}"
+            )
         }
         other => panic!("expected Poisoned, got {other:?}"),
     }

@@ -11,7 +11,10 @@ fn limits_and_lifecycle() {
     assert_eq!(stream.device().info().kind, "fake");
     let mut w1 = stream.writer().unwrap();
     let w2 = stream.writer().unwrap();
-    assert!(matches!(stream.writer(), Err(WalError::Config(_))));
+    assert!(matches!(
+        stream.writer(),
+        Err(WalError::TooMany { max: 2, .. })
+    ));
     drop(w2);
     let _w2 = stream.writer().unwrap();
     assert!(matches!(

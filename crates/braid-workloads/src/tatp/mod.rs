@@ -132,10 +132,12 @@ impl TatpConfig {
     /// Refuse subscriber counts the key packing cannot represent (it needs 1..2^48).
     pub fn validate(&self) -> Result<(), EngineError> {
         if self.subscribers == 0 || self.subscribers >= 1 << 48 {
-            return Err(EngineError::Config(format!(
-                "tatp: subscribers must be 1..2^48, not {}",
-                self.subscribers
-            )));
+            return Err(EngineError::BadOption {
+                detail: format!(
+                    "tatp: subscribers must be 1..2^48, not {}",
+                    self.subscribers
+                ),
+            });
         }
         Ok(())
     }

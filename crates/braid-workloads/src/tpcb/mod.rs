@@ -115,24 +115,26 @@ impl TpcbConfig {
     /// Refuse empty scales, more than 2^48 accounts, and a remote fraction outside 0..=1.
     pub fn validate(&self) -> Result<(), EngineError> {
         if self.branches == 0 || self.tellers_per_branch == 0 || self.accounts_per_branch == 0 {
-            return Err(EngineError::Config(
-                "tpcb: branches, tellers and accounts per branch must be positive".into(),
-            ));
+            return Err(EngineError::BadOption {
+                detail: "tpcb: branches, tellers and accounts per branch must be positive".into(),
+            });
         }
         if self
             .branches
             .checked_mul(self.accounts_per_branch)
             .is_none_or(|n| n >= 1 << 48)
         {
-            return Err(EngineError::Config(
-                "tpcb: too many accounts (at most 2^48)".into(),
-            ));
+            return Err(EngineError::BadOption {
+                detail: "tpcb: too many accounts (at most 2^48)".into(),
+            });
         }
         if !(0.0..=1.0).contains(&self.remote_fraction) {
-            return Err(EngineError::Config(format!(
-                "tpcb: remote fraction {} is not in 0..=1",
-                self.remote_fraction
-            )));
+            return Err(EngineError::BadOption {
+                detail: format!(
+                    "tpcb: remote fraction {} is not in 0..=1",
+                    self.remote_fraction
+                ),
+            });
         }
         Ok(())
     }

@@ -345,7 +345,11 @@ impl Default for TpccConfig {
 impl TpccConfig {
     /// Refuse scales the key packing cannot represent.
     pub fn validate(&self) -> Result<(), EngineError> {
-        let bad = |what: String| Err(EngineError::Config(format!("tpcc: {what}")));
+        let bad = |what: String| {
+            Err(EngineError::BadOption {
+                detail: format!("tpcc: {what}"),
+            })
+        };
         if self.warehouses == 0 || self.warehouses >= 1 << 16 {
             return bad(format!(
                 "warehouses must be 1..65535, not {}",

@@ -7,7 +7,7 @@
 //! acknowledgement) is recorded, only when its ticket resolves; transactions still in flight when
 //! the time is up are waited for and counted, and the elapsed time includes that wait.
 //!
-//! Each run also records the scheme's own counters ([`braid_engine::Db::scheme_counters`]); for
+//! Each run also records the scheme's own counters ([`braid_engine::DbStats::scheme_counters`]); for
 //! gsn the results carry straggler signals per 10,000 commits of passive group commit (Wang &
 //! Johnson Sec. 4.1), counted by that run's scheme instance alone.
 //!

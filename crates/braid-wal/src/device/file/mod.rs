@@ -13,7 +13,7 @@
 //!   (an over-allocated `Vec`, no `unsafe`), zero-pads the last partial block and writes whole
 //!   blocks; the partial last block is written again by the next flush, so `reusable` is the
 //!   flushed end aligned down to 4096 and the ring keeps that block. A file system that refuses
-//!   O_DIRECT (tmpfs answers EINVAL) is an error at open (`WalError::Config`) rather than a
+//!   O_DIRECT (tmpfs answers EINVAL) is an error at open (`WalError::Unsupported`) rather than a
 //!   silent fallback: a benchmark asking for direct I/O must not quietly measure something else.
 //! * `ensure_space` keeps the segment holding `upto` and one more ahead created (and
 //!   preallocated); its fast path is one atomic load. Failing to create the segment *ahead* is
@@ -56,7 +56,7 @@ pub struct FileDeviceConfig {
     /// DRAM ring that writers fill before the flusher writes it out.
     /// At least 1 byte, or 8192 with `direct`.
     pub buffer_size: usize,
-    /// Write segments with O_DIRECT; opening fails with [`WalError::Config`] where the file
+    /// Write segments with O_DIRECT; opening fails with [`WalError::Unsupported`] where the file
     /// system refuses it.
     pub direct: bool,
     /// Reserve each segment's space (`fallocate`) when it is created, so running out of space
@@ -125,11 +125,13 @@ impl FileDevice {
     pub fn open(fs: Arc<dyn Fs>, cfg: FileDeviceConfig) -> Result<FileDevice, WalError> {
         let min_buffer = if cfg.direct { 2 * DIRECT_ALIGN } else { 1 };
         if cfg.buffer_size < min_buffer {
-            return Err(WalError::Config(format!(
-                "log buffer of {} bytes is too small (at least {min_buffer}{})",
-                cfg.buffer_size,
-                if cfg.direct { " with O_DIRECT" } else { "" }
-            )));
+            return Err(WalError::BadSize {
+                detail: format!(
+                    "log buffer of {} bytes is too small (at least {min_buffer}{})",
+                    cfg.buffer_size,
+                    if cfg.direct { " with O_DIRECT" } else { "" }
+                ),
+            });
         }
         let ram = fs.is_ram_backed(&cfg.dir);
         let log = SegmentLog::open(fs, &cfg)?;

@@ -83,11 +83,13 @@ impl Device for PmemDevice {
         let r = &*self.ring;
         let head = r.head.load(Acquire);
         if end < head || end > head + r.cap || !end.is_multiple_of(8) {
-            return Err(WalError::Config(format!(
-                "reset_tail({end}) outside the ring window [{head}, {}] of {}",
-                head + r.cap,
-                r.name
-            )));
+            return Err(WalError::Misuse {
+                detail: format!(
+                    "reset_tail({end}) outside the ring window [{head}, {}] of {}",
+                    head + r.cap,
+                    r.name
+                ),
+            });
         }
         // Zero the ring bytes for LSNs [end, head + cap): every byte outside [head, end).
         // Only chunks holding something are written (reads are cheaper than persists).
@@ -139,10 +141,12 @@ impl Device for PmemDevice {
         let r = &*self.ring;
         let durable = r.durable.load(Acquire);
         if upto > durable {
-            return Err(WalError::Config(format!(
-                "release({upto}) beyond the durable point {durable} of {}",
-                r.name
-            )));
+            return Err(WalError::Misuse {
+                detail: format!(
+                    "release({upto}) beyond the durable point {durable} of {}",
+                    r.name
+                ),
+            });
         }
         let _g = r.header.lock();
         if upto <= r.start.load(Acquire) {

@@ -72,10 +72,12 @@ pub(super) fn open_header(
         }
         let found = le_u32(&hdr, OFF_STREAM);
         if found != stream {
-            return Err(WalError::Config(format!(
-                "pmem region {name} holds the log ring of stream {found}, not of stream {stream}; \
+            return Err(WalError::WrongLog {
+                detail: format!(
+                    "pmem region {name} holds the log ring of stream {found}, not of stream {stream}; \
                  give each stream its own region"
-            )));
+                ),
+            });
         }
         let found_cap = le_u64(&hdr, OFF_CAP);
         if found_cap != cap {

@@ -219,10 +219,12 @@ impl PmemDevice {
         let usable = region.len() as u64;
         let cap = usable.saturating_sub(RING_HEADER as u64) / CACHE_LINE as u64 * CACHE_LINE as u64;
         if cap < MIN_RING {
-            return Err(WalError::Config(format!(
-                "pmem region {name} of {usable} bytes is too small for a log ring (at least {} bytes)",
-                RING_HEADER as u64 + MIN_RING
-            )));
+            return Err(WalError::BadSize {
+                detail: format!(
+                    "pmem region {name} of {usable} bytes is too small for a log ring (at least {} bytes)",
+                    RING_HEADER as u64 + MIN_RING
+                ),
+            });
         }
         let salt = open_header(&region, &name, cfg.stream, cap)?;
         let head = u64::from_le(region.load_u64(OFF_HEAD));
@@ -281,8 +283,8 @@ impl PmemDevice {
             let h = std::thread::Builder::new()
                 .name(format!("braid-destage-{}", cfg.stream))
                 .spawn(move || r.destage_main())
-                .map_err(|e| {
-                    WalError::Config(format!("cannot start the de-staging thread: {e}"))
+                .map_err(|e| WalError::Thread {
+                    detail: format!("cannot start the de-staging thread: {e}"),
                 })?;
             Some(h)
         } else {

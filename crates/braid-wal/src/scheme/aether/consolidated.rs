@@ -56,12 +56,12 @@ impl Consolidated {
     }
 
     fn failed(&self, slot: usize) -> WalError {
-        self.errors[slot].lock().clone().unwrap_or_else(|| {
-            WalError::Config(format!(
-                "stream {}: a group's reservation failed",
-                self.stream.id()
-            ))
-        })
+        self.errors[slot]
+            .lock()
+            .clone()
+            .unwrap_or_else(|| WalError::Misuse {
+                detail: format!("stream {}: a group's reservation failed", self.stream.id()),
+            })
     }
 }
 

@@ -110,9 +110,11 @@ impl SchemeDef for AetherConfig {
             "slots" => {
                 let n: usize = parse_option(AETHER_NAME, key, value)?;
                 if !(1..=MAX_SLOTS).contains(&n) {
-                    return Err(WalError::Config(format!(
-                        "scheme {AETHER_NAME}: option slots={n}: must be 1 to {MAX_SLOTS}"
-                    )));
+                    return Err(WalError::BadOption {
+                        detail: format!(
+                            "scheme {AETHER_NAME}: option slots={n}: must be 1 to {MAX_SLOTS}"
+                        ),
+                    });
                 }
                 self.slots = n;
                 Ok(())
@@ -208,10 +210,12 @@ fn recover(
     extra: usize,
 ) -> Result<(Stream, RecoveryReport), WalError> {
     if devices.len() != 1 {
-        return Err(WalError::Config(format!(
-            "the {name} scheme uses exactly one log stream, {} devices were given",
-            devices.len()
-        )));
+        return Err(WalError::StreamCount {
+            scheme: name.to_string(),
+            given: devices.len(),
+            min: 1,
+            max: 1,
+        });
     }
     let device = devices.remove(0);
     let started = Instant::now();

@@ -209,12 +209,17 @@ impl SchemeDef for GsnConfig {
         streams: usize,
     ) -> Result<Box<dyn crate::scheme::follow::Follower>, WalError> {
         if cfg.logging == crate::scheme::LogKind::Command {
-            return Err(WalError::Config(NO_COMMAND_LOGGING.into()));
+            return Err(WalError::Misuse {
+                detail: NO_COMMAND_LOGGING.into(),
+            });
         }
         if streams == 0 {
-            return Err(WalError::Config(
-                "the gsn scheme needs at least one log device".into(),
-            ));
+            return Err(WalError::StreamCount {
+                scheme: "gsn".to_string(),
+                given: 0,
+                min: 1,
+                max: usize::MAX,
+            });
         }
         Ok(super::follow::GsnFollower::boxed(cfg, self, streams))
     }

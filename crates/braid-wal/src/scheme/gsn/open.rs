@@ -26,19 +26,25 @@ use crate::stream::Stream;
 /// Check the configuration and the devices; returns whether the logs are on persistent memory.
 fn check_devices(cfg: &SchemeConfig, devices: &[Arc<dyn Device>]) -> Result<bool, WalError> {
     if cfg.logging == LogKind::Command {
-        return Err(WalError::Config(NO_COMMAND_LOGGING.into()));
+        return Err(WalError::Misuse {
+            detail: NO_COMMAND_LOGGING.into(),
+        });
     }
     if devices.is_empty() {
-        return Err(WalError::Config(
-            "the gsn scheme needs at least one log device".into(),
-        ));
+        return Err(WalError::StreamCount {
+            scheme: "gsn".to_string(),
+            given: 0,
+            min: 1,
+            max: usize::MAX,
+        });
     }
     let on_fill = devices.iter().filter(|d| d.durable_on_fill()).count();
     if on_fill != 0 && on_fill != devices.len() {
-        return Err(WalError::Config(
-            "the gsn scheme needs all its logs on one kind of device (all pmem or all files)"
-                .into(),
-        ));
+        return Err(WalError::Unsupported {
+            detail:
+                "the gsn scheme needs all its logs on one kind of device (all pmem or all files)"
+                    .into(),
+        });
     }
     Ok(on_fill == devices.len())
 }
@@ -90,7 +96,9 @@ pub fn open_gsn(
         (true, CommitProtocol::Passive) => Mode::Passive,
     };
     if mode == Mode::Passive {
-        signal::install().map_err(|e| WalError::Config(format!("passive group commit: {e}")))?;
+        signal::install().map_err(|e| WalError::Unsupported {
+            detail: format!("passive group commit: {e}"),
+        })?;
     }
     let started = Instant::now();
     let rec = recovery::recover(

@@ -156,7 +156,9 @@ pub(super) struct Recovered {
 }
 
 fn bad(stream: usize, lsn: Lsn, what: &str) -> WalError {
-    WalError::Config(format!("gsn log {stream}, LSN {lsn}: {what}"))
+    WalError::WrongLog {
+        detail: format!("gsn log {stream}, LSN {lsn}: {what}"),
+    }
 }
 
 fn scan_stream(
@@ -233,10 +235,9 @@ fn scan_stream(
         });
     }
     let bytes = scanner.bytes_read();
-    let end = scanner
-        .end()
-        .cloned()
-        .ok_or_else(|| WalError::Config("scanner stopped without an end".into()))?;
+    let end = scanner.end().cloned().ok_or_else(|| WalError::WrongLog {
+        detail: "scanner stopped without an end".into(),
+    })?;
     Ok(StreamScan {
         recs,
         end,

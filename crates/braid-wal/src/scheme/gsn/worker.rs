@@ -124,11 +124,10 @@ impl GsnWorker {
     /// partitioning); with passive group commit it claims a publish cell.
     pub(super) fn new(shared: Arc<Shared>, worker: usize) -> Result<GsnWorker, WalError> {
         let cell = if shared.mode == Mode::Passive {
-            let c = Arc::new(PublishCell::claim().ok_or_else(|| {
-                WalError::Config(format!(
-                    "passive group commit: all {} worker cells are in use",
-                    signal::CELLS
-                ))
+            let c = Arc::new(PublishCell::claim().ok_or_else(|| WalError::TooMany {
+                what: "passive group commit: worker cells".to_string(),
+                max: signal::CELLS,
+                remedy: "run fewer workers at once with passive group commit",
             })?);
             #[cfg(test)]
             c.mute_handler(shared.cfg.mute_signal_handler);
@@ -187,8 +186,9 @@ impl GsnWorker {
         if req.writes.is_empty() {
             // The caller did not say what it wrote: find it in the redo payload.
             for op in decode_redo(req.payload) {
-                let op =
-                    op.map_err(|e| WalError::Config(format!("gsn: malformed redo payload: {e}")))?;
+                let op = op.map_err(|e| WalError::WrongLog {
+                    detail: format!("gsn: malformed redo payload: {e}"),
+                })?;
                 let page = pages::PageId::of(op.table(), op.key(), rpp);
                 self.parts[(page.number() % n as u64) as usize].push(&op);
             }
@@ -198,15 +198,15 @@ impl GsnWorker {
                 let op = req
                     .payload
                     .get(w.op.start as usize..w.op.end as usize)
-                    .ok_or_else(|| {
-                        WalError::Config(format!(
+                    .ok_or_else(|| WalError::WrongLog {
+                        detail: format!(
                             "gsn: the write of table {} key {} names bytes {:?} outside the \
                              {}-byte payload",
                             w.table,
                             w.key,
                             w.op,
                             req.payload.len()
-                        ))
+                        ),
                     })?;
                 self.parts[(page.number() % n as u64) as usize]
                     .bytes
@@ -304,7 +304,9 @@ impl SchemeWorker for GsnWorker {
 
     fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
         if req.kind == LogKind::Command {
-            return Err(WalError::Config(NO_COMMAND_LOGGING.into()));
+            return Err(WalError::Misuse {
+                detail: NO_COMMAND_LOGGING.into(),
+            });
         }
         self.proxy.commit();
         // Re-read the clocks of every page touched (see the module doc: OCC).

@@ -89,17 +89,21 @@ impl Layout {
     /// The layout a region of `len` bytes gets with slots of `slot_size` bytes.
     pub(crate) fn plan(len: usize, slot_size: usize, salt: u32) -> Result<Layout, WalError> {
         if !(MIN_SLOT..=MAX_SLOT).contains(&slot_size) || !slot_size.is_multiple_of(CACHE_LINE) {
-            return Err(WalError::Config(format!(
-                "pertxn slot size {slot_size} must be a multiple of {CACHE_LINE} between {MIN_SLOT} and {MAX_SLOT}"
-            )));
+            return Err(WalError::BadSize {
+                detail: format!(
+                    "pertxn slot size {slot_size} must be a multiple of {CACHE_LINE} between {MIN_SLOT} and {MAX_SLOT}"
+                ),
+            });
         }
         let avail = len.saturating_sub(INDEX_OFF + CACHE_LINE);
         let entries = (avail / (ENTRY_LEN + slot_size)) as u64;
         if entries < MIN_ENTRIES {
-            return Err(WalError::Config(format!(
-                "a pertxn region of {len} bytes holds only {entries} slots of {slot_size} bytes; \
+            return Err(WalError::BadSize {
+                detail: format!(
+                    "a pertxn region of {len} bytes holds only {entries} slots of {slot_size} bytes; \
                  at least {MIN_ENTRIES} are needed (give it a larger ring)"
-            )));
+                ),
+            });
         }
         let slots_off = (INDEX_OFF + entries as usize * ENTRY_LEN).next_multiple_of(CACHE_LINE);
         Ok(Layout {
@@ -200,11 +204,13 @@ pub(crate) fn format(region: &Region, slot_size: usize, salt: u32) -> Result<Lay
 /// Read the layout of a formatted region; `None` if it was never formatted (no magic).
 pub(crate) fn read(region: &Region) -> Result<Option<Layout>, WalError> {
     if region.len() < INDEX_OFF + CACHE_LINE {
-        return Err(WalError::Config(format!(
-            "{}: {} bytes is too small for a pertxn region",
-            region_name(region),
-            region.len()
-        )));
+        return Err(WalError::BadSize {
+            detail: format!(
+                "{}: {} bytes is too small for a pertxn region",
+                region_name(region),
+                region.len()
+            ),
+        });
     }
     if region.load_u64(0) != MAGIC {
         return Ok(None);

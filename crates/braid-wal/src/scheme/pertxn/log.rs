@@ -259,7 +259,8 @@ impl Shared {
     pub(crate) fn poison(&self, cause: &WalError) {
         let _ = self.poison.set(WalError::Poisoned {
             stream: 0,
-            cause: cause.to_string(),
+            during: "the per-transaction log".to_string(),
+            cause: Arc::new(cause.clone()),
         });
         self.wake_threads();
     }

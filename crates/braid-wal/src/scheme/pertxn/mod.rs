@@ -298,8 +298,8 @@ impl PerTxnLog {
             group_bytes: 1 << 20,
         };
         let backup = Stream::start(rec.backup, rec.backup_end, scfg)?;
-        let spawn_err = |what: &str, e: std::io::Error| {
-            WalError::Config(format!("cannot start the pertxn {what} thread: {e}"))
+        let spawn_err = |what: &str, e: std::io::Error| WalError::Thread {
+            detail: format!("cannot start the pertxn {what} thread: {e}"),
         };
         let mut threads = Vec::new();
         let job = Backup {
@@ -386,9 +386,9 @@ impl PerTxnLog {
         let mut result = Ok(());
         for h in handles {
             if h.join().is_err() {
-                result = Err(WalError::Config(
-                    "a pertxn background thread panicked".into(),
-                ));
+                result = Err(WalError::Thread {
+                    detail: "a pertxn background thread panicked".into(),
+                });
             }
         }
         // Without a daemon (flush-on-insert) nothing is left filled; with one, its last pass

@@ -182,10 +182,9 @@ pub(crate) fn recover(
         let read = sc.bytes_read();
         progress(read - last);
         report.bytes += read;
-        let end = sc
-            .end()
-            .cloned()
-            .ok_or_else(|| WalError::Config("scanner stopped without an end".into()))?;
+        let end = sc.end().cloned().ok_or_else(|| WalError::Internal {
+            detail: "scanner stopped without an end".into(),
+        })?;
         let e = end.end;
         report.ends.push(end);
         e

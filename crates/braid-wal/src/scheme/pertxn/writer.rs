@@ -95,7 +95,9 @@ impl LogWriter {
         };
         let first = sh.next_lsn.fetch_add(n, SeqCst);
         if first + n > layout::MAX_LSN {
-            let e = WalError::Config("pertxn LSN space exhausted".into());
+            let e = WalError::LogFull {
+                what: "pertxn LSN space".to_string(),
+            };
             sh.poison(&e);
             return Err(e);
         }

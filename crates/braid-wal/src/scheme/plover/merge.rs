@@ -96,11 +96,13 @@ pub(super) struct Merge {
 }
 
 fn disagree(s: usize, k: &Key, what: &str) -> WalError {
-    WalError::Config(format!(
-        "plover log {s}: the record of transaction {} at LSN {} {what}; this log was not written \
+    WalError::WrongLog {
+        detail: format!(
+            "plover log {s}: the record of transaction {} at LSN {} {what}; this log was not written \
          by the plover scheme",
-        k.txn, k.start
-    ))
+            k.txn, k.start
+        ),
+    }
 }
 
 const DISAGREES: &str =

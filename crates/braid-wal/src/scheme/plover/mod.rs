@@ -214,9 +214,12 @@ pub(crate) fn open_plover(
 ) -> Result<(Arc<Plover>, RecoveryReport), WalError> {
     let n = devices.len();
     if n == 0 || n > MAX_LOGS {
-        return Err(WalError::Config(format!(
-            "the plover scheme uses 1 to {MAX_LOGS} log streams, {n} devices were given"
-        )));
+        return Err(WalError::StreamCount {
+            scheme: NAME.to_string(),
+            given: n,
+            min: 1,
+            max: MAX_LOGS,
+        });
     }
     let started = Instant::now();
     let out = recovery::recover(cfg, &devices, replay, progress)?;

@@ -75,8 +75,8 @@ impl Split {
     pub(crate) fn add_writes(&mut self, req: &CommitRequest<'_>) -> Result<(), WalError> {
         if req.writes.is_empty() {
             for op in decode_redo(req.payload) {
-                let op = op.map_err(|e| {
-                    WalError::Config(format!("plover: malformed redo payload: {e}"))
+                let op = op.map_err(|e| WalError::WrongLog {
+                    detail: format!("plover: malformed redo payload: {e}"),
                 })?;
                 let p = partition_of(op.table(), op.key(), self.n);
                 self.ops[p].push(&op);
@@ -88,15 +88,15 @@ impl Split {
             let op = req
                 .payload
                 .get(w.op.start as usize..w.op.end as usize)
-                .ok_or_else(|| {
-                    WalError::Config(format!(
+                .ok_or_else(|| WalError::WrongLog {
+                    detail: format!(
                         "plover: the write of table {} key {} names bytes {:?} outside the \
                          {}-byte payload",
                         w.table,
                         w.key,
                         w.op,
                         req.payload.len()
-                    ))
+                    ),
                 })?;
             let p = partition_of(w.table, w.key, self.n);
             self.ops[p].bytes.extend_from_slice(op);

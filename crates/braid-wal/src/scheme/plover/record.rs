@@ -37,12 +37,12 @@ pub(crate) struct Head {
 /// Decode the head of a record of log `log`; an error names what is wrong and where.
 pub(crate) fn head(rec: &Record<'_>, log: usize, n: usize) -> Result<Head, WalError> {
     let h = &rec.header;
-    let bad = |what: &str| {
-        WalError::Config(format!(
+    let bad = |what: &str| WalError::WrongLog {
+        detail: format!(
             "plover log {log}: the record of transaction {} at LSN {}: {what}; this log was not \
              written by the plover scheme",
             h.txn, h.lsn
-        ))
+        ),
     };
     if h.kind != Kind::Redo {
         return Err(bad(&format!("kind {:?}, expected Redo", h.kind)));

@@ -194,11 +194,9 @@ impl<'d> Reader<'d> {
             let Some(rec) = self.sc.next_record()? else {
                 self.reading = false;
                 self.out.bytes = self.sc.bytes_read();
-                self.out.end = self
-                    .sc
-                    .end()
-                    .cloned()
-                    .ok_or_else(|| WalError::Config("scanner stopped without an end".into()))?;
+                self.out.end = self.sc.end().cloned().ok_or_else(|| WalError::Internal {
+                    detail: "scanner stopped without an end".into(),
+                })?;
                 break;
             };
             self.out.records += 1;
@@ -410,7 +408,9 @@ pub(super) fn recover(
         }
     }
     if panicked {
-        return Err(WalError::Config("a plover recovery thread panicked".into()));
+        return Err(WalError::Thread {
+            detail: "a plover recovery thread panicked".into(),
+        });
     }
     let mut merge = sh.merge.into_inner();
     if let Some(e) = merge.error.take() {
@@ -419,10 +419,9 @@ pub(super) fn recover(
     if let Some(e) = sh.replay_error.into_inner() {
         return Err(e);
     }
-    let fin = merge
-        .fin
-        .take()
-        .ok_or_else(|| WalError::Config("plover recovery ended before its cut".into()))?;
+    let fin = merge.fin.take().ok_or_else(|| WalError::Internal {
+        detail: "plover recovery ended before its cut".into(),
+    })?;
     let mut report = RecoveryReport::default();
     let mut ends = Vec::with_capacity(n);
     let mut max_seq = 0;
@@ -490,11 +489,11 @@ fn read_one(
             continue;
         }
         report.txns += 1;
-        let bad = |e: PayloadError| {
-            WalError::Config(format!(
+        let bad = |e: PayloadError| WalError::WrongLog {
+            detail: format!(
                 "plover log 0: the record of transaction {} at LSN {}: {e}",
                 h.txn, h.lsn
-            ))
+            ),
         };
         share.runs(rec.payload, bad, |ops| {
             replay
@@ -503,10 +502,9 @@ fn read_one(
         })?;
     }
     report.bytes = sc.bytes_read();
-    let end = sc
-        .end()
-        .cloned()
-        .ok_or_else(|| WalError::Config("scanner stopped without an end".into()))?;
+    let end = sc.end().cloned().ok_or_else(|| WalError::Internal {
+        detail: "scanner stopped without an end".into(),
+    })?;
     let restart = end.end;
     report.ends.push(end);
     Ok(Some(Outcome {
@@ -518,8 +516,10 @@ fn read_one(
 
 /// A log whose sequence numbers do not increase was not written by this scheme.
 fn not_increasing(s: usize, txn: u64, lsn: Lsn, seq: u64, after: u64) -> WalError {
-    WalError::Config(format!(
-        "plover log {s}: the record of transaction {txn} at LSN {lsn} has sequence number \
+    WalError::WrongLog {
+        detail: format!(
+            "plover log {s}: the record of transaction {txn} at LSN {lsn} has sequence number \
          {seq} after {after}: a log's sequence numbers must increase"
-    ))
+        ),
+    }
 }

@@ -139,7 +139,9 @@ impl SchemeWorker for PloverWorker {
 
     fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
         if req.kind == LogKind::Command {
-            return Err(WalError::Config(NO_COMMAND_LOGGING.into()));
+            return Err(WalError::Unsupported {
+                detail: NO_COMMAND_LOGGING.into(),
+            });
         }
         self.proxy.commit();
         if req.read_only || req.payload.is_empty() {

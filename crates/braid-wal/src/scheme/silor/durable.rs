@@ -151,7 +151,9 @@ impl Durable {
                 .cause
                 .lock()
                 .clone()
-                .unwrap_or_else(|| WalError::Config("silor: durable epoch stopped".into())));
+                .unwrap_or_else(|| WalError::Internal {
+                    detail: "silor: durable epoch stopped".into(),
+                }));
         }
         if self.closed.load(SeqCst) {
             return Err(WalError::Closed(0));

@@ -114,9 +114,9 @@ impl SchemeDef for SilorConfig {
             "epoch_ms" => {
                 let ms: u64 = parse_option(NAME, key, value)?;
                 if ms == 0 {
-                    return Err(WalError::Config(
-                        "scheme silor: epoch_ms must be at least 1".into(),
-                    ));
+                    return Err(WalError::BadOption {
+                        detail: "scheme silor: epoch_ms must be at least 1".into(),
+                    });
                 }
                 self.epoch_ms = ms;
             }
@@ -250,16 +250,23 @@ pub(crate) fn open_silor(
     progress: &dyn Fn(u64),
 ) -> Result<(Arc<Silor>, RecoveryReport), WalError> {
     if cfg.logging == LogKind::Command {
-        return Err(WalError::Config(NO_COMMAND_LOGGING.into()));
+        return Err(WalError::Misuse {
+            detail: NO_COMMAND_LOGGING.into(),
+        });
     }
     if cfg.mvcc {
-        return Err(WalError::Config(NO_MVCC.into()));
+        return Err(WalError::Unsupported {
+            detail: NO_MVCC.into(),
+        });
     }
     let n = devices.len();
     if n == 0 || n > MAX_STREAMS {
-        return Err(WalError::Config(format!(
-            "the silor scheme uses 1 to {MAX_STREAMS} log streams, {n} devices were given"
-        )));
+        return Err(WalError::StreamCount {
+            scheme: "silor".to_string(),
+            given: n,
+            min: 1,
+            max: MAX_STREAMS,
+        });
     }
     let started = Instant::now();
     let rec = recovery::recover(cfg, &devices, replay, progress)?;
@@ -304,7 +311,9 @@ pub(crate) fn open_silor(
     let handle = std::thread::Builder::new()
         .name("braid-silor-epoch".into())
         .spawn(move || logger.run())
-        .map_err(|e| WalError::Config(format!("silor: starting the epoch thread: {e}")))?;
+        .map_err(|e| WalError::Thread {
+            detail: format!("silor: starting the epoch thread: {e}"),
+        })?;
     Ok((
         Arc::new(Silor {
             sh,

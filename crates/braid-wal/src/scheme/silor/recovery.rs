@@ -125,9 +125,11 @@ pub(crate) struct Recovered {
 pub(super) const NO_TID: &str = "a redo record without a TID stamp";
 
 pub(super) fn bad(stream: usize, lsn: Lsn, what: &str) -> WalError {
-    WalError::Config(format!(
-        "silor recovery: stream {stream} LSN {lsn}: {what} (was this log written by another scheme?)"
-    ))
+    WalError::WrongLog {
+        detail: format!(
+            "silor recovery: stream {stream} LSN {lsn}: {what} (was this log written by another scheme?)"
+        ),
+    }
 }
 
 /// Scan stream `s` and split the operations of its records into `buckets` by key.
@@ -251,7 +253,9 @@ pub(crate) fn recover(
         hs.into_iter()
             .map(|h| {
                 h.join().unwrap_or_else(|_| {
-                    Err(WalError::Config("silor: a scan thread panicked".into()))
+                    Err(WalError::Thread {
+                        detail: "silor: a scan thread panicked".into(),
+                    })
                 })
             })
             .collect::<Result<Vec<_>, _>>()
@@ -306,8 +310,11 @@ pub(crate) fn recover(
             .map(|ops| sc.spawn(move || apply(ops, live, payloads, replay)))
             .collect();
         hs.into_iter().try_for_each(|h| {
-            h.join()
-                .unwrap_or_else(|_| Err(WalError::Config("silor: a replay thread panicked".into())))
+            h.join().unwrap_or_else(|_| {
+                Err(WalError::Thread {
+                    detail: "silor: a replay thread panicked".into(),
+                })
+            })
         })
     })?;
     let t2 = Instant::now();

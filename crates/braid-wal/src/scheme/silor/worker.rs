@@ -104,11 +104,10 @@ pub(crate) struct SilorWorker {
 
 impl SilorWorker {
     pub(crate) fn new(sh: Arc<Shared>, w: usize) -> Result<SilorWorker, WalError> {
-        let slot = sh.epochs.claim().ok_or_else(|| {
-            WalError::Config(format!(
-                "silor: more than {} workers at once",
-                sh.epochs.workers()
-            ))
+        let slot = sh.epochs.claim().ok_or_else(|| WalError::TooMany {
+            what: "silor workers".to_string(),
+            max: sh.epochs.workers(),
+            remedy: "open with a larger max_workers",
         })?;
         // Workers map onto streams round robin.
         let writer = match sh.streams[w % sh.streams.len()].writer() {
@@ -248,7 +247,9 @@ impl SchemeWorker for SilorWorker {
         self.proxy.commit();
         if req.kind == LogKind::Command {
             self.reset();
-            return Err(WalError::Config(super::NO_COMMAND_LOGGING.into()));
+            return Err(WalError::Misuse {
+                detail: super::NO_COMMAND_LOGGING.into(),
+            });
         }
         let e = self.sh.epochs.enter(self.w);
         let r = self.commit_in(e, req);

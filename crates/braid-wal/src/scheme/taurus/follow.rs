@@ -34,10 +34,12 @@ impl TaurusFollower {
         streams: usize,
     ) -> Result<Box<dyn Follower>, WalError> {
         if compress(tc.compress, streams) {
-            return Err(WalError::Config(format!(
-                "a standby cannot follow a taurus log with compressed LVs ({streams} streams); \
+            return Err(WalError::Unsupported {
+                detail: format!(
+                    "a standby cannot follow a taurus log with compressed LVs ({streams} streams); \
                  create the database with the scheme option lv_compress=off"
-            )));
+                ),
+            });
         }
         Ok(Box::new(TaurusFollower {
             cfg: cfg.clone(),

@@ -172,9 +172,11 @@ impl SchemeDef for TaurusConfig {
                     "on" => Some(true),
                     "off" => Some(false),
                     _ => {
-                        return Err(WalError::Config(format!(
-                            "scheme taurus: lv_compress={value}: use auto, on or off"
-                        )));
+                        return Err(WalError::BadOption {
+                            detail: format!(
+                                "scheme taurus: lv_compress={value}: use auto, on or off"
+                            ),
+                        });
                     }
                 }
             }
@@ -188,9 +190,9 @@ impl SchemeDef for TaurusConfig {
                     "on" => true,
                     "off" => false,
                     _ => {
-                        return Err(WalError::Config(format!(
-                            "scheme taurus: spread={value}: use on or off"
-                        )));
+                        return Err(WalError::BadOption {
+                            detail: format!("scheme taurus: spread={value}: use on or off"),
+                        });
                     }
                 }
             }
@@ -353,9 +355,12 @@ pub(crate) fn open_taurus(
 ) -> Result<(Arc<Taurus>, RecoveryReport), WalError> {
     let n = devices.len();
     if n == 0 || n > MAX_STREAMS {
-        return Err(WalError::Config(format!(
-            "the taurus scheme uses 1 to {MAX_STREAMS} log streams, {n} devices were given"
-        )));
+        return Err(WalError::StreamCount {
+            scheme: "taurus".to_string(),
+            given: n,
+            min: 1,
+            max: MAX_STREAMS,
+        });
     }
     let started = Instant::now();
     let sources: Vec<&(dyn StreamSource + Sync)> = devices.iter().map(|d| &**d as _).collect();

@@ -179,11 +179,13 @@ fn read_stream(
             StampKind::Lv => {}
             StampKind::LvSparse => lv::max_into(&mut tmp[..n], &lplv[..n]),
             StampKind::None | StampKind::Gsn => {
-                return Err(WalError::Config(format!(
-                    "stream {id}: the record of transaction {} at LSN {} has no LSN-vector stamp: \
+                return Err(WalError::WrongLog {
+                    detail: format!(
+                        "stream {id}: the record of transaction {} at LSN {} has no LSN-vector stamp: \
                      this log was not written by the taurus scheme",
-                    h.txn, h.lsn
-                )));
+                        h.txn, h.lsn
+                    ),
+                });
             }
         }
         let a = batch.arena.len();
@@ -206,10 +208,9 @@ fn read_stream(
         }
     }
     read.bytes = sc.bytes_read();
-    read.end = sc
-        .end()
-        .cloned()
-        .ok_or_else(|| WalError::Config("scanner stopped without an end".into()))?;
+    read.end = sc.end().cloned().ok_or_else(|| WalError::Internal {
+        detail: "scanner stopped without an end".into(),
+    })?;
     batch.flags = super::pools::Flags::new(batch.recs.len());
     let last = (!batch.recs.is_empty()).then_some(batch);
     guard.finished = true;
@@ -218,10 +219,12 @@ fn read_stream(
 }
 
 fn too_wide(id: usize, lsn: Lsn, n: usize) -> WalError {
-    WalError::Config(format!(
-        "stream {id}: the record at LSN {lsn} has an LSN vector wider than the {n} streams of this \
+    WalError::WrongLog {
+        detail: format!(
+            "stream {id}: the record at LSN {lsn} has an LSN vector wider than the {n} streams of this \
          database; reopen it with the stream count it was written with"
-    ))
+        ),
+    }
 }
 
 /// Replay what the feed admits, as `forced` (or the planner) says; the plan used (serial when
@@ -294,7 +297,9 @@ pub(crate) fn recover(
                     read_at = read_at.max(at);
                     r
                 }
-                Err(_) => Err(WalError::Config("a taurus log reader panicked".into())),
+                Err(_) => Err(WalError::Thread {
+                    detail: "a taurus log reader panicked".into(),
+                }),
             })
             .collect::<Result<Vec<Read>, WalError>>();
         (reads, replayed, read_at)
@@ -303,7 +308,9 @@ pub(crate) fn recover(
     let reads = reads?;
     let plan = replayed?.ok_or_else(|| {
         // Only a failed reader stops the planner, and its error was returned above.
-        WalError::Config("taurus recovery stopped without a reader error".into())
+        WalError::Internal {
+            detail: "taurus recovery stopped without a reader error".into(),
+        }
     })?;
     let replay_at = started.elapsed().as_secs_f64();
     for r in &reads {

@@ -22,9 +22,9 @@ impl SegmentLog {
     pub(crate) fn open(fs: Arc<dyn Fs>, cfg: &FileDeviceConfig) -> Result<SegmentLog, WalError> {
         let seg_size = cfg.segment_size;
         if seg_size == 0 || seg_size & (SEGMENT_HEADER - 1) != 0 {
-            return Err(WalError::Config(format!(
-                "segment size {seg_size} must be a positive multiple of 4096"
-            )));
+            return Err(WalError::Misuse {
+                detail: format!("segment size {seg_size} must be a positive multiple of 4096"),
+            });
         }
         let dir = cfg.dir.clone();
         fs.create_dir_all(&dir)
@@ -102,10 +102,12 @@ impl SegmentLog {
             match fs.open(&meta_path, OpenOpts::existing().with_direct(true)) {
                 Ok(_) => {}
                 Err(e) if is_invalid_input(&e) => {
-                    return Err(WalError::Config(format!(
-                        "the file system of {} refuses O_DIRECT ({e}); configure the log without direct I/O or put it on another file system",
-                        dir.display()
-                    )));
+                    return Err(WalError::Unsupported {
+                        detail: format!(
+                            "the file system of {} refuses O_DIRECT ({e}); configure the log without direct I/O or put it on another file system",
+                            dir.display()
+                        ),
+                    });
                 }
                 Err(e) => return Err(io_err("open O_DIRECT", &meta_path, e)),
             }

@@ -10,11 +10,13 @@ impl SegmentLog {
     pub(crate) fn read_exact_at(&self, lsn: Lsn, buf: &mut [u8]) -> Result<(), WalError> {
         let n = self.read_at(lsn, buf)?;
         if n < buf.len() {
-            return Err(WalError::Config(format!(
-                "read of {} bytes at LSN {lsn} passes the end of the log at {}",
-                buf.len(),
-                lsn + n as u64
-            )));
+            return Err(WalError::Misuse {
+                detail: format!(
+                    "read of {} bytes at LSN {lsn} passes the end of the log at {}",
+                    buf.len(),
+                    lsn + n as u64
+                ),
+            });
         }
         Ok(())
     }
@@ -51,10 +53,12 @@ impl StreamSource for SegmentLog {
         };
         let first_index = first.index;
         if lsn / self.seg_size < first_index {
-            return Err(WalError::Config(format!(
-                "read at LSN {lsn} before the first segment (LSN {})",
-                first_index * self.seg_size
-            )));
+            return Err(WalError::Misuse {
+                detail: format!(
+                    "read at LSN {lsn} before the first segment (LSN {})",
+                    first_index * self.seg_size
+                ),
+            });
         }
         let want = buf
             .len()

@@ -14,10 +14,12 @@ impl SegmentLog {
         Self::check_failed(&inner)?;
         let limit = self.limit_of(&inner);
         if end < inner.start || end > limit {
-            return Err(WalError::Config(format!(
-                "reset_tail({end}) outside the stream's extent [{}, {limit}]",
-                inner.start
-            )));
+            return Err(WalError::Misuse {
+                detail: format!(
+                    "reset_tail({end}) outside the stream's extent [{}, {limit}]",
+                    inner.start
+                ),
+            });
         }
         let keep = end / self.seg_size;
         let mut removed = false;

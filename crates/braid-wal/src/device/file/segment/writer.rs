@@ -163,20 +163,24 @@ impl SegmentLog {
         let mut inner = self.inner.lock();
         Self::check_failed(&inner)?;
         if self.direct && !is_direct_aligned(lsn, bytes.as_ptr() as usize, bytes.len()) {
-            return Err(WalError::Config(format!(
-                "O_DIRECT segment write at LSN {lsn} of {} bytes is not 4096-aligned",
-                bytes.len()
-            )));
+            return Err(WalError::Misuse {
+                detail: format!(
+                    "O_DIRECT segment write at LSN {lsn} of {} bytes is not 4096-aligned",
+                    bytes.len()
+                ),
+            });
         }
         let first_index = match inner.segs.first() {
             Some(s) => s.index,
             None => inner.start / self.seg_size,
         };
         if lsn / self.seg_size < first_index {
-            return Err(WalError::Config(format!(
-                "write at LSN {lsn} before the first segment (LSN {})",
-                first_index * self.seg_size
-            )));
+            return Err(WalError::Misuse {
+                detail: format!(
+                    "write at LSN {lsn} before the first segment (LSN {})",
+                    first_index * self.seg_size
+                ),
+            });
         }
         let mut pos = lsn;
         let mut rest = bytes;

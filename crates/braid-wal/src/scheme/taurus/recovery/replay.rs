@@ -54,11 +54,12 @@ impl FirstApply {
 }
 
 pub(crate) fn cycle_error() -> WalError {
-    WalError::Config(
-        "taurus recovery: no transaction is ready although some remain (a dependency cycle in \
+    WalError::WrongLog {
+        detail:
+            "taurus recovery: no transaction is ready although some remain (a dependency cycle in \
          the LSN vectors): the log is damaged"
-            .into(),
-    )
+                .into(),
+    }
 }
 
 fn apply(
@@ -341,9 +342,9 @@ pub(crate) fn replay_parallel(
         for h in hs {
             if h.join().is_err() {
                 failed.store(true, Ordering::Relaxed);
-                error
-                    .lock()
-                    .get_or_insert(WalError::Config("a taurus recovery worker panicked".into()));
+                error.lock().get_or_insert(WalError::Thread {
+                    detail: "a taurus recovery worker panicked".into(),
+                });
             }
         }
     });
