@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use braid_engine::schema::get_u64;
 use braid_engine::testing::SimPmem;
 use braid_engine::*;
+
+use crate::integration::common;
 use braid_wal::fs::{CrashOpts, FaultFs};
 
 const ACCTS: u64 = 64;
@@ -79,20 +81,11 @@ fn load(l: &Loader<'_>) -> Result<(), EngineError> {
 }
 
 fn pmem() -> DeviceConfig {
-    DeviceConfig::Pmem(PmemOptions {
-        ring_size: 4 << 20,
-        destage: false,
-        ..PmemOptions::default()
-    })
+    common::pmem_ring(4 << 20)
 }
 
 fn file() -> DeviceConfig {
-    DeviceConfig::File(FileOptions {
-        segment_size: 64 << 10,
-        buffer_size: 256 << 10,
-        direct: false,
-        ..FileOptions::default()
-    })
+    common::roomy_file_device()
 }
 
 fn opts(scheme: &'static str, device: DeviceConfig, logging: LogKind, cc: Cc) -> Options {

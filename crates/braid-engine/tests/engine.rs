@@ -9,6 +9,8 @@ use std::path::Path;
 use braid_engine::schema::{get_u64, set_u64};
 use braid_engine::*;
 
+use crate::integration::common;
+
 fn catalog() -> Catalog {
     let mut c = Catalog::new();
     c.add(
@@ -69,20 +71,11 @@ fn opts(device: DeviceConfig, logging: LogKind, cc: Cc) -> Options {
 }
 
 fn pmem() -> DeviceConfig {
-    DeviceConfig::Pmem(PmemOptions {
-        ring_size: 1 << 20,
-        destage: false,
-        ..PmemOptions::default()
-    })
+    common::pmem_ring(1 << 20)
 }
 
 fn file() -> DeviceConfig {
-    DeviceConfig::File(FileOptions {
-        segment_size: 64 << 10,
-        buffer_size: 256 << 10,
-        direct: false,
-        ..FileOptions::default()
-    })
+    common::roomy_file_device()
 }
 
 fn open(dir: &Path, o: Options) -> Db {
@@ -443,22 +436,15 @@ fn nvdisk_pays_the_pmem_devices_nvm_delay() {
 #[test]
 fn log_insertion_latency_is_sampled_and_counted_when_a_worker_is_dropped() {
     let fs = braid_wal::fs::FaultFs::new();
-    let db = crate::integration::common::open(
+    let db = common::open(
         Path::new("/db"),
-        crate::integration::common::options(
-            "serial",
-            crate::integration::common::file_device(),
-            crate::integration::common::file_env(&fs),
-        ),
+        common::options("serial", common::file_device(), common::file_env(&fs)),
     )
     .unwrap();
     let before = db.stats().log_insert;
     let mut w = db.worker().unwrap();
     for i in 0..64u64 {
-        crate::integration::common::run_txn(&mut w, i)
-            .unwrap()
-            .wait()
-            .unwrap();
+        common::run_txn(&mut w, i).unwrap().wait().unwrap();
     }
     assert_eq!(
         db.stats().log_insert.since(&before).samples,

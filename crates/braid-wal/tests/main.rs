@@ -11,6 +11,7 @@ mod mem_device;
 mod one_writer;
 mod prefix_source;
 mod redo_state;
+mod scheme_txn;
 
 mod aether_scheme;
 mod file_device_device;

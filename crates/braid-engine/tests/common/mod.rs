@@ -48,6 +48,25 @@ pub fn file_device() -> DeviceConfig {
     })
 }
 
+/// Files with room for a whole test's log in a few segments (64 KiB segments, 256 KiB buffer).
+pub fn roomy_file_device() -> DeviceConfig {
+    DeviceConfig::File(FileOptions {
+        segment_size: 64 << 10,
+        buffer_size: 256 << 10,
+        direct: false,
+        ..FileOptions::default()
+    })
+}
+
+/// A pmem ring of `ring_size` bytes, not de-staged.
+pub fn pmem_ring(ring_size: usize) -> DeviceConfig {
+    DeviceConfig::Pmem(PmemOptions {
+        ring_size,
+        destage: false,
+        ..PmemOptions::default()
+    })
+}
+
 pub fn pmem_device(destage: bool) -> DeviceConfig {
     DeviceConfig::Pmem(PmemOptions {
         ring_size: 16 << 10,

@@ -7,6 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::integration::scheme_txn::txn;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,8 +19,7 @@ use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
 use braid_wal::payload::{RedoBuf, RedoOp, decode_redo};
 use braid_wal::scheme::gsn::{self, CommitProtocol, GsnConfig, Hook, Partition};
 use braid_wal::scheme::{
-    CommitRequest, LogKind, NoRows, Replay, ReplayError, RowRef, Scheme, SchemeConfig,
-    SchemeWorker, Ticket, Written,
+    CommitRequest, LogKind, NoRows, Replay, ReplayError, RowRef, Scheme, SchemeConfig, SchemeWorker,
 };
 use parking_lot::Mutex;
 
@@ -79,42 +79,6 @@ fn open(cfg: &(SchemeConfig, GsnConfig), devs: &[Arc<MemDev>], state: &State) ->
     gsn::open_gsn(&cfg.0, &cfg.1, devices, state, &|_| {})
         .unwrap()
         .0
-}
-
-/// Run one transaction: read `reads`, write `writes` (table 0) with `value`.
-fn txn(w: &mut dyn SchemeWorker, id: u64, reads: &[u64], writes: &[u64], value: u8) -> Ticket {
-    for &k in reads {
-        w.on_read(RowRef::new(0, k));
-    }
-    let mut buf = RedoBuf::default();
-    // The rows written and where each one's operation lies (the engine's way): page
-    // partitioning places them without decoding the payload.
-    let mut written = Vec::new();
-    for &k in writes {
-        w.on_write(RowRef::new(0, k));
-        let start = buf.bytes.len() as u32;
-        buf.push(&RedoOp::Insert {
-            table: 0,
-            key: k,
-            data: &[value; 4],
-        });
-        written.push(Written {
-            table: 0,
-            key: k,
-            op: start..buf.bytes.len() as u32,
-        });
-    }
-    let req = CommitRequest {
-        txn: id,
-        kind: LogKind::Data,
-        payload: &buf.bytes,
-        read_only: writes.is_empty(),
-        epoch: 0,
-        writes: &written,
-        rows: &NoRows,
-        updates: 0,
-    };
-    w.commit(&req).unwrap()
 }
 
 /// The commit daemon's rounds so far.

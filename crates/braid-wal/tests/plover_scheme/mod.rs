@@ -6,15 +6,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::integration::scheme_txn::txn;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use braid_wal::device::Device;
-use braid_wal::payload::{RedoBuf, RedoOp};
 use braid_wal::scheme::plover::{self, Plover, partition_of};
 use braid_wal::scheme::{
-    CommitRequest, LogKind, NoRows, RecoveryReport, RowRef, Scheme, SchemeConfig, SchemeSpec,
-    SchemeWorker, Ticket, Written,
+    CommitRequest, LogKind, NoRows, RecoveryReport, Scheme, SchemeConfig, SchemeSpec,
 };
 
 use crate::integration::mem_device::{MemDev, OpenGates};
@@ -43,40 +42,6 @@ fn key_in(p: usize, n: usize, i: usize) -> u64 {
         .filter(|&k| partition_of(0, k, n) == p)
         .nth(i)
         .unwrap()
-}
-
-/// Run one transaction: read `reads`, write `writes` (table 0) with `value`.
-fn txn(w: &mut dyn SchemeWorker, id: u64, reads: &[u64], writes: &[u64], value: u8) -> Ticket {
-    for &k in reads {
-        w.on_read(RowRef::new(0, k));
-    }
-    let mut buf = RedoBuf::default();
-    let mut written = Vec::new();
-    for &k in writes {
-        w.on_write(RowRef::new(0, k));
-        let start = buf.bytes.len() as u32;
-        buf.push(&RedoOp::Insert {
-            table: 0,
-            key: k,
-            data: &[value; 4],
-        });
-        written.push(Written {
-            table: 0,
-            key: k,
-            op: start..buf.bytes.len() as u32,
-        });
-    }
-    let req = CommitRequest {
-        txn: id,
-        kind: LogKind::Data,
-        payload: &buf.bytes,
-        read_only: writes.is_empty(),
-        epoch: 0,
-        writes: &written,
-        rows: &NoRows,
-        updates: 0,
-    };
-    w.commit(&req).unwrap()
 }
 
 fn wait_flushed(s: &dyn Scheme, log: usize) {

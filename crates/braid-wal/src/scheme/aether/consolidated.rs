@@ -59,8 +59,8 @@ impl Consolidated {
         self.errors[slot]
             .lock()
             .clone()
-            .unwrap_or_else(|| WalError::Misuse {
-                detail: format!("stream {}: a group's reservation failed", self.stream.id()),
+            .unwrap_or_else(|| WalError::Internal {
+                detail: format!("stream {}: a group\'s reservation failed", self.stream.id()),
             })
     }
 }

@@ -209,7 +209,7 @@ impl SchemeDef for GsnConfig {
         streams: usize,
     ) -> Result<Box<dyn crate::scheme::follow::Follower>, WalError> {
         if cfg.logging == crate::scheme::LogKind::Command {
-            return Err(WalError::Misuse {
+            return Err(WalError::Unsupported {
                 detail: NO_COMMAND_LOGGING.into(),
             });
         }

@@ -26,7 +26,7 @@ use crate::stream::Stream;
 /// Check the configuration and the devices; returns whether the logs are on persistent memory.
 fn check_devices(cfg: &SchemeConfig, devices: &[Arc<dyn Device>]) -> Result<bool, WalError> {
     if cfg.logging == LogKind::Command {
-        return Err(WalError::Misuse {
+        return Err(WalError::Unsupported {
             detail: NO_COMMAND_LOGGING.into(),
         });
     }

@@ -186,7 +186,7 @@ impl GsnWorker {
         if req.writes.is_empty() {
             // The caller did not say what it wrote: find it in the redo payload.
             for op in decode_redo(req.payload) {
-                let op = op.map_err(|e| WalError::WrongLog {
+                let op = op.map_err(|e| WalError::Misuse {
                     detail: format!("gsn: malformed redo payload: {e}"),
                 })?;
                 let page = pages::PageId::of(op.table(), op.key(), rpp);
@@ -304,7 +304,7 @@ impl SchemeWorker for GsnWorker {
 
     fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
         if req.kind == LogKind::Command {
-            return Err(WalError::Misuse {
+            return Err(WalError::Unsupported {
                 detail: NO_COMMAND_LOGGING.into(),
             });
         }

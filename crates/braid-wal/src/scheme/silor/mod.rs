@@ -250,7 +250,7 @@ pub(crate) fn open_silor(
     progress: &dyn Fn(u64),
 ) -> Result<(Arc<Silor>, RecoveryReport), WalError> {
     if cfg.logging == LogKind::Command {
-        return Err(WalError::Misuse {
+        return Err(WalError::Unsupported {
             detail: NO_COMMAND_LOGGING.into(),
         });
     }

@@ -247,7 +247,7 @@ impl SchemeWorker for SilorWorker {
         self.proxy.commit();
         if req.kind == LogKind::Command {
             self.reset();
-            return Err(WalError::Misuse {
+            return Err(WalError::Unsupported {
                 detail: super::NO_COMMAND_LOGGING.into(),
             });
         }

@@ -22,7 +22,7 @@ impl SegmentLog {
     pub(crate) fn open(fs: Arc<dyn Fs>, cfg: &FileDeviceConfig) -> Result<SegmentLog, WalError> {
         let seg_size = cfg.segment_size;
         if seg_size == 0 || seg_size & (SEGMENT_HEADER - 1) != 0 {
-            return Err(WalError::Misuse {
+            return Err(WalError::BadSize {
                 detail: format!("segment size {seg_size} must be a positive multiple of 4096"),
             });
         }
