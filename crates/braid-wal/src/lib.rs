@@ -64,6 +64,8 @@
 //!   files, group fdatasync), `device::pmem` (a persistent-memory ring), `device::null`.
 //! * `lv`: LSN vectors and their vectorised operations (Taurus Section 3.1, 4.2).
 //! * `stream`: reserve / fill / flush with a durable watermark (Taurus Alg. 1-2).
+//! * [`Progress`]: how every thread of the log layer waits for another's progress (spin,
+//!   yield, then park until the publisher wakes it); public for engines that wait the same way.
 //! * [`scheme`]: the seam between an engine and a logging scheme, and the schemes themselves,
 //!   found by name in `scheme::registry`.
 
@@ -86,8 +88,10 @@ pub mod testing;
 // The atomics seam (std, or loom's under `--cfg loom`) for the loom models in `tests/`.
 #[doc(hidden)]
 pub(crate) mod sync;
+pub(crate) mod wait;
 
 pub use error::{UnknownName, WalError};
+pub use wait::Progress;
 
 // The crate's own tests (`tests/`, one module per file) are compiled into its unit-test
 // binary, where they reach the internals without making them public; under this name their

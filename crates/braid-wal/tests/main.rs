@@ -27,6 +27,8 @@ mod loom_gsn;
 #[cfg(loom)]
 mod loom_stream;
 mod loom_taurus;
+#[cfg(loom)]
+mod loom_wait;
 mod paced_device;
 mod pertxn_crash;
 mod plover_scheme;
