@@ -65,6 +65,8 @@
 //! * [`fs`]: the file-system seam the file device writes through ([`RealFs`](fs::RealFs)).
 //! * [`record`], [`scan`], [`payload`]: the record framing, reading a stream back (its valid
 //!   prefix and how it ends), and the payload codecs, for tools that read logs.
+//! * [`Progress`]: how every thread of the log layer waits for another's progress (spin,
+//!   yield, then park until the publisher wakes it); public for engines that wait the same way.
 //! * [`WalError`], [`Lsn`].
 //!
 //! The streams, LSN vectors and each scheme's mechanisms are internal. The `testing` cargo
@@ -90,8 +92,10 @@ pub mod testing;
 // The atomics seam (std, or loom's under `--cfg loom`) for the loom models in `tests/`.
 #[doc(hidden)]
 pub(crate) mod sync;
+pub(crate) mod wait;
 
 pub use error::{UnknownName, WalError};
+pub use wait::Progress;
 
 // The crate's own tests (`tests/`, one module per file) are compiled into its unit-test
 // binary, where they reach the internals without making them public; under this name their

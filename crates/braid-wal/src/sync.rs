@@ -4,9 +4,15 @@
 //! reservation protocol in [`crate::stream::ready`], Taurus's committed vector and its replay
 //! pools in [`crate::scheme::taurus`]).
 //!
+//! It also carries the parking of [`crate::wait::Progress`], the one way a thread waits for
+//! another's progress, so the loom models check that no wake-up is lost in the code that uses
+//! it (Aether's consolidation array, `tests/loom_aether.rs`; the primitive itself,
+//! `tests/loom_wait.rs`).
+//!
 //! Only what those modules use is re-exported. [`Mutex`] has `parking_lot`'s interface
-//! (`lock` returns the guard, `try_lock` an `Option`) on both sides. Code built on these types
-//! must only run inside `loom::model` when compiled with `--cfg loom`.
+//! (`lock` returns the guard, `try_lock` an `Option`) on both sides; [`Condvar`] takes and
+//! returns the guard (loom's way) on both sides. Code built on these types must only run
+//! inside `loom::model` when compiled with `--cfg loom`.
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, fence};
@@ -14,10 +20,52 @@ pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, fence};
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, fence};
 
 #[cfg(not(loom))]
-pub(crate) use parking_lot::Mutex;
+pub(crate) use parking_lot::{Mutex, MutexGuard};
+
+#[cfg(not(loom))]
+pub(crate) use self::std_condvar::Condvar;
 
 #[cfg(loom)]
-pub(crate) use self::loom_mutex::{Mutex, MutexGuard};
+pub(crate) use self::loom_mutex::{Condvar, Mutex, MutexGuard};
+
+#[cfg(not(loom))]
+mod std_condvar {
+    use std::time::Instant;
+
+    use super::MutexGuard;
+
+    /// `parking_lot`'s condition variable, with the guard passed by value (as loom's takes it).
+    #[derive(Debug, Default)]
+    pub(crate) struct Condvar(parking_lot::Condvar);
+
+    impl Condvar {
+        /// A condition variable nobody waits on.
+        pub(crate) fn new() -> Condvar {
+            Condvar(parking_lot::Condvar::new())
+        }
+
+        /// Unlock, sleep until notified (or spuriously woken), lock again.
+        pub(crate) fn wait<'a, T>(&self, mut g: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+            self.0.wait(&mut g);
+            g
+        }
+
+        /// [`Condvar::wait`], but no later than `deadline`; the flag says it timed out.
+        pub(crate) fn wait_until<'a, T>(
+            &self,
+            mut g: MutexGuard<'a, T>,
+            deadline: Instant,
+        ) -> (MutexGuard<'a, T>, bool) {
+            let timed_out = self.0.wait_until(&mut g, deadline).timed_out();
+            (g, timed_out)
+        }
+
+        /// Wake every thread waiting.
+        pub(crate) fn notify_all(&self) {
+            self.0.notify_all();
+        }
+    }
+}
 
 #[cfg(loom)]
 mod loom_mutex {
@@ -45,27 +93,36 @@ mod loom_mutex {
             self.0.try_lock().ok()
         }
     }
-}
 
-/// One step of a wait for another thread: spin briefly, then yield, then sleep for growing
-/// short intervals (at most 1 ms); under loom, a yield (loom explores the other threads).
-pub(crate) fn pause(step: &mut u32) {
-    let s = *step;
-    *step = s.saturating_add(1);
-    #[cfg(loom)]
-    {
-        let _ = s;
-        loom::thread::yield_now();
-    }
-    #[cfg(not(loom))]
-    if s < 16 {
-        for _ in 0..(1u32 << (s / 4).min(3)) * 8 {
-            std::hint::spin_loop();
+    /// loom's condition variable with the interface of the `std` side of the seam.
+    #[derive(Debug, Default)]
+    pub(crate) struct Condvar(loom::sync::Condvar);
+
+    impl Condvar {
+        /// A condition variable nobody waits on.
+        pub(crate) fn new() -> Condvar {
+            Condvar(loom::sync::Condvar::new())
         }
-    } else if s < 32 {
-        std::thread::yield_now();
-    } else {
-        let us = 10u64 << ((s - 32) / 8).min(6);
-        std::thread::sleep(std::time::Duration::from_micros(us.min(1000)));
+
+        /// Unlock, sleep until notified, lock again.
+        pub(crate) fn wait<'a, T>(&self, g: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+            self.0.wait(g).unwrap_or_else(|e| e.into_inner())
+        }
+
+        /// loom has no clock: an untimed [`Condvar::wait`] (never reports a timeout). A model
+        /// that needed the timeout to make progress fails as a deadlock, which is the point:
+        /// timeouts are only safety nets.
+        pub(crate) fn wait_until<'a, T>(
+            &self,
+            g: MutexGuard<'a, T>,
+            _deadline: std::time::Instant,
+        ) -> (MutexGuard<'a, T>, bool) {
+            (self.wait(g), false)
+        }
+
+        /// Wake every thread waiting.
+        pub(crate) fn notify_all(&self) {
+            self.0.notify_all();
+        }
     }
 }

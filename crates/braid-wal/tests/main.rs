@@ -28,6 +28,8 @@ mod loom_gsn;
 #[cfg(loom)]
 mod loom_stream;
 mod loom_taurus;
+#[cfg(loom)]
+mod loom_wait;
 mod paced_device;
 mod pertxn_crash;
 mod plover_scheme;

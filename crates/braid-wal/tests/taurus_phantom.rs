@@ -117,8 +117,11 @@ impl Op {
 
 /// The recovered state: the set and the output row. A replayed scan holds back until an
 /// insert or delete has landed (which only one replayed concurrently, a missing edge, can do
-/// before the scan ends) or until another replay worker has looked twice and found nothing
-/// ready (so nothing can overtake the scan), so a missing edge changes the count.
+/// before the scan ends) or until another replay worker has looked at the final cut and found
+/// nothing ready (so nothing can overtake the scan: with every record admitted, a record
+/// whose edge to the scan were missing would have been ready, whenever that look began; the
+/// worker then waits for a record to finish and does not look again while the scan is held),
+/// so a missing edge changes the count.
 #[derive(Default)]
 struct State {
     set: Mutex<BTreeSet<u64>>,
@@ -139,7 +142,7 @@ impl State {
         );
         let deadline = Instant::now() + Duration::from_secs(30);
         while self.changes.load(Ordering::SeqCst) == changes
-            && self.idle_looks.load(Ordering::SeqCst) < looks + 2
+            && self.idle_looks.load(Ordering::SeqCst) <= looks
         {
             assert!(
                 Instant::now() < deadline,

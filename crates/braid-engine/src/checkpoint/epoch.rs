@@ -14,10 +14,15 @@
 //! overwrites what `T1` wrote, or under command logging overwrites what `T1` read) then `T2`'s
 //! epoch is at least `T1`'s. The set of transactions of epochs below `E` is therefore closed
 //! under dependencies.
+//!
+//! The checkpoint waits for the workers (`drain`, `end_capture`) in a
+//! [`Progress`](braid_wal::Progress): it spins briefly, yields, then parks until a worker
+//! leaves its commit (`exit`) or moves its announcement to the new epoch (`enter`), both of
+//! which notify after their stores.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
-use std::time::Duration;
 
+use braid_wal::Progress;
 use crossbeam_utils::CachePadded;
 
 /// A slot's value when its worker is not inside a commit.
@@ -38,6 +43,8 @@ pub(crate) struct Epochs {
     /// Images saved by writers for the checkpoint being captured: `(table, key)` -> the row
     /// as the checkpoint must hold it (`None`: it did not exist).
     pub(crate) side: scc::HashMap<(u32, u64), Option<Box<[u8]>>>,
+    /// The checkpoint waits here for workers to leave their commits.
+    left: Progress,
 }
 
 impl Epochs {
@@ -55,6 +62,7 @@ impl Epochs {
                 })
                 .collect(),
             side: scc::HashMap::new(),
+            left: Progress::new(),
         }
     }
 
@@ -71,6 +79,7 @@ impl Epochs {
         if let Some(s) = self.slots.get(slot) {
             s.at.store(IDLE, SeqCst);
             s.owned.store(false, SeqCst);
+            self.left.notify();
         }
     }
 
@@ -79,8 +88,13 @@ impl Epochs {
     pub(crate) fn enter(&self, slot: usize) -> u64 {
         let s = &self.slots[slot];
         let mut e = self.epoch.load(SeqCst);
+        let mut again_announced = false;
         loop {
             s.at.store(e, SeqCst);
+            if again_announced {
+                // A drain may have seen the old epoch announced here and parked.
+                self.left.notify();
+            }
             // Re-read: either the checkpoint's drain sees our announcement, or we see its
             // new epoch (both sides use SeqCst store-then-load).
             let again = self.epoch.load(SeqCst);
@@ -88,6 +102,7 @@ impl Epochs {
                 return e;
             }
             e = again;
+            again_announced = true;
         }
     }
 
@@ -97,6 +112,8 @@ impl Epochs {
         let s = &self.slots[slot];
         s.at.store(IDLE, SeqCst);
         s.exits.fetch_add(1, SeqCst);
+        // A checkpoint may be parked waiting for this commit to leave.
+        self.left.notify();
     }
 
     /// The epoch being captured if a transaction of epoch `mine` must save old images.
@@ -119,10 +136,7 @@ impl Epochs {
     /// Wait until no transaction of an epoch below `e` is inside its commit.
     pub(crate) fn drain(&self, e: u64) {
         for s in self.slots.iter() {
-            let mut spins = 0u32;
-            while s.at.load(SeqCst) < e {
-                backoff(&mut spins);
-            }
+            self.left.wait(|| (s.at.load(SeqCst) >= e).then_some(()));
         }
     }
 
@@ -139,22 +153,10 @@ impl Epochs {
             if at == IDLE {
                 continue;
             }
-            let mut spins = 0u32;
-            while s.at.load(SeqCst) != IDLE && s.exits.load(SeqCst) == exits {
-                backoff(&mut spins);
-            }
+            self.left.wait(|| {
+                (s.at.load(SeqCst) == IDLE || s.exits.load(SeqCst) != exits).then_some(())
+            });
         }
-    }
-}
-
-fn backoff(spins: &mut u32) {
-    *spins += 1;
-    if *spins < 64 {
-        std::hint::spin_loop();
-    } else if *spins < 256 {
-        std::thread::yield_now();
-    } else {
-        std::thread::sleep(Duration::from_micros(50));
     }
 }
 
@@ -163,6 +165,7 @@ fn backoff(spins: &mut u32) {
 mod tests {
     use super::*;
     use std::sync::Arc;
+    use std::time::Duration;
 
     #[test]
     fn drain_waits_for_the_old_epoch_only() {

@@ -496,8 +496,9 @@ pub trait Replay: Sync {
         let _ = (kind, payloads, step);
     }
 
-    /// Test hook: a Taurus parallel replay worker looked for a record to replay and found none
-    /// ready. The default does nothing.
+    /// Test hook: a Taurus parallel replay worker looked for a record to replay in the final
+    /// cut (every record admitted) and found none ready; it then waits until another worker
+    /// finishes a record. The default does nothing.
     #[doc(hidden)]
     fn replay_idle(&self) {}
 }

@@ -8,7 +8,6 @@ use std::thread::JoinHandle;
 
 use parking_lot::Mutex;
 
-use super::durable::backoff;
 use super::state::{CLOSED, Inner};
 use crate::WalError;
 
@@ -74,22 +73,19 @@ impl Handle {
 
 impl Inner {
     fn close_durable_on_fill(&self) -> Result<(), WalError> {
-        let mut step = 0u32;
-        loop {
+        // Every finished fill and every withdrawn announcement notifies `progress`.
+        self.progress.wait(|| {
             if let Some(e) = self.poison_error() {
-                return Err(e);
+                return Some(Err(e));
             }
             // CLOSED is set: a writer either saw it (and gave up) or announced before our
             // look at the slots below, so waiting for no slot to be busy catches every append.
             let (_, busy) = self.res.ready();
             let d = self.advance_durable();
-            if !busy && d >= self.res.tail() {
-                let mut g = self.lock.lock();
-                g.flusher_done = true;
-                self.durable_cv.notify_all();
-                return Ok(());
-            }
-            backoff(&mut step);
-        }
+            (!busy && d >= self.res.tail()).then_some(Ok(()))
+        })?;
+        self.lock.lock().flusher_done = true;
+        self.progress.notify();
+        Ok(())
     }
 }

@@ -1,17 +1,14 @@
 //! The durable watermark and waiting for it (Taurus, Xia et al. 2021, Alg. 2: the log
 //! manager's `PLV` entry of this stream): on pmem devices the waiter publishes the ready point
-//! itself with `fetch_max` and backs off while another writer is mid-fill; on file devices it
-//! flushes itself when no flush is under way (`lead.rs`), or, where a group-commit delay
-//! gathers commits, yields and then sleeps until the flusher publishes.
+//! itself with `fetch_max` and, while another writer is mid-fill, waits in the stream's
+//! [`Progress`](crate::wait::Progress) for the fills to finish (each finished fill notifies it);
+//! on file devices it flushes itself when no flush is under way (`lead.rs`), or, where a
+//! group-commit delay gathers commits, waits there until the flusher publishes.
 
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
-use std::time::Duration;
 
 use super::state::{Inner, Locked, POISONED, STALLED};
 use crate::{Lsn, WalError};
-
-/// Yields of a file-device waiter before it blocks.
-const SPIN_YIELDS: u32 = 4;
 
 impl Inner {
     /// Pmem: publish the ready point as the durable point; returns the durable point.
@@ -108,58 +105,37 @@ impl Inner {
         if self.lead {
             return self.wait_leading(lsn);
         }
-        // A few yields first: a flush of a small group is often shorter than a sleep and
-        // wake-up, and yielding hands the core to the flusher on a machine with few cores.
-        for _ in 0..SPIN_YIELDS {
-            std::thread::yield_now();
-            if self.durable.load(Acquire) >= lsn {
-                return Ok(());
-            }
-        }
-        let mut g = self.lock.lock();
-        self.waiters.fetch_add(1, SeqCst);
-        let r = loop {
-            // SeqCst after the increment: the flusher stores `durable` and then loads
-            // `waiters`, so either we see its store or it sees us (and takes the lock, which
-            // we hold until we sleep).
-            if self.durable.load(SeqCst) >= lsn {
-                break Ok(());
-            }
-            if let Err(e) = self.blocked(lsn, &g) {
-                break Err(e);
-            }
-            self.durable_cv.wait(&mut g);
-        };
-        self.waiters.fetch_sub(1, SeqCst);
-        r
+        // The flusher publishes and then notifies (`release_token`); stalls, state changes and
+        // its exit notify too.
+        self.progress.wait(|| self.poll_durable(lsn))
     }
 
+    /// For a file-device waiter of `lsn`: `Some(Ok)` once it is durable, `Some(Err)` once an
+    /// error keeps it from ever becoming durable, else `None`.
+    pub(super) fn poll_durable(&self, lsn: Lsn) -> Option<Result<(), WalError>> {
+        if self.durable.load(Acquire) >= lsn {
+            return Some(Ok(()));
+        }
+        // Nothing can block it while the stream runs normally (no stall, no close, no
+        // poison; the flusher exits only once closed or poisoned).
+        if self.state.load(SeqCst) == 0 {
+            return None;
+        }
+        let g = self.lock.lock();
+        match self.blocked(lsn, &g) {
+            Err(e) => Some(Err(e)),
+            Ok(()) => (self.durable.load(SeqCst) >= lsn).then_some(Ok(())),
+        }
+    }
+
+    /// Pmem: publish the ready point until it reaches `lsn`; while a writer below `lsn` is
+    /// mid-fill, wait for its fill to finish (it notifies `progress`).
     fn wait_durable_on_fill(&self, lsn: Lsn) -> Result<(), WalError> {
-        let mut step = 0u32;
-        loop {
+        self.progress.wait(|| {
             if self.advance_durable() >= lsn {
-                return Ok(());
+                return Some(Ok(()));
             }
-            if let Some(e) = self.poison_error() {
-                return Err(e);
-            }
-            backoff(&mut step);
-        }
-    }
-}
-
-/// Spin briefly, then yield, then sleep for growing short intervals (at most 1 ms).
-pub(super) fn backoff(step: &mut u32) {
-    let s = *step;
-    *step = s.saturating_add(1);
-    if s < 16 {
-        for _ in 0..(1u32 << (s / 4).min(3)) * 8 {
-            std::hint::spin_loop();
-        }
-    } else if s < 32 {
-        std::thread::yield_now();
-    } else {
-        let us = 10u64 << ((s - 32) / 8).min(6);
-        std::thread::sleep(Duration::from_micros(us.min(1000)));
+            self.poison_error().map(Err)
+        })
     }
 }

@@ -35,9 +35,8 @@ impl Inner {
                 },
             );
         }
-        let mut g = self.lock.lock();
-        g.flusher_done = true;
-        self.durable_cv.notify_all();
+        self.lock.lock().flusher_done = true;
+        self.progress.notify();
     }
 
     fn flusher_loop(&self) {
@@ -121,6 +120,8 @@ impl Inner {
         let closing_done = st & CLOSED != 0 && !busy && self.res.tail() <= d;
         if ready <= d && self.state.load(SeqCst) == st && !closing_done {
             self.clock.idle_passes.fetch_add(1, SeqCst);
+            // For `Stream::flusher_idle_pass`, which waits in `progress` for this count.
+            self.progress.notify();
             if self.defers.load(SeqCst) {
                 self.flusher_cv.wait_for(&mut g, DEFERRED_POLL);
             } else {
@@ -221,6 +222,7 @@ impl Inner {
         g.nospace = Some(e);
         self.nospace_upto.fetch_max(ready, SeqCst);
         self.state.fetch_or(STALLED, SeqCst);
-        self.durable_cv.notify_all();
+        drop(g);
+        self.progress.notify();
     }
 }

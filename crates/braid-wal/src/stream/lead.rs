@@ -16,12 +16,12 @@
 //! thread and leaders take it before reading the durable point and release it only after
 //! publishing the new one, so flushed ranges never overlap and the durable point only grows.
 //!
-//! Lost wake-ups: a committer that cannot take the token sleeps until the holder publishes
-//! and releases it. It registers in `waiters` (under the stream's mutex) and then loads the
-//! token; the holder stores the token free and then loads `waiters`, taking the mutex to wake
-//! them if any: `SeqCst` on both sides, so either the committer sees the token free (and
-//! leads) or the holder sees the committer (and wakes it). The flusher thread waiting for the
-//! token registers in `token_wanted` the same way.
+//! Lost wake-ups: a committer that cannot take the token waits in the stream's
+//! [`Progress`](crate::wait::Progress) until the holder publishes and releases it: the holder
+//! stores the token free and then notifies, the committer's poll looks at the token after it
+//! registered, so either it sees the token free (and leads) or the holder sees it registered
+//! (and wakes it); see `crate::wait`. The flusher thread waiting for the token registers in
+//! `token_wanted` the same way (a store-then-load pair with `SeqCst` on both sides).
 //!
 //! A writer whose commits are waited for ([`StreamWriter::set_commits_waited`]) does not wake
 //! the flusher when it fills (unless [`CHECK_WAKE_BYTES`] are pending, so that a long group is
@@ -37,7 +37,7 @@
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::time::Duration;
 
-use super::state::{Inner, Locked};
+use super::state::Inner;
 use crate::{Lsn, WalError};
 
 /// How often the flusher of a stream with deferred wake-ups looks for ready bytes while asleep.
@@ -50,9 +50,6 @@ pub(super) const DEFERRED_POLL: Duration = Duration::from_millis(10);
 pub(super) const CHECK_WAKE_AFTER: Duration = Duration::from_micros(100);
 /// See [`CHECK_WAKE_AFTER`].
 pub(super) const CHECK_WAKE_BYTES: u64 = 64 << 10;
-
-/// Yields of a waiter that finds a flush under way before it sleeps.
-const BUSY_YIELDS: u32 = 4;
 
 /// What one attempt to lead found.
 pub(super) enum Led {
@@ -79,12 +76,9 @@ impl Inner {
     /// (see the module doc for why the order excludes lost wake-ups).
     pub(super) fn release_token(&self) {
         self.flushing.store(false, SeqCst);
-        if self.waiters.load(SeqCst) > 0
-            || self.space_waiters.load(SeqCst) > 0
-            || self.token_wanted.load(SeqCst)
-        {
+        self.progress.notify();
+        if self.space_waiters.load(SeqCst) > 0 || self.token_wanted.load(SeqCst) {
             let _g = self.lock.lock();
-            self.durable_cv.notify_all();
             self.flusher_cv.notify_all();
         }
     }
@@ -142,74 +136,39 @@ impl Inner {
     }
 
     /// Wait for `lsn` on a stream whose waiters lead: lead while the token is free, otherwise
-    /// sleep until the token's holder publishes.
+    /// wait until the token's holder publishes and releases it.
     pub(super) fn wait_leading(&self, lsn: Lsn) -> Result<(), WalError> {
-        let (mut idle_leads, mut busy) = (0u32, 0u32);
+        let mut idle_leads = 0u32;
         loop {
             if self.durable.load(SeqCst) >= lsn {
                 return Ok(());
             }
-            match self.try_lead() {
-                Led::Flushed => {
-                    if self.durable.load(SeqCst) >= lsn {
-                        return Ok(());
-                    }
-                    // Nothing of ours was ready: a writer below `lsn` is still filling. Its
-                    // fill takes nanoseconds unless it was preempted; yield the core to it.
-                    idle_leads += 1;
-                    if idle_leads < 64 {
-                        std::thread::yield_now();
-                        continue;
-                    }
+            if let Led::Flushed = self.try_lead() {
+                if self.durable.load(SeqCst) >= lsn {
+                    return Ok(());
                 }
-                // A flush is under way: a short one (RAM files) ends within a few yields,
-                // sooner than a sleep and a wake-up.
-                Led::Busy if busy < BUSY_YIELDS => {
-                    busy += 1;
+                // Nothing of ours was ready: a writer below `lsn` is still filling. Its fill
+                // takes nanoseconds unless it was preempted; yield the core to it. (Its end is
+                // not notified: a writer whose commits are waited for wakes nobody when it
+                // fills, which keeps the fence off its append.)
+                idle_leads += 1;
+                if idle_leads < 64 {
                     std::thread::yield_now();
                     continue;
                 }
-                Led::Busy => {}
+                idle_leads = 0;
             }
-            (idle_leads, busy) = (0, 0);
-            let mut g = self.lock.lock();
-            self.waiters.fetch_add(1, SeqCst);
-            let r = self.sleep_for_token(lsn, &mut g);
-            self.waiters.fetch_sub(1, SeqCst);
-            drop(g);
+            // A flush is under way (or leading is not possible now): wait until the holder
+            // publishes and releases the token (`release_token` notifies), or until an error
+            // keeps `lsn` from ever becoming durable.
+            let r = self.progress.wait(|| {
+                if let Some(r) = self.poll_durable(lsn) {
+                    return Some(Some(r));
+                }
+                (self.may_lead() && !self.flushing.load(SeqCst)).then_some(None)
+            });
             if let Some(r) = r {
                 return r;
-            }
-        }
-    }
-
-    /// Under the lock, registered in `waiters`: sleep until `lsn` is durable (`Some(Ok)`), an
-    /// error keeps it from ever becoming durable (`Some(Err)`), or the token is free to lead
-    /// (`None`).
-    fn sleep_for_token(
-        &self,
-        lsn: Lsn,
-        g: &mut parking_lot::MutexGuard<'_, Locked>,
-    ) -> Option<Result<(), WalError>> {
-        // Bounded: a writer mid-fill below `lsn` whose stream nobody else flushes is found by
-        // the next look, so the sleep is only as long as a poll.
-        let mut polls = 0u32;
-        loop {
-            // SeqCst after the increment of `waiters` (see the module doc).
-            if self.durable.load(SeqCst) >= lsn {
-                return Some(Ok(()));
-            }
-            if let Err(e) = self.blocked(lsn, g) {
-                return Some(Err(e));
-            }
-            if self.may_lead() && !self.flushing.load(SeqCst) {
-                return None;
-            }
-            if self.durable_cv.wait_for(g, DEFERRED_POLL).timed_out() {
-                polls += 1;
-                if polls > 1 {
-                    return None;
-                }
             }
         }
     }

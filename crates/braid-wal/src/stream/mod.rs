@@ -17,9 +17,10 @@
 //! * Pmem devices (`durable_on_fill() == true`) make each record durable in `fill`, on the
 //!   writer's own thread. There is no flusher: [`Stream::wait_durable`] computes the ready
 //!   point itself and publishes it with `fetch_max`. A waiter that finds the point short of
-//!   its LSN (another writer is mid-fill) spins briefly, then yields, then sleeps for short,
-//!   growing intervals: on a machine with few cores a spinning waiter steals the CPU from the
-//!   writer it waits for.
+//!   its LSN (another writer is mid-fill) waits in the stream's
+//!   [`Progress`](crate::wait::Progress): it spins briefly, yields, then parks until a writer
+//!   finishes a fill (every fill notifies): on a machine with few cores a spinning waiter
+//!   steals the CPU from the writer it waits for.
 //!
 //! Hot path: an append allocates nothing (the scratch buffer only grows) and takes no lock; it
 //! touches the tail (one compare-and-swap), its own slot, and one word the flusher publishes
@@ -28,8 +29,9 @@
 //! pairs: a writer stores its idle busy word (a release store, then a `SeqCst` fence, taken
 //! only by a writer that goes on to load `wake_at`) and then loads `wake_at`, the flusher stores
 //! `wake_at` and then recomputes the ready point (under the mutex it sleeps on); a commit
-//! waiter registers in `waiters` and then loads `durable`, the flusher stores `durable` and
-//! then loads `waiters`. A file-device waiter yields a few times before it sleeps, which on a
+//! waiter registers in the stream's `Progress` and then loads `durable`, the flusher stores
+//! `durable` and then loads the count of registered waiters (`crate::wait` has the argument).
+//! A file-device waiter spins briefly and yields a few times before it parks, which on a
 //! machine with few cores hands the core to the flusher.
 //!
 //! The device hears of every new durable point ([`Device::note_durable`]) *before* the stream
@@ -100,6 +102,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::device::Device;
 use crate::record::ALIGN;
+use crate::wait::Progress;
 use crate::{Lsn, WalError};
 use close::Handle;
 use ready::Reservations;
@@ -203,13 +206,12 @@ impl Stream {
             durable: CachePadded::new(AtomicU64::new(end)),
             state: CachePadded::new(AtomicU8::new(0)),
             wake_at: CachePadded::new(AtomicU64::new(NO_WAKE)),
-            waiters: AtomicUsize::new(0),
             space_waiters: AtomicUsize::new(0),
             nospace_upto: AtomicU64::new(0),
             cause: OnceLock::new(),
             lock: Mutex::new(Locked::default()),
             flusher_cv: Condvar::new(),
-            durable_cv: Condvar::new(),
+            progress: Progress::new(),
             device,
         });
         inner.device.note_durable(end);
@@ -326,20 +328,23 @@ impl Stream {
             inner.flusher_cv.notify_all();
             inner.clock.idle_passes.load(SeqCst)
         };
-        while inner.clock.idle_passes.load(SeqCst) == seen {
-            if Instant::now() >= deadline || inner.lock.lock().flusher_done {
-                return false;
-            }
-            std::thread::sleep(Duration::from_micros(100));
-        }
-        true
+        // The flusher notifies `progress` after counting an idle pass and when it exits.
+        inner
+            .progress
+            .wait_until(deadline, || {
+                if inner.clock.idle_passes.load(SeqCst) != seen {
+                    return Some(true);
+                }
+                inner.lock.lock().flusher_done.then_some(false)
+            })
+            .unwrap_or(false)
     }
 
     /// Test hook: threads blocked in [`Stream::wait_durable`] right now (file devices).
     #[doc(hidden)]
     #[cfg(test)]
     pub(crate) fn blocked_waiters(&self) -> usize {
-        self.h.inner.waiters.load(SeqCst)
+        self.h.inner.progress.parked()
     }
 
     /// The device the stream appends to.

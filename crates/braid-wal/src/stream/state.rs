@@ -13,6 +13,7 @@ use parking_lot::{Condvar, Mutex};
 use super::ready::Reservations;
 use crate::WalError;
 use crate::device::Device;
+use crate::wait::Progress;
 
 /// Writer slots claimed and flusher threads running, over every stream of the process: a
 /// flusher lingers only where these fit in the machine's cores (`flusher.rs`).
@@ -78,8 +79,7 @@ pub(super) struct Inner {
     pub(super) state: CachePadded<AtomicU8>,
     /// The flusher sleeps until a writer finishes a record ending at or beyond this.
     pub(super) wake_at: CachePadded<AtomicU64>,
-    /// Threads blocked in `wait_durable` (file devices) and writers waiting for ring space.
-    pub(super) waiters: AtomicUsize,
+    /// Writers waiting for ring space (the flusher cuts a group-commit delay short for them).
     pub(super) space_waiters: AtomicUsize,
     /// During a stall: the end of the largest range whose flush failed with `NoSpace`.
     pub(super) nospace_upto: AtomicU64,
@@ -87,17 +87,24 @@ pub(super) struct Inner {
     pub(super) lock: Mutex<Locked>,
     /// The flusher sleeps here.
     pub(super) flusher_cv: Condvar,
-    /// Commit waiters and writers waiting for ring space sleep here.
-    pub(super) durable_cv: Condvar,
+    /// Commit waiters, writers waiting for ring space and a closer draining a pmem stream
+    /// wait here. Notified after every change that can end such a wait: a new durable point
+    /// (`release_token` on file devices; every finished fill on pmem, which moves the ready
+    /// point the waiters publish themselves), a stall, a state change (poisoned, closed) and
+    /// the flusher's exit.
+    pub(super) progress: Progress,
 }
 
 impl Inner {
-    /// Set state bits, then wake every sleeper (under the lock, so no wake-up is lost).
+    /// Set state bits, then wake every sleeper: the flusher under the lock it sleeps on, the
+    /// waiters through `progress` (after the store, so no wake-up is lost).
     pub(super) fn set_state(&self, bits: u8) {
         self.state.fetch_or(bits, SeqCst);
-        let _g = self.lock.lock();
-        self.flusher_cv.notify_all();
-        self.durable_cv.notify_all();
+        {
+            let _g = self.lock.lock();
+            self.flusher_cv.notify_all();
+        }
+        self.progress.notify();
     }
 
     /// Poison the stream: `cause` failed it while it was doing `during`.

@@ -9,13 +9,17 @@ use std::time::{Duration, Instant};
 
 use super::RING_FULL_WAIT;
 use super::close::Handle;
-use super::durable::backoff;
 use super::lead::CHECK_WAKE_BYTES;
 use super::state::{CLOSED, Inner, NO_WAKE, POISONED, STALLED};
 use crate::proxy::AppendCost;
 use crate::record::{ALIGN, RecordSpec};
 use crate::sync::fence;
 use crate::{Lsn, WalError};
+
+/// How often a writer waiting for ring space looks again although nothing notified it: space
+/// a device frees by itself (a checkpoint's `release`, a pmem de-stager) does not pass through
+/// the stream.
+const SPACE_RECHECK: Duration = Duration::from_millis(1);
 
 /// One thread's append handle: a claimed slot and a scratch buffer.
 pub struct StreamWriter {
@@ -218,6 +222,11 @@ impl Inner {
     /// Give up an announcement that reserved nothing.
     fn finish_unfilled(&self, slot: usize) {
         self.res.finish(slot);
+        if self.durable_on_fill {
+            // A closer may be waiting for this slot to go idle.
+            self.progress.notify();
+            return;
+        }
         // A closing flusher may be waiting for this slot to go idle. The fence orders the
         // release store S3 before the load, as `wake_flusher` says.
         fence(SeqCst);
@@ -227,10 +236,15 @@ impl Inner {
         }
     }
 
-    /// After a fill: wake the flusher if it sleeps waiting for a record ending here or later.
-    /// Returns whether it took the mutex to do so.
+    /// After a fill: wake the flusher if it sleeps waiting for a record ending here or later;
+    /// on pmem (no flusher), wake the waiters parked in `progress`, who publish the ready
+    /// point themselves. Returns whether it took a mutex to do so.
     #[inline]
     pub(super) fn wake_flusher(&self, end: Lsn) -> bool {
+        if self.durable_on_fill {
+            // The same store-then-load pair, with the fence inside `notify`.
+            return self.progress.notify();
+        }
         // A store-then-load pair with the flusher, which stores `wake_at` and then recomputes
         // the ready point: the fence orders the busy store (S3, a release store) before this
         // load, so either the flusher sees this fill or this load sees its `wake_at`.
@@ -244,52 +258,81 @@ impl Inner {
     }
 
     /// Wait until `[.., upto)` fits in the ring, or fail.
+    ///
+    /// Space the stream frees (a flush on a file device; on pmem, a fill that lets the
+    /// durable point, and with it de-staging, move on) notifies `progress`. Space the device
+    /// frees by itself (a checkpoint's `release`, a de-stager catching up) does not pass
+    /// through the stream, so these waits look again every [`SPACE_RECHECK`] as well.
     #[cold]
     fn wait_for_space(&self, upto: Lsn, full_since: &mut Option<Instant>) -> Result<(), WalError> {
         if self.durable_on_fill {
-            let mut step = 0u32;
-            loop {
-                self.check_state(true)?;
-                // Publishing the durable point lets de-staging free ring space.
+            return self.wait_for_space_on_fill(upto, full_since);
+        }
+        self.space_waiters.fetch_add(1, SeqCst);
+        {
+            // The flusher may be gathering a group commit; cut it short.
+            let _g = self.lock.lock();
+            self.flusher_cv.notify_all();
+        }
+        let r = loop {
+            let recheck = Instant::now() + SPACE_RECHECK;
+            if let Some(r) = self.progress.wait_until(recheck, || self.poll_space(upto)) {
+                break r;
+            }
+        };
+        self.space_waiters.fetch_sub(1, SeqCst);
+        r
+    }
+
+    /// A file-device writer's look at the ring: `Some` once `upto` fits or the stream fails.
+    fn poll_space(&self, upto: Lsn) -> Option<Result<(), WalError>> {
+        let st = self.state.load(SeqCst);
+        if st & (POISONED | CLOSED) != 0 {
+            return Some(Err(self.state_error(st & !STALLED)));
+        }
+        if st & STALLED != 0 {
+            let g = self.lock.lock();
+            return Some(Err(g
+                .nospace
+                .clone()
+                .unwrap_or_else(|| self.default_nospace())));
+        }
+        (upto <= self.device.reusable() + self.capacity).then_some(Ok(()))
+    }
+
+    /// [`Inner::wait_for_space`] on pmem: publish the durable point (so de-staging can free
+    /// space) at every look; give up with `LogFull` once a ring that cannot drain by itself
+    /// has stayed full for [`RING_FULL_WAIT`].
+    fn wait_for_space_on_fill(
+        &self,
+        upto: Lsn,
+        full_since: &mut Option<Instant>,
+    ) -> Result<(), WalError> {
+        loop {
+            let recheck = Instant::now() + SPACE_RECHECK;
+            let r = self.progress.wait_until(recheck, || {
+                if let Err(e) = self.check_state(true) {
+                    return Some(Err(e));
+                }
                 self.advance_durable();
                 if upto <= self.device.reusable() + self.capacity {
-                    return Ok(());
+                    return Some(Ok(()));
                 }
                 match self.device.ensure_space(upto) {
                     Ok(()) => *full_since = None,
                     Err(e @ WalError::LogFull { .. }) => {
                         let since = *full_since.get_or_insert_with(Instant::now);
                         if since.elapsed() >= RING_FULL_WAIT {
-                            return Err(e);
+                            return Some(Err(e));
                         }
                     }
-                    Err(e) => return Err(e),
+                    Err(e) => return Some(Err(e)),
                 }
-                backoff(&mut step);
+                None
+            });
+            if let Some(r) = r {
+                return r;
             }
         }
-        let mut g = self.lock.lock();
-        self.space_waiters.fetch_add(1, SeqCst);
-        // The flusher may be gathering a group commit; cut it short.
-        self.flusher_cv.notify_all();
-        let r = loop {
-            let st = self.state.load(SeqCst);
-            if st & (POISONED | CLOSED) != 0 {
-                break Err(self.state_error(st & !STALLED));
-            }
-            if st & STALLED != 0 {
-                break Err(g.nospace.clone().unwrap_or_else(|| self.default_nospace()));
-            }
-            if upto <= self.device.reusable() + self.capacity {
-                break Ok(());
-            }
-            if g.flusher_done {
-                break Err(WalError::Closed(self.id));
-            }
-            // The timeout covers space freed other than by the flusher (release()).
-            self.durable_cv.wait_for(&mut g, Duration::from_millis(10));
-        };
-        self.space_waiters.fetch_sub(1, SeqCst);
-        r
     }
 }

@@ -12,11 +12,13 @@
 //! lead     the leader takes the insert lock, closes the slot (swap: later arrivals go to
 //!          another slot), reserves the group's bytes in the log, releases the lock, stores the
 //!          member count and publishes the group's base (release store).
-//! wait     the other members spin (with backoff) until the base is published.
+//! wait     the other members wait (spin, yield, park: `crate::wait`) until the base is
+//!          published; the leader notifies after publishing.
 //! fill     each member copies its own record to base + offset, outside any lock (Sec. 5.2).
 //! finish   each member decrements the pending count (acquire-release); the last one ends the
 //!          group's log reservation (so the log's ready point may pass it) and reopens the slot
-//!          (release store of an empty state), in that order.
+//!          (release store of an empty state), in that order, and notifies arrivals waiting
+//!          for a slot.
 //! ```
 //!
 //! A group of one (no one joined before the leader closed its slot) skips the pending count:
@@ -33,18 +35,26 @@
 //! wait for the old group's members; here a closed slot stays out of use until its group has
 //! finished, and arrivals probe the next slot. Arrivals probe from slot 0, so threads that
 //! arrive while a leader waits for the lock land in the same group; with every slot closed
-//! they wait with backoff. A group grows to at most `max_group` bytes (a record larger than
+//! they wait until a group finishes and reopens its slot. A group grows to at most `max_group` bytes (a record larger than
 //! that goes alone into an empty slot), so a group always fits the log's ring.
 //!
-//! Under `--cfg loom` the atomics and the lock are loom's ([`crate::sync`]);
-//! `tests/loom_aether.rs` model-checks this code with the stream's real reservation protocol.
+//! Under `--cfg loom` the atomics, the lock and the waits are loom's ([`crate::sync`]);
+//! `tests/loom_aether.rs` model-checks this code with the stream's real reservation protocol
+//! (a lost wake-up of a waiting member or arrival would show there as a deadlock).
 
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 
 use crate::Lsn;
-use crate::sync::{AtomicU64, Mutex, pause};
+use crate::sync::{AtomicU64, Mutex};
+use crate::wait::Progress;
+
+/// How often a member waiting for its leader asks its `give_up` although nothing notified it:
+/// the poisoning that makes it give up (a leader that unwound without publishing) is the
+/// stream's, which does not notify this array. A safety net: leaders always publish.
+const GIVE_UP_RECHECK: Duration = Duration::from_millis(10);
 
 /// The state bit of a slot whose leader has taken the group out of joining.
 const CLOSED: u64 = 1 << 63;
@@ -120,6 +130,9 @@ pub(crate) struct ConsolidationArray {
     /// The log's insert lock: held by one leader at a time across its group's reservation.
     lock: Mutex<()>,
     max_group: u64,
+    /// Members waiting for their group's base and arrivals waiting for a slot wait here;
+    /// notified when a base is published and when a slot reopens.
+    progress: Progress,
 }
 
 fn members(state: u64) -> u64 {
@@ -146,6 +159,7 @@ impl ConsolidationArray {
                 .collect(),
             lock: Mutex::new(()),
             max_group: max_group.min(BYTES),
+            progress: Progress::new(),
         }
     }
 
@@ -153,39 +167,40 @@ impl ConsolidationArray {
     /// every slot is closed or full.
     pub(crate) fn join(&self, len: u64) -> Joined {
         let mut attempts = 0u64;
-        let mut step = 0u32;
-        loop {
-            for (i, s) in self.slots.iter().enumerate() {
-                let mut cur = s.state.load(Acquire);
-                loop {
-                    let (n, b) = (members(cur), bytes(cur));
-                    if cur & CLOSED != 0
-                        || n == MAX_MEMBERS
-                        || (n > 0 && b.saturating_add(len) > self.max_group)
-                    {
-                        break;
+        // With every slot closed or full, wait until a group finishes (`finish` notifies).
+        self.progress.wait(|| self.try_join(len, &mut attempts))
+    }
+
+    /// One pass over the slots: join the first open one with room, if any.
+    fn try_join(&self, len: u64, attempts: &mut u64) -> Option<Joined> {
+        for (i, s) in self.slots.iter().enumerate() {
+            let mut cur = s.state.load(Acquire);
+            loop {
+                let (n, b) = (members(cur), bytes(cur));
+                if cur & CLOSED != 0
+                    || n == MAX_MEMBERS
+                    || (n > 0 && b.saturating_add(len) > self.max_group)
+                {
+                    break;
+                }
+                *attempts += 1;
+                match s
+                    .state
+                    .compare_exchange(cur, cur + (1 << COUNT_SHIFT) + len, AcqRel, Acquire)
+                {
+                    Ok(_) => {
+                        return Some(Joined {
+                            slot: i,
+                            offset: b,
+                            leader: n == 0,
+                            attempts: *attempts,
+                        });
                     }
-                    attempts += 1;
-                    match s.state.compare_exchange(
-                        cur,
-                        cur + (1 << COUNT_SHIFT) + len,
-                        AcqRel,
-                        Acquire,
-                    ) {
-                        Ok(_) => {
-                            return Joined {
-                                slot: i,
-                                offset: b,
-                                leader: n == 0,
-                                attempts,
-                            };
-                        }
-                        Err(now) => cur = now,
-                    }
+                    Err(now) => cur = now,
                 }
             }
-            pause(&mut step);
         }
+        None
     }
 
     /// The leader's part: take the insert lock, close the slot, `reserve(bytes, members)` the
@@ -205,7 +220,7 @@ impl ConsolidationArray {
         drop(guard);
         // Read by members only after they acquire the base below.
         s.pending.store(n, Relaxed);
-        match reserved {
+        let r = match reserved {
             Ok(base) => {
                 s.end.store(base + len, Relaxed);
                 s.base.store(base, Release);
@@ -219,34 +234,35 @@ impl ConsolidationArray {
                 s.base.store(FAILED, Release);
                 Err(e)
             }
+        };
+        // After the base: its members may be parked waiting for it.
+        if n > 1 {
+            self.progress.notify();
         }
+        r
     }
 
-    /// A member's wait for its leader to publish the group's base. `give_up` is asked now and
-    /// then once the wait has gone on a while.
+    /// A member's wait for its leader to publish the group's base. `give_up` is asked at
+    /// every look (and every [`GIVE_UP_RECHECK`] while parked).
     pub(crate) fn wait(
         &self,
         j: &Joined,
         mut give_up: impl FnMut() -> bool,
     ) -> Result<Group, WaitError> {
         let s = &self.slots[j.slot];
-        let mut step = 0u32;
+        let mut poll = || match s.base.load(Acquire) {
+            FAILED => Some(Err(WaitError::Failed)),
+            UNPUBLISHED => give_up().then_some(Err(WaitError::GaveUp)),
+            base => Some(Ok(Group {
+                base,
+                end: s.end.load(Relaxed),
+                alone: false,
+            })),
+        };
         loop {
-            match s.base.load(Acquire) {
-                FAILED => return Err(WaitError::Failed),
-                UNPUBLISHED => {
-                    if step >= 32 && step.is_multiple_of(8) && give_up() {
-                        return Err(WaitError::GaveUp);
-                    }
-                    pause(&mut step);
-                }
-                base => {
-                    return Ok(Group {
-                        base,
-                        end: s.end.load(Relaxed),
-                        alone: false,
-                    });
-                }
+            let recheck = Instant::now() + GIVE_UP_RECHECK;
+            if let Some(r) = self.progress.wait_until(recheck, &mut poll) {
+                return r;
             }
         }
     }
@@ -272,6 +288,8 @@ impl ConsolidationArray {
             s.base.store(UNPUBLISHED, Relaxed);
             // After the release above: the next leader of this slot reserves only after this.
             s.state.store(0, Release);
+            // Arrivals may be parked with every slot closed.
+            self.progress.notify();
         }
         Finished { last, rmw }
     }

@@ -35,10 +35,16 @@
 //!   past its last record, and acknowledges up to the minimum durable GSN. Clock records are
 //!   what make the recovery bound reach acknowledged commits (see [`super::recovery`]).
 //!
-//! The daemon polls while commits wait (yield, then 20 us sleeps), keeps polling (yielding)
-//! for 200 us after the queue drains, and only then sleeps on a condition variable; a
-//! committing worker wakes it only if it sleeps. Signals and rounds are
-//! counted per scheme instance ([`super::GsnStats`]).
+//! The daemon and the tickets wait through [`Progress`](crate::wait::Progress) (spin, yield,
+//! park until notified). The idle daemon waits for a commit to join the queue, yielding for
+//! 200 us before it parks (a parked daemon costs every commit a wake-up); between two
+//! rounds of passive group commit that left the bound below the target it waits for a
+//! worker's publication (every commit and abort notifies after its worker published) or for
+//! the moment to signal stragglers, whichever comes first. A straggler's signal handler
+//! publishes from signal context, where it cannot take the lock a notify may take, so while a
+//! signal is outstanding the daemon also looks every [`SIGNAL_RECHECK`]. A committing worker
+//! pays for a wake-up (a lock and a futex call) only when the daemon is parked. Signals and
+//! rounds are counted per scheme instance ([`super::GsnStats`]).
 //!
 //! [`Ticket::Durable`]: crate::scheme::Ticket::Durable
 //! [`PublishCell`]: braid_pmem::signal::PublishCell
@@ -56,6 +62,14 @@ use crate::scheme::DurabilityWait;
 
 /// How long the daemon keeps trying to acknowledge outstanding commits at close.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
+/// How often the daemon looks for a signalled straggler's publication, which its signal
+/// handler cannot notify.
+const SIGNAL_RECHECK: Duration = Duration::from_micros(20);
+/// Durable GSN watermarks: how long the daemon waits, after a round that left the bound below
+/// the target (a record registered after the round's look: transient), before the next round
+/// unless a commit or the stop notifies it first. A safety net: the streams' durable points
+/// do not notify the daemon.
+const WATERMARK_RECHECK: Duration = Duration::from_millis(1);
 
 /// A worker's handle on the shared state for its tickets. Each ticket clones the worker's
 /// link, whose reference count lives in the worker's own allocation, rather than the shared
@@ -72,26 +86,15 @@ pub(super) struct GsnWait {
 impl DurabilityWait for GsnWait {
     fn wait(&self) -> Result<(), WalError> {
         let s = &*self.link.0;
-        for _ in 0..8 {
-            if s.acked.load(SeqCst) >= self.gsn {
-                return s.fills_ok();
-            }
-            s.blocked(self.gsn)?;
-            std::thread::yield_now();
-        }
-        let mut g = s.lock.lock();
-        s.waiters.fetch_add(1, SeqCst);
-        let r = loop {
-            if s.acked.load(SeqCst) >= self.gsn {
-                break Ok(());
-            }
-            if let Err(e) = s.blocked(self.gsn) {
-                break Err(e);
-            }
-            s.waiter_cv.wait_for(&mut g, Duration::from_millis(2));
-        };
-        s.waiters.fetch_sub(1, SeqCst);
-        r.and_then(|()| s.fills_ok())
+        // `advance`, `fail` and the close notify `acked_wait` after their stores.
+        s.acked_wait
+            .wait(|| {
+                if s.acked.load(SeqCst) >= self.gsn {
+                    return Some(Ok(()));
+                }
+                s.blocked(self.gsn).err().map(Err)
+            })
+            .and_then(|()| s.fills_ok())
     }
 
     fn is_durable(&self) -> Result<bool, WalError> {
@@ -109,7 +112,6 @@ pub(super) fn daemon(shared: Arc<Shared>) {
     let mut stuck_since: Option<Instant> = None;
     let mut signalled: Vec<Signalled> = Vec::new();
     let mut closing_since: Option<Instant> = None;
-    let mut step = 0u32;
     loop {
         let target = s.target();
         let acked = s.acked.load(SeqCst);
@@ -122,7 +124,6 @@ pub(super) fn daemon(shared: Arc<Shared>) {
         }
         if target <= acked {
             stuck_since = None;
-            step = 0;
             s.sleep_daemon();
             continue;
         }
@@ -136,6 +137,8 @@ pub(super) fn daemon(shared: Arc<Shared>) {
                     if s.poison.get().is_some() {
                         return;
                     }
+                    // A retry interval after a transient failure (out of space), as the
+                    // flusher's: nothing publishes that space is back.
                     std::thread::sleep(Duration::from_millis(1));
                     continue;
                 }
@@ -144,21 +147,45 @@ pub(super) fn daemon(shared: Arc<Shared>) {
         };
         if bound > acked {
             s.advance(bound.min(target));
-            step = 0;
         }
         if bound < target {
-            backoff(&mut step);
+            wait_for_round(s, target, bound, stuck_since, !signalled.is_empty());
         }
     }
 }
 
-fn backoff(step: &mut u32) {
-    *step += 1;
-    if *step < 8 {
-        std::thread::yield_now();
-    } else {
-        std::thread::sleep(Duration::from_micros(20));
-    }
+/// Between two rounds that left `bound` below `target`: wait until a round may get further
+/// (a new target, a worker's publication that lifts the bound, the stop, a poison), or until
+/// the stragglers are due a signal (passive group commit; see the module docs).
+fn wait_for_round(
+    s: &Shared,
+    target: u64,
+    bound: u64,
+    stuck_since: Option<Instant>,
+    signalled: bool,
+) {
+    let now = Instant::now();
+    let deadline = match s.mode {
+        Mode::Passive => {
+            let due = stuck_since.map_or(now, |t| t + s.cfg.straggler_after);
+            if signalled {
+                due.min(now + SIGNAL_RECHECK)
+            } else {
+                due
+            }
+        }
+        Mode::Watermark | Mode::Immediate => now + WATERMARK_RECHECK,
+    };
+    s.daemon_wait.wait_until(deadline, || {
+        if s.stop.load(SeqCst) || s.poison.get().is_some() || s.target() > target {
+            return Some(());
+        }
+        if s.mode != Mode::Passive {
+            return None;
+        }
+        let cells = s.cells.lock();
+        (min_dgsn(cells.iter().map(|c| c.word()), target) > bound).then_some(())
+    });
 }
 
 /// A worker's published word (`dgsn`, with [`DIRTY`]) as passive group commit uses it: a

@@ -189,10 +189,7 @@ impl Scheme for Gsn {
             }
         }
         self.shared.closed.store(true, SeqCst);
-        {
-            let _g = self.shared.lock.lock();
-            self.shared.waiter_cv.notify_all();
-        }
+        self.shared.acked_wait.notify();
         first.map_or(Ok(()), Err)
     }
 

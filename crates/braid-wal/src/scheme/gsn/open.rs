@@ -3,13 +3,13 @@
 //! logs what lies above the recovery bound, and start the commit daemon.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use braid_pmem::signal;
 use crossbeam_utils::CachePadded;
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 use super::config::{CommitProtocol, GsnConfig, NO_COMMAND_LOGGING};
 use super::counters::GsnCounters;
@@ -22,6 +22,7 @@ use crate::device::Device;
 use crate::record::Kind;
 use crate::scheme::{LogKind, RecoveryReport, Replay, SchemeConfig};
 use crate::stream::Stream;
+use crate::wait::Progress;
 
 /// Check the configuration and the devices; returns whether the logs are on persistent memory.
 fn check_devices(cfg: &SchemeConfig, devices: &[Arc<dyn Device>]) -> Result<bool, WalError> {
@@ -166,11 +167,8 @@ pub fn open_gsn(
         acked: CachePadded::new(AtomicU64::new(0)),
         lanes: Mutex::new(Vec::new()),
         retired: Default::default(),
-        lock: Mutex::new(()),
-        waiter_cv: Condvar::new(),
-        daemon_cv: Condvar::new(),
-        waiters: AtomicUsize::new(0),
-        daemon_sleeping: AtomicBool::new(false),
+        acked_wait: Progress::new(),
+        daemon_wait: Progress::new(),
         cells: Mutex::new(Vec::new()),
         stop: AtomicBool::new(false),
         closed: AtomicBool::new(false),

@@ -13,12 +13,12 @@
 //! left behind is still waited for.
 
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, OnceLock};
 
 use braid_pmem::signal::PublishCell;
 use crossbeam_utils::CachePadded;
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 use super::commit::{GsnWait, Link};
 use super::config::GsnConfig;
@@ -27,6 +27,7 @@ use super::log::{Log, Mode};
 use super::pages::PageTable;
 use crate::WalError;
 use crate::scheme::Ticket;
+use crate::wait::Progress;
 
 /// What the workers, the commit daemon and the tickets share.
 pub(crate) struct Shared {
@@ -40,11 +41,13 @@ pub(crate) struct Shared {
     pub lanes: Mutex<Vec<Arc<Lane>>>,
     /// What workers that went away left in their lanes.
     pub retired: Lane,
-    pub lock: Mutex<()>,
-    pub waiter_cv: Condvar,
-    pub daemon_cv: Condvar,
-    pub waiters: AtomicUsize,
-    pub daemon_sleeping: AtomicBool,
+    /// Tickets wait here for `acked`; notified when it moves and when a failure or the
+    /// close makes a wait hopeless.
+    pub acked_wait: Progress,
+    /// The commit daemon waits here for work (a commit joining the queue) and, between
+    /// rounds of passive group commit, for a worker's publication; notified by every commit
+    /// and abort after its worker published, and by the stop.
+    pub daemon_wait: Progress,
     pub cells: Mutex<Vec<Arc<PublishCell>>>,
     pub stop: AtomicBool,
     pub closed: AtomicBool,
@@ -152,10 +155,7 @@ impl Shared {
 
     pub(crate) fn advance(&self, to: u64) {
         self.acked.fetch_max(to, SeqCst);
-        if self.waiters.load(SeqCst) > 0 {
-            let _g = self.lock.lock();
-            self.waiter_cv.notify_all();
-        }
+        self.acked_wait.notify();
     }
 
     pub(crate) fn fail(&self, e: WalError, upto: u64) {
@@ -168,13 +168,12 @@ impl Shared {
                 let _ = self.poison.set(e);
             }
         }
-        let _g = self.lock.lock();
-        self.waiter_cv.notify_all();
+        self.acked_wait.notify();
     }
 
     /// Join the commit queue for `gsn` through the worker's `lane`; the ticket holds the
     /// committing worker's `link`. `proxy` counts the shared writes: none but the daemon's
-    /// wake-up (its lock, a word every worker may write) when it sleeps.
+    /// wake-up (its lock, a word every worker may write) when it is parked.
     pub(super) fn enqueue(
         &self,
         link: &Arc<Link>,
@@ -182,16 +181,19 @@ impl Shared {
         gsn: u64,
         proxy: &crate::proxy::ProxyCounter,
     ) -> Result<Ticket, WalError> {
-        if self.acked.load(SeqCst) >= gsn {
-            self.fills_ok()?;
-            return Ok(Ticket::Durable);
+        let acked = self.acked.load(SeqCst) >= gsn;
+        if !acked {
+            lane.wait_for(gsn);
         }
-        lane.wait_for(gsn);
-        if self.daemon_sleeping.load(SeqCst) {
+        // After the lane's store and the worker's publication of its `dgsn` (made before
+        // this): the daemon may be parked waiting for either.
+        if self.daemon_wait.notify() {
             proxy.shared(2, 1);
             proxy.global(2);
-            let _g = self.lock.lock();
-            self.daemon_cv.notify_one();
+        }
+        if acked {
+            self.fills_ok()?;
+            return Ok(Ticket::Durable);
         }
         Ok(Ticket::Waiter(Box::new(GsnWait {
             link: Arc::clone(link),

@@ -115,6 +115,8 @@ impl Drop for GsnWorker {
         self.shared.retire(&self.lane);
         if let Some(c) = self.dirty.cell.take() {
             self.shared.cells.lock().retain(|x| !Arc::ptr_eq(x, &c));
+            // Its word no longer holds the daemon's bound back.
+            self.shared.daemon_wait.notify();
         }
     }
 }
@@ -339,6 +341,9 @@ impl SchemeWorker for GsnWorker {
         let gsn = match r {
             Ok(g) => g,
             Err(e) => {
+                // Published without joining the queue: the daemon may be parked waiting for
+                // the publication.
+                self.shared.daemon_wait.notify();
                 let t = self.tx;
                 self.end_txn(t);
                 return Err(e);
@@ -378,6 +383,8 @@ impl SchemeWorker for GsnWorker {
             self.tx = g;
         }
         self.dirty.publish(self.tx, None);
+        // The daemon may be parked waiting for this worker's publication.
+        s.daemon_wait.notify();
         self.close_txn();
         let t = self.tx;
         self.end_txn(t);

@@ -174,6 +174,8 @@ impl Backup {
         // Entries are reused only once the new head is durable.
         sh.region.check()?;
         sh.head.store(upto, Release);
+        // Writers may be parked waiting for index space.
+        sh.progress.notify();
         sh.truncations.fetch_add(1, Relaxed);
         Ok(())
     }

@@ -6,7 +6,6 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, SeqCst};
-use std::time::Duration;
 
 use braid_pmem::CACHE_LINE;
 
@@ -56,6 +55,8 @@ impl Shared {
                 .compare_exchange(f, to, SeqCst, SeqCst)
                 .is_ok()
             {
+                // Tickets may be parked waiting for it.
+                self.progress.notify();
                 // Keep going: objects past `to` may have been marked meanwhile.
                 continue;
             }
@@ -146,26 +147,23 @@ impl Shared {
         batch.len()
     }
 
-    /// Block until every object below `end` is persistent.
+    /// Block until every object below `end` is persistent: help (flush-on-commit), then wait
+    /// in `progress` for whoever persists the rest to move the frontier.
     pub(crate) fn wait_durable(&self, end: Lsn) -> Result<(), WalError> {
-        let mut backoff = Backoff::new();
-        loop {
+        self.progress.wait(|| {
             if self.frontier.load(Acquire) >= end {
-                return Ok(());
+                return Some(Ok(()));
             }
             if let Some(e) = self.poisoned() {
-                return Err(e);
+                return Some(Err(e));
             }
             self.help(end);
             if self.advance() >= end {
-                return Ok(());
+                return Some(Ok(()));
             }
-            if self.stopped.load(Acquire) && self.advance() < end {
-                // Closing persisted every filled object: what is missing now never comes.
-                return Err(WalError::Closed(0));
-            }
-            backoff.snooze();
-        }
+            // Closing persisted every filled object: what is missing now never comes.
+            (self.stopped.load(Acquire) && self.advance() < end).then_some(Err(WalError::Closed(0)))
+        })
     }
 
     /// Non-blocking: under flush-on-commit it persists the filled objects below `end` the
@@ -217,31 +215,6 @@ impl Shared {
     #[inline]
     pub(super) fn mark_filled(&self, lsn: Lsn, lines: u64) {
         self.slots[self.layout.index_of(lsn)].store(pack(lsn, lines, FILLED), SeqCst);
-    }
-}
-
-/// Spin, then yield, then sleep for growing intervals (up to 200 µs).
-pub(crate) struct Backoff {
-    step: u32,
-}
-
-impl Backoff {
-    pub(crate) fn new() -> Backoff {
-        Backoff { step: 0 }
-    }
-
-    pub(crate) fn snooze(&mut self) {
-        if self.step < 6 {
-            for _ in 0..(1 << self.step) {
-                std::hint::spin_loop();
-            }
-        } else if self.step < 12 {
-            std::thread::yield_now();
-        } else {
-            let us = 1u64 << (self.step - 12).min(7);
-            std::thread::sleep(Duration::from_micros(us.min(200)));
-        }
-        self.step = self.step.saturating_add(1);
     }
 }
 

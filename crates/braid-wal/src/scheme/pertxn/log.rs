@@ -40,8 +40,10 @@
 //! frontier passes its transaction's last LSN. The only shared words on the hot path are the
 //! LSN counter (one `fetch_add`) and the frontier (one CAS per run of objects).
 //!
-//! Waiters spin briefly, then yield, then sleep for short growing intervals (on a machine with
-//! few cores a spinning waiter steals the CPU from the worker it waits for).
+//! Waiters wait in the log's [`Progress`](crate::wait::Progress): they spin briefly, yield,
+//! then park until the frontier moves (every successful compare-and-swap of the frontier
+//! notifies), the head moves (a truncation), or the log is poisoned or closed (on a machine
+//! with few cores a spinning waiter steals the CPU from the worker it waits for).
 //!
 //! # Aborts
 //!
@@ -76,8 +78,8 @@ use braid_pmem::Region;
 use crossbeam_utils::CachePadded;
 
 use super::PerTxnConfig;
-use super::frontier::Backoff;
 use super::layout::Layout;
+use crate::wait::Progress;
 use crate::{Lsn, WalError};
 
 /// How long an insert waits for index space before the log is declared stuck.
@@ -159,6 +161,9 @@ pub(crate) struct Shared {
     pub(crate) stopped: AtomicBool,
     /// Writers waiting for index space.
     pub(crate) space_waiters: AtomicUsize,
+    /// Tickets waiting for the frontier and writers waiting for index space wait here;
+    /// notified when the frontier or the head moves and when the log is poisoned or closed.
+    pub(crate) progress: Progress,
     /// The flush daemon sleeps (flush-on-commit): the next filled object wakes it.
     pub(crate) daemon_asleep: AtomicBool,
     pub(crate) daemon: OnceLock<Thread>,
@@ -207,6 +212,7 @@ impl Shared {
             closed: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
             space_waiters: AtomicUsize::new(0),
+            progress: Progress::new(),
             daemon_asleep: AtomicBool::new(false),
             daemon: OnceLock::new(),
             backup: OnceLock::new(),
@@ -263,6 +269,7 @@ impl Shared {
             cause: Arc::new(cause.clone()),
         });
         self.wake_threads();
+        self.progress.notify();
     }
 
     pub(crate) fn poisoned(&self) -> Option<WalError> {
@@ -294,31 +301,33 @@ impl Shared {
             return Ok(());
         }
         self.space_waiters.fetch_add(1, SeqCst);
-        let mut backoff = Backoff::new();
-        let started = Instant::now();
-        let result = loop {
-            if let Some(t) = self.backup.get() {
-                t.unpark();
-            }
-            if lsn < self.head.load(Acquire) + self.layout.entries {
-                break Ok(());
-            }
-            if let Some(e) = self.poisoned() {
-                break Err(e);
-            }
-            if self.closed.load(Acquire) {
-                break Err(WalError::Closed(0));
-            }
-            if started.elapsed() > FULL_WAIT {
-                break Err(WalError::LogFull {
+        // The backup thread truncates sooner for a waiter (it reads `space_waiters`), and
+        // notifies once it moved the head.
+        if let Some(t) = self.backup.get() {
+            t.unpark();
+        }
+        let deadline = Instant::now() + FULL_WAIT;
+        let result = self
+            .progress
+            .wait_until(deadline, || {
+                if lsn < self.head.load(Acquire) + self.layout.entries {
+                    return Some(Ok(()));
+                }
+                if let Some(e) = self.poisoned() {
+                    return Some(Err(e));
+                }
+                self.closed
+                    .load(Acquire)
+                    .then_some(Err(WalError::Closed(0)))
+            })
+            .unwrap_or_else(|| {
+                Err(WalError::LogFull {
                     what: format!(
                         "index of {} entries (no truncation freed an entry for LSN {lsn} within {FULL_WAIT:?})",
                         self.layout.entries
                     ),
-                });
-            }
-            backoff.snooze();
-        };
+                })
+            });
         self.space_waiters.fetch_sub(1, SeqCst);
         result
     }

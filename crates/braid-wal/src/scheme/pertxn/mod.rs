@@ -382,6 +382,7 @@ impl PerTxnLog {
         }
         self.sh.closed.store(true, Release);
         self.sh.wake_threads();
+        self.sh.progress.notify();
         let handles = std::mem::take(&mut *self.threads.lock());
         let mut result = Ok(());
         for h in handles {
@@ -396,6 +397,7 @@ impl PerTxnLog {
         let f = self.sh.advance();
         self.sh.persist_tail(f);
         self.sh.stopped.store(true, Release);
+        self.sh.progress.notify();
         let closed = self.backup.close();
         if let Some(e) = self.sh.poisoned() {
             result = Err(e);

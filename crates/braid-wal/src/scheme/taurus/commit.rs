@@ -36,16 +36,31 @@
 //! no committer thread, so nothing is acknowledged without someone asking, and the crash tests'
 //! polling (`is_durable`) drives progress like a blocking `wait`.
 //!
+//! **Waiting.** A blocking waiter helps in rounds; a round that can go no further (the next
+//! record is not registered yet, another thread holds the stream's queue, or what blocks it
+//! is another stream's CLV) waits in the tracker's [`Progress`] until something changes:
+//! every registration notifies, every advance that moved `committed` notifies, and an
+//! advancer releasing a queue that another thread found busy notifies (the `contended` flag:
+//! the finder stores it and tries the lock once more, the holder unlocks and then reads it,
+//! with `SeqCst` fences between, so either the finder gets the lock or the holder sees the
+//! flag). A round blocked on durability waits in the stream instead.
+//!
 //! With one stream the vector is one LSN and `CLV == PLV`; the scheme then hands out plain
 //! [`Ticket::Stream`](crate::scheme::Ticket) tickets and never registers anything here.
 
 use std::sync::Arc;
-use std::time::Duration;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::SeqCst;
+
+use crossbeam_utils::CachePadded;
 
 use super::clv::{Blocked, Clv};
 use crate::lv::{self, MAX_STREAMS};
 use crate::scheme::DurabilityWait;
 use crate::stream::Stream;
+use crate::sync::fence;
+use crate::wait::Progress;
 use crate::{Lsn, WalError};
 
 /// The committed vector over the running streams.
@@ -54,6 +69,10 @@ pub(crate) struct Tracker {
     streams: Vec<Stream>,
     pmem: Vec<bool>,
     clv: Clv,
+    /// Per stream: a helper found its queue busy (see the module docs, "Waiting").
+    contended: Box<[CachePadded<AtomicBool>]>,
+    /// Blocking helpers wait here between rounds.
+    progress: Progress,
 }
 
 impl Tracker {
@@ -68,6 +87,10 @@ impl Tracker {
                 .collect(),
             streams,
             clv: Clv::new(start),
+            contended: (0..n)
+                .map(|_| CachePadded::new(AtomicBool::new(false)))
+                .collect(),
+            progress: Progress::new(),
         }
     }
 
@@ -100,6 +123,7 @@ impl Tracker {
     /// its append returns.
     pub(crate) fn register(&self, i: usize, start: Lsn, end: Lsn, rec_lv: &[u64]) {
         self.clv.register(i, start, end, rec_lv);
+        self.progress.notify();
     }
 
     /// Move `committed[i]` as far as it goes: the stream's durable point is its PLV (a pmem
@@ -107,14 +131,35 @@ impl Tracker {
     pub(crate) fn advance(&self, i: usize) -> Result<(bool, Blocked), WalError> {
         let stream = &self.streams[i];
         let pmem = self.pmem[i];
-        self.clv.advance(i, |end| {
-            Ok(stream.durable() >= end || (pmem && stream.check_durable(end)?))
-        })
+        let step = || {
+            self.clv.advance(i, |end| {
+                Ok(stream.durable() >= end || (pmem && stream.check_durable(end)?))
+            })
+        };
+        let mut r = step();
+        if let Ok((_, Blocked::Busy)) = r {
+            // Announce the wait, then try once more: either the holder has unlocked (and this
+            // try takes the lock) or its look at the flag below sees it.
+            self.contended[i].store(true, SeqCst);
+            fence(SeqCst);
+            r = step();
+            if let Ok((_, Blocked::Busy)) = r {
+                return r;
+            }
+        }
+        // The queue is unlocked again (`Clv::advance` returned): wake the helpers that found
+        // it busy, and those waiting for `committed[i]` if it moved.
+        fence(SeqCst);
+        let contended = self.contended[i].load(SeqCst) && self.contended[i].swap(false, SeqCst);
+        if contended || matches!(r, Ok((true, _))) {
+            self.progress.notify();
+        }
+        r
     }
 
     /// One round of helping for `lv`: advance, along the chain of what blocks it, the first
     /// stream it is not covered in. Returns `Ok(true)` if `lv` is covered.
-    fn help(&self, lv: &[u64], block: bool, step: &mut u32) -> Result<bool, WalError> {
+    fn help(&self, lv: &[u64], block: bool) -> Result<bool, WalError> {
         if self.covers(lv) {
             return Ok(true);
         }
@@ -123,17 +168,22 @@ impl Tracker {
         let Some(mut k) = (0..self.n).find(|&j| lv[j] > c[j]) else {
             return Ok(true);
         };
-        for _ in 0..=self.n {
+        let mut hops = 0;
+        loop {
             let (moved, why) = self.advance(k)?;
             if moved {
                 return Ok(self.covers(lv));
             }
             match why {
-                Blocked::Stream(j) if j != k => k = j,
+                Blocked::Stream(j) if j != k && hops < self.n => {
+                    k = j;
+                    hops += 1;
+                }
+                // Durable now: advance again at once, so that what the wait made durable is
+                // passed into `committed[k]` (nothing else would notify a blocked waiter).
+                Blocked::Durable(end) if block => self.streams[k].wait_durable(end)?,
                 Blocked::Durable(end) => {
-                    if block {
-                        self.streams[k].wait_durable(end)?;
-                    } else if !self.pmem[k] {
+                    if !self.pmem[k] {
                         // Surface a poisoned or stalled stream to a polling caller.
                         self.streams[k].check_durable(end)?;
                     }
@@ -142,47 +192,30 @@ impl Tracker {
                 _ => break,
             }
         }
-        if block {
-            backoff(step);
-        }
         Ok(self.covers(lv))
     }
 
-    /// Block until `lv <= CLV`, or fail with the stream error that prevents it.
+    /// Block until `lv <= CLV`, or fail with the stream error that prevents it. Between
+    /// rounds of helping it waits in `progress` for another thread's registration or advance
+    /// (see the module docs, "Waiting"), which take microseconds; a round blocked on
+    /// durability waits in the stream instead.
     pub(crate) fn wait(&self, lv: &[u64]) -> Result<(), WalError> {
-        let mut step = 0u32;
-        while !self.help(lv, true, &mut step)? {}
-        Ok(())
+        self.progress.wait(|| match self.help(lv, true) {
+            Ok(true) => Some(Ok(())),
+            Ok(false) => None,
+            Err(e) => Some(Err(e)),
+        })
     }
 
     /// Non-blocking [`Tracker::wait`].
     pub(crate) fn check(&self, lv: &[u64]) -> Result<bool, WalError> {
-        let mut step = 0u32;
         // A few rounds: each can pass one blocker in the chain.
         for _ in 0..4 {
-            if self.help(lv, false, &mut step)? {
+            if self.help(lv, false)? {
                 return Ok(true);
             }
         }
         Ok(false)
-    }
-}
-
-/// Spin briefly, then yield, then sleep for growing short intervals (at most 200 us): waits
-/// here are for another thread's registration or advance, which take microseconds.
-pub(crate) fn backoff(step: &mut u32) {
-    let s = *step;
-    *step = s.saturating_add(1);
-    if s < 8 {
-        for _ in 0..(32u32 << s.min(4)) {
-            std::hint::spin_loop();
-        }
-    } else if s < 24 {
-        std::thread::yield_now();
-    } else {
-        std::thread::sleep(Duration::from_micros(
-            (10u64 << ((s - 24) / 4).min(4)).min(200),
-        ));
     }
 }
 

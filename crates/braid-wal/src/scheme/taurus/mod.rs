@@ -258,6 +258,10 @@ pub(crate) struct Shared {
     pub(crate) stats: crate::tally::TallyBoard,
     /// The workers' scalability proxies ([`crate::proxy`]); lanes: the streams.
     pub(crate) board: crate::proxy::ProxyBoard,
+    /// Workers waiting for the pending marks of a row or range entry to drop (command
+    /// logging: a write after other transactions' validating reads) wait here; a worker
+    /// notifies after dropping its marks.
+    pub(crate) unmarked: crate::wait::Progress,
 }
 
 /// [`Shared::stats`] counter: range waits.
@@ -402,6 +406,7 @@ pub(crate) fn open_taurus(
         opened_at: out.ends.clone(),
         stats: Default::default(),
         board: crate::proxy::ProxyBoard::new(n),
+        unmarked: crate::wait::Progress::new(),
     };
     Ok((Arc::new(Taurus { sh: Arc::new(sh) }), report))
 }

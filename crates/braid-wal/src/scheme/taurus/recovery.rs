@@ -91,9 +91,10 @@ pub(crate) const SAMPLE: usize = 1 << 16;
 /// Below this expected parallelism (records per link of the longest chain) `Auto` replays
 /// serially.
 pub(crate) const MIN_PARALLELISM: f64 = 4.0;
-/// Idle looks (with back-off, about 0.2 s in all) after which a parallel replay of the final
-/// cut in which nobody is replaying and nothing is ready gives up.
-const STUCK_ROUNDS: usize = 1000;
+/// Idle looks (each a wait of `replay::STUCK_LOOK` in which nothing moved, about 0.2 s in
+/// all) after which a parallel replay of the final cut in which nobody is replaying and
+/// nothing is ready gives up.
+const STUCK_ROUNDS: usize = 200;
 
 /// What a reader found besides the records it published.
 struct Read {

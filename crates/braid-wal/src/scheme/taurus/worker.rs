@@ -288,15 +288,23 @@ impl TaurusWorker {
     }
 
     fn reset(&mut self, rows: &dyn AccessSet) {
+        let mut unmarked = false;
         for h in &self.rows {
             if h.flags & PENDING != 0 {
                 h.e.view().pending().fetch_sub(1, Ordering::SeqCst);
+                unmarked = true;
             }
         }
         if self.marked {
             self.each_read_only_slot(rows, |w| {
                 w.pending().fetch_sub(1, Ordering::SeqCst);
             });
+            unmarked = true;
+        }
+        if unmarked {
+            // After the decrements: a writer may wait for them (`range_write`,
+            // `before_validate`).
+            self.sh.unmarked.notify();
         }
         self.rows.clear();
         self.lv.copy_from_slice(self.sh.rows.base());
@@ -334,13 +342,12 @@ impl TaurusWorker {
                     .iter()
                     .filter(|h| h.flags & PENDING != 0 && h.e.same(&e))
                     .count() as u64;
-                let mut step = 0u32;
-                while e.view().pending().load(Ordering::SeqCst) > own {
-                    if step == 0 {
-                        // Counted once per wait, on its first spin (for `Taurus::range_waits`).
-                        self.stats.add(super::RANGE_WAITS, 1);
-                    }
-                    super::commit::backoff(&mut step);
+                if e.view().pending().load(Ordering::SeqCst) > own {
+                    // Counted once per wait (for `Taurus::range_waits`).
+                    self.stats.add(super::RANGE_WAITS, 1);
+                    self.sh
+                        .unmarked
+                        .wait(|| (e.view().pending().load(Ordering::SeqCst) <= own).then_some(()));
                 }
             }
             merge_from(&mut self.lv, e.view().read_lv(n), &mut self.scratch);
@@ -432,10 +439,9 @@ impl SchemeWorker for TaurusWorker {
             writes = true;
             merge_from(&mut lv, w.write_lv(n), &mut scratch);
             if command {
-                let mut step = 0u32;
-                while w.pending().load(Ordering::SeqCst) != 0 {
-                    super::commit::backoff(&mut step);
-                }
+                let sh = &*self.sh;
+                sh.unmarked
+                    .wait(|| (w.pending().load(Ordering::SeqCst) == 0).then_some(()));
                 merge_from(&mut lv, w.read_lv(n), &mut scratch);
             }
         });

@@ -24,14 +24,14 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Duration;
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 use super::super::pools::{Flags, Slots};
 use crate::Lsn;
 use crate::lv;
 use crate::scheme::LogKind;
+use crate::wait::Progress;
 
 /// Log2 of the records per batch by default (a power of two: a record's batch is its index
 /// shifted). Every publication copies the list of the batches published so far, so a
@@ -166,7 +166,9 @@ pub(crate) struct Feed {
     state: Mutex<State>,
     version: AtomicU64,
     failed: AtomicBool,
-    cv: Condvar,
+    /// Replay waits here: for a publication (or a failure), and, in a parallel replay, for
+    /// another worker to finish a record (the workers notify it too).
+    progress: Progress,
 }
 
 impl Feed {
@@ -190,7 +192,7 @@ impl Feed {
             }),
             version: AtomicU64::new(0),
             failed: AtomicBool::new(false),
-            cv: Condvar::new(),
+            progress: Progress::new(),
         }
     }
 
@@ -216,18 +218,24 @@ impl Feed {
     }
 
     pub(crate) fn fail(&self) {
-        let _g = self.state.lock();
-        self.failed.store(true, Ordering::Release);
-        self.version.fetch_add(1, Ordering::AcqRel);
-        self.cv.notify_all();
+        {
+            let _g = self.state.lock();
+            self.failed.store(true, Ordering::Release);
+            self.version.fetch_add(1, Ordering::AcqRel);
+        }
+        self.progress.notify();
     }
 
-    /// Wait (at most `max`) for a publication after `version`.
-    pub(crate) fn wait(&self, version: u64, max: Duration) {
-        let mut g = self.state.lock();
-        if self.version.load(Ordering::Acquire) == version {
-            let _ = self.cv.wait_for(&mut g, max);
-        }
+    /// Wait for a publication (or a failure) after `version`. Every reader publishes its end
+    /// or fails the feed (`ReaderGuard`), so this ends.
+    pub(crate) fn wait(&self, version: u64) {
+        self.progress
+            .wait(|| (self.version.load(Ordering::Acquire) != version).then_some(()));
+    }
+
+    /// Where replay waits (see the field).
+    pub(crate) fn progress(&self) -> &Progress {
+        &self.progress
     }
 
     /// Reader `s` decoded up to `frontier` (every record ending there or before is in
@@ -276,6 +284,7 @@ impl Feed {
         next.total = next.admitted.iter().sum();
         st.view = Arc::new(next);
         self.version.fetch_add(1, Ordering::AcqRel);
-        self.cv.notify_all();
+        drop(g);
+        self.progress.notify();
     }
 }

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
-use super::super::commit::backoff;
 use super::super::pools::Heads;
 use super::feed::{Feed, View};
 use super::{MIN_PARALLELISM, SAMPLE, STUCK_ROUNDS, WINDOW};
@@ -19,8 +18,11 @@ use crate::lv::{self, MAX_STREAMS};
 use crate::scheme::{RecoveryPlan, Replay, replay_failed};
 use crate::{Lsn, WalError};
 
-/// The longest a worker with nothing to do parks before looking again.
-const PARK: Duration = Duration::from_millis(1);
+/// How long a parallel worker of the final cut waits, with nobody replaying and nothing
+/// ready, before it counts one stuck look ([`STUCK_ROUNDS`] of them end the replay as a
+/// dependency cycle). Only a damaged log waits this out: any finished record or publication
+/// notifies the feed's `Progress`.
+const STUCK_LOOK: Duration = Duration::from_millis(1);
 
 /// When the first record was applied (nanoseconds after `started`, 0 while none was).
 pub(crate) struct FirstApply {
@@ -137,7 +139,7 @@ pub(crate) fn replay_serial(
             if v.last {
                 return if all { Ok(()) } else { Err(cycle_error()) };
             }
-            feed.wait(ver, PARK);
+            feed.wait(ver);
         }
         refresh(feed, &mut ver, &mut view);
     }
@@ -209,7 +211,7 @@ pub(crate) fn plan_auto(feed: &Feed) -> Result<Option<RecoveryPlan>, WalError> {
                 RecoveryPlan::Parallel
             }));
         }
-        feed.wait(ver, PARK);
+        feed.wait(ver);
     }
 }
 
@@ -247,10 +249,9 @@ pub(crate) fn replay_parallel(
                 if feed.failed() || feed.view().last {
                     break;
                 }
-                feed.wait(ver, PARK * 10);
+                feed.wait(ver);
             }
         }
-        let mut step = 0u32;
         // With no worker replaying, nothing ready and nothing finishing for STUCK_ROUNDS looks
         // after the last admission, the remaining records wait for each other (a damaged
         // log): (looks, records finished at the last look).
@@ -284,43 +285,59 @@ pub(crate) fn replay_parallel(
                 lv::le(lv, &rlv[..n])
             });
             let Some((s, k)) = found else {
-                replay.replay_idle();
+                if v.last {
+                    replay.replay_idle();
+                }
                 let f: usize = finished.iter().map(|c| c.load(Ordering::Acquire)).sum();
                 if v.last && f >= v.total {
                     return;
                 }
-                let quiet = f == idle.1 && !busy.iter().any(|b| b.load(Ordering::Acquire));
-                if !v.last {
-                    // Waiting for the readers: park until they publish (or someone
-                    // finishes something, seen at the next look).
-                    if quiet {
-                        feed.wait(ver, PARK);
-                    } else {
-                        idle = (0, f);
-                        backoff(&mut step);
-                    }
+                let replaying = busy.iter().any(|b| b.load(Ordering::Acquire));
+                if f != idle.1 || replaying {
+                    idle = (0, f);
+                }
+                // Wait until another worker finishes a record or stops replaying, the readers
+                // publish, or replay fails (each notifies the feed's `Progress`), then look
+                // again. What made this look wait is what the poll looks at: the finished
+                // count, the version, and (if someone was replaying) the busy marks.
+                let moved = || {
+                    let now: usize = finished.iter().map(|c| c.load(Ordering::Acquire)).sum();
+                    let idle_now = replaying && !busy.iter().any(|b| b.load(Ordering::Acquire));
+                    (now != f
+                        || idle_now
+                        || feed.version() != ver
+                        || failed.load(Ordering::Acquire))
+                    .then_some(())
+                };
+                if !v.last || replaying {
+                    // Someone will notify: a reader still publishing, a worker replaying.
+                    feed.progress().wait(moved);
                     continue;
                 }
-                if quiet {
+                // Final cut, nobody replaying: a dependency cycle unless something still
+                // moves (a worker between its claim and its busy mark).
+                if feed
+                    .progress()
+                    .wait_until(Instant::now() + STUCK_LOOK, moved)
+                    .is_none()
+                {
                     idle.0 += 1;
                     if idle.0 > STUCK_ROUNDS {
                         error.lock().get_or_insert_with(cycle_error);
-                        failed.store(true, Ordering::Relaxed);
+                        failed.store(true, Ordering::Release);
+                        feed.progress().notify();
                         return;
                     }
-                } else {
-                    idle = (0, f);
                 }
-                backoff(&mut step);
                 continue;
             };
-            step = 0;
             idle = (0, usize::MAX);
             busy[w].store(true, Ordering::Release);
             if let Err(err) = apply(v, s, k, replay, first) {
                 busy[w].store(false, Ordering::Release);
                 error.lock().get_or_insert(err);
-                failed.store(true, Ordering::Relaxed);
+                failed.store(true, Ordering::Release);
+                feed.progress().notify();
                 return;
             }
             if !heads.finish(v, s, k) {
@@ -333,6 +350,8 @@ pub(crate) fn replay_parallel(
             mine += 1;
             finished[w].store(mine, Ordering::Release);
             busy[w].store(false, Ordering::Release);
+            // Workers waiting for something to become ready look again.
+            feed.progress().notify();
         }
     };
     std::thread::scope(|sc| {
