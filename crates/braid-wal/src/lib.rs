@@ -90,7 +90,6 @@ pub(crate) mod tally;
 #[cfg(feature = "testing")]
 pub mod testing;
 // The atomics seam (std, or loom's under `--cfg loom`) for the loom models in `tests/`.
-#[doc(hidden)]
 pub(crate) mod sync;
 pub(crate) mod wait;
 

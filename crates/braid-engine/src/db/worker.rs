@@ -105,13 +105,25 @@ impl Worker {
     /// Run stored procedure `proc_id` with `params` as one transaction and commit it. With
     /// command logging the call itself is logged; otherwise its writes are.
     pub fn call(&mut self, proc_id: u32, params: &[u8]) -> Result<Ticket, TxError> {
-        self.call_hooked(proc_id, params, &mut |_| {})
+        self.run_procedure(proc_id, params, &mut |_| {})
     }
 
     /// [`Worker::call`], with `before_commit` told the transaction id once the procedure has run
-    /// and just before the commit starts (crash tests record their intent there).
-    #[doc(hidden)]
+    /// and just before the commit starts (crash tests record their intent there). Test
+    /// machinery: the `testing` feature.
+    #[cfg(any(test, feature = "testing"))]
     pub fn call_hooked(
+        &mut self,
+        proc_id: u32,
+        params: &[u8],
+        before_commit: &mut dyn FnMut(u64),
+    ) -> Result<Ticket, TxError> {
+        self.run_procedure(proc_id, params, before_commit)
+    }
+
+    /// Run a stored procedure as one transaction and commit it, telling `before_commit` its id
+    /// just before the commit.
+    fn run_procedure(
         &mut self,
         proc_id: u32,
         params: &[u8],

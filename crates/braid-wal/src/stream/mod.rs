@@ -85,7 +85,6 @@ mod flusher;
 mod group;
 mod lead;
 // Public only for the loom model (`tests/loom_stream.rs`).
-#[doc(hidden)]
 pub(crate) mod ready;
 mod state;
 mod writer;
@@ -313,7 +312,6 @@ impl Stream {
     /// nothing to flush, its look at the ready point taken after this call began. `false` if
     /// that did not happen within `timeout` (the flusher is flushing, or has stopped). A
     /// stream without a flusher (`durable_on_fill`) returns `true` at once.
-    #[doc(hidden)]
     #[cfg(test)]
     pub(crate) fn flusher_idle_pass(&self, timeout: Duration) -> bool {
         let inner = &self.h.inner;
@@ -341,7 +339,6 @@ impl Stream {
     }
 
     /// Test hook: threads blocked in [`Stream::wait_durable`] right now (file devices).
-    #[doc(hidden)]
     #[cfg(test)]
     pub(crate) fn blocked_waiters(&self) -> usize {
         self.h.inner.progress.parked()

@@ -42,7 +42,6 @@
 //! of use until its group finishes, and arrivals take the next slot (see `carray.rs`).
 
 // Public only for the loom model (`tests/loom_aether.rs`).
-#[doc(hidden)]
 pub(crate) mod carray;
 
 mod baseline;

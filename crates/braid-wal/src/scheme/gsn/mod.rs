@@ -60,7 +60,6 @@
 //! (commit protection), `pages.rs`, `recovery.rs`, `follow.rs` (a standby's rounds), `counters.rs` and `open.rs`.
 
 // Internals, hidden from the docs (`commit` is public for the loom model in `tests/loom_gsn.rs`).
-#[doc(hidden)]
 pub(crate) mod commit;
 mod config;
 mod counters;
@@ -68,9 +67,7 @@ mod daemon;
 mod follow;
 mod log;
 pub(crate) mod open;
-#[doc(hidden)]
 pub(crate) mod pages;
-#[doc(hidden)]
 pub(crate) mod recovery;
 mod shared;
 mod worker;

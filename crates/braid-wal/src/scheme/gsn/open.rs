@@ -53,7 +53,6 @@ fn check_devices(cfg: &SchemeConfig, devices: &[Arc<dyn Device>]) -> Result<bool
 /// Run the recovery pipeline over the logs on `devices` through `replay`, and nothing else: no
 /// streams are started and nothing is written (on files, the void marker that [`open_gsn`] writes is
 /// not written either, so use [`open_gsn`] before appending). For benchmarks and inspection.
-#[doc(hidden)]
 #[cfg(any(test, feature = "testing"))]
 pub fn recover_only(
     cfg: &SchemeConfig,

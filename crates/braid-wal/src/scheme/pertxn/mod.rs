@@ -43,7 +43,6 @@
 
 mod daemon;
 mod frontier;
-#[doc(hidden)]
 pub(crate) mod layout;
 mod log;
 mod recovery;
@@ -360,7 +359,6 @@ impl PerTxnLog {
     }
 
     /// Where everything is in the region (for tests that damage it).
-    #[doc(hidden)]
     #[cfg(test)]
     pub(crate) fn layout(&self) -> Layout {
         self.sh.layout

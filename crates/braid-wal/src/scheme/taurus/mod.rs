@@ -59,13 +59,10 @@
 // Internals, hidden from the docs (`clv` and `pools` are public for the loom model in
 // `tests/loom_taurus.rs`).
 mod anchor;
-#[doc(hidden)]
 pub(crate) mod clv;
 mod commit;
 mod follow;
-#[doc(hidden)]
 pub(crate) mod pools;
-#[doc(hidden)]
 pub(crate) mod recovery;
 mod rows;
 mod worker;
@@ -277,7 +274,6 @@ pub(crate) struct Taurus {
 impl Taurus {
     /// Test hook: inserts that so far found a scanner of their range validating and waited
     /// for it.
-    #[doc(hidden)]
     #[cfg(test)]
     pub(crate) fn range_waits(&self) -> u64 {
         self.sh.stats.sum(RANGE_WAITS)
