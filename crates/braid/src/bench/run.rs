@@ -237,9 +237,9 @@ pub fn run_once(
     );
     let stop = AtomicBool::new(false);
     let commits = AtomicU64::new(0);
-    let log_before = db.stats().log;
-    let inserts_before = db.stats().log_insert;
-    let proxies_before = db.stats().proxies;
+    let before = db.stats();
+    let (log_before, inserts_before, proxies_before) =
+        (before.log, before.log_insert, before.proxies);
     let start = Instant::now();
     let deadline = Duration::from_secs_f64(args.seconds());
     let quota = args
@@ -280,16 +280,16 @@ pub fn run_once(
         full += f;
         hist.add(&h)?;
     }
-    let log = db.stats().log;
-    // Every worker was dropped in its thread, so its insertion timings are in.
-    let inserts = db.stats().log_insert.since(&inserts_before);
-    let ck = db.stats().checkpoints;
+    // Every worker is gone (each was dropped in its scoped thread), so its insertion timings
+    // and the scheme's counts are complete.
+    let stats = db.stats();
+    let log = stats.log;
+    let inserts = stats.log_insert.since(&inserts_before);
+    let ck = stats.checkpoints;
     if let Some(e) = &ck.last_error {
         bail!("{label}: a checkpoint failed: {e}");
     }
-    let max_log_bytes = ck.max_log_bytes.max(db.stats().log_bytes);
-    // Every worker is gone (they live in the scoped threads), so the counts are complete.
-    let stats = db.stats();
+    let max_log_bytes = ck.max_log_bytes.max(stats.log_bytes);
     let scheme_counters: BTreeMap<String, u64> = stats
         .scheme_counters
         .into_iter()
