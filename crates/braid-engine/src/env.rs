@@ -110,7 +110,8 @@ impl SimPmem {
 
 /// Where persistent-memory regions come from.
 #[derive(Clone, Debug)]
-pub enum PmemEnv {
+#[cfg_attr(any(test, feature = "testing"), visibility::make(pub))]
+pub(crate) enum PmemEnv {
     /// Region files mapped from the file system (see [`braid_pmem::Region`]).
     Files,
     /// Simulated regions that power-failure tests crash (the `testing` feature).
@@ -124,7 +125,8 @@ pub enum PmemEnv {
 /// A database's environment: the file system its files live on and where its
 /// persistent-memory regions come from. The default is the real machine.
 #[derive(Clone, Debug)]
-pub struct Env {
+#[cfg_attr(any(test, feature = "testing"), visibility::make(pub))]
+pub(crate) struct Env {
     /// File system for `braid.json`, log segments and checkpoints.
     pub fs: Arc<dyn Fs>,
     /// Source of persistent-memory regions.
@@ -148,7 +150,8 @@ impl Env {
     /// the rest, so that what a live writer does meanwhile (append, de-stage, truncate after a
     /// checkpoint) leaves the copy a state a crash could leave, or one that recovery refuses
     /// (see [`Db::open_read_only`](crate::Db::open_read_only)). Memory: the size of the files.
-    pub fn snapshot(roots: &[PathBuf]) -> Result<Env, EngineError> {
+    #[cfg_attr(any(test, feature = "testing"), visibility::make(pub))]
+    pub(crate) fn snapshot(roots: &[PathBuf]) -> Result<Env, EngineError> {
         let io = |path: &Path| {
             let path = path.to_path_buf();
             move |source| EngineError::Io { path, source }

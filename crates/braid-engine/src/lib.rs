@@ -89,7 +89,6 @@ pub use crate::{
         standby::{RoundReport, Standby},
         worker::Worker,
     },
-    env::{Env, PmemEnv},
     error::{EngineError, TxError},
     procedure::{ParamReader, Params, Procedures},
     schema::{Catalog, Column, ColumnType, IndexKind, Schema, TableDef, TableId},

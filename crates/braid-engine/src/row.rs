@@ -23,7 +23,8 @@ const EXCL: u64 = 1 << 63;
 /// Row visibility.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub enum RowState {
+#[cfg_attr(any(test, feature = "testing"), visibility::make(pub))]
+pub(crate) enum RowState {
     /// Committed and visible.
     Live = 0,
     /// Inserted by a transaction that has not committed: invisible to others.
@@ -34,7 +35,8 @@ pub enum RowState {
 
 /// A row: its image, logical lock word, version counter and visibility state (see the module
 /// documentation).
-pub struct Row {
+#[cfg_attr(any(test, feature = "testing"), visibility::make(pub))]
+pub(crate) struct Row {
     lock: AtomicU64,
     /// The logging scheme's slot.
     meta: RowMeta,
@@ -114,7 +116,8 @@ impl Row {
     }
 
     /// An unlocked row with version 0 and no version history.
-    pub fn new(image: Box<[u8]>, state: RowState) -> Row {
+    #[cfg_attr(any(test, feature = "testing"), visibility::make(pub))]
+    pub(crate) fn new(image: Box<[u8]>, state: RowState) -> Row {
         Row {
             lock: AtomicU64::new(0),
             meta: RowMeta::default(),

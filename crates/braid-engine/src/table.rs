@@ -17,7 +17,8 @@ enum Index {
 }
 
 /// A table: its schema and the primary-key index of its rows.
-pub struct Table {
+#[cfg_attr(any(test, feature = "testing"), visibility::make(pub))]
+pub(crate) struct Table {
     /// Position in the catalog.
     pub id: u32,
     /// Row layout.
@@ -36,7 +37,8 @@ impl std::fmt::Debug for Table {
 
 impl Table {
     /// An empty table with the index `def` asks for.
-    pub fn new(id: u32, def: TableDef) -> Table {
+    #[cfg_attr(any(test, feature = "testing"), visibility::make(pub))]
+    pub(crate) fn new(id: u32, def: TableDef) -> Table {
         let index = match def.index {
             IndexKind::Hash => Index::Hash(HashIndex::new()),
             IndexKind::Ordered => Index::Ordered(OrderedIndex::new()),
@@ -54,7 +56,8 @@ impl Table {
     }
 
     /// The row at `key` in the index, whatever its state.
-    pub fn get(&self, key: u64) -> Option<Arc<Row>> {
+    #[cfg_attr(any(test, feature = "testing"), visibility::make(pub))]
+    pub(crate) fn get(&self, key: u64) -> Option<Arc<Row>> {
         match &self.index {
             Index::Hash(h) => h.peek_with(&key, |_, v| v.clone()),
             Index::Ordered(t) => t.peek(key, Arc::clone),
@@ -72,7 +75,8 @@ impl Table {
     }
 
     /// Insert a row; gives it back if the key is taken.
-    pub fn insert(&self, key: u64, row: Arc<Row>) -> Result<(), Arc<Row>> {
+    #[cfg_attr(any(test, feature = "testing"), visibility::make(pub))]
+    pub(crate) fn insert(&self, key: u64, row: Arc<Row>) -> Result<(), Arc<Row>> {
         match &self.index {
             Index::Hash(h) => h.insert_sync(key, row).map_err(|(_, r)| r),
             Index::Ordered(t) => t.insert(key, row),
@@ -99,7 +103,8 @@ impl Table {
     }
 
     /// Remove `key` from the index; false if it was absent.
-    pub fn remove(&self, key: u64) -> bool {
+    #[cfg_attr(any(test, feature = "testing"), visibility::make(pub))]
+    pub(crate) fn remove(&self, key: u64) -> bool {
         match &self.index {
             Index::Hash(h) => h.remove_sync(&key),
             Index::Ordered(t) => t.remove_if(key, |_| true),
@@ -130,7 +135,8 @@ impl Table {
     /// Visit rows with keys in `[lo, hi]` in key order until `f` returns false. Hash tables
     /// return false (they cannot scan). `f` must not insert into or remove from this table
     /// (it runs under the index's shared lock).
-    pub fn range(
+    #[cfg_attr(any(test, feature = "testing"), visibility::make(pub))]
+    pub(crate) fn range(
         &self,
         lo: Bound<u64>,
         hi: Bound<u64>,

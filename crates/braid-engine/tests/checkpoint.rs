@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use braid_engine::schema::get_u64;
-use braid_engine::testing::SimPmem;
+use braid_engine::testing::{Env, PmemEnv, SimPmem};
 use braid_engine::*;
 
 use crate::integration::common;
@@ -337,7 +337,7 @@ fn truncation(scheme: &'static str, device: DeviceConfig) {
             "{scheme}: {held:?} held, {written} written"
         );
     }
-    let files = checkpoint::list(&Env::default(), &dir).unwrap();
+    let files = checkpoint::list(&dir).unwrap();
     assert_eq!(files.len(), checkpoint::KEEP, "{files:?}");
     let want = state(&db);
     db.close().unwrap();
@@ -437,7 +437,7 @@ fn damaged_newest_checkpoint_falls_back_to_the_previous() {
     let want = state(&db);
     db.close().unwrap();
     drop(db);
-    let files = checkpoint::list(&o.env, dir).unwrap();
+    let files = checkpoint::list_in(&o.env, dir).unwrap();
     let newest = &files.last().unwrap().1;
     fs.corrupt(newest, 100, &[0xAB; 8]).unwrap();
     let (db, r) = Db::open(dir, o.clone(), catalog(), procs(), &load).unwrap();

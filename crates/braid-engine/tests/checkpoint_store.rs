@@ -140,7 +140,7 @@ fn check_keys(db: &Db, keys: std::ops::Range<u64>) {
 }
 
 fn local(dir: &Path) -> Vec<u64> {
-    checkpoint::list(&Env::default(), dir)
+    checkpoint::list(dir)
         .unwrap()
         .into_iter()
         .map(|(e, _)| e)

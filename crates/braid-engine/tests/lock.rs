@@ -119,7 +119,7 @@ fn checksums(dirs: &[PathBuf]) -> BTreeMap<PathBuf, (u64, u32)> {
 
 /// What `braid.json` of `dir` names outside it.
 fn outside(dir: &Path) -> Vec<PathBuf> {
-    Meta::read(dir, &Env::default()).unwrap().outside
+    Meta::read(dir).unwrap().outside
 }
 
 /// The child process: see the module doc.

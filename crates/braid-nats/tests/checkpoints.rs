@@ -26,7 +26,7 @@ fn open_report(dir: &Path, cfg: NatsConfig) -> Result<(Db, OpenReport), String> 
 }
 
 fn local_checkpoints(dir: &Path) -> Vec<u64> {
-    braid_engine::list_checkpoints(&braid_engine::Env::default(), dir)
+    braid_engine::list_checkpoints(dir)
         .unwrap()
         .into_iter()
         .map(|(e, _)| e)

@@ -11,7 +11,7 @@ fn reopening_with_another_device_kind_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db_dir = dir.path().join("db");
     drop(open(&db_dir, options(cluster.config("kinds"))).unwrap());
-    let meta = braid_engine::Meta::read(&db_dir, &braid_engine::Env::default()).unwrap();
+    let meta = braid_engine::Meta::read(&db_dir).unwrap();
     assert_eq!(meta.device, "nats");
     assert_eq!(meta.location, Some(format!("{}#kinds", cluster.url)));
     let err = open(&db_dir, Options::default()).err().unwrap().to_string();

@@ -5,7 +5,8 @@
 
 /// Mix `x` (splitmix64's finaliser; callers add their own constants to the input).
 #[inline]
-pub fn mix64(mut x: u64) -> u64 {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn mix64(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     x ^ (x >> 31)

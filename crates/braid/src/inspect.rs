@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use braid_engine::{Env, Meta};
+use braid_engine::Meta;
+use braid_engine::testing::Env;
 use braid_pmem::Region;
 use braid_wal::device::Device;
 use braid_wal::device::{FileDevice, FileDeviceConfig};
@@ -70,7 +71,7 @@ fn devices(dir: &std::path::Path, meta: &Meta, env: &Env) -> anyhow::Result<Vec<
 }
 
 pub fn run(args: InspectArgs) -> anyhow::Result<()> {
-    let meta = Meta::read(&args.dir, &Env::default())?;
+    let meta = Meta::read(&args.dir)?;
     let writer = braid_engine::Db::writer_pid(&args.dir);
     let mut roots = vec![args.dir.clone()];
     roots.extend(meta.outside.iter().cloned());

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context as _;
-use braid_engine::{Db, Env, LogKind, Meta, SchemeSpec};
+use braid_engine::{Db, LogKind, Meta, SchemeSpec};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -102,9 +102,9 @@ fn device_of(meta: &Meta) -> DeviceKind {
 
 /// `braid.json` of the database to recover: the directory's own, or, for `--device nats` and
 /// a directory without one, the copy kept in the cluster.
-fn read_meta(args: &RecoverArgs, env: &Env) -> anyhow::Result<Meta> {
+fn read_meta(args: &RecoverArgs) -> anyhow::Result<Meta> {
     if args.device != Some(DeviceKind::Nats) || args.dir.join("braid.json").exists() {
-        return Ok(Meta::read(&args.dir, env)?);
+        return Ok(Meta::read(&args.dir)?);
     }
     meta_from_cluster(&args.engine)
 }
@@ -156,8 +156,7 @@ pub fn reopen_options(
 }
 
 pub fn run(args: RecoverArgs) -> anyhow::Result<()> {
-    let env = Env::default();
-    let meta = read_meta(&args, &env)?;
+    let meta = read_meta(&args)?;
     let workload = common::workload_from_app(&meta.app)?;
     let (mut opts, spec) = reopen_options(&meta, &args.engine, args.threads)?;
     if args.salvage {
@@ -312,8 +311,7 @@ pub fn recover_quiet(
     apply_threads: Option<usize>,
     plan: Option<crate::common::TaurusRecoveryArg>,
 ) -> anyhow::Result<RecoveryStats> {
-    let env = Env::default();
-    let meta = Meta::read(dir, &env)?;
+    let meta = Meta::read(dir)?;
     let workload = common::workload_from_app(&meta.app)?;
     let logging: LogKind = meta.logging.parse().map_err(anyhow::Error::msg)?;
     let device = device_of(&meta);

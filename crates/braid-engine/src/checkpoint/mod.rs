@@ -181,8 +181,13 @@ fn parse_name(p: &Path) -> Option<u64> {
     n.strip_prefix("ckpt-")?.strip_suffix(".ckpt")?.parse().ok()
 }
 
-/// The checkpoints in `dir` (the database directory), oldest first, by epoch.
-pub fn list(env: &Env, dir: &Path) -> Result<Vec<(u64, PathBuf)>, EngineError> {
+/// The checkpoints of the database in `dir`, oldest first, by epoch.
+pub fn list(dir: &Path) -> Result<Vec<(u64, PathBuf)>, EngineError> {
+    list_in(&Env::default(), dir)
+}
+
+/// [`list`] on the files of `env`.
+pub(crate) fn list_in(env: &Env, dir: &Path) -> Result<Vec<(u64, PathBuf)>, EngineError> {
     let cdir = dir.join(DIR);
     if !env.fs.exists(&cdir) {
         return Ok(Vec::new());
@@ -237,7 +242,7 @@ fn take_inner(db: &DbInner) -> Result<CheckpointReport, EngineError> {
     }
     let _one = db.ckpt.lock.lock();
     let started = Instant::now();
-    let fs = db.opts.env.fs.clone();
+    let fs = db.env.fs.clone();
     let cdir = db.dir.join(DIR);
     fs.create_dir_all(&cdir).map_err(|e| io(&cdir, e))?;
 
@@ -312,7 +317,7 @@ fn take_inner(db: &DbInner) -> Result<CheckpointReport, EngineError> {
     // 4. Beside the log.
     let store = store::of(&db.opts);
     if let Some(store) = store
-        && let Err(err) = store::upload(&db.opts.env, store, &path)
+        && let Err(err) = store::upload(&db.env, store, &path)
     {
         // Not held by the store, it must not count: recovery would drop it anyway, and the
         // log must not be truncated up to it.
@@ -329,10 +334,10 @@ fn take_inner(db: &DbInner) -> Result<CheckpointReport, EngineError> {
     }
 
     // 5. Retention and truncation.
-    let all = list(&db.opts.env, &db.dir)?;
+    let all = list_in(&db.env, &db.dir)?;
     if all.len() >= KEEP {
         let (keep_epoch, keep_from) = &all[all.len() - KEEP];
-        let older = read_meta(&db.opts.env, keep_from)?;
+        let older = read_meta(&db.env, keep_from)?;
         if let Some(store) = store {
             store::retain(store, *keep_epoch)?;
         }
@@ -387,7 +392,7 @@ pub(crate) fn find(
             }
         }
     }
-    let all = list(env, dir)?;
+    let all = list_in(env, dir)?;
     let mut fallbacks = Vec::new();
     for (_, p) in all.iter().rev() {
         let bytes = match env.read_file(p)? {

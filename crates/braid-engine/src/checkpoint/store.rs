@@ -21,7 +21,7 @@ use crate::db::{CheckpointStore, DeviceConfig, Options};
 use crate::env::Env;
 use crate::error::EngineError;
 
-use super::{DIR, file_name, io, list, parse_name};
+use super::{DIR, file_name, io, list_in, parse_name};
 
 /// The checkpoint store of `opts`' device, if it is external and keeps checkpoints.
 pub(crate) fn of(opts: &Options) -> Option<&dyn CheckpointStore> {
@@ -104,7 +104,7 @@ pub(crate) fn sync_local(
     let held = held(store)?;
     let cdir = dir.join(DIR);
     env.fs.create_dir_all(&cdir).map_err(|e| io(&cdir, e))?;
-    let local = list(env, dir)?;
+    let local = list_in(env, dir)?;
     let mut removed = 0;
     for (e, p) in &local {
         if !held.contains(e) {

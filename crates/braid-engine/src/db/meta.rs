@@ -90,7 +90,12 @@ impl Meta {
     }
 
     /// Read `braid.json` of the database in `dir`.
-    pub fn read(dir: &Path, env: &Env) -> Result<Meta, EngineError> {
+    pub fn read(dir: &Path) -> Result<Meta, EngineError> {
+        Meta::read_in(dir, &Env::default())
+    }
+
+    /// [`Meta::read`] on the files of `env`.
+    pub(crate) fn read_in(dir: &Path, env: &Env) -> Result<Meta, EngineError> {
         let bytes =
             env.read_file(&dir.join(META_FILE))?
                 .ok_or_else(|| EngineError::NotADatabase {

@@ -67,6 +67,9 @@ pub(crate) struct DbInner {
     pub(crate) procs: Procedures,
     pub(crate) scheme: Arc<dyn Scheme>,
     pub(crate) opts: Options,
+    /// Where the files and persistent memory come from ([`Options::env`] under the `testing`
+    /// feature; a private copy for [`Db::open_read_only`]).
+    pub(crate) env: crate::env::Env,
     next_txn: AtomicU64,
     next_worker: AtomicUsize,
     pub(crate) epochs: Epochs,

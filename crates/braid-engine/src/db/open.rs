@@ -74,14 +74,22 @@ impl Db {
         loader: &dyn Fn(&Loader<'_>) -> Result<(), EngineError>,
         progress: &dyn Fn(u64),
     ) -> Result<(Db, OpenReport), EngineError> {
-        open(dir, opts, catalog, procs, loader, progress, false)
+        let env = opts.env();
+        open(
+            dir,
+            opts,
+            Access::Writer(env),
+            catalog,
+            procs,
+            loader,
+            progress,
+        )
     }
 
     /// Read the database in `dir` without writing a byte of it, while another process may be
     /// writing it: its files (log, checkpoints, persistent regions, and what it keeps outside
-    /// `dir`) are copied into memory ([`Env::snapshot`](crate::Env::snapshot)), and the
-    /// database is recovered from the copy with its own scheme. Nothing is locked, trimmed or
-    /// created; `opts.env` is not used. What the returned [`Db`] holds is a
+    /// `dir`) are copied into memory, and the database is recovered from the copy with its own
+    /// scheme. Nothing is locked, trimmed or created. What the returned [`Db`] holds is a
     /// transaction-consistent state of what was durable when the files were read (each log
     /// stream a prefix, as after a crash at that moment); a writer's later commits are not
     /// seen. Its transactions may read; one that writes fails with [`TxError::ReadOnly`], and
@@ -108,14 +116,14 @@ impl Db {
                 ),
             });
         }
-        let meta = Meta::read(dir, &Env::default())?;
+        let meta = Meta::read(dir)?;
         let mut roots = vec![dir.to_path_buf()];
         roots.extend(meta.outside.iter().cloned());
         const ATTEMPTS: usize = 5;
         let mut attempt = 1;
         loop {
             let mut o = opts.clone();
-            o.env = Env::snapshot(&roots)?;
+            let env = Env::snapshot(&roots)?;
             o.checkpoint = CheckpointOptions {
                 load_threads: opts.checkpoint.load_threads,
                 ..CheckpointOptions::default()
@@ -123,11 +131,11 @@ impl Db {
             match open(
                 dir,
                 o,
+                Access::ReadOnly(env),
                 catalog.clone(),
                 procs.clone(),
                 loader,
                 &|_| {},
-                true,
             ) {
                 Ok(r) => return Ok(r),
                 // A copy taken while its writer truncated or wrapped its log: read again.
@@ -164,7 +172,7 @@ impl Db {
             move |source| EngineError::Io { path, source }
         };
         if dir.join(super::meta::META_FILE).exists() {
-            for place in Meta::read(dir, &env)?.outside {
+            for place in Meta::read_in(dir, &env)?.outside {
                 // Only what braid itself places outside a database is removed.
                 if place.starts_with(super::storage::NVDISK_ROOT) && place.exists() {
                     std::fs::remove_dir_all(&place).map_err(io(&place))?;
@@ -178,29 +186,41 @@ impl Db {
     }
 }
 
+/// How [`open`] reaches a database's files.
+enum Access {
+    /// As its one writer, through the environment.
+    Writer(Env),
+    /// Through a private copy of them ([`Db::open_read_only`]): transactions that write are
+    /// refused.
+    ReadOnly(Env),
+}
+
 /// [`Db::open`] and, on a copy, [`Db::open_read_only`].
 fn open(
     dir: &Path,
     mut opts: Options,
+    access: Access,
     catalog: Catalog,
     procs: Procedures,
     loader: &dyn Fn(&Loader<'_>) -> Result<(), EngineError>,
     progress: &dyn Fn(u64),
-    read_only: bool,
 ) -> Result<(Db, OpenReport), EngineError> {
+    let (env, read_only) = match access {
+        Access::Writer(env) => (env, false),
+        Access::ReadOnly(env) => (env, true),
+    };
     catalog.validate()?;
     opts.check()?;
     fit_device(&mut opts);
     let streams = opts.scheme.streams_for(opts.streams);
-    let env = opts.env.clone();
     let lock = super::lock::claim(dir, &env)?;
     let mut meta = Meta::new(&opts, streams, &catalog);
     if opts.scheme.log_place() == LogPlace::NvramFiles {
         meta.outside.extend(new_nvdisk_place(dir));
     }
     let (created, meta) = meta.check_or_create(dir, &env, &opts.device)?;
-    let storage = make_storage(dir, &opts, streams, &meta)?;
-    let mut inner = DbInner::unopened(dir, opts, &catalog, procs, lock);
+    let storage = make_storage(dir, &opts, &env, streams, &meta)?;
+    let mut inner = DbInner::unopened(dir, opts, env.clone(), &catalog, procs, lock);
     inner.read_only = read_only;
     let starts = log_starts(&storage);
     let image = loader::build(&mut inner, &env, created, &starts, loader, progress)?;
@@ -224,6 +244,7 @@ impl DbInner {
     pub(super) fn unopened(
         dir: &Path,
         opts: Options,
+        env: Env,
         catalog: &Catalog,
         procs: Procedures,
         lock: FsLock,
@@ -251,6 +272,7 @@ impl DbInner {
             mv: crate::mvcc::Clock::new(opts.max_workers.max(1), 0),
             inserts: Default::default(),
             opts,
+            env,
             read_only: false,
             _lock: lock,
         }

@@ -9,9 +9,9 @@ use std::time::Duration;
 use braid_pmem::{Domain, Media, PmemConfig};
 use braid_wal::UnknownName;
 use braid_wal::device::Pace;
-use braid_wal::device::PmemWrite;
+use braid_wal::device::{FileDeviceConfig, PmemDeviceConfig, PmemWrite};
 use braid_wal::scan::ScanMode;
-use braid_wal::scheme::{LogKind, LogPlace, Records, RecoveryPlan, SchemeSpec};
+use braid_wal::scheme::{LogKind, LogPlace, Records, RecoveryPlan, SchemeConfig, SchemeSpec};
 use serde::{Deserialize, Serialize};
 
 use super::external::DeviceFactory;
@@ -85,12 +85,14 @@ pub struct FileOptions {
 }
 
 impl Default for FileOptions {
+    /// The file device's own defaults ([`FileDeviceConfig::new`]), not striped.
     fn default() -> Self {
+        let dev = FileDeviceConfig::new("", 0);
         FileOptions {
-            segment_size: 64 << 20,
-            buffer_size: 16 << 20,
-            direct: false,
-            nvm_write_delay_ns: 0,
+            segment_size: dev.segment_size,
+            buffer_size: dev.buffer_size,
+            direct: dev.direct,
+            nvm_write_delay_ns: dev.nvm_write_delay_ns,
             stripe: 1,
             stripe_unit: 64 << 10,
         }
@@ -121,15 +123,18 @@ pub struct PmemOptions {
 }
 
 impl Default for PmemOptions {
+    /// A 64 MiB ring per stream, de-staged to segment files; the regions' own defaults
+    /// ([`PmemConfig::default`]) and the ring device's ([`PmemDeviceConfig::new`]).
     fn default() -> Self {
+        let region = PmemConfig::default();
         PmemOptions {
             ring_size: 64 << 20,
-            media: Media::Auto,
-            domain: Domain::Adr,
-            write_delay_ns: 0,
-            write: PmemWrite::NonTemporal,
+            media: region.media,
+            domain: region.domain,
+            write_delay_ns: region.write_delay_ns,
+            write: PmemDeviceConfig::new(0).write,
             destage: true,
-            destage_segment_size: 64 << 20,
+            destage_segment_size: FileDeviceConfig::new("", 0).segment_size,
         }
     }
 }
@@ -234,7 +239,10 @@ pub struct Options {
     /// Mid-log corruption is an error ([`ScanMode::Strict`], the default) or the valid prefix
     /// is kept ([`ScanMode::Salvage`]).
     pub scan_mode: ScanMode,
-    /// Where files and persistent memory come from (the real machine, or simulations).
+    /// Test machinery (the `testing` feature): where files and persistent memory come from,
+    /// the fault-injecting file system and simulated persistent memory of the crash tests.
+    /// Without the feature, always the real machine.
+    #[cfg(any(test, feature = "testing"))]
     pub env: Env,
     /// Stored in `braid.json` on creation (see [`Meta::app`](crate::Meta::app)).
     pub app: serde_json::Value,
@@ -246,30 +254,43 @@ pub struct Options {
 }
 
 impl Default for Options {
+    /// The serial scheme on files, 2PL, synchronous commits, one stream; the logging, group
+    /// commit, worker and recovery settings are the log's own ([`SchemeConfig::default`]).
     fn default() -> Self {
+        let log = SchemeConfig::default();
         Options {
             scheme: SchemeSpec::new(braid_wal::scheme::SerialConfig),
-            logging: LogKind::Data,
-            records: Records::Txn,
+            logging: log.logging,
+            records: log.records,
             cc: Cc::TwoPl,
             durability: Durability::Sync,
             device: DeviceConfig::File(FileOptions::default()),
             pace: None,
             streams: 1,
-            group_delay: Duration::ZERO,
-            group_bytes: 1 << 20,
-            max_workers: 64,
-            recovery_threads: 1,
-            scan_mode: ScanMode::Strict,
+            group_delay: log.group_delay,
+            group_bytes: log.group_bytes,
+            max_workers: log.max_workers,
+            recovery_threads: log.recovery_threads,
+            scan_mode: log.scan_mode,
+            #[cfg(any(test, feature = "testing"))]
             env: Env::default(),
             app: serde_json::Value::Null,
             checkpoint: CheckpointOptions::default(),
-            recovery_plan: RecoveryPlan::Auto,
+            recovery_plan: log.recovery_plan,
         }
     }
 }
 
 impl Options {
+    /// Where the database's files and persistent memory come from: the real machine unless a
+    /// test gave its simulations.
+    pub(crate) fn env(&self) -> Env {
+        #[cfg(any(test, feature = "testing"))]
+        return self.env.clone();
+        #[cfg(not(any(test, feature = "testing")))]
+        Env::default()
+    }
+
     /// Whether a database can be opened with these options at all (the scheme's needs against
     /// the device, the logging kind and the concurrency control), with a message saying what
     /// to change if not. [`Db::open`](super::Db::open) checks this first; tools call it before

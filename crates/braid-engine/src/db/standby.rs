@@ -114,7 +114,7 @@ impl Standby {
         };
         let factory = factory.clone();
         let streams = opts.scheme.streams_for(opts.streams);
-        let env = opts.env.clone();
+        let env = opts.env();
         // The local directory is this standby's (it mirrors checkpoints there), and the
         // writer's once promoted: locked like a writer's.
         let lock = super::lock::claim(dir, &env)?;
@@ -126,7 +126,7 @@ impl Standby {
             });
         }
         let started = Instant::now();
-        let mut inner = DbInner::unopened(dir, opts, &catalog, procs, lock);
+        let mut inner = DbInner::unopened(dir, opts, env.clone(), &catalog, procs, lock);
         // No device is opened: a log purged past the checkpoint is found by the first round.
         let image = loader::build(&mut inner, &env, false, &[], loader, &|_| {})?;
         let cfg = scheme_config(&inner.opts, image.cut.clone());
@@ -248,9 +248,9 @@ impl Standby {
         // The old writer may have taken checkpoints since the standby loaded its own: mirror
         // the store, and number the next checkpoint past every one of them.
         if let Some(store) = crate::checkpoint::store::of(&inner.opts) {
-            let env = inner.opts.env.clone();
+            let env = inner.env.clone();
             crate::checkpoint::store::sync_local(&env, &inner.dir, store)?;
-            let newest = crate::checkpoint::list(&env, &inner.dir)?
+            let newest = crate::checkpoint::list_in(&env, &inner.dir)?
                 .last()
                 .map_or(0, |(e, _)| *e);
             let current = cut.as_ref().map_or(0, |c| c.epoch);
@@ -258,7 +258,7 @@ impl Standby {
                 inner.epochs = Epochs::new(inner.opts.max_workers.max(1), newest);
             }
         }
-        let storage = make_storage(&inner.dir.clone(), &inner.opts, streams, &meta)?;
+        let storage = make_storage(&inner.dir.clone(), &inner.opts, &inner.env, streams, &meta)?;
         let cut = Cut {
             epoch: cut.as_ref().map_or(0, |c| c.epoch),
             starts: at.clone(),

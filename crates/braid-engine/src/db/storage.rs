@@ -17,6 +17,7 @@ use braid_wal::scheme::{LogPlace, RegionStorage, Storage};
 
 use super::meta::Meta;
 use super::options::{DeviceConfig, FileOptions, Options};
+use crate::env::Env;
 use crate::error::EngineError;
 
 /// Make `opts.device` the device the scheme logs to: none for a scheme that logs nowhere, a
@@ -85,14 +86,15 @@ fn shm_outside(dir: &Path) -> Option<String> {
 pub(super) fn make_storage(
     dir: &Path,
     opts: &Options,
+    env: &Env,
     streams: usize,
     meta: &Meta,
 ) -> Result<Storage, EngineError> {
     match opts.scheme.log_place() {
         LogPlace::Nowhere => Ok(Storage::Nothing),
-        LogPlace::Devices | LogPlace::NvramFiles => {
-            Ok(Storage::Devices(make_devices(dir, opts, streams, meta)?))
-        }
+        LogPlace::Devices | LogPlace::NvramFiles => Ok(Storage::Devices(make_devices(
+            dir, opts, env, streams, meta,
+        )?)),
         LogPlace::Region => {
             let DeviceConfig::Pmem(p) = &opts.device else {
                 return Err(EngineError::Unsupported {
@@ -103,10 +105,10 @@ pub(super) fn make_storage(
             let path = dir
                 .join("pmem")
                 .join(format!("{}.region", opts.scheme.name()));
-            let region = opts.env.region(&path, p.ring_size, pcfg)?;
+            let region = env.region(&path, p.ring_size, pcfg)?;
             Ok(Storage::Region(RegionStorage {
                 region,
-                fs: opts.env.fs.clone(),
+                fs: env.fs.clone(),
                 backup_dir: dir.join(format!("{}-backup", opts.scheme.name())),
                 write: p.write,
             }))
@@ -117,10 +119,10 @@ pub(super) fn make_storage(
 fn make_devices(
     dir: &Path,
     opts: &Options,
+    env: &Env,
     streams: usize,
     meta: &Meta,
 ) -> Result<Vec<Arc<dyn Device>>, EngineError> {
-    let env = &opts.env;
     if let DeviceConfig::External(f) = &opts.device {
         let out = f.open_devices(streams)?;
         return Ok(match opts.pace.filter(|p| !p.is_unlimited()) {

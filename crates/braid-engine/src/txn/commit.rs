@@ -230,7 +230,7 @@ impl Txn<'_> {
         held?;
         if self.db.durability == Durability::Sync || !self.db.elr {
             ticket.wait()?;
-            return Ok(Ticket::Durable);
+            return Ok(Ticket::DURABLE);
         }
         Ok(ticket)
     }

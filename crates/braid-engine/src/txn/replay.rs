@@ -50,7 +50,7 @@ impl Txn<'_> {
         self.install();
         self.finished = true;
         self.st.reset();
-        Ticket::Durable
+        Ticket::DURABLE
     }
 }
 

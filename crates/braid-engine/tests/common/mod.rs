@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use braid_engine::schema::get_u64;
-use braid_engine::testing::SimPmem;
+use braid_engine::testing::{Env, PmemEnv, SimPmem};
 use braid_engine::*;
 use braid_wal::fs::FaultFs;
 

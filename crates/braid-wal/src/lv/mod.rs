@@ -34,7 +34,8 @@ pub(crate) const MAX_STREAMS: usize = 64;
 
 /// An implementation of the LV operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Impl {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) enum Impl {
     /// A plain loop; runs everywhere.
     Scalar,
     /// x86-64 AVX2, 4 lanes.
@@ -95,14 +96,16 @@ impl Impl {
 
     /// `dst[k] = max(dst[k], src[k])` for `k < min(dst.len(), src.len())`.
     #[inline]
-    pub fn max_into(self, dst: &mut [u64], src: &[u64]) {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn max_into(self, dst: &mut [u64], src: &[u64]) {
         let n = dst.len().min(src.len());
         simd::max_into(self, &mut dst[..n], &src[..n])
     }
 
     /// `a[k] <= b[k]` for every `k < min(a.len(), b.len())`.
     #[inline]
-    pub fn le(self, a: &[u64], b: &[u64]) -> bool {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn le(self, a: &[u64], b: &[u64]) -> bool {
         let n = a.len().min(b.len());
         simd::le(self, &a[..n], &b[..n])
     }

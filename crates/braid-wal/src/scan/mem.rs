@@ -10,7 +10,8 @@ use crate::{Lsn, WalError};
 /// With `segment_len > 0` the LSN space is cut into segments `name.0`, `name.1`, ... (by
 /// absolute LSN), each with its own salt `salt + segment index`, like a file device.
 #[derive(Debug, Clone, Default)]
-pub struct MemSource {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct MemSource {
     /// Name used in error locations (segment `k` is `name.k`).
     pub name: String,
     /// LSN of `bytes[0]`: the stream's [`StreamSource::start`].
@@ -27,7 +28,8 @@ pub struct MemSource {
 
 impl MemSource {
     /// An empty, unsegmented stream starting at `start`, nothing sealed.
-    pub fn new(name: impl Into<String>, start: Lsn, salt: u32) -> MemSource {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn new(name: impl Into<String>, start: Lsn, salt: u32) -> MemSource {
         MemSource {
             name: name.into(),
             start,
@@ -37,12 +39,14 @@ impl MemSource {
     }
 
     /// LSN of the next byte appended.
-    pub fn tail(&self) -> Lsn {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn tail(&self) -> Lsn {
         self.start + self.bytes.len() as u64
     }
 
     /// Encode `spec` at the tail with the right salt; returns its LSN.
-    pub fn append(
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn append(
         &mut self,
         spec: &crate::record::RecordSpec<'_>,
         synced: Lsn,

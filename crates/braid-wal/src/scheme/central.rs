@@ -60,7 +60,7 @@ impl Insert for Reserve {
 
     fn local(&self) -> Result<Self::Local, WalError> {
         let mut w = self.0.writer()?;
-        // Every commit record is waited for or checked through its `Ticket::Stream`, whose
+        // Every commit record is waited for or checked through its stream ticket, whose
         // waiter flushes it itself when no flush is under way (`stream/lead.rs`).
         w.set_commits_waited(true);
         Ok(w)
@@ -130,10 +130,7 @@ impl<I: Insert> SchemeWorker for CentralWorker<I> {
         self.proxy.commit();
         if req.read_only && req.updates == 0 {
             // It may have read data whose writer is not durable yet (early lock release).
-            return Ok(Ticket::Stream {
-                stream: self.stream.clone(),
-                lsn: self.stream.tail(),
-            });
+            return Ok(Ticket::stream(self.stream.clone(), self.stream.tail()));
         }
         let flags = FLAG_COMMIT | epoch_flag(req.epoch);
         let end = if req.updates > 0 {
@@ -145,10 +142,7 @@ impl<I: Insert> SchemeWorker for CentralWorker<I> {
             self.insert(req.kind.record_kind(), flags, req.txn, req.payload)?
         };
         // Flush pipelining: hand the commit to the flusher and go on.
-        Ok(Ticket::Stream {
-            stream: self.stream.clone(),
-            lsn: end,
-        })
+        Ok(Ticket::stream(self.stream.clone(), end))
     }
 
     fn abort(&mut self, _rows: &dyn AccessSet) {
@@ -176,11 +170,11 @@ impl<I: Insert> Scheme for Central<I> {
             logging: None,
         }))
     }
-    fn keeps(&self) -> Vec<Lsn> {
-        vec![self.open.start(0, self.streams[0].tail())]
-    }
     fn streams(&self) -> &[Stream] {
         &self.streams
+    }
+    fn keeps(&self) -> Vec<Lsn> {
+        vec![self.open.start(0, self.streams[0].tail())]
     }
     fn close(&self) -> Result<(), WalError> {
         self.streams[0].close()

@@ -44,7 +44,7 @@ pub use self::{
     taurus::TaurusConfig,
 };
 pub use crate::proxy::Proxies;
-pub use crate::stream::StreamStats;
+pub use crate::stream::{Stream, StreamStats};
 
 use std::fmt;
 use std::ops::{Bound, Range};
@@ -54,7 +54,7 @@ use std::time::Duration;
 use crate::device::Device;
 use crate::record::Kind;
 use crate::scan::{ScanEnd, ScanMode};
-use crate::stream::{Stream, StreamConfig};
+use crate::stream::StreamConfig;
 use crate::{Lsn, UnknownName, WalError};
 
 /// Data logging writes after-images; command logging writes stored-procedure calls.
@@ -307,8 +307,10 @@ pub struct Written {
     pub op: std::ops::Range<u32>,
 }
 
-/// Something that can tell when a commit is durable.
-pub trait DurabilityWait: Send + Sync {
+/// Something that can tell when a commit is durable (a scheme's own condition, behind a
+/// [`Ticket`]).
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) trait DurabilityWait: Send + Sync {
     /// Block until durable, or fail with the error that prevents it.
     fn wait(&self) -> Result<(), WalError>;
     /// Non-blocking [`DurabilityWait::wait`]: `Ok(false)` if not durable yet.
@@ -318,46 +320,57 @@ pub trait DurabilityWait: Send + Sync {
 /// The promise a commit returns: resolves once the transaction (and everything it depends on) is
 /// durable. Commits are acknowledged only through it.
 #[must_use = "a commit is durable only once its ticket resolves: call `wait()` (cheap when it is already durable)"]
-pub enum Ticket {
-    /// Nothing to wait for (no logging).
+pub struct Ticket(Wait);
+
+/// What a [`Ticket`] waits for.
+enum Wait {
+    /// Nothing (no logging, or nothing to make durable).
     Durable,
-    /// Durable once `stream` is durable up to `lsn`.
-    Stream {
-        /// The stream holding the commit record.
-        stream: Stream,
-        /// The end of that record.
-        lsn: Lsn,
-    },
-    /// Scheme-specific condition.
+    /// `stream` durable up to `lsn` (the end of the commit record).
+    Stream { stream: Stream, lsn: Lsn },
+    /// A scheme's own condition.
     Waiter(Box<dyn DurabilityWait>),
 }
 
 impl fmt::Debug for Ticket {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Ticket::Durable => f.write_str("Ticket::Durable"),
-            Ticket::Stream { stream, lsn } => write!(f, "Ticket::Stream({}, {lsn})", stream.id()),
-            Ticket::Waiter(_) => f.write_str("Ticket::Waiter"),
+        match &self.0 {
+            Wait::Durable => f.write_str("Ticket::DURABLE"),
+            Wait::Stream { stream, lsn } => write!(f, "Ticket(stream {}, {lsn})", stream.id()),
+            Wait::Waiter(_) => f.write_str("Ticket(waiter)"),
         }
     }
 }
 
 impl Ticket {
+    /// A ticket with nothing to wait for: the commit logged nothing, or is durable already.
+    pub const DURABLE: Ticket = Ticket(Wait::Durable);
+
+    /// Durable once `stream` is durable up to `lsn`.
+    pub(crate) fn stream(stream: Stream, lsn: Lsn) -> Ticket {
+        Ticket(Wait::Stream { stream, lsn })
+    }
+
+    /// Durable when `w` says so.
+    pub(crate) fn waiter(w: Box<dyn DurabilityWait>) -> Ticket {
+        Ticket(Wait::Waiter(w))
+    }
+
     /// Block until durable, or fail with the error that prevents it.
     pub fn wait(&self) -> Result<(), WalError> {
-        match self {
-            Ticket::Durable => Ok(()),
-            Ticket::Stream { stream, lsn } => stream.wait_durable(*lsn),
-            Ticket::Waiter(w) => w.wait(),
+        match &self.0 {
+            Wait::Durable => Ok(()),
+            Wait::Stream { stream, lsn } => stream.wait_durable(*lsn),
+            Wait::Waiter(w) => w.wait(),
         }
     }
 
     /// Non-blocking check.
     pub fn is_durable(&self) -> Result<bool, WalError> {
-        match self {
-            Ticket::Durable => Ok(true),
-            Ticket::Stream { stream, lsn } => stream.check_durable(*lsn),
-            Ticket::Waiter(w) => w.is_durable(),
+        match &self.0 {
+            Wait::Durable => Ok(true),
+            Wait::Stream { stream, lsn } => stream.check_durable(*lsn),
+            Wait::Waiter(w) => w.is_durable(),
         }
     }
 }

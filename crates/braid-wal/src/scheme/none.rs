@@ -65,7 +65,7 @@ impl SchemeWorker for NoLoggingWorker {
     fn commit(&mut self, _req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
         // Touches nothing shared: the proxies count commits only.
         self.0.commit();
-        Ok(Ticket::Durable)
+        Ok(Ticket::DURABLE)
     }
     fn log_update(&mut self, _up: &super::UpdateRecord<'_>) -> Result<(), WalError> {
         Ok(())

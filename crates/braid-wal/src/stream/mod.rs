@@ -108,12 +108,14 @@ use ready::Reservations;
 use state::{FlushClock, Inner, Locked, NO_WAKE};
 
 pub(crate) use group::GroupWriter;
-pub use writer::StreamWriter;
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) use writer::StreamWriter;
 
 /// How a [`Stream`] runs. The default: stream 0, 64 writers, no group-commit delay,
 /// `group_bytes` 1 MiB.
 #[derive(Debug, Clone)]
-pub struct StreamConfig {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct StreamConfig {
     /// The stream's index: names its flusher thread and appears in errors.
     pub id: u32,
     /// Most writers (threads) at once.
@@ -150,7 +152,8 @@ pub struct StreamStats {
 /// de-staging) to get space released by a checkpoint before failing with `LogFull`.
 pub(crate) const RING_FULL_WAIT: Duration = Duration::from_millis(250);
 
-/// A log stream on one device. Cheap to clone (a shared handle).
+/// A log stream on one device, as a scheme shows it for inspection ([`Scheme::streams`](crate::scheme::Scheme::streams)):
+/// how far it is durable and what it has written. Cheap to clone (a shared handle).
 #[derive(Clone)]
 pub struct Stream {
     h: Arc<Handle>,
@@ -172,7 +175,12 @@ impl Stream {
     ///
     /// Calls `device.reset_tail(end)` so nothing stale beyond `end` can ever decode, then (for
     /// devices that are not `durable_on_fill`) starts the flusher thread.
-    pub fn start(device: Arc<dyn Device>, end: Lsn, cfg: StreamConfig) -> Result<Stream, WalError> {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn start(
+        device: Arc<dyn Device>,
+        end: Lsn,
+        cfg: StreamConfig,
+    ) -> Result<Stream, WalError> {
         if !end.is_multiple_of(ALIGN as u64) {
             return Err(WalError::Misuse {
                 detail: format!(
@@ -258,7 +266,8 @@ impl Stream {
     }
 
     /// A writer for the calling thread: claims one of `max_writers` slots until dropped.
-    pub fn writer(&self) -> Result<StreamWriter, WalError> {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn writer(&self) -> Result<StreamWriter, WalError> {
         let slot = self.claim_slot()?;
         Ok(StreamWriter {
             h: Arc::clone(&self.h),
@@ -282,7 +291,8 @@ impl Stream {
 
     /// Block until everything before `lsn` is durable, or fail with the error that prevents it
     /// (poisoned stream, `NoSpace` for this LSN, or the stream was closed without it).
-    pub fn wait_durable(&self, lsn: Lsn) -> Result<(), WalError> {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn wait_durable(&self, lsn: Lsn) -> Result<(), WalError> {
         self.h.inner.wait_durable(lsn)
     }
 
@@ -293,7 +303,8 @@ impl Stream {
 
     /// Flush everything appended, stop the flusher and join it. Later appends fail with
     /// [`WalError::Closed`]. Idempotent; returns the error that prevented flushing everything.
-    pub fn close(&self) -> Result<(), WalError> {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn close(&self) -> Result<(), WalError> {
         self.h.close()
     }
 
@@ -345,7 +356,8 @@ impl Stream {
     }
 
     /// The device the stream appends to.
-    pub fn device(&self) -> &Arc<dyn Device> {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn device(&self) -> &Arc<dyn Device> {
         &self.h.inner.device
     }
 }

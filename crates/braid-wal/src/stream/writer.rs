@@ -22,7 +22,8 @@ use crate::{Lsn, WalError};
 const SPACE_RECHECK: Duration = Duration::from_millis(1);
 
 /// One thread's append handle: a claimed slot and a scratch buffer.
-pub struct StreamWriter {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct StreamWriter {
     pub(super) h: Arc<Handle>,
     pub(super) slot: usize,
     pub(super) buf: Vec<u8>,
@@ -73,7 +74,8 @@ impl Drop for FillGuard<'_> {
 
 impl StreamWriter {
     /// Reserve, encode and fill one record; returns its (start, end) LSNs. Does not wait.
-    pub fn append(&mut self, spec: &RecordSpec<'_>) -> Result<(Lsn, Lsn), WalError> {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn append(&mut self, spec: &RecordSpec<'_>) -> Result<(Lsn, Lsn), WalError> {
         let len = spec.check()?;
         self.append_with(len, |lsn, synced, salt, out| {
             spec.encode(lsn, synced, salt, out)

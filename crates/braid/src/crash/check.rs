@@ -6,7 +6,8 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use anyhow::Context as _;
-use braid_engine::{Db, Env};
+use braid_engine::Db;
+use braid_engine::testing::Env;
 
 use super::args::CrashArgs;
 use crate::common::{self, WorkloadKind};

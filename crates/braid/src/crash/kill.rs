@@ -11,7 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use braid_engine::{Db, Env};
+use braid_engine::Db;
+use braid_engine::testing::Env;
 use parking_lot::Mutex;
 use rand::Rng;
 use rand::rngs::SmallRng;

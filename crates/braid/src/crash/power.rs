@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use braid_engine::testing::SimPmem;
-use braid_engine::{Db, Env, PmemEnv};
+use braid_engine::Db;
+use braid_engine::testing::{Env, PmemEnv, SimPmem};
 use braid_pmem::{CrashMode, PersistTrip};
 use braid_wal::fs::{CrashOpts, FaultFs};
 use parking_lot::Mutex;

@@ -128,7 +128,8 @@ pub(crate) const RING_MAGIC: [u8; 8] = *b"BRAIDRNG";
 /// Ring header format version.
 pub(crate) const RING_VERSION: u32 = 1;
 /// Bytes of the usable area taken by the ring header.
-pub const RING_HEADER: usize = 4096;
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) const RING_HEADER: usize = 4096;
 /// Smallest ring accepted.
 pub(crate) const MIN_RING: u64 = 4096;
 

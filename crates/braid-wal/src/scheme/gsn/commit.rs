@@ -6,7 +6,7 @@
 //! * **Durable cache** (`CommitProtocol::DurableCache`, persistent memory; Section 4.2): the
 //!   insert's own fence makes the record durable, inserts into a log are serialised, and what
 //!   a transaction depends on was inserted before it could be read; the commit is
-//!   acknowledged as soon as its records are inserted ([`Ticket::Durable`]).
+//!   acknowledged as soon as its records are inserted ([`Ticket::DURABLE`]).
 //! * **Passive group commit** (`CommitProtocol::Passive`, persistent memory with volatile
 //!   caches; Section 4.1): each worker has a published word, `dgsn` with a dirty bit, in a
 //!   [`PublishCell`]. A worker sets the dirty bit (reading its `dgsn`, the floor of every GSN
@@ -46,7 +46,7 @@
 //! pays for a wake-up (a lock and a futex call) only when the daemon is parked. Signals and
 //! rounds are counted per scheme instance ([`super::GsnStats`]).
 //!
-//! [`Ticket::Durable`]: crate::scheme::Ticket::Durable
+//! [`Ticket::DURABLE`]: crate::scheme::Ticket::DURABLE
 //! [`PublishCell`]: braid_pmem::signal::PublishCell
 
 use std::sync::Arc;

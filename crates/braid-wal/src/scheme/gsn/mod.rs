@@ -95,7 +95,8 @@ pub(crate) use counters::GsnStats;
 pub(crate) use open::{open_gsn, recover_only};
 
 /// The running scheme.
-pub struct Gsn {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Gsn {
     shared: Arc<Shared>,
     streams: Vec<Stream>,
     daemon: Mutex<Option<JoinHandle<()>>>,
@@ -148,7 +149,6 @@ impl Scheme for Gsn {
     fn worker(&self, worker: usize) -> Result<Box<dyn SchemeWorker>, WalError> {
         Ok(Box::new(GsnWorker::new(Arc::clone(&self.shared), worker)?))
     }
-
     fn streams(&self) -> &[Stream] {
         &self.streams
     }

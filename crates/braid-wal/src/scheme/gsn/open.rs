@@ -54,7 +54,8 @@ fn check_devices(cfg: &SchemeConfig, devices: &[Arc<dyn Device>]) -> Result<bool
 /// streams are started and nothing is written (on files, the void marker that [`open_gsn`] writes is
 /// not written either, so use [`open_gsn`] before appending). For benchmarks and inspection.
 #[cfg(any(test, feature = "testing"))]
-pub fn recover_only(
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn recover_only(
     cfg: &SchemeConfig,
     gsn: &GsnConfig,
     devices: &[Arc<dyn Device>],
@@ -81,7 +82,8 @@ pub fn recover_only(
 /// Recover the gsn logs on `devices` and start the scheme (the concrete type, for its
 /// `Gsn::stats`; [`SchemeDef::open`](crate::scheme::SchemeDef::open) is the same behind the
 /// seam).
-pub fn open_gsn(
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn open_gsn(
     cfg: &SchemeConfig,
     gcfg: &GsnConfig,
     devices: Vec<Arc<dyn Device>>,

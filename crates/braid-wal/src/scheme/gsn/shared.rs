@@ -193,9 +193,9 @@ impl Shared {
         }
         if acked {
             self.fills_ok()?;
-            return Ok(Ticket::Durable);
+            return Ok(Ticket::DURABLE);
         }
-        Ok(Ticket::Waiter(Box::new(GsnWait {
+        Ok(Ticket::waiter(Box::new(GsnWait {
             link: Arc::clone(link),
             gsn,
         })))

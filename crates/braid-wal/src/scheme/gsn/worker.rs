@@ -321,7 +321,7 @@ impl SchemeWorker for GsnWorker {
             self.touched.clear();
             if g == 0 || self.shared.mode == Mode::Immediate {
                 self.shared.fills_ok()?;
-                return Ok(Ticket::Durable);
+                return Ok(Ticket::DURABLE);
             }
             return self.shared.enqueue(&self.link, &self.lane, g, &self.proxy);
         }
@@ -359,7 +359,7 @@ impl SchemeWorker for GsnWorker {
         match self.shared.mode {
             Mode::Immediate => {
                 self.shared.fills_ok()?;
-                Ok(Ticket::Durable)
+                Ok(Ticket::DURABLE)
             }
             Mode::Passive | Mode::Watermark => {
                 self.shared

@@ -219,7 +219,8 @@ impl Shared {
 }
 
 /// The promise of one commit: durable once the frontier passes `end`.
-pub struct PerTxnTicket {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct PerTxnTicket {
     shared: Arc<Shared>,
     end: Lsn,
 }

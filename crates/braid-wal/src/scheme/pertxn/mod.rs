@@ -57,10 +57,12 @@ use std::time::{Duration, Instant};
 use braid_pmem::Region;
 use parking_lot::Mutex;
 
-pub use frontier::PerTxnTicket;
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) use frontier::PerTxnTicket;
 #[cfg(test)]
 pub(crate) use log::PerTxnStats;
-pub use writer::LogWriter;
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) use writer::LogWriter;
 
 use super::registry::{LogPlace, Registration, SchemeDef, parse_option, unknown_option};
 use super::{
@@ -226,7 +228,8 @@ impl SchemeDef for PerTxnConfig {
 
 /// Where the `pertxn` log lives: its persistent region (index and slots) and the directory of
 /// its backup segment files (through `fs`, so tests can crash it).
-pub struct PerTxnStorage {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct PerTxnStorage {
     /// The persistent region holding the index and the object slots.
     pub region: Region,
     /// The file system of the backup directory.
@@ -248,7 +251,8 @@ impl fmt::Debug for PerTxnStorage {
 }
 
 /// The running log: the shared state, the backup stream and the background threads.
-pub struct PerTxnLog {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct PerTxnLog {
     sh: Arc<Shared>,
     backup: Stream,
     threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
@@ -267,7 +271,8 @@ impl fmt::Debug for PerTxnLog {
 
 impl PerTxnLog {
     /// Recover the log in `storage` through `replay`, then start it.
-    pub fn open(
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn open(
         cfg: &SchemeConfig,
         storage: PerTxnStorage,
         replay: &dyn Replay,
@@ -332,13 +337,15 @@ impl PerTxnLog {
     }
 
     /// A writer for one worker thread.
-    pub fn writer(&self) -> LogWriter {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn writer(&self) -> LogWriter {
         LogWriter::new(Arc::clone(&self.sh))
     }
 
     /// The promise that every object below `end` becomes persistent.
     #[cfg(any(test, feature = "testing"))]
-    pub fn ticket(&self, end: Lsn) -> PerTxnTicket {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn ticket(&self, end: Lsn) -> PerTxnTicket {
         PerTxnTicket::new(Arc::clone(&self.sh), end)
     }
 
@@ -373,7 +380,8 @@ impl PerTxnLog {
     /// Persist every filled object, stop the background threads, and close the backup stream.
     /// Later inserts fail with `Closed`. Idempotent; returns the failure that poisoned the log,
     /// if any.
-    pub fn close(&self) -> Result<(), WalError> {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn close(&self) -> Result<(), WalError> {
         let mut done = self.close_result.lock();
         if let Some(r) = &*done {
             return r.clone();
@@ -470,14 +478,14 @@ impl SchemeWorker for PerTxnWorker {
                 self.failed = None;
                 self.open.clear();
             }
-            return Ok(Ticket::Waiter(Box::new(PerTxnTicket::new(
+            return Ok(Ticket::waiter(Box::new(PerTxnTicket::new(
                 Arc::clone(&self.sh),
                 end?,
             ))));
         }
         if req.read_only {
             let end = self.sh.next_lsn.load(Acquire);
-            return Ok(Ticket::Waiter(Box::new(PerTxnTicket::new(
+            return Ok(Ticket::waiter(Box::new(PerTxnTicket::new(
                 Arc::clone(&self.sh),
                 end,
             ))));
@@ -485,7 +493,7 @@ impl SchemeWorker for PerTxnWorker {
         self.writer
             .set_flags(crate::scheme::cut::epoch_flag(req.epoch));
         match self.insert(req.txn, req.kind.record_kind(), req.payload, true) {
-            Ok(end) => Ok(Ticket::Waiter(Box::new(PerTxnTicket::new(
+            Ok(end) => Ok(Ticket::waiter(Box::new(PerTxnTicket::new(
                 Arc::clone(&self.sh),
                 end,
             )))),
@@ -519,11 +527,11 @@ impl Scheme for PerTxn {
             open: self.open.claim()?,
         }))
     }
-    fn proxies(&self) -> Option<crate::proxy::Proxies> {
-        Some(self.board.sum())
-    }
     fn streams(&self) -> &[Stream] {
         &self.streams
+    }
+    fn proxies(&self) -> Option<crate::proxy::Proxies> {
+        Some(self.board.sum())
     }
     fn close(&self) -> Result<(), WalError> {
         self.log.close()

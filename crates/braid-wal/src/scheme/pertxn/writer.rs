@@ -18,7 +18,8 @@ use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp, align_up};
 use crate::{Lsn, WalError};
 
 /// A worker's handle: its reusable DRAM object buffer and its open transaction.
-pub struct LogWriter {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct LogWriter {
     shared: Arc<Shared>,
     /// The DRAM log object, allocated once (one slot) and reused.
     buf: Vec<u8>,
@@ -64,7 +65,8 @@ impl LogWriter {
     /// payloads larger than a slot are split and concatenated again at recovery). With
     /// `commit` the last object ends the transaction. Returns one past the last LSN used: the
     /// transaction is durable, with everything before it, once the frontier reaches it.
-    pub fn insert(
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn insert(
         &mut self,
         txn: u64,
         kind: Kind,

@@ -68,12 +68,9 @@ impl PloverWorker {
     fn ticket(&self, lsns: Vec<Lsn>) -> Ticket {
         let sh = &self.link.0;
         if sh.streams.len() == 1 {
-            return Ticket::Stream {
-                stream: sh.streams[0].clone(),
-                lsn: lsns[0],
-            };
+            return Ticket::stream(sh.streams[0].clone(), lsns[0]);
         }
-        Ticket::Waiter(Box::new(PloverWait {
+        Ticket::waiter(Box::new(PloverWait {
             link: Arc::clone(&self.link),
             lsns,
         }))

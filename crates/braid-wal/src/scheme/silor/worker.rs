@@ -159,9 +159,9 @@ impl SilorWorker {
 
     fn ticket(&self, epoch: u64) -> Ticket {
         if self.sh.durable.get() >= epoch {
-            return Ticket::Durable;
+            return Ticket::DURABLE;
         }
-        Ticket::Waiter(Box::new(EpochWait {
+        Ticket::waiter(Box::new(EpochWait {
             durable: Arc::clone(&self.sh.durable),
             epoch,
         }))

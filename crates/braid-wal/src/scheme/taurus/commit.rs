@@ -46,7 +46,7 @@
 //! flag). A round blocked on durability waits in the stream instead.
 //!
 //! With one stream the vector is one LSN and `CLV == PLV`; the scheme then hands out plain
-//! [`Ticket::Stream`](crate::scheme::Ticket) tickets and never registers anything here.
+//! stream tickets ([`Ticket::stream`](crate::scheme::Ticket::stream)) and never registers anything here.
 
 use std::sync::Arc;
 

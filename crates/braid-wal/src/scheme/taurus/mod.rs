@@ -18,7 +18,7 @@
 //!   record's dependencies are themselves committed. This is the paper's "PLV >= T.LV and all
 //!   earlier transactions of its stream committed", made recursive across streams (the
 //!   non-recursive reading loses acknowledged transactions, see `commit.rs`). Tickets are
-//!   [`Ticket::Waiter`](super::Ticket::Waiter)s that help advance CLV and sleep in the streams'
+//!   waiting [`Ticket`](super::Ticket)s that help advance CLV and sleep in the streams'
 //!   own durability waits; with one stream they are plain stream tickets.
 //! * Recovery (`recovery.rs`): per-stream readers, the ELV cut to a fixpoint, parallel replay by
 //!   pools and RLV (Alg. 3-4) on `recovery_threads` workers, or a serial fallback chosen

@@ -154,7 +154,7 @@ impl TaurusWorker {
             vec![sh.tracker.streams()[i].writer()?]
         };
         // Every record is waited for or checked through a ticket that waits for or checks its
-        // stream (`Ticket::Stream`, or the tracker's help on the stream that blocks the CLV),
+        // stream (a stream ticket, or the tracker's help on the stream that blocks the CLV),
         // and such a waiter flushes it itself when no flush is under way (`stream/lead.rs`).
         for w in &mut writers {
             w.set_commits_waited(true);
@@ -399,15 +399,12 @@ impl TaurusWorker {
         let sh = &*self.sh;
         if sh.n == 1 {
             let lsn = own_end.unwrap_or(self.lv[0]);
-            return Ticket::Stream {
-                stream: sh.tracker.streams()[0].clone(),
-                lsn,
-            };
+            return Ticket::stream(sh.tracker.streams()[0].clone(), lsn);
         }
         if sh.tracker.covers(&self.lv) {
-            return Ticket::Durable;
+            return Ticket::DURABLE;
         }
-        Ticket::Waiter(Box::new(LvWait {
+        Ticket::waiter(Box::new(LvWait {
             link: Arc::clone(&self.link),
             lv: self.lv.as_slice().into(),
         }))

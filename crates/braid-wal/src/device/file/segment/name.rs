@@ -15,7 +15,8 @@ pub fn segment_salt(stream_salt: u32, index: u64) -> u32 {
 }
 
 /// File name of the segment of `stream` starting at `first_lsn`.
-pub fn segment_file_name(stream: u32, first_lsn: Lsn) -> String {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn segment_file_name(stream: u32, first_lsn: Lsn) -> String {
     format!("s{stream:03}-{first_lsn:016x}.log")
 }
 
@@ -25,7 +26,8 @@ pub(crate) fn lock_file_name(stream: u32) -> String {
 }
 
 /// File name of the meta file of `stream`.
-pub fn meta_file_name(stream: u32) -> String {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn meta_file_name(stream: u32) -> String {
     format!("s{stream:03}.meta")
 }
 
