@@ -88,6 +88,16 @@ pub enum TatpMix {
     UpdateLocationOnly,
 }
 
+impl std::fmt::Display for TatpMix {
+    /// The name [`TatpMix`]'s `FromStr` reads back.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TatpMix::Standard => "standard",
+            TatpMix::UpdateLocationOnly => "update-location-only",
+        })
+    }
+}
+
 impl std::str::FromStr for TatpMix {
     type Err = UnknownMix;
     fn from_str(s: &str) -> Result<Self, Self::Err> {

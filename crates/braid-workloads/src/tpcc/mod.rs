@@ -295,6 +295,17 @@ pub enum Mix {
     NewOrderOnly,
 }
 
+impl std::fmt::Display for Mix {
+    /// The name [`Mix`]'s `FromStr` reads back.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Mix::Full => "full",
+            Mix::PaymentOnly => "payment-only",
+            Mix::NewOrderOnly => "new-order-only",
+        })
+    }
+}
+
 impl std::str::FromStr for Mix {
     type Err = UnknownMix;
     fn from_str(s: &str) -> Result<Self, Self::Err> {

@@ -9,7 +9,7 @@ use braid_engine::{
 };
 use braid_pmem::Domain;
 use braid_wal::device::PmemWrite;
-use braid_wal::scheme::FlushPolicy;
+use braid_wal::scheme::{FlushPolicy, GsnConfig, PerTxnConfig, TaurusConfig};
 use clap::{Args, ValueEnum};
 
 /// Where the log goes.
@@ -43,6 +43,55 @@ pub enum DomainArg {
     Eadr,
 }
 
+impl DomainArg {
+    /// The flag value of `d`.
+    pub fn of(d: Domain) -> DomainArg {
+        match d {
+            Domain::Adr => DomainArg::Adr,
+            Domain::Eadr => DomainArg::Eadr,
+        }
+    }
+}
+
+impl LvCompressArg {
+    /// The flag value of [`TaurusConfig::compress`].
+    pub fn of(compress: Option<bool>) -> LvCompressArg {
+        match compress {
+            None => LvCompressArg::Auto,
+            Some(true) => LvCompressArg::On,
+            Some(false) => LvCompressArg::Off,
+        }
+    }
+}
+
+impl TaurusRecoveryArg {
+    /// The flag value of `plan`.
+    pub fn of(plan: braid_wal::scheme::RecoveryPlan) -> TaurusRecoveryArg {
+        use braid_wal::scheme::RecoveryPlan;
+        match plan {
+            RecoveryPlan::Auto => TaurusRecoveryArg::Auto,
+            RecoveryPlan::Parallel => TaurusRecoveryArg::Parallel,
+            RecoveryPlan::Serial => TaurusRecoveryArg::Serial,
+        }
+    }
+}
+
+impl PmemWriteArg {
+    /// The flag value of `w`.
+    pub fn of(w: PmemWrite) -> PmemWriteArg {
+        match w {
+            PmemWrite::NonTemporal => PmemWriteArg::Nt,
+            PmemWrite::StoreFlush => PmemWriteArg::Flush,
+        }
+    }
+}
+
+/// The nats device's publish timeout, ms, when none is given.
+fn nats_default_timeout_ms() -> u64 {
+    let cfg = braid_nats::NatsConfig::new(String::new(), String::new());
+    cfg.timeout.as_millis() as u64
+}
+
 /// Record-LV compression of the taurus scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LvCompressArg {
@@ -71,6 +120,16 @@ pub enum PmemMediaArg {
 }
 
 impl PmemMediaArg {
+    /// The flag value of `m`.
+    pub fn of(m: braid_engine::Media) -> PmemMediaArg {
+        match m {
+            braid_engine::Media::Auto => PmemMediaArg::Auto,
+            braid_engine::Media::Dax => PmemMediaArg::Dax,
+            braid_engine::Media::Msync => PmemMediaArg::Msync,
+            braid_engine::Media::Emulated => PmemMediaArg::Emulated,
+        }
+    }
+
     pub fn media(self) -> braid_engine::Media {
         match self {
             PmemMediaArg::Auto => braid_engine::Media::Auto,
@@ -101,41 +160,41 @@ pub fn new_db_id() -> String {
 #[derive(Debug, Clone, Args)]
 pub struct EngineArgs {
     /// Concurrency control: 2pl (NO_WAIT), occ, or mvcc (multi-version OCC, Taurus Sec. 4.4).
-    #[arg(long, default_value = "2pl")]
+    #[arg(long, default_value_t = Options::default().cc)]
     pub cc: Cc,
     /// Data logging: one record per transaction at commit (txn), or one per insert, update and
     /// delete as it happens and a commit record (update: the ARIES log of Shore-MT that Wang &
     /// Johnson and NV-Logging measure; serial, nvdisk, aether, baseline, gsn and pertxn).
-    #[arg(long, default_value = "txn")]
+    #[arg(long, default_value_t = Options::default().records)]
     pub records: braid_wal::scheme::Records,
     /// Group commit: most microseconds the flusher waits for more log.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = Options::default().group_delay.as_micros() as u64)]
     pub group_delay_us: u64,
     /// Group commit: flush once this many KiB are pending.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = Options::default().group_bytes >> 10)]
     pub group_kb: usize,
     /// Pmem log ring per stream, MiB.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = PmemOptions::default().ring_size >> 20)]
     pub ring_mb: usize,
     /// Emulated extra NVM write latency per persisted cache line, ns.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = PmemOptions::default().write_delay_ns)]
     pub nvm_delay_ns: u64,
     /// How pmem region files reach power-safe media: auto (MAP_SYNC on DAX, else msync of every
     /// flushed range; files on tmpfs such as /dev/shm are an emulation and labelled so), dax,
     /// msync, or emulated (flush + fence only: not power-safe, labelled in every output).
-    #[arg(long, value_enum, default_value_t = PmemMediaArg::Auto)]
+    #[arg(long, value_enum, default_value_t = PmemMediaArg::of(PmemOptions::default().media))]
     pub pmem_media: PmemMediaArg,
     /// Persistence domain of the emulated NVM.
-    #[arg(long, value_enum, default_value_t = DomainArg::Adr)]
+    #[arg(long, value_enum, default_value_t = DomainArg::of(PmemOptions::default().domain))]
     pub domain: DomainArg,
     /// How log bytes are written to persistent memory.
-    #[arg(long, value_enum, default_value_t = PmemWriteArg::Nt)]
+    #[arg(long, value_enum, default_value_t = PmemWriteArg::of(PmemOptions::default().write))]
     pub pmem_write: PmemWriteArg,
     /// Do not de-stage full pmem ring space to segment files.
     #[arg(long)]
     pub no_destage: bool,
     /// Segment file size, MiB (file device).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = FileOptions::default().segment_size >> 20)]
     pub segment_mb: u64,
     /// Open segment files with O_DIRECT.
     #[arg(long)]
@@ -143,10 +202,10 @@ pub struct EngineArgs {
     /// RAID-0: stripe each log stream across this many file devices (1: no striping); with
     /// scheme serial this is the Taurus paper's serial logging on RAID-0. Fixed when the
     /// database is created.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = FileOptions::default().stripe)]
     pub stripe: usize,
     /// RAID-0 stripe unit, KiB (a multiple of 4).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = FileOptions::default().stripe_unit >> 10)]
     pub stripe_kb: u64,
     /// Emulated device speed: every log device (one per stream) moves at most this many MB/s
     /// (0: unlimited). Each flush (each fill on pmem) waits as on a device of this speed;
@@ -161,7 +220,7 @@ pub struct EngineArgs {
     #[arg(long)]
     pub sync_commit: bool,
     /// Threads that replay the log at recovery.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = Options::default().recovery_threads)]
     pub recovery_threads: usize,
     /// Take a checkpoint in the background every this many seconds (0: never by time).
     #[arg(long, default_value_t = 0.0)]
@@ -182,42 +241,42 @@ pub struct EngineArgs {
     pub apply_threads: Option<usize>,
     /// taurus: how recovery replays: auto (serial when the log offers little parallelism),
     /// parallel (pools and RLV) or serial.
-    #[arg(long, value_enum, default_value_t = TaurusRecoveryArg::Auto)]
+    #[arg(long, value_enum, default_value_t = TaurusRecoveryArg::of(Options::default().recovery_plan))]
     pub taurus_recovery: TaurusRecoveryArg,
     /// taurus: compress record LVs against anchors (Alg. 5): auto (on from 32 streams), on or
     /// off.
-    #[arg(long, value_enum, default_value_t = LvCompressArg::Auto)]
+    #[arg(long, value_enum, default_value_t = LvCompressArg::of(TaurusConfig::default().compress))]
     pub lv_compress: LvCompressArg,
     /// taurus: row LVs leave the row table once this many KiB of log behind the committed
     /// vector of every stream (Section 4.1's delta): smaller keeps the table small and in
     /// cache, larger leaves recovery fewer artificial dependencies.
-    #[arg(long, default_value_t = braid_wal::scheme::TaurusConfig::default().delta >> 10)]
+    #[arg(long, default_value_t = TaurusConfig::default().delta >> 10)]
     pub lv_delta_kb: u64,
     /// pertxn: when log objects are persisted: insert (by the committing worker) or commit (by
     /// a background daemon; a waiting commit persists what the daemon has not reached).
-    #[arg(long, default_value = "insert")]
+    #[arg(long, default_value_t = PerTxnConfig::default().flush)]
     pub pertxn_flush: FlushPolicy,
     /// pertxn: consumed log index entries that trigger truncation (0 = half the index).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = PerTxnConfig::default().truncate_entries)]
     pub pertxn_truncate: u64,
     /// pertxn: bytes per persistent log object slot (multiple of 64; fixed when the region is
     /// created). The region is --ring-mb large; the index gets one entry per slot.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = PerTxnConfig::default().slot_size)]
     pub pertxn_slot_bytes: usize,
     /// gsn: log partitioning: tx (a worker's transactions go to its own log) or page (an
     /// operation goes to log page-id mod logs).
-    #[arg(long, default_value = "tx")]
+    #[arg(long, default_value_t = GsnConfig::default().partition)]
     pub gsn_partition: braid_wal::scheme::Partition,
     /// gsn: commit protection on pmem: durable (durable processor cache: acknowledge after the
     /// insert's fence) or passive (volatile cache: passive group commit). File logs always use
     /// per-log durable GSN watermarks.
-    #[arg(long, default_value = "passive")]
+    #[arg(long, default_value_t = GsnConfig::default().commit)]
     pub gsn_commit: braid_wal::scheme::CommitProtocol,
     /// gsn: rows per page (consecutive keys of a table share a page GSN).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = GsnConfig::default().rows_per_page)]
     pub rows_per_page: u64,
     /// gsn: emulated NVM latency per log insert, ns (the paper uses 1200).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = GsnConfig::default().insert_delay_ns)]
     pub gsn_insert_delay_ns: u64,
     /// nats device: the cluster's server URLs, comma-separated (nats://HOST:PORT,...;
     /// `scripts/nats-cluster.sh start` prints them).
@@ -230,7 +289,7 @@ pub struct EngineArgs {
     pub db_id: Option<String>,
     /// nats device: how long a flush waits for its publish acknowledgement, ms, before its
     /// commits fail with a timeout.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = nats_default_timeout_ms())]
     pub nats_timeout_ms: u64,
     /// Any scheme's own option, as SCHEME.KEY=VALUE (repeatable; e.g. gsn.partition=page,
     /// taurus.anchor_kb=128). A scheme added to braid is configured this way with no new
@@ -245,7 +304,6 @@ impl EngineArgs {
             DeviceKind::Null => DeviceConfig::Null,
             DeviceKind::File => DeviceConfig::File(FileOptions {
                 segment_size: self.segment_mb << 20,
-                buffer_size: 16 << 20,
                 direct: self.direct,
                 stripe: self.stripe.max(1),
                 stripe_unit: self.stripe_kb << 10,

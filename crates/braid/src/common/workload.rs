@@ -4,6 +4,9 @@
 use std::sync::Arc;
 
 use braid_workloads::Workload;
+use braid_workloads::tatp::TatpConfig;
+use braid_workloads::tpcb::TpcbConfig;
+use braid_workloads::tpcc::TpccConfig;
 use braid_workloads::ycsb::{Ycsb, YcsbConfig, YcsbUpdate};
 use clap::{Args, ValueEnum};
 
@@ -11,26 +14,26 @@ use clap::{Args, ValueEnum};
 #[derive(Debug, Clone, Args)]
 pub struct YcsbArgs {
     /// Rows in the YCSB table.
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = YcsbConfig::default().rows)]
     pub rows: u64,
     /// Zipf skew of key popularity (0 = uniform).
-    #[arg(long, default_value_t = 0.6)]
+    #[arg(long, default_value_t = YcsbConfig::default().theta)]
     pub theta: f64,
     /// Fraction of accesses that are reads.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = YcsbConfig::default().read_fraction)]
     pub read_fraction: f64,
     /// Row accesses per transaction.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = YcsbConfig::default().accesses)]
     pub accesses: usize,
     /// Columns per row.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = YcsbConfig::default().columns)]
     pub columns: usize,
     /// Bytes per column.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = YcsbConfig::default().column_bytes)]
     pub column_bytes: usize,
     /// What a YCSB update writes and logs: one column (the Taurus paper's text) or the whole
     /// row (its code, DBx1000), recorded with every result.
-    #[arg(long = "ycsb-update", default_value = "column")]
+    #[arg(long = "ycsb-update", default_value_t = YcsbConfig::default().update)]
     pub update: YcsbUpdate,
 }
 
@@ -62,28 +65,28 @@ pub enum WorkloadKind {
 #[derive(Debug, Clone, Args)]
 pub struct OltpArgs {
     /// TPC-C warehouses.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = TpccConfig::default().warehouses)]
     pub warehouses: u64,
     /// TPC-C mix: full, payment-only, new-order-only.
-    #[arg(long, default_value = "full")]
+    #[arg(long, default_value_t = TpccConfig::default().mix.to_string())]
     pub tpcc_mix: String,
-    /// TPC-C items (and stock rows per warehouse); the specification says 100000.
-    #[arg(long, default_value_t = 100_000)]
+    /// TPC-C items (and stock rows per warehouse; the specification says 100,000).
+    #[arg(long, default_value_t = TpccConfig::default().items)]
     pub items: u64,
-    /// TPC-C customers per district; the specification says 3000.
-    #[arg(long, default_value_t = 3_000)]
+    /// TPC-C customers per district (the specification says 3,000).
+    #[arg(long, default_value_t = TpccConfig::default().customers_per_district)]
     pub customers: u64,
     /// TATP subscribers.
-    #[arg(long, default_value_t = 100_000)]
+    #[arg(long, default_value_t = TatpConfig::default().subscribers)]
     pub subscribers: u64,
     /// TATP mix: standard, update-location-only.
-    #[arg(long, default_value = "standard")]
+    #[arg(long, default_value_t = TatpConfig::default().mix.to_string())]
     pub tatp_mix: String,
     /// TPC-B branches.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = TpcbConfig::default().branches)]
     pub branches: u64,
     /// TPC-B accounts per branch.
-    #[arg(long, default_value_t = 100_000)]
+    #[arg(long, default_value_t = TpcbConfig::default().accounts_per_branch)]
     pub accounts_per_branch: u64,
 }
 
