@@ -73,7 +73,7 @@ pub mod fetch;
 pub mod image;
 pub mod objects;
 pub mod publish;
-#[doc(hidden)]
+#[cfg(feature = "testing")]
 pub mod script;
 pub mod tail;
 

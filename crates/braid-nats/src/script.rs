@@ -1,5 +1,5 @@
 //! `scripts/nats-cluster.sh` run from Rust, for tests that need a local cluster: this crate's
-//! and the `braid` command's. Hidden from the documented API.
+//! and the `braid` command's, and the example `failover` (the `testing` feature).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

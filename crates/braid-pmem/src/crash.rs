@@ -333,6 +333,7 @@ impl Sim {
     }
 
     /// Attach a tripwire (replacing any earlier one).
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn set_trip(&self, trip: Arc<PersistTrip>) {
         *self.trip.lock() = Some(trip);
     }
@@ -373,11 +374,13 @@ impl Sim {
         st.events += 1;
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn freeze_after(&self, n: u64) {
         let mut st = self.state.lock();
         st.limit = Some(st.events.saturating_add(n));
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn events(&self) -> u64 {
         self.state.lock().events
     }

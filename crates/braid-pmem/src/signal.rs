@@ -249,7 +249,7 @@ impl PublishCell {
 
     /// Test switch: with `true` the handler ignores this cell (signals are still sent), so a
     /// test can show that what releases a straggler is the handler.
-    #[doc(hidden)]
+    #[cfg(any(test, feature = "testing"))]
     pub fn mute_handler(&self, muted: bool) {
         self.cell().muted.store(muted, SeqCst);
     }

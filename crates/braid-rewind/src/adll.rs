@@ -126,14 +126,16 @@ const TO_APPEND: usize = 24;
 const TO_REMOVE: usize = 32;
 /// Bytes of a list header (one cache line).
 pub const ADLL_HDR: usize = 64;
-/// Offset of a node's `next` / `prev` words.
+/// Offset of a node's `next` word.
 pub const NEXT: usize = 0;
+/// Offset of a node's `prev` word.
 pub const PREV: usize = 8;
 
 /// Handle on one ADLL header in a region (the header lives in persistent memory; this is
 /// just its address). Callers serialise operations on one list.
 #[derive(Debug, Clone, Copy)]
 pub struct Adll {
+    /// Offset of the list's header in the region.
     pub hdr: usize,
 }
 
@@ -148,10 +150,12 @@ fn st<M: PMem + ?Sized>(r: &M, off: usize, v: usize) {
 }
 
 impl Adll {
+    /// Offset of the first node (0: the list is empty).
     pub fn head<M: PMem + ?Sized>(&self, r: &M) -> usize {
         ld(r, self.hdr + HEAD)
     }
 
+    /// Offset of the last node (0: the list is empty).
     pub fn tail<M: PMem + ?Sized>(&self, r: &M) -> usize {
         ld(r, self.hdr + TAIL)
     }

@@ -70,8 +70,12 @@ pub mod alloc;
 pub mod btree;
 pub mod list;
 
-#[doc(hidden)]
+// The atomic doubly-linked list is internal; its loom model (an integration test) reaches it
+// through the `testing` feature.
+#[cfg(feature = "testing")]
 pub mod adll;
+#[cfg(not(feature = "testing"))]
+mod adll;
 mod avl;
 mod log;
 mod pool;

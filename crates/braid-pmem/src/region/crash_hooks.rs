@@ -1,11 +1,14 @@
 //! Power cuts of simulated regions ([`crate::CrashSim`]): one region or several at one instant,
 //! and the hooks that place a crash point by persist-event count.
 
+#[cfg(any(test, feature = "testing"))]
 use std::sync::Arc;
 
 use super::Region;
+#[cfg(any(test, feature = "testing"))]
+use crate::PersistTrip;
 use crate::crash::Sim;
-use crate::{CrashMode, PersistTrip, PmemError};
+use crate::{CrashMode, PmemError};
 
 impl Region {
     /// Simulate a power failure: a new simulated region (same size and configuration, fresh
@@ -40,7 +43,7 @@ impl Region {
     /// Test hook for visiting every crash point: freeze the durable image of a simulated region
     /// after `events` further persist events (each flushed line, each streamed line at its
     /// fence, each fence, and under eADR each store). Calling it again replaces the limit.
-    #[doc(hidden)]
+    #[cfg(any(test, feature = "testing"))]
     pub fn freeze_after(&self, events: u64) -> Result<(), PmemError> {
         let sim = self.inner.sim.as_ref().ok_or(PmemError::NotSimulated)?;
         sim.freeze_after(events);
@@ -49,7 +52,7 @@ impl Region {
 
     /// Test hook: persist events so far on a simulated region (0 on other regions); see
     /// [`Region::freeze_after`].
-    #[doc(hidden)]
+    #[cfg(any(test, feature = "testing"))]
     pub fn persist_events(&self) -> u64 {
         self.inner.sim.as_ref().map_or(0, Sim::events)
     }
@@ -57,7 +60,7 @@ impl Region {
     /// Test hook: count every fence of this simulated region on `trip`, which holds the fence
     /// that trips (and later ones) before it takes effect (see [`PersistTrip`]). Replaces an
     /// earlier trip. Under eADR stores are durable as they are made; only fences are events.
-    #[doc(hidden)]
+    #[cfg(any(test, feature = "testing"))]
     pub fn set_trip(&self, trip: Arc<PersistTrip>) -> Result<(), PmemError> {
         let sim = self.inner.sim.as_ref().ok_or(PmemError::NotSimulated)?;
         sim.set_trip(trip);

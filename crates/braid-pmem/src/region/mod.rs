@@ -60,7 +60,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64};
 use std::sync::{Arc, OnceLock};
 
 use memmap2::MmapMut;
@@ -262,8 +262,10 @@ impl Region {
 
     /// Test hook: the next `msync` of this file region fails with OS error `errno` instead of
     /// running, as a failed write-back would. Not part of the supported API.
-    #[doc(hidden)]
+    #[cfg(any(test, feature = "testing"))]
     pub fn inject_msync_failure(&self, errno: i32) {
-        self.inner.inject_msync.store(errno, Ordering::SeqCst);
+        self.inner
+            .inject_msync
+            .store(errno, std::sync::atomic::Ordering::SeqCst);
     }
 }

@@ -509,10 +509,10 @@ pub trait Replay: Sync {
         let _ = (kind, payloads, step);
     }
 
-    /// Test hook: a Taurus parallel replay worker looked for a record to replay in the final
-    /// cut (every record admitted) and found none ready; it then waits until another worker
-    /// finishes a record. The default does nothing.
-    #[doc(hidden)]
+    /// Test hook (braid-wal's own tests): a Taurus parallel replay worker looked for a record
+    /// to replay in the final cut (every record admitted) and found none ready; it then waits
+    /// until another worker finishes a record. The default does nothing.
+    #[cfg(test)]
     fn replay_idle(&self) {}
 }
 

@@ -285,6 +285,7 @@ pub(crate) fn replay_parallel(
                 lv::le(lv, &rlv[..n])
             });
             let Some((s, k)) = found else {
+                #[cfg(test)]
                 if v.last {
                     replay.replay_idle();
                 }
