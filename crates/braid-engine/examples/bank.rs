@@ -70,8 +70,8 @@ fn transfer(
 ) -> Result<(), TxError> {
     let (accounts, transfers) = t;
     let mut tx = w.begin();
-    tx.update(accounts, from, |r| r.set_i64(0, r.get_i64(0) - amount))?;
-    tx.update(accounts, to, |r| r.set_i64(0, r.get_i64(0) + amount))?;
+    tx.update(accounts, from, |r| r.set(0, r.get::<i64>(0) - amount))?;
+    tx.update(accounts, to, |r| r.set(0, r.get::<i64>(0) + amount))?;
     tx.insert(transfers, id, &amount.to_le_bytes())?;
     // Under the default options the commit returns once the transfer is durable; the ticket
     // is then already resolved and `wait` costs nothing.

@@ -27,8 +27,8 @@
 //! })?;
 //! let mut w = db.worker()?;
 //! let mut tx = w.begin();
-//! tx.update(accounts, 1, |r| r.set_i64(0, r.get_i64(0) - 30))?;
-//! tx.update(accounts, 2, |r| r.set_i64(0, r.get_i64(0) + 30))?;
+//! tx.update(accounts, 1, |r| r.set::<i64>(0, r.get::<i64>(0) - 30))?;
+//! tx.update(accounts, 2, |r| r.set::<i64>(0, r.get::<i64>(0) + 30))?;
 //! tx.commit()?.wait()?; // durable here
 //! drop(w);
 //! db.close()?;
@@ -73,6 +73,7 @@ pub(crate) mod table;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub(crate) mod txn;
+pub(crate) mod value;
 
 pub use crate::{
     checkpoint::{
@@ -93,6 +94,7 @@ pub use crate::{
     procedure::{ParamReader, Params, Procedures},
     schema::{Catalog, Column, ColumnType, IndexKind, Schema, TableDef, TableId},
     txn::{Txn, writer::RowWriter},
+    value::Value,
 };
 pub use braid_pmem::{Domain, Media};
 pub use braid_wal::{

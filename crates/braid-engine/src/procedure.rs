@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::error::TxError;
 use crate::txn::Txn;
+use crate::value::Value;
 
 /// The body of a stored procedure. It must be deterministic in its parameters and the database
 /// state it reads.
@@ -59,15 +60,16 @@ impl Procedures {
 }
 
 /// Little-endian parameter encoding for procedures: values appended in order, read back in the
-/// same order with [`ParamReader`].
+/// same order with [`ParamReader`]. Numbers are any [`Value`] (`u64`, `i64`, `f64`: 8 bytes;
+/// `u32`: 4 bytes), without a type tag: the reader names the type it expects.
 ///
 /// ```
 /// use braid_engine::{ParamReader, Params};
 ///
 /// let mut p = Params::new();
-/// p.u64(7).bytes(b"abc");
+/// p.put::<u64>(7).bytes(b"abc");
 /// let mut r = ParamReader::new(&p.bytes);
-/// assert_eq!(r.u64()?, 7);
+/// assert_eq!(r.get::<u64>()?, 7);
 /// assert_eq!(r.bytes()?, b"abc");
 /// assert!(r.is_empty());
 /// # Ok::<(), braid_engine::TxError>(())
@@ -87,23 +89,15 @@ impl Params {
     pub fn clear(&mut self) {
         self.bytes.clear()
     }
-    /// Append a u64 (8 bytes).
-    pub fn u64(&mut self, v: u64) -> &mut Params {
-        self.bytes.extend_from_slice(&v.to_le_bytes());
+    /// Append a number: its little-endian bytes (8 for `u64`, `i64` and `f64`, an `f64` by its
+    /// bits; 4 for `u32`).
+    pub fn put<T: Value>(&mut self, v: T) -> &mut Params {
+        self.bytes.extend_from_slice(v.to_le().as_ref());
         self
-    }
-    /// Append a u32 (4 bytes).
-    pub fn u32(&mut self, v: u32) -> &mut Params {
-        self.bytes.extend_from_slice(&v.to_le_bytes());
-        self
-    }
-    /// Append an f64 (its bits, 8 bytes).
-    pub fn f64(&mut self, v: f64) -> &mut Params {
-        self.u64(v.to_bits())
     }
     /// Append a byte string: its length as a u32, then the bytes.
     pub fn bytes(&mut self, b: &[u8]) -> &mut Params {
-        self.u32(b.len() as u32);
+        self.put::<u32>(b.len() as u32);
         self.bytes.extend_from_slice(b);
         self
     }
@@ -135,25 +129,14 @@ impl<'a> ParamReader<'a> {
         self.at += n;
         Ok(s)
     }
-    /// Read a u64. Reads fail with [`TxError::BadRequest`] if the parameters end too early.
-    pub fn u64(&mut self) -> Result<u64, TxError> {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(self.take(8)?);
-        Ok(u64::from_le_bytes(b))
-    }
-    /// Read a u32.
-    pub fn u32(&mut self) -> Result<u32, TxError> {
-        let mut b = [0u8; 4];
-        b.copy_from_slice(self.take(4)?);
-        Ok(u32::from_le_bytes(b))
-    }
-    /// Read an f64.
-    pub fn f64(&mut self) -> Result<f64, TxError> {
-        Ok(f64::from_bits(self.u64()?))
+    /// Read a number written by [`Params::put`] with the same type. Reads fail with
+    /// [`TxError::BadRequest`] if the parameters end too early.
+    pub fn get<T: Value>(&mut self) -> Result<T, TxError> {
+        Ok(T::read_le(self.take(T::WIDTH)?))
     }
     /// Read a byte string written by [`Params::bytes`].
     pub fn bytes(&mut self) -> Result<&'a [u8], TxError> {
-        let n = self.u32()? as usize;
+        let n = self.get::<u32>()? as usize;
         self.take(n)
     }
     /// Whether every byte has been read.
@@ -169,14 +152,27 @@ mod tests {
     #[test]
     fn params_round_trip_and_bounds() {
         let mut p = Params::new();
-        p.u64(5).u32(6).f64(1.5).bytes(b"abc");
+        p.put::<u64>(5)
+            .put::<u32>(6)
+            .put::<f64>(1.5)
+            .put::<i64>(-2)
+            .bytes(b"abc");
+        // The format command records hold: each number's little-endian bytes, no tags.
+        let mut old = 5u64.to_le_bytes().to_vec();
+        old.extend_from_slice(&6u32.to_le_bytes());
+        old.extend_from_slice(&1.5f64.to_bits().to_le_bytes());
+        old.extend_from_slice(&(-2i64 as u64).to_le_bytes());
+        old.extend_from_slice(&3u32.to_le_bytes());
+        old.extend_from_slice(b"abc");
+        assert_eq!(p.bytes, old);
         let mut r = ParamReader::new(&p.bytes);
-        assert_eq!(r.u64().ok(), Some(5));
-        assert_eq!(r.u32().ok(), Some(6));
-        assert_eq!(r.f64().ok(), Some(1.5));
+        assert_eq!(r.get::<u64>().ok(), Some(5));
+        assert_eq!(r.get::<u32>().ok(), Some(6));
+        assert_eq!(r.get::<f64>().ok(), Some(1.5));
+        assert_eq!(r.get::<i64>().ok(), Some(-2));
         assert_eq!(r.bytes().ok(), Some(&b"abc"[..]));
         assert!(r.is_empty());
-        assert!(r.u64().is_err());
+        assert!(r.get::<u64>().is_err());
         let mut bad = ParamReader::new(&[255, 255, 255, 255]);
         assert!(bad.bytes().is_err());
     }

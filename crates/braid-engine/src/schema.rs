@@ -1,4 +1,4 @@
-//! Fixed-width typed table schemas and row-image accessors.
+//! Fixed-width typed table schemas and row-image accessors ([`Schema::get`], [`Schema::set`]).
 //!
 //! A row is a fixed-size byte image; each column has a fixed width and offset. Column masks in
 //! redo records are `u64` bit sets, so a table has at most 64 columns.
@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
+use crate::value::Value;
 
 /// Column types. All are fixed width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -210,43 +211,21 @@ impl Schema {
         }
         true
     }
-}
-
-/// Read a little-endian u64 column from a row image.
-///
-/// Column accessors expect an 8-byte column (`U64`, `I64` or `F64`) and panic if `col` does
-/// not exist or the image is too short.
-pub fn get_u64(schema: &Schema, row: &[u8], col: usize) -> u64 {
-    let r = schema.range(col);
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&row[r.start..r.start + 8]);
-    u64::from_le_bytes(b)
-}
-
-/// Write a little-endian u64 column into a row image (see [`get_u64`]).
-pub fn set_u64(schema: &Schema, row: &mut [u8], col: usize, v: u64) {
-    let r = schema.range(col);
-    row[r.start..r.start + 8].copy_from_slice(&v.to_le_bytes());
-}
-
-/// Read an i64 column from a row image (see [`get_u64`]).
-pub fn get_i64(schema: &Schema, row: &[u8], col: usize) -> i64 {
-    get_u64(schema, row, col) as i64
-}
-
-/// Write an i64 column into a row image (see [`get_u64`]).
-pub fn set_i64(schema: &Schema, row: &mut [u8], col: usize, v: i64) {
-    set_u64(schema, row, col, v as u64)
-}
-
-/// Read an f64 column from a row image (see [`get_u64`]).
-pub fn get_f64(schema: &Schema, row: &[u8], col: usize) -> f64 {
-    f64::from_bits(get_u64(schema, row, col))
-}
-
-/// Write an f64 column into a row image (see [`get_u64`]).
-pub fn set_f64(schema: &Schema, row: &mut [u8], col: usize, v: f64) {
-    set_u64(schema, row, col, v.to_bits())
+    /// Read column `col` of a row image as a `T`, little-endian from the column's first byte.
+    ///
+    /// The numeric accessors expect an 8-byte column (`U64`, `I64` or `F64`), read as `u64`,
+    /// `i64` or `f64`; no numeric column type is 4 bytes wide, and a `u32` reads the column's
+    /// first 4 bytes (all of a `Bytes(4)` column). They panic if `col` does not exist or the
+    /// image is too short.
+    pub fn get<T: Value>(&self, row: &[u8], col: usize) -> T {
+        let r = self.range(col);
+        T::read_le(&row[r.start..r.start + T::WIDTH])
+    }
+    /// Write `v` into column `col` of a row image, as [`Schema::get`] reads it.
+    pub fn set<T: Value>(&self, row: &mut [u8], col: usize, v: T) {
+        let r = self.range(col);
+        row[r.start..r.start + T::WIDTH].copy_from_slice(v.to_le().as_ref());
+    }
 }
 
 #[cfg(test)]
@@ -263,16 +242,16 @@ mod tests {
         );
         assert_eq!(s.row_len(), 19);
         let mut row = vec![0u8; 19];
-        set_u64(&s, &mut row, 0, 7);
+        s.set::<u64>(&mut row, 0, 7);
         row[8..11].copy_from_slice(b"xyz");
-        set_f64(&s, &mut row, 2, 2.5);
+        s.set::<f64>(&mut row, 2, 2.5);
         let mask = 0b101;
         let mut out = vec![0u8; s.mask_len(mask)];
         s.gather(&row, mask, &mut out);
         let mut other = vec![0u8; 19];
         assert!(s.scatter(&mut other, mask, &out));
-        assert_eq!(get_u64(&s, &other, 0), 7);
-        assert_eq!(get_f64(&s, &other, 2), 2.5);
+        assert_eq!(s.get::<u64>(&other, 0), 7);
+        assert_eq!(s.get::<f64>(&other, 2), 2.5);
         assert_eq!(&other[8..11], &[0, 0, 0]);
         assert!(!s.scatter(&mut other, mask, &out[1..]));
         assert!(!s.scatter(&mut other, 1 << 5, &[]));

@@ -11,7 +11,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use braid_engine::schema::get_u64;
 use braid_engine::testing::{Env, PmemEnv, SimPmem};
 use braid_engine::*;
 
@@ -37,7 +36,12 @@ fn procs() -> Procedures {
     let mut p = Procedures::new();
     p.register(TRANSFER, "transfer", |tx, params| {
         let mut r = ParamReader::new(params);
-        let (from, to, amount, deletes) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?);
+        let (from, to, amount, deletes) = (
+            r.get::<u64>()?,
+            r.get::<u64>()?,
+            r.get::<u64>()?,
+            r.get::<u64>()?,
+        );
         let bal = tx.read_u64(ACCT, from, 0)?.ok_or(TxError::NotFound {
             table: 0,
             key: from,
@@ -45,10 +49,10 @@ fn procs() -> Procedures {
         if bal < amount {
             return Err(TxError::UserAbort("insufficient funds".into()));
         }
-        tx.update(ACCT, from, |w| w.set_u64(0, bal - amount))?;
+        tx.update(ACCT, from, |w| w.set::<u64>(0, bal - amount))?;
         tx.update(ACCT, to, |w| {
-            let b = w.get_u64(0);
-            w.set_u64(0, b + amount)
+            let b = w.get::<u64>(0);
+            w.set::<u64>(0, b + amount)
         })?;
         let id = tx.id();
         tx.insert(HIST, id, &amount.to_le_bytes())?;
@@ -141,7 +145,7 @@ fn same(got: &State, want: &State, what: &str) {
 
 fn total(db: &Db) -> u64 {
     let mut sum = 0;
-    db.for_each_row(ACCT, |_, img| sum += get_u64(db.schema(ACCT), img, 0));
+    db.for_each_row(ACCT, |_, img| sum += db.schema(ACCT).get::<u64>(img, 0));
     sum
 }
 
@@ -160,7 +164,10 @@ fn transfers_with(db: &Db, seed: u64, n: u64, done: &AtomicU64, deletes: bool) -
         x ^= x << 17;
         let (from, to, amount) = (x % ACCTS, (x >> 20) % ACCTS, 1 + (x >> 40) % 9);
         let mut p = Params::new();
-        p.u64(from).u64(to).u64(amount).u64(deletes as u64);
+        p.put::<u64>(from)
+            .put::<u64>(to)
+            .put::<u64>(amount)
+            .put::<u64>(deletes as u64);
         let mut id = 0;
         match w.call_hooked(TRANSFER, &p.bytes, &mut |t| id = t) {
             Ok(t) => {

@@ -6,7 +6,6 @@
 use std::ops::Bound;
 use std::path::Path;
 
-use braid_engine::schema::{get_u64, set_u64};
 use braid_engine::*;
 
 use crate::integration::common;
@@ -30,7 +29,7 @@ fn procs() -> Procedures {
     let mut p = Procedures::new();
     p.register(TRANSFER, "transfer", |tx, params| {
         let mut r = ParamReader::new(params);
-        let (from, to, amount) = (r.u64()?, r.u64()?, r.u64()?);
+        let (from, to, amount) = (r.get::<u64>()?, r.get::<u64>()?, r.get::<u64>()?);
         let bal = tx.read_u64(ACCT, from, 0)?.ok_or(TxError::NotFound {
             table: 0,
             key: from,
@@ -38,10 +37,10 @@ fn procs() -> Procedures {
         if bal < amount {
             return Err(TxError::UserAbort("insufficient funds".into()));
         }
-        tx.update(ACCT, from, |w| w.set_u64(0, bal - amount))?;
+        tx.update(ACCT, from, |w| w.set::<u64>(0, bal - amount))?;
         tx.update(ACCT, to, |w| {
-            let b = w.get_u64(0);
-            w.set_u64(0, b + amount)
+            let b = w.get::<u64>(0);
+            w.set::<u64>(0, b + amount)
         })?;
         let id = tx.id();
         let mut img = [0u8; 8];
@@ -84,7 +83,7 @@ fn open(dir: &Path, o: Options) -> Db {
 
 fn total(db: &Db) -> u64 {
     let mut sum = 0;
-    db.for_each_row(ACCT, |_, img| sum += get_u64(db.schema(ACCT), img, 0));
+    db.for_each_row(ACCT, |_, img| sum += db.schema(ACCT).get::<u64>(img, 0));
     sum
 }
 
@@ -93,7 +92,9 @@ fn run_transfers(db: &Db, n: u64) -> u64 {
     let mut ok = 0;
     for i in 0..n {
         let mut p = Params::new();
-        p.u64(i % 10).u64((i * 3 + 1) % 10).u64(1 + i % 7);
+        p.put::<u64>(i % 10)
+            .put::<u64>((i * 3 + 1) % 10)
+            .put::<u64>(1 + i % 7);
         match w.call(TRANSFER, &p.bytes) {
             Ok(t) => {
                 t.wait().unwrap();
@@ -245,7 +246,7 @@ fn two_phase_locking_is_no_wait() {
     let mut a = db.worker().unwrap();
     let mut b = db.worker().unwrap();
     let mut ta = a.begin();
-    assert!(ta.update(ACCT, 1, |w| w.set_u64(0, 5)).unwrap());
+    assert!(ta.update(ACCT, 1, |w| w.set::<u64>(0, 5)).unwrap());
     let mut tb = b.begin();
     assert!(matches!(
         tb.read(ACCT, 1, |_| ()),
@@ -260,17 +261,20 @@ fn two_phase_locking_is_no_wait() {
     let mut ta = a.begin();
     assert_eq!(ta.read_u64(ACCT, 1, 0).unwrap(), Some(5));
     assert!(matches!(
-        ta.update(ACCT, 1, |w| w.set_u64(0, 6)),
+        ta.update(ACCT, 1, |w| w.set::<u64>(0, 6)),
         Err(TxError::Conflict { .. })
     ));
     drop(ta);
     tb.commit().unwrap().wait().unwrap();
     // Aborted writes and inserts leave nothing behind.
     let mut ta = a.begin();
-    ta.update(ACCT, 3, |w| w.set_u64(0, 0)).unwrap();
+    ta.update(ACCT, 3, |w| w.set::<u64>(0, 0)).unwrap();
     ta.insert(HIST, 99, &[1; 8]).unwrap();
     ta.abort();
-    assert_eq!(get_u64(db.schema(ACCT), &db.peek(ACCT, 3).unwrap(), 0), 100);
+    assert_eq!(
+        db.schema(ACCT).get::<u64>(&db.peek(ACCT, 3).unwrap(), 0),
+        100
+    );
     assert!(db.peek(HIST, 99).is_none());
 }
 
@@ -281,12 +285,15 @@ fn occ_validation_catches_a_changed_read() {
     let mut b = db.worker().unwrap();
     let mut ta = a.begin();
     let v = ta.read_u64(ACCT, 1, 0).unwrap().unwrap();
-    ta.update(ACCT, 2, |w| w.set_u64(0, v)).unwrap();
+    ta.update(ACCT, 2, |w| w.set::<u64>(0, v)).unwrap();
     let mut tb = b.begin();
-    tb.update(ACCT, 1, |w| w.set_u64(0, 1)).unwrap();
+    tb.update(ACCT, 1, |w| w.set::<u64>(0, 1)).unwrap();
     tb.commit().unwrap().wait().unwrap();
     assert!(matches!(ta.commit(), Err(TxError::Conflict { .. })));
-    assert_eq!(get_u64(db.schema(ACCT), &db.peek(ACCT, 2).unwrap(), 0), 100);
+    assert_eq!(
+        db.schema(ACCT).get::<u64>(&db.peek(ACCT, 2).unwrap(), 0),
+        100
+    );
 }
 
 #[test]
@@ -335,7 +342,7 @@ fn scans_see_own_writes_and_catch_phantoms() {
         t.commit().unwrap().wait().unwrap();
         assert!(db.peek(HIST, 10).is_none());
         let mut img = vec![0u8; 16];
-        set_u64(db.schema(ACCT), &mut img, 0, 1);
+        db.schema(ACCT).set::<u64>(&mut img, 0, 1);
         let mut t = a.begin();
         assert!(matches!(
             t.insert(ACCT, 1, &img),
@@ -354,7 +361,7 @@ fn synchronous_commits_return_durable() {
     let db = open(&base.path().join("db"), o);
     let mut w = db.worker().unwrap();
     let mut p = Params::new();
-    p.u64(1).u64(2).u64(3);
+    p.put::<u64>(1).put::<u64>(2).put::<u64>(3);
     let t = w.call(TRANSFER, &p.bytes).unwrap();
     assert!(t.is_durable().unwrap());
     assert!(t.is_durable().unwrap());

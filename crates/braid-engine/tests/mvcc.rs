@@ -8,7 +8,6 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use braid_engine::schema::get_u64;
 use braid_engine::*;
 use braid_wal::scheme::RecoveryPlan;
 
@@ -37,31 +36,31 @@ fn procs() -> Procedures {
     let mut p = Procedures::new();
     p.register(TRANSFER, "transfer", |tx, params| {
         let mut r = ParamReader::new(params);
-        let (from, to, amount) = (r.u64()?, r.u64()?, r.u64()?);
+        let (from, to, amount) = (r.get::<u64>()?, r.get::<u64>()?, r.get::<u64>()?);
         let bal = tx.read_u64(ACCT, from, 0)?.unwrap_or(0);
         if bal < amount {
             return Err(TxError::UserAbort("insufficient funds".into()));
         }
-        tx.update(ACCT, from, |w| w.set_u64(0, bal - amount))?;
+        tx.update(ACCT, from, |w| w.set::<u64>(0, bal - amount))?;
         tx.update(ACCT, to, |w| {
-            let b = w.get_u64(0);
-            w.set_u64(0, b + amount)
+            let b = w.get::<u64>(0);
+            w.set::<u64>(0, b + amount)
         })?;
         Ok(())
     });
     p.register(AUDIT, "audit", |tx, params| {
         let mut r = ParamReader::new(params);
-        let (acct, slot) = (r.u64()?, r.u64()?);
+        let (acct, slot) = (r.get::<u64>()?, r.get::<u64>()?);
         let bal = tx.read_u64(ACCT, acct, 0)?.unwrap_or(u64::MAX);
         let img = bal.to_le_bytes();
-        if !tx.update(COPY, slot, |w| w.set_u64(0, bal))? {
+        if !tx.update(COPY, slot, |w| w.set::<u64>(0, bal))? {
             tx.insert(COPY, slot, &img)?;
         }
         Ok(())
     });
     p.register(TOGGLE, "toggle", |tx, params| {
         let mut r = ParamReader::new(params);
-        let (key, v) = (r.u64()?, r.u64()?);
+        let (key, v) = (r.get::<u64>()?, r.get::<u64>()?);
         if tx.read_u64(ITEM, key, 0)?.is_some() {
             tx.delete(ITEM, key)?;
         } else {
@@ -118,7 +117,7 @@ fn bal(tx: &mut Txn<'_>, k: u64) -> u64 {
 }
 
 fn set(tx: &mut Txn<'_>, k: u64, v: u64) {
-    assert!(tx.update(ACCT, k, |w| w.set_u64(0, v)).unwrap());
+    assert!(tx.update(ACCT, k, |w| w.set::<u64>(0, v)).unwrap());
 }
 
 #[test]
@@ -154,7 +153,7 @@ fn first_updater_wins_and_stale_reads_fail_validation() {
         set(&mut tb, 3, 1);
         tb.commit().unwrap().wait().unwrap();
     }
-    let e = ta.update(ACCT, 3, |w| w.set_u64(0, 2)).unwrap_err();
+    let e = ta.update(ACCT, 3, |w| w.set::<u64>(0, 2)).unwrap_err();
     assert!(matches!(e, TxError::Conflict { .. }), "{e}");
     ta.abort();
     // An updating transaction that read a version replaced before it commits fails
@@ -261,9 +260,9 @@ fn concurrent_snapshots_are_consistent() {
                         .wrapping_mul(6364136223846793005)
                         .wrapping_add(1442695040888963407);
                     let mut p = Params::new();
-                    p.u64((i >> 33) % ACCOUNTS)
-                        .u64((i >> 17) % ACCOUNTS)
-                        .u64(1 + (i >> 40) % 9);
+                    p.put::<u64>((i >> 33) % ACCOUNTS)
+                        .put::<u64>((i >> 17) % ACCOUNTS)
+                        .put::<u64>(1 + (i >> 40) % 9);
                     if wk.call(TRANSFER, &p.bytes).is_ok() {
                         transfers.fetch_add(1, Ordering::Relaxed);
                     }
@@ -327,15 +326,17 @@ fn round_trip(scheme: &'static str, logging: LogKind) {
                     let mut p = Params::new();
                     let proc_id = match n % 3 {
                         0 => {
-                            p.u64(a).u64((i >> 17) % ACCOUNTS).u64(1 + (i >> 40) % 30);
+                            p.put::<u64>(a)
+                                .put::<u64>((i >> 17) % ACCOUNTS)
+                                .put::<u64>(1 + (i >> 40) % 30);
                             TRANSFER
                         }
                         1 => {
-                            p.u64(a).u64(w * 8 + (i >> 20) % 8);
+                            p.put::<u64>(a).put::<u64>(w * 8 + (i >> 20) % 8);
                             AUDIT
                         }
                         _ => {
-                            p.u64((i >> 24) % 24).u64(n);
+                            p.put::<u64>((i >> 24) % 24).put::<u64>(n);
                             TOGGLE
                         }
                     };
@@ -354,7 +355,7 @@ fn round_trip(scheme: &'static str, logging: LogKind) {
     let sum: u64 = before
         .iter()
         .filter(|(t, _, _)| *t == ACCT.0)
-        .map(|(_, _, img)| get_u64(db.schema(ACCT), img, 0))
+        .map(|(_, _, img)| db.schema(ACCT).get::<u64>(img, 0))
         .sum();
     assert_eq!(sum, TOTAL);
     db.close().unwrap();
@@ -366,7 +367,7 @@ fn round_trip(scheme: &'static str, logging: LogKind) {
     let mut wk = db.worker().unwrap();
     for k in 0..ACCOUNTS {
         let mut p = Params::new();
-        p.u64(k).u64(k + 100);
+        p.put::<u64>(k).put::<u64>(k + 100);
         wk.call(AUDIT, &p.bytes).unwrap().wait().unwrap();
     }
     let again = state(&db);
@@ -391,7 +392,7 @@ fn replayed_reads_see_their_own_timestamp() {
     let call = |w: &mut Worker, proc_id: u32, args: &[u64]| {
         let mut p = Params::new();
         for a in args {
-            p.u64(*a);
+            p.put::<u64>(*a);
         }
         w.call(proc_id, &p.bytes).unwrap()
     };

@@ -69,17 +69,17 @@ fn procs() -> Procedures {
     let g = Arc::clone(&gate);
     p.register(COUNT, "count", move |tx, params| {
         let mut r = ParamReader::new(params);
-        let (ms, lo, hi) = (r.u64()?, r.u64()?, r.u64()?);
+        let (ms, lo, hi) = (r.get::<u64>()?, r.get::<u64>()?, r.get::<u64>()?);
         g.stall(tx, ms);
         let n = tx.scan(SET, Included(lo), Included(hi), usize::MAX, |_, _| true)?;
-        tx.update(OUT, 0, |w| w.set_u64(0, n as u64))?;
+        tx.update(OUT, 0, |w| w.set::<u64>(0, n as u64))?;
         g.done(tx, ms);
         Ok(())
     });
     let g = Arc::clone(&gate);
     p.register(INSERT, "insert", move |tx, params| {
         let mut r = ParamReader::new(params);
-        let (ms, key) = (r.u64()?, r.u64()?);
+        let (ms, key) = (r.get::<u64>()?, r.get::<u64>()?);
         g.stall(tx, ms);
         tx.insert(SET, key, &key.to_le_bytes())?;
         g.done(tx, ms);
@@ -88,7 +88,7 @@ fn procs() -> Procedures {
     p.register(DELETE, "delete", move |tx, params| {
         let g = &gate;
         let mut r = ParamReader::new(params);
-        let (ms, key) = (r.u64()?, r.u64()?);
+        let (ms, key) = (r.get::<u64>()?, r.get::<u64>()?);
         g.stall(tx, ms);
         tx.delete(SET, key)?;
         g.done(tx, ms);
@@ -122,7 +122,7 @@ fn opts(cc: Cc) -> Options {
 fn call(w: &mut Worker, proc_id: u32, args: &[u64]) {
     let mut p = Params::new();
     for &a in args {
-        p.u64(a);
+        p.put::<u64>(a);
     }
     w.call(proc_id, &p.bytes).unwrap().wait().unwrap();
 }

@@ -91,7 +91,7 @@ fn get(db: &Db, key: u64, col: usize) -> Option<u64> {
     let mut out = None;
     db.for_each_row(KV, |k, img| {
         if k == key {
-            out = Some(schema::get_u64(db.schema(KV), img, col));
+            out = Some(db.schema(KV).get::<u64>(img, col));
         }
     });
     out
@@ -108,11 +108,11 @@ fn recovers_what_committed(scheme: &str, device: DeviceConfig, cc: Cc) {
     for i in 0..400u64 {
         let mut tx = w.begin();
         let k = i % ROWS;
-        tx.update(KV, k, |r| r.set_u64(1, i)).unwrap();
+        tx.update(KV, k, |r| r.set::<u64>(1, i)).unwrap();
         // A second write of the same row: the record of each call holds its own columns.
         tx.update(KV, k, |r| {
-            let a = r.get_u64(0);
-            r.set_u64(0, a + 1)
+            let a = r.get::<u64>(0);
+            r.set::<u64>(0, a + 1)
         })
         .unwrap();
         let fresh = 1000 + i;
@@ -166,19 +166,19 @@ fn a_transaction_open_across_checkpoints_keeps_its_writes() {
         let mut w = db.worker().unwrap();
         let mut other = db.worker().unwrap();
         let mut tx = w.begin();
-        tx.update(KV, 5, |r| r.set_u64(1, 777)).unwrap();
+        tx.update(KV, 5, |r| r.set::<u64>(1, 777)).unwrap();
         // Other transactions and two checkpoints (the second truncates the log before the
         // first one's cut) while `tx` is open.
         for round in 0..2u64 {
             for i in 0..50u64 {
                 let mut t = other.begin();
-                t.update(KV, 10 + i % 8, |r| r.set_u64(1, round * 100 + i))
+                t.update(KV, 10 + i % 8, |r| r.set::<u64>(1, round * 100 + i))
                     .unwrap();
                 t.commit().unwrap().wait().unwrap();
             }
             db.checkpoint().unwrap();
         }
-        tx.update(KV, 6, |r| r.set_u64(1, 888)).unwrap();
+        tx.update(KV, 6, |r| r.set::<u64>(1, 888)).unwrap();
         tx.commit().unwrap().wait().unwrap();
         let want = state(&db);
         drop((w, other));

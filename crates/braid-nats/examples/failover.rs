@@ -44,7 +44,7 @@ fn increment(db: &Db, key: u64) -> Result<(), String> {
     let mut w = db.worker().map_err(|e| e.to_string())?;
     let mut tx = w.begin();
     let bumped = tx
-        .update(t, key, |r| r.set_i64(0, r.get_i64(0) + 1))
+        .update(t, key, |r| r.set::<i64>(0, r.get::<i64>(0) + 1))
         .map_err(|e| e.to_string())?;
     if !bumped {
         tx.insert(t, key, &1i64.to_le_bytes())

@@ -34,9 +34,9 @@ impl Value {
 
     fn write(&self, p: &mut Params) {
         match self {
-            Value::U64(x) => p.u64(*x),
-            Value::U32(x) => p.u32(*x),
-            Value::F64(x) => p.f64(f64::from_bits(*x)),
+            Value::U64(x) => p.put::<u64>(*x),
+            Value::U32(x) => p.put::<u32>(*x),
+            Value::F64(x) => p.put::<f64>(f64::from_bits(*x)),
             Value::Bytes(b) => p.bytes(b),
         };
     }
@@ -67,9 +67,9 @@ pub fn read_all(ops: &[u8], bytes: &[u8]) -> Result<Vec<Value>, Violation> {
     let mut out = Vec::new();
     for &op in ops {
         let v = match op % 4 {
-            0 => r.u64().map(Value::U64),
-            1 => r.u32().map(Value::U32),
-            2 => r.f64().map(|f| Value::F64(f.to_bits())),
+            0 => r.get::<u64>().map(Value::U64),
+            1 => r.get::<u32>().map(Value::U32),
+            2 => r.get::<f64>().map(|f| Value::F64(f.to_bits())),
             _ => r.bytes().map(|b| Value::Bytes(b.to_vec())),
         };
         match v {

@@ -64,17 +64,17 @@ impl<'s> Image<'s> {
     }
 
     pub(crate) fn u64(&mut self, col: usize, v: u64) -> &mut Self {
-        braid_engine::schema::set_u64(self.schema, &mut self.buf, col, v);
+        self.schema.set::<u64>(&mut self.buf, col, v);
         self
     }
 
     pub(crate) fn i64(&mut self, col: usize, v: i64) -> &mut Self {
-        braid_engine::schema::set_i64(self.schema, &mut self.buf, col, v);
+        self.schema.set::<i64>(&mut self.buf, col, v);
         self
     }
 
     pub(crate) fn f64(&mut self, col: usize, v: f64) -> &mut Self {
-        braid_engine::schema::set_f64(self.schema, &mut self.buf, col, v);
+        self.schema.set::<f64>(&mut self.buf, col, v);
         self
     }
 

@@ -191,24 +191,24 @@ struct AccessParam {
 
 fn encode_params(accesses: &[AccessParam], p: &mut Params) {
     p.clear();
-    p.u32(accesses.len() as u32);
+    p.put::<u32>(accesses.len() as u32);
     for a in accesses {
-        p.u64(a.key)
-            .u32(u32::from(a.write) | (u32::from(a.column) << 8))
-            .u64(a.seed);
+        p.put::<u64>(a.key)
+            .put::<u32>(u32::from(a.write) | (u32::from(a.column) << 8))
+            .put::<u64>(a.seed);
     }
 }
 
 /// The body of [`YCSB_TXN`].
 fn run_txn(cfg: &YcsbConfig, tx: &mut braid_engine::Txn<'_>, params: &[u8]) -> Result<(), TxError> {
     let mut r = ParamReader::new(params);
-    let n = r.u32()?;
+    let n = r.get::<u32>()?;
     let width = cfg.column_bytes;
     let mut sum = 0u64;
     for _ in 0..n {
-        let key = r.u64()?;
-        let flags = r.u32()?;
-        let seed = r.u64()?;
+        let key = r.get::<u64>()?;
+        let flags = r.get::<u32>()?;
+        let seed = r.get::<u64>()?;
         let write = flags & 1 != 0;
         let column = ((flags >> 8) & 0xff) as usize;
         if !write {

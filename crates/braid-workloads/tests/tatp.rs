@@ -5,7 +5,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common::*;
-use braid_engine::schema::get_u64;
 use braid_engine::{Db, LogKind, Params, TxError};
 use braid_workloads::Workload;
 use braid_workloads::tatp::*;
@@ -125,15 +124,17 @@ fn call_forwarding_transactions_fail_as_specified() {
     let insert = |t: u64, start: u64| {
         let mut p = Params::new();
         p.bytes(&sub_nbr(s_id))
-            .u32(t as u32)
-            .u32(start as u32)
-            .u32(start as u32 + 5)
+            .put::<u32>(t as u32)
+            .put::<u32>(start as u32)
+            .put::<u32>(start as u32 + 5)
             .bytes(b"123456789012345");
         p
     };
     let delete = |t: u64, start: u64| {
         let mut p = Params::new();
-        p.bytes(&sub_nbr(s_id)).u32(t as u32).u32(start as u32);
+        p.bytes(&sub_nbr(s_id))
+            .put::<u32>(t as u32)
+            .put::<u32>(start as u32);
         p
     };
     let e = worker
@@ -150,7 +151,8 @@ fn call_forwarding_transactions_fail_as_specified() {
             .peek(CALL_FORWARDING, call_forwarding_key(s_id, has, start))
             .unwrap();
         assert_eq!(
-            get_u64(db.schema(CALL_FORWARDING), &row, call_forwarding::END_TIME),
+            db.schema(CALL_FORWARDING)
+                .get::<u64>(&row, call_forwarding::END_TIME),
             start + 5
         );
         let e = worker
@@ -172,7 +174,10 @@ fn call_forwarding_transactions_fail_as_specified() {
         assert!(matches!(e, TxError::UserAbort(_)), "{e}");
     }
     let mut p = Params::new();
-    p.u64(s_id).u32(lacks as u32).u32(1).u32(7);
+    p.put::<u64>(s_id)
+        .put::<u32>(lacks as u32)
+        .put::<u32>(1)
+        .put::<u32>(7);
     let before = db.peek(SUBSCRIBER, s_id);
     let e = worker
         .call(UPDATE_SUBSCRIBER_DATA_TXN, &p.bytes)

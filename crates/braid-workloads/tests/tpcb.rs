@@ -5,7 +5,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common::*;
-use braid_engine::schema::get_i64;
 use braid_engine::{Db, LogKind, Params};
 use braid_workloads::Workload;
 use braid_workloads::tpcb::*;
@@ -39,7 +38,7 @@ fn concurrent_account_updates_keep_the_balances_equal() {
     assert_eq!(db.rows(HISTORY), 4000);
     w.check(&db).unwrap();
     let s = db.schema(BRANCH);
-    assert!((1..=2).all(|b| get_i64(s, &db.peek(BRANCH, b).unwrap(), branch::B_BALANCE) != 0));
+    assert!((1..=2).all(|b| s.get::<i64>(&db.peek(BRANCH, b).unwrap(), branch::B_BALANCE) != 0));
 }
 
 #[test]
@@ -61,7 +60,7 @@ fn account_update_moves_the_delta_everywhere() {
         .unwrap()
         .wait()
         .unwrap();
-    let bal = |t, k, c| get_i64(db.schema(t), &db.peek(t, k).unwrap(), c);
+    let bal = |t, k, c| db.schema(t).get::<i64>(&db.peek(t, k).unwrap(), c);
     assert_eq!(bal(ACCOUNT, 1500, account::A_BALANCE), -42);
     assert_eq!(bal(TELLER, 3, teller::T_BALANCE), -42);
     assert_eq!(bal(BRANCH, 1, branch::B_BALANCE), -42);
@@ -87,7 +86,7 @@ fn check_reports_unequal_balances() {
     let (_d, db) = mem_db(&w);
     let mut worker = db.worker().unwrap();
     let mut tx = worker.begin();
-    tx.update(TELLER, 12, |r| r.set_i64(teller::T_BALANCE, 1))
+    tx.update(TELLER, 12, |r| r.set::<i64>(teller::T_BALANCE, 1))
         .unwrap();
     tx.commit().unwrap().wait().unwrap();
     let e = w.check(&db).unwrap_err().to_string();

@@ -5,7 +5,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common::*;
-use braid_engine::schema::{get_i64, get_u64};
 use braid_engine::{Db, LogKind, Params, TxError};
 use braid_workloads::Workload;
 use braid_workloads::tpcc::*;
@@ -28,11 +27,8 @@ fn mem_db(w: &Tpcc) -> (tempfile::TempDir, Db) {
 }
 
 fn district_col(db: &Db, w: u64, d: u64, col: usize) -> u64 {
-    get_u64(
-        db.schema(DISTRICT),
-        &db.peek(DISTRICT, district_key(w, d)).unwrap(),
-        col,
-    )
+    db.schema(DISTRICT)
+        .get::<u64>(&db.peek(DISTRICT, district_key(w, d)).unwrap(), col)
 }
 
 #[test]
@@ -121,8 +117,7 @@ fn new_order_rolls_back_on_an_unused_item_and_commits_otherwise() {
 
     let ss = db.schema(STOCK);
     let q = |db: &Db, wh, i| {
-        get_i64(
-            ss,
+        ss.get::<i64>(
             &db.peek(STOCK, stock_key(wh, i)).unwrap(),
             stock::S_QUANTITY,
         )
@@ -137,9 +132,9 @@ fn new_order_rolls_back_on_an_unused_item_and_commits_otherwise() {
     assert_eq!(district_col(&db, 1, 3, district::D_NEXT_O_ID), 62);
     let o = db.peek(ORDER, order_key(1, 3, 61)).unwrap();
     let os = db.schema(ORDER);
-    assert_eq!(get_u64(os, &o, order::O_C_ID), 7);
-    assert_eq!(get_u64(os, &o, order::O_OL_CNT), 2);
-    assert_eq!(get_u64(os, &o, order::O_ALL_LOCAL), 0);
+    assert_eq!(os.get::<u64>(&o, order::O_C_ID), 7);
+    assert_eq!(os.get::<u64>(&o, order::O_OL_CNT), 2);
+    assert_eq!(os.get::<u64>(&o, order::O_ALL_LOCAL), 0);
     assert!(db.peek(NEW_ORDER, order_key(1, 3, 61)).is_some());
     assert!(
         db.peek(ORDER_BY_CUSTOMER, order_customer_key(1, 3, 7, 61))
@@ -154,17 +149,18 @@ fn new_order_rolls_back_on_an_unused_item_and_commits_otherwise() {
     };
     assert_eq!(q(&db, 1, 5), expect(q5, 3));
     assert_eq!(q(&db, 2, 6), expect(q6, 4));
-    let remote = get_u64(
-        ss,
+    let remote = ss.get::<u64>(
         &db.peek(STOCK, stock_key(2, 6)).unwrap(),
         stock::S_REMOTE_CNT,
     );
     assert_eq!(remote, 1);
     let ls = db.schema(ORDER_LINE);
     let line = db.peek(ORDER_LINE, order_line_key(1, 3, 61, 2)).unwrap();
-    let price = get_i64(db.schema(ITEM), &db.peek(ITEM, 6).unwrap(), item::I_PRICE);
-    assert_eq!(get_i64(ls, &line, order_line::OL_AMOUNT), 4 * price);
-    assert_eq!(get_u64(ls, &line, order_line::OL_SUPPLY_W_ID), 2);
+    let price = db
+        .schema(ITEM)
+        .get::<i64>(&db.peek(ITEM, 6).unwrap(), item::I_PRICE);
+    assert_eq!(ls.get::<i64>(&line, order_line::OL_AMOUNT), 4 * price);
+    assert_eq!(ls.get::<u64>(&line, order_line::OL_SUPPLY_W_ID), 2);
     w.check(&db).unwrap();
 }
 
@@ -220,8 +216,8 @@ fn payment_by_last_name_picks_the_middle_customer_by_first_name() {
     for &(_, c) in &named {
         let img = db.peek(CUSTOMER, customer_key(1, 4, c)).unwrap();
         let (cnt, bal) = (
-            get_u64(cs, &img, customer::C_PAYMENT_CNT),
-            get_i64(cs, &img, customer::C_BALANCE),
+            cs.get::<u64>(&img, customer::C_PAYMENT_CNT),
+            cs.get::<i64>(&img, customer::C_BALANCE),
         );
         if c == chosen {
             assert_eq!((cnt, bal), (2, -1000 - 12_345), "customer {c}");
@@ -231,7 +227,7 @@ fn payment_by_last_name_picks_the_middle_customer_by_first_name() {
     }
     let ws = db.schema(WAREHOUSE);
     assert_eq!(
-        get_i64(ws, &db.peek(WAREHOUSE, 1).unwrap(), warehouse::W_YTD),
+        ws.get::<i64>(&db.peek(WAREHOUSE, 1).unwrap(), warehouse::W_YTD),
         10 * 1200 * 1000 + 12_345
     );
     let mut os = Params::new();
@@ -270,10 +266,11 @@ fn delivery_delivers_the_oldest_order_of_every_district() {
         assert!(db.peek(NEW_ORDER, order_key(2, d, first)).is_none());
         assert!(db.peek(NEW_ORDER, order_key(2, d, first + 1)).is_some());
         let o = db.peek(ORDER, order_key(2, d, first)).unwrap();
-        assert_eq!(get_u64(os, &o, order::O_CARRIER_ID), 7);
+        assert_eq!(os.get::<u64>(&o, order::O_CARRIER_ID), 7);
         let line = db.peek(ORDER_LINE, order_line_key(2, d, first, 1)).unwrap();
         assert_eq!(
-            get_u64(db.schema(ORDER_LINE), &line, order_line::OL_DELIVERY_D),
+            db.schema(ORDER_LINE)
+                .get::<u64>(&line, order_line::OL_DELIVERY_D),
             99
         );
         assert!(
@@ -303,7 +300,7 @@ fn check_reports_broken_conditions() {
     let mut worker = db.worker().unwrap();
     let mut tx = worker.begin();
     tx.update(DISTRICT, district_key(1, 2), |r| {
-        r.set_i64(district::D_YTD, r.get_i64(district::D_YTD) + 1)
+        r.set::<i64>(district::D_YTD, r.get::<i64>(district::D_YTD) + 1)
     })
     .unwrap();
     tx.commit().unwrap().wait().unwrap();

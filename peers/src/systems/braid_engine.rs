@@ -213,13 +213,10 @@ impl W {
         let (table, schema) = (self.table, &self.schema);
         let mut tx = self.w.begin();
         let r = (|| -> Result<Option<()>, TxError> {
-            let Some(old) = tx.read(table, account, |img| {
-                braid_engine::schema::get_i64(schema, img, 0)
-            })?
-            else {
+            let Some(old) = tx.read(table, account, |img| schema.get::<i64>(img, 0))? else {
                 return Ok(None);
             };
-            tx.update(table, account, |r| r.set_i64(0, old + delta))?;
+            tx.update(table, account, |r| r.set::<i64>(0, old + delta))?;
             Ok(Some(()))
         })();
         match r {

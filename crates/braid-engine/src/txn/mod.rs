@@ -234,7 +234,7 @@ impl<'w> Txn<'w> {
         col: usize,
     ) -> Result<Option<u64>, TxError> {
         let schema = self.schema(table);
-        self.read(table, key, |img| crate::schema::get_u64(schema, img, col))
+        self.read(table, key, |img| schema.get::<u64>(img, col))
     }
 
     /// Take the write lock (2PL) and make a private image of an existing row. Returns the entry

@@ -2,6 +2,7 @@
 //! remembers the changed columns so data logging logs only those.
 
 use crate::schema::Schema;
+use crate::value::Value;
 
 /// Column-level access to a row image being written; remembers which columns changed.
 pub struct RowWriter<'a> {
@@ -15,31 +16,15 @@ impl RowWriter<'_> {
     pub fn schema(&self) -> &Schema {
         self.schema
     }
-    /// Read a u64 column. The numeric accessors expect an 8-byte column and panic if `col`
-    /// does not exist (see [`crate::schema::get_u64`]).
-    pub fn get_u64(&self, col: usize) -> u64 {
-        crate::schema::get_u64(self.schema, self.image, col)
+    /// Read a numeric column as a `T` (see [`Schema::get`]: it expects an 8-byte column and
+    /// panics if `col` does not exist).
+    pub fn get<T: Value>(&self, col: usize) -> T {
+        self.schema.get(self.image, col)
     }
-    /// Write a u64 column.
-    pub fn set_u64(&mut self, col: usize, v: u64) {
-        crate::schema::set_u64(self.schema, self.image, col, v);
+    /// Write a numeric column (see [`Schema::set`]).
+    pub fn set<T: Value>(&mut self, col: usize, v: T) {
+        self.schema.set(self.image, col, v);
         *self.mask |= 1 << col;
-    }
-    /// Read an i64 column.
-    pub fn get_i64(&self, col: usize) -> i64 {
-        self.get_u64(col) as i64
-    }
-    /// Write an i64 column.
-    pub fn set_i64(&mut self, col: usize, v: i64) {
-        self.set_u64(col, v as u64)
-    }
-    /// Read an f64 column.
-    pub fn get_f64(&self, col: usize) -> f64 {
-        f64::from_bits(self.get_u64(col))
-    }
-    /// Write an f64 column.
-    pub fn set_f64(&mut self, col: usize, v: f64) {
-        self.set_u64(col, v.to_bits())
     }
     /// The bytes of a column, whatever its type.
     pub fn bytes(&self, col: usize) -> &[u8] {

@@ -14,7 +14,6 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use braid_engine::schema::get_u64;
 use braid_engine::testing::{Env, PmemEnv, SimPmem};
 use braid_engine::*;
 use braid_wal::fs::FaultFs;
@@ -113,8 +112,8 @@ pub fn open(dir: &Path, o: Options) -> Result<Db, EngineError> {
 pub fn run_txn(w: &mut Worker, i: u64) -> Result<Ticket, TxError> {
     let mut t = w.begin();
     let n = t.read_u64(CTR, 0, 0)?.unwrap_or(0);
-    t.update(CTR, 0, |r| r.set_u64(0, n + 1))?;
-    t.update(CTR, 1 + i % SLOTS, |r| r.set_u64(0, i))?;
+    t.update(CTR, 0, |r| r.set::<u64>(0, n + 1))?;
+    t.update(CTR, 1 + i % SLOTS, |r| r.set::<u64>(0, i))?;
     t.insert(HIST, i, &i.to_le_bytes())?;
     t.commit()
 }
@@ -142,7 +141,7 @@ pub fn state(db: &Db) -> State {
     let ctr = (0..=SLOTS)
         .map(|k| {
             db.peek(CTR, k)
-                .map(|img| get_u64(db.schema(CTR), &img, 0))
+                .map(|img| db.schema(CTR).get::<u64>(&img, 0))
                 .unwrap_or(u64::MAX)
         })
         .collect();

@@ -4,7 +4,6 @@
 //! key its columns give.
 
 use braid_engine::Db;
-use braid_engine::schema::get_u64;
 
 use super::*;
 use crate::error::{ConsistencyError, Problems};
@@ -32,10 +31,10 @@ pub(super) fn check(cfg: &TatpConfig, db: &Db) -> Result<(), ConsistencyError> {
     let mut index_rows = 0;
     db.for_each_row(SUBSCRIBER_NBR, |k, img| {
         index_rows += 1;
-        if get_u64(ns, img, subscriber_nbr::SN_S_ID) != k || db.peek(SUBSCRIBER, k).is_none() {
+        if ns.get::<u64>(img, subscriber_nbr::SN_S_ID) != k || db.peek(SUBSCRIBER, k).is_none() {
             problems.add(format!(
                 "subscriber_nbr {k} points at {}",
-                get_u64(ns, img, subscriber_nbr::SN_S_ID)
+                ns.get::<u64>(img, subscriber_nbr::SN_S_ID)
             ));
         }
     });
@@ -67,10 +66,10 @@ pub(super) fn check(cfg: &TatpConfig, db: &Db) -> Result<(), ConsistencyError> {
     let cs = db.schema(CALL_FORWARDING);
     db.for_each_row(CALL_FORWARDING, |k, img| {
         let (s_id, t) = (
-            get_u64(cs, img, call_forwarding::CF_S_ID),
-            get_u64(cs, img, call_forwarding::CF_SF_TYPE),
+            cs.get::<u64>(img, call_forwarding::CF_S_ID),
+            cs.get::<u64>(img, call_forwarding::CF_SF_TYPE),
         );
-        let start = get_u64(cs, img, call_forwarding::START_TIME);
+        let start = cs.get::<u64>(img, call_forwarding::START_TIME);
         if !(1..=4).contains(&t)
             || !matches!(start, 0 | 8 | 16)
             || call_forwarding_key(s_id, t, start) != k

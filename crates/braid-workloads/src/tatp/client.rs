@@ -55,7 +55,7 @@ impl TxnSource for TatpSource {
         p.clear();
         match pick {
             0..35 => {
-                p.u64(s_id);
+                p.put::<u64>(s_id);
                 GET_SUBSCRIBER_DATA_TXN
             }
             35..45 => {
@@ -64,11 +64,14 @@ impl TxnSource for TatpSource {
                     self.start_time(),
                     self.rng.gen_range(1..=24),
                 );
-                p.u64(s_id).u32(t).u32(start).u32(end);
+                p.put::<u64>(s_id)
+                    .put::<u32>(t)
+                    .put::<u32>(start)
+                    .put::<u32>(end);
                 GET_NEW_DESTINATION_TXN
             }
             45..80 => {
-                p.u64(s_id).u32(self.rng.gen_range(1..=4));
+                p.put::<u64>(s_id).put::<u32>(self.rng.gen_range(1..=4));
                 GET_ACCESS_DATA_TXN
             }
             80..82 => {
@@ -77,12 +80,15 @@ impl TxnSource for TatpSource {
                     self.rng.gen_range(0..=1),
                     self.rng.gen_range(0..=255),
                 );
-                p.u64(s_id).u32(t).u32(bit).u32(data_a);
+                p.put::<u64>(s_id)
+                    .put::<u32>(t)
+                    .put::<u32>(bit)
+                    .put::<u32>(data_a);
                 UPDATE_SUBSCRIBER_DATA_TXN
             }
             82..96 => {
                 p.bytes(&sub_nbr(s_id))
-                    .u64(self.rng.gen_range(1..=u64::from(u32::MAX)));
+                    .put::<u64>(self.rng.gen_range(1..=u64::from(u32::MAX)));
                 UPDATE_LOCATION_TXN
             }
             96..98 => {
@@ -94,15 +100,15 @@ impl TxnSource for TatpSource {
                 let mut numberx = [0u8; 15];
                 nstring(&mut self.rng, 15, &mut numberx);
                 p.bytes(&sub_nbr(s_id))
-                    .u32(t)
-                    .u32(start)
-                    .u32(end)
+                    .put::<u32>(t)
+                    .put::<u32>(start)
+                    .put::<u32>(end)
                     .bytes(&numberx);
                 INSERT_CALL_FORWARDING_TXN
             }
             _ => {
                 let (t, start) = (self.rng.gen_range(1..=4), self.start_time());
-                p.bytes(&sub_nbr(s_id)).u32(t).u32(start);
+                p.bytes(&sub_nbr(s_id)).put::<u32>(t).put::<u32>(start);
                 DELETE_CALL_FORWARDING_TXN
             }
         }

@@ -5,7 +5,6 @@
 use std::hint::black_box;
 use std::ops::Bound::Included;
 
-use braid_engine::schema::get_u64;
 use braid_engine::{ParamReader, TxError, Txn};
 
 use super::schema::parse_sub_nbr;
@@ -43,7 +42,7 @@ fn check_start(t: u64) -> Result<u64, TxError> {
 
 /// GET_SUBSCRIBER_DATA: one subscriber row. Read-only.
 pub(super) fn get_subscriber_data(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError> {
-    let s_id = ParamReader::new(params).u64()?;
+    let s_id = ParamReader::new(params).get::<u64>()?;
     let mut row = [0u8; 128];
     let got = tx.read(SUBSCRIBER, s_id, |img| {
         let n = img.len().min(row.len());
@@ -57,10 +56,10 @@ pub(super) fn get_subscriber_data(tx: &mut Txn<'_>, params: &[u8]) -> Result<(),
 /// given times. Read-only.
 pub(super) fn get_new_destination(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError> {
     let mut r = ParamReader::new(params);
-    let s_id = r.u64()?;
-    let sf_type = check_type(u64::from(r.u32()?))?;
-    let start = check_start(u64::from(r.u32()?))?;
-    let end = u64::from(r.u32()?);
+    let s_id = r.get::<u64>()?;
+    let sf_type = check_type(u64::from(r.get::<u32>()?))?;
+    let start = check_start(u64::from(r.get::<u32>()?))?;
+    let end = u64::from(r.get::<u32>()?);
     let ss = tx.schema(SPECIAL_FACILITY);
     let active = tx.read(
         SPECIAL_FACILITY,
@@ -77,8 +76,8 @@ pub(super) fn get_new_destination(tx: &mut Txn<'_>, params: &[u8]) -> Result<(),
             Included(call_forwarding_key(s_id, sf_type, start)),
             3,
             |_, img| {
-                if get_u64(cs, img, call_forwarding::START_TIME) <= start
-                    && end < get_u64(cs, img, call_forwarding::END_TIME)
+                if cs.get::<u64>(img, call_forwarding::START_TIME) <= start
+                    && end < cs.get::<u64>(img, call_forwarding::END_TIME)
                 {
                     last.copy_from_slice(col(cs, img, call_forwarding::NUMBERX));
                     numbers += 1;
@@ -94,8 +93,8 @@ pub(super) fn get_new_destination(tx: &mut Txn<'_>, params: &[u8]) -> Result<(),
 /// GET_ACCESS_DATA: one access-info row. Read-only.
 pub(super) fn get_access_data(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError> {
     let mut r = ParamReader::new(params);
-    let s_id = r.u64()?;
-    let ai_type = check_type(u64::from(r.u32()?))?;
+    let s_id = r.get::<u64>()?;
+    let ai_type = check_type(u64::from(r.get::<u32>()?))?;
     let s = tx.schema(ACCESS_INFO);
     let got = tx.read(ACCESS_INFO, access_info_key(s_id, ai_type), |img| {
         let mut data = [0u8; 10];
@@ -110,10 +109,10 @@ pub(super) fn get_access_data(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxE
 /// facilities; rolls back if that facility does not exist.
 pub(super) fn update_subscriber_data(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError> {
     let mut r = ParamReader::new(params);
-    let s_id = r.u64()?;
-    let sf_type = check_type(u64::from(r.u32()?))?;
-    let bit = r.u32()? as u8;
-    let data_a = r.u32()? as u8;
+    let s_id = r.get::<u64>()?;
+    let sf_type = check_type(u64::from(r.get::<u32>()?))?;
+    let bit = r.get::<u32>()? as u8;
+    let data_a = r.get::<u32>()? as u8;
     if !tx.update(SUBSCRIBER, s_id, |w| w.set_bytes(subscriber::BIT_1, &[bit]))? {
         return Err(missing(SUBSCRIBER, s_id));
     }
@@ -131,10 +130,10 @@ pub(super) fn update_subscriber_data(tx: &mut Txn<'_>, params: &[u8]) -> Result<
 pub(super) fn update_location(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError> {
     let mut r = ParamReader::new(params);
     let nbr = r.bytes()?;
-    let vlr = r.u64()?;
+    let vlr = r.get::<u64>()?;
     let s_id = lookup(tx, nbr)?;
     if !tx.update(SUBSCRIBER, s_id, |w| {
-        w.set_u64(subscriber::VLR_LOCATION, vlr)
+        w.set::<u64>(subscriber::VLR_LOCATION, vlr)
     })? {
         return Err(missing(SUBSCRIBER, s_id));
     }
@@ -146,9 +145,9 @@ pub(super) fn update_location(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxE
 pub(super) fn insert_call_forwarding(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError> {
     let mut r = ParamReader::new(params);
     let nbr = r.bytes()?;
-    let sf_type = check_type(u64::from(r.u32()?))?;
-    let start = check_start(u64::from(r.u32()?))?;
-    let end = u64::from(r.u32()?);
+    let sf_type = check_type(u64::from(r.get::<u32>()?))?;
+    let start = check_start(u64::from(r.get::<u32>()?))?;
+    let end = u64::from(r.get::<u32>()?);
     let numberx = r.bytes()?;
     let s_id = lookup(tx, nbr)?;
     // SELECT sf_type FROM special_facility WHERE s_id = ?
@@ -186,8 +185,8 @@ pub(super) fn insert_call_forwarding(tx: &mut Txn<'_>, params: &[u8]) -> Result<
 pub(super) fn delete_call_forwarding(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError> {
     let mut r = ParamReader::new(params);
     let nbr = r.bytes()?;
-    let sf_type = check_type(u64::from(r.u32()?))?;
-    let start = check_start(u64::from(r.u32()?))?;
+    let sf_type = check_type(u64::from(r.get::<u32>()?))?;
+    let start = check_start(u64::from(r.get::<u32>()?))?;
     let s_id = lookup(tx, nbr)?;
     if !tx.delete(CALL_FORWARDING, call_forwarding_key(s_id, sf_type, start))? {
         return Err(TxError::UserAbort(format!(

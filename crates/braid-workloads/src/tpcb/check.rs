@@ -3,7 +3,6 @@
 //! balance equals the sum of its tellers', and the table cardinalities match the scale.
 
 use braid_engine::Db;
-use braid_engine::schema::{get_i64, get_u64};
 
 use super::*;
 use crate::error::{ConsistencyError, Problems};
@@ -15,7 +14,7 @@ pub(super) fn check(cfg: &TpcbConfig, db: &Db) -> Result<(), ConsistencyError> {
     let sum = |table: TableId, col: usize| {
         let s = db.schema(table);
         let mut total = 0i64;
-        db.for_each_row(table, |_, img| total += get_i64(s, img, col));
+        db.for_each_row(table, |_, img| total += s.get::<i64>(img, col));
         total
     };
     let accounts = sum(ACCOUNT, account::A_BALANCE);
@@ -30,14 +29,14 @@ pub(super) fn check(cfg: &TpcbConfig, db: &Db) -> Result<(), ConsistencyError> {
     let mut per_branch = vec![0i64; cfg.branches as usize + 1];
     let s = db.schema(TELLER);
     db.for_each_row(TELLER, |_, img| {
-        if let Some(b) = per_branch.get_mut(get_u64(s, img, teller::T_B_ID) as usize) {
-            *b += get_i64(s, img, teller::T_BALANCE);
+        if let Some(b) = per_branch.get_mut(s.get::<u64>(img, teller::T_B_ID) as usize) {
+            *b += s.get::<i64>(img, teller::T_BALANCE);
         }
     });
     for b in 1..=cfg.branches {
         let bal = db
             .peek(BRANCH, b)
-            .map(|img| get_i64(db.schema(BRANCH), &img, branch::B_BALANCE));
+            .map(|img| db.schema(BRANCH).get::<i64>(&img, branch::B_BALANCE));
         if bal != Some(per_branch[b as usize]) {
             problems.add(format!(
                 "branch {b}: balance {bal:?}, its tellers sum to {}",

@@ -25,22 +25,22 @@ impl AccountUpdateParams {
     /// Encode into `p` (cleared first), as [`AccountUpdateParams::decode`] reads it.
     pub fn encode(&self, p: &mut Params) {
         p.clear();
-        p.u64(self.account)
-            .u64(self.teller)
-            .u64(self.branch)
-            .u64(self.delta as u64)
-            .u64(self.time);
+        p.put::<u64>(self.account)
+            .put::<u64>(self.teller)
+            .put::<u64>(self.branch)
+            .put::<u64>(self.delta as u64)
+            .put::<u64>(self.time);
     }
 
     /// Decode procedure parameters written by [`AccountUpdateParams::encode`].
     pub fn decode(params: &[u8]) -> Result<AccountUpdateParams, TxError> {
         let mut r = ParamReader::new(params);
         Ok(AccountUpdateParams {
-            account: r.u64()?,
-            teller: r.u64()?,
-            branch: r.u64()?,
-            delta: r.u64()? as i64,
-            time: r.u64()?,
+            account: r.get::<u64>()?,
+            teller: r.get::<u64>()?,
+            branch: r.get::<u64>()?,
+            delta: r.get::<u64>()? as i64,
+            time: r.get::<u64>()?,
         })
     }
 }
@@ -50,19 +50,19 @@ pub(super) fn account_update(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxEr
     let p = AccountUpdateParams::decode(params)?;
     let mut balance = 0;
     if !tx.update(ACCOUNT, p.account, |w| {
-        balance = w.get_i64(account::A_BALANCE) + p.delta;
-        w.set_i64(account::A_BALANCE, balance);
+        balance = w.get::<i64>(account::A_BALANCE) + p.delta;
+        w.set::<i64>(account::A_BALANCE, balance);
     })? {
         return Err(missing(ACCOUNT, p.account));
     }
     std::hint::black_box(balance);
     if !tx.update(TELLER, p.teller, |w| {
-        w.set_i64(teller::T_BALANCE, w.get_i64(teller::T_BALANCE) + p.delta)
+        w.set::<i64>(teller::T_BALANCE, w.get::<i64>(teller::T_BALANCE) + p.delta)
     })? {
         return Err(missing(TELLER, p.teller));
     }
     if !tx.update(BRANCH, p.branch, |w| {
-        w.set_i64(branch::B_BALANCE, w.get_i64(branch::B_BALANCE) + p.delta)
+        w.set::<i64>(branch::B_BALANCE, w.get::<i64>(branch::B_BALANCE) + p.delta)
     })? {
         return Err(missing(BRANCH, p.branch));
     }

@@ -20,7 +20,6 @@
 use std::collections::{HashMap, HashSet};
 
 use braid_engine::Db;
-use braid_engine::schema::{get_i64, get_u64};
 
 use super::*;
 use crate::error::{ConsistencyError, Problems};
@@ -70,7 +69,7 @@ pub(crate) fn check(cfg: &TpccConfig, db: &Db) -> Result<(), ConsistencyError> {
     let s = db.schema(WAREHOUSE);
     db.for_each_row(WAREHOUSE, |k, img| {
         match w_ytd.get_mut((k as usize).wrapping_sub(1)) {
-            Some(slot) => *slot = Some(get_i64(s, img, warehouse::W_YTD)),
+            Some(slot) => *slot = Some(s.get::<i64>(img, warehouse::W_YTD)),
             None => p.add(format!("unexpected warehouse {k}")),
         }
     });
@@ -78,8 +77,8 @@ pub(crate) fn check(cfg: &TpccConfig, db: &Db) -> Result<(), ConsistencyError> {
     db.for_each_row(DISTRICT, |k, img| match didx(k >> 4, k & 15) {
         Some(i) => {
             dist[i].seen = true;
-            dist[i].d_ytd = get_i64(s, img, district::D_YTD);
-            dist[i].next_o_id = get_u64(s, img, district::D_NEXT_O_ID);
+            dist[i].d_ytd = s.get::<i64>(img, district::D_YTD);
+            dist[i].next_o_id = s.get::<u64>(img, district::D_NEXT_O_ID);
         }
         None => p.add(format!("unexpected district key {k:#x}")),
     });
@@ -90,8 +89,8 @@ pub(crate) fn check(cfg: &TpccConfig, db: &Db) -> Result<(), ConsistencyError> {
         customers.insert(
             k,
             CustomerAgg {
-                balance: get_i64(s, img, customer::C_BALANCE),
-                ytd_payment: get_i64(s, img, customer::C_YTD_PAYMENT),
+                balance: s.get::<i64>(img, customer::C_BALANCE),
+                ytd_payment: s.get::<i64>(img, customer::C_YTD_PAYMENT),
                 ..CustomerAgg::default()
             },
         );
@@ -112,10 +111,10 @@ pub(crate) fn check(cfg: &TpccConfig, db: &Db) -> Result<(), ConsistencyError> {
 
     let s = db.schema(HISTORY);
     db.for_each_row(HISTORY, |_, img| {
-        let amount = get_i64(s, img, history::H_AMOUNT);
+        let amount = s.get::<i64>(img, history::H_AMOUNT);
         let (w, d) = (
-            get_u64(s, img, history::H_W_ID),
-            get_u64(s, img, history::H_D_ID),
+            s.get::<u64>(img, history::H_W_ID),
+            s.get::<u64>(img, history::H_D_ID),
         );
         match didx(w, d) {
             Some(i) => {
@@ -125,9 +124,9 @@ pub(crate) fn check(cfg: &TpccConfig, db: &Db) -> Result<(), ConsistencyError> {
             None => p.add(format!("history row names warehouse {w} district {d}")),
         }
         let ck = customer_key(
-            get_u64(s, img, history::H_C_W_ID),
-            get_u64(s, img, history::H_C_D_ID),
-            get_u64(s, img, history::H_C_ID),
+            s.get::<u64>(img, history::H_C_W_ID),
+            s.get::<u64>(img, history::H_C_D_ID),
+            s.get::<u64>(img, history::H_C_ID),
         );
         match customers.get_mut(&ck) {
             Some(c) => c.h_sum += amount,
@@ -142,12 +141,12 @@ pub(crate) fn check(cfg: &TpccConfig, db: &Db) -> Result<(), ConsistencyError> {
         let dk = k >> 32;
         match didx(dk >> 4, dk & 15) {
             Some(i) => {
-                let ol_cnt = get_u64(s, img, order::O_OL_CNT);
+                let ol_cnt = s.get::<u64>(img, order::O_OL_CNT);
                 dist[i].max_o = dist[i].max_o.max(o);
                 dist[i].ol_cnt_sum += ol_cnt;
                 let info = OrderInfo {
-                    c: get_u64(s, img, order::O_C_ID),
-                    carrier: get_u64(s, img, order::O_CARRIER_ID),
+                    c: s.get::<u64>(img, order::O_C_ID),
+                    carrier: s.get::<u64>(img, order::O_CARRIER_ID),
                     ol_cnt,
                     lines: 0,
                 };
@@ -187,7 +186,7 @@ pub(crate) fn check(cfg: &TpccConfig, db: &Db) -> Result<(), ConsistencyError> {
             return;
         };
         o.lines += 1;
-        let delivery = get_u64(s, img, order_line::OL_DELIVERY_D);
+        let delivery = s.get::<u64>(img, order_line::OL_DELIVERY_D);
         if (delivery == 0) != (o.carrier == 0) {
             p.add(format!(
                 "condition 7: order line {k:#x} has delivery date {delivery}, its order carrier {}",
@@ -197,7 +196,7 @@ pub(crate) fn check(cfg: &TpccConfig, db: &Db) -> Result<(), ConsistencyError> {
         if delivery != 0 {
             let ck = customer_key(dk >> 4, dk & 15, o.c);
             if let Some(c) = customers.get_mut(&ck) {
-                c.delivered += get_i64(s, img, order_line::OL_AMOUNT);
+                c.delivered += s.get::<i64>(img, order_line::OL_AMOUNT);
             }
         }
     });

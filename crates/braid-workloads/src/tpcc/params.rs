@@ -59,15 +59,15 @@ impl NewOrderParams {
     /// Encode into `p` (cleared first); ids and counts travel as u32.
     pub fn encode(&self, p: &mut Params) {
         p.clear();
-        p.u32(self.w as u32)
-            .u32(self.d as u32)
-            .u32(self.c as u32)
-            .u64(self.entry_d)
-            .u32(self.ol_cnt as u32);
+        p.put::<u32>(self.w as u32)
+            .put::<u32>(self.d as u32)
+            .put::<u32>(self.c as u32)
+            .put::<u64>(self.entry_d)
+            .put::<u32>(self.ol_cnt as u32);
         for l in self.lines() {
-            p.u32(l.i_id as u32)
-                .u32(l.supply_w as u32)
-                .u32(l.qty as u32);
+            p.put::<u32>(l.i_id as u32)
+                .put::<u32>(l.supply_w as u32)
+                .put::<u32>(l.qty as u32);
         }
     }
 
@@ -76,11 +76,11 @@ impl NewOrderParams {
     pub fn decode(params: &[u8]) -> Result<NewOrderParams, TxError> {
         let mut r = ParamReader::new(params);
         let mut p = NewOrderParams {
-            w: u64::from(r.u32()?),
-            d: check_district(u64::from(r.u32()?))?,
-            c: u64::from(r.u32()?),
-            entry_d: r.u64()?,
-            ol_cnt: r.u32()? as usize,
+            w: u64::from(r.get::<u32>()?),
+            d: check_district(u64::from(r.get::<u32>()?))?,
+            c: u64::from(r.get::<u32>()?),
+            entry_d: r.get::<u64>()?,
+            ol_cnt: r.get::<u32>()? as usize,
             lines: [NewOrderLine::default(); MAX_OL],
         };
         if p.ol_cnt == 0 || p.ol_cnt > MAX_OL {
@@ -88,9 +88,9 @@ impl NewOrderParams {
         }
         for l in &mut p.lines[..p.ol_cnt] {
             *l = NewOrderLine {
-                i_id: u64::from(r.u32()?),
-                supply_w: u64::from(r.u32()?),
-                qty: u64::from(r.u32()?),
+                i_id: u64::from(r.get::<u32>()?),
+                supply_w: u64::from(r.get::<u32>()?),
+                qty: u64::from(r.get::<u32>()?),
             };
         }
         Ok(p)
@@ -109,14 +109,14 @@ pub enum CustomerSel {
 impl CustomerSel {
     fn encode(self, p: &mut Params) {
         match self {
-            CustomerSel::ById(c) => p.u32(0).u32(c as u32),
-            CustomerSel::ByLastName(n) => p.u32(1).u32(n as u32),
+            CustomerSel::ById(c) => p.put::<u32>(0).put::<u32>(c as u32),
+            CustomerSel::ByLastName(n) => p.put::<u32>(1).put::<u32>(n as u32),
         };
     }
 
     fn decode(r: &mut ParamReader<'_>) -> Result<CustomerSel, TxError> {
-        let tag = r.u32()?;
-        let v = u64::from(r.u32()?);
+        let tag = r.get::<u32>()?;
+        let v = u64::from(r.get::<u32>()?);
         match tag {
             0 => Ok(CustomerSel::ById(v)),
             1 => Ok(CustomerSel::ByLastName(v)),
@@ -148,12 +148,12 @@ impl PaymentParams {
     /// Encode into `p` (cleared first); ids and counts travel as u32.
     pub fn encode(&self, p: &mut Params) {
         p.clear();
-        p.u32(self.w as u32)
-            .u32(self.d as u32)
-            .u32(self.c_w as u32)
-            .u32(self.c_d as u32);
+        p.put::<u32>(self.w as u32)
+            .put::<u32>(self.d as u32)
+            .put::<u32>(self.c_w as u32)
+            .put::<u32>(self.c_d as u32);
         self.customer.encode(p);
-        p.u64(self.amount as u64).u64(self.date);
+        p.put::<u64>(self.amount as u64).put::<u64>(self.date);
     }
 
     /// Decode parameters written by [`encode`](Self::encode); a malformed encoding or a
@@ -161,13 +161,13 @@ impl PaymentParams {
     pub fn decode(params: &[u8]) -> Result<PaymentParams, TxError> {
         let mut r = ParamReader::new(params);
         Ok(PaymentParams {
-            w: u64::from(r.u32()?),
-            d: check_district(u64::from(r.u32()?))?,
-            c_w: u64::from(r.u32()?),
-            c_d: check_district(u64::from(r.u32()?))?,
+            w: u64::from(r.get::<u32>()?),
+            d: check_district(u64::from(r.get::<u32>()?))?,
+            c_w: u64::from(r.get::<u32>()?),
+            c_d: check_district(u64::from(r.get::<u32>()?))?,
             customer: CustomerSel::decode(&mut r)?,
-            amount: r.u64()? as i64,
-            date: r.u64()?,
+            amount: r.get::<u64>()? as i64,
+            date: r.get::<u64>()?,
         })
     }
 }
@@ -187,7 +187,7 @@ impl OrderStatusParams {
     /// Encode into `p` (cleared first); ids and counts travel as u32.
     pub fn encode(&self, p: &mut Params) {
         p.clear();
-        p.u32(self.w as u32).u32(self.d as u32);
+        p.put::<u32>(self.w as u32).put::<u32>(self.d as u32);
         self.customer.encode(p);
     }
 
@@ -196,8 +196,8 @@ impl OrderStatusParams {
     pub fn decode(params: &[u8]) -> Result<OrderStatusParams, TxError> {
         let mut r = ParamReader::new(params);
         Ok(OrderStatusParams {
-            w: u64::from(r.u32()?),
-            d: check_district(u64::from(r.u32()?))?,
+            w: u64::from(r.get::<u32>()?),
+            d: check_district(u64::from(r.get::<u32>()?))?,
             customer: CustomerSel::decode(&mut r)?,
         })
     }
@@ -218,7 +218,9 @@ impl DeliveryParams {
     /// Encode into `p` (cleared first); ids and counts travel as u32.
     pub fn encode(&self, p: &mut Params) {
         p.clear();
-        p.u32(self.w as u32).u32(self.carrier as u32).u64(self.date);
+        p.put::<u32>(self.w as u32)
+            .put::<u32>(self.carrier as u32)
+            .put::<u64>(self.date);
     }
 
     /// Decode parameters written by [`encode`](Self::encode); a malformed encoding is a
@@ -226,9 +228,9 @@ impl DeliveryParams {
     pub fn decode(params: &[u8]) -> Result<DeliveryParams, TxError> {
         let mut r = ParamReader::new(params);
         Ok(DeliveryParams {
-            w: u64::from(r.u32()?),
-            carrier: u64::from(r.u32()?),
-            date: r.u64()?,
+            w: u64::from(r.get::<u32>()?),
+            carrier: u64::from(r.get::<u32>()?),
+            date: r.get::<u64>()?,
         })
     }
 }
@@ -248,9 +250,9 @@ impl StockLevelParams {
     /// Encode into `p` (cleared first); ids and counts travel as u32.
     pub fn encode(&self, p: &mut Params) {
         p.clear();
-        p.u32(self.w as u32)
-            .u32(self.d as u32)
-            .u32(self.threshold as u32);
+        p.put::<u32>(self.w as u32)
+            .put::<u32>(self.d as u32)
+            .put::<u32>(self.threshold as u32);
     }
 
     /// Decode parameters written by [`encode`](Self::encode); a malformed encoding or a
@@ -258,9 +260,9 @@ impl StockLevelParams {
     pub fn decode(params: &[u8]) -> Result<StockLevelParams, TxError> {
         let mut r = ParamReader::new(params);
         Ok(StockLevelParams {
-            w: u64::from(r.u32()?),
-            d: check_district(u64::from(r.u32()?))?,
-            threshold: i64::from(r.u32()?),
+            w: u64::from(r.get::<u32>()?),
+            d: check_district(u64::from(r.get::<u32>()?))?,
+            threshold: i64::from(r.get::<u32>()?),
         })
     }
 }

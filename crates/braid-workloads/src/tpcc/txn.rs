@@ -9,7 +9,6 @@ use std::hint::black_box;
 use std::io::Write as _;
 use std::ops::Bound::Included;
 
-use braid_engine::schema::{get_f64, get_i64, get_u64};
 use braid_engine::{TxError, Txn};
 
 use super::*;
@@ -21,15 +20,15 @@ pub(crate) fn new_order(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError> 
     let (w, d, c) = (p.w, p.d, p.c);
     let ws = tx.schema(WAREHOUSE);
     let w_tax = tx
-        .read(WAREHOUSE, w, |img| get_f64(ws, img, warehouse::W_TAX))?
+        .read(WAREHOUSE, w, |img| ws.get::<f64>(img, warehouse::W_TAX))?
         .ok_or(missing(WAREHOUSE, w))?;
 
     let dk = district_key(w, d);
     let (mut d_tax, mut o_id) = (0.0, 0);
     let found = tx.update(DISTRICT, dk, |r| {
-        d_tax = r.get_f64(district::D_TAX);
-        o_id = r.get_u64(district::D_NEXT_O_ID);
-        r.set_u64(district::D_NEXT_O_ID, o_id + 1);
+        d_tax = r.get::<f64>(district::D_TAX);
+        o_id = r.get::<u64>(district::D_NEXT_O_ID);
+        r.set::<u64>(district::D_NEXT_O_ID, o_id + 1);
     })?;
     if !found {
         return Err(missing(DISTRICT, dk));
@@ -41,7 +40,7 @@ pub(crate) fn new_order(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError> 
         .read(CUSTOMER, ck, |img| {
             let mut credit = [0u8; 2];
             credit.copy_from_slice(col(cs, img, customer::C_CREDIT));
-            (get_f64(cs, img, customer::C_DISCOUNT), credit)
+            (cs.get::<f64>(img, customer::C_DISCOUNT), credit)
         })?
         .ok_or(missing(CUSTOMER, ck))?;
 
@@ -76,7 +75,7 @@ pub(crate) fn new_order(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError> 
     for (n, line) in p.lines().iter().enumerate() {
         let Some((price, i_original)) = tx.read(ITEM, line.i_id, |img| {
             (
-                get_i64(is, img, item::I_PRICE),
+                is.get::<i64>(img, item::I_PRICE),
                 contains(col(is, img, item::I_DATA), b"ORIGINAL"),
             )
         })?
@@ -92,15 +91,15 @@ pub(crate) fn new_order(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError> 
         let mut dist_info = [0u8; 24];
         let mut s_original = false;
         let found = tx.update(STOCK, sk, |r| {
-            let q = r.get_i64(stock::S_QUANTITY);
-            r.set_i64(
+            let q = r.get::<i64>(stock::S_QUANTITY);
+            r.set::<i64>(
                 stock::S_QUANTITY,
                 if q - qty >= 10 { q - qty } else { q - qty + 91 },
             );
-            r.set_u64(stock::S_YTD, r.get_u64(stock::S_YTD) + line.qty);
-            r.set_u64(stock::S_ORDER_CNT, r.get_u64(stock::S_ORDER_CNT) + 1);
+            r.set::<u64>(stock::S_YTD, r.get::<u64>(stock::S_YTD) + line.qty);
+            r.set::<u64>(stock::S_ORDER_CNT, r.get::<u64>(stock::S_ORDER_CNT) + 1);
             if line.supply_w != w {
-                r.set_u64(stock::S_REMOTE_CNT, r.get_u64(stock::S_REMOTE_CNT) + 1);
+                r.set::<u64>(stock::S_REMOTE_CNT, r.get::<u64>(stock::S_REMOTE_CNT) + 1);
             }
             dist_info.copy_from_slice(r.bytes(stock::S_DIST_01 + (d - 1) as usize));
             s_original = contains(r.bytes(stock::S_DATA), b"ORIGINAL");
@@ -154,7 +153,7 @@ fn customer_by_last_name(tx: &mut Txn<'_>, w: u64, d: u64, last: u64) -> Result<
         |_, img| {
             let mut first = [0u8; 16];
             first.copy_from_slice(col(s, img, customer_by_name::CN_FIRST));
-            found.push((first, get_u64(s, img, customer_by_name::CN_C_ID)));
+            found.push((first, s.get::<u64>(img, customer_by_name::CN_C_ID)));
             true
         },
     )?;
@@ -177,7 +176,7 @@ pub(crate) fn payment(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError> {
     let p = PaymentParams::decode(params)?;
     let mut w_name = [0u8; 10];
     let found = tx.update(WAREHOUSE, p.w, |r| {
-        r.set_i64(warehouse::W_YTD, r.get_i64(warehouse::W_YTD) + p.amount);
+        r.set::<i64>(warehouse::W_YTD, r.get::<i64>(warehouse::W_YTD) + p.amount);
         w_name.copy_from_slice(r.bytes(warehouse::W_NAME));
     })?;
     if !found {
@@ -186,7 +185,7 @@ pub(crate) fn payment(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError> {
     let dk = district_key(p.w, p.d);
     let mut d_name = [0u8; 10];
     let found = tx.update(DISTRICT, dk, |r| {
-        r.set_i64(district::D_YTD, r.get_i64(district::D_YTD) + p.amount);
+        r.set::<i64>(district::D_YTD, r.get::<i64>(district::D_YTD) + p.amount);
         d_name.copy_from_slice(r.bytes(district::D_NAME));
     })?;
     if !found {
@@ -196,17 +195,17 @@ pub(crate) fn payment(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError> {
     let c = select_customer(tx, p.c_w, p.c_d, p.customer)?;
     let ck = customer_key(p.c_w, p.c_d, c);
     let found = tx.update(CUSTOMER, ck, |r| {
-        r.set_i64(
+        r.set::<i64>(
             customer::C_BALANCE,
-            r.get_i64(customer::C_BALANCE) - p.amount,
+            r.get::<i64>(customer::C_BALANCE) - p.amount,
         );
-        r.set_i64(
+        r.set::<i64>(
             customer::C_YTD_PAYMENT,
-            r.get_i64(customer::C_YTD_PAYMENT) + p.amount,
+            r.get::<i64>(customer::C_YTD_PAYMENT) + p.amount,
         );
-        r.set_u64(
+        r.set::<u64>(
             customer::C_PAYMENT_CNT,
-            r.get_u64(customer::C_PAYMENT_CNT) + 1,
+            r.get::<u64>(customer::C_PAYMENT_CNT) + 1,
         );
         if r.bytes(customer::C_CREDIT) == b"BC" {
             // Clause 2.5.2.2: prepend the payment to C_DATA, keeping 500 characters.
@@ -264,7 +263,7 @@ pub(crate) fn order_status(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxErro
             names.copy_from_slice(
                 &img[cs.offset(customer::C_FIRST)..cs.offset(customer::C_LAST) + 16],
             );
-            (get_i64(cs, img, customer::C_BALANCE), names)
+            (cs.get::<i64>(img, customer::C_BALANCE), names)
         })?
         .ok_or(missing(CUSTOMER, ck))?;
 
@@ -289,8 +288,8 @@ pub(crate) fn order_status(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxErro
     let order = tx
         .read(ORDER, ok, |img| {
             (
-                get_u64(os, img, order::O_ENTRY_D),
-                get_u64(os, img, order::O_CARRIER_ID),
+                os.get::<u64>(img, order::O_ENTRY_D),
+                os.get::<u64>(img, order::O_CARRIER_ID),
             )
         })?
         .ok_or(missing(ORDER, ok))?;
@@ -304,11 +303,11 @@ pub(crate) fn order_status(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxErro
         MAX_OL,
         |_, img| {
             lines[n] = (
-                get_u64(ls, img, order_line::OL_I_ID),
-                get_u64(ls, img, order_line::OL_SUPPLY_W_ID),
-                get_u64(ls, img, order_line::OL_QUANTITY),
-                get_i64(ls, img, order_line::OL_AMOUNT),
-                get_u64(ls, img, order_line::OL_DELIVERY_D),
+                ls.get::<u64>(img, order_line::OL_I_ID),
+                ls.get::<u64>(img, order_line::OL_SUPPLY_W_ID),
+                ls.get::<u64>(img, order_line::OL_QUANTITY),
+                ls.get::<i64>(img, order_line::OL_AMOUNT),
+                ls.get::<u64>(img, order_line::OL_DELIVERY_D),
             );
             n += 1;
             n < MAX_OL
@@ -343,9 +342,9 @@ pub(crate) fn delivery(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError> {
         let o_id = nk & 0xFFFF_FFFF;
         let (mut c, mut ol_cnt) = (0, 0);
         let found = tx.update(ORDER, nk, |r| {
-            c = r.get_u64(order::O_C_ID);
-            ol_cnt = r.get_u64(order::O_OL_CNT);
-            r.set_u64(order::O_CARRIER_ID, p.carrier);
+            c = r.get::<u64>(order::O_C_ID);
+            ol_cnt = r.get::<u64>(order::O_OL_CNT);
+            r.set::<u64>(order::O_CARRIER_ID, p.carrier);
         })?;
         if !found {
             return Err(missing(ORDER, nk));
@@ -354,8 +353,8 @@ pub(crate) fn delivery(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError> {
         for ol in 1..=ol_cnt {
             let lk = order_line_key(w, d, o_id, ol);
             let found = tx.update(ORDER_LINE, lk, |r| {
-                sum += r.get_i64(order_line::OL_AMOUNT);
-                r.set_u64(order_line::OL_DELIVERY_D, p.date);
+                sum += r.get::<i64>(order_line::OL_AMOUNT);
+                r.set::<u64>(order_line::OL_DELIVERY_D, p.date);
             })?;
             if !found {
                 return Err(missing(ORDER_LINE, lk));
@@ -363,10 +362,10 @@ pub(crate) fn delivery(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError> {
         }
         let ck = customer_key(w, d, c);
         let found = tx.update(CUSTOMER, ck, |r| {
-            r.set_i64(customer::C_BALANCE, r.get_i64(customer::C_BALANCE) + sum);
-            r.set_u64(
+            r.set::<i64>(customer::C_BALANCE, r.get::<i64>(customer::C_BALANCE) + sum);
+            r.set::<u64>(
                 customer::C_DELIVERY_CNT,
-                r.get_u64(customer::C_DELIVERY_CNT) + 1,
+                r.get::<u64>(customer::C_DELIVERY_CNT) + 1,
             );
         })?;
         if !found {
@@ -394,7 +393,7 @@ pub(crate) fn stock_level(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError
         Included(order_line_key(p.w, p.d, next.saturating_sub(1), 15)),
         usize::MAX,
         |_, img| {
-            items.push(get_u64(ls, img, order_line::OL_I_ID));
+            items.push(ls.get::<u64>(img, order_line::OL_I_ID));
             true
         },
     )?;
@@ -405,7 +404,7 @@ pub(crate) fn stock_level(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError
     for i in items {
         let sk = stock_key(p.w, i);
         let q = tx
-            .read(STOCK, sk, |img| get_i64(ss, img, stock::S_QUANTITY))?
+            .read(STOCK, sk, |img| ss.get::<i64>(img, stock::S_QUANTITY))?
             .ok_or(missing(STOCK, sk))?;
         if q < p.threshold {
             low += 1;
