@@ -22,9 +22,9 @@ use std::ops::Bound::{self, Included};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use braid_engine::schema::{ColumnType, IndexKind, TableDef};
 use braid_engine::testing::Table;
 use braid_engine::testing::{Row, RowState};
+use braid_engine::{ColumnType, IndexKind, TableDef};
 use criterion::{Criterion, criterion_group, criterion_main};
 use parking_lot::RwLock;
 

@@ -68,7 +68,7 @@ mod mvcc;
 pub(crate) mod procedure;
 mod recovery;
 pub(crate) mod row;
-pub mod schema;
+pub(crate) mod schema;
 pub(crate) mod table;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

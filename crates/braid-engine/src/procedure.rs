@@ -52,11 +52,6 @@ impl Procedures {
     pub(crate) fn get(&self, id: u32) -> Option<&Arc<ProcFn>> {
         self.map.get(&id).map(|(_, f)| f)
     }
-
-    /// The name `id` was registered with.
-    pub fn name(&self, id: u32) -> Option<&str> {
-        self.map.get(&id).map(|(n, _)| n.as_str())
-    }
 }
 
 /// Little-endian parameter encoding for procedures: values appended in order, read back in the

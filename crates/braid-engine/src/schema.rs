@@ -152,10 +152,6 @@ impl Schema {
     pub(crate) fn columns(&self) -> usize {
         self.offsets.len()
     }
-    /// Byte offset of column `col` in the row image. Panics if there is no such column.
-    pub fn offset(&self, col: usize) -> usize {
-        self.offsets[col]
-    }
     /// Width in bytes of column `col`. Panics if there is no such column.
     pub(crate) fn width(&self, col: usize) -> usize {
         self.def.columns[col].ty.width()

@@ -29,7 +29,10 @@ fn catch_up_to(s: &Standby, keys: &[u64]) {
         );
     }
     for &k in keys {
-        assert_eq!(s.peek(kv, k).unwrap()[..8], ((k * 7) as i64).to_le_bytes());
+        assert_eq!(
+            s.read(|get| get(kv, k)).unwrap()[..8],
+            ((k * 7) as i64).to_le_bytes()
+        );
     }
 }
 

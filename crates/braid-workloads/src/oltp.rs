@@ -2,7 +2,7 @@
 //! share: their parameters as JSON, a catalog from table definitions, and the procedure
 //! registry from a table of `(id, name, procedure)`.
 
-use braid_engine::schema::TableDef;
+use braid_engine::TableDef;
 use braid_engine::{Catalog, Procedures, TxError, Txn};
 use serde::Serialize;
 

@@ -9,7 +9,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use braid_engine::schema::Schema;
+use braid_engine::Schema;
 use braid_engine::{EngineError, TxError};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -28,7 +28,7 @@ macro_rules! table_schema {
         )]
         #[allow(non_camel_case_types, clippy::upper_case_acronyms, dead_code)]
         pub mod $m {
-            use braid_engine::schema::{ColumnType, IndexKind, TableDef};
+            use braid_engine::{ColumnType, IndexKind, TableDef};
             enum Position { $($col),+ }
             $(
                 #[doc = concat!("Position of this column (`", stringify!($ty), "`).")]

@@ -15,10 +15,10 @@
 
 use std::cell::RefCell;
 
-use braid_engine::schema::{ColumnType, IndexKind, TableDef};
 use braid_engine::{
     Catalog, EngineError, Loader, ParamReader, Params, Procedures, TableId, TxError,
 };
+use braid_engine::{ColumnType, IndexKind, TableDef};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};

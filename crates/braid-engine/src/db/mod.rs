@@ -272,11 +272,6 @@ impl Db {
         });
     }
 
-    /// The name of the database's logging scheme.
-    pub fn scheme(&self) -> &'static str {
-        self.inner.scheme.name()
-    }
-
     /// The options the database was opened with (the device as the scheme needs it).
     pub fn options(&self) -> &Options {
         &self.inner.opts

@@ -49,13 +49,6 @@ pub enum Cc {
     Mvcc,
 }
 
-impl Cc {
-    /// The name [`Cc`]'s `FromStr` accepts: `2pl`, `occ` or `mvcc`.
-    pub fn name(self) -> &'static str {
-        self.into()
-    }
-}
-
 fn unknown_cc(s: &str) -> UnknownName {
     UnknownName::new("concurrency control", s, &["2pl", "occ", "mvcc"])
 }

@@ -8,7 +8,7 @@
 //! * **Rounds** ([`Standby::catch_up`]): read what the streams gained, then replay it while
 //!   readers wait. A round replays a committed prefix of each stream, so between rounds the
 //!   tables hold a transaction-consistent state: every transaction the log proves committed up
-//!   to some point, and nothing after it. Reads ([`Standby::peek`], [`Standby::read`]) run
+//!   to some point, and nothing after it. Reads ([`Standby::read`]) run
 //!   between rounds.
 //! * **Falling behind**: the writer truncates its log up to the older of its two newest
 //!   checkpoints. A standby further behind than that fails its round with
@@ -211,12 +211,6 @@ impl Standby {
     /// The id of the table called `name`.
     pub fn table(&self, name: &str) -> Option<TableId> {
         self.inner.table_id(name)
-    }
-
-    /// A copy of a row's image as of the last round, if it exists.
-    pub fn peek(&self, table: TableId, key: u64) -> Option<Vec<u8>> {
-        let _shared = self.view.read();
-        self.inner.peek(table, key)
     }
 
     /// Run `f` on a transaction-consistent view: no round replays while it runs. `f` gets a

@@ -70,11 +70,6 @@ impl Worker {
         self.id
     }
 
-    /// The database this worker runs transactions on.
-    pub fn db(&self) -> &Db {
-        &self.db
-    }
-
     fn next_id(&mut self) -> u64 {
         if self.ids.is_empty() {
             let start = self

@@ -98,7 +98,9 @@ pub(super) fn get_access_data(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxE
     let s = tx.schema(ACCESS_INFO);
     let got = tx.read(ACCESS_INFO, access_info_key(s_id, ai_type), |img| {
         let mut data = [0u8; 10];
-        data.copy_from_slice(&img[s.offset(access_info::DATA1)..s.offset(access_info::DATA4) + 5]);
+        data.copy_from_slice(
+            &img[s.range(access_info::DATA1).start..s.range(access_info::DATA4).end],
+        );
         data
     })?;
     black_box(got);

@@ -261,7 +261,7 @@ pub(crate) fn order_status(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxErro
         .read(CUSTOMER, ck, |img| {
             let mut names = [0u8; 34];
             names.copy_from_slice(
-                &img[cs.offset(customer::C_FIRST)..cs.offset(customer::C_LAST) + 16],
+                &img[cs.range(customer::C_FIRST).start..cs.range(customer::C_LAST).end],
             );
             (cs.get::<i64>(img, customer::C_BALANCE), names)
         })?

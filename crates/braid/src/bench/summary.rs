@@ -242,7 +242,7 @@ pub fn measure_variants(
                 "inflight": args.inflight(&args.engine.spec(p.scheme)?),
                 "commits": args.commits,
                 "seed": args.seed,
-                "cc": args.engine.cc.name(),
+                "cc": args.engine.cc.to_string(),
                 "records": args.engine.records.name(),
                 "group_delay_us": args.engine.group_delay_us,
                 "group_kb": args.engine.group_kb,
