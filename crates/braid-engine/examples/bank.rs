@@ -20,8 +20,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use braid_engine::{
-    Catalog, ColumnType, Db, EngineError, IndexKind, Loader, Options, Procedures, TableDef,
-    TableId, TxError,
+    Catalog, ColumnType, Db, EngineError, IndexKind, Loader, TableDef, TableId, TxError,
 };
 
 const ACCOUNTS: u64 = 100;
@@ -49,7 +48,7 @@ fn load(l: &Loader<'_>) -> Result<(), EngineError> {
 }
 
 fn open(dir: &Path) -> Result<Db, EngineError> {
-    let (db, report) = Db::open(dir, Options::default(), catalog(), Procedures::new(), &load)?;
+    let (db, report) = Db::builder(dir).catalog(catalog()).loader(load).open()?;
     if !report.created {
         eprintln!(
             "recovered {} transactions from the log in {:.3} s",
@@ -148,7 +147,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let accounts = db.table("accounts").ok_or("no accounts table")?;
     let transfers = db.table("transfers").ok_or("no transfers table")?;
     let mut total = 0i64;
-    db.for_each_row(accounts, |_, row| {
+    db.for_each_row(accounts, .., |_, row| {
         let mut balance = [0u8; 8];
         balance.copy_from_slice(&row[..8]);
         total += i64::from_le_bytes(balance);

@@ -143,13 +143,14 @@ impl Default for Env {
 }
 
 impl Env {
-    /// A private in-memory copy of every file below the directories `roots` (a database
-    /// directory and the places outside it that hold its files), for reading a database
-    /// without changing a byte of it: files through a [`SnapshotFs`], persistent-memory region
-    /// files (`*.region`) as DRAM copies. Checkpoints are copied first and region files before
-    /// the rest, so that what a live writer does meanwhile (append, de-stage, truncate after a
-    /// checkpoint) leaves the copy a state a crash could leave, or one that recovery refuses
-    /// (see [`Db::open_read_only`](crate::Db::open_read_only)). Memory: the size of the files.
+    /// A private in-memory copy of every file below the directories `roots` (a database directory
+    /// and the places outside it that hold its files), for reading a database without changing a
+    /// byte of it: files through a [`SnapshotFs`], persistent-memory region files (`*.region`) as
+    /// DRAM copies. Checkpoints are copied first and region files before the rest, so that what a
+    /// live writer does meanwhile (append, de-stage, truncate after a checkpoint) leaves the copy a
+    /// state a crash could leave, or one that recovery refuses (see
+    /// [`OpenBuilder::open_read_only`](crate::OpenBuilder::open_read_only)). Memory: the size of
+    /// the files.
     #[cfg_attr(any(test, feature = "testing"), visibility::make(pub))]
     pub(crate) fn snapshot(roots: &[PathBuf]) -> Result<Env, EngineError> {
         let io = |path: &Path| {

@@ -47,8 +47,10 @@ pub enum TxError {
         what: String,
     },
     /// The transaction wrote, but the database was opened read-only
-    /// ([`Db::open_read_only`](crate::Db::open_read_only)); nothing was logged.
-    #[error("the database was opened read-only; a transaction that writes needs Db::open")]
+    /// ([`OpenBuilder::open_read_only`](crate::OpenBuilder::open_read_only)); nothing was logged.
+    #[error(
+        "the database was opened read-only; a transaction that writes needs a database opened for writing (OpenBuilder::open)"
+    )]
     ReadOnly,
     /// No stored procedure is registered under this id.
     #[error("unknown stored procedure {0}; register it before opening the database")]
@@ -88,9 +90,9 @@ pub enum EngineError {
         source: std::io::Error,
     },
     /// The database is open in another process, or through another handle in this one (see
-    /// [`Db::open`](crate::Db::open)): a database has one writer at a time.
+    /// [`OpenBuilder::open`](crate::OpenBuilder::open)): a database has one writer at a time.
     #[error(
-        "{dir} is in use by {}: a database has one writer at a time; wait for it to be closed, or read it without writing (Db::open_read_only, braid recover --read-only, braid inspect)",
+        "{dir} is in use by {}: a database has one writer at a time; wait for it to be closed, or read it without writing (OpenBuilder::open_read_only, braid recover --read-only, braid inspect)",
         braid_pmem::lock::holder_text(*.holder)
     )]
     InUse {
@@ -99,9 +101,12 @@ pub enum EngineError {
         /// The holder's process id, where the kernel tells it.
         holder: Option<u32>,
     },
-    /// The database was opened with [`Db::open_read_only`](crate::Db::open_read_only), which
-    /// writes nothing; what was asked needs a writer.
-    #[error("{dir} was opened read-only: {what} needs the database opened with Db::open")]
+    /// The database was opened with
+    /// [`OpenBuilder::open_read_only`](crate::OpenBuilder::open_read_only), which writes nothing;
+    /// what was asked needs a writer.
+    #[error(
+        "{dir} was opened read-only: {what} needs the database opened for writing (OpenBuilder::open)"
+    )]
     ReadOnly {
         /// The database directory.
         dir: PathBuf,

@@ -8,7 +8,7 @@
 //! # Quick start
 //!
 //! ```
-//! use braid_engine::{Catalog, ColumnType, Db, IndexKind, Options, Procedures, TableDef};
+//! use braid_engine::{Catalog, ColumnType, Db, EngineError, IndexKind, Loader, TableDef};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let tmp = tempfile::tempdir()?;
@@ -19,12 +19,13 @@
 //! // Default options: the serial scheme logging to files in `dir`, and commits that return
 //! // only once durable (group fdatasync). The loader builds the initial image on creation and
 //! // again before the log is replayed on every recovery.
-//! let (db, _) = Db::open(&dir, Options::default(), catalog.clone(), Procedures::new(), &|l| {
+//! let load = |l: &Loader<'_>| -> Result<(), EngineError> {
 //!     for a in 0..10 {
 //!         l.insert(accounts, a, &100i64.to_le_bytes())?;
 //!     }
 //!     Ok(())
-//! })?;
+//! };
+//! let (db, _) = Db::builder(&dir).catalog(catalog.clone()).loader(load).open()?;
 //! let mut w = db.worker()?;
 //! let mut tx = w.begin();
 //! tx.update(accounts, 1, |r| r.set::<i64>(0, r.get::<i64>(0) - 30))?;
@@ -36,19 +37,17 @@
 //!
 //! // Reopening recovers from the log; another scheme is one option away, e.g.
 //! // `Options { scheme: "taurus".parse()?, streams: 4, ..Options::default() }` for a new database.
-//! let (db, report) = Db::open(&dir, Options::default(), catalog, Procedures::new(), &|l| {
-//!     for a in 0..10 {
-//!         l.insert(accounts, a, &100i64.to_le_bytes())?;
-//!     }
-//!     Ok(())
-//! })?;
+//! let (db, report) = Db::builder(&dir).catalog(catalog).loader(load).open()?;
 //! assert_eq!(report.recovery.txns, 1);
 //! assert_eq!(db.peek(accounts, 2), Some(130i64.to_le_bytes().to_vec()));
 //! # Ok(())
 //! # }
 //! ```
 //!
-//! Options worth knowing: [`Options::scheme`] (by name or typed configuration:
+//! [`Db::builder`] takes each part of a database in turn, all optional: its [`Options`], its
+//! [`Catalog`], its stored [`Procedures`], the loader of its initial rows and a recovery
+//! progress callback; then opens it for writing, read-only, or as a standby. Options worth
+//! knowing: [`Options::scheme`] (by name or typed configuration:
 //! [`SerialConfig`], [`TaurusConfig`], [`GsnConfig`], [`PerTxnConfig`], ...),
 //! [`Options::logging`] (data or command logging with stored [`Procedures`]), [`Options::cc`],
 //! [`Options::device`] (files, or persistent memory with [`PmemOptions`]; [`Media`] says how
@@ -82,6 +81,7 @@ pub use crate::{
     },
     db::{
         Db, DbStats, LogInsertStats, MemoryReport,
+        builder::OpenBuilder,
         external::{CheckpointStore, DeviceFactory, LogTail, TailPoll},
         loader::Loader,
         meta::Meta,

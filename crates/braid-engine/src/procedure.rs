@@ -18,7 +18,7 @@ pub(crate) type ProcFn = dyn Fn(&mut Txn<'_>, &[u8]) -> Result<(), TxError> + Se
 ///
 /// A worker runs one with [`Worker::call`](crate::Worker::call); parameters are built with
 /// [`Params`] and read back with [`ParamReader`]. Recovery needs the same procedures under the
-/// same ids, so register them before [`Db::open`](crate::Db::open).
+/// same ids, so register them before [`OpenBuilder::open`](crate::OpenBuilder::open).
 #[derive(Clone, Default)]
 pub struct Procedures {
     map: HashMap<u32, (String, Arc<ProcFn>)>,

@@ -52,8 +52,8 @@ pub enum IndexKind {
 
 /// A table's definition: name, columns in row order, and the index of its `u64` primary key.
 ///
-/// Built with [`TableDef::new`] and [`TableDef::column`]; a table has 1 to 64 columns
-/// ([`Catalog::validate`]).
+/// Built with [`TableDef::new`] and [`TableDef::column`]; a table has 1 to 64 columns (opening
+/// a database refuses others).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableDef {
     /// Table name.
@@ -101,8 +101,8 @@ impl Catalog {
         TableId((self.tables.len() - 1) as u32)
     }
     /// Check every table has 1 to 64 columns (column masks are `u64` bit sets);
-    /// [`EngineError::Schema`] otherwise. [`Db::open`](crate::Db::open) calls it.
-    pub fn validate(&self) -> Result<(), EngineError> {
+    /// [`EngineError::Schema`] otherwise. [`OpenBuilder::open`](crate::OpenBuilder::open) calls it.
+    pub(crate) fn validate(&self) -> Result<(), EngineError> {
         for t in &self.tables {
             if t.columns.is_empty() || t.columns.len() > 64 {
                 return Err(EngineError::Schema(format!(

@@ -106,13 +106,24 @@ fn opts(scheme: &'static str, device: DeviceConfig, logging: LogKind, cc: Cc) ->
 
 type State = (BTreeMap<u64, Vec<u8>>, BTreeMap<u64, Vec<u8>>);
 
+/// Open (create or recover) the bank database in `dir` with `o`.
+fn open_db(dir: impl AsRef<Path>, o: Options) -> (Db, OpenReport) {
+    Db::builder(dir)
+        .options(o)
+        .catalog(catalog())
+        .procedures(procs())
+        .loader(load)
+        .open()
+        .unwrap()
+}
+
 fn state(db: &Db) -> State {
     let mut a = BTreeMap::new();
-    db.for_each_row(ACCT, |k, img| {
+    db.for_each_row(ACCT, .., |k, img| {
         a.insert(k, img.to_vec());
     });
     let mut h = BTreeMap::new();
-    db.for_each_row(HIST, |k, img| {
+    db.for_each_row(HIST, .., |k, img| {
         h.insert(k, img.to_vec());
     });
     (a, h)
@@ -145,7 +156,7 @@ fn same(got: &State, want: &State, what: &str) {
 
 fn total(db: &Db) -> u64 {
     let mut sum = 0;
-    db.for_each_row(ACCT, |_, img| sum += db.schema(ACCT).get::<u64>(img, 0));
+    db.for_each_row(ACCT, .., |_, img| sum += db.schema(ACCT).get::<u64>(img, 0));
     sum
 }
 
@@ -221,7 +232,7 @@ fn equals_whole_log(scheme: &'static str, device: DeviceConfig, logging: LogKind
     let base = tempfile::tempdir_in("/dev/shm").unwrap();
     let dir = base.path().join("db");
     let o = opts(scheme, device, logging, cc);
-    let (db, _) = Db::open(&dir, o.clone(), catalog(), procs(), &load).unwrap();
+    let (db, _) = open_db(&dir, o.clone());
     let acked = run_with_checkpoints(&db, 1500, 1);
     assert!(acked.len() > 500, "{scheme}: only {} commits", acked.len());
     let want = state(&db);
@@ -232,8 +243,8 @@ fn equals_whole_log(scheme: &'static str, device: DeviceConfig, logging: LogKind
     copy_dir(&dir, &whole);
     std::fs::remove_dir_all(whole.join(checkpoint::DIR)).unwrap();
 
-    let (a, ra) = Db::open(&dir, o.clone(), catalog(), procs(), &load).unwrap();
-    let (b, rb) = Db::open(&whole, o, catalog(), procs(), &load).unwrap();
+    let (a, ra) = open_db(&dir, o.clone());
+    let (b, rb) = open_db(&whole, o);
     let ck = ra
         .checkpoint
         .as_ref()
@@ -321,7 +332,7 @@ fn truncation(scheme: &'static str, device: DeviceConfig) {
     let base = tempfile::tempdir_in("/dev/shm").unwrap();
     let dir = base.path().join("db");
     let o = opts(scheme, device, LogKind::Data, Cc::TwoPl);
-    let (db, _) = Db::open(&dir, o.clone(), catalog(), procs(), &load).unwrap();
+    let (db, _) = open_db(&dir, o.clone());
     let mut written = 0u64;
     let mut held = Vec::new();
     for _ in 0..6 {
@@ -349,7 +360,7 @@ fn truncation(scheme: &'static str, device: DeviceConfig) {
     let want = state(&db);
     db.close().unwrap();
     drop(db);
-    let (db, r) = Db::open(&dir, o, catalog(), procs(), &load).unwrap();
+    let (db, r) = open_db(&dir, o);
     assert_eq!(r.checkpoint.as_ref().unwrap().epoch, 6);
     same(&state(&db), &want, &format!("{scheme}: reopened"));
 }
@@ -389,7 +400,7 @@ fn crash_at_every_step_of_a_checkpoint() {
         let dir = Path::new("/db");
         let mut o = opts(scheme, file(), LogKind::Data, Cc::TwoPl);
         o.env = fault_env(&fs);
-        let (db, _) = Db::open(dir, o.clone(), catalog(), procs(), &load).unwrap();
+        let (db, _) = open_db(dir, o.clone());
         let done = AtomicU64::new(0);
         transfers(&db, 1, 400, &done);
         db.checkpoint().unwrap();
@@ -410,7 +421,12 @@ fn crash_at_every_step_of_a_checkpoint() {
                 let crashed = fs.crash_after(k, co).unwrap();
                 let mut o2 = o.clone();
                 o2.env = fault_env(&crashed);
-                let (db2, r) = Db::open(dir, o2, catalog(), procs(), &load)
+                let (db2, r) = Db::builder(dir)
+                    .options(o2)
+                    .catalog(catalog())
+                    .procedures(procs())
+                    .loader(load)
+                    .open()
                     .unwrap_or_else(|e| panic!("{scheme}: crash after op {k} ({i}): {e}"));
                 same(
                     &state(&db2),
@@ -434,7 +450,7 @@ fn damaged_newest_checkpoint_falls_back_to_the_previous() {
     let dir = Path::new("/db");
     let mut o = opts("serial", file(), LogKind::Data, Cc::TwoPl);
     o.env = fault_env(&fs);
-    let (db, _) = Db::open(dir, o.clone(), catalog(), procs(), &load).unwrap();
+    let (db, _) = open_db(dir, o.clone());
     let done = AtomicU64::new(0);
     for i in 0..3 {
         transfers(&db, i, 300, &done);
@@ -447,7 +463,7 @@ fn damaged_newest_checkpoint_falls_back_to_the_previous() {
     let files = checkpoint::list_in(&o.env, dir).unwrap();
     let newest = &files.last().unwrap().1;
     fs.corrupt(newest, 100, &[0xAB; 8]).unwrap();
-    let (db, r) = Db::open(dir, o.clone(), catalog(), procs(), &load).unwrap();
+    let (db, r) = open_db(dir, o.clone());
     let c = r.checkpoint.unwrap();
     assert_eq!(c.epoch, 2);
     assert_eq!(c.fallbacks.len(), 1);
@@ -458,7 +474,13 @@ fn damaged_newest_checkpoint_falls_back_to_the_previous() {
     // Both kept checkpoints damaged and the log truncated: a clear error, nothing made up.
     let older = &files[files.len() - 2].1;
     fs.corrupt(older, 60, &[0xCD; 8]).unwrap();
-    let e = Db::open(dir, o, catalog(), procs(), &load).unwrap_err();
+    let e = Db::builder(dir)
+        .options(o)
+        .catalog(catalog())
+        .procedures(procs())
+        .loader(load)
+        .open()
+        .unwrap_err();
     assert!(e.to_string().contains("every checkpoint"), "{e}");
 }
 
@@ -481,7 +503,7 @@ fn power_failure_during_checkpoints_loses_nothing_acknowledged() {
             fs: Arc::new(fs.clone()),
             pmem: PmemEnv::Sim(sim.clone()),
         };
-        let (db, _) = Db::open(dir, o.clone(), catalog(), procs(), &load).unwrap();
+        let (db, _) = open_db(dir, o.clone());
         let stop = AtomicBool::new(false);
         let done = AtomicU64::new(0);
         let acked = Arc::new(parking_lot::Mutex::new(Vec::new()));
@@ -539,7 +561,12 @@ fn power_failure_during_checkpoints_loses_nothing_acknowledged() {
             fs: Arc::new(crashed_fs),
             pmem: PmemEnv::Sim(p),
         };
-        let (db, r) = Db::open(dir, o2, catalog(), procs(), &load)
+        let (db, r) = Db::builder(dir)
+            .options(o2)
+            .catalog(catalog())
+            .procedures(procs())
+            .loader(load)
+            .open()
             .unwrap_or_else(|e| panic!("{scheme} round {round}: {e}"));
         assert_eq!(total(&db), ACCTS * 1000, "{scheme} round {round}: money");
         let st = state(&db);

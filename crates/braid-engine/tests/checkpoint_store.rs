@@ -114,9 +114,11 @@ fn options(device: DeviceConfig) -> Options {
 }
 
 fn open(dir: &Path, device: DeviceConfig) -> Result<(Db, OpenReport), EngineError> {
-    Db::open(dir, options(device), catalog(), Procedures::new(), &|_| {
-        Ok(())
-    })
+    Db::builder(dir)
+        .options(options(device))
+        .catalog(catalog())
+        .loader(|_| Ok(()))
+        .open()
 }
 
 fn put_keys(db: &Db, keys: std::ops::Range<u64>) {

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use braid_engine::*;
 
-use crate::integration::common::{catalog, load, model, run_txn, state};
+use crate::integration::common::{catalog, load, model, open, run_txn, state};
 
 const CHILD_DIR: &str = "BRAID_LOCK_TEST_DIR";
 const CHILD_CASE: &str = "BRAID_LOCK_TEST_CASE";
@@ -73,14 +73,14 @@ const CASES: [&str; 5] = [
     "pertxn",
 ];
 
-fn open(dir: &Path, o: Options) -> Result<Db, EngineError> {
-    Db::open(dir, o, catalog(), Procedures::new(), &load).map(|(db, _)| db)
-}
-
 fn open_read_only(dir: &Path, o: Options) -> Db {
-    let (db, _) = Db::open_read_only(dir, o, catalog(), Procedures::new(), &load)
+    let (db, _) = Db::builder(dir)
+        .options(o)
+        .catalog(catalog())
+        .loader(load)
+        .open_read_only()
         .unwrap_or_else(|e| panic!("read-only open of {}: {e}", dir.display()));
-    assert!(db.is_read_only());
+    assert!(matches!(db.checkpoint(), Err(EngineError::ReadOnly { .. })));
     db
 }
 
@@ -335,7 +335,11 @@ fn read_only_refuses_what_is_not_a_database_and_creates_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("absent");
     let (o, _) = case("serial-file");
-    let r = Db::open_read_only(&dir, o.clone(), catalog(), Procedures::new(), &load);
+    let r = Db::builder(&dir)
+        .options(o.clone())
+        .catalog(catalog())
+        .loader(load)
+        .open_read_only();
     assert!(matches!(r, Err(EngineError::NotADatabase { .. })));
     assert!(!dir.exists());
     std::fs::create_dir(&dir).unwrap();

@@ -96,7 +96,13 @@ fn opts(scheme: &'static str, logging: LogKind) -> Options {
 }
 
 fn open(dir: &Path, o: Options) -> (Db, OpenReport) {
-    Db::open(dir, o, catalog(), procs(), &load).unwrap()
+    Db::builder(dir)
+        .options(o)
+        .catalog(catalog())
+        .procedures(procs())
+        .loader(load)
+        .open()
+        .unwrap()
 }
 
 fn mem_db() -> (tempfile::TempDir, Db) {
@@ -296,7 +302,7 @@ fn concurrent_snapshots_are_consistent() {
 fn state(db: &Db) -> Vec<(u32, u64, Vec<u8>)> {
     let mut out = Vec::new();
     for t in [ACCT, COPY, ITEM] {
-        db.for_each_row(t, |k, img| out.push((t.0, k, img.to_vec())));
+        db.for_each_row(t, .., |k, img| out.push((t.0, k, img.to_vec())));
     }
     out.sort();
     out
@@ -438,17 +444,16 @@ fn reopening_with_other_concurrency_control_is_refused() {
     let (db, _) = open(&dir, opts("taurus", LogKind::Data));
     db.close().unwrap();
     drop(db);
-    let e = Db::open(
-        &dir,
-        Options {
+    let e = Db::builder(&dir)
+        .options(Options {
             cc: Cc::Occ,
             ..opts("taurus", LogKind::Data)
-        },
-        catalog(),
-        procs(),
-        &load,
-    )
-    .unwrap_err();
+        })
+        .catalog(catalog())
+        .procedures(procs())
+        .loader(load)
+        .open()
+        .unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains("--cc mvcc"), "{msg}");
 }
@@ -457,7 +462,13 @@ fn reopening_with_other_concurrency_control_is_refused() {
 fn gsn_refuses_mvcc_and_says_what_to_use() {
     let base = tempfile::tempdir_in("/dev/shm").unwrap();
     let dir = base.path().join("db");
-    let e = Db::open(&dir, opts("gsn", LogKind::Data), catalog(), procs(), &load).unwrap_err();
+    let e = Db::builder(&dir)
+        .options(opts("gsn", LogKind::Data))
+        .catalog(catalog())
+        .procedures(procs())
+        .loader(load)
+        .open()
+        .unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains("--cc 2pl or occ"), "{msg}");
 }

@@ -134,7 +134,13 @@ fn count(db: &Db) -> u64 {
 /// Run `first` on worker 0 (stream 0) and `second` on worker 1 (stream 1), recover, and return
 /// the count the run stored and the count recovery stored.
 fn run_and_recover(dir: &Path, cc: Cc, first: (u32, &[u64]), second: (u32, &[u64])) -> (u64, u64) {
-    let (db, _) = Db::open(dir, opts(cc), catalog(), procs(), &load).unwrap();
+    let (db, _) = Db::builder(dir)
+        .options(opts(cc))
+        .catalog(catalog())
+        .procedures(procs())
+        .loader(load)
+        .open()
+        .unwrap();
     let mut w0 = db.worker().unwrap();
     let mut w1 = db.worker().unwrap();
     call(&mut w0, first.0, first.1);
@@ -143,7 +149,13 @@ fn run_and_recover(dir: &Path, cc: Cc, first: (u32, &[u64]), second: (u32, &[u64
     drop((w0, w1));
     db.close().unwrap();
     drop(db);
-    let (db, report) = Db::open(dir, opts(cc), catalog(), procs(), &load).unwrap();
+    let (db, report) = Db::builder(dir)
+        .options(opts(cc))
+        .catalog(catalog())
+        .procedures(procs())
+        .loader(load)
+        .open()
+        .unwrap();
     assert_eq!(report.recovery.txns, 2);
     let recovered = count(&db);
     db.close().unwrap();

@@ -81,7 +81,7 @@ fn opts(scheme: &str, device: DeviceConfig, cc: Cc) -> Options {
 
 fn state(db: &Db) -> BTreeMap<u64, Vec<u8>> {
     let mut m = BTreeMap::new();
-    db.for_each_row(KV, |k, img| {
+    db.for_each_row(KV, .., |k, img| {
         m.insert(k, img.to_vec());
     });
     m
@@ -89,7 +89,7 @@ fn state(db: &Db) -> BTreeMap<u64, Vec<u8>> {
 
 fn get(db: &Db, key: u64, col: usize) -> Option<u64> {
     let mut out = None;
-    db.for_each_row(KV, |k, img| {
+    db.for_each_row(KV, .., |k, img| {
         if k == key {
             out = Some(db.schema(KV).get::<u64>(img, col));
         }
@@ -103,7 +103,12 @@ fn recovers_what_committed(scheme: &str, device: DeviceConfig, cc: Cc) {
     let base = tempfile::tempdir_in("/dev/shm").unwrap();
     let dir = base.path().join("db");
     let o = opts(scheme, device, cc);
-    let (db, _) = Db::open(&dir, o.clone(), catalog(), Procedures::new(), &load).unwrap();
+    let (db, _) = Db::builder(&dir)
+        .options(o.clone())
+        .catalog(catalog())
+        .loader(load)
+        .open()
+        .unwrap();
     let mut w = db.worker().unwrap();
     for i in 0..400u64 {
         let mut tx = w.begin();
@@ -133,7 +138,12 @@ fn recovers_what_committed(scheme: &str, device: DeviceConfig, cc: Cc) {
     drop(w);
     db.close().unwrap();
     drop(db);
-    let (db, r) = Db::open(&dir, o, catalog(), Procedures::new(), &load).unwrap();
+    let (db, r) = Db::builder(&dir)
+        .options(o)
+        .catalog(catalog())
+        .loader(load)
+        .open()
+        .unwrap();
     assert!(
         r.recovery.txns >= 300,
         "{scheme}: {} transactions replayed",
@@ -162,7 +172,12 @@ fn a_transaction_open_across_checkpoints_keeps_its_writes() {
         let base = tempfile::tempdir_in("/dev/shm").unwrap();
         let dir = base.path().join("db");
         let o = opts(scheme, device, Cc::TwoPl);
-        let (db, _) = Db::open(&dir, o.clone(), catalog(), Procedures::new(), &load).unwrap();
+        let (db, _) = Db::builder(&dir)
+            .options(o.clone())
+            .catalog(catalog())
+            .loader(load)
+            .open()
+            .unwrap();
         let mut w = db.worker().unwrap();
         let mut other = db.worker().unwrap();
         let mut tx = w.begin();
@@ -184,7 +199,12 @@ fn a_transaction_open_across_checkpoints_keeps_its_writes() {
         drop((w, other));
         db.close().unwrap();
         drop(db);
-        let (db, r) = Db::open(&dir, o, catalog(), Procedures::new(), &load).unwrap();
+        let (db, r) = Db::builder(&dir)
+            .options(o)
+            .catalog(catalog())
+            .loader(load)
+            .open()
+            .unwrap();
         assert!(r.checkpoint.is_some(), "{scheme}: no checkpoint loaded");
         assert_eq!(
             get(&db, 5, 1),
@@ -207,7 +227,12 @@ fn what_cannot_log_per_update_is_refused_with_a_message() {
     let base = tempfile::tempdir_in("/dev/shm").unwrap();
     let dir = base.path().join("db");
     let refused = |o: Options, want: &str| {
-        let e = Db::open(&dir, o, catalog(), Procedures::new(), &load).unwrap_err();
+        let e = Db::builder(&dir)
+            .options(o)
+            .catalog(catalog())
+            .loader(load)
+            .open()
+            .unwrap_err();
         assert!(e.to_string().contains(want), "{e}");
     };
     let mut o = opts(

@@ -17,8 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use braid_engine::{
-    Catalog, ColumnType, Db, DeviceConfig, IndexKind, Options, Procedures, SchemeSpec, Standby,
-    TableDef, TaurusConfig,
+    Catalog, ColumnType, Db, DeviceConfig, IndexKind, Options, SchemeSpec, TableDef, TaurusConfig,
 };
 use braid_nats::{NatsConfig, NatsFactory};
 
@@ -76,25 +75,19 @@ fn run(url: &str) -> Result<(), Box<dyn std::error::Error>> {
     let cfg = NatsConfig::new(url, "failover-example");
     let work = tempfile::tempdir()?;
     let keys = 10;
-    let (writer, _) = Db::open(
-        &work.path().join("writer"),
-        options(&cfg),
-        catalog(),
-        Procedures::new(),
-        &|_| Ok(()),
-    )?;
+    let (writer, _) = Db::builder(work.path().join("writer"))
+        .options(options(&cfg))
+        .catalog(catalog())
+        .open()?;
     let mut acked = 0i64;
     for i in 0..300 {
         increment(&writer, i % keys)?;
         acked += 1;
     }
-    let standby = Standby::open(
-        &work.path().join("standby"),
-        options(&cfg),
-        catalog(),
-        Procedures::new(),
-        &|_| Ok(()),
-    )?;
+    let standby = Db::builder(work.path().join("standby"))
+        .options(options(&cfg))
+        .catalog(catalog())
+        .standby()?;
     let t = standby.table("counters").ok_or("no table")?;
     let deadline = Instant::now() + Duration::from_secs(60);
     while standby.read(|get| count(&|k| get(t, k), keys)) < acked {
@@ -121,13 +114,10 @@ fn run(url: &str) -> Result<(), Box<dyn std::error::Error>> {
     drop(writer);
     drop(promoted);
     // The machines are gone: recover from the cluster alone into an empty directory.
-    let (db, report) = Db::open(
-        &work.path().join("elsewhere"),
-        options(&cfg),
-        catalog(),
-        Procedures::new(),
-        &|_| Ok(()),
-    )?;
+    let (db, report) = Db::builder(work.path().join("elsewhere"))
+        .options(options(&cfg))
+        .catalog(catalog())
+        .open()?;
     let t = db.table("counters").ok_or("no table")?;
     let total = count(&|k| db.peek(t, k), keys);
     println!(

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use braid_engine::{CheckpointStore, Db, OpenReport, Procedures};
+use braid_engine::{CheckpointStore, Db, OpenReport};
 use braid_nats::{Cluster as Client, NatsConfig, NatsFactory};
 
 use crate::support::{Cluster, catalog, check_recovered, open, options, put, short};
@@ -21,7 +21,10 @@ fn stream_state(c: &Client) -> (u64, u64) {
 }
 
 fn open_report(dir: &Path, cfg: NatsConfig) -> Result<(Db, OpenReport), String> {
-    Db::open(dir, options(cfg), catalog(), Procedures::new(), &|_| Ok(()))
+    Db::builder(dir)
+        .options(options(cfg))
+        .catalog(catalog())
+        .open()
         .map_err(|e| e.to_string())
 }
 

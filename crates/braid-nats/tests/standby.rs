@@ -5,12 +5,16 @@
 
 use std::time::{Duration, Instant};
 
-use braid_engine::{Options, Procedures, Standby};
+use braid_engine::{Db, Options, Standby};
 
 use crate::support::{Cluster, catalog, check_recovered_with, open, options, put};
 
 fn standby(dir: &std::path::Path, opts: Options) -> Standby {
-    Standby::open(dir, opts, catalog(), Procedures::new(), &|_| Ok(())).unwrap()
+    Db::builder(dir)
+        .options(opts)
+        .catalog(catalog())
+        .standby()
+        .unwrap()
 }
 
 /// Rounds until every key of `keys` is visible on the standby, with its value.

@@ -8,8 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use braid_engine::{
-    Catalog, ColumnType, Db, DeviceConfig, Durability, EngineError, IndexKind, Options, Procedures,
-    TableDef,
+    Catalog, ColumnType, Db, DeviceConfig, Durability, EngineError, IndexKind, Options, TableDef,
 };
 use braid_nats::{NatsConfig, NatsFactory};
 use parking_lot::{Mutex, MutexGuard};
@@ -88,7 +87,11 @@ pub fn options(cfg: NatsConfig) -> Options {
 }
 
 pub fn open(dir: &Path, opts: Options) -> Result<Db, EngineError> {
-    Db::open(dir, opts, catalog(), Procedures::new(), &|_| Ok(())).map(|(db, _)| db)
+    Db::builder(dir)
+        .options(opts)
+        .catalog(catalog())
+        .open()
+        .map(|(db, _)| db)
 }
 
 /// Insert `key -> key * 7` and wait until durable.

@@ -3,7 +3,7 @@
 //! workload runs with data logging (its writes are logged) or command logging (the call is
 //! logged and re-executed at recovery).
 //!
-//! A [`Workload`] gives the catalog, the procedures and the initial image for [`Db::open`], and
+//! A [`Workload`] gives the catalog, the procedures and the initial image for [`Db::builder`], and
 //! a [`Client`] per worker thread that generates and runs its transactions:
 //!
 //! ```
@@ -16,9 +16,9 @@
 //! # let dir = tmp.path();
 //! let cfg = TpcbConfig { branches: 1, accounts_per_branch: 1_000, ..TpcbConfig::default() };
 //! let w = Tpcb::new(cfg)?;
-//! let (db, _) = Db::open(dir, Options::default(), w.catalog(), w.procedures(), &|l| {
+//! let (db, _) = Db::builder(dir).catalog(w.catalog()).procedures(w.procedures()).loader(|l| {
 //!     w.load(l, &|_rows| {})
-//! })?;
+//! }).open()?;
 //! let mut worker = db.worker()?;
 //! let mut client = w.client(0, 42);
 //! for _ in 0..10 {
@@ -51,9 +51,9 @@ pub trait Workload: Send + Sync {
     fn name(&self) -> &str;
     /// The workload's parameters, for reports.
     fn params(&self) -> serde_json::Value;
-    /// The tables, to pass to [`Db::open`].
+    /// The tables, to pass to [`Db::builder`].
     fn catalog(&self) -> Catalog;
-    /// The workload's transactions as stored procedures, to pass to [`Db::open`].
+    /// The workload's transactions as stored procedures, to pass to [`Db::builder`].
     fn procedures(&self) -> Procedures;
     /// Rows of the initial image (for progress bars).
     fn initial_rows(&self) -> u64;

@@ -196,7 +196,7 @@ fn check_reports_an_orphaned_call_forwarding_row() {
     let w = small(TatpMix::Standard);
     let (_d, db) = mem_db(&w);
     let mut key = None;
-    db.for_each_row(CALL_FORWARDING, |k, _| key = key.or(Some(k)));
+    db.for_each_row(CALL_FORWARDING, .., |k, _| key = key.or(Some(k)));
     let sf = key.unwrap() >> 2;
     let mut worker = db.worker().unwrap();
     let mut tx = worker.begin();

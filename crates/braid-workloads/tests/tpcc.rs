@@ -176,10 +176,9 @@ fn payment_by_last_name_picks_the_middle_customer_by_first_name() {
     .unwrap();
     let (_d, db) = mem_db(&w);
     let mut by_last: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
-    db.range_rows(
+    db.for_each_row(
         CUSTOMER_BY_NAME,
-        customer_name_key(1, 4, 0, 0),
-        customer_name_key(1, 4, 999, 0xFFFF),
+        customer_name_key(1, 4, 0, 0)..=customer_name_key(1, 4, 999, 0xFFFF),
         |k, _| {
             by_last
                 .entry((k >> 16) & 0xFFFF)

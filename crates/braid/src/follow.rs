@@ -100,14 +100,13 @@ pub fn run(args: FollowArgs) -> anyhow::Result<()> {
     let mut requests = braid_nats::control::PromoteRequests::listen(std::sync::Arc::new(control))?;
     let open = || -> anyhow::Result<Standby> {
         let (opts, _) = reopen_options(&meta, &args.engine, args.threads)?;
-        Standby::open(
-            &args.dir,
-            opts,
-            workload.catalog(),
-            workload.procedures(),
-            &|l| workload.load(l, &|_| {}),
-        )
-        .context("opening the standby")
+        Db::builder(&args.dir)
+            .options(opts)
+            .catalog(workload.catalog())
+            .procedures(workload.procedures())
+            .loader(|l| workload.load(l, &|_| {}))
+            .standby()
+            .context("opening the standby")
     };
     let mut standby = open()?;
     let mut st = FollowStats {

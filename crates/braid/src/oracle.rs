@@ -1,6 +1,6 @@
 //! The crash-test oracle for marked YCSB (see `braid_workloads::ycsb`): from the intents every
-//! transaction declared just before its commit (keys written, writers it read), the set of
-//! commits acknowledged before the crash, and the recovered rows, check docs/design.md's invariants:
+//! transaction declared just before its commit (keys written, writers it read), the set of commits
+//! acknowledged before the crash, and the recovered rows, check docs/design.md's invariants:
 //!
 //! 1. durability: every acknowledged write is present or superseded by a later recovered write;
 //! 2. atomicity: a transaction visible anywhere has all of its writes present or superseded;
@@ -134,7 +134,7 @@ pub fn check(cfg: &YcsbConfig, db: &Db, intents: &[Intent], acked: &HashSet<u64>
     }
     // Keys nobody declared writing must still hold their initial image.
     let mut stray = 0;
-    db.for_each_row(table, |k, img| {
+    db.for_each_row(table, .., |k, img| {
         if !order.contains_key(&k) && ycsb::writer_of(img) != 0 && stray < 5 {
             stray += 1;
         }

@@ -177,22 +177,20 @@ pub fn run(args: RecoverArgs) -> anyhow::Result<()> {
     let start = Instant::now();
     let writer = braid_engine::Db::writer_pid(&args.dir);
     let (db, report) = if args.read_only {
-        Db::open_read_only(
-            &args.dir,
-            opts,
-            workload.catalog(),
-            workload.procedures(),
-            &|l| workload.load(l, &|_| {}),
-        )?
+        Db::builder(&args.dir)
+            .options(opts)
+            .catalog(workload.catalog())
+            .procedures(workload.procedures())
+            .loader(|l| workload.load(l, &|_| {}))
+            .open_read_only()?
     } else {
-        Db::open_with_progress(
-            &args.dir,
-            opts,
-            workload.catalog(),
-            workload.procedures(),
-            &|l| workload.load(l, &|_| {}),
-            &move |n| b.inc(n),
-        )?
+        Db::builder(&args.dir)
+            .options(opts)
+            .catalog(workload.catalog())
+            .procedures(workload.procedures())
+            .loader(|l| workload.load(l, &|_| {}))
+            .progress(&move |n| b.inc(n))
+            .open()?
     };
     let total = start.elapsed().as_secs_f64();
     bar.finish_and_clear();
@@ -340,9 +338,12 @@ pub fn recover_quiet(
     }
     opts.app = meta.app.clone();
     opts.cc = cc_for(meta.mvcc, opts.cc);
-    let (db, report) = Db::open(dir, opts, workload.catalog(), workload.procedures(), &|l| {
-        workload.load(l, &|_| {})
-    })?;
+    let (db, report) = Db::builder(dir)
+        .options(opts)
+        .catalog(workload.catalog())
+        .procedures(workload.procedures())
+        .loader(|l| workload.load(l, &|_| {}))
+        .open()?;
     let _ = db.close();
     let r = &report.recovery;
     let secs = r.seconds.max(1e-9);

@@ -6,21 +6,19 @@
 //! * `braid-engine taurus`: `Options { scheme: "taurus", streams: threads, .. }`, one log
 //!   stream per worker thread.
 //!
-//! The TPC-B update is `read` of the balance, `update` to balance + delta, and
-//! `commit()?.wait()?`; a YCSB transaction is a `read` of each row and an `update` of the
-//! rows it updates (one `Bytes(100)` column), then `commit()?.wait()?`. A NO_WAIT conflict
-//! aborts the transaction and it is retried. `Db::open` refuses to run where the log would
-//! not be power-safe (`Db::emulation`). Reopening recovers: the loader puts every row back at
-//! its first value and the log is replayed over it (`Options::default()` takes no
-//! checkpoints, so the whole log). braid-engine is an in-memory engine: every row is
-//! resident.
+//! The TPC-B update is `read` of the balance, `update` to balance + delta, and `commit()?.wait()?`;
+//! a YCSB transaction is a `read` of each row and an `update` of the rows it updates (one
+//! `Bytes(100)` column), then `commit()?.wait()?`. A NO_WAIT conflict aborts the transaction and it
+//! is retried. Opening (`Db::builder`) refuses to run where the log would not be power-safe
+//! (`Db::emulation`). Reopening recovers: the loader puts every row back at its first value and the
+//! log is replayed over it (`Options::default()` takes no checkpoints, so the whole log).
+//! braid-engine is an in-memory engine: every row is resident.
 
 use std::path::Path;
 
 use anyhow::{Result, bail};
 use braid_engine::{
-    Catalog, ColumnType, Db, IndexKind, Options, Procedures, Schema, TableDef, TableId, TxError,
-    Worker,
+    Catalog, ColumnType, Db, IndexKind, Options, Schema, TableDef, TableId, TxError, Worker,
 };
 
 use super::{
@@ -70,13 +68,11 @@ impl BraidEngine {
             }
             Ok(())
         };
-        let (db, _report) = Db::open(
-            dir,
-            self.options(setup.threads)?,
-            catalog,
-            Procedures::new(),
-            &load,
-        )?;
+        let (db, _report) = Db::builder(dir)
+            .options(self.options(setup.threads)?)
+            .catalog(catalog)
+            .loader(load)
+            .open()?;
         if let Some(e) = db.emulation() {
             bail!("braid-engine: the log is not power-safe here: {e}");
         }
@@ -161,7 +157,7 @@ impl TxnStore for Open {
     fn scan(&self, rows: u64, f: &mut dyn FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
         let mut seen = 0u64;
         let mut first_err = None;
-        self.db.for_each_row(self.table, |key, img| {
+        self.db.for_each_row(self.table, .., |key, img| {
             if first_err.is_some() {
                 return;
             }

@@ -2,11 +2,11 @@
 //! NATS JetStream device of `braid-nats`), so a database can log to a replicated service while
 //! the engine itself stays free of that service's client and async runtime.
 //!
-//! The factory opens one device per stream and keeps the database's `braid.json` beside the
-//! log, so that a database whose local directory is lost (the machine with it) can be opened
-//! again in an empty directory from the service alone: [`Db::open`](super::Db::open) finds no
-//! local `braid.json`, asks the factory for the stored one, checks it against the options like
-//! a local one, writes it locally and recovers from the service's streams.
+//! The factory opens one device per stream and keeps the database's `braid.json` beside the log, so
+//! that a database whose local directory is lost (the machine with it) can be opened again in an
+//! empty directory from the service alone: [`OpenBuilder::open`](crate::OpenBuilder::open) finds no
+//! local `braid.json`, asks the factory for the stored one, checks it against the options like a
+//! local one, writes it locally and recovers from the service's streams.
 //!
 //! A factory may also keep the database's checkpoints ([`DeviceFactory::checkpoints`], a
 //! [`CheckpointStore`]): then a checkpoint counts only once the store holds it, the log is
@@ -27,8 +27,9 @@ pub trait DeviceFactory: Send + Sync + std::fmt::Debug {
     fn kind(&self) -> &'static str;
     /// Where the log lives (e.g. the service's URL), recorded in `braid.json`.
     fn location(&self) -> String;
-    /// Whether `recorded`, the location a database's `braid.json` names, is the log this
-    /// factory opens; `Err` ([`WalError::WrongLog`]) says what differs and what to do. Default: the same text.
+    /// Whether `recorded`, the location a database's `braid.json` names, is the log this factory
+    /// opens; `Err` ([`WalError::WrongLog`]) says what differs and what to do. Default: the same
+    /// text.
     fn check_location(&self, recorded: &str) -> Result<(), WalError> {
         if recorded == self.location() {
             Ok(())

@@ -65,7 +65,7 @@ impl Loader<'_> {
     }
 }
 
-/// The application's loader callback (see [`Db::open`](super::Db::open)).
+/// The application's loader callback (see [`OpenBuilder::open`](crate::OpenBuilder::open)).
 pub(super) type LoadFn<'f> = &'f dyn Fn(&Loader<'_>) -> Result<(), EngineError>;
 
 /// Where the initial image came from and what recovery needs to know of it.

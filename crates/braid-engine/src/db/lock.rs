@@ -11,8 +11,8 @@
 //! alone) has one writer too. Advisory locks are not reliable on network file systems (NFS,
 //! SMB): keep a database on a local file system, and never let two machines share one.
 //!
-//! Reading a live database is [`Db::open_read_only`](super::Db::open_read_only)'s job: it takes
-//! no lock and writes nothing.
+//! Reading a live database is [`OpenBuilder::open_read_only`](crate::OpenBuilder::open_read_only)'s
+//! job: it takes no lock and writes nothing.
 
 use std::path::Path;
 

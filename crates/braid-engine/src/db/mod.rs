@@ -13,7 +13,7 @@
 //! database by [`Db::destroy`]. Reopening with another scheme, stream count, device kind or
 //! schema is refused with a message that says what to do.
 //!
-//! The initial image of the tables comes from a loader the application passes to [`Db::open`]:
+//! The initial image of the tables comes from a loader the application gives [`Db::builder`]:
 //! it runs on creation and again on every recovery that finds no checkpoint, before the log is
 //! replayed on top of it, so it must be deterministic (the workloads seed their generators);
 //! this is how bulk loads stay out of the log. Once a checkpoint exists (`checkpoints/`, see
@@ -23,8 +23,10 @@
 //! The code is split by concern: `lock` (one writer per database), `options` (what a
 //! database is opened with), `meta`
 //! (`braid.json` and its checks on reopen), `storage` (the log's devices or region), `loader`
-//! (the initial image), `open` ([`Db::open`], step by step) and `worker` ([`Worker`]).
+//! (the initial image), `builder` ([`Db::builder`]: what a database is opened with), `open`
+//! (opening, step by step) and `worker` ([`Worker`]).
 
+pub(crate) mod builder;
 pub(crate) mod external;
 pub(crate) mod loader;
 mod lock;
@@ -35,7 +37,8 @@ pub(crate) mod standby;
 mod storage;
 pub(crate) mod worker;
 
-use std::path::{Path, PathBuf};
+use std::ops::RangeBounds;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -68,7 +71,8 @@ pub(crate) struct DbInner {
     pub(crate) scheme: Arc<dyn Scheme>,
     pub(crate) opts: Options,
     /// Where the files and persistent memory come from ([`Options::env`] under the `testing`
-    /// feature; a private copy for [`Db::open_read_only`]).
+    /// feature; a private copy for
+    /// [`OpenBuilder::open_read_only`](crate::OpenBuilder::open_read_only)).
     pub(crate) env: crate::env::Env,
     next_txn: AtomicU64,
     next_worker: AtomicUsize,
@@ -78,7 +82,8 @@ pub(crate) struct DbInner {
     pub(crate) mv: crate::mvcc::Clock,
     /// Log insertion timings of the workers that are gone (see [`DbStats::log_insert`]).
     pub(crate) inserts: InsertTotals,
-    /// Opened with [`Db::open_read_only`]: transactions that write are refused.
+    /// Opened with [`OpenBuilder::open_read_only`](crate::OpenBuilder::open_read_only):
+    /// transactions that write are refused.
     pub(crate) read_only: bool,
     /// The database's lock (see [`lock`]), released when the database is dropped.
     _lock: braid_wal::fs::FsLock,
@@ -100,32 +105,14 @@ impl InsertTotals {
 
 /// Log insertion latency, sampled (one commit in 16): the time a commit spends putting its
 /// record into the log (the scheme's `commit` call, which returns a durability ticket), not
-/// the wait until it is durable. NV-Logging (Huang et al., VLDB 2014) Fig. 11 plots it.
+/// the wait until it is durable. NV-Logging (Huang et al., VLDB 2014) Fig. 11 plots it. The
+/// mean over an interval is the difference of `ns` over the difference of `samples`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LogInsertStats {
     /// Commits timed.
     pub samples: u64,
     /// Their total time, ns.
     pub ns: u64,
-}
-
-impl LogInsertStats {
-    /// Mean insertion latency in ns (0 if nothing was timed).
-    pub fn mean_ns(&self) -> f64 {
-        if self.samples == 0 {
-            0.0
-        } else {
-            self.ns as f64 / self.samples as f64
-        }
-    }
-
-    /// The timings taken since `before`.
-    pub fn since(&self, before: &LogInsertStats) -> LogInsertStats {
-        LogInsertStats {
-            samples: self.samples - before.samples,
-            ns: self.ns - before.ns,
-        }
-    }
 }
 
 impl DbInner {
@@ -215,12 +202,6 @@ impl Db {
         crate::checkpoint::take(&self.inner)
     }
 
-    /// Whether the database was opened with [`Db::open_read_only`] (a private copy: nothing
-    /// is written, and transactions that write are refused).
-    pub fn is_read_only(&self) -> bool {
-        self.inner.read_only
-    }
-
     /// The id of the table called `name`.
     pub fn table(&self, name: &str) -> Option<TableId> {
         self.inner.table_id(name)
@@ -251,35 +232,42 @@ impl Db {
         self.inner.peek(table, key)
     }
 
-    /// Visit every live row of a table (any order), non-transactionally.
-    pub fn for_each_row(&self, table: TableId, mut f: impl FnMut(u64, &[u8])) {
-        self.inner.tables[table.0 as usize].for_each(|k, r| {
+    /// Visit the live rows of `table` whose keys are in `keys` (`..` for all), non-
+    /// transactionally: in key order on an ordered table; in no particular order on a hash
+    /// table, which visits every row to find them.
+    pub fn for_each_row(
+        &self,
+        table: TableId,
+        keys: impl RangeBounds<u64>,
+        mut f: impl FnMut(u64, &[u8]),
+    ) {
+        let t = &self.inner.tables[table.0 as usize];
+        let mut visit = |k: u64, r: &Row| {
             if r.state() == RowState::Live {
                 r.read(|b| f(k, b));
             }
-        });
-    }
-
-    /// Visit live rows with keys in `[lo, hi]` of an ordered table in key order,
-    /// non-transactionally.
-    pub fn range_rows(&self, table: TableId, lo: u64, hi: u64, mut f: impl FnMut(u64, &[u8])) {
-        use std::ops::Bound::Included;
-        self.inner.tables[table.0 as usize].range(Included(lo), Included(hi), |k, r| {
-            if r.state() == RowState::Live {
-                r.read(|b| f(k, b));
-            }
-            true
-        });
+        };
+        if t.schema.def.index == crate::schema::IndexKind::Ordered {
+            t.range(
+                keys.start_bound().cloned(),
+                keys.end_bound().cloned(),
+                |k, r| {
+                    visit(k, r);
+                    true
+                },
+            );
+        } else {
+            t.for_each(|k, r| {
+                if keys.contains(&k) {
+                    visit(k, r);
+                }
+            });
+        }
     }
 
     /// The options the database was opened with (the device as the scheme needs it).
     pub fn options(&self) -> &Options {
         &self.inner.opts
-    }
-
-    /// The database directory.
-    pub fn dir(&self) -> &Path {
-        &self.inner.dir
     }
 
     /// What the database has done since it was opened: its log, the log insertion timings,

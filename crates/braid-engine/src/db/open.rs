@@ -1,6 +1,7 @@
-//! [`Db::open`]: create a database or recover it, in named steps: check the options and
-//! `braid.json`, build the storage, the tables and the initial image (checkpoint or loader),
-//! then open the scheme, which replays the log through the engine's [`Replayer`].
+//! [`OpenBuilder::open`](crate::OpenBuilder::open): create a database or recover it, in named
+//! steps: check the options and `braid.json`, build the storage, the tables and the initial image
+//! (checkpoint or loader), then open the scheme, which replays the log through the engine's
+//! [`Replayer`].
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use braid_wal::fs::FsLock;
 use braid_wal::scheme::Cut;
 use braid_wal::scheme::{self, LogPlace, RecoveryReport, SchemeConfig, Storage};
 
+use super::builder::LoaderFn;
 use super::loader::{self, Loader};
 use super::meta::Meta;
 use super::options::{Cc, DeviceConfig, Options};
@@ -41,117 +43,81 @@ pub struct OpenReport {
     pub recovery: RecoveryReport,
 }
 
-impl Db {
-    /// Open the database in `dir`, creating it if the directory is empty or absent, recovering
-    /// it from its log otherwise. `loader` builds the initial image (see the module doc).
-    ///
-    /// A database has one writer: opening takes an exclusive lock on `dir/LOCK` before
-    /// anything else of the database is read or written, held until the last handle of the
-    /// returned [`Db`] is dropped or its process ends (a `kill -9` included: the kernel drops
-    /// the lock). A database already open, in another process or through another handle in
-    /// this one, is refused at once with [`EngineError::InUse`], naming the holder's process
-    /// id. The log's files and persistent regions are locked as well, so the log under the
-    /// engine has one writer too. The locks are advisory `flock` locks, which network file
-    /// systems (NFS, SMB) may not enforce between machines: keep a database on a local file
-    /// system and never share one between processes. To read a database that another process
-    /// writes, use [`Db::open_read_only`].
-    pub fn open(
-        dir: &Path,
-        opts: Options,
-        catalog: Catalog,
-        procs: Procedures,
-        loader: &dyn Fn(&Loader<'_>) -> Result<(), EngineError>,
-    ) -> Result<(Db, OpenReport), EngineError> {
-        Db::open_with_progress(dir, opts, catalog, procs, loader, &|_| {})
-    }
+/// [`OpenBuilder::open`](crate::OpenBuilder::open).
+pub(super) fn open_writer(
+    dir: &Path,
+    opts: Options,
+    catalog: Catalog,
+    procs: Procedures,
+    loader: &LoaderFn<'_>,
+    progress: &dyn Fn(u64),
+) -> Result<(Db, OpenReport), EngineError> {
+    let env = opts.env();
+    open(
+        dir,
+        opts,
+        Access::Writer(env),
+        catalog,
+        procs,
+        loader,
+        progress,
+    )
+}
 
-    /// [`Db::open`] with a callback told how many log bytes recovery has read so far.
-    pub fn open_with_progress(
-        dir: &Path,
-        opts: Options,
-        catalog: Catalog,
-        procs: Procedures,
-        loader: &dyn Fn(&Loader<'_>) -> Result<(), EngineError>,
-        progress: &dyn Fn(u64),
-    ) -> Result<(Db, OpenReport), EngineError> {
-        let env = opts.env();
-        open(
+/// [`OpenBuilder::open_read_only`](crate::OpenBuilder::open_read_only).
+pub(super) fn open_read_only(
+    dir: &Path,
+    opts: Options,
+    catalog: Catalog,
+    procs: Procedures,
+    loader: &LoaderFn<'_>,
+) -> Result<(Db, OpenReport), EngineError> {
+    if matches!(opts.device, DeviceConfig::External(_)) {
+        return Err(EngineError::Unsupported {
+            detail: format!(
+                "{} keeps its log on an external device; read it with a Standby (braid follow)",
+                dir.display()
+            ),
+        });
+    }
+    let meta = Meta::read(dir)?;
+    let mut roots = vec![dir.to_path_buf()];
+    roots.extend(meta.outside.iter().cloned());
+    const ATTEMPTS: usize = 5;
+    let mut attempt = 1;
+    loop {
+        let mut o = opts.clone();
+        let env = Env::snapshot(&roots)?;
+        o.checkpoint = CheckpointOptions {
+            load_threads: opts.checkpoint.load_threads,
+            ..CheckpointOptions::default()
+        };
+        match open(
             dir,
-            opts,
-            Access::Writer(env),
-            catalog,
-            procs,
+            o,
+            Access::ReadOnly(env),
+            catalog.clone(),
+            procs.clone(),
             loader,
-            progress,
-        )
-    }
-
-    /// Read the database in `dir` without writing a byte of it, while another process may be
-    /// writing it: its files (log, checkpoints, persistent regions, and what it keeps outside
-    /// `dir`) are copied into memory, and the database is recovered from the copy with its own
-    /// scheme. Nothing is locked, trimmed or created. What the returned [`Db`] holds is a
-    /// transaction-consistent state of what was durable when the files were read (each log
-    /// stream a prefix, as after a crash at that moment); a writer's later commits are not
-    /// seen. Its transactions may read; one that writes fails with [`TxError::ReadOnly`], and
-    /// checkpoints are refused. Memory: the size of the database's files, besides its tables.
-    ///
-    /// A live writer can change the files between two of them (a checkpoint's truncation, a
-    /// persistent ring wrapping over what was copied); a copy that recovery refuses is taken
-    /// again, up to 5 times. A database on an external device is refused: a
-    /// [`Standby`](crate::Standby) reads such a log.
-    ///
-    /// [`TxError::ReadOnly`]: crate::TxError::ReadOnly
-    pub fn open_read_only(
-        dir: &Path,
-        opts: Options,
-        catalog: Catalog,
-        procs: Procedures,
-        loader: &dyn Fn(&Loader<'_>) -> Result<(), EngineError>,
-    ) -> Result<(Db, OpenReport), EngineError> {
-        if matches!(opts.device, DeviceConfig::External(_)) {
-            return Err(EngineError::Unsupported {
-                detail: format!(
-                    "{} keeps its log on an external device; read it with a Standby (braid follow)",
-                    dir.display()
-                ),
-            });
-        }
-        let meta = Meta::read(dir)?;
-        let mut roots = vec![dir.to_path_buf()];
-        roots.extend(meta.outside.iter().cloned());
-        const ATTEMPTS: usize = 5;
-        let mut attempt = 1;
-        loop {
-            let mut o = opts.clone();
-            let env = Env::snapshot(&roots)?;
-            o.checkpoint = CheckpointOptions {
-                load_threads: opts.checkpoint.load_threads,
-                ..CheckpointOptions::default()
-            };
-            match open(
-                dir,
-                o,
-                Access::ReadOnly(env),
-                catalog.clone(),
-                procs.clone(),
-                loader,
-                &|_| {},
-            ) {
-                Ok(r) => return Ok(r),
-                // A copy taken while its writer truncated or wrapped its log: read again.
-                Err(
-                    EngineError::Wal(_)
-                    | EngineError::Pmem(_)
-                    | EngineError::Checkpoint(_)
-                    | EngineError::BadCheckpoint { .. },
-                ) if attempt < ATTEMPTS && super::lock::holder(dir).is_some() => attempt += 1,
-                Err(e) => return Err(e),
-            }
+            &|_| {},
+        ) {
+            Ok(r) => return Ok(r),
+            // A copy taken while its writer truncated or wrapped its log: read again.
+            Err(
+                EngineError::Wal(_)
+                | EngineError::Pmem(_)
+                | EngineError::Checkpoint(_)
+                | EngineError::BadCheckpoint { .. },
+            ) if attempt < ATTEMPTS && super::lock::holder(dir).is_some() => attempt += 1,
+            Err(e) => return Err(e),
         }
     }
+}
 
+impl Db {
     /// The process that has the database in `dir` open for writing (holds its lock; see
-    /// [`Db::open`]), if one does and the kernel says which. Reads only: takes no lock.
+    /// [`OpenBuilder::open`](crate::OpenBuilder::open)), if one does and the kernel says which.
+    /// Reads only: takes no lock.
     pub fn writer_pid(dir: &Path) -> Option<u32> {
         super::lock::holder(dir)
     }
@@ -190,12 +156,14 @@ impl Db {
 enum Access {
     /// As its one writer, through the environment.
     Writer(Env),
-    /// Through a private copy of them ([`Db::open_read_only`]): transactions that write are
-    /// refused.
+    /// Through a private copy of them
+    /// ([`OpenBuilder::open_read_only`](crate::OpenBuilder::open_read_only)): transactions that
+    /// write are refused.
     ReadOnly(Env),
 }
 
-/// [`Db::open`] and, on a copy, [`Db::open_read_only`].
+/// [`OpenBuilder::open`](crate::OpenBuilder::open) and, on a copy,
+/// [`OpenBuilder::open_read_only`](crate::OpenBuilder::open_read_only).
 fn open(
     dir: &Path,
     mut opts: Options,

@@ -284,10 +284,10 @@ impl Options {
         Env::default()
     }
 
-    /// Whether a database can be opened with these options at all (the scheme's needs against
-    /// the device, the logging kind and the concurrency control), with a message saying what
-    /// to change if not. [`Db::open`](super::Db::open) checks this first; tools call it before
-    /// starting work.
+    /// Whether a database can be opened with these options at all (the scheme's needs against the
+    /// device, the logging kind and the concurrency control), with a message saying what to change
+    /// if not. [`OpenBuilder::open`](crate::OpenBuilder::open) checks this first; tools call it
+    /// before starting work.
     pub fn check(&self) -> Result<(), EngineError> {
         let name = self.scheme.name();
         match self.scheme.log_place() {

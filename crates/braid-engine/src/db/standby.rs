@@ -94,8 +94,8 @@ impl std::fmt::Debug for Standby {
 impl Standby {
     /// Follow the database kept on `opts.device` (an external device), with `dir` as the
     /// standby's local directory (empty, or a standby's or writer's earlier one). `catalog`,
-    /// `procs` and `loader` are the application's, as for [`Db::open`].
-    pub fn open(
+    /// `procs` and `loader` are the application's, as for a writer.
+    pub(crate) fn open(
         dir: &Path,
         mut opts: Options,
         catalog: Catalog,

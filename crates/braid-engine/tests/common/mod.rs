@@ -105,7 +105,12 @@ pub fn pmem_env(fs: &FaultFs, sim: &SimPmem) -> Env {
 }
 
 pub fn open(dir: &Path, o: Options) -> Result<Db, EngineError> {
-    Db::open(dir, o, catalog(), Procedures::new(), &load).map(|(db, _)| db)
+    Db::builder(dir)
+        .options(o)
+        .catalog(catalog())
+        .loader(load)
+        .open()
+        .map(|(db, _)| db)
 }
 
 /// Run transaction `i` on `w`; the ticket if it was installed.
@@ -146,7 +151,7 @@ pub fn state(db: &Db) -> State {
         })
         .collect();
     let mut hist = Vec::new();
-    db.for_each_row(HIST, |k, _| hist.push(k));
+    db.for_each_row(HIST, .., |k, _| hist.push(k));
     hist.sort_unstable();
     (ctr, hist)
 }

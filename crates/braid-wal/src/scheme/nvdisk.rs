@@ -7,7 +7,7 @@
 //! `baseline` scheme ([`super::aether`]), with early lock release and asynchronous
 //! commit (Table 3; the paper's 'OL' runs). The log flusher writes the buffer through the
 //! file system into segment files that the engine places in a `/dev/shm` directory whatever
-//! log device was asked for (see `braid_engine::Db::open`), so `fdatasync` costs what a tmpfs
+//! log device was asked for (see `braid_engine::Db::builder`), so `fdatasync` costs what a tmpfs
 //! costs and the figure measures the software path, as in the paper's Setup-A; the flusher
 //! pays the emulated NVM delay per line it writes (the delay model of `braid_pmem::delay`).
 //!

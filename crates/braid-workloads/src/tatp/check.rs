@@ -19,7 +19,7 @@ pub(super) fn check(cfg: &TatpConfig, db: &Db) -> Result<(), ConsistencyError> {
         problems.add(format!("{n} subscribers, expected {p}"));
     }
     let ss = db.schema(SUBSCRIBER);
-    db.for_each_row(SUBSCRIBER, |k, img| {
+    db.for_each_row(SUBSCRIBER, .., |k, img| {
         if !(1..=p).contains(&k) || col(ss, img, subscriber::SUB_NBR) != sub_nbr(k) {
             problems.add(format!(
                 "subscriber {k} has sub_nbr {:?}",
@@ -29,7 +29,7 @@ pub(super) fn check(cfg: &TatpConfig, db: &Db) -> Result<(), ConsistencyError> {
     });
     let ns = db.schema(SUBSCRIBER_NBR);
     let mut index_rows = 0;
-    db.for_each_row(SUBSCRIBER_NBR, |k, img| {
+    db.for_each_row(SUBSCRIBER_NBR, .., |k, img| {
         index_rows += 1;
         if ns.get::<u64>(img, subscriber_nbr::SN_S_ID) != k || db.peek(SUBSCRIBER, k).is_none() {
             problems.add(format!(
@@ -42,14 +42,14 @@ pub(super) fn check(cfg: &TatpConfig, db: &Db) -> Result<(), ConsistencyError> {
         problems.add(format!("{index_rows} subscriber_nbr rows, expected {p}"));
     }
     let mut ai_per = vec![0u8; p as usize + 1];
-    db.for_each_row(ACCESS_INFO, |k, _| {
+    db.for_each_row(ACCESS_INFO, .., |k, _| {
         match ai_per.get_mut((k >> 2) as usize) {
             Some(n) => *n += 1,
             None => problems.add(format!("access_info {k:#x} of a missing subscriber")),
         }
     });
     let mut sf_per = vec![0u8; p as usize + 1];
-    db.for_each_row(SPECIAL_FACILITY, |k, _| {
+    db.for_each_row(SPECIAL_FACILITY, .., |k, _| {
         match sf_per.get_mut((k >> 2) as usize) {
             Some(n) => *n += 1,
             None => problems.add(format!("special_facility {k:#x} of a missing subscriber")),
@@ -64,7 +64,7 @@ pub(super) fn check(cfg: &TatpConfig, db: &Db) -> Result<(), ConsistencyError> {
         }
     }
     let cs = db.schema(CALL_FORWARDING);
-    db.for_each_row(CALL_FORWARDING, |k, img| {
+    db.for_each_row(CALL_FORWARDING, .., |k, img| {
         let (s_id, t) = (
             cs.get::<u64>(img, call_forwarding::CF_S_ID),
             cs.get::<u64>(img, call_forwarding::CF_SF_TYPE),

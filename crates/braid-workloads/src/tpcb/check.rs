@@ -14,7 +14,7 @@ pub(super) fn check(cfg: &TpcbConfig, db: &Db) -> Result<(), ConsistencyError> {
     let sum = |table: TableId, col: usize| {
         let s = db.schema(table);
         let mut total = 0i64;
-        db.for_each_row(table, |_, img| total += s.get::<i64>(img, col));
+        db.for_each_row(table, .., |_, img| total += s.get::<i64>(img, col));
         total
     };
     let accounts = sum(ACCOUNT, account::A_BALANCE);
@@ -28,7 +28,7 @@ pub(super) fn check(cfg: &TpcbConfig, db: &Db) -> Result<(), ConsistencyError> {
     }
     let mut per_branch = vec![0i64; cfg.branches as usize + 1];
     let s = db.schema(TELLER);
-    db.for_each_row(TELLER, |_, img| {
+    db.for_each_row(TELLER, .., |_, img| {
         if let Some(b) = per_branch.get_mut(s.get::<u64>(img, teller::T_B_ID) as usize) {
             *b += s.get::<i64>(img, teller::T_BALANCE);
         }

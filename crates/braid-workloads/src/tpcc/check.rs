@@ -67,14 +67,14 @@ pub(crate) fn check(cfg: &TpccConfig, db: &Db) -> Result<(), ConsistencyError> {
     let mut w_hist = vec![0i64; nw as usize];
 
     let s = db.schema(WAREHOUSE);
-    db.for_each_row(WAREHOUSE, |k, img| {
+    db.for_each_row(WAREHOUSE, .., |k, img| {
         match w_ytd.get_mut((k as usize).wrapping_sub(1)) {
             Some(slot) => *slot = Some(s.get::<i64>(img, warehouse::W_YTD)),
             None => p.add(format!("unexpected warehouse {k}")),
         }
     });
     let s = db.schema(DISTRICT);
-    db.for_each_row(DISTRICT, |k, img| match didx(k >> 4, k & 15) {
+    db.for_each_row(DISTRICT, .., |k, img| match didx(k >> 4, k & 15) {
         Some(i) => {
             dist[i].seen = true;
             dist[i].d_ytd = s.get::<i64>(img, district::D_YTD);
@@ -85,7 +85,7 @@ pub(crate) fn check(cfg: &TpccConfig, db: &Db) -> Result<(), ConsistencyError> {
 
     let mut customers: HashMap<u64, CustomerAgg> = HashMap::new();
     let s = db.schema(CUSTOMER);
-    db.for_each_row(CUSTOMER, |k, img| {
+    db.for_each_row(CUSTOMER, .., |k, img| {
         customers.insert(
             k,
             CustomerAgg {
@@ -110,7 +110,7 @@ pub(crate) fn check(cfg: &TpccConfig, db: &Db) -> Result<(), ConsistencyError> {
     }
 
     let s = db.schema(HISTORY);
-    db.for_each_row(HISTORY, |_, img| {
+    db.for_each_row(HISTORY, .., |_, img| {
         let amount = s.get::<i64>(img, history::H_AMOUNT);
         let (w, d) = (
             s.get::<u64>(img, history::H_W_ID),
@@ -136,7 +136,7 @@ pub(crate) fn check(cfg: &TpccConfig, db: &Db) -> Result<(), ConsistencyError> {
 
     let mut orders: HashMap<u64, OrderInfo> = HashMap::new();
     let s = db.schema(ORDER);
-    db.for_each_row(ORDER, |k, img| {
+    db.for_each_row(ORDER, .., |k, img| {
         let o = k & 0xFFFF_FFFF;
         let dk = k >> 32;
         match didx(dk >> 4, dk & 15) {
@@ -157,7 +157,7 @@ pub(crate) fn check(cfg: &TpccConfig, db: &Db) -> Result<(), ConsistencyError> {
     });
 
     let mut new_orders: HashSet<u64> = HashSet::new();
-    db.for_each_row(NEW_ORDER, |k, _| {
+    db.for_each_row(NEW_ORDER, .., |k, _| {
         let o = k & 0xFFFF_FFFF;
         let dk = k >> 32;
         match didx(dk >> 4, dk & 15) {
@@ -173,7 +173,7 @@ pub(crate) fn check(cfg: &TpccConfig, db: &Db) -> Result<(), ConsistencyError> {
     });
 
     let s = db.schema(ORDER_LINE);
-    db.for_each_row(ORDER_LINE, |k, img| {
+    db.for_each_row(ORDER_LINE, .., |k, img| {
         let ok = k >> 4;
         let dk = ok >> 32;
         let Some(i) = didx(dk >> 4, dk & 15) else {
@@ -202,7 +202,7 @@ pub(crate) fn check(cfg: &TpccConfig, db: &Db) -> Result<(), ConsistencyError> {
     });
 
     let mut by_customer = 0u64;
-    db.for_each_row(ORDER_BY_CUSTOMER, |k, _| {
+    db.for_each_row(ORDER_BY_CUSTOMER, .., |k, _| {
         by_customer += 1;
         let (dk, c, o) = (k >> 44, (k >> 32) & 0xFFF, k & 0xFFFF_FFFF);
         let ok = (dk << 32) | o;

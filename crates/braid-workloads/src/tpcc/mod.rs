@@ -510,7 +510,6 @@ mod tests {
             c.tables[ORDER_BY_CUSTOMER.0 as usize].name,
             "order_by_customer"
         );
-        c.validate().unwrap();
     }
 
     #[test]

@@ -37,10 +37,13 @@ pub fn open(dir: &Path, opts: Options, w: &dyn Workload) -> Db {
 }
 
 pub fn open_report(dir: &Path, opts: Options, w: &dyn Workload) -> (Db, braid_engine::OpenReport) {
-    Db::open(dir, opts, w.catalog(), w.procedures(), &|l| {
-        w.load(l, &|_| {})
-    })
-    .unwrap()
+    Db::builder(dir)
+        .options(opts)
+        .catalog(w.catalog())
+        .procedures(w.procedures())
+        .loader(|l| w.load(l, &|_| {}))
+        .open()
+        .unwrap()
 }
 
 /// What a run did.
@@ -106,7 +109,7 @@ pub fn snapshot(db: &Db) -> BTreeMap<String, BTreeMap<u64, Vec<u8>>> {
         .enumerate()
         .map(|(i, name)| {
             let mut rows = BTreeMap::new();
-            db.for_each_row(TableId(i as u32), |k, img| {
+            db.for_each_row(TableId(i as u32), .., |k, img| {
                 rows.insert(k, img.to_vec());
             });
             (name, rows)

@@ -45,8 +45,8 @@ pub struct RunResult {
     /// gsn: straggler signals that helped (the handler published and the daemon then advanced)
     /// per 10,000 update commits in this run.
     pub signals_helped_per_10k_commits: Option<f64>,
-    /// The scheme's workers' atomic read-modify-writes on words other workers also write,
-    /// per commit in this run ([`braid_wal::scheme::Proxies`]); `None` if the scheme does not count.
+    /// The scheme's workers' atomic read-modify-writes on words other workers also write, per
+    /// commit in this run ([`braid_wal::scheme::Proxies`]); `None` if the scheme does not count.
     pub shared_rmw_per_commit: Option<f64>,
     /// Cache lines written that other workers also write, per commit in this run.
     pub shared_lines_per_commit: Option<f64>,
@@ -209,14 +209,13 @@ pub fn run_once(
     );
     let lb = load_bar.clone();
     let progress = move |n: u64| lb.inc(n);
-    let (db, _report) = Db::open(
-        &dir.path().join("db"),
-        opts,
-        workload.catalog(),
-        workload.procedures(),
-        &|l| workload.load(l, &progress),
-    )
-    .with_context(|| format!("opening the database for {label}"))?;
+    let (db, _report) = Db::builder(dir.path().join("db"))
+        .options(opts)
+        .catalog(workload.catalog())
+        .procedures(workload.procedures())
+        .loader(|l| workload.load(l, &progress))
+        .open()
+        .with_context(|| format!("opening the database for {label}"))?;
     load_bar.finish_and_clear();
     mp.remove(&load_bar);
     let bytes_per_row = {
@@ -284,7 +283,10 @@ pub fn run_once(
     // and the scheme's counts are complete.
     let stats = db.stats();
     let log = stats.log;
-    let inserts = stats.log_insert.since(&inserts_before);
+    let (insert_samples, insert_ns) = (
+        stats.log_insert.samples - inserts_before.samples,
+        stats.log_insert.ns - inserts_before.ns,
+    );
     let ck = stats.checkpoints;
     if let Some(e) = &ck.last_error {
         bail!("{label}: a checkpoint failed: {e}");
@@ -338,7 +340,11 @@ pub fn run_once(
             proxy_lanes: proxies.map(|p| p.lanes),
             emulation,
             pipeline_full_share: full.as_secs_f64() / (elapsed * threads.max(1) as f64),
-            log_insert_ns: inserts.mean_ns(),
+            log_insert_ns: if insert_samples == 0 {
+                0.0
+            } else {
+                insert_ns as f64 / insert_samples as f64
+            },
             disk_floor,
         },
         bytes_per_row,

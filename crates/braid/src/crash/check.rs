@@ -27,10 +27,13 @@ pub(super) fn recover_and_check(
     opts.env = env;
     opts.app = common::app_blob(&*workload);
     let open = |opts: braid_engine::Options| {
-        Db::open(dir, opts, workload.catalog(), workload.procedures(), &|l| {
-            workload.load(l, &|_| {})
-        })
-        .context("recovery failed")
+        Db::builder(dir)
+            .options(opts)
+            .catalog(workload.catalog())
+            .procedures(workload.procedures())
+            .loader(|l| workload.load(l, &|_| {}))
+            .open()
+            .context("recovery failed")
     };
     let (db, report) = open(opts.clone())?;
     let mut verdict = if args.workload == WorkloadKind::Ycsb {
@@ -64,7 +67,7 @@ pub(super) fn recover_and_check(
 fn digest(db: &Db) -> u64 {
     let mut acc = 0u64;
     for (t, _) in db.table_names().iter().enumerate() {
-        db.for_each_row(braid_engine::TableId(t as u32), |k, img| {
+        db.for_each_row(braid_engine::TableId(t as u32), .., |k, img| {
             let mut h = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (t as u64) << 56;
             for c in img.chunks(8) {
                 let mut b = [0u8; 8];

@@ -33,13 +33,12 @@ pub fn child(mut args: ChildArgs) -> anyhow::Result<()> {
     let workload = args.crash.workload()?;
     let mut opts = args.crash.options()?;
     opts.app = common::app_blob(&*workload);
-    let (db, _) = Db::open(
-        &args.db,
-        opts,
-        workload.catalog(),
-        workload.procedures(),
-        &|l| workload.load(l, &|_| {}),
-    )?;
+    let (db, _) = Db::builder(&args.db)
+        .options(opts)
+        .catalog(workload.catalog())
+        .procedures(workload.procedures())
+        .loader(|l| workload.load(l, &|_| {}))
+        .open()?;
     let out = Mutex::new(std::io::stdout());
     // The parent reads what it can; a write that fails (the parent is gone) loses nothing it
     // could check.

@@ -132,14 +132,13 @@ pub fn power_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> anyhow
     let mut opts = args.options()?;
     opts.env = env(args, fs.clone(), sim.clone());
     opts.app = common::app_blob(&*workload);
-    let (db, _) = Db::open(
-        &dir,
-        opts,
-        workload.catalog(),
-        workload.procedures(),
-        &|l| workload.load(l, &|_| {}),
-    )
-    .context("open")?;
+    let (db, _) = Db::builder(&dir)
+        .options(opts)
+        .catalog(workload.catalog())
+        .procedures(workload.procedures())
+        .loader(|l| workload.load(l, &|_| {}))
+        .open()
+        .context("open")?;
     let intents: Mutex<Vec<Intent>> = Mutex::default();
     let acks: Mutex<HashSet<u64>> = Mutex::default();
     let stop = AtomicBool::new(false);
