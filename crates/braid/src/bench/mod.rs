@@ -39,7 +39,8 @@ pub struct BenchArgs {
     /// Workload to run.
     #[arg(long, value_enum, default_value_t = WorkloadKind::Ycsb)]
     pub workload: WorkloadKind,
-    /// Schemes to compare, comma-separated (default: every scheme).
+    /// Schemes to compare, comma-separated (default: every scheme; pertxn, whose log is a
+    /// persistent-memory region, only on pmem).
     #[arg(long, value_delimiter = ',', value_parser = common::scheme_name)]
     pub scheme: Option<Vec<&'static str>>,
     /// Logging kinds, comma-separated: data, command.
@@ -291,5 +292,24 @@ mod tests {
         let named = [&scheme[..], &["--device", "pmem"]].concat();
         assert_eq!(at(&named).len(), 3);
         assert_eq!(at(&["--scheme", "taurus", "--threads", "1"]).len(), 1);
+    }
+
+    /// Every scheme on the file device leaves out pertxn, whose log is a persistent-memory
+    /// region, unless it is named.
+    #[test]
+    fn a_sweep_of_every_scheme_on_files_leaves_out_the_region_scheme() {
+        let on_files = |args: &[&str]| -> Vec<&str> {
+            sweep_points(&parse(args))
+                .unwrap()
+                .iter()
+                .filter(|p| p.device == DeviceKind::File)
+                .map(|p| p.scheme)
+                .collect()
+        };
+        let every = on_files(&["--device", "file", "--threads", "1"]);
+        assert!(every.contains(&"serial") && every.contains(&"taurus"));
+        assert!(!every.contains(&"pertxn"), "{every:?}");
+        let named = on_files(&["--device", "file", "--threads", "1", "--scheme", "pertxn"]);
+        assert_eq!(named, ["pertxn"]);
     }
 }
