@@ -131,16 +131,21 @@ fn count(db: &Db) -> u64 {
     u64::from_le_bytes(db.peek(OUT, 0).unwrap()[..8].try_into().unwrap())
 }
 
-/// Run `first` on worker 0 (stream 0) and `second` on worker 1 (stream 1), recover, and return
-/// the count the run stored and the count recovery stored.
-fn run_and_recover(dir: &Path, cc: Cc, first: (u32, &[u64]), second: (u32, &[u64])) -> (u64, u64) {
-    let (db, _) = Db::builder(dir)
+/// Open (create or recover) the database in `dir` under `cc`.
+fn open(dir: &Path, cc: Cc) -> (Db, OpenReport) {
+    Db::builder(dir)
         .options(opts(cc))
         .catalog(catalog())
         .procedures(procs())
         .loader(load)
         .open()
-        .unwrap();
+        .unwrap()
+}
+
+/// Run `first` on worker 0 (stream 0) and `second` on worker 1 (stream 1), recover, and return
+/// the count the run stored and the count recovery stored.
+fn run_and_recover(dir: &Path, cc: Cc, first: (u32, &[u64]), second: (u32, &[u64])) -> (u64, u64) {
+    let (db, _) = open(dir, cc);
     let mut w0 = db.worker().unwrap();
     let mut w1 = db.worker().unwrap();
     call(&mut w0, first.0, first.1);
@@ -149,13 +154,7 @@ fn run_and_recover(dir: &Path, cc: Cc, first: (u32, &[u64]), second: (u32, &[u64
     drop((w0, w1));
     db.close().unwrap();
     drop(db);
-    let (db, report) = Db::builder(dir)
-        .options(opts(cc))
-        .catalog(catalog())
-        .procedures(procs())
-        .loader(load)
-        .open()
-        .unwrap();
+    let (db, report) = open(dir, cc);
     assert_eq!(report.recovery.txns, 2);
     let recovered = count(&db);
     db.close().unwrap();

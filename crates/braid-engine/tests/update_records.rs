@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use braid_engine::*;
 
@@ -97,18 +98,23 @@ fn get(db: &Db, key: u64, col: usize) -> Option<u64> {
     out
 }
 
+/// Open (create or recover) the database in `dir` with `o`.
+fn open(dir: &Path, o: Options) -> (Db, OpenReport) {
+    Db::builder(dir)
+        .options(o)
+        .catalog(catalog())
+        .loader(load)
+        .open()
+        .unwrap()
+}
+
 /// A run of transactions that update, insert and delete, some aborted after logging writes,
 /// then a clean reopen: the recovered state is the state before it.
 fn recovers_what_committed(scheme: &str, device: DeviceConfig, cc: Cc) {
     let base = tempfile::tempdir_in("/dev/shm").unwrap();
     let dir = base.path().join("db");
     let o = opts(scheme, device, cc);
-    let (db, _) = Db::builder(&dir)
-        .options(o.clone())
-        .catalog(catalog())
-        .loader(load)
-        .open()
-        .unwrap();
+    let (db, _) = open(&dir, o.clone());
     let mut w = db.worker().unwrap();
     for i in 0..400u64 {
         let mut tx = w.begin();
@@ -138,12 +144,7 @@ fn recovers_what_committed(scheme: &str, device: DeviceConfig, cc: Cc) {
     drop(w);
     db.close().unwrap();
     drop(db);
-    let (db, r) = Db::builder(&dir)
-        .options(o)
-        .catalog(catalog())
-        .loader(load)
-        .open()
-        .unwrap();
+    let (db, r) = open(&dir, o);
     assert!(
         r.recovery.txns >= 300,
         "{scheme}: {} transactions replayed",
@@ -172,12 +173,7 @@ fn a_transaction_open_across_checkpoints_keeps_its_writes() {
         let base = tempfile::tempdir_in("/dev/shm").unwrap();
         let dir = base.path().join("db");
         let o = opts(scheme, device, Cc::TwoPl);
-        let (db, _) = Db::builder(&dir)
-            .options(o.clone())
-            .catalog(catalog())
-            .loader(load)
-            .open()
-            .unwrap();
+        let (db, _) = open(&dir, o.clone());
         let mut w = db.worker().unwrap();
         let mut other = db.worker().unwrap();
         let mut tx = w.begin();
@@ -199,12 +195,7 @@ fn a_transaction_open_across_checkpoints_keeps_its_writes() {
         drop((w, other));
         db.close().unwrap();
         drop(db);
-        let (db, r) = Db::builder(&dir)
-            .options(o)
-            .catalog(catalog())
-            .loader(load)
-            .open()
-            .unwrap();
+        let (db, r) = open(&dir, o);
         assert!(r.checkpoint.is_some(), "{scheme}: no checkpoint loaded");
         assert_eq!(
             get(&db, 5, 1),
