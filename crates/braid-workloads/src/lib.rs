@@ -7,7 +7,6 @@
 //! a [`Client`] per worker thread that generates and runs its transactions:
 //!
 //! ```
-//! use braid_engine::{Db, Options};
 //! use braid_workloads::tpcb::{Tpcb, TpcbConfig};
 //! use braid_workloads::{Client, Workload};
 //!
@@ -16,9 +15,8 @@
 //! # let dir = tmp.path();
 //! let cfg = TpcbConfig { branches: 1, accounts_per_branch: 1_000, ..TpcbConfig::default() };
 //! let w = Tpcb::new(cfg)?;
-//! let (db, _) = Db::builder(dir).catalog(w.catalog()).procedures(w.procedures()).loader(|l| {
-//!     w.load(l, &|_rows| {})
-//! }).open()?;
+//! // The workload's catalog, procedures and initial rows; the default options.
+//! let (db, _) = w.db(dir).open()?;
 //! let mut worker = db.worker()?;
 //! let mut client = w.client(0, 42);
 //! for _ in 0..10 {
@@ -40,7 +38,9 @@ pub mod tpcc;
 mod util;
 pub mod ycsb;
 
-use braid_engine::{Catalog, Db, EngineError, Loader, Procedures, Ticket, TxError, Worker};
+use braid_engine::{
+    Catalog, Db, EngineError, Loader, OpenBuilder, Procedures, Ticket, TxError, Worker,
+};
 
 pub use client::{OnConflict, RetryingClient, TxnSource};
 pub use error::{ConsistencyError, UnknownMix};
@@ -62,6 +62,14 @@ pub trait Workload: Send + Sync {
     -> Result<(), EngineError>;
     /// A transaction generator for worker thread `index`.
     fn client(&self, index: usize, seed: u64) -> Box<dyn Client>;
+    /// Start opening a database of this workload in `dir` ([`Db::builder`] with its catalog,
+    /// procedures and loader; give the options, then open).
+    fn db(&self, dir: &std::path::Path) -> OpenBuilder<'_> {
+        Db::builder(dir)
+            .catalog(self.catalog())
+            .procedures(self.procedures())
+            .loader(|l| self.load(l, &|_| {}))
+    }
     /// Consistency conditions that must hold after any run or recovery.
     fn check(&self, _db: &Db) -> Result<(), ConsistencyError> {
         Ok(())

@@ -100,11 +100,9 @@ pub fn run(args: FollowArgs) -> anyhow::Result<()> {
     let mut requests = braid_nats::control::PromoteRequests::listen(std::sync::Arc::new(control))?;
     let open = || -> anyhow::Result<Standby> {
         let (opts, _) = reopen_options(&meta, &args.engine, args.threads)?;
-        Db::builder(&args.dir)
+        workload
+            .db(&args.dir)
             .options(opts)
-            .catalog(workload.catalog())
-            .procedures(workload.procedures())
-            .loader(|l| workload.load(l, &|_| {}))
             .standby()
             .context("opening the standby")
     };

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context as _;
-use braid_engine::{Db, LogKind, Meta, SchemeSpec};
+use braid_engine::{LogKind, Meta, SchemeSpec};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -177,18 +177,11 @@ pub fn run(args: RecoverArgs) -> anyhow::Result<()> {
     let start = Instant::now();
     let writer = braid_engine::Db::writer_pid(&args.dir);
     let (db, report) = if args.read_only {
-        Db::builder(&args.dir)
-            .options(opts)
-            .catalog(workload.catalog())
-            .procedures(workload.procedures())
-            .loader(|l| workload.load(l, &|_| {}))
-            .open_read_only()?
+        workload.db(&args.dir).options(opts).open_read_only()?
     } else {
-        Db::builder(&args.dir)
+        workload
+            .db(&args.dir)
             .options(opts)
-            .catalog(workload.catalog())
-            .procedures(workload.procedures())
-            .loader(|l| workload.load(l, &|_| {}))
             .progress(&move |n| b.inc(n))
             .open()?
     };
@@ -338,12 +331,7 @@ pub fn recover_quiet(
     }
     opts.app = meta.app.clone();
     opts.cc = cc_for(meta.mvcc, opts.cc);
-    let (db, report) = Db::builder(dir)
-        .options(opts)
-        .catalog(workload.catalog())
-        .procedures(workload.procedures())
-        .loader(|l| workload.load(l, &|_| {}))
-        .open()?;
+    let (db, report) = workload.db(dir).options(opts).open()?;
     let _ = db.close();
     let r = &report.recovery;
     let secs = r.seconds.max(1e-9);

@@ -37,13 +37,7 @@ pub fn open(dir: &Path, opts: Options, w: &dyn Workload) -> Db {
 }
 
 pub fn open_report(dir: &Path, opts: Options, w: &dyn Workload) -> (Db, braid_engine::OpenReport) {
-    Db::builder(dir)
-        .options(opts)
-        .catalog(w.catalog())
-        .procedures(w.procedures())
-        .loader(|l| w.load(l, &|_| {}))
-        .open()
-        .unwrap()
+    w.db(dir).options(opts).open().unwrap()
 }
 
 /// What a run did.

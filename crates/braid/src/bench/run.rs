@@ -209,10 +209,9 @@ pub fn run_once(
     );
     let lb = load_bar.clone();
     let progress = move |n: u64| lb.inc(n);
-    let (db, _report) = Db::builder(dir.path().join("db"))
+    let (db, _report) = workload
+        .db(&dir.path().join("db"))
         .options(opts)
-        .catalog(workload.catalog())
-        .procedures(workload.procedures())
         .loader(|l| workload.load(l, &progress))
         .open()
         .with_context(|| format!("opening the database for {label}"))?;

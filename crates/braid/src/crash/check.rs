@@ -27,11 +27,9 @@ pub(super) fn recover_and_check(
     opts.env = env;
     opts.app = common::app_blob(&*workload);
     let open = |opts: braid_engine::Options| {
-        Db::builder(dir)
+        workload
+            .db(dir)
             .options(opts)
-            .catalog(workload.catalog())
-            .procedures(workload.procedures())
-            .loader(|l| workload.load(l, &|_| {}))
             .open()
             .context("recovery failed")
     };

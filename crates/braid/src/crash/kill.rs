@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use braid_engine::Db;
 use braid_engine::testing::Env;
 use parking_lot::Mutex;
 use rand::Rng;
@@ -33,12 +32,7 @@ pub fn child(mut args: ChildArgs) -> anyhow::Result<()> {
     let workload = args.crash.workload()?;
     let mut opts = args.crash.options()?;
     opts.app = common::app_blob(&*workload);
-    let (db, _) = Db::builder(&args.db)
-        .options(opts)
-        .catalog(workload.catalog())
-        .procedures(workload.procedures())
-        .loader(|l| workload.load(l, &|_| {}))
-        .open()?;
+    let (db, _) = workload.db(&args.db).options(opts).open()?;
     let out = Mutex::new(std::io::stdout());
     // The parent reads what it can; a write that fails (the parent is gone) loses nothing it
     // could check.

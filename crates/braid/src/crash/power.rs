@@ -19,7 +19,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use braid_engine::Db;
 use braid_engine::testing::{Env, PmemEnv, SimPmem};
 use braid_pmem::{CrashMode, PersistTrip};
 use braid_wal::fs::{CrashOpts, FaultFs};
@@ -132,13 +131,7 @@ pub fn power_round(args: &CrashArgs, round: usize, rng: &mut SmallRng) -> anyhow
     let mut opts = args.options()?;
     opts.env = env(args, fs.clone(), sim.clone());
     opts.app = common::app_blob(&*workload);
-    let (db, _) = Db::builder(&dir)
-        .options(opts)
-        .catalog(workload.catalog())
-        .procedures(workload.procedures())
-        .loader(|l| workload.load(l, &|_| {}))
-        .open()
-        .context("open")?;
+    let (db, _) = workload.db(&dir).options(opts).open().context("open")?;
     let intents: Mutex<Vec<Intent>> = Mutex::default();
     let acks: Mutex<HashSet<u64>> = Mutex::default();
     let stop = AtomicBool::new(false);
