@@ -25,6 +25,11 @@ const NOSPACE_BACKOFF_MAX: Duration = Duration::from_millis(100);
 impl Inner {
     pub(super) fn flusher_main(self: Arc<Self>) {
         BUSY_THREADS.fetch_add(1, Relaxed);
+        // A group delay of a few microseconds is a timed sleep of that length; Linux adds a
+        // thread's timer slack (50 us by default) to every timed sleep, which turned a 5 us
+        // delay into 50. One microsecond of slack is what the delay's resolution asks for.
+        // Refused only by kernels without prctl, where delays stay coarse.
+        let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1000));
         let r = catch_unwind(AssertUnwindSafe(|| self.flusher_loop()));
         BUSY_THREADS.fetch_sub(1, Relaxed);
         if r.is_err() {
@@ -141,9 +146,7 @@ impl Inner {
     /// take that from it.
     /// Returns whether a record was filled past `d` (or the state changed).
     fn linger(&self, d: Lsn, st: u8) -> bool {
-        if self.clock.last_flush_ns.load(Relaxed) > LINGER_FLUSH_MAX.as_nanos() as u64
-            || BUSY_THREADS.load(Relaxed) > self.cores
-        {
+        if !self.may_spin() {
             return false;
         }
         let start = Instant::now();
@@ -158,6 +161,14 @@ impl Inner {
                 return false;
             }
         }
+    }
+
+    /// Whether waiting by spinning costs nothing: flushes are cheap (the last one took under
+    /// [`LINGER_FLUSH_MAX`]) and a core would otherwise idle (the writers and flushers of every
+    /// stream of the process fit in the machine's cores).
+    fn may_spin(&self) -> bool {
+        self.clock.last_flush_ns.load(Relaxed) <= LINGER_FLUSH_MAX.as_nanos() as u64
+            && BUSY_THREADS.load(Relaxed) <= self.cores
     }
 
     /// Take the flush token, sleeping while a leader holds it.
@@ -179,6 +190,23 @@ impl Inner {
     /// point reached.
     fn gather(&self, d: Lsn, st: u8) -> Lsn {
         let deadline = Instant::now() + self.group_delay;
+        if self.group_delay <= LINGER && self.may_spin() {
+            // A delay this short is below what a sleep resolves on most machines: spin, where
+            // spinning costs nothing (as `linger` does).
+            loop {
+                for _ in 0..64 {
+                    std::hint::spin_loop();
+                }
+                let ready = self.res.ready().0;
+                if ready - d >= self.group_bytes
+                    || self.state.load(SeqCst) != st
+                    || self.space_waiters.load(SeqCst) > 0
+                    || Instant::now() >= deadline
+                {
+                    return ready;
+                }
+            }
+        }
         let mut best = d;
         let mut g = self.lock.lock();
         loop {

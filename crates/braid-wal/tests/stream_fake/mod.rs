@@ -435,6 +435,19 @@ fn group_commit_delay() {
     concurrent_run(false, 1 << 16, Duration::from_micros(200), 2, 500);
 }
 
+#[test]
+fn group_commit_short_delay() {
+    // A delay under the flusher's linger, on a device whose flushes are cheap: the flusher
+    // gathers by spinning where a core is free, by sleeping where not.
+    concurrent_run(false, 1 << 16, Duration::from_micros(5), 2, 500);
+}
+
+#[test]
+fn ring_full_with_short_group_delay() {
+    // The spinning gather, too, is cut short by writers waiting for ring space.
+    concurrent_run(false, 512, Duration::from_micros(40), 2, 300);
+}
+
 fn durable_never_passes_busy(durable_on_fill: bool) {
     let fake = Fake::new(1 << 16, durable_on_fill, 0);
     let stream = Stream::start(fake.clone(), 0, cfg(4)).unwrap();
