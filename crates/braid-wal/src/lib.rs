@@ -71,7 +71,10 @@
 //!
 //! The streams, LSN vectors and each scheme's mechanisms are internal. The `testing` cargo
 //! feature adds `braid_wal::testing`: machinery (a fault-injecting file system, the internals the
-//! project's crash tests, benches and fuzz targets drive); it is not part of the API.
+//! project's crash tests, benches and fuzz targets drive); it is not part of the API. The `cli`
+//! feature derives `clap::Args` for the configurations of the schemes with options a command
+//! line sets (`GsnConfig`, `TaurusConfig`, `PerTxnConfig`): their fields' docs and defaults are
+//! the flags' help and defaults, as in the `braid` command.
 
 #![deny(missing_docs)]
 

@@ -142,7 +142,7 @@ fn cfg(compress: bool) -> (SchemeConfig, TaurusConfig) {
             ..SchemeConfig::default()
         },
         TaurusConfig {
-            compress: Some(compress),
+            compress: compress.into(),
             anchor_every: 64,
             ..TaurusConfig::default()
         },

@@ -23,7 +23,7 @@ use braid_wal::device::Device;
 use braid_wal::device::pmem::{PmemDevice, PmemDeviceConfig};
 use braid_wal::record::Kind;
 use braid_wal::scan::{ScanMode, Scanner};
-use braid_wal::scheme::taurus::{TaurusConfig, open_taurus};
+use braid_wal::scheme::taurus::{LvCompress, TaurusConfig, open_taurus};
 use braid_wal::scheme::{
     CommitRequest, LogKind, NoRows, RecoveryPlan, Replay, ReplayError, RowRef, Scheme,
     SchemeConfig, SchemeWorker, Ticket,
@@ -53,7 +53,7 @@ fn scfg(logging: LogKind) -> (SchemeConfig, TaurusConfig) {
             ..SchemeConfig::default()
         },
         TaurusConfig {
-            compress: Some(false),
+            compress: LvCompress::Off,
             range_bucket_bits: 8,
             ..TaurusConfig::default()
         },

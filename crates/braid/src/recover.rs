@@ -309,8 +309,8 @@ pub fn recover_quiet(
     let mut engine = <EngineArgs as clap::FromArgMatches>::from_arg_matches(
         &<EngineArgs as clap::Args>::augment_args(clap::Command::new("x")).get_matches_from(["x"]),
     )?;
-    engine.scan_threads = scan_threads;
-    engine.apply_threads = apply_threads;
+    engine.gsn.scan_threads = scan_threads.unwrap_or(0);
+    engine.gsn.apply_threads = apply_threads.unwrap_or(0);
     if let Some(p) = plan {
         engine.taurus_recovery = p;
     }

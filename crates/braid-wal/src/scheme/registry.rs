@@ -249,6 +249,31 @@ where
     })
 }
 
+/// A size in bytes from the command line: a number, optionally followed by a unit (`K`/`KiB`,
+/// `M`/`MiB`, `G`/`GiB`, all powers of 1024; `B` or none for bytes).
+#[cfg(feature = "cli")]
+pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (digits, unit) = s.split_at(split);
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        other => {
+            return Err(format!(
+                "unknown unit {other:?} in {s:?}: use B, KiB, MiB or GiB"
+            ));
+        }
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size: write a number, e.g. 262144 or 256KiB"))?;
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("{s:?} is too large"))
+}
+
 /// An error for a storage the scheme cannot use.
 pub(crate) fn wrong_storage(scheme: &str, want: LogPlace) -> WalError {
     WalError::WrongLog {
@@ -260,5 +285,25 @@ pub(crate) fn wrong_storage(scheme: &str, want: LogPlace) -> WalError {
                 LogPlace::Region => "a persistent-memory region",
             }
         ),
+    }
+}
+
+#[cfg(all(test, feature = "cli"))]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_take_binary_units() {
+        assert_eq!(parse_size("262144"), Ok(262_144));
+        assert_eq!(parse_size("256KiB"), Ok(256 << 10));
+        assert_eq!(parse_size("256k"), Ok(256 << 10));
+        assert_eq!(parse_size("1 MiB"), Ok(1 << 20));
+        assert_eq!(parse_size("2G"), Ok(2 << 30));
+        assert_eq!(parse_size("7B"), Ok(7));
+        assert!(parse_size("1.5MiB").is_err());
+        assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("KiB").is_err());
+        assert!(parse_size("99999999999999999999G").is_err());
+        assert!(parse_size("17179869184G").is_err());
     }
 }

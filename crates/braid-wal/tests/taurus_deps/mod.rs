@@ -296,7 +296,7 @@ fn scfg(
         },
         TaurusConfig {
             delta: 512,
-            compress: Some(compress),
+            compress: compress.into(),
             anchor_every: 700,
             ..TaurusConfig::default()
         },

@@ -258,7 +258,7 @@ pub fn measure_variants(
                 "device_mbps": args.engine.device_mbps,
                 "device_sync_us": args.engine.device_sync_us,
                 "sync_commit": args.engine.sync_commit,
-                "lv_compress": format!("{:?}", args.engine.lv_compress).to_lowercase(),
+                "lv_compress": args.engine.taurus.compress.to_string(),
                 "taurus_recovery": format!("{:?}", args.engine.taurus_recovery).to_lowercase(),
             }),
         });

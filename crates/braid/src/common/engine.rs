@@ -1,5 +1,6 @@
 //! Log and engine options on the command line: the log device, persistence domain, pmem write
-//! mode and every scheme's shorthand flags, and how they become engine [`Options`].
+//! mode and the schemes' own flags (derived from their configurations), and how they become
+//! engine [`Options`].
 
 use std::time::Duration;
 
@@ -9,7 +10,7 @@ use braid_engine::{
 };
 use braid_pmem::Domain;
 use braid_wal::device::PmemWrite;
-use braid_wal::scheme::{FlushPolicy, GsnConfig, PerTxnConfig, TaurusConfig};
+use braid_wal::scheme::{GsnConfig, PerTxnConfig, TaurusConfig};
 use clap::{Args, ValueEnum};
 
 /// Where the log goes.
@@ -53,17 +54,6 @@ impl DomainArg {
     }
 }
 
-impl LvCompressArg {
-    /// The flag value of [`TaurusConfig::compress`].
-    pub fn of(compress: Option<bool>) -> LvCompressArg {
-        match compress {
-            None => LvCompressArg::Auto,
-            Some(true) => LvCompressArg::On,
-            Some(false) => LvCompressArg::Off,
-        }
-    }
-}
-
 impl TaurusRecoveryArg {
     /// The flag value of `plan`.
     pub fn of(plan: braid_wal::scheme::RecoveryPlan) -> TaurusRecoveryArg {
@@ -90,15 +80,6 @@ impl PmemWriteArg {
 fn nats_default_timeout_ms() -> u64 {
     let cfg = braid_nats::NatsConfig::new(String::new(), String::new());
     cfg.timeout.as_millis() as u64
-}
-
-/// Record-LV compression of the taurus scheme.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LvCompressArg {
-    /// On from 32 streams (where a dense LV outweighs a record), off below.
-    Auto,
-    On,
-    Off,
 }
 
 /// How taurus replays at recovery.
@@ -231,53 +212,16 @@ pub struct EngineArgs {
     /// Keep the log under about this many MiB with checkpoints and truncation (0: no cap).
     #[arg(long, default_value_t = 0)]
     pub log_cap_mb: u64,
-    /// gsn recovery: N, the threads that scan the logs and partition their records by page
-    /// (Wang & Johnson Sec. 3.2; default: the recovery threads).
-    #[arg(long)]
-    pub scan_threads: Option<usize>,
-    /// gsn recovery: M, the page buckets and the threads that sort each by GSN and apply it
-    /// (default: the recovery threads).
-    #[arg(long)]
-    pub apply_threads: Option<usize>,
     /// taurus: how recovery replays: auto (serial when the log offers little parallelism),
     /// parallel (pools and RLV) or serial.
     #[arg(long, value_enum, default_value_t = TaurusRecoveryArg::of(Options::default().recovery_plan))]
     pub taurus_recovery: TaurusRecoveryArg,
-    /// taurus: compress record LVs against anchors (Alg. 5): auto (on from 32 streams), on or
-    /// off.
-    #[arg(long, value_enum, default_value_t = LvCompressArg::of(TaurusConfig::default().compress))]
-    pub lv_compress: LvCompressArg,
-    /// taurus: row LVs leave the row table once this many KiB of log behind the committed
-    /// vector of every stream (Section 4.1's delta): smaller keeps the table small and in
-    /// cache, larger leaves recovery fewer artificial dependencies.
-    #[arg(long, default_value_t = TaurusConfig::default().delta >> 10)]
-    pub lv_delta_kb: u64,
-    /// pertxn: when log objects are persisted: insert (by the committing worker) or commit (by
-    /// a background daemon; a waiting commit persists what the daemon has not reached).
-    #[arg(long, default_value_t = PerTxnConfig::default().flush)]
-    pub pertxn_flush: FlushPolicy,
-    /// pertxn: consumed log index entries that trigger truncation (0 = half the index).
-    #[arg(long, default_value_t = PerTxnConfig::default().truncate_entries)]
-    pub pertxn_truncate: u64,
-    /// pertxn: bytes per persistent log object slot (multiple of 64; fixed when the region is
-    /// created). The region is --ring-mb large; the index gets one entry per slot.
-    #[arg(long, default_value_t = PerTxnConfig::default().slot_size)]
-    pub pertxn_slot_bytes: usize,
-    /// gsn: log partitioning: tx (a worker's transactions go to its own log) or page (an
-    /// operation goes to log page-id mod logs).
-    #[arg(long, default_value_t = GsnConfig::default().partition)]
-    pub gsn_partition: braid_wal::scheme::Partition,
-    /// gsn: commit protection on pmem: durable (durable processor cache: acknowledge after the
-    /// insert's fence) or passive (volatile cache: passive group commit). File logs always use
-    /// per-log durable GSN watermarks.
-    #[arg(long, default_value_t = GsnConfig::default().commit)]
-    pub gsn_commit: braid_wal::scheme::CommitProtocol,
-    /// gsn: rows per page (consecutive keys of a table share a page GSN).
-    #[arg(long, default_value_t = GsnConfig::default().rows_per_page)]
-    pub rows_per_page: u64,
-    /// gsn: emulated NVM latency per log insert, ns (the paper uses 1200).
-    #[arg(long, default_value_t = GsnConfig::default().insert_delay_ns)]
-    pub gsn_insert_delay_ns: u64,
+    #[command(flatten)]
+    pub gsn: GsnConfig,
+    #[command(flatten)]
+    pub taurus: TaurusConfig,
+    #[command(flatten)]
+    pub pertxn: PerTxnConfig,
     /// nats device: the cluster's server URLs, comma-separated (nats://HOST:PORT,...;
     /// `scripts/nats-cluster.sh start` prints them).
     #[arg(long, value_name = "URL")]
@@ -293,7 +237,7 @@ pub struct EngineArgs {
     pub nats_timeout_ms: u64,
     /// Any scheme's own option, as SCHEME.KEY=VALUE (repeatable; e.g. gsn.partition=page,
     /// taurus.anchor_kb=128). A scheme added to braid is configured this way with no new
-    /// flag; the scheme flags above are shorthands for some of these.
+    /// flag; the schemes' flags below set some of these.
     #[arg(long = "scheme-opt", value_name = "SCHEME.KEY=VALUE")]
     pub scheme_opt: Vec<String>,
 }
@@ -353,53 +297,17 @@ impl EngineArgs {
         (!p.is_unlimited()).then_some(p)
     }
 
-    /// The scheme options the shorthand flags set, as (scheme, option, value).
-    fn shorthand_options(&self) -> Vec<(&'static str, &'static str, String)> {
-        let lv_compress = match self.lv_compress {
-            LvCompressArg::Auto => "auto",
-            LvCompressArg::On => "on",
-            LvCompressArg::Off => "off",
-        };
-        vec![
-            ("gsn", "partition", self.gsn_partition.name().to_string()),
-            ("gsn", "commit", self.gsn_commit.name().to_string()),
-            ("gsn", "rows_per_page", self.rows_per_page.to_string()),
-            (
-                "gsn",
-                "insert_delay_ns",
-                self.gsn_insert_delay_ns.to_string(),
-            ),
-            (
-                "gsn",
-                "scan_threads",
-                self.scan_threads.unwrap_or(0).to_string(),
-            ),
-            (
-                "gsn",
-                "apply_threads",
-                self.apply_threads.unwrap_or(0).to_string(),
-            ),
-            ("taurus", "lv_compress", lv_compress.to_string()),
-            ("taurus", "delta_kb", self.lv_delta_kb.to_string()),
-            ("pertxn", "flush", self.pertxn_flush.name().to_string()),
-            (
-                "pertxn",
-                "truncate_entries",
-                self.pertxn_truncate.to_string(),
-            ),
-            ("pertxn", "slot_bytes", self.pertxn_slot_bytes.to_string()),
-        ]
-    }
-
-    /// Scheme `name` configured by the shorthand flags and `--scheme-opt`.
+    /// Scheme `name` configured by the schemes' flags and `--scheme-opt`.
     pub fn spec(&self, name: &str) -> anyhow::Result<SchemeSpec> {
-        let mut spec = SchemeSpec::named(name)?;
-        for (scheme, key, value) in self.shorthand_options() {
-            if scheme == spec.name() {
-                spec.set(key, &value)
-                    .with_context(|| format!("the {scheme} option {key}={value}"))?;
-            }
-        }
+        let flagged: [SchemeSpec; 3] = [
+            self.gsn.clone().into(),
+            self.taurus.clone().into(),
+            self.pertxn.clone().into(),
+        ];
+        let mut spec = match flagged.into_iter().find(|s| s.name() == name) {
+            Some(s) => s,
+            None => SchemeSpec::named(name)?,
+        };
         for opt in &self.scheme_opt {
             let (scheme, key, value) = opt
                 .split_once('=')
@@ -539,6 +447,41 @@ mod tests {
         );
         assert_eq!(opt(&e, "taurus", "lv_compress"), "off");
         assert_eq!(o.recovery_plan, RecoveryPlan::Parallel);
+        let e = engine(&[
+            "--lv-delta",
+            "1MiB",
+            "--gsn-partition",
+            "page",
+            "--rows-per-page",
+            "4",
+            "--pertxn-flush",
+            "commit",
+            "--pertxn-slot-bytes",
+            "512",
+        ]);
+        assert_eq!(opt(&e, "taurus", "delta_kb"), "1024");
+        assert_eq!(opt(&e, "gsn", "partition"), "page");
+        assert_eq!(opt(&e, "gsn", "rows_per_page"), "4");
+        assert_eq!(opt(&e, "pertxn", "flush"), "commit");
+        assert_eq!(opt(&e, "pertxn", "slot_bytes"), "512");
+        // Defaults are the library's own.
+        let e = engine(&[]);
+        assert_eq!(e.gsn.rows_per_page, GsnConfig::default().rows_per_page);
+        assert_eq!(e.taurus, TaurusConfig::default());
+        assert_eq!(e.pertxn, PerTxnConfig::default());
+        // Values the configuration cannot take are refused by the parser, naming the flag.
+        let cmd = || <EngineArgs as Args>::augment_args(clap::Command::new("x"));
+        for bad in [
+            ["--rows-per-page", "0"],
+            ["--lv-delta", "1.5MiB"],
+            ["--lv-compress", "maybe"],
+        ] {
+            let err = cmd()
+                .try_get_matches_from(std::iter::once("x").chain(bad))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(bad[0]), "{bad:?}: {err}");
+        }
     }
 
     #[test]

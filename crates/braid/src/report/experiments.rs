@@ -229,7 +229,7 @@ pub const COMMITS_CAP_S: f64 = 60.0;
 /// record-LV compression (Section 4.1, Alg. 5) on.
 pub fn parallel(a: &mut BenchArgs) {
     a.logs = Some(vec![LOGS]);
-    a.engine.lv_compress = crate::common::LvCompressArg::On;
+    a.engine.taurus.compress = braid_wal::scheme::LvCompress::On;
 }
 
 /// Serial logging on a RAID-0 of [`LOGS`] devices, in 16 KiB stripe units: a group-commit

@@ -93,36 +93,54 @@ fn unknown_commit(s: &str) -> UnknownName {
     UnknownName::new("commit protocol", s, &["durable", "passive"])
 }
 
-/// Options of the gsn scheme.
+/// Options of the gsn scheme. With the crate's `cli` feature they are command-line flags
+/// (`clap::Args`), whose help is the fields' docs.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[cfg_attr(feature = "cli", command(next_help_heading = "Scheme gsn"))]
 pub struct GsnConfig {
-    /// How records are spread over the logs (option `partition`).
+    /// Log partitioning: tx (a worker's transactions go to its own log) or page (an
+    /// operation goes to log page-id mod logs). Scheme option `partition`.
+    #[cfg_attr(feature = "cli", arg(long = "gsn-partition", default_value_t = GsnConfig::default().partition))]
     pub partition: Partition,
-    /// How commits are protected on persistent memory (option `commit`).
+    /// Commit protection on pmem: durable (durable processor cache: acknowledge after the
+    /// insert's fence) or passive (volatile cache: passive group commit). File logs always use
+    /// per-log durable GSN watermarks. Scheme option `commit`.
+    #[cfg_attr(feature = "cli", arg(long = "gsn-commit", default_value_t = GsnConfig::default().commit))]
     pub commit: CommitProtocol,
-    /// Rows per page (consecutive keys of one table).
+    /// Rows per page (consecutive keys of a table share a page GSN). Scheme option
+    /// `rows_per_page`.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = GsnConfig::default().rows_per_page, value_parser = clap::value_parser!(u64).range(1..)))]
     pub rows_per_page: u64,
-    /// Emulated NVM latency per log insert (the paper uses 1200 ns), busy-waited.
+    /// Emulated NVM latency per log insert, ns, busy-waited (the paper uses 1200). Scheme
+    /// option `insert_delay_ns`.
+    #[cfg_attr(feature = "cli", arg(long = "gsn-insert-delay-ns", default_value_t = GsnConfig::default().insert_delay_ns))]
     pub insert_delay_ns: u64,
     /// Passive group commit: signal a worker that keeps `min_dgsn` below the target this long.
+    #[cfg_attr(feature = "cli", arg(skip = GsnConfig::default().straggler_after))]
     pub straggler_after: Duration,
     /// Page clocks (rounded up to a power of two).
+    #[cfg_attr(feature = "cli", arg(skip = GsnConfig::default().page_slots))]
     pub page_slots: usize,
     /// Called on the committing thread after its records are inserted and its commit GSN is
     /// staged, before it publishes `dgsn` (passive group commit only). Tests use it to make a
     /// worker stall with its dirty bit set. Exists in the crate's test build only.
     #[cfg(test)]
+    #[cfg_attr(feature = "cli", arg(skip))]
     pub(crate) after_insert: Option<Hook>,
     /// Test switch: the straggler signal's handler ignores this instance's workers (signals
     /// are still sent and counted), to show that the handler is what releases a straggler.
     /// Exists in the crate's test build only.
     #[cfg(test)]
+    #[cfg_attr(feature = "cli", arg(skip))]
     pub(crate) mute_signal_handler: bool,
-    /// Recovery: N, the threads that scan the logs and partition their redo operations by page
-    /// (Section 3.2); 0 means `SchemeConfig::recovery_threads`.
+    /// Recovery: N, the threads that scan the logs and partition their redo operations by
+    /// page (Wang & Johnson Sec. 3.2); 0: the recovery threads. Scheme option `scan_threads`.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = GsnConfig::default().scan_threads))]
     pub scan_threads: usize,
-    /// Recovery: M, the page buckets and the threads that sort each by GSN and apply it; 0
-    /// means `SchemeConfig::recovery_threads`.
+    /// Recovery: M, the page buckets and the threads that sort each by GSN and apply it;
+    /// 0: the recovery threads. Scheme option `apply_threads`.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = GsnConfig::default().apply_threads))]
     pub apply_threads: usize,
 }
 

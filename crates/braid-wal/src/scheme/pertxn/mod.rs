@@ -114,27 +114,42 @@ fn unknown_flush(s: &str) -> UnknownName {
     UnknownName::new("flush policy", s, &["insert", "commit"])
 }
 
-/// Settings of the `pertxn` scheme.
+/// Settings of the `pertxn` scheme. With the crate's `cli` feature they are command-line flags
+/// (`clap::Args`), whose help is the fields' docs.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[cfg_attr(feature = "cli", command(next_help_heading = "Scheme pertxn"))]
 pub struct PerTxnConfig {
-    /// When objects become persistent.
+    /// When log objects are persisted: insert (by the committing worker) or commit (by a
+    /// background daemon; a waiting commit persists what the daemon has not reached). Scheme
+    /// option `flush`.
+    #[cfg_attr(feature = "cli", arg(long = "pertxn-flush", default_value_t = PerTxnConfig::default().flush))]
     pub flush: FlushPolicy,
-    /// Bytes per object slot (a multiple of 64, 128 to about 1 MiB). Used when the region is
-    /// formatted; a formatted region keeps its own.
+    /// Bytes per persistent log object slot (a multiple of 64, 128 to about 1 MiB), used when
+    /// the region is formatted (a formatted region keeps its own); the index gets one entry
+    /// per slot. Scheme option `slot_bytes`.
+    #[cfg_attr(feature = "cli", arg(long = "pertxn-slot-bytes", default_value_t = PerTxnConfig::default().slot_size))]
     pub slot_size: usize,
-    /// Consumed index entries that trigger truncation; 0 = half the index.
+    /// Consumed log index entries that trigger truncation (0: half the index). Scheme option
+    /// `truncate_entries`.
+    #[cfg_attr(feature = "cli", arg(long = "pertxn-truncate", default_value_t = PerTxnConfig::default().truncate_entries))]
     pub truncate_entries: u64,
     /// How flush-on-insert copies an object into its slot.
+    #[cfg_attr(feature = "cli", arg(skip = PerTxnConfig::default().write))]
     pub write: PmemWrite,
     /// Longest sleep of the idle flush daemon (flush-on-commit).
+    #[cfg_attr(feature = "cli", arg(skip = PerTxnConfig::default().daemon_interval))]
     pub daemon_interval: Duration,
     /// Run the flush daemon under flush-on-commit (the default). Without it every waiting
     /// commit persists what it depends on itself (Section 4.3's fallback path), so persist
     /// events happen in one deterministic order: crash-point enumeration needs that.
+    #[cfg_attr(feature = "cli", arg(skip = PerTxnConfig::default().flush_daemon))]
     pub flush_daemon: bool,
     /// Segment size of the backup files (a multiple of 4096).
+    #[cfg_attr(feature = "cli", arg(skip = PerTxnConfig::default().backup_segment_size))]
     pub backup_segment_size: u64,
     /// DRAM buffer of the backup stream.
+    #[cfg_attr(feature = "cli", arg(skip = PerTxnConfig::default().backup_buffer_size))]
     pub backup_buffer_size: usize,
 }
 

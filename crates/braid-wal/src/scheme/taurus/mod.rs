@@ -29,7 +29,7 @@
 //! Configuration: [`TaurusConfig`], the scheme's [`SchemeDef`] (record-LV compression, the
 //! row table's delta, anchors, range buckets; options `lv_compress`, `delta_kb`, `anchor_kb`, `spread`,
 //! `range_bucket_bits`), and the replay plan in [`SchemeConfig::recovery_plan`]; the `braid`
-//! command sets them with `--lv-compress`, `--lv-delta-kb` and `--taurus-recovery`.
+//! command sets them with `--lv-compress`, `--lv-delta` and `--taurus-recovery`.
 //!
 //! Range LVs (phantoms). The paper's scan-twice validates a scan, but the edges between a
 //! scanning transaction and a transaction that inserts or deletes a key inside the scanned
@@ -73,18 +73,18 @@ use std::time::Instant;
 
 use super::registry::{Registration, SchemeDef, parse_option, unknown_option};
 use super::{LogKind, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker, Storage};
-use crate::WalError;
 use crate::device::Device;
 use crate::lv::MAX_STREAMS;
 use crate::scan::StreamSource;
 use crate::scheme::follow::Follower;
 use crate::stream::Stream;
+use crate::{UnknownName, WalError};
 use anchor::AnchorState;
 use commit::Tracker;
 use rows::RowTable;
 use worker::TaurusWorker;
 
-/// Streams from which `compress: None` (auto) compresses record LVs. Measured (YCSB, pmem, 2
+/// Streams from which `LvCompress::Auto` compresses record LVs. Measured (YCSB, pmem, 2
 /// threads, provisional): compression shrinks a record by 12 (2 streams) to 96 bytes (16
 /// streams) but cost 5-13% of throughput at 2, 4 and 16 streams, where the log's bandwidth is
 /// not the limit; from 32 streams a dense LV (258+ bytes) outweighs a YCSB redo record.
@@ -97,29 +97,73 @@ pub(crate) const DEFAULT_RANGE_BUCKET_BITS: u32 = 12;
 /// A scan spanning more buckets than this uses its table's table-wide range LVs instead.
 pub(crate) const MAX_SCAN_BUCKETS: u64 = 8;
 
-/// Taurus tuning.
+/// Whether taurus compresses record LVs against anchors (Alg. 5).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+)]
+#[strum(serialize_all = "lowercase", parse_err_ty = UnknownName, parse_err_fn = unknown_compress)]
+pub enum LvCompress {
+    /// On from 32 streams, where a dense LV outweighs a record; off below.
+    #[default]
+    Auto,
+    /// Always (with more than one stream).
+    On,
+    /// Never.
+    Off,
+}
+
+impl From<bool> for LvCompress {
+    fn from(on: bool) -> Self {
+        if on { LvCompress::On } else { LvCompress::Off }
+    }
+}
+
+fn unknown_compress(s: &str) -> UnknownName {
+    UnknownName::new("LV compression", s, &["auto", "on", "off"])
+}
+
+/// Taurus tuning. With the crate's `cli` feature it is command-line flags (`clap::Args`),
+/// whose help is the fields' docs.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[cfg_attr(feature = "cli", command(next_help_heading = "Scheme taurus"))]
 pub struct TaurusConfig {
-    /// Row LVs are evicted from the row table once `delta` log bytes behind the committed
-    /// vector in every stream, and re-created at `CLV - delta` (Section 4.1's delta).
+    /// Row LVs leave the row table once this many bytes of log (a size: 262144, 256KiB, 1MiB)
+    /// behind the committed vector of every stream, and come back at `CLV - delta` (Section
+    /// 4.1's delta): smaller keeps the table small and in cache, larger leaves recovery fewer
+    /// artificial dependencies. Scheme option `delta_kb`, in KiB.
+    #[cfg_attr(feature = "cli", arg(long = "lv-delta", value_name = "BYTES", default_value_t = TaurusConfig::default().delta, value_parser = super::registry::parse_size))]
     pub delta: u64,
-    /// Compress record LVs against anchors (Alg. 5): `Some(true)` / `Some(false)`, or `None`
-    /// for the default (on from `AUTO_COMPRESS_STREAMS` streams).
-    pub compress: Option<bool>,
+    /// Compress record LVs against anchors (Alg. 5): auto (on from 32 streams, where a dense
+    /// LV outweighs a record), on or off. Scheme option `lv_compress`.
+    #[cfg_attr(feature = "cli", arg(long = "lv-compress", default_value_t = TaurusConfig::default().compress))]
+    pub compress: LvCompress,
     /// Log bytes between two anchors of a stream (when compressing).
+    #[cfg_attr(feature = "cli", arg(skip = TaurusConfig::default().anchor_every))]
     pub anchor_every: u64,
     /// Range LVs: an ordered table's keys are grouped in buckets of `2^range_bucket_bits`
     /// consecutive keys, each with its own readLV / writeLV (capped at 63).
+    #[cfg_attr(feature = "cli", arg(skip = TaurusConfig::default().range_bucket_bits))]
     pub range_bucket_bits: u32,
     /// Each worker sends its transactions round robin over every stream, instead of all to
     /// stream `worker mod n` as Alg. 1 assigns them. For more streams (and devices) than
     /// workers, as when emulated devices stand in for the paper's many disks on a small
     /// machine. Off by default.
+    #[cfg_attr(feature = "cli", arg(skip = TaurusConfig::default().spread))]
     pub spread: bool,
     /// Recovery readers hand their records to replay `2^recovery_batch_bits` at a time
     /// (clamped to `recovery::BATCH_BITS_RANGE`; `recovery::BATCH_BITS` by default). Any
     /// size recovers the same; small ones make admission run many times on a small log (for
     /// tests) but cost time quadratic in the batches of a large one.
+    #[cfg_attr(feature = "cli", arg(skip = TaurusConfig::default().recovery_batch_bits))]
     pub recovery_batch_bits: u32,
 }
 
@@ -127,7 +171,7 @@ impl Default for TaurusConfig {
     fn default() -> Self {
         TaurusConfig {
             delta: 256 << 10,
-            compress: None,
+            compress: LvCompress::Auto,
             anchor_every: 64 << 10,
             range_bucket_bits: DEFAULT_RANGE_BUCKET_BITS,
             spread: false,
@@ -163,20 +207,7 @@ impl SchemeDef for TaurusConfig {
     }
     fn set_option(&mut self, key: &str, value: &str) -> Result<(), WalError> {
         match key {
-            "lv_compress" => {
-                self.compress = match value {
-                    "auto" => None,
-                    "on" => Some(true),
-                    "off" => Some(false),
-                    _ => {
-                        return Err(WalError::BadOption {
-                            detail: format!(
-                                "scheme taurus: lv_compress={value}: use auto, on or off"
-                            ),
-                        });
-                    }
-                }
-            }
+            "lv_compress" => self.compress = parse_option(NAME, key, value)?,
             "delta_kb" => self.delta = parse_option::<u64>(NAME, key, value)? << 10,
             "anchor_kb" => self.anchor_every = parse_option::<u64>(NAME, key, value)? << 10,
             "range_bucket_bits" => {
@@ -199,15 +230,7 @@ impl SchemeDef for TaurusConfig {
     }
     fn options(&self) -> Vec<(&'static str, String)> {
         vec![
-            (
-                "lv_compress",
-                match self.compress {
-                    None => "auto",
-                    Some(true) => "on",
-                    Some(false) => "off",
-                }
-                .to_string(),
-            ),
+            ("lv_compress", self.compress.to_string()),
             ("delta_kb", (self.delta >> 10).to_string()),
             ("anchor_kb", (self.anchor_every >> 10).to_string()),
             ("range_bucket_bits", self.range_bucket_bits.to_string()),
@@ -338,10 +361,11 @@ impl Scheme for Taurus {
 
 /// Whether record LVs are compressed: as configured, else from [`AUTO_COMPRESS_STREAMS`]
 /// streams; never with one stream (a one-entry LV has nothing to leave out).
-pub(crate) fn compress(cfg: Option<bool>, n: usize) -> bool {
+pub(crate) fn compress(cfg: LvCompress, n: usize) -> bool {
     match cfg {
-        Some(c) => c && n > 1,
-        None => n >= AUTO_COMPRESS_STREAMS,
+        LvCompress::On => n > 1,
+        LvCompress::Off => false,
+        LvCompress::Auto => n >= AUTO_COMPRESS_STREAMS,
     }
 }
 

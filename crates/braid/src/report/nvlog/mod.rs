@@ -29,7 +29,7 @@ mod fig16;
 
 fn pertxn(a: &mut BenchArgs, flush: FlushPolicy) {
     per_update(a);
-    a.engine.pertxn_flush = flush;
+    a.engine.pertxn.flush = flush;
 }
 
 const INSERT: &str = "flush-on-insert";

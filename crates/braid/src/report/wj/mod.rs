@@ -48,27 +48,27 @@ fn gsn_var(label: &'static str, set: Vec<fn(&mut BenchArgs)>) -> Var {
 
 /// Transaction-level log partitioning (the TX variants).
 fn tx(a: &mut BenchArgs) {
-    a.engine.gsn_partition = Partition::Transaction;
+    a.engine.gsn.partition = Partition::Transaction;
 }
 
 /// Page-level log partitioning (the PG variants).
 fn page(a: &mut BenchArgs) {
-    a.engine.gsn_partition = Partition::Page;
+    a.engine.gsn.partition = Partition::Page;
 }
 
 /// A durable processor cache: a commit is acknowledged after its insert's fence (D variants).
 fn durable(a: &mut BenchArgs) {
-    a.engine.gsn_commit = CommitProtocol::DurableCache;
+    a.engine.gsn.commit = CommitProtocol::DurableCache;
 }
 
 /// A volatile cache: commits wait for passive group commit (V variants).
 fn passive(a: &mut BenchArgs) {
-    a.engine.gsn_commit = CommitProtocol::Passive;
+    a.engine.gsn.commit = CommitProtocol::Passive;
 }
 
 /// The paper's NVM delay on every log insert (the "1.2us" variants).
 fn delayed(a: &mut BenchArgs) {
-    a.engine.gsn_insert_delay_ns = DELAY_NS;
+    a.engine.gsn.insert_delay_ns = DELAY_NS;
 }
 
 /// Only at the top of the sweep of Figs. 6 and 8 (where the run's others also run below it).
