@@ -30,6 +30,12 @@
 //! clocks, Taurus pending counts) are not counted: they contend only when workers touch the
 //! same rows, which is the workload's contention, not the scheme's.
 //!
+//! * `wakes`: of those, the wake-ups of a parked background thread (gsn's commit daemon, a
+//!   word every worker may write: two read-modify-writes and one line each, counted in the
+//!   three figures above too). The daemon parks only when it has caught up with every worker,
+//!   so how many commits find it parked depends on timing, and under load none do; the
+//!   figures less these are the per-commit cost that decides scaling.
+//!
 //! A word written only by its worker and read by others (a stream slot's busy word, gsn's dgsn
 //! cell, which only the worker and the daemon write) is not shared in this sense.
 //!
@@ -59,6 +65,9 @@ pub struct Proxies {
     pub shared_lines: u64,
     /// Of `shared_rmw`, those on words every worker writes, whatever the lanes.
     pub global_rmw: u64,
+    /// Of the above, wake-ups of a parked background thread: each counted as two `shared_rmw`,
+    /// one `shared_line` and two `global_rmw` (see the module doc).
+    pub wakes: u64,
     /// Independent copies the shared words come in (streams or logs each workers spread
     /// over: 1 for a central log). A scheme whose every shared word is per lane scales with
     /// lanes; one with a global word does not, whatever this says.
@@ -73,6 +82,7 @@ impl Proxies {
             shared_rmw: self.shared_rmw - before.shared_rmw,
             shared_lines: self.shared_lines - before.shared_lines,
             global_rmw: self.global_rmw - before.global_rmw,
+            wakes: self.wakes - before.wakes,
             lanes: self.lanes,
         }
     }
@@ -113,6 +123,7 @@ struct Cells {
     shared_rmw: AtomicU64,
     shared_lines: AtomicU64,
     global_rmw: AtomicU64,
+    wakes: AtomicU64,
 }
 
 /// Single-writer add: a relaxed load and store, which compiles to a plain increment.
@@ -136,6 +147,13 @@ impl ProxyCounter {
     pub(crate) fn shared(&self, rmw: u64, lines: u64) {
         bump(&self.0.shared_rmw, rmw);
         bump(&self.0.shared_lines, lines);
+    }
+    /// Woke a parked thread through a word every worker may write (a lock and its line).
+    #[inline]
+    pub(crate) fn wake(&self) {
+        self.shared(2, 1);
+        self.global(2);
+        bump(&self.0.wakes, 1);
     }
     /// What a stream append did.
     #[inline]
@@ -193,6 +211,7 @@ impl ProxyBoard {
             p.shared_rmw += c.shared_rmw.load(Relaxed);
             p.shared_lines += c.shared_lines.load(Relaxed);
             p.global_rmw += c.global_rmw.load(Relaxed);
+            p.wakes += c.wakes.load(Relaxed);
         }
         p
     }
@@ -214,6 +233,7 @@ fn fold_orphans(cells: &mut Vec<Arc<CachePadded<Cells>>>) {
         bump(&retired.shared_rmw, c.shared_rmw.load(Relaxed));
         bump(&retired.shared_lines, c.shared_lines.load(Relaxed));
         bump(&retired.global_rmw, c.global_rmw.load(Relaxed));
+        bump(&retired.wakes, c.wakes.load(Relaxed));
         false
     });
     cells.push(Arc::new(CachePadded::new(retired)));

@@ -185,7 +185,10 @@ fn gsn_makes_none_per_commit() {
             redo_commits(&*s, 8, records);
             let p = redo_commits(&*s, 200, records);
             s.close().unwrap();
-            assert_eq!(p.global_rmw, 0, "{spec} {records:?}: {p:?}");
+            // The only global word a commit may write is the commit daemon's wake-up, when
+            // the daemon has caught up and parked (how often depends on timing: never under
+            // load); the proxies count those apart.
+            assert_eq!(p.global_rmw, 2 * p.wakes, "{spec} {records:?}: {p:?}");
             // What is left is per log: per record, the log's tail compare-and-swap and its
             // insert lock (lock and unlock). One record per transaction (both rows lie in
             // pages of one log), or two update records and a commit record. A word every
@@ -193,7 +196,7 @@ fn gsn_makes_none_per_commit() {
             let per_record = 3;
             let records_per_commit = if records == Records::Update { 3 } else { 1 };
             assert_eq!(
-                p.shared_rmw,
+                p.shared_rmw - 2 * p.wakes,
                 200 * per_record * records_per_commit,
                 "{spec} {records:?}: {p:?}"
             );

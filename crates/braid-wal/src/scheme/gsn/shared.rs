@@ -188,8 +188,7 @@ impl Shared {
         // After the lane's store and the worker's publication of its `dgsn` (made before
         // this): the daemon may be parked waiting for either.
         if self.daemon_wait.notify() {
-            proxy.shared(2, 1);
-            proxy.global(2);
+            proxy.wake();
         }
         if acked {
             self.fills_ok()?;
