@@ -42,7 +42,7 @@ fn procs() -> Procedures {
             r.get::<u64>()?,
             r.get::<u64>()?,
         );
-        let bal = tx.read_u64(ACCT, from, 0)?.ok_or(TxError::NotFound {
+        let bal = tx.get::<u64>(ACCT, from, 0)?.ok_or(TxError::NotFound {
             table: 0,
             key: from,
         })?;

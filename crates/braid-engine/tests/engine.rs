@@ -30,7 +30,7 @@ fn procs() -> Procedures {
     p.register(TRANSFER, "transfer", |tx, params| {
         let mut r = ParamReader::new(params);
         let (from, to, amount) = (r.get::<u64>()?, r.get::<u64>()?, r.get::<u64>()?);
-        let bal = tx.read_u64(ACCT, from, 0)?.ok_or(TxError::NotFound {
+        let bal = tx.get::<u64>(ACCT, from, 0)?.ok_or(TxError::NotFound {
             table: 0,
             key: from,
         })?;
@@ -266,13 +266,13 @@ fn two_phase_locking_is_no_wait() {
         Err(TxError::Conflict { .. })
     ));
     // A shared lock blocks writers but not readers.
-    assert_eq!(tb.read_u64(ACCT, 2, 0).unwrap(), Some(100));
+    assert_eq!(tb.get::<u64>(ACCT, 2, 0).unwrap(), Some(100));
     drop(tb);
     ta.commit().unwrap().wait().unwrap();
     let mut tb = b.begin();
-    assert_eq!(tb.read_u64(ACCT, 1, 0).unwrap(), Some(5));
+    assert_eq!(tb.get::<u64>(ACCT, 1, 0).unwrap(), Some(5));
     let mut ta = a.begin();
-    assert_eq!(ta.read_u64(ACCT, 1, 0).unwrap(), Some(5));
+    assert_eq!(ta.get::<u64>(ACCT, 1, 0).unwrap(), Some(5));
     assert!(matches!(
         ta.update(ACCT, 1, |w| w.set::<u64>(0, 6)),
         Err(TxError::Conflict { .. })
@@ -297,7 +297,7 @@ fn occ_validation_catches_a_changed_read() {
     let mut a = db.worker().unwrap();
     let mut b = db.worker().unwrap();
     let mut ta = a.begin();
-    let v = ta.read_u64(ACCT, 1, 0).unwrap().unwrap();
+    let v = ta.get::<u64>(ACCT, 1, 0).unwrap().unwrap();
     ta.update(ACCT, 2, |w| w.set::<u64>(0, v)).unwrap();
     let mut tb = b.begin();
     tb.update(ACCT, 1, |w| w.set::<u64>(0, 1)).unwrap();

@@ -144,7 +144,7 @@ fn enospc_run(scheme: &'static str, pmem: bool) {
     assert_eq!(state(&db).0[0] as usize, h.installed.len());
     let mut t = ws[0].begin();
     assert_eq!(
-        t.read_u64(CTR, 0, 0).unwrap(),
+        t.get::<u64>(CTR, 0, 0).unwrap(),
         Some(h.installed.len() as u64)
     );
     t.abort();

@@ -37,7 +37,7 @@ fn procs() -> Procedures {
     p.register(TRANSFER, "transfer", |tx, params| {
         let mut r = ParamReader::new(params);
         let (from, to, amount) = (r.get::<u64>()?, r.get::<u64>()?, r.get::<u64>()?);
-        let bal = tx.read_u64(ACCT, from, 0)?.unwrap_or(0);
+        let bal = tx.get::<u64>(ACCT, from, 0)?.unwrap_or(0);
         if bal < amount {
             return Err(TxError::UserAbort("insufficient funds".into()));
         }
@@ -51,7 +51,7 @@ fn procs() -> Procedures {
     p.register(AUDIT, "audit", |tx, params| {
         let mut r = ParamReader::new(params);
         let (acct, slot) = (r.get::<u64>()?, r.get::<u64>()?);
-        let bal = tx.read_u64(ACCT, acct, 0)?.unwrap_or(u64::MAX);
+        let bal = tx.get::<u64>(ACCT, acct, 0)?.unwrap_or(u64::MAX);
         let img = bal.to_le_bytes();
         if !tx.update(COPY, slot, |w| w.set::<u64>(0, bal))? {
             tx.insert(COPY, slot, &img)?;
@@ -61,7 +61,7 @@ fn procs() -> Procedures {
     p.register(TOGGLE, "toggle", |tx, params| {
         let mut r = ParamReader::new(params);
         let (key, v) = (r.get::<u64>()?, r.get::<u64>()?);
-        if tx.read_u64(ITEM, key, 0)?.is_some() {
+        if tx.get::<u64>(ITEM, key, 0)?.is_some() {
             tx.delete(ITEM, key)?;
         } else {
             tx.insert(ITEM, key, &v.to_le_bytes())?;
@@ -119,7 +119,7 @@ fn mem_db() -> (tempfile::TempDir, Db) {
 }
 
 fn bal(tx: &mut Txn<'_>, k: u64) -> u64 {
-    tx.read_u64(ACCT, k, 0).unwrap().unwrap()
+    tx.get::<u64>(ACCT, k, 0).unwrap().unwrap()
 }
 
 fn set(tx: &mut Txn<'_>, k: u64, v: u64) {
@@ -188,19 +188,19 @@ fn deletes_leave_tombstones_until_no_snapshot_needs_them() {
         t.commit().unwrap().wait().unwrap();
     }
     let mut old = a.begin();
-    assert_eq!(old.read_u64(ITEM, 10, 0).unwrap(), Some(5));
+    assert_eq!(old.get::<u64>(ITEM, 10, 0).unwrap(), Some(5));
     {
         let mut t = b.begin();
         assert!(t.delete(ITEM, 10).unwrap());
         t.commit().unwrap().wait().unwrap();
     }
     // The old snapshot still sees the row, a new one does not; the key stays in the index.
-    assert_eq!(old.read_u64(ITEM, 10, 0).unwrap(), Some(5));
+    assert_eq!(old.get::<u64>(ITEM, 10, 0).unwrap(), Some(5));
     assert_eq!(db.peek(ITEM, 10), None);
     assert_eq!(db.rows(ITEM), 1);
     {
         let mut t = b.begin();
-        assert_eq!(t.read_u64(ITEM, 10, 0).unwrap(), None);
+        assert_eq!(t.get::<u64>(ITEM, 10, 0).unwrap(), None);
         t.commit().unwrap().wait().unwrap();
     }
     // Insert over the tombstone: a new version of the same row.
@@ -209,11 +209,11 @@ fn deletes_leave_tombstones_until_no_snapshot_needs_them() {
         t.insert(ITEM, 10, &6u64.to_le_bytes()).unwrap();
         t.commit().unwrap().wait().unwrap();
     }
-    assert_eq!(old.read_u64(ITEM, 10, 0).unwrap(), Some(5));
+    assert_eq!(old.get::<u64>(ITEM, 10, 0).unwrap(), Some(5));
     old.commit().unwrap().wait().unwrap();
     {
         let mut t = b.begin();
-        assert_eq!(t.read_u64(ITEM, 10, 0).unwrap(), Some(6));
+        assert_eq!(t.get::<u64>(ITEM, 10, 0).unwrap(), Some(6));
         assert!(t.delete(ITEM, 10).unwrap());
         t.commit().unwrap().wait().unwrap();
     }
@@ -228,9 +228,9 @@ fn deletes_leave_tombstones_until_no_snapshot_needs_them() {
     let mut old = a.begin();
     let mut t = b.begin();
     t.insert(ITEM, 11, &1u64.to_le_bytes()).unwrap();
-    assert_eq!(old.read_u64(ITEM, 11, 0).unwrap(), None);
+    assert_eq!(old.get::<u64>(ITEM, 11, 0).unwrap(), None);
     t.commit().unwrap().wait().unwrap();
-    assert_eq!(old.read_u64(ITEM, 11, 0).unwrap(), None);
+    assert_eq!(old.get::<u64>(ITEM, 11, 0).unwrap(), None);
     let mut n = 0;
     old.scan(
         ITEM,

@@ -53,6 +53,7 @@ use crate::db::{Cc, DbInner};
 use crate::error::TxError;
 use crate::row::{Row, RowState};
 use crate::schema::{Schema, TableId};
+use crate::value::Value;
 
 /// How the scheme sees row `key` of table `t`: by identity, with the row's slot.
 #[inline]
@@ -226,15 +227,16 @@ impl<'w> Txn<'w> {
         Ok(Some(r))
     }
 
-    /// Read one u64 column.
-    pub fn read_u64(
+    /// Read one fixed-width column of a row (`tx.get::<u64>(ACCT, key, BALANCE)`), as
+    /// [`Schema::get`](crate::Schema::get) reads it from an image. `None` if the row is absent.
+    pub fn get<T: Value>(
         &mut self,
         table: TableId,
         key: u64,
         col: usize,
-    ) -> Result<Option<u64>, TxError> {
+    ) -> Result<Option<T>, TxError> {
         let schema = self.schema(table);
-        self.read(table, key, |img| schema.get::<u64>(img, col))
+        self.read(table, key, |img| schema.get::<T>(img, col))
     }
 
     /// Take the write lock (2PL) and make a private image of an existing row. Returns the entry

@@ -116,7 +116,7 @@ pub fn open(dir: &Path, o: Options) -> Result<Db, EngineError> {
 /// Run transaction `i` on `w`; the ticket if it was installed.
 pub fn run_txn(w: &mut Worker, i: u64) -> Result<Ticket, TxError> {
     let mut t = w.begin();
-    let n = t.read_u64(CTR, 0, 0)?.unwrap_or(0);
+    let n = t.get::<u64>(CTR, 0, 0)?.unwrap_or(0);
     t.update(CTR, 0, |r| r.set::<u64>(0, n + 1))?;
     t.update(CTR, 1 + i % SLOTS, |r| r.set::<u64>(0, i))?;
     t.insert(HIST, i, &i.to_le_bytes())?;

@@ -14,7 +14,7 @@ use crate::util::{Image, col, missing};
 /// The subscriber with this SUB_NBR, through the SUBSCRIBER_NBR index.
 fn lookup(tx: &mut Txn<'_>, nbr: &[u8]) -> Result<u64, TxError> {
     let key = parse_sub_nbr(nbr)?;
-    tx.read_u64(SUBSCRIBER_NBR, key, subscriber_nbr::SN_S_ID)?
+    tx.get::<u64>(SUBSCRIBER_NBR, key, subscriber_nbr::SN_S_ID)?
         .ok_or(missing(SUBSCRIBER_NBR, key))
 }
 

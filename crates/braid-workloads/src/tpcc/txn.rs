@@ -382,7 +382,7 @@ pub(crate) fn stock_level(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError
     let p = StockLevelParams::decode(params)?;
     let dk = district_key(p.w, p.d);
     let next = tx
-        .read_u64(DISTRICT, dk, district::D_NEXT_O_ID)?
+        .get::<u64>(DISTRICT, dk, district::D_NEXT_O_ID)?
         .ok_or(missing(DISTRICT, dk))?;
     let first = next.saturating_sub(20).max(1);
     let ls = tx.schema(ORDER_LINE);
