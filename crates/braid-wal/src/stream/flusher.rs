@@ -149,18 +149,9 @@ impl Inner {
         if !self.may_spin() {
             return false;
         }
-        let start = Instant::now();
-        loop {
-            for _ in 0..64 {
-                std::hint::spin_loop();
-            }
-            if self.res.ready().0 > d || self.state.load(SeqCst) != st {
-                return true;
-            }
-            if start.elapsed() > LINGER {
-                return false;
-            }
-        }
+        spin_until(Instant::now() + LINGER, || {
+            self.res.ready().0 > d || self.state.load(SeqCst) != st
+        })
     }
 
     /// Whether waiting by spinning costs nothing: flushes are cheap (the last one took under
@@ -193,19 +184,12 @@ impl Inner {
         if self.group_delay <= LINGER && self.may_spin() {
             // A delay this short is below what a sleep resolves on most machines: spin, where
             // spinning costs nothing (as `linger` does).
-            loop {
-                for _ in 0..64 {
-                    std::hint::spin_loop();
-                }
-                let ready = self.res.ready().0;
-                if ready - d >= self.group_bytes
+            spin_until(deadline, || {
+                self.res.ready().0 - d >= self.group_bytes
                     || self.state.load(SeqCst) != st
                     || self.space_waiters.load(SeqCst) > 0
-                    || Instant::now() >= deadline
-                {
-                    return ready;
-                }
-            }
+            });
+            return self.res.ready().0;
         }
         let mut best = d;
         let mut g = self.lock.lock();
@@ -252,5 +236,20 @@ impl Inner {
         self.state.fetch_or(STALLED, SeqCst);
         drop(g);
         self.progress.notify();
+    }
+}
+
+/// Spin until `done` holds (true) or `until` passes (false), looking every few dozen pauses.
+fn spin_until(until: Instant, mut done: impl FnMut() -> bool) -> bool {
+    loop {
+        for _ in 0..64 {
+            std::hint::spin_loop();
+        }
+        if done() {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
+        }
     }
 }
