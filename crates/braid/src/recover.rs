@@ -300,7 +300,7 @@ pub fn recover_quiet(
     threads: usize,
     scan_threads: Option<usize>,
     apply_threads: Option<usize>,
-    plan: Option<crate::common::TaurusRecoveryArg>,
+    plan: Option<braid_wal::scheme::RecoveryPlan>,
 ) -> anyhow::Result<RecoveryStats> {
     let meta = Meta::read(dir)?;
     let workload = common::workload_from_app(&meta.app)?;

@@ -259,7 +259,7 @@ pub fn measure_variants(
                 "device_sync_us": args.engine.device_sync_us,
                 "sync_commit": args.engine.sync_commit,
                 "lv_compress": args.engine.taurus.compress.to_string(),
-                "taurus_recovery": format!("{:?}", args.engine.taurus_recovery).to_lowercase(),
+                "taurus_recovery": args.engine.taurus_recovery.to_string(),
             }),
         });
     }

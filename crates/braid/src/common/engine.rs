@@ -10,7 +10,7 @@ use braid_engine::{
 };
 use braid_pmem::Domain;
 use braid_wal::device::PmemWrite;
-use braid_wal::scheme::{GsnConfig, PerTxnConfig, TaurusConfig};
+use braid_wal::scheme::{GsnConfig, PerTxnConfig, RecoveryPlan, TaurusConfig};
 use clap::{Args, ValueEnum};
 
 /// Where the log goes.
@@ -54,18 +54,6 @@ impl DomainArg {
     }
 }
 
-impl TaurusRecoveryArg {
-    /// The flag value of `plan`.
-    pub fn of(plan: braid_wal::scheme::RecoveryPlan) -> TaurusRecoveryArg {
-        use braid_wal::scheme::RecoveryPlan;
-        match plan {
-            RecoveryPlan::Auto => TaurusRecoveryArg::Auto,
-            RecoveryPlan::Parallel => TaurusRecoveryArg::Parallel,
-            RecoveryPlan::Serial => TaurusRecoveryArg::Serial,
-        }
-    }
-}
-
 impl PmemWriteArg {
     /// The flag value of `w`.
     pub fn of(w: PmemWrite) -> PmemWriteArg {
@@ -80,15 +68,6 @@ impl PmemWriteArg {
 fn nats_default_timeout_ms() -> u64 {
     let cfg = braid_nats::NatsConfig::new(String::new(), String::new());
     cfg.timeout.as_millis() as u64
-}
-
-/// How taurus replays at recovery.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TaurusRecoveryArg {
-    /// Serial when the log's dependency chains leave little parallelism or one thread replays.
-    Auto,
-    Parallel,
-    Serial,
 }
 
 /// [`braid_engine::Media`] on the command line.
@@ -214,8 +193,8 @@ pub struct EngineArgs {
     pub log_cap_mb: u64,
     /// taurus: how recovery replays: auto (serial when the log offers little parallelism),
     /// parallel (pools and RLV) or serial.
-    #[arg(long, value_enum, default_value_t = TaurusRecoveryArg::of(Options::default().recovery_plan))]
-    pub taurus_recovery: TaurusRecoveryArg,
+    #[arg(long, default_value_t = Options::default().recovery_plan)]
+    pub taurus_recovery: RecoveryPlan,
     #[command(flatten)]
     pub gsn: GsnConfig,
     #[command(flatten)]
@@ -322,16 +301,6 @@ impl EngineArgs {
         Ok(spec)
     }
 
-    /// The replay plan of schemes with a parallel planner (taurus).
-    pub fn recovery_plan(&self) -> braid_wal::scheme::RecoveryPlan {
-        use braid_wal::scheme::RecoveryPlan;
-        match self.taurus_recovery {
-            TaurusRecoveryArg::Auto => RecoveryPlan::Auto,
-            TaurusRecoveryArg::Parallel => RecoveryPlan::Parallel,
-            TaurusRecoveryArg::Serial => RecoveryPlan::Serial,
-        }
-    }
-
     pub fn options(
         &self,
         scheme: SchemeSpec,
@@ -362,7 +331,7 @@ impl EngineArgs {
             max_workers: threads.max(1) + 2,
             recovery_threads: self.recovery_threads,
             checkpoint: self.checkpoint_options(),
-            recovery_plan: self.recovery_plan(),
+            recovery_plan: self.taurus_recovery,
             pace: self.pace(),
             ..Options::default()
         }

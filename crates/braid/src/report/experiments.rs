@@ -8,7 +8,8 @@ use braid_engine::LogKind;
 use super::plot::{Chart, Figure, Key, X, Y};
 use super::verdict::{Measured, Verdict};
 use crate::bench::BenchArgs;
-use crate::common::{DeviceKind, TaurusRecoveryArg, WorkloadKind};
+use crate::common::{DeviceKind, WorkloadKind};
+use braid_wal::scheme::RecoveryPlan;
 
 /// One experiment: a section of the summary, one figure of a paper.
 pub struct Experiment {
@@ -44,7 +45,7 @@ pub enum Body {
         runs: Vec<Run>,
         threads: Vec<usize>,
         /// taurus replay plans to recover with (`None`: the default, auto).
-        plans: &'static [Option<TaurusRecoveryArg>],
+        plans: &'static [Option<RecoveryPlan>],
         figure: Figure,
     },
     /// Bench runs whose gsn databases are kept and recovered, repeatedly, with each

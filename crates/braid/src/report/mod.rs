@@ -34,7 +34,7 @@ use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use crate::bench::{self, BenchArgs, ConfigResult, Variant};
-use crate::common::TaurusRecoveryArg;
+use braid_wal::scheme::RecoveryPlan;
 use experiments::{Body, Experiment, Run};
 use plot::Data;
 use verdict::{Measured, RecoveryRow};
@@ -327,11 +327,10 @@ impl Ctx<'_> {
         &mut self,
         r: &Run,
         threads: &[usize],
-        plans: &[Option<TaurusRecoveryArg>],
+        plans: &[Option<RecoveryPlan>],
     ) -> anyhow::Result<(Vec<ConfigResult>, Vec<RecoveryRow>)> {
         self.recover_each(r, |c| {
-            let plans: &[Option<TaurusRecoveryArg>] =
-                if c.scheme == "taurus" { plans } else { &[None] };
+            let plans: &[Option<RecoveryPlan>] = if c.scheme == "taurus" { plans } else { &[None] };
             let mut v = Vec::new();
             for &threads in threads {
                 for &plan in plans {
@@ -339,7 +338,7 @@ impl Ctx<'_> {
                         threads,
                         pipeline: None,
                         plan,
-                        asked: plan.map(plan_name).unwrap_or("").to_string(),
+                        asked: plan.map(<&str>::from).unwrap_or("").to_string(),
                     });
                 }
             }
@@ -442,20 +441,12 @@ impl Ctx<'_> {
     }
 }
 
-fn plan_name(p: TaurusRecoveryArg) -> &'static str {
-    match p {
-        TaurusRecoveryArg::Auto => "auto",
-        TaurusRecoveryArg::Parallel => "parallel",
-        TaurusRecoveryArg::Serial => "serial",
-    }
-}
-
 /// One way to recover a database: with `threads` recovery threads, or a gsn pipeline of
 /// (scanners, appliers), or a taurus plan; `asked` names it in the tables.
 struct Replay {
     threads: usize,
     pipeline: Option<(usize, usize)>,
-    plan: Option<TaurusRecoveryArg>,
+    plan: Option<RecoveryPlan>,
     asked: String,
 }
 

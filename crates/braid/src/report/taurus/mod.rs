@@ -14,7 +14,8 @@ use super::experiments::{
 };
 use super::plot::{Chart, Figure, Key, X, Y};
 use crate::bench::BenchArgs;
-use crate::common::{TaurusRecoveryArg, WorkloadKind};
+use crate::common::WorkloadKind;
+use braid_wal::scheme::RecoveryPlan;
 
 /// One of the paper's NVMe drives, MB/s ("around 2 GB/s bandwidth" each, §5.2).
 const PAPER_NVME_MBPS: f64 = 2_000.0;
@@ -438,10 +439,7 @@ fn contention_recovery() -> Experiment {
                 })
                 .collect(),
             threads: vec![top(TAURUS_WORKERS)],
-            plans: &[
-                Some(TaurusRecoveryArg::Parallel),
-                Some(TaurusRecoveryArg::Auto),
-            ],
+            plans: &[Some(RecoveryPlan::Parallel), Some(RecoveryPlan::Auto)],
             figure: Figure {
                 stem: "taurus-fig13b".into(),
                 title: format!(
