@@ -18,18 +18,30 @@
 //! device has its own queue, so N streams on N paced devices have N times the bandwidth of
 //! one, and a flush of many group-committed records pays one sync latency.
 //!
-//! Waiting ([`wait_until`]) gives the core away as real I/O would (busy-waiting would steal a
-//! core from the workers on a small machine), but a sleep ends late: Linux stretches it by the
-//! thread's timer slack (50 us by default), so a waiting thread first sets its own slack to
+//! Waiting gives the core away as real I/O would, but a sleep ends late: Linux stretches it by
+//! the thread's timer slack (50 us by default), so a waiting thread first sets its own slack to
 //! 1 us (`PR_SET_TIMERSLACK`, once per thread), and even then a wake-up takes 20-35 us on this
-//! project's VMs (a 1 us `nanosleep` returns after 22 us at the median). A device emulated by
-//! sleeps alone was therefore far slower than asked whenever its operations are short: on
-//! persistent memory paced at 40 MB/s, each 200-byte fill (5 us) slept about 30 us, and serial
-//! and taurus wrote 15 MB/s. So a wait sleeps only for what exceeds the thread's measured
-//! wake-up overshoot and spins the rest: short waits (a fill of a few hundred bytes, a small
-//! group's flush) spin, long ones sleep and end within a spin of their deadline. A fill of a
-//! device that is durable on fill (persistent memory) is a store by the writing core, and
-//! slow NVM stalls that core as the spin does, which is how the NVM papers emulate it.
+//! project's VMs (a 1 us `nanosleep` returns after 22 us at the median). Each thread keeps an
+//! estimate of its own wake-up overshoot and asks a sleep for only what exceeds it. What is
+//! left below the overshoot is waited for in one of two ways, by who pays for it on the
+//! emulated device:
+//!
+//! * **A store to slow NVM** ([`wait_until`]: a `fill` of a device that is durable on fill,
+//!   persistent memory) stalls the writing core, which is how the NVM papers emulate it, so
+//!   the rest is spun. A device emulated by sleeps alone was far slower than asked: on
+//!   persistent memory paced at 40 MB/s each 200-byte fill (5 us) slept about 30 us.
+//! * **I/O** ([`wait_io`]: a `flush` to a file device, recovery's reads) leaves the core to
+//!   other threads while the device works. The rest is spun only where a core is spare (every
+//!   writer and flusher of the process has one; `stream::spare_core`); otherwise spinning
+//!   takes the core from a worker, which a real device never does. That was the cause of
+//!   Taurus command logging running 0.6x data logging on NVMe-paced devices on 2 cores (issue
+//!   50): command logging's flushes are small (about 1.6 KB, 30 us at 50 MB/s), so each was
+//!   spun in full by its flusher, two flushers took both cores from the two workers, and a
+//!   worker preempted while holding a lock made the other abort (12K aborts/s against 19 for
+//!   data logging). Without a spare core the wait ends at whichever of now and the next
+//!   wake-up is nearer its deadline: a short operation ends within half an overshoot of its
+//!   time, early or late, while the device's queue is charged in full either way, so no more
+//!   bytes move per second than the emulated bandwidth allows.
 
 use std::cell::Cell;
 use std::num::NonZeroU64;
@@ -151,8 +163,8 @@ thread_local! {
     static OVERSHOOT_NS: Cell<u64> = const { Cell::new(OVERSHOOT_START.as_nanos() as u64) };
 }
 
-/// Wait until `deadline`: sleep for what exceeds this thread's wake-up overshoot, spin the
-/// rest (see the module doc).
+/// Wait until `deadline` as a core stalled on a store to slow NVM does: sleep for what exceeds
+/// this thread's wake-up overshoot, spin the rest (see the module doc).
 pub(crate) fn wait_until(deadline: Instant) {
     loop {
         let now = Instant::now();
@@ -160,22 +172,61 @@ pub(crate) fn wait_until(deadline: Instant) {
             return;
         }
         let left = deadline - now;
-        let margin = Duration::from_nanos(OVERSHOOT_NS.with(Cell::get));
+        let margin = overshoot();
         if left <= margin {
-            while Instant::now() < deadline {
-                std::hint::spin_loop();
+            spin_to(deadline);
+            return;
+        }
+        sleep_measured(left - margin);
+    }
+}
+
+/// Wait until `deadline` as a thread waiting for I/O does: sleep for what exceeds this
+/// thread's wake-up overshoot, and spin the rest only where a core is spare; otherwise end at
+/// whichever of now and the next wake-up is nearer the deadline (see the module doc).
+pub(crate) fn wait_io(deadline: Instant) {
+    loop {
+        let now = Instant::now();
+        if deadline <= now {
+            return;
+        }
+        let left = deadline - now;
+        let margin = overshoot();
+        if left <= margin {
+            if crate::stream::spare_core() {
+                spin_to(deadline);
+            } else if left * 2 > margin {
+                // A sleep of any length ends about `margin` from now: late by less than
+                // `left`, which returning now would be early by.
+                sleep_measured(Duration::from_micros(1));
             }
             return;
         }
-        set_slack();
-        let asked = left - margin;
-        std::thread::sleep(asked);
-        let late = now.elapsed().saturating_sub(asked).min(OVERSHOOT_MAX);
-        OVERSHOOT_NS.with(|o| {
-            let old = o.get();
-            o.set(old - old / 8 + late.as_nanos() as u64 / 8);
-        });
+        sleep_measured(left - margin);
     }
+}
+
+/// This thread's estimate of how late a sleep ends.
+fn overshoot() -> Duration {
+    Duration::from_nanos(OVERSHOOT_NS.with(Cell::get))
+}
+
+fn spin_to(deadline: Instant) {
+    while Instant::now() < deadline {
+        std::hint::spin_loop();
+    }
+}
+
+/// Sleep for `asked` and fold how late it ended into this thread's overshoot estimate.
+fn sleep_measured(asked: Duration) {
+    set_slack();
+    let start = Instant::now();
+    std::thread::sleep(asked);
+    let late = start.elapsed().saturating_sub(asked).min(OVERSHOOT_MAX);
+    OVERSHOOT_NS.with(|o| {
+        let old = o.get();
+        o.set(old - old / 8 + late.as_nanos() as u64 / 8);
+    });
 }
 
 /// Set this thread's timer slack to 1 us, once (see the module doc).
@@ -258,7 +309,7 @@ impl Device for PacedDevice {
         let issued = Instant::now();
         self.inner.flush(from, to)?;
         if to > from {
-            wait_until(self.clock.charge(issued, to - from));
+            wait_io(self.clock.charge(issued, to - from));
         }
         Ok(())
     }
@@ -303,7 +354,7 @@ impl StreamSource for PacedDevice {
         let issued = Instant::now();
         let n = self.inner.read_at(lsn, buf)?;
         if n > 0 {
-            wait_until(self.clock.charge_read(issued, n as u64));
+            wait_io(self.clock.charge_read(issued, n as u64));
         }
         Ok(n)
     }

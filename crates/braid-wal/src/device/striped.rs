@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use crate::device::pace::{Pace, PaceClock, paced_note, wait_until};
+use crate::device::pace::{Pace, PaceClock, paced_note, wait_io};
 use crate::device::{Device, DeviceInfo};
 use crate::fs::{Fs, OpenOpts};
 use crate::scan::StreamSource;
@@ -292,7 +292,7 @@ impl Device for StripedDevice {
                 self.members[d].flush(a, b)?;
                 done = done.max(clocks[d].charge(issued, b - a));
             }
-            wait_until(done);
+            wait_io(done);
             return Ok(());
         }
         if parts.len() == 1 {
@@ -408,14 +408,14 @@ impl StreamSource for StripedDevice {
                 // bytes: the gap reads as zeros (a hole the scanner judges); at the limit the
                 // read ends.
                 if lsn + ((off + n) as u64) >= limit {
-                    wait_until(done);
+                    wait_io(done);
                     return Ok(got);
                 }
                 buf[off + r..off + n].fill(0);
                 got = off + n;
             }
         }
-        wait_until(done);
+        wait_io(done);
         Ok(got)
     }
 

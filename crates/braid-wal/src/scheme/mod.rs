@@ -165,10 +165,13 @@ impl RowRef<'static> {
     }
 }
 
-/// Words a [`RowMeta`] slot holds at most.
-pub(crate) const ROW_META_WORDS: usize = 8;
+/// Words a [`RowMeta`] slot holds at most: Taurus's pending count, writeLV and readLV at 16
+/// logs, the paper's configuration (Xia et al. 2021 Sec. 5.2: "16 log manager threads").
+pub(crate) const ROW_META_WORDS: usize = 33;
 /// Of those, the words kept in the row itself.
 pub(crate) const ROW_META_INLINE: usize = 4;
+/// Words of the smaller spill allocation, used while a scheme needs no more.
+pub(crate) const ROW_META_SMALL: usize = 8;
 
 /// Ordering metadata a scheme keeps inside a row: up to `ROW_META_WORDS` atomic words the
 /// scheme lays out (Taurus: a pending count, writeLV and readLV; Silo-R: the row's TID), all
@@ -176,11 +179,17 @@ pub(crate) const ROW_META_INLINE: usize = 4;
 /// The first `ROW_META_INLINE` words live in the row, beside its lock word, so the scheme
 /// finds them in the cache lines the concurrency control fetched anyway (a separate allocation
 /// cost Taurus a cache miss per row access: 4% of a one-thread YCSB run's samples in
-/// `merge_from`); more words are one allocation, made on the first access that needs them.
+/// `merge_from`); more words are one allocation, made on the first access that needs them, of
+/// [`ROW_META_SMALL`] words or, for more, [`ROW_META_WORDS`]. (With one spill size of 8 words,
+/// Taurus command logging on 4 logs, 9 words, kept its rows' LVs in a shared hash map instead:
+/// a shard lock and a probe per row access, 19% of a 2-thread TPC-C Payment run's samples,
+/// which made it slower than data logging.) A scheme asks for the same count for every row of
+/// a database, so each row makes one allocation at most.
 #[derive(Debug, Default)]
 pub struct RowMeta {
     inline: [std::sync::atomic::AtomicU64; ROW_META_INLINE],
-    spill: once_cell::race::OnceBox<[std::sync::atomic::AtomicU64; ROW_META_WORDS]>,
+    spill: once_cell::race::OnceBox<[std::sync::atomic::AtomicU64; ROW_META_SMALL]>,
+    spill_large: once_cell::race::OnceBox<[std::sync::atomic::AtomicU64; ROW_META_WORDS]>,
 }
 
 impl RowMeta {
@@ -196,10 +205,27 @@ impl RowMeta {
         if n <= ROW_META_INLINE {
             return &self.inline[..n];
         }
-        &self.spill.get_or_init(|| {
+        if n <= ROW_META_SMALL {
+            return &self.spill.get_or_init(|| {
+                allocated();
+                Box::default()
+            })[..n];
+        }
+        &self.spill_large.get_or_init(|| {
             allocated();
-            Box::default()
+            Box::new(std::array::from_fn(|_| {
+                std::sync::atomic::AtomicU64::new(0)
+            }))
         })[..n.min(ROW_META_WORDS)]
+    }
+
+    /// Bytes of the allocation a row makes for `n` words (0 if they fit in the row).
+    pub(crate) fn spill_bytes(n: usize) -> usize {
+        match n {
+            n if n <= ROW_META_INLINE => 0,
+            n if n <= ROW_META_SMALL => 8 * ROW_META_SMALL,
+            _ => 8 * ROW_META_WORDS,
+        }
     }
 }
 

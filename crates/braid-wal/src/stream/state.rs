@@ -19,6 +19,14 @@ use crate::wait::Progress;
 /// flusher lingers only where these fit in the machine's cores (`flusher.rs`).
 pub(super) static BUSY_THREADS: AtomicUsize = AtomicUsize::new(0);
 
+/// Whether every writer and flusher of the process has a core of its own, so that a thread
+/// waiting by spinning takes a core from none of them (`device::pace`'s waits for I/O).
+pub(crate) fn spare_core() -> bool {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    BUSY_THREADS.load(std::sync::atomic::Ordering::Relaxed) <= cores
+}
+
 /// `wake_at` value while the flusher is awake.
 pub(super) const NO_WAKE: u64 = u64::MAX;
 

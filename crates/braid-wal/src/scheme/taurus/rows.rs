@@ -51,7 +51,7 @@ use std::sync::atomic::{AtomicU64, Ordering, fence};
 
 use crossbeam_utils::CachePadded;
 
-use crate::scheme::ROW_META_WORDS;
+use crate::scheme::{ROW_META_WORDS, RowMeta};
 use parking_lot::Mutex;
 use rustc_hash::FxHasher;
 
@@ -294,7 +294,7 @@ impl RowTable {
     /// headers assumed), and the allocations of `spilled` row slots too large for the row (counted per
     /// worker, `Shared::stats`).
     pub(crate) fn bytes(&self, spilled: u64) -> usize {
-        let slots = spilled as usize * (16 + 8 * ROW_META_WORDS);
+        let slots = spilled as usize * (16 + RowMeta::spill_bytes(self.slot_words()));
         let slot = std::mem::size_of::<((u32, u64), RowLv)>() + 1;
         let per_entry = self.alloc_bytes();
         let mut total =
@@ -327,6 +327,29 @@ impl RowTable {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn command_logging_lvs_fit_the_row_up_to_the_papers_16_logs() {
+        // [pending, writeLV, readLV]: 9 words at 4 logs, 33 at 16. Rows whose words do not fit
+        // their slot fall back to the shared map (a shard lock and a probe per access).
+        for n in [1, 2, 3, 4, 8, 16] {
+            let t = RowTable::new(n, true, 10, &vec![0; n]);
+            assert!(t.fits_slot(), "command logging on {n} logs");
+            let meta = crate::scheme::RowMeta::default();
+            let mut allocs = 0;
+            let w = meta.words(t.slot_words(), || allocs += 1);
+            assert_eq!(w.len(), t.slot_words());
+            w[t.slot_words() - 1].store(7, Ordering::Relaxed);
+            let again = meta.words(t.slot_words(), || allocs += 1);
+            assert_eq!(again[t.slot_words() - 1].load(Ordering::Relaxed), 7);
+            assert_eq!(
+                allocs,
+                usize::from(t.slot_words() > 4),
+                "one allocation per row"
+            );
+        }
+        assert!(!RowTable::new(17, true, 10, &[0; 17]).fits_slot());
+    }
 
     #[test]
     fn entries_start_at_the_floor_and_evict_only_below_it() {
