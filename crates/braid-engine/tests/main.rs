@@ -11,6 +11,7 @@ mod engine;
 mod faults;
 mod lock;
 mod mvcc;
+mod pace;
 mod phantom;
 mod recovery_crash;
 mod update_records;

@@ -63,6 +63,9 @@ pub struct RecoveryStats {
     pub stages: Vec<(String, f64)>,
     /// taurus: how the log was replayed (`parallel`, or `serial` for the fallback).
     pub plan: Option<String>,
+    /// What the recovery's devices emulate (the device speed recorded in braid.json among
+    /// it: an emulated device is read back at its speed).
+    pub emulation: Option<String>,
 }
 
 /// The pipeline's (N, M) for a scheme whose recovery is a scan/apply pipeline (its options
@@ -197,6 +200,9 @@ pub fn run(args: RecoverArgs) -> anyhow::Result<()> {
         meta.streams,
         meta.device
     );
+    if let Some(e) = db.emulation() {
+        println!("  emulation:     {e}");
+    }
     if args.read_only {
         println!(
             "  read-only:     recovered a copy in memory of what was durable when read; nothing \
@@ -206,8 +212,6 @@ pub fn run(args: RecoverArgs) -> anyhow::Result<()> {
                 None => "no process had it open".to_string(),
             }
         );
-    } else if let Some(e) = db.emulation() {
-        println!("  emulation:     {e}");
     }
     match &report.checkpoint {
         Some(c) if c.epoch > 0 => println!(
@@ -332,6 +336,7 @@ pub fn recover_quiet(
     opts.app = meta.app.clone();
     opts.cc = cc_for(meta.mvcc, opts.cc);
     let (db, report) = workload.db(dir).options(opts).open()?;
+    let emulation = db.emulation();
     let _ = db.close();
     let r = &report.recovery;
     let secs = r.seconds.max(1e-9);
@@ -357,5 +362,6 @@ pub fn recover_quiet(
             .map(|(n, s)| ((*n).to_string(), *s))
             .collect(),
         plan: r.plan.map(str::to_string),
+        emulation,
     })
 }

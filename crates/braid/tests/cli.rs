@@ -373,3 +373,48 @@ fn bench_commits_bounds_the_transactions_in_the_log() {
         assert_eq!(rec["txns"], 1002, "{scheme}: {rec}");
     }
 }
+
+/// A database benched on a paced device records its pace, and `braid recover` reads the log
+/// back at that speed (a lower bound a paced device cannot beat), naming the emulation; asked
+/// for `--device-mbps 0` it recovers at the devices' own speed.
+#[test]
+fn recover_reads_a_paced_log_at_the_device_speed() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let v = small_bench(
+        dir.path(),
+        &[
+            "--workload",
+            "tpcb",
+            "--scheme",
+            "serial",
+            "--device",
+            "file",
+            "--device-mbps",
+            "2",
+            "--branches",
+            "1",
+            "--accounts-per-branch",
+            "1000",
+            "--threads",
+            "1",
+            "--commits",
+            "3000",
+            "--seconds",
+            "30",
+        ],
+    );
+    let db_dir = kept_db(&v, "serial");
+    let r = recover(&db_dir, &[]);
+    let bytes = r["bytes"].as_f64().unwrap();
+    let secs = r["seconds"].as_f64().unwrap();
+    assert!(bytes > 50_000.0, "{r}");
+    assert!(
+        secs >= bytes / 2e6,
+        "{bytes} bytes recovered in {secs} s, faster than 2 MB/s: {r}"
+    );
+    let e = r["emulation"].as_str().unwrap_or_default();
+    assert!(e.contains("device speed emulated: 2 MB/s"), "{r}");
+    let free = recover(&db_dir, &["--read-only", "--device-mbps", "0"]);
+    let e = free["emulation"].as_str().unwrap_or_default();
+    assert!(!e.contains("device speed"), "{free}");
+}

@@ -37,6 +37,11 @@ pub struct Meta {
     /// RAID-0 member devices per stream and stripe unit, for striped file devices.
     #[serde(default)]
     pub stripe: Option<(usize, u64)>,
+    /// The emulated device speed the database was created with, as (MB/s, microseconds per
+    /// sync) ([`Options::pace`]): reopening applies it unless the options name another, so a
+    /// log written to an emulated device is read back at that device's speed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pace: Option<(f64, u64)>,
     /// Where an external device keeps the log (e.g. the NATS URL), for external devices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
@@ -78,6 +83,10 @@ impl Meta {
                 DeviceConfig::File(f) if f.stripe > 1 => Some((f.stripe, f.stripe_unit)),
                 _ => None,
             },
+            pace: opts
+                .pace
+                .filter(|p| !p.is_unlimited())
+                .map(|p| (p.mbps, p.sync_us)),
             location: match &opts.device {
                 DeviceConfig::External(f) => Some(f.location()),
                 _ => None,
@@ -87,6 +96,11 @@ impl Meta {
             mvcc: opts.cc == Cc::Mvcc,
             app: opts.app.clone(),
         }
+    }
+
+    /// The emulated device speed recorded ([`Meta::pace`]).
+    pub fn device_pace(&self) -> Option<braid_wal::device::Pace> {
+        self.pace.map(|(mbps, sync_us)| braid_wal::device::Pace { mbps, sync_us })
     }
 
     /// Read `braid.json` of the database in `dir`.

@@ -187,6 +187,9 @@ fn open(
         meta.outside.extend(new_nvdisk_place(dir));
     }
     let (created, meta) = meta.check_or_create(dir, &env, &opts.device)?;
+    if opts.pace.is_none() {
+        opts.pace = meta.device_pace();
+    }
     let storage = make_storage(dir, &opts, &env, streams, &meta)?;
     let mut inner = DbInner::unopened(dir, opts, env.clone(), &catalog, procs, lock);
     inner.read_only = read_only;

@@ -216,8 +216,13 @@ pub struct Options {
     /// Where the log goes (for schemes that log to devices).
     pub device: DeviceConfig,
     /// Emulated device speed: every log device (one per stream) waits like a device of this
-    /// bandwidth and sync latency ([`braid_wal::device::PacedDevice`]). `None` (the default): the
-    /// devices run at their own speed. Not stored: a database may be reopened at any pace.
+    /// bandwidth and sync latency ([`braid_wal::device::PacedDevice`]), when the log is written
+    /// and when recovery reads it back. A new database records it in `braid.json`
+    /// ([`Meta::pace`](crate::Meta::pace)). `None` (the default): the pace the database
+    /// records, so a log written to an emulated device is recovered at that device's speed
+    /// (none for a new database: the devices run at their own speed). `Some(pace)` overrides
+    /// the recorded pace for this open; an unlimited pace ([`Pace::is_unlimited`]) opens a
+    /// database created with one at the devices' own speed.
     pub pace: Option<Pace>,
     /// Log streams asked for (the scheme may use fewer: serial uses one).
     pub streams: usize,

@@ -53,8 +53,8 @@ use crate::device::{Device, DeviceInfo};
 use crate::scan::StreamSource;
 use crate::{Lsn, WalError};
 
-/// The speed of an emulated device (see the module doc).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// The speed of an emulated device (see the module doc). The default is unlimited: no pace.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Pace {
     /// Bandwidth in MB/s (10^6 bytes per second); 0 means unlimited.
     pub mbps: f64,

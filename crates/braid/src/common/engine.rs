@@ -168,14 +168,17 @@ pub struct EngineArgs {
     #[arg(long, default_value_t = FileOptions::default().stripe_unit >> 10)]
     pub stripe_kb: u64,
     /// Emulated device speed: every log device (one per stream) moves at most this many MB/s
-    /// (0: unlimited). Each flush (each fill on pmem) waits as on a device of this speed;
-    /// labelled in every output. Not for pertxn, whose log is a persistent-memory region.
-    #[arg(long, default_value_t = 0.0)]
-    pub device_mbps: f64,
+    /// (0: unlimited). Each flush (each fill on pmem) and each read of recovery waits as on a
+    /// device of this speed; labelled in every output. A new database records it in
+    /// braid.json, and reopening (`braid recover`) applies the recorded speed unless this or
+    /// --device-sync-us is given (0 and 0: the devices' own speed). Not for pertxn, whose log
+    /// is a persistent-memory region.
+    #[arg(long)]
+    pub device_mbps: Option<f64>,
     /// Emulated device speed: microseconds each flush (each fill on pmem) adds on every log
-    /// device, after its transfer (0: none).
-    #[arg(long, default_value_t = 0)]
-    pub device_sync_us: u64,
+    /// device, after its transfer (0: none). Recorded and reapplied as --device-mbps is.
+    #[arg(long)]
+    pub device_sync_us: Option<u64>,
     /// Commits return only once durable (default: return a ticket at once and keep working).
     #[arg(long)]
     pub sync_commit: bool,
@@ -267,13 +270,17 @@ impl EngineArgs {
         }
     }
 
-    /// The emulated device speed asked for, if any.
+    /// The emulated device speed asked for, if either flag was given (an unlimited pace when
+    /// both are 0, which opens a database created with a pace at the devices' own speed);
+    /// `None` takes the pace a database records.
     pub fn pace(&self) -> Option<Pace> {
-        let p = Pace {
-            mbps: self.device_mbps,
-            sync_us: self.device_sync_us,
-        };
-        (!p.is_unlimited()).then_some(p)
+        if self.device_mbps.is_none() && self.device_sync_us.is_none() {
+            return None;
+        }
+        Some(Pace {
+            mbps: self.device_mbps.unwrap_or(0.0),
+            sync_us: self.device_sync_us.unwrap_or(0),
+        })
     }
 
     /// Scheme `name` configured by the schemes' flags and `--scheme-opt`.

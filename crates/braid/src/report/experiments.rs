@@ -210,8 +210,8 @@ pub const SHM: &str = "/dev/shm/braid-report";
 pub fn paced(a: &mut BenchArgs, mbps: f64, sync_us: u64) {
     a.device = Some(vec![DeviceKind::File]);
     a.dir = Some(SHM.into());
-    a.engine.device_mbps = mbps;
-    a.engine.device_sync_us = sync_us;
+    a.engine.device_mbps = Some(mbps);
+    a.engine.device_sync_us = Some(sync_us);
 }
 
 /// The logs a parallel scheme spreads over, on as many devices.
