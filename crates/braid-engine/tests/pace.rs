@@ -17,7 +17,11 @@ use braid_wal::device::Pace;
 const MBPS: f64 = 2.0;
 
 fn paced_options(scheme: &'static str, pace: Option<Pace>) -> Options {
-    let mut o = options(scheme, roomy_file_device(), braid_engine::testing::Env::default());
+    let mut o = options(
+        scheme,
+        roomy_file_device(),
+        braid_engine::testing::Env::default(),
+    );
     o.durability = Durability::Sync;
     o.pace = pace;
     o
@@ -53,11 +57,18 @@ fn recovery_is_paced_as_recorded(scheme: &'static str) {
         db.close().unwrap();
     }
     let meta = Meta::read(&dir).unwrap();
-    assert_eq!(meta.pace, Some((MBPS, 0)), "{scheme}: braid.json records the pace");
+    assert_eq!(
+        meta.pace,
+        Some((MBPS, 0)),
+        "{scheme}: braid.json records the pace"
+    );
 
     // Reopened with the default options: the recorded pace, named, reads included.
     let (bytes, secs, emulation) = reopen(&dir, paced_options(scheme, None));
-    assert!(bytes > 20_000, "{scheme}: a log of {bytes} bytes is too small to time");
+    assert!(
+        bytes > 20_000,
+        "{scheme}: a log of {bytes} bytes is too small to time"
+    );
     let floor = bytes as f64 / (MBPS * 1e6);
     assert!(
         secs >= floor,

@@ -15,7 +15,7 @@ use super::super::experiments::{
 };
 use super::super::projection;
 use super::super::verdict::{Key, Kind, Measured, Part, Verdict, data, k, times};
-use super::{SHAPE, dram, occ_deep, on};
+use super::{dram, occ_deep, on, shape};
 use crate::common::WorkloadKind;
 
 const PAPER: &str = "Xia et al., VLDB 2021";
@@ -58,10 +58,11 @@ pub(super) fn logging() -> Experiment {
                 coherence traffic",
         scaled: format!(
             "YCSB at {} worker threads, doubling up to this machine's {} cores (the paper: up to \
-             {TAURUS_WORKERS}). {DRAM} {SHAPE} Silo-R runs OCC with 65,536 commits in flight, the \
+             {TAURUS_WORKERS}). {DRAM} {} Silo-R runs OCC with 65,536 commits in flight, the \
              rest 2PL.",
             list(&sweep(TAURUS_WORKERS)),
-            cores()
+            cores(),
+            shape()
         ),
         body: Body::Runs(vec![run(
             "taurus-fig11",

@@ -9,7 +9,7 @@ use super::super::experiments::{
 };
 use super::super::experiments::{cores, list};
 use super::super::verdict::{Key, Measured, Part, Verdict, data, k, pct, times};
-use super::{SHAPE, nvme, nvme_text, recovery_scaled, twopl};
+use super::{nvme, nvme_text, recovery_scaled, shape, twopl};
 
 /// "Compared to No Logging, the overhead caused by Taurus is around 11.7%."
 const TAURUS_OVERHEAD: f64 = 0.117;
@@ -34,10 +34,11 @@ pub(super) fn logging() -> Experiment {
         claim: CLAIM_LOGGING,
         scaled: format!(
             "TPC-C's full mix at {} worker threads, doubling up to this machine's {} cores (the \
-             paper: up to {TAURUS_WORKERS}). {} {SHAPE}",
+             paper: up to {TAURUS_WORKERS}). {} {}",
             list(&sweep(TAURUS_WORKERS)),
             cores(),
-            nvme_text()
+            nvme_text(),
+            shape()
         ),
         body: Body::Runs(vec![run(
             "taurus-fig12",

@@ -9,8 +9,9 @@ mod full_mix;
 mod verdict;
 
 use super::experiments::{
-    BOTH, Bench, Body, DATA, Experiment, LOGS, RECOVERY_TXNS, Run, SILOR_INFLIGHT, TAURUS_WORKERS,
-    Var, bars, cores, list, occ, paced, parallel, raid0, run, sweep, top, vs_threads,
+    BOTH, Bench, Body, DATA, Experiment, PAPER_DEVICES, RECOVERY_TXNS, Run, SILOR_INFLIGHT,
+    TAURUS_WORKERS, Var, bars, cores, devices, list, occ, paced, parallel, raid0, run, sweep, top,
+    vs_threads,
 };
 use super::plot::{Chart, Figure, Key, X, Y};
 use crate::bench::BenchArgs;
@@ -63,11 +64,22 @@ fn nvme_text() -> String {
 const HDD: &str = "Log devices emulate disks, scaled to 2 cores: files in /dev/shm paced to 10 MB/s and \
     50 us per flush each (`--device-mbps 10 --device-sync-us 50`), so that serial logging saturates its \
     one device at 2 threads as the paper's serial logging saturates one 160 MB/s HDD.";
-const SHAPE: &str = "Serial logging writes one device; serial on RAID-0 stripes one stream over 4 \
-    devices in 16 KiB units; Taurus, Plover and Silo-R write 4 logs on 4 devices (the paper: 16 logs \
-    on 8 devices), each Taurus worker i writing log i mod 4 as in the paper (with fewer workers than \
-    logs the others stay idle), record LVs compressed (Alg. 5, `--lv-compress on`). \
-    YCSB has 1M rows of 1 KB (the paper: 10-500 GB), TPC-C 2 warehouses (the paper: 80).";
+/// The variant label of serial logging on RAID-0.
+pub(super) const RAID0: &str = "raid0";
+
+/// How the schemes use the devices, for the `scaled` texts.
+fn shape() -> String {
+    let d = devices();
+    format!(
+        "Serial logging writes one device; serial on RAID-0 stripes one stream over {d} devices \
+         in 16 KiB units; Taurus, Plover and Silo-R write {d} logs on {d} devices, one log per \
+         device and per worker at the top of the sweep (the paper: 16 logs on 8 devices for its \
+         80 workers; with more devices than workers, Taurus, whose worker i writes log i mod n, \
+         would leave devices idle that RAID-0 stripes over), record LVs compressed (Alg. 5, \
+         `--lv-compress on`). YCSB has 1M rows of 1 KB (the paper: 10-500 GB), TPC-C 2 \
+         warehouses (the paper: 80)."
+    )
+}
 
 /// The three workloads of Figs. 5-10, YCSB at `ycsb_threads`, the TPC-C ones at 2 threads.
 fn workloads(ycsb_threads: &[usize]) -> [(&'static str, &'static str, Bench); 3] {
@@ -114,7 +126,7 @@ fn twopl(device: fn(&mut BenchArgs), with_none: bool) -> Vec<Var> {
     };
     vec![
         on(device, "", serial, BOTH, &[]),
-        on(device, "raid0x4", &["serial"], BOTH, &[raid0]),
+        on(device, RAID0, &["serial"], BOTH, &[raid0]),
         on(device, "", &["plover"], DATA, &[parallel]),
         on(device, "", &["taurus"], BOTH, &[parallel]),
     ]
@@ -224,8 +236,10 @@ pub fn all() -> Vec<Experiment> {
                     counters limit them (up to 2.4x Plover on YCSB) and performs best on Payment; serial \
                     data saturates its one disk; on New-Order serial command scales well and Taurus shows \
                     advantages only with enough workers (serial command's limit is projected at 120)",
-            scaled: [&workers(), " ", &nvme_text(), " ", SHAPE].concat(),
-            body: Body::Runs(logging_runs("taurus-fig5", &sweep(TAURUS_WORKERS), || twopl(nvme, true))),
+            scaled: [workers(), nvme_text(), shape()].join(" "),
+            body: Body::Runs(logging_runs("taurus-fig5", &sweep(TAURUS_WORKERS), || {
+                twopl(nvme, true)
+            })),
             verdict: verdict::fig5,
         },
         Experiment {
@@ -236,16 +250,17 @@ pub fn all() -> Vec<Experiment> {
             claim: "under OCC, Silo-R and Taurus data logging plateau at a similar level (Silo-R slightly \
                     ahead, tracking no LSN vectors), and Taurus command logging beats Silo-R on every \
                     workload, by up to 2.8x",
-            scaled: [
-                &workers(),
-                " ",
-                &nvme_text(),
-                " Every scheme, and no logging, runs OCC with 65,536 commits in flight per worker \
-                 (Silo-R acknowledges a commit only when its 40 ms epoch is durable); Silo-R and Taurus \
-                 write 4 logs on 4 devices; the rest as in Fig. 5.",
-            ]
-            .concat(),
-            body: Body::Runs(logging_runs("taurus-fig6", &sweep(TAURUS_WORKERS), || occ_vars(true))),
+            scaled: format!(
+                "{} {} Every scheme, and no logging, runs OCC with 65,536 commits in flight per \
+                 worker (Silo-R acknowledges a commit only when its 40 ms epoch is durable); Silo-R \
+                 and Taurus write {d} logs on {d} devices; the rest as in Fig. 5.",
+                workers(),
+                nvme_text(),
+                d = devices()
+            ),
+            body: Body::Runs(logging_runs("taurus-fig6", &sweep(TAURUS_WORKERS), || {
+                occ_vars(true)
+            })),
             verdict: verdict::fig6,
         },
         Experiment {
@@ -258,14 +273,16 @@ pub fn all() -> Vec<Experiment> {
                     data below 80 threads",
             scaled: format!("{} {}", nvme_text(), recovery_scaled()),
             body: Body::Recovery {
-                runs: recovery_runs(
-                    "taurus-fig7",
-                    &["ycsb", "payment", "neworder"],
-                    || twopl(nvme, false),
-                ),
+                runs: recovery_runs("taurus-fig7", &["ycsb", "payment", "neworder"], || {
+                    twopl(nvme, false)
+                }),
                 threads: vec![top(TAURUS_WORKERS)],
                 plans: &[None],
-                figure: bars("taurus-fig7", "Recovery throughput (2PL logs)", "replayed txn/s"),
+                figure: bars(
+                    "taurus-fig7",
+                    "Recovery throughput (2PL logs)",
+                    "replayed txn/s",
+                ),
             },
             verdict: verdict::fig7,
         },
@@ -278,14 +295,16 @@ pub fn all() -> Vec<Experiment> {
                     command logging beats Silo-R by up to 9.7x",
             scaled: format!("{} {}", nvme_text(), recovery_scaled()),
             body: Body::Recovery {
-                runs: recovery_runs(
-                    "taurus-fig8",
-                    &["ycsb", "payment", "neworder"],
-                    || occ_vars(false),
-                ),
+                runs: recovery_runs("taurus-fig8", &["ycsb", "payment", "neworder"], || {
+                    occ_vars(false)
+                }),
                 threads: vec![top(TAURUS_WORKERS)],
                 plans: &[None],
-                figure: bars("taurus-fig8", "Recovery throughput (OCC logs)", "replayed txn/s"),
+                figure: bars(
+                    "taurus-fig8",
+                    "Recovery throughput (OCC logs)",
+                    "replayed txn/s",
+                ),
             },
             verdict: verdict::fig8,
         },
@@ -299,11 +318,12 @@ pub fn all() -> Vec<Experiment> {
                     plateaus); serial command beats serial data but its one disk limits it; Taurus \
                     command logging is 9.2x Silo-R and Plover on YCSB and 5.2x Silo-R on Payment",
             scaled: format!(
-                "{HDD} {SHAPE} With 4 devices, 4x is the most any parallel scheme can gain over \
-                 one; Taurus's {} worker(s), each on its own log, write {} of them. Silo-R runs \
-                 OCC with 65,536 commits in flight, the rest 2PL.",
-                top(TAURUS_WORKERS),
-                top(TAURUS_WORKERS).min(LOGS)
+                "{HDD} {} With {d} devices, {d}x is the most any parallel scheme can gain over \
+                 one (the paper's 7.1x with 8 disks scales to {:.2}x). Silo-R runs OCC with \
+                 65,536 commits in flight, the rest 2PL.",
+                shape(),
+                7.1 * devices() as f64 / PAPER_DEVICES as f64,
+                d = devices(),
             ),
             body: Body::Runs(logging_runs("taurus-fig9", &[top(TAURUS_WORKERS)], || {
                 let mut v = twopl(hdd, true);
@@ -336,7 +356,11 @@ pub fn all() -> Vec<Experiment> {
                 }),
                 threads: vec![top(TAURUS_WORKERS)],
                 plans: &[None],
-                figure: bars("taurus-fig10", "Recovery throughput (disk logs)", "replayed txn/s"),
+                figure: bars(
+                    "taurus-fig10",
+                    "Recovery throughput (disk logs)",
+                    "replayed txn/s",
+                ),
             },
             verdict: verdict::fig10,
         },
@@ -382,9 +406,10 @@ fn contention() -> Experiment {
         claim: "as YCSB's Zipf theta rises past 1.0 every scheme's throughput falls with the workload's \
                 parallelism",
         scaled: format!(
-            "{HDD} {} workers (the paper: 56), theta 0.6 (the paper's default) to 1.5, 4 logs on 4 \
-             devices for Taurus.",
-            top(TAURUS_WORKERS)
+            "{HDD} {} workers (the paper: 56), theta 0.6 (the paper's default) to 1.5, {d} logs on \
+             {d} devices for Taurus.",
+            top(TAURUS_WORKERS),
+            d = devices()
         ),
         body: Body::Sweep {
             runs: THETAS
@@ -460,5 +485,22 @@ fn contention_recovery() -> Experiment {
     }
 }
 
-/// The parallel schemes' log count, for the verdicts' texts.
-pub(super) const DEVICES: usize = LOGS;
+/// The parallel schemes' log count ([`devices`]), for the verdicts' texts: displays as, and
+/// [`Devices::n`] is, the count.
+pub(super) const DEVICES: Devices = Devices;
+
+/// See [`DEVICES`].
+#[derive(Clone, Copy)]
+pub(super) struct Devices;
+
+impl Devices {
+    pub(super) fn n(self) -> usize {
+        devices()
+    }
+}
+
+impl std::fmt::Display for Devices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.n())
+    }
+}
