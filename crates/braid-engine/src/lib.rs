@@ -80,7 +80,7 @@ pub use crate::{
         list as list_checkpoints,
     },
     db::{
-        Db, DbStats, LogInsertStats, MemoryReport,
+        AccessStats, Db, DbStats, LogInsertStats, MemoryReport,
         builder::OpenBuilder,
         external::{CheckpointStore, DeviceFactory, LogTail, TailPoll},
         loader::Loader,

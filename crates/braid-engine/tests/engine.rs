@@ -452,7 +452,8 @@ fn nvdisk_pays_the_pmem_devices_nvm_delay() {
     }
 }
 
-/// Log insertion latency is sampled on one commit in 16 and counted once the worker is gone.
+/// Log insertion latency is sampled on one commit in 16 and counted once the worker is gone,
+/// with the same commits' time in their 2PL locks.
 #[test]
 fn log_insertion_latency_is_sampled_and_counted_when_a_worker_is_dropped() {
     let fs = braid_wal::fs::FaultFs::new();
@@ -461,7 +462,7 @@ fn log_insertion_latency_is_sampled_and_counted_when_a_worker_is_dropped() {
         common::options("serial", common::file_device(), common::file_env(&fs)),
     )
     .unwrap();
-    let before = db.stats().log_insert;
+    let (before, access) = (db.stats().log_insert, db.stats().access);
     let mut w = db.worker().unwrap();
     for i in 0..64u64 {
         common::run_txn(&mut w, i).unwrap().wait().unwrap();
@@ -471,10 +472,13 @@ fn log_insertion_latency_is_sampled_and_counted_when_a_worker_is_dropped() {
         0,
         "a live worker's timings are not in yet"
     );
+    assert_eq!(db.stats().access, access);
     drop(w);
     let s = db.stats().log_insert;
     assert_eq!(s.samples - before.samples, 4, "64 commits, one in 16 timed");
     assert!(s.ns > before.ns);
+    // The same commits timed their 2PL locks: three rows locked and released each.
+    assert!(db.stats().access.lock_ns > access.lock_ns);
     db.close().unwrap();
 }
 

@@ -94,12 +94,18 @@ pub(crate) struct DbInner {
 pub(crate) struct InsertTotals {
     samples: AtomicU64,
     ns: AtomicU64,
+    lock_ns: AtomicU64,
+    hook_ns: AtomicU64,
 }
 
 impl InsertTotals {
-    pub(crate) fn add(&self, samples: u64, ns: u64) {
+    /// Add a worker's timings: `samples` timed commits, their insertion `ns`, and their
+    /// accesses' `lock_ns` and `hook_ns`.
+    pub(crate) fn add(&self, samples: u64, ns: u64, lock_ns: u64, hook_ns: u64) {
         self.samples.fetch_add(samples, Ordering::Relaxed);
         self.ns.fetch_add(ns, Ordering::Relaxed);
+        self.lock_ns.fetch_add(lock_ns, Ordering::Relaxed);
+        self.hook_ns.fetch_add(hook_ns, Ordering::Relaxed);
     }
 }
 
@@ -113,6 +119,20 @@ pub struct LogInsertStats {
     pub samples: u64,
     /// Their total time, ns.
     pub ns: u64,
+}
+
+/// What the sampled commits of [`LogInsertStats`] spent on their accesses besides, ns: taking
+/// and releasing their 2PL locks (the lock of each row read or written, its upgrade, and the
+/// release at commit) and the scheme's access hooks (`on_read`/`on_write`: Taurus keeps its
+/// rows' and the transaction's LSN vectors there). Taurus Fig. 15 splits a transaction's time
+/// into such parts. The means per committed transaction are `lock_ns` and `hook_ns` over
+/// [`LogInsertStats::samples`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AccessStats {
+    /// Time in 2PL locks of the timed commits, ns.
+    pub lock_ns: u64,
+    /// Time in the scheme's access hooks of the timed commits, ns.
+    pub hook_ns: u64,
 }
 
 impl DbInner {
@@ -163,6 +183,8 @@ pub struct DbStats {
     /// Sampled log insertion latency of the workers dropped so far (a live worker's timings
     /// count once it is dropped).
     pub log_insert: LogInsertStats,
+    /// The same sampled commits' time in 2PL locks and in the scheme's access hooks.
+    pub access: AccessStats,
     /// Checkpoints taken (and failed) through this handle.
     pub checkpoints: CheckpointStats,
     /// The scheme's event counters (`Scheme::counters`; gsn: commits, straggler signals,
@@ -287,6 +309,10 @@ impl Db {
             log_insert: LogInsertStats {
                 samples: self.inner.inserts.samples.load(Ordering::Relaxed),
                 ns: self.inner.inserts.ns.load(Ordering::Relaxed),
+            },
+            access: AccessStats {
+                lock_ns: self.inner.inserts.lock_ns.load(Ordering::Relaxed),
+                hook_ns: self.inner.inserts.hook_ns.load(Ordering::Relaxed),
             },
             checkpoints: self.inner.ckpt.stats.lock().clone(),
             scheme_counters: self.inner.scheme.counters(),

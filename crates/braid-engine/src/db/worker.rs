@@ -50,7 +50,10 @@ impl Drop for Worker {
         // a later recovery; take out those that can go now.
         crate::txn::sweep(&self.db.inner, &mut self.st);
         let t = self.st.insert_timing;
-        self.db.inner.inserts.add(t.samples, t.ns);
+        self.db
+            .inner
+            .inserts
+            .add(t.samples, t.ns, t.lock_ns, t.hook_ns);
         self.db.inner.epochs.release(self.slot);
     }
 }

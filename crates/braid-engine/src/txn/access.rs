@@ -106,7 +106,10 @@ pub(crate) struct TxnState {
 /// Log insertion latency, sampled: one commit in [`InsertTiming::EVERY`] times the scheme's
 /// `commit` call (the record's way into the log buffer, not the wait for durability), so the
 /// two clock reads cost next to nothing on the rest. NV-Logging Fig. 11 plots this latency
-/// against threads.
+/// against threads. The same transactions also time their accesses' 2PL locks (taking and
+/// releasing them) and the scheme's access hooks (`on_read`/`on_write`: Taurus's LSN-vector
+/// updates), the parts of Taurus Fig. 15's time breakdown the engine can see; an attempt that
+/// aborts keeps none of them.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct InsertTiming {
     commits: u64,
@@ -114,6 +117,13 @@ pub(crate) struct InsertTiming {
     pub(crate) ns: u64,
     /// Per-update records: time the transaction to be timed next spent logging its writes.
     updates_ns: u64,
+    /// Of the timed commits: time spent taking and releasing 2PL locks, ns.
+    pub(crate) lock_ns: u64,
+    /// Of the timed commits: time spent in the scheme's access hooks, ns.
+    pub(crate) hook_ns: u64,
+    /// The running attempt's lock and hook time, kept if it commits as a timed commit.
+    pending_lock_ns: u64,
+    pending_hook_ns: u64,
 }
 
 impl InsertTiming {
@@ -129,18 +139,22 @@ impl InsertTiming {
             .then(std::time::Instant::now)
     }
 
-    /// Count the commit timed from `start`, with the time its writes' records took.
+    /// Count the commit timed from `start`, with the time its writes' records took (and keep
+    /// its accesses' lock and hook times).
     #[inline]
     pub(super) fn stop(&mut self, start: Option<std::time::Instant>) {
         if let Some(t) = start {
             self.samples += 1;
             self.ns += t.elapsed().as_nanos() as u64 + self.updates_ns;
+            self.lock_ns += self.pending_lock_ns;
+            self.hook_ns += self.pending_hook_ns;
         }
         self.updates_ns = 0;
+        self.discard_pending();
     }
 
     /// A start time if the transaction that commits next is timed (per-update records: its
-    /// writes' records count in its insertion latency).
+    /// writes' records count in its insertion latency; and its accesses' locks and hooks).
     #[inline]
     pub(super) fn start_update(&self) -> Option<std::time::Instant> {
         (self.commits + 1)
@@ -155,10 +169,50 @@ impl InsertTiming {
             self.updates_ns += t.elapsed().as_nanos() as u64;
         }
     }
+
+    /// Add the time of one access's lock, timed from `start` ([`Self::start_update`]).
+    #[inline]
+    pub(super) fn stop_lock(&mut self, start: Option<std::time::Instant>) {
+        if let Some(t) = start {
+            self.pending_lock_ns += t.elapsed().as_nanos() as u64;
+        }
+    }
+
+    /// Add the time of one access hook, timed from `start` ([`Self::start_update`]).
+    #[inline]
+    pub(super) fn stop_hook(&mut self, start: Option<std::time::Instant>) {
+        if let Some(t) = start {
+            self.pending_hook_ns += t.elapsed().as_nanos() as u64;
+        }
+    }
+
+    /// A start time if the commit just counted ([`Self::start`]) was timed: its lock release.
+    #[inline]
+    pub(super) fn start_release(&self) -> Option<std::time::Instant> {
+        self.commits
+            .is_multiple_of(Self::EVERY)
+            .then(std::time::Instant::now)
+    }
+
+    /// Add a timed commit's lock release, timed from `start` ([`Self::start_release`]).
+    #[inline]
+    pub(super) fn stop_release(&mut self, start: Option<std::time::Instant>) {
+        if let Some(t) = start {
+            self.lock_ns += t.elapsed().as_nanos() as u64;
+        }
+    }
+
+    /// Forget the running attempt's lock and hook times (it aborted, or a new one begins).
+    #[inline]
+    pub(super) fn discard_pending(&mut self) {
+        self.pending_lock_ns = 0;
+        self.pending_hook_ns = 0;
+    }
 }
 
 impl TxnState {
     pub(super) fn reset(&mut self) {
+        self.insert_timing.discard_pending();
         self.entries.clear();
         self.lookup.clear();
         self.images_used = 0;

@@ -221,7 +221,9 @@ impl Txn<'_> {
         // A scheme without early lock release (Shore-MT's Baseline): the locks are held until
         // the commit is durable.
         let held = if self.db.elr { Ok(()) } else { ticket.wait() };
+        let timed = self.st.insert_timing.start_release();
         twopl::release(&self.st.entries);
+        self.st.insert_timing.stop_release(timed);
         self.finished = true;
         if self.mvcc {
             sweep(self.db, self.st);

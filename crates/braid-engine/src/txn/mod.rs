@@ -204,7 +204,12 @@ impl<'w> Txn<'w> {
             return Ok(None);
         };
         let lock = match cc {
-            Cc::TwoPl => twopl::read_lock(&row, t, key)?,
+            Cc::TwoPl => {
+                let timed = self.st.insert_timing.start_update();
+                let lock = twopl::read_lock(&row, t, key);
+                self.st.insert_timing.stop_lock(timed);
+                lock?
+            }
             _ => occ::access_check(&row, t, key)?,
         };
         if row.state() != RowState::Live {
@@ -213,7 +218,9 @@ impl<'w> Txn<'w> {
             }
             return Ok(None);
         }
+        let timed = self.st.insert_timing.start_update();
         self.scheme.on_read(row_ref(t, key, &row));
+        self.st.insert_timing.stop_hook(timed);
         let (r, v) = row.read(f);
         self.st.push(Entry {
             table: t,
@@ -255,14 +262,19 @@ impl<'w> Txn<'w> {
             if self.mvcc && !self.mv_rewrite_check(&self.st.entries[i])? {
                 return Ok(None);
             }
-            let e = &mut self.st.entries[i];
             if cc == Some(Cc::TwoPl) {
-                twopl::upgrade(e)?;
+                let timed = self.st.insert_timing.start_update();
+                let upgraded = twopl::upgrade(&mut self.st.entries[i]);
+                self.st.insert_timing.stop_lock(timed);
+                upgraded?;
             }
+            let e = &self.st.entries[i];
             let row = e.row.clone();
             let read_version = e.version;
             if cc.is_some() {
+                let timed = self.st.insert_timing.start_update();
                 self.scheme.on_write(row_ref(t, key, &row));
+                self.st.insert_timing.stop_hook(timed);
             }
             let img = self.st.new_image();
             let v = row.copy_into(&mut self.st.images[img]);
@@ -278,7 +290,12 @@ impl<'w> Txn<'w> {
             return Ok(None);
         };
         let lock = match self.cc() {
-            Some(Cc::TwoPl) => twopl::write_lock(&row, t, key)?,
+            Some(Cc::TwoPl) => {
+                let timed = self.st.insert_timing.start_update();
+                let lock = twopl::write_lock(&row, t, key);
+                self.st.insert_timing.stop_lock(timed);
+                lock?
+            }
             Some(Cc::Occ) => occ::access_check(&row, t, key)?,
             // First updater wins (see `crate::mvcc`).
             Some(Cc::Mvcc) => self.mv_write_check(&row, t, key)?,
@@ -291,7 +308,9 @@ impl<'w> Txn<'w> {
             return Ok(None);
         }
         if self.mode == Mode::Normal {
+            let timed = self.st.insert_timing.start_update();
             self.scheme.on_write(row_ref(t, key, &row));
+            self.st.insert_timing.stop_hook(timed);
         }
         let img = self.st.new_image();
         let v = row.copy_into(&mut self.st.images[img]);
@@ -418,8 +437,10 @@ impl<'w> Txn<'w> {
     /// Tell the scheme about an insert of `key` into table `t` and keep `image` for
     /// it; returns the image's index.
     fn stage_insert(&mut self, t: u32, key: u64, row: &Row, image: &[u8]) -> usize {
+        let timed = self.st.insert_timing.start_update();
         self.scheme.on_write(row_ref(t, key, row));
         self.scheme.on_insert(t, key);
+        self.st.insert_timing.stop_hook(timed);
         let img = self.st.new_image();
         self.st.images[img].clear();
         self.st.images[img].extend_from_slice(image);

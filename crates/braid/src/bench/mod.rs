@@ -14,6 +14,7 @@
 //! [`sweep`] expands the command line into configurations, [`run`](mod@run) measures one of
 //! them once, [`summary`] repeats and summarises them, [`output`] prints and writes the results.
 
+pub mod cpu;
 mod floor;
 mod output;
 mod run;

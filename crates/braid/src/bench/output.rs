@@ -69,6 +69,8 @@ struct CsvRow<'a> {
     floor_p99_us: Option<f64>,
     #[serde(serialize_with = "fixed2_or_empty")]
     floor_gap_us: Option<f64>,
+    /// CPU ns per committed transaction by thread role, "worker 1234, flusher 56".
+    cpu_ns_per_txn: String,
     git: &'a str,
     cores: String,
     cpu: &'a str,
@@ -143,6 +145,7 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<
             floor_p50_us: r.floor_p50_us,
             floor_p99_us: r.floor_p99_us,
             floor_gap_us: r.floor_gap_us,
+            cpu_ns_per_txn: super::cpu::text(&r.cpu_ns_per_txn),
             git: m["git"].as_str().unwrap_or(""),
             cores: m["cores"].to_string(),
             cpu: m["cpu"].as_str().unwrap_or(""),

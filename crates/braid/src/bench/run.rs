@@ -16,9 +16,23 @@ use serde::Serialize;
 use super::{BenchArgs, Point};
 use crate::common;
 
-/// What one worker thread of a run measured: commits, aborts, commit latencies, and the time
-/// it waited with a full pipeline.
-type WorkerResult = anyhow::Result<(u64, u64, Histogram<u64>, Duration)>;
+/// What one worker thread of a run measured.
+struct Worked {
+    /// Commits acknowledged.
+    done: u64,
+    aborts: u64,
+    /// Commit latencies.
+    hist: Histogram<u64>,
+    /// Time waited with a full pipeline.
+    full: Duration,
+    /// Its own CPU time and run-queue wait over its work (`None` off Linux).
+    cpu: Option<super::cpu::ThreadTimes>,
+    /// Time spent in attempts that aborted.
+    aborted: Duration,
+}
+
+/// A worker's measurements, or why it failed.
+type WorkerResult = anyhow::Result<Worked>;
 
 /// One run's measurements.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -67,6 +81,19 @@ pub struct RunResult {
     /// The disk's commit floor measured in the run's directory right before the run (file
     /// devices on a disk only; see [`super::floor`]).
     pub disk_floor: Option<super::floor::Floor>,
+    /// Every thread's CPU time over the run by role (workers, the log's flushers and daemons,
+    /// ...; see [`super::cpu`]); `None` where `/proc` cannot be read.
+    pub cpu: Option<super::cpu::CpuTime>,
+    /// The same per committed transaction, ns by role.
+    pub cpu_ns_per_txn: BTreeMap<String, f64>,
+    /// Mean time per sampled committed transaction in 2PL locks (taking and releasing), ns
+    /// ([`braid_engine::AccessStats`]; sampled with [`Self::log_insert_ns`]).
+    pub lock_ns: f64,
+    /// Mean time per sampled committed transaction in the scheme's access hooks (Taurus's
+    /// LSN-vector updates), ns.
+    pub access_hook_ns: f64,
+    /// The workers' time in attempts that aborted, per committed transaction, ns.
+    pub abort_ns_per_txn: f64,
 }
 
 /// A progress bar with `template`, added to `mp`.
@@ -134,6 +161,7 @@ fn work(
     stop: &AtomicBool,
     commits: &AtomicU64,
 ) -> WorkerResult {
+    let cpu_start = super::cpu::this_thread();
     let mut worker = db.worker()?;
     let mut p = Pipeline {
         pending: VecDeque::with_capacity(inflight),
@@ -142,6 +170,7 @@ fn work(
         full: Duration::ZERO,
     };
     let mut aborts = 0u64;
+    let mut aborted = Duration::ZERO;
     let mut n = 0u64;
     let mut committed = 0u64;
     while committed < quota && !stop.load(Ordering::Relaxed) {
@@ -151,8 +180,14 @@ fn work(
                 p.pending.push_back((t, at));
                 committed += 1;
             }
-            Err(e) if e.is_retryable() => aborts += 1,
-            Err(TxError::UserAbort(_)) => aborts += 1,
+            Err(e) if e.is_retryable() => {
+                aborts += 1;
+                aborted += at.elapsed();
+            }
+            Err(TxError::UserAbort(_)) => {
+                aborts += 1;
+                aborted += at.elapsed();
+            }
             Err(e) => return Err(e).context("transaction failed"),
         }
         // Wait for the oldest first when the window is full: a check of a commit not yet
@@ -166,7 +201,19 @@ fn work(
         }
     }
     p.retire(true)?;
-    Ok((p.done, aborts, p.hist, p.full))
+    // The worker's scheme handle goes (and may hand its last records on) before the clock stops.
+    drop(worker);
+    let cpu = super::cpu::this_thread()
+        .zip(cpu_start)
+        .map(|(end, start)| end.since(start));
+    Ok(Worked {
+        done: p.done,
+        aborts,
+        hist: p.hist,
+        full: p.full,
+        cpu,
+        aborted,
+    })
 }
 
 /// Run one configuration once; returns its measurements and the bytes per row it used.
@@ -236,8 +283,8 @@ pub fn run_once(
     let stop = AtomicBool::new(false);
     let commits = AtomicU64::new(0);
     let before = db.stats();
-    let (log_before, inserts_before, proxies_before) =
-        (before.log, before.log_insert, before.proxies);
+    let (log_before, inserts_before, access_before, proxies_before) =
+        (before.log, before.log_insert, before.access, before.proxies);
     let start = Instant::now();
     let deadline = Duration::from_secs_f64(args.seconds());
     let quota = args
@@ -245,39 +292,59 @@ pub fn run_once(
         .map_or(u64::MAX, |n| n.div_ceil(threads as u64));
     // With a quota the run ends when its workers do: look often, so the time is close.
     let tick = Duration::from_millis(if args.commits.is_some() { 2 } else { 100 });
+    // Every thread's CPU time from here to the end of the workers (see `super::cpu`).
+    let cpu_before = super::cpu::Snapshot::take();
     let results: Vec<WorkerResult> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
+        let spawned: Vec<_> = (0..threads)
             .map(|i| {
                 let client = workload.client(i, args.seed.wrapping_add(repeat as u64 * 1000));
                 let (db, stop, commits) = (&db, &stop, &commits);
-                s.spawn(move || work(db, client, inflight, quota, stop, commits))
+                // Named, so that its CPU time counts as a worker's (see `super::cpu`).
+                std::thread::Builder::new()
+                    .name(super::cpu::worker_name(i))
+                    .spawn_scoped(s, move || work(db, client, inflight, quota, stop, commits))
             })
             .collect();
-        while start.elapsed() < deadline && !handles.iter().all(|h| h.is_finished()) {
+        let failed = spawned.iter().any(|h| h.is_err());
+        let handles: Vec<_> = spawned.into_iter().filter_map(Result::ok).collect();
+        while !failed && start.elapsed() < deadline && !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(tick);
             run_bar.set_position((start.elapsed().as_secs_f64() * 10.0) as u64);
         }
         stop.store(true, Ordering::Relaxed);
-        handles
+        let mut out: Vec<WorkerResult> = handles
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err(anyhow::anyhow!("worker panicked")))
             })
-            .collect()
+            .collect();
+        if failed {
+            out.push(Err(anyhow::anyhow!(
+                "{label}: cannot start a worker thread"
+            )));
+        }
+        out
     });
     let elapsed = start.elapsed().as_secs_f64();
+    let cpu_after = super::cpu::Snapshot::take();
     run_bar.finish_and_clear();
     mp.remove(&run_bar);
     let mut hist = Histogram::<u64>::new(3)?;
-    let (mut done, mut aborts, mut full) = (0, 0, Duration::ZERO);
+    let (mut done, mut aborts, mut full, mut aborted) = (0, 0, Duration::ZERO, Duration::ZERO);
+    let mut worker_times = Vec::new();
     for r in results {
-        let (d, a, h, f) = r?;
-        done += d;
-        aborts += a;
-        full += f;
-        hist.add(&h)?;
+        let w = r?;
+        done += w.done;
+        aborts += w.aborts;
+        full += w.full;
+        aborted += w.aborted;
+        hist.add(&w.hist)?;
+        worker_times.extend(w.cpu);
     }
+    // Every worker's own time, or none (a part would pass for the whole).
+    let cpu = (worker_times.len() == threads)
+        .then(|| super::cpu::CpuTime::between(&cpu_before, &cpu_after, &worker_times));
     // Every worker is gone (each was dropped in its scoped thread), so its insertion timings
     // and the scheme's counts are complete.
     let stats = db.stats();
@@ -286,6 +353,15 @@ pub fn run_once(
         stats.log_insert.samples - inserts_before.samples,
         stats.log_insert.ns - inserts_before.ns,
     );
+    let per_sample = |ns: u64| {
+        if insert_samples == 0 {
+            0.0
+        } else {
+            ns as f64 / insert_samples as f64
+        }
+    };
+    let lock_ns = per_sample(stats.access.lock_ns - access_before.lock_ns);
+    let access_hook_ns = per_sample(stats.access.hook_ns - access_before.hook_ns);
     let ck = stats.checkpoints;
     if let Some(e) = &ck.last_error {
         bail!("{label}: a checkpoint failed: {e}");
@@ -339,12 +415,13 @@ pub fn run_once(
             proxy_lanes: proxies.map(|p| p.lanes),
             emulation,
             pipeline_full_share: full.as_secs_f64() / (elapsed * threads.max(1) as f64),
-            log_insert_ns: if insert_samples == 0 {
-                0.0
-            } else {
-                insert_ns as f64 / insert_samples as f64
-            },
+            log_insert_ns: per_sample(insert_ns),
             disk_floor,
+            cpu_ns_per_txn: cpu.as_ref().map(|c| c.per_txn_ns(done)).unwrap_or_default(),
+            cpu,
+            lock_ns,
+            access_hook_ns,
+            abort_ns_per_txn: aborted.as_nanos() as f64 / done.max(1) as f64,
         },
         bytes_per_row,
     ))

@@ -67,6 +67,22 @@ pub struct ConfigResult {
     /// in us: steadier than the difference of the two medians where the disk's floor moves
     /// from run to run.
     pub floor_gap_us: Option<f64>,
+    /// Median over the runs of the sampled commits' time in 2PL locks, ns per transaction
+    /// ([`RunResult::lock_ns`]).
+    pub lock_ns: f64,
+    /// Median over the runs of the sampled commits' time in the scheme's access hooks, ns per
+    /// transaction ([`RunResult::access_hook_ns`]).
+    pub access_hook_ns: f64,
+    /// Median over the runs of the workers' time in aborted attempts per committed
+    /// transaction, ns.
+    pub abort_ns_per_txn: f64,
+    /// Median over the runs of the workers' share of their runnable time on a CPU
+    /// ([`super::cpu::CpuTime::workers_on_cpu`]): what turns the worker-side timers' wall
+    /// time into CPU time.
+    pub workers_on_cpu: Option<f64>,
+    /// Median over the runs of each thread role's CPU time per committed transaction, ns
+    /// (workers, flushers, daemons, ...; see [`super::cpu`]); empty where it was not read.
+    pub cpu_ns_per_txn: BTreeMap<String, f64>,
     pub runs: Vec<RunResult>,
     pub params: serde_json::Value,
 }
@@ -83,6 +99,24 @@ pub(crate) fn median(v: &mut [f64]) -> f64 {
     } else {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
+}
+
+/// The median over `runs` (those whose CPU time was read) of each role's CPU time per
+/// committed transaction, a role a run did not see counting 0 in it.
+fn cpu_medians(runs: &[RunResult]) -> BTreeMap<String, f64> {
+    let read: Vec<&RunResult> = runs.iter().filter(|r| r.cpu.is_some()).collect();
+    let roles: std::collections::BTreeSet<&String> =
+        read.iter().flat_map(|r| r.cpu_ns_per_txn.keys()).collect();
+    roles
+        .into_iter()
+        .map(|role| {
+            let mut v: Vec<f64> = read
+                .iter()
+                .map(|r| r.cpu_ns_per_txn.get(role).copied().unwrap_or(0.0))
+                .collect();
+            (role.clone(), median(&mut v))
+        })
+        .collect()
 }
 
 /// Run every point `--repeat` times and summarise. The repeats go round the points (every
@@ -173,6 +207,11 @@ pub fn measure_variants(
         let floor_p50 = median_of(|r| r.disk_floor.map(|f| f.p50_us));
         let floor_p99 = median_of(|r| r.disk_floor.map(|f| f.p99_us));
         let floor_gap = median_of(|r| r.disk_floor.map(|f| r.p50_us - f.p50_us));
+        let cpu_ns_per_txn = cpu_medians(&runs);
+        let workers_on_cpu = median_of(|r| r.cpu.as_ref().and_then(|c| c.workers_on_cpu));
+        let lock_ns = median_of(|r| Some(r.lock_ns)).unwrap_or(0.0);
+        let access_hook_ns = median_of(|r| Some(r.access_hook_ns)).unwrap_or(0.0);
+        let abort_ns_per_txn = median_of(|r| Some(r.abort_ns_per_txn)).unwrap_or(0.0);
         let ratio = results
             .iter()
             .find(|c| c.scheme == "none" && c.threads == p.threads)
@@ -234,6 +273,11 @@ pub fn measure_variants(
             floor_p50_us: floor_p50,
             floor_p99_us: floor_p99,
             floor_gap_us: floor_gap,
+            lock_ns,
+            access_hook_ns,
+            abort_ns_per_txn,
+            workers_on_cpu,
+            cpu_ns_per_txn,
             runs,
             params: serde_json::json!({
                 "workload": workload.params(),

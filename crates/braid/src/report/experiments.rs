@@ -165,6 +165,8 @@ pub struct Bench {
     pub threads: Vec<usize>,
     pub nvm_delays: Option<Vec<u64>>,
     pub theta: Option<f64>,
+    /// YCSB: rows each transaction accesses (`--ycsb-accesses`), instead of the default.
+    pub accesses: Option<usize>,
     pub tatp_mix: Option<&'static str>,
     pub tpcc_mix: Option<&'static str>,
     /// Seconds per run, instead of the report's.
@@ -185,6 +187,7 @@ impl Bench {
             threads: threads.to_vec(),
             nvm_delays: None,
             theta: None,
+            accesses: None,
             tatp_mix: None,
             tpcc_mix: None,
             seconds: None,
@@ -357,6 +360,7 @@ mod tests {
                 "taurus-fig12b",
                 "taurus-fig13",
                 "taurus-fig13b",
+                "taurus-fig15",
                 "rewind-fig3",
                 "rewind-fig4",
                 "rewind-fig5",

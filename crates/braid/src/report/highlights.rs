@@ -65,7 +65,14 @@ pub fn table(all: &Value) -> anyhow::Result<String> {
     // The file also holds every run's results; a figure's entry is the one with its verdict.
     for e in experiments.iter().filter(|e| e.get("verdict").is_some()) {
         let v = &e["verdict"];
-        let parts = v["parts"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+        // Projections from the proxies are shown in the report but counted nowhere.
+        let parts: Vec<&Value> = v["parts"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+            .iter()
+            .filter(|p| p["projected"].as_bool() != Some(true))
+            .collect();
         let held = parts
             .iter()
             .filter(|p| p["holds"].as_bool() == Some(true))
@@ -80,8 +87,13 @@ pub fn table(all: &Value) -> anyhow::Result<String> {
             (None, Some(missing)) => format!("not measured: {missing}"),
             (None, None) => "every part holds".to_string(),
         };
+        let own = if v["own_experiment"].as_bool() == Some(true) {
+            " (braid's own experiment on a section with no figure: not counted)"
+        } else {
+            ""
+        };
         out.push_str(&format!(
-            "| {} | {} | {held} of {} | {} |\n",
+            "| {} | {}{own} | {held} of {} | {} |\n",
             cell(&figure(e["figure"].as_str().unwrap_or("?"))),
             level(&v["level"]),
             parts.len(),
@@ -170,6 +182,31 @@ mod tests {
         assert!(
             dirty.contains("abc1234 (with uncommitted changes)"),
             "{dirty}"
+        );
+    }
+
+    #[test]
+    fn projections_and_own_experiments_are_not_counted_as_figures() {
+        let all = serde_json::json!({
+            "machine": {"git": "abc1234", "git_dirty": false, "cores": 2, "cpu": "Xeon"},
+            "quick": false, "seconds": 1.0, "repeat": 3, "minutes": 1.0,
+            "experiments": [
+                {"figure": "Wang & Johnson, VLDB 2014, Fig. 4", "verdict": {"level": "agrees",
+                 "parts": [{"claim": "a", "measured": "1.5x", "holds": true},
+                           {"claim": "p", "measured": "cap", "holds": false, "projected": true}]}},
+                {"figure": "Wang & Johnson, VLDB 2014, §3.2", "verdict": {"level": "agrees",
+                 "own_experiment": true,
+                 "parts": [{"claim": "a", "measured": "1.5x", "holds": true}]}}
+            ]
+        });
+        let t = table(&all).unwrap_or_default();
+        assert!(
+            t.contains("| Wang & Johnson Fig. 4 | agrees | 1 of 1 | every part holds |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| Wang & Johnson §3.2 | agrees (braid's own experiment on a section"),
+            "{t}"
         );
     }
 

@@ -103,6 +103,9 @@ impl Ctx<'_> {
         if let Some(t) = b.theta {
             a.ycsb.theta = t;
         }
+        if let Some(n) = b.accesses {
+            a.ycsb.accesses = n;
+        }
         if let Some(m) = b.tatp_mix {
             a.oltp.tatp_mix = m.into();
         }

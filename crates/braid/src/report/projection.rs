@@ -11,6 +11,10 @@
 //! from its log; more logs spread its shared words. The model is an upper bound on scaling: it
 //! ignores everything else a bigger machine adds (NUMA, the workload's own contention), so a
 //! projected cap beyond a paper's crossover says only that the log would not be the limit there.
+//!
+//! [`LINE_TRANSFER_NS`] is an assumption, not a measurement, and a scheme with no global word
+//! passes any projection. So every part made here is a projection ([`Part::projection`]):
+//! shown beside the verdict's measured parts, labelled so, and counted in no tally or level.
 
 use super::verdict::{Kind, Part};
 use crate::bench::ConfigResult;
@@ -64,7 +68,7 @@ pub fn crossover(
     let (pn, pc, p1) = parallel;
     let measured = format!("{}; {}", describe(cn, cc, c1), describe(pn, pc, p1));
     let (Some(_), Some(_)) = (cc.global_rmw_per_commit, pc.global_rmw_per_commit) else {
-        return Part::not_measured(claim, Kind::Crossover, measured);
+        return Part::not_measured(claim, Kind::Crossover, measured).projection();
     };
     let limit = paper_threads as f64;
     let central_caps = cap_cores(cc, c1).is_some_and(|n| n < limit);
@@ -85,6 +89,7 @@ pub fn crossover(
         central_caps && parallel_goes_on,
         why,
     )
+    .projection()
 }
 
 /// The crossover part of a figure whose schemes all keep scaling across the paper's axis:
@@ -104,7 +109,7 @@ pub fn keeps_scaling(
         .iter()
         .any(|(_, c, _)| c.global_rmw_per_commit.is_none())
     {
-        return Part::not_measured(claim, Kind::Crossover, measured);
+        return Part::not_measured(claim, Kind::Crossover, measured).projection();
     }
     let capped: Vec<String> = schemes
         .iter()
@@ -121,6 +126,7 @@ pub fn keeps_scaling(
         capped.is_empty(),
         capped.join("; "),
     )
+    .projection()
 }
 
 #[cfg(test)]
@@ -157,6 +163,35 @@ mod tests {
             "{p:?}"
         );
         assert!(!keeps_scaling("k", &[("a", &with_global(None), 1e5)], 8).ran());
+    }
+
+    #[test]
+    fn projections_neither_raise_nor_lower_a_verdict() {
+        use crate::report::verdict::{Level, Verdict};
+        let free = with_global(Some(0.0));
+        let central = with_global(Some(10.0));
+        let passes = keeps_scaling("k", &[("a", &free, 1e5)], 48);
+        let fails = keeps_scaling("k", &[("b", &central, 1e5)], 48);
+        assert!(passes.projected() && passes.holds());
+        assert!(fails.projected() && !fails.holds());
+        let measured = Part::above("A beats B", 1.5);
+        // A failing projection does not pull a measured agreement down.
+        let v = Verdict::of(vec![measured.clone(), fails.clone()]);
+        assert_eq!(v.level(), Level::Agrees);
+        assert_eq!(v.tally(), (1, 1));
+        assert!(v.line().contains("1 projection(s)"), "{}", v.line());
+        // A passing one does not lift a verdict whose measured parts were not made.
+        let nm = Part::not_measured("A beats C", Kind::Direction, "C did not run");
+        assert_eq!(
+            Verdict::of(vec![nm, passes.clone()]).level(),
+            Level::NotMeasured
+        );
+        // Alone, it measures nothing.
+        assert_eq!(Verdict::of(vec![passes]).level(), Level::NotMeasured);
+        assert_eq!(
+            Verdict::of(vec![Part::below("A falls", 1.5), fails]).level(),
+            Level::Differs
+        );
     }
 
     #[test]

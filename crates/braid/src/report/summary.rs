@@ -8,10 +8,37 @@ use std::path::PathBuf;
 
 use super::Ctx;
 use super::experiments::Experiment;
-use super::verdict::{RecoveryRow, Verdict};
+use super::verdict::{Level, RecoveryRow, Verdict};
 use crate::bench::ConfigResult;
 
 /// The closing section: what this machine's cores (`cores`) cannot show of the papers'.
+/// How many of the figures' verdicts reached each level (in the order first met), and how
+/// many entries are braid's own experiments, counted apart.
+fn count_line(counts: &[(Level, usize)], own: usize) -> String {
+    let figures: usize = counts.iter().map(|(_, n)| n).sum();
+    let levels: Vec<String> = counts
+        .iter()
+        .map(|(l, n)| format!("{n} {}", l.word()))
+        .collect();
+    let own = if own > 0 {
+        format!(
+            "; {own} more entr{} braid's own experiment on a paper section with no figure, not \
+             counted",
+            if own == 1 { "y is" } else { "ies are" }
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "{figures} paper figures: {}{own}.",
+        if levels.is_empty() {
+            "none".to_string()
+        } else {
+            levels.join(", ")
+        }
+    )
+}
+
 fn limits(cores: usize) -> String {
     format!(
         "\n## What a {cores}-core machine cannot show\n\n\
@@ -68,21 +95,31 @@ impl Ctx<'_> {
             self.md,
             "\n| figure | verdict | parts that hold |\n|---|---|---:|"
         );
+        let mut counts: Vec<(Level, usize)> = Vec::new();
+        let mut own = 0;
         for (fig, v) in &self.verdicts {
             let (held, all) = v.tally();
-            let _ = writeln!(
-                self.md,
-                "| {fig} | {} | {held} of {all} |",
-                v.level().word()
-            );
+            let level = if v.is_own_experiment() {
+                own += 1;
+                format!("{} (braid's own experiment: not counted)", v.level().word())
+            } else {
+                match counts.iter_mut().find(|(l, _)| *l == v.level()) {
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((v.level(), 1)),
+                }
+                v.level().word().to_string()
+            };
+            let _ = writeln!(self.md, "| {fig} | {level} | {held} of {all} |");
         }
+        let _ = writeln!(self.md, "\n{}", count_line(&counts, own));
         let _ = writeln!(
             self.md,
             "\n*agrees*: every part of the paper's claim holds; *agrees in direction*: every \
              direction and ordering part holds, some magnitude or crossover part does not; \
              *differs*: a direction or ordering part does not hold; *not measured*: what the \
              verdict compares did not run. A direction needs a ratio beyond 1 +/- {} \
-             (run-to-run noise).",
+             (run-to-run noise). Parts projected from the proxies (an assumed cost per cache-line \
+             move) are shown in the entries but counted in no tally and no level.",
             super::verdict::DIRECTION_TOLERANCE
         );
     }
@@ -113,11 +150,18 @@ impl Ctx<'_> {
                 } else {
                     p.reason().to_string()
                 };
+                let (kind, holds) = if p.projected() {
+                    (
+                        format!("{}, a projection: not counted", p.kind().word()),
+                        format!("projected {holds}"),
+                    )
+                } else {
+                    (p.kind().word().to_string(), holds)
+                };
                 let _ = writeln!(
                     self.md,
-                    "| {} *({})* | {} | {} |",
+                    "| {} *({kind})* | {} | {} |",
                     cell(p.claim()),
-                    p.kind().word(),
                     cell(p.measured_text()),
                     cell(&holds)
                 );
@@ -212,4 +256,24 @@ impl Ctx<'_> {
 /// `text` fit for a markdown table's cell.
 pub(super) fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_count_leaves_braid_s_own_experiments_apart() {
+        let line = super::count_line(
+            &[
+                (super::Level::Differs, 3),
+                (super::Level::AgreesInDirection, 2),
+            ],
+            1,
+        );
+        assert_eq!(
+            line,
+            "5 paper figures: 3 differs, 2 agrees in direction; 1 more entry is braid's own \
+             experiment on a paper section with no figure, not counted."
+        );
+        assert_eq!(super::count_line(&[], 0), "0 paper figures: none.");
+    }
 }

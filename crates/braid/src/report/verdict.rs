@@ -13,12 +13,20 @@
 //!   21.8x-84.2x); levels the paper calls similar within a factor of 4/3 either way
 //!   ([`SIMILAR`]).
 //! - **crossover**: braid's measurements must reach both sides of the point the paper names.
+//! - **projection**: a part computed from a model rather than measured (the proxies' projection
+//!   of a crossover at core counts this machine does not have, [`super::projection`]) is
+//!   shown, labelled a projection, and counted in no tally or level ([`Part::projection`]).
 //!
 //! The level ([`level_of`]): **agrees** when every part holds; **agrees in direction** when
 //! every direction and ordering part holds but a magnitude or crossover part does not;
 //! **differs** when a measured direction or ordering part does not hold; **not measured** when
 //! the configurations did not run (no part measured, or a direction or ordering part not
-//! measured and no measured one failing), never counted as agreeing.
+//! measured and no measured one failing), never counted as agreeing. Projections take no
+//! part in it.
+//!
+//! An entry that is braid's own experiment on a section of a paper with no figure to match
+//! ([`Verdict::own_experiment`]) keeps its parts and level but is not counted among the
+//! figures' verdicts.
 
 use serde::Serialize;
 
@@ -212,6 +220,9 @@ pub struct Part {
     /// Whether braid measured it at all.
     #[serde(skip)]
     ran: bool,
+    /// Computed from a model, not measured: shown, but in no tally and no level.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    projected: bool,
 }
 
 /// `x` with three decimals when it is near 1, where two would hide a tie's size.
@@ -269,6 +280,7 @@ impl Part {
             holds,
             because: if holds { String::new() } else { why_not },
             ran: true,
+            projected: false,
         }
     }
 
@@ -399,7 +411,32 @@ impl Part {
             holds: false,
             because: format!("not measured: {}", why.into()),
             ran: false,
+            projected: false,
         }
+    }
+
+    /// The same part as a projection: computed from a model (the proxies' projection to core
+    /// counts this machine does not have), not measured. It is shown, but neither raises nor
+    /// lowers nor decides the verdict's level, and no tally counts it.
+    pub fn projection(mut self) -> Part {
+        self.projected = true;
+        self
+    }
+
+    /// Magnitude "A is slightly ahead of B": `ratio` (A over B) beyond the tie band
+    /// ([`DIRECTION_TOLERANCE`]) and within [`SIMILAR`]. A tie is not "ahead", slightly or not.
+    pub fn slightly_above(claim: impl Into<String>, ratio: f64) -> Part {
+        let holds = ratio.is_finite() && ratio > 1.0 + DIRECTION_TOLERANCE && ratio <= SIMILAR;
+        let why = if ratio.is_finite() && ratio > SIMILAR {
+            format!(
+                "{} is beyond {}, the band a similar level is given: far ahead, not slightly",
+                times(ratio),
+                times(SIMILAR)
+            )
+        } else {
+            not_above(ratio)
+        };
+        Part::new(claim.into(), Kind::Magnitude, fine(ratio), holds, why)
     }
 
     /// The same check as a part of kind `kind` (a direction test that locates a crossover).
@@ -444,6 +481,10 @@ impl Part {
     pub fn ran(&self) -> bool {
         self.ran
     }
+    /// Whether it is a projection from a model ([`Part::projection`]), not a measurement.
+    pub fn projected(&self) -> bool {
+        self.projected
+    }
 }
 
 /// The level of a verdict of `parts`: **agrees** when every part holds; **agrees in
@@ -452,6 +493,7 @@ impl Part {
 /// measured** when no part was measured, or a direction or ordering part was not (and no
 /// measured one fails).
 pub fn level_of(parts: &[Part]) -> Level {
+    let parts: Vec<&Part> = parts.iter().filter(|p| !p.projected).collect();
     if parts.iter().all(|p| !p.ran) {
         return Level::NotMeasured;
     }
@@ -478,6 +520,10 @@ pub struct Verdict {
     /// What did not run, when nothing could be judged.
     #[serde(skip_serializing_if = "String::is_empty")]
     missing: String,
+    /// braid's own experiment on a section of the paper that has no figure (and so no number)
+    /// to match: not counted among the figures' verdicts.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    own_experiment: bool,
 }
 
 impl Verdict {
@@ -487,7 +533,20 @@ impl Verdict {
             level: level_of(&parts),
             parts,
             missing: String::new(),
+            own_experiment: false,
         }
+    }
+
+    /// The verdict of braid's own experiment on a section with no figure to match: its
+    /// parts judged as any, but not counted among the figures' verdicts.
+    pub fn own_experiment(mut self) -> Verdict {
+        self.own_experiment = true;
+        self
+    }
+
+    /// Whether it is braid's own experiment ([`Verdict::own_experiment`]).
+    pub fn is_own_experiment(&self) -> bool {
+        self.own_experiment
     }
 
     /// Nothing to judge: a configuration the verdict needs (`what`) was not measured.
@@ -496,6 +555,7 @@ impl Verdict {
             level: Level::NotMeasured,
             parts: Vec::new(),
             missing: what.to_string(),
+            own_experiment: false,
         }
     }
 
@@ -507,21 +567,25 @@ impl Verdict {
         &self.parts
     }
 
-    /// The claims of the parts that do not hold (for tests).
+    /// The claims of the measured parts that do not hold (for tests; projections left out).
     #[cfg(test)]
     pub fn failing(&self) -> Vec<&str> {
-        self.parts
-            .iter()
+        self.counted()
             .filter(|p| !p.holds())
             .map(|p| p.claim())
             .collect()
     }
 
-    /// The parts that hold, and all of them.
+    /// The parts the level and tally count: every part but the projections.
+    fn counted(&self) -> impl Iterator<Item = &Part> + Clone {
+        self.parts.iter().filter(|p| !p.projected)
+    }
+
+    /// The parts that hold, and all of them, projections left out.
     pub fn tally(&self) -> (usize, usize) {
         (
-            self.parts.iter().filter(|p| p.holds).count(),
-            self.parts.len(),
+            self.counted().filter(|p| p.holds).count(),
+            self.counted().count(),
         )
     }
 
@@ -529,12 +593,11 @@ impl Verdict {
     pub fn line(&self) -> String {
         let (held, all) = self.tally();
         let failing = |direction: bool| {
-            self.parts
-                .iter()
+            self.counted()
                 .filter(|p| p.kind.is_direction() == direction && p.ran && !p.holds)
                 .count()
         };
-        let unmeasured = self.parts.iter().filter(|p| !p.ran).count();
+        let unmeasured = self.counted().filter(|p| !p.ran).count();
         let why = match self.level {
             Level::Agrees => format!("all {all} parts hold"),
             Level::AgreesInDirection => {
@@ -570,14 +633,76 @@ impl Verdict {
                  ({held} of {all} hold)"
             ),
         };
-        format!("**Verdict:** {}: {why}.", self.level.word())
+        let projections = self.parts.len() - all;
+        let projections = if projections > 0 {
+            format!(
+                " {projections} projection(s) from the proxies are shown beside them and counted \
+                 in neither."
+            )
+        } else {
+            String::new()
+        };
+        let own = if self.own_experiment {
+            " braid's own experiment on a section with no figure to match: not counted among the \
+             figures' verdicts."
+        } else {
+            ""
+        };
+        format!(
+            "**Verdict:** {}: {why}.{projections}{own}",
+            self.level.word()
+        )
     }
 }
 
-/// Worker time per committed transaction of `c`, ns (threads over committed txn/s): what
-/// the time breakdowns split.
-pub fn per_txn(c: &ConfigResult) -> f64 {
-    c.threads as f64 * 1e9 / c.txn_per_s.max(1.0)
+/// Every engine thread's CPU time per committed transaction of `c`, ns: its workers and the
+/// log's own threads (flushers, daemons, ...), not the bench's own thread (see
+/// `crate::bench::cpu`); `None` where it was not read. What the time breakdowns split.
+pub fn cpu_per_txn(c: &ConfigResult) -> Option<f64> {
+    if c.cpu_ns_per_txn.is_empty() {
+        return None;
+    }
+    Some(
+        c.cpu_ns_per_txn
+            .iter()
+            .filter(|(r, _)| r.as_str() != crate::bench::cpu::HARNESS)
+            .fold(0.0, |a, (_, v)| a + v),
+    )
+}
+
+/// A worker-side timer's `ns` of `c` (log insertion, locks, access hooks, aborted attempts:
+/// wall time on the worker) as CPU time: times the workers' share of their runnable time on a
+/// CPU ([`crate::bench::cpu::CpuTime::workers_on_cpu`]), since a worker waiting for a CPU
+/// inside a timed stretch lengthens it without working; unchanged where that share was not
+/// read.
+pub fn worker_cpu(c: &ConfigResult, ns: f64) -> f64 {
+    ns * c.workers_on_cpu.unwrap_or(1.0)
+}
+
+/// The CPU time of `c`'s log threads (flushers, daemons, backup, destage, checkpoint; see
+/// `crate::bench::cpu::is_log_thread`) per committed transaction, ns (0 where none ran or
+/// it was not read).
+pub fn log_threads_per_txn(c: &ConfigResult) -> f64 {
+    c.cpu_ns_per_txn
+        .iter()
+        .filter(|(r, _)| crate::bench::cpu::is_log_thread(r))
+        .fold(0.0, |a, (_, v)| a + v)
+}
+
+/// `c`'s log threads' CPU per committed transaction by role, as "flusher 120 ns, daemon 40 ns"
+/// ("none" where none ran).
+pub fn log_threads_text(c: &ConfigResult) -> String {
+    let t: Vec<String> = c
+        .cpu_ns_per_txn
+        .iter()
+        .filter(|(r, _)| crate::bench::cpu::is_log_thread(r))
+        .map(|(r, v)| format!("{r} {v:.0} ns"))
+        .collect();
+    if t.is_empty() {
+        "none".to_string()
+    } else {
+        t.join(", ")
+    }
 }
 
 /// Transactions per log flush over the runs of `c` (group commit's batch size).
@@ -724,5 +849,38 @@ mod level_tests {
             .unwrap_or_default();
         keys.sort();
         assert_eq!(keys, ["because", "claim", "holds", "kind", "measured"]);
+    }
+
+    #[test]
+    fn slightly_ahead_needs_more_than_a_tie_and_less_than_far() {
+        // Taurus Fig. 11b's +0.8%: a tie, not "slightly ahead".
+        let tie = Part::slightly_above("Silo-R slightly ahead", 1.008);
+        assert!(!tie.holds() && tie.kind() == Kind::Magnitude);
+        assert!(
+            tie.reason().contains("1.008x, within 1 +/- 0.03"),
+            "{tie:?}"
+        );
+        assert!(Part::slightly_above("x", 1.1).holds());
+        let far = Part::slightly_above("x", 2.0);
+        assert!(
+            !far.holds() && far.reason().contains("far ahead"),
+            "{far:?}"
+        );
+        assert!(!Part::slightly_above("x", 0.9).holds());
+    }
+
+    #[test]
+    fn projections_are_in_the_json_and_no_tally() {
+        let p = Part::check("cap", Kind::Crossover, "x", false, "y").projection();
+        let v = Verdict::of(vec![dir(true), p]);
+        assert_eq!(v.level(), Level::Agrees);
+        assert_eq!(v.tally(), (1, 1));
+        let j = serde_json::to_value(&v).unwrap_or_default();
+        assert_eq!(j["parts"][1]["projected"], true);
+        assert!(j["parts"][0].get("projected").is_none());
+        assert!(j.get("own_experiment").is_none());
+        let own =
+            serde_json::to_value(Verdict::of(vec![dir(true)]).own_experiment()).unwrap_or_default();
+        assert_eq!(own["own_experiment"], true);
     }
 }

@@ -277,7 +277,7 @@ fn recovery_verdict(m: &Measured) -> Verdict {
         )),
     );
     parts.push(
-        Part::similar(
+        Part::slightly_above(
             "Silo-R is only slightly ahead of Taurus data",
             sr / td.max(1.0),
         )
@@ -381,6 +381,16 @@ mod tests {
         assert_eq!(
             recovery_verdict(&recovery_measured(3.0, 1.8)).level(),
             Level::AgreesInDirection
+        );
+        // A tie (+0.8%) is neither ahead nor slightly ahead.
+        let v = recovery_verdict(&recovery_measured(1.008, 1.8));
+        assert_eq!(v.level(), Level::Differs);
+        assert_eq!(
+            v.failing(),
+            [
+                "Silo-R outperforms Taurus data in recovery (no dependencies to resolve)",
+                "Silo-R is only slightly ahead of Taurus data"
+            ]
         );
     }
 }

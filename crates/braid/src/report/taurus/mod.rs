@@ -2,9 +2,11 @@
 //! serial logging on RAID-0, Plover and Silo-R, on NVMe-class devices under 2PL (Figs. 5, 7)
 //! and OCC (Figs. 6, 8), on bandwidth-limited disks (Figs. 9, 10), and against contention
 //! (Fig. 13), on logs in DRAM (Fig. 11, [`mod@dram`]) and on the full TPC-C mix (Fig. 12,
-//! [`full_mix`]). The verdicts of Figs. 5-10 and 13 are in [`verdict`].
+//! [`full_mix`]), and the time breakdown against transaction length (Fig. 15, [`fig15`]). The
+//! verdicts of Figs. 5-10 and 13 are in [`verdict`].
 
 mod dram;
+mod fig15;
 mod full_mix;
 mod verdict;
 
@@ -370,6 +372,7 @@ pub fn all() -> Vec<Experiment> {
         full_mix::recovery(),
         contention(),
         contention_recovery(),
+        fig15::fig15(),
     ]
 }
 

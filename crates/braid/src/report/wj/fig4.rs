@@ -79,25 +79,25 @@ fn verdict(m: &Measured) -> Verdict {
     for (id, title, _) in runs() {
         let txd = data("gsn", n).variant("TX-D");
         let aether = data("aether", n);
-        let (Some(a), Some(t), Some(p), Some(d), Some(a1), Some(t1)) = (
+        let baseline = data("baseline", n);
+        let one = |k: Key<'_>| m.tps(id, Key { threads: 1, ..k });
+        let (Some(a), Some(t), Some(p), Some(d), Some(pd), Some(b), Some(a1), Some(t1), Some(b1)) = (
             m.get(id, aether),
             m.get(id, txd),
             m.get(id, data("gsn", n).variant("PG-D")),
             m.get(id, data("gsn", n).variant("TX-D 1.2us")),
-            m.tps(
-                id,
-                Key {
-                    threads: 1,
-                    ..aether
-                },
-            ),
-            m.tps(id, Key { threads: 1, ..txd }),
+            m.get(id, data("gsn", n).variant("PG-D 1.2us")),
+            m.get(id, baseline),
+            one(aether),
+            one(txd),
+            one(baseline),
         ) else {
             return Verdict::missing(id);
         };
         let r = |x: f64, y: f64| x / y.max(1.0);
         let (vs_aether, pg_aether) = (r(t.txn_per_s, a.txn_per_s), r(p.txn_per_s, a.txn_per_s));
         let (s_aether, s_txd) = (r(a.txn_per_s, a1), r(t.txn_per_s, t1));
+        let s_base = r(b.txn_per_s, b1);
         let contention = format!(
             "at {n} threads the central log has {} rival(s): Aether scales {} from 1 to {n} \
              threads, with {} (TX-D: {}); those proxies, not {n} threads, say what more cores \
@@ -132,6 +132,26 @@ fn verdict(m: &Measured) -> Verdict {
                 times(s_aether)
             ))
             .because(contention.clone()),
+        );
+        parts.push(
+            Part::above(
+                format!(
+                    "{title}: distributed logging scales where Baseline, the centralized log \
+                     without Aether's optimizations, does not (\"neither Baseline nor Aether \
+                     scales well\")"
+                ),
+                s_txd / s_base,
+            )
+            .measured(format!(
+                "1 to {n} threads: TX-D {}, Baseline {}",
+                times(s_txd),
+                times(s_base)
+            ))
+            .because(format!(
+                "Baseline takes {}; at {n} threads its lock has {} rival(s)",
+                proxies(b),
+                n - 1
+            )),
         );
         parts.push(
             Part::ordering(
@@ -177,25 +197,29 @@ fn verdict(m: &Measured) -> Verdict {
                 .because(contention),
             );
         }
-        let slowdown = r(t.txn_per_s, d.txn_per_s);
-        let cost = 1.0 - 1.0 / slowdown;
+        // "the imposed NVM delay shows an overhead of up to 15% for all the three workloads",
+        // of TX-D and PG-D alike ("both TX-D and PG-D (with and without the delay)").
         let (_, most) = band(1.0, 1.0 / (1.0 - DELAY_COST));
         let most_cost = 1.0 - 1.0 / most;
-        parts.push(Part::check(
-            format!("{title}: the 1.2 us NVM delay costs up to 15%"),
-            Kind::Magnitude,
-            format!("costs TX-D {}", pct(cost)),
-            slowdown <= most,
-            format!(
-                "{} is more than the accepted {} (the paper's 15%, its slowdown doubled): TX-D's \
-                 log insert takes {:.0} ns with the delay against {:.0} ns without, and with {n} \
-                 threads nothing else contended hides it",
-                pct(cost),
-                pct(most_cost),
-                d.log_insert_ns,
-                t.log_insert_ns
-            ),
-        ));
+        for (name, ideal, delayed) in [("TX-D", t, d), ("PG-D", p, pd)] {
+            let slowdown = r(ideal.txn_per_s, delayed.txn_per_s);
+            let cost = 1.0 - 1.0 / slowdown;
+            parts.push(Part::check(
+                format!("{title}: the 1.2 us NVM delay costs {name} up to 15%"),
+                Kind::Magnitude,
+                format!("costs {name} {}", pct(cost)),
+                slowdown <= most,
+                format!(
+                    "{} is more than the accepted {} (the paper's 15%, its slowdown doubled): \
+                     {name}'s log insert takes {:.0} ns with the delay against {:.0} ns \
+                     without, and with {n} threads nothing else contended hides it",
+                    pct(cost),
+                    pct(most_cost),
+                    delayed.log_insert_ns,
+                    ideal.log_insert_ns
+                ),
+            ));
+        }
     }
     Verdict::of(parts)
 }
@@ -227,11 +251,19 @@ mod tests {
             let res = vec![
                 result("aether", "", "data", 1, a1),
                 global(result("aether", "", "data", n, a2), aether_global),
+                result("baseline", "", "data", 1, a1 * 0.9),
                 result("baseline", "", "data", n, a2 * 0.7),
                 result("gsn", "TX-D", "data", 1, a2 * txd / 2.0),
                 global(result("gsn", "TX-D", "data", n, a2 * txd), 0.0),
                 result("gsn", "TX-D 1.2us", "data", n, a2 * txd * (1.0 - cost)),
                 result("gsn", "PG-D", "data", n, a2 * txd * 0.9),
+                result(
+                    "gsn",
+                    "PG-D 1.2us",
+                    "data",
+                    n,
+                    a2 * txd * 0.9 * (1.0 - cost),
+                ),
             ];
             m.runs.push((id.to_string(), None, res));
         }
@@ -242,7 +274,10 @@ mod tests {
     fn fig4_agrees_only_when_every_part_holds() {
         let v = verdict(&measured(2.0, 0.1, 1.5));
         assert_eq!(v.level(), Level::Agrees, "{:?}", v.failing());
-        assert_eq!(v.parts().len(), 3 * 5 + 2);
+        // Per workload: 2 directions on Aether, Baseline's, PG-D's ordering, the projection
+        // and the two delays; TATP's two ratios.
+        assert_eq!(v.parts().len(), 3 * 7 + 2);
+        assert_eq!(v.tally(), (3 * 6 + 2, 3 * 6 + 2));
     }
 
     #[test]
@@ -276,6 +311,14 @@ mod tests {
             p.is_some_and(|p| p.reason().starts_with("50% is more than")),
             "{p:?}"
         );
+        // PG-D's delay is judged as TX-D's.
+        assert!(
+            v.failing()
+                .iter()
+                .any(|c| c.ends_with("the 1.2 us NVM delay costs PG-D up to 15%")),
+            "{:?}",
+            v.failing()
+        );
     }
 
     #[test]
@@ -291,17 +334,41 @@ mod tests {
     }
 
     #[test]
-    fn fig4_a_central_log_the_proxies_do_not_cap_misses_the_crossover() {
+    fn fig4_a_central_log_the_proxies_do_not_cap_misses_only_a_projection() {
         // 2 global read-modify-writes per commit at 100 K commits/s per thread: capped at 71
-        // cores, beyond the paper's 24.
+        // cores, beyond the paper's 24. A projection: shown, failing, and not counted.
         let v = verdict(&measured_with(2.0, 0.1, 1.5, 2.0));
-        assert_eq!(v.level(), Level::AgreesInDirection);
+        assert_eq!(v.level(), Level::Agrees);
+        let missed: Vec<_> = v.parts().iter().filter(|p| !p.holds()).collect();
+        assert_eq!(missed.len(), 3);
         assert!(
-            v.failing()
+            missed
                 .iter()
-                .all(|c| c.contains("projected from the proxies")),
-            "{:?}",
-            v.failing()
+                .all(|p| p.projected() && p.claim().contains("projected from the proxies")),
+            "{missed:?}"
         );
+    }
+
+    #[test]
+    fn fig4_a_baseline_scaling_as_well_as_tx_d_differs() {
+        let mut m = measured(2.0, 0.1, 1.5);
+        for (_, _, rows) in &mut m.runs {
+            for c in rows
+                .iter_mut()
+                .filter(|c| c.scheme == "baseline" && c.threads > 1)
+            {
+                // Baseline scaling 2x (TX-D's scaling) from its 90 K at 1 thread.
+                c.txn_per_s = 180_000.0;
+            }
+        }
+        let v = verdict(&m);
+        if top(PAPER_THREADS) > 1 {
+            assert_eq!(v.level(), Level::Differs);
+            assert!(
+                v.failing().iter().all(|c| c.contains("where Baseline")),
+                "{:?}",
+                v.failing()
+            );
+        }
     }
 }

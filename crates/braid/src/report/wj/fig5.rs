@@ -44,9 +44,9 @@ pub(super) fn fig5() -> Experiment {
                 .collect(),
             figure: Figure {
                 stem: "wj-fig5".into(),
-                title: "TX-D: worker time per committed transaction".into(),
+                title: "TX-D: CPU time per committed transaction, every thread".into(),
                 x_label: "",
-                y_label: "% of worker time per transaction",
+                y_label: "% of CPU time per transaction",
                 chart: Chart::Stacked(stacks),
             },
         },
@@ -75,7 +75,7 @@ fn verdict(m: &Measured) -> Verdict {
         tpcb.1.text(),
         pay.1.text()
     );
-    // Other contention's growth: none's worker time per transaction at the top over 1 thread.
+    // Other contention's growth: none's CPU time per transaction at the top over 1 thread.
     let growth = |s: &(Split, Split)| (s.1.other_work + s.1.other_contention) / s.1.other_work;
     let b = format!("TPC-B at {n} threads");
     let p = format!("Payment at {n} threads");

@@ -17,7 +17,8 @@ use crate::report::experiments::{Bench, Experiment, Var, list, sweep, top};
 use crate::report::projection;
 use crate::report::verdict::{Key, Kind, Measured, Part, Verdict, band, data, k, pct, times};
 
-/// TATP Update-Location: "The overhead ranges from 4% to 10% for TX-V (ideal)".
+/// TATP Update-Location: "The overhead ranges from 4% to 10% for TX-V (ideal)"; "TPC-B and
+/// TPC-C results show the similar trend", so the same range is checked on all three.
 const TXV_COST: (f64, f64) = (0.04, 0.10);
 
 fn vars() -> Vec<Var> {
@@ -125,19 +126,22 @@ fn verdict(m: &Measured) -> Verdict {
             .measured(format!("TX-D {} TX-V at {n} threads", times(slowdown)))
             .because(passive.clone()),
         );
-        if id == "wj-fig8-tatp" {
-            let cost = |c: f64| 1.0 / (1.0 - c);
-            parts.push(
-                Part::within(
-                    format!("{title}: TX-V's overhead 4-10% of TX-D"),
-                    slowdown,
-                    cost(TXV_COST.0),
-                    cost(TXV_COST.1),
-                )
-                .measured(format!("costs {}", pct(1.0 - 1.0 / slowdown)))
-                .because(passive.clone()),
-            );
-        }
+        let cost = |c: f64| 1.0 / (1.0 - c);
+        let similar_trend = if id == "wj-fig8-tatp" {
+            ""
+        } else {
+            " (TATP's 4-10%: \"TPC-B and TPC-C results show the similar trend\")"
+        };
+        parts.push(
+            Part::within(
+                format!("{title}: TX-V's overhead 4-10% of TX-D{similar_trend}"),
+                slowdown,
+                cost(TXV_COST.0),
+                cost(TXV_COST.1),
+            )
+            .measured(format!("costs {}", pct(1.0 - 1.0 / slowdown)))
+            .because(passive.clone()),
+        );
         parts.push(
             Part::similar(
                 format!("{title}: PG-V (malloc) scales like TX-V"),
@@ -226,7 +230,9 @@ mod tests {
     fn fig8_agrees_when_passive_group_commit_costs_a_few_percent() {
         let v = verdict(&measured(1.8, 0.93, 0.92, 0.1));
         assert_eq!(v.level(), Level::Agrees, "{:?}", v.failing());
-        assert_eq!(v.parts().len(), 3 * 6 + 1);
+        assert_eq!(v.parts().len(), 3 * 7);
+        // The projections are shown but not counted.
+        assert_eq!(v.tally(), (3 * 6, 3 * 6));
         assert_eq!(verdict(&Measured::default()).level(), Level::NotMeasured);
     }
 
@@ -243,21 +249,51 @@ mod tests {
         );
         let v = verdict(&measured(1.8, 0.6, 0.92, 0.1));
         assert_eq!(v.level(), Level::AgreesInDirection);
+        // TX-V's 40% is outside the band on every workload, TPC-B's and Payment's included.
+        let tail = " (TATP's 4-10%: \"TPC-B and TPC-C results show the similar trend\")";
         assert_eq!(
             v.failing(),
-            ["TATP Update-Location: TX-V's overhead 4-10% of TX-D"]
+            [
+                "TATP Update-Location: TX-V's overhead 4-10% of TX-D".to_string(),
+                format!("TPC-B: TX-V's overhead 4-10% of TX-D{tail}"),
+                format!("TPC-C Payment: TX-V's overhead 4-10% of TX-D{tail}"),
+            ]
         );
     }
 
     #[test]
-    fn fig8_tx_v_capped_by_a_global_word_before_48_threads_is_a_crossover_miss() {
-        // 10 global read-modify-writes per commit at 103 K/s per thread cap TX-V near 14 cores.
-        let v = verdict(&with_global(1.8, 0.93, 0.92, 0.1, 10.0));
+    fn fig8_tx_v_s_cost_is_checked_on_tpc_b_and_payment_too() {
+        // The committed report's 25% and 21% on TPC-B and Payment, 13% on TATP.
+        let mut m = Measured::default();
+        for (i, cost) in [0.13, 0.25, 0.21].into_iter().enumerate() {
+            let one = measured(1.8, 1.0 - cost, 0.92, 0.1);
+            m.runs.push(one.runs[i].clone());
+        }
+        let v = verdict(&m);
         assert_eq!(v.level(), Level::AgreesInDirection);
+        assert_eq!(v.failing().len(), 2, "{:?}", v.failing());
         assert!(
-            v.failing().iter().all(|c| c.contains("keeps scaling")),
+            v.failing()
+                .iter()
+                .all(|c| c.contains("overhead 4-10%") && !c.starts_with("TATP")),
             "{:?}",
             v.failing()
+        );
+    }
+
+    #[test]
+    fn fig8_tx_v_capped_by_a_global_word_before_48_threads_is_a_projection_only() {
+        // 10 global read-modify-writes per commit at 103 K/s per thread cap TX-V near 14 cores:
+        // the projection misses, is shown, and moves nothing.
+        let v = verdict(&with_global(1.8, 0.93, 0.92, 0.1, 10.0));
+        assert_eq!(v.level(), Level::Agrees);
+        let missed: Vec<_> = v.parts().iter().filter(|p| !p.holds()).collect();
+        assert_eq!(missed.len(), 3);
+        assert!(
+            missed
+                .iter()
+                .all(|p| p.projected() && p.claim().contains("keeps scaling")),
+            "{missed:?}"
         );
     }
 
