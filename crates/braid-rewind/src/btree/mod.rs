@@ -374,6 +374,20 @@ impl BTree {
         std::hint::black_box(acc);
     }
 
+    /// The leaf that holds `key`, or would hold it if inserted (its offset): for callers that
+    /// lock leaves to run transactions on one tree side by side (isolation is the user's, as
+    /// in REWIND). Stable while no insert splits a node.
+    pub fn leaf_of(&self, m: &impl Mem, key: u64) -> u64 {
+        self.find_leaf(m, key, None)
+    }
+
+    /// Whether leaf `n` (from [`BTree::leaf_of`]) is full: an insert of a key not in it would
+    /// split it and change its ancestors. An insert into a leaf that is not full writes that
+    /// leaf only.
+    pub fn leaf_is_full(&self, m: &impl Mem, n: u64) -> bool {
+        (m.read_u64(n + N_META) & !LEAF).count_ones() as usize >= self.lcap
+    }
+
     /// Look `key` up; copies its value into `out` (value-size bytes) and returns true if found.
     pub fn get(&self, m: &impl Mem, key: u64, out: &mut [u8]) -> bool {
         let n = self.find_leaf(m, key, None);
