@@ -304,6 +304,71 @@ impl LogStore {
         found.len()
     }
 
+    /// A checkpoint's removal of whole finished transactions (REWIND §4.6): their records
+    /// `recs`, then their END records `ends`, so that after a crash at any point a
+    /// transaction whose END is gone has no record left. Optimized and Batch remove a bucket
+    /// all of whose records are removed by unlinking it (§3.3: "removing a bucket when it
+    /// becomes empty"), without writing gaps into it; the other records become gaps. In order:
+    /// the other records' gaps of buckets that stay (one fence), then the emptied buckets
+    /// unlinked from the oldest (a transaction's END is never in an older bucket than its
+    /// other records), then the END records' gaps (one fence). Simple removes each record's
+    /// node (Alg. 1's removal), the records first.
+    pub fn clear_checkpoint(&self, recs: &[Pos], ends: &[Pos]) {
+        let mut st = self.lock();
+        if !matches!(self.layout, LogLayout::Optimized | LogLayout::Batch) {
+            self.clear_locked(&mut st, recs, None);
+            self.clear_locked(&mut st, ends, None);
+            return;
+        }
+        let r = &self.r;
+        // Records removed per bucket, to find the buckets emptied whole.
+        let mut covered: Vec<(usize, u32)> = Vec::new();
+        for p in recs.iter().chain(ends) {
+            match covered.iter_mut().find(|(n, _)| *n == p.node) {
+                Some(c) => c.1 += 1,
+                None => covered.push((p.node, 1)),
+            }
+        }
+        let whole = |st: &State, n: usize| {
+            n != st.tail
+                && self.arena.index(n).is_some_and(|i| {
+                    covered
+                        .iter()
+                        .any(|&(m, c)| m == n && c == st.live[i] && c > 0)
+                })
+        };
+        let whole_nodes: Vec<usize> = {
+            // In list order, oldest first.
+            let mut v = Vec::new();
+            let mut n = st.list.head(r);
+            while n != 0 {
+                if whole(&st, n) {
+                    v.push(n);
+                }
+                n = r.load_u64(n) as usize;
+            }
+            v
+        };
+        let stays = |p: &&Pos| !whole_nodes.contains(&p.node);
+        let rest: Vec<Pos> = recs.iter().filter(stays).copied().collect();
+        self.clear_locked(&mut st, &rest, None);
+        for n in whole_nodes {
+            let Some(i) = self.arena.index(n) else {
+                continue;
+            };
+            st.list.remove(r, n);
+            st.free.push(n);
+            st.total_live -= st.live[i] as usize;
+            st.live[i] = 0;
+        }
+        let rest: Vec<Pos> = ends
+            .iter()
+            .filter(|p| self.arena.index(p.node).is_some_and(|i| st.live[i] > 0))
+            .copied()
+            .collect();
+        self.clear_locked(&mut st, &rest, None);
+    }
+
     fn clear_locked(&self, st: &mut State, recs: &[Pos], last: Option<Pos>) {
         let r = &self.r;
         if self.layout == LogLayout::Simple {

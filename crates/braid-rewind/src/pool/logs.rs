@@ -119,7 +119,8 @@ impl Log {
     }
 
     /// A checkpoint's removal of whole finished transactions: their records `recs`, then
-    /// (after a fence) their END records `ends`. A two-layer log that holds nothing else is
+    /// (after a fence) their END records `ends`. A one-layer log unlinks the buckets they
+    /// empty ([`LogStore::clear_checkpoint`]); a two-layer log that holds nothing else is
     /// emptied at once ([`TwoLayer::clear_checkpoint`]).
     pub fn clear_checkpoint(&self, recs: &[RecRef], ends: &[RecRef]) -> Result<(), RewindError> {
         match self {
@@ -135,9 +136,9 @@ impl Log {
                 t.clear_checkpoint(&keys(recs), &keys(ends))?;
                 Ok(())
             }
-            Log::One(_) => {
-                self.clear(recs, None)?;
-                self.clear(ends, None)
+            Log::One(l) => {
+                l.clear_checkpoint(&positions(recs), &positions(ends));
+                Ok(())
             }
         }
     }

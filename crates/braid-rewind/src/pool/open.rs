@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use braid_pmem::{PmemConfig, Region};
 
 use super::layout::{
-    BOTTOM_BUCKET, DESC, DESC_AVL_ROOT, H_BUCKET, H_CAPACITY, H_CKPT, H_CLEAR, H_CONFIG_CRC, H_GROUP,
-    H_HEAP_END, H_HEAP_START, H_HEAP_TOP, H_LAYERS, H_LAYOUT, H_MAGIC, H_NLOGS, H_POLICY, H_SIZE,
-    H_VERSION, HEADER, MAGIC, VERSION,
+    BOTTOM_BUCKET, DESC, DESC_AVL_ROOT, H_BUCKET, H_CAPACITY, H_CKPT, H_CLEAR, H_CONFIG_CRC,
+    H_GROUP, H_HEAP_END, H_HEAP_START, H_HEAP_TOP, H_LAYERS, H_LAYOUT, H_MAGIC, H_NLOGS, H_POLICY,
+    H_SIZE, H_VERSION, HEADER, MAGIC, VERSION,
 };
 use super::{
     CommitClear, Counters, Finished, Inner, Layers, Log, LogMode, Policy, Pool, PoolConfig,

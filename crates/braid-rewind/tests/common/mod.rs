@@ -41,23 +41,28 @@ pub fn all_configs() -> Vec<PoolConfig> {
     v
 }
 
-/// The grouped layouts (Batch, Sealed) under no-force, with a checkpoint after every commit
-/// (so that crashes hit checkpoints too).
+/// Every one-layer layout under no-force, with a checkpoint after every commit (so that
+/// crashes hit checkpoints too: the removal of gaps, of emptied buckets and of END records).
 pub fn checkpointing_configs() -> Vec<PoolConfig> {
-    [LogLayout::Batch, LogLayout::Sealed]
-        .into_iter()
-        .map(|layout| PoolConfig {
-            layout,
-            policy: Policy::NoForce,
-            layers: Layers::One,
-            logs: LogMode::Shared,
-            bucket_records: 8,
-            log_capacity: 256,
-            batch_group: 4,
-            checkpoint_fraction: 1.0 / 256.0,
-            commit_clear: CommitClear::Scan,
-        })
-        .collect()
+    [
+        LogLayout::Simple,
+        LogLayout::Optimized,
+        LogLayout::Batch,
+        LogLayout::Sealed,
+    ]
+    .into_iter()
+    .map(|layout| PoolConfig {
+        layout,
+        policy: Policy::NoForce,
+        layers: Layers::One,
+        logs: LogMode::Shared,
+        bucket_records: 8,
+        log_capacity: 256,
+        batch_group: 4,
+        checkpoint_fraction: 1.0 / 256.0,
+        commit_clear: CommitClear::Scan,
+    })
+    .collect()
 }
 
 /// The offsets of the blocks the pool's allocator holds, in order.
