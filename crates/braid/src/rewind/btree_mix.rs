@@ -58,6 +58,19 @@ pub struct MixPoint {
     /// Time over the non-recoverable twin's (Nvm) at the same fraction, if it was run.
     pub ratio_vs_nvm: Option<f64>,
     pub fences_per_op: f64,
+    /// Cache lines persisted per operation (a peer charged the NVM latency: the 64-byte lines
+    /// of file data it wrote; NaN where not counted).
+    pub lines_per_op: f64,
+}
+
+/// What one run of the mix measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MixRun {
+    pub seconds: f64,
+    pub fences_per_op: f64,
+    pub lines_per_op: f64,
+    /// Log records (UPDATE and DELETE) per update operation (REWIND systems; 0 otherwise).
+    pub records_per_update: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -66,8 +79,8 @@ pub struct BTreeMixResult {
     pub points: Vec<MixPoint>,
 }
 
-/// Run the mix once on `sys` with update fraction `frac`; returns (seconds, fences per op).
-pub fn mix_once(cfg: &BTreeMixConfig, sys: &System, frac: f64) -> Result<(f64, f64), RewindError> {
+/// Run the mix once on `sys` with update fraction `frac`.
+pub fn mix_once(cfg: &BTreeMixConfig, sys: &System, frac: f64) -> Result<MixRun, RewindError> {
     let bytes = pool_bytes(cfg.records, cfg.operations, cfg.value_size);
     let (backing, pcfg) = sys.placement(&cfg.backing);
     let reg = region(&backing, bytes, cfg.write_delay_ns)?;
@@ -94,6 +107,8 @@ pub fn mix_once(cfg: &BTreeMixConfig, sys: &System, frac: f64) -> Result<(f64, f
     let mut present: Vec<u64> = (0..cfg.records).map(|k| 2 * k).collect();
     let mut next_new = 2 * cfg.records + 1;
     let s0 = pool.pmem_stats();
+    let r0 = pool.stats().records;
+    let mut updates = 0u64;
     let start = Instant::now();
     let mut insert_next = true;
     for _ in 0..cfg.operations {
@@ -107,6 +122,7 @@ pub fn mix_once(cfg: &BTreeMixConfig, sys: &System, frac: f64) -> Result<(f64, f
         }
         let ins = insert_next;
         insert_next = !insert_next;
+        updates += 1;
         let (k, idx) = if ins {
             next_new += 2;
             (next_new, None)
@@ -142,7 +158,13 @@ pub fn mix_once(cfg: &BTreeMixConfig, sys: &System, frac: f64) -> Result<(f64, f
     }
     let secs = start.elapsed().as_secs_f64();
     let d = pool.pmem_stats().since(&s0);
-    Ok((secs, d.fences as f64 / cfg.operations as f64))
+    let ops = cfg.operations.max(1) as f64;
+    Ok(MixRun {
+        seconds: secs,
+        fences_per_op: d.fences as f64 / ops,
+        lines_per_op: d.lines_flushed as f64 / ops,
+        records_per_update: (pool.stats().records - r0) as f64 / updates.max(1) as f64,
+    })
 }
 
 /// The B+-tree mix of Fig. 7 (see the module docs).
@@ -152,11 +174,11 @@ pub fn btree_mix(cfg: &BTreeMixConfig) -> Result<BTreeMixResult, RewindError> {
         let mut row = Vec::new();
         for sys in &cfg.systems {
             let mut secs = Vec::new();
-            let mut fences = 0.0;
+            let (mut fences, mut lines) = (0.0, 0.0);
             for _ in 0..cfg.runs.max(1) {
-                let (s, f) = mix_once(cfg, sys, frac)?;
-                secs.push(s);
-                fences = f;
+                let m = mix_once(cfg, sys, frac)?;
+                secs.push(m.seconds);
+                (fences, lines) = (m.fences_per_op, m.lines_per_op);
             }
             let s = median(&mut secs);
             row.push(MixPoint {
@@ -166,6 +188,7 @@ pub fn btree_mix(cfg: &BTreeMixConfig) -> Result<BTreeMixResult, RewindError> {
                 ops_per_sec: cfg.operations as f64 / s,
                 ratio_vs_nvm: None,
                 fences_per_op: fences,
+                lines_per_op: lines,
             });
         }
         let nvm = row.iter().find(|p| p.system == "nvm").map(|p| p.seconds);

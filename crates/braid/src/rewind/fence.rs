@@ -42,6 +42,10 @@ pub struct FencePoint {
     pub seconds: f64,
     /// Time over the same system's time without added latency.
     pub slowdown: f64,
+    /// Fences per operation (what the added latency is charged on).
+    pub fences_per_op: f64,
+    /// Log records per insert or delete (each one transaction).
+    pub records_per_update: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -76,8 +80,11 @@ pub fn fence_sensitivity(cfg: &FenceConfig) -> Result<FenceResult, RewindError> 
             mix.fence_delay_ns = d;
             let sys = System::Rewind(v.clone());
             let mut secs = Vec::new();
+            let mut last = None;
             for _ in 0..mix.runs.max(1) {
-                secs.push(mix_once(&mix, &sys, *mix.update_fractions.first().unwrap_or(&1.0))?.0);
+                let m = mix_once(&mix, &sys, *mix.update_fractions.first().unwrap_or(&1.0))?;
+                secs.push(m.seconds);
+                last = Some(m);
             }
             let s = median(&mut secs);
             let b = *base.get_or_insert(s);
@@ -86,6 +93,8 @@ pub fn fence_sensitivity(cfg: &FenceConfig) -> Result<FenceResult, RewindError> 
                 delay_ns: d,
                 seconds: s,
                 slowdown: s / b,
+                fences_per_op: last.map_or(f64::NAN, |m| m.fences_per_op),
+                records_per_update: last.map_or(f64::NAN, |m| m.records_per_update),
             });
         }
     }

@@ -65,7 +65,8 @@ pub struct RecoveryPoint {
     /// Recovering `operations` operations in unfinished transactions of `ops_per_tx`.
     pub recovery_ms: f64,
     pub recovered_transactions: usize,
-    pub undone_records: usize,
+    /// UPDATE records undone (`None` for a peer, which does not say).
+    pub undone_records: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -159,7 +160,7 @@ pub fn rollback_recovery(cfg: &RecoveryConfig) -> Result<RecoveryResult, RewindE
                 rollback_ms,
                 recovery_ms,
                 recovered_transactions: rep.undone,
-                undone_records: rep.undone_records,
+                undone_records: Some(rep.undone_records),
             });
         }
     }
