@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use braid_rewind::btree::BTree;
+use braid_rewind::btree::{BTree, LeafOrder};
 use braid_rewind::{Pool, RawMem, RewindError};
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 use serde::{Deserialize, Serialize};
@@ -28,6 +28,17 @@ pub struct BTreeMixConfig {
     /// Emulated extra latency per fence, ns (Fig. 10).
     #[serde(default)]
     pub fence_delay_ns: u64,
+    /// How the tree's leaves keep their slots (Fig. 7: fingerprinted; Fig. 10: sorted).
+    #[serde(default = "fingerprinted")]
+    pub leaf_order: LeafOrder,
+    /// Inserts take random new odd keys (spread over the tree) instead of the next ascending
+    /// one (Fig. 10, with sorted leaves, so that inserts move slots as deletes do).
+    #[serde(default)]
+    pub random_inserts: bool,
+}
+
+fn fingerprinted() -> LeafOrder {
+    LeafOrder::Fingerprinted
 }
 
 impl Default for BTreeMixConfig {
@@ -45,6 +56,8 @@ impl Default for BTreeMixConfig {
             runs: 3,
             write_delay_ns: super::NVM_WRITE_NS,
             fence_delay_ns: 0,
+            leaf_order: LeafOrder::Fingerprinted,
+            random_inserts: false,
         }
     }
 }
@@ -93,7 +106,7 @@ pub fn mix_once(cfg: &BTreeMixConfig, sys: &System, frac: f64) -> Result<MixRun,
     // deletes of present keys keep the size constant.
     let t = {
         let mut m = RawMem::new(&pool);
-        let t = BTree::create(&mut m, cfg.node_bytes, vs)?;
+        let t = BTree::create_ordered(&mut m, cfg.node_bytes, vs, cfg.leaf_order)?;
         let mut keys: Vec<u64> = (0..cfg.records).map(|k| 2 * k).collect();
         for i in (1..keys.len()).rev() {
             keys.swap(i, rng.gen_range(0..=i));
@@ -106,6 +119,8 @@ pub fn mix_once(cfg: &BTreeMixConfig, sys: &System, frac: f64) -> Result<MixRun,
     };
     let mut present: Vec<u64> = (0..cfg.records).map(|k| 2 * k).collect();
     let mut next_new = 2 * cfg.records + 1;
+    // Random inserts: odd keys below 2 (records + operations), each inserted once at most.
+    let mut inserted = std::collections::HashSet::new();
     let s0 = pool.pmem_stats();
     let r0 = pool.stats().records;
     let mut updates = 0u64;
@@ -123,7 +138,16 @@ pub fn mix_once(cfg: &BTreeMixConfig, sys: &System, frac: f64) -> Result<MixRun,
         let ins = insert_next;
         insert_next = !insert_next;
         updates += 1;
-        let (k, idx) = if ins {
+        let (k, idx) = if ins && cfg.random_inserts {
+            let span = cfg.records + cfg.operations;
+            let k = loop {
+                let k = 2 * rng.gen_range(0..span) + 1;
+                if inserted.insert(k) {
+                    break k;
+                }
+            };
+            (k, None)
+        } else if ins {
             next_new += 2;
             (next_new, None)
         } else {

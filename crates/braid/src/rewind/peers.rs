@@ -330,6 +330,7 @@ fn recovery_peer(bin: &Path, cfg: &RecoveryConfig) -> anyhow::Result<(Vec<Recove
     let mut points = Vec::new();
     let mut version = String::new();
     let mut settings = Map::new();
+    let mut lines_charged = Vec::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         if line.trim().is_empty() {
             continue;
@@ -349,7 +350,13 @@ fn recovery_peer(bin: &Path, cfg: &RecoveryConfig) -> anyhow::Result<(Vec<Recove
             recovery_ms: l.recovery_ms,
             recovered_transactions: l.recovered_transactions,
             undone_records: None,
+            rollback_lines: l.settings.get("rollback_nvm_lines").and_then(Value::as_u64),
         });
+        lines_charged.push(json!({
+            "operations": l.operations,
+            "rollback_nvm_lines": l.settings.get("rollback_nvm_lines"),
+            "recovery_nvm_lines": l.settings.get("recovery_nvm_lines"),
+        }));
         version = l.library_version;
         settings = l.settings;
     }
@@ -375,6 +382,7 @@ fn recovery_peer(bin: &Path, cfg: &RecoveryConfig) -> anyhow::Result<(Vec<Recove
         "settings": settings,
         "env": [format!("{NVM_ENV}={}", cfg.write_delay_ns)],
         "nvm_write_ns": cfg.write_delay_ns,
+        "lines_charged": lines_charged,
         "pmem": format!("emulated: stores in {} (a DRAM file system standing in for \
                          persistent memory, as braid-rewind's pools are)", dir.display()),
         "note": "the environment of the B+-tree mix's Berkeley DB; rollback: one \
