@@ -115,6 +115,19 @@ pub struct ThreadsPoint {
 pub struct BTreeThreadsResult {
     pub config: BTreeThreadsConfig,
     pub points: Vec<ThreadsPoint>,
+    /// The machine's 1-minute load average (`/proc/loadavg`) before and after the runs, where
+    /// readable: threads of other processes take the cores a second thread would use.
+    pub load_average: Option<(f64, f64)>,
+}
+
+/// The 1-minute load average, where `/proc/loadavg` can be read.
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// Thread `t`'s lookup ratio out of `n` threads: 20% to 80% evenly, 50% alone.
@@ -325,6 +338,7 @@ pub fn label(sys: &System, locking: Locking) -> String {
 /// The twin runs under the first locking only (its time is the reference of the same
 /// locking's REWIND runs); each other locking's ratio is over its own twin if it ran.
 pub fn btree_threads(cfg: &BTreeThreadsConfig) -> Result<BTreeThreadsResult, RewindError> {
+    let load_before = load_average();
     let mut points = Vec::new();
     for (li, &locking) in cfg.locking.iter().enumerate() {
         for &n in &cfg.threads {
@@ -358,6 +372,7 @@ pub fn btree_threads(cfg: &BTreeThreadsConfig) -> Result<BTreeThreadsResult, Rew
     Ok(BTreeThreadsResult {
         config: cfg.clone(),
         points,
+        load_average: load_before.zip(load_average()),
     })
 }
 

@@ -527,7 +527,7 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
         };
         if args.quick {
             cfg.records = 5_000;
-            cfg.operations_per_thread = 5_000;
+            cfg.operations_per_thread = 20_000;
         }
         let r = btree_threads::btree_threads(&cfg)?;
         println!(

@@ -128,8 +128,19 @@ pub fn verdict(m: &Measured) -> Verdict {
             .collect::<Vec<_>>()
             .join("; ")
     };
+    let load = json(m)
+        .and_then(|j| j["btree_threads"]["load_average"].as_array())
+        .and_then(|a| Some((a.first()?.as_f64()?, a.get(1)?.as_f64()?)))
+        .map_or_else(String::new, |(a, b)| {
+            format!(
+                "; the machine's 1-minute load average was {a:.1} before the runs and {b:.1} \
+                 after, on {} cores (other processes' threads take the core a second thread \
+                 would run on)",
+                cores()
+            )
+        });
     let context = format!(
-        "leaf locks, a tree-wide lock only to split: {}; under one tree-wide lock: {}",
+        "leaf locks, a tree-wide lock only to split: {}; under one tree-wide lock: {}{load}",
         others(&["nvm", "batch-per-thread-logs"]),
         others(&[
             &format!("batch{GLOBAL}"),
