@@ -299,7 +299,7 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
         cfg.mix.write_delay_ns = nvm_ns;
         if args.quick {
             cfg.mix.records = 5_000;
-            cfg.mix.operations = 2_000;
+            cfg.mix.operations = 10_000;
         }
         let r = fence::fence_sensitivity(&cfg)?;
         println!("\nFence sensitivity (100% updates): slowdown over no added fence latency");
