@@ -12,9 +12,10 @@
 //!   its END and ROLLBACK records say whether it finished and how.
 //! * A tree operation is a small force-policy transaction on the bottom log, executed by one
 //!   thread at a time (the paper: "every update to the AAVLT is only executed by a single
-//!   thread and forwarded directly to NVM"): each pointer/height store is logged (record
-//!   persisted, then slot published), the stores are flushed, and at the end one fence, an END
-//!   record, and the clearing of the operation's records (END last). Recovery of the bottom
+//!   thread and forwarded directly to NVM"): its pointer/height stores are planned first, then
+//!   their records are logged as one group (cells persisted, then slots published: two fences
+//!   whatever their number), then the stores are made and flushed, and at the end one fence,
+//!   an END record, and the clearing of the operation's records (END last). Recovery of the bottom
 //!   layer undoes the records of an operation that has no END (newest first), or only clears
 //!   them if it has one, then resets the bottom log. A freshly allocated tree node is written
 //!   unlogged (it is unreachable until the logged store that links it, whose record's fence
@@ -29,7 +30,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use braid_pmem::Region;
 
-use crate::log::{Arena, LogStore, Pos};
+use crate::log::{Arena, LogStore};
 use crate::record::{Kind, REC_SIZE, Rec};
 use crate::{CheckError, RewindError};
 
@@ -62,30 +63,35 @@ pub(crate) struct TwoLayer {
     st: Mutex<State>,
 }
 
-/// One logged tree operation.
+/// One logged tree operation: its stores are planned first (read back through `plan`), then
+/// logged as one group, then made (see [`Op::finish`]).
 struct Op<'a> {
     r: &'a Region,
     log: &'a LogStore,
-    recs: Vec<Pos>,
+    /// The words the operation writes: (address, value before the operation, final value),
+    /// one entry per word.
+    plan: Vec<(usize, u64, u64)>,
 }
 
 impl Op<'_> {
     fn ld(&self, a: usize) -> usize {
-        self.r.load_u64(a) as usize
+        match self.plan.iter().find(|(x, ..)| *x == a) {
+            Some(&(_, _, v)) => v as usize,
+            None => self.r.load_u64(a) as usize,
+        }
     }
 
-    /// Logged store of a tree word.
+    /// Logged store of a tree word (planned; made by [`Op::finish`]).
     fn w(&mut self, addr: usize, v: usize) -> Result<(), RewindError> {
-        let old = self.r.load_u64(addr);
-        if old == v as u64 {
-            return Ok(());
+        match self.plan.iter_mut().find(|(x, ..)| *x == addr) {
+            Some(e) => e.2 = v as u64,
+            None => {
+                let old = self.r.load_u64(addr);
+                if old != v as u64 {
+                    self.plan.push((addr, old, v as u64));
+                }
+            }
         }
-        let p = self
-            .log
-            .append(&Rec::update(0, addr as u64, old, v as u64), Some(0))?;
-        self.recs.push(p);
-        self.r.store_u64(addr, v as u64);
-        self.r.flush(addr, 8);
         Ok(())
     }
 
@@ -195,14 +201,36 @@ impl Op<'_> {
         Ok(removed)
     }
 
-    /// Fence the tree stores, log END, and clear the operation's records (END last).
+    /// Log the operation's records as one group (every record durable before any store, so
+    /// a crash leaves stores that recovery can undo), make its stores, fence, log END, and
+    /// clear the operation's records (END last). Grouping the records of one operation under
+    /// one fence pair is §3.3's batching ("place them in batches above the corresponding user
+    /// writes") applied to the tree's own log: a tree operation costs the same few fences
+    /// whatever the number of words its rebalancing writes.
+    ///
+    /// One record per word written, from its value before the operation to its final value:
+    /// a crash may leave any subset of the group's records published (their slots are
+    /// flushed together), and undoing any subset restores each word's value from before the
+    /// operation, whether or not its store was made.
     fn finish(self) -> Result<(), RewindError> {
-        if self.recs.is_empty() {
+        let recs: Vec<Rec> = self
+            .plan
+            .iter()
+            .filter(|&&(_, old, new)| old != new)
+            .map(|&(a, old, new)| Rec::update(0, a as u64, old, new))
+            .collect();
+        if recs.is_empty() {
             return Ok(());
         }
+        let at = self.log.append_group(&recs)?;
+        for &(a, _, v) in &self.plan {
+            self.r.store_u64(a, v);
+        }
+        // A node is one line: the words of one node are flushed once.
+        crate::log::flush_lines(self.r, self.plan.iter().map(|&(a, ..)| a));
         self.r.fence();
         let end = self.log.append(&Rec::end(0, 0, false), Some(0))?;
-        self.log.clear(&self.recs, Some(end));
+        self.log.clear(&at, Some(end));
         Ok(())
     }
 }
@@ -251,7 +279,7 @@ impl TwoLayer {
         Op {
             r: &self.r,
             log: &self.bottom,
-            recs: Vec::new(),
+            plan: Vec::new(),
         }
     }
 
@@ -305,6 +333,30 @@ impl TwoLayer {
             }
         }
         Ok(())
+    }
+
+    /// A checkpoint's removal of whole finished transactions: their records `recs`, then
+    /// their END records `ends` (END last, §4.6). When these are every record in the tree (no
+    /// transaction is running on this log), the tree is emptied at once, by one persisted store
+    /// of its root (as §4.5 empties a log after recovery: "De-allocating the entire log is
+    /// faster compared to individually removing its records"), instead of one logged tree
+    /// operation per record. Returns whether it was.
+    pub fn clear_checkpoint(&self, recs: &[u64], ends: &[u64]) -> Result<bool, RewindError> {
+        {
+            let mut st = self.lock();
+            if recs.len() + ends.len() == self.arena.count - st.free.len() && st.reserved == 0 {
+                self.r.store_u64(self.root, 0);
+                self.r.persist(self.root, 8);
+                st.free = (0..self.arena.count)
+                    .rev()
+                    .map(|i| self.arena.base + i * AVL_NODE)
+                    .collect();
+                return Ok(true);
+            }
+        }
+        self.clear(recs, None)?;
+        self.clear(ends, None)?;
+        Ok(false)
     }
 
     fn rec_at(&self, n: usize) -> Result<Rec, RewindError> {

@@ -88,7 +88,7 @@ mod tx;
 pub use alloc::HeapReport;
 pub use braid_pmem::{CrashMode, CrashSim, Domain, PmemConfig, Region};
 pub use log::LogLayout;
-pub use pool::{Layers, LogMode, Policy, Pool, PoolConfig, PoolStats};
+pub use pool::{CommitClear, Layers, LogMode, Policy, Pool, PoolConfig, PoolStats};
 pub use pptr::{PPtr, Persist};
 pub use raw::RawMem;
 pub use recovery::RecoveryReport;

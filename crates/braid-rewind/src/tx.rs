@@ -9,7 +9,10 @@
 //!   in batches above the corresponding user writes"), at commit, or before an unlogged store
 //!   to the same words. Reads inside the transaction see the buffered values.
 //! * Force (§4.3): user stores are non-temporal; commit fences them, appends END, then clears
-//!   the transaction's records (END last) after processing its DELETE records. No-force:
+//!   the transaction's records (END last) after processing its DELETE records. A one-layer
+//!   log finds them by scanning the log backwards (§4.6, [`crate::CommitClear::Scan`]) unless
+//!   the pool keeps their positions ([`crate::CommitClear::KeptPositions`]); a two-layer log
+//!   removes them by key. No-force:
 //!   user stores are cached; commit appends END; checkpoints clear the log. Batch commits log
 //!   END in the same group as the last records (§3.3: "commit log records can be reordered
 //!   safely before the user writes").
@@ -395,7 +398,10 @@ impl<'p> Tx<'p> {
             if !self.frees.is_empty() {
                 p.r.fence();
             }
-            if let Err(e) = self.log.clear(&self.recs, Some(end)) {
+            if let Err(e) = self
+                .log
+                .clear_tx(self.txid, &self.recs, end, p.cfg.commit_clear)
+            {
                 // Committed and durable; the records are cleared by the next recovery.
                 self.recs.clear();
                 return Err((self, e));
@@ -540,7 +546,8 @@ impl<'p> Tx<'p> {
         self.log.unreserve(self.held);
         self.held = 0;
         if self.force {
-            self.log.clear(&self.recs, Some(end))?;
+            self.log
+                .clear_tx(self.txid, &self.recs, end, p.cfg.commit_clear)?;
         }
         for &b in &self.allocs {
             p.alloc.release(b);

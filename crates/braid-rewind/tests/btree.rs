@@ -8,7 +8,7 @@ use crate::common;
 
 use std::collections::BTreeMap;
 
-use braid_rewind::btree::BTree;
+use braid_rewind::btree::{BTree, LeafOrder};
 use braid_rewind::list::PList;
 use braid_rewind::{
     CrashMode, CrashSim, Layers, LogLayout, Mem, PPtr, PmemConfig, Pool, PoolConfig, RawMem,
@@ -27,8 +27,12 @@ fn val(k: u64, salt: u64) -> [u8; VS] {
 }
 
 fn new_tree(pool: &Pool) -> BTree {
+    new_tree_ordered(pool, LeafOrder::Fingerprinted)
+}
+
+fn new_tree_ordered(pool: &Pool, order: LeafOrder) -> BTree {
     pool.transaction(|tx| -> Result<BTree, RewindError> {
-        let t = BTree::create(tx, NODE, VS)?;
+        let t = BTree::create_ordered(tx, NODE, VS, order)?;
         tx.set_root(PPtr::<u8>::from_offset(t.header()))?;
         Ok(t)
     })
@@ -59,16 +63,34 @@ fn check_heap(pool: &Pool, t: &BTree) {
 
 #[test]
 fn random_ops_match_a_model() {
-    let mut cfgs: Vec<Option<PoolConfig>> = vec![None];
+    let mut cfgs: Vec<(Option<PoolConfig>, LeafOrder)> = vec![(None, LeafOrder::Fingerprinted)];
     cfgs.extend(common::all_configs().into_iter().map(|mut c| {
         c.log_capacity = 4096;
         c.bucket_records = 64;
-        Some(c)
+        (Some(c), LeafOrder::Fingerprinted)
     }));
-    for cfg in cfgs {
+    // Sorted leaves: the twin, and one configuration of each layout (force and no-force
+    // alternating), whose inserts and deletes shift slots.
+    cfgs.push((None, LeafOrder::Sorted));
+    for (i, layout) in [
+        LogLayout::Simple,
+        LogLayout::Optimized,
+        LogLayout::Batch,
+        LogLayout::Sealed,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut c = common::all_configs()[2 * i + i % 2];
+        assert_eq!(c.layout, layout);
+        c.log_capacity = 4096;
+        c.bucket_records = 64;
+        cfgs.push((Some(c), LeafOrder::Sorted));
+    }
+    for (cfg, order) in cfgs {
         let r = CrashSim::region(4 << 20, PmemConfig::default());
         let pool = Pool::create_in(r.clone(), cfg.unwrap_or_default()).unwrap();
-        let t = new_tree(&pool);
+        let t = new_tree_ordered(&pool, order);
         let mut model = BTreeMap::new();
         let mut rng = SmallRng::seed_from_u64(7);
         for round in 0..60u64 {

@@ -9,8 +9,8 @@
 use std::sync::OnceLock;
 
 use braid_rewind::{
-    CrashMode, CrashSim, Layers, LogLayout, LogMode, PPtr, PmemConfig, Policy, Pool, PoolConfig,
-    Region, RewindError,
+    CommitClear, CrashMode, CrashSim, Layers, LogLayout, LogMode, PPtr, PmemConfig, Policy, Pool,
+    PoolConfig, Region, RewindError,
 };
 
 use crate::Checked;
@@ -42,6 +42,7 @@ pub fn configs() -> Vec<PoolConfig> {
             log_capacity: 256,
             batch_group: 4,
             checkpoint_fraction: 0.9,
+            commit_clear: CommitClear::Scan,
         })
         .collect()
 }

@@ -9,8 +9,8 @@ impl BTree {
     /// Check every structural invariant: node kinds by depth (all leaves at the same depth),
     /// counts within capacity, keys within their separators' bounds (sorted in inner nodes,
     /// distinct in leaves), leaf bitmaps naming slots below the capacity, each occupied
-    /// slot's fingerprint matching its key, and the leaf chain visiting the leaves in key
-    /// order.
+    /// slot's fingerprint matching its key, sorted leaves holding their keys in the first
+    /// slots in order, and the leaf chain visiting the leaves in key order.
     pub fn check(&self, m: &impl Mem) -> Result<TreeShape, CheckError> {
         let height = m.read_u64(self.hdr + H_HEIGHT);
         let root = m.read_u64(self.hdr + H_ROOT);
@@ -78,6 +78,15 @@ impl BTree {
                 }
             }
             let c = sorted.len();
+            if self.order == super::LeafOrder::Sorted
+                && (h.bits != (1u64 << c) - 1
+                    || sorted.iter().enumerate().any(|(i, &(_, s))| s != i))
+            {
+                return Err(CheckError(format!(
+                    "sorted leaf {n:#x}: slots {:#x} not the first {c} in key order",
+                    h.bits
+                )));
+            }
             shape.leaves += 1;
             shape.keys += c as u64;
             leaves.push(n);

@@ -51,6 +51,20 @@ const HDR_BYTES: usize = 40;
 /// The format tag of this layout (fingerprinted leaves in blocks of the node size, header
 /// included), in the tree header.
 const FORMAT: u64 = u64::from_le_bytes(*b"BT+FP\x00\x00\x03");
+/// The format tag of the same layout with sorted leaves ([`LeafOrder::Sorted`]).
+const FORMAT_SORTED: u64 = u64::from_le_bytes(*b"BT+SO\x00\x00\x03");
+
+/// How a leaf keeps its slots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum LeafOrder {
+    /// Unsorted slots found by fingerprint (FPTree): an insert writes a free slot, its
+    /// fingerprint word and the bitmap, a delete the bitmap (a few logged words each).
+    Fingerprinted,
+    /// Slots `0..count` in key order, as a textbook B+-tree keeps a leaf: an insert shifts the
+    /// slots above its key up by one and a delete shifts them down, so each logs every word of
+    /// every slot it moves (the fingerprints are kept too, so lookups are the same).
+    Sorted,
+}
 const N_META: u64 = 0;
 const N_NEXT: u64 = 8;
 const N_BODY: u64 = 16;
@@ -68,6 +82,8 @@ pub struct BTree {
     icap: usize,
     /// Offset of a leaf's first slot (`leaf_body(lcap)`, computed once).
     body: usize,
+    /// How leaves keep their slots.
+    order: LeafOrder,
 }
 
 /// Structure statistics returned by [`BTree::check`].
@@ -160,12 +176,22 @@ impl BTree {
         node_bytes: usize,
         value_size: usize,
     ) -> Result<BTree, RewindError> {
+        BTree::create_ordered(m, node_bytes, value_size, LeafOrder::Fingerprinted)
+    }
+
+    /// [`BTree::create`] with leaves kept as `order` says.
+    pub fn create_ordered(
+        m: &mut impl Mem,
+        node_bytes: usize,
+        value_size: usize,
+        order: LeafOrder,
+    ) -> Result<BTree, RewindError> {
         if value_size == 0 || !value_size.is_multiple_of(8) {
             return Err(RewindError::Invalid(format!(
                 "value size {value_size} must be a positive multiple of 8"
             )));
         }
-        let t = BTree::geometry(0, node_bytes, value_size)?;
+        let t = BTree::geometry(0, node_bytes, value_size, order)?;
         let hdr = m.alloc(HDR_BYTES)?;
         let leaf = m.alloc(t.obj())?;
         m.init_bytes(leaf, &[0u8; 16])?;
@@ -175,12 +201,21 @@ impl BTree {
         h[8..16].copy_from_slice(&1u64.to_le_bytes());
         h[16..24].copy_from_slice(&(value_size as u64).to_le_bytes());
         h[24..32].copy_from_slice(&(node_bytes as u64).to_le_bytes());
-        h[32..40].copy_from_slice(&FORMAT.to_le_bytes());
+        let tag = match order {
+            LeafOrder::Fingerprinted => FORMAT,
+            LeafOrder::Sorted => FORMAT_SORTED,
+        };
+        h[32..40].copy_from_slice(&tag.to_le_bytes());
         m.init_bytes(hdr, &h)?;
         Ok(BTree { hdr, ..t })
     }
 
-    fn geometry(hdr: u64, node: usize, vsize: usize) -> Result<BTree, RewindError> {
+    fn geometry(
+        hdr: u64,
+        node: usize,
+        vsize: usize,
+        order: LeafOrder,
+    ) -> Result<BTree, RewindError> {
         let obj = node.saturating_sub(BLOCK_HDR);
         let lcap = leaf_cap(obj, vsize);
         // meta, next, `icap` keys and `icap + 1` children.
@@ -197,6 +232,7 @@ impl BTree {
             lcap,
             icap,
             body: leaf_body(lcap),
+            order,
         })
     }
 
@@ -204,7 +240,12 @@ impl BTree {
     /// header of another layout (a tree written by an older version of this library).
     pub fn open(m: &impl Mem, hdr: u64) -> Result<BTree, RewindError> {
         let format = m.read_u64(hdr + H_FORMAT);
-        if format != FORMAT {
+        let order = match format {
+            FORMAT => LeafOrder::Fingerprinted,
+            FORMAT_SORTED => LeafOrder::Sorted,
+            _ => LeafOrder::Fingerprinted,
+        };
+        if format != FORMAT && format != FORMAT_SORTED {
             return Err(RewindError::Invalid(format!(
                 "B+-tree at {hdr:#x} has layout tag {format:#x}, this library reads {FORMAT:#x} \
                  (fingerprinted leaves); rebuild the tree"
@@ -212,7 +253,7 @@ impl BTree {
         }
         let vsize = m.read_u64(hdr + H_VSIZE) as usize;
         let node = m.read_u64(hdr + H_NODE) as usize;
-        BTree::geometry(hdr, node, vsize)
+        BTree::geometry(hdr, node, vsize, order)
     }
 
     /// Bytes of a node object (its block less the block header).
@@ -374,6 +415,20 @@ impl BTree {
         std::hint::black_box(acc);
     }
 
+    /// The leaf that holds `key`, or would hold it if inserted (its offset): for callers that
+    /// lock leaves to run transactions on one tree side by side (isolation is the user's, as
+    /// in REWIND). Stable while no insert splits a node.
+    pub fn leaf_of(&self, m: &impl Mem, key: u64) -> u64 {
+        self.find_leaf(m, key, None)
+    }
+
+    /// Whether leaf `n` (from [`BTree::leaf_of`]) is full: an insert of a key not in it would
+    /// split it and change its ancestors. An insert into a leaf that is not full writes that
+    /// leaf only.
+    pub fn leaf_is_full(&self, m: &impl Mem, n: u64) -> bool {
+        (m.read_u64(n + N_META) & !LEAF).count_ones() as usize >= self.lcap
+    }
+
     /// Look `key` up; copies its value into `out` (value-size bytes) and returns true if found.
     pub fn get(&self, m: &impl Mem, key: u64, out: &mut [u8]) -> bool {
         let n = self.find_leaf(m, key, None);
@@ -446,8 +501,54 @@ impl BTree {
         Ok(true)
     }
 
+    /// Sorted leaves: write slots `from..` of leaf `n` (bitmap `bits` before the change) as
+    /// `slots` (key, value) says, the fingerprint words, then the bitmap of `count` slots.
+    fn write_sorted(
+        &self,
+        m: &mut impl Mem,
+        n: u64,
+        h: &Head,
+        from: usize,
+        slots: &[(u64, Vec<u8>)],
+        count: usize,
+    ) -> Result<(), RewindError> {
+        let mut fps = h.fps;
+        for (j, (k, v)) in slots.iter().enumerate() {
+            let s = from + j;
+            let at = self.slot_off(n, s);
+            m.write_u64(at, *k)?;
+            m.write_bytes(at + 8, v)?;
+            let (w, b) = (s / 8, 8 * (s % 8));
+            fps[w] = (fps[w] & !(0xff << b)) | (u64::from(fingerprint(*k)) << b);
+        }
+        for (i, (&new, &old)) in fps.iter().zip(&h.fps).enumerate() {
+            if new != old {
+                m.write_u64(n + N_BODY + 8 * i as u64, new)?;
+            }
+        }
+        let bits = if count == 0 {
+            0
+        } else {
+            u64::MAX >> (64 - count)
+        };
+        m.write_u64(n + N_META, LEAF | bits)
+    }
+
+    /// Sorted leaves: the (key, value) of slots `from..to` of leaf `n`.
+    fn read_slots(&self, m: &impl Mem, n: u64, from: usize, to: usize) -> Vec<(u64, Vec<u8>)> {
+        (from..to)
+            .map(|s| {
+                let at = self.slot_off(n, s);
+                let mut v = vec![0u8; self.vsize];
+                m.read_bytes(at + 8, &mut v);
+                (m.read_u64(at), v)
+            })
+            .collect()
+    }
+
     /// Store `key` and `val` in a free slot of leaf `n` (not full), then its fingerprint,
-    /// then the bitmap bit that makes it visible.
+    /// then the bitmap bit that makes it visible. Sorted leaves: the slots above the key move
+    /// up by one first.
     fn leaf_insert(
         &self,
         m: &mut impl Mem,
@@ -456,6 +557,18 @@ impl BTree {
         key: u64,
         val: &[u8],
     ) -> Result<(), RewindError> {
+        if self.order == LeafOrder::Sorted {
+            let c = h.bits.count_ones() as usize;
+            if c >= self.lcap {
+                return Err(RewindError::Corrupt(format!("leaf {n:#x} is full")));
+            }
+            let keys = self.read_slots(m, n, 0, c);
+            let pos = keys.iter().take_while(|(k, _)| *k < key).count();
+            let mut moved = Vec::with_capacity(c + 1 - pos);
+            moved.push((key, val.to_vec()));
+            moved.extend_from_slice(&keys[pos..]);
+            return self.write_sorted(m, n, h, pos, &moved, c + 1);
+        }
         let slot = (!h.bits).trailing_zeros() as usize;
         if slot >= self.lcap {
             return Err(RewindError::Corrupt(format!(
@@ -563,6 +676,12 @@ impl BTree {
         let Some(s) = self.leaf_find(m, n, &h, key) else {
             return Ok(false);
         };
+        if self.order == LeafOrder::Sorted {
+            let c = h.bits.count_ones() as usize;
+            let moved = self.read_slots(m, n, s + 1, c);
+            self.write_sorted(m, n, &h, s, &moved, c - 1)?;
+            return Ok(true);
+        }
         m.write_u64(n + N_META, LEAF | (h.bits & !(1 << s)))?;
         Ok(true)
     }

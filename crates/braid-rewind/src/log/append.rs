@@ -100,6 +100,62 @@ impl LogStore {
         Ok(p)
     }
 
+    /// Append `recs` as one group, durable on return: Optimized writes every cell, persists
+    /// them with one fence, then publishes every slot with one more (a record is in the log
+    /// only once its cell is durable, as for [`LogStore::append`]); Batch and Sealed append
+    /// and sync; Simple appends each record (Alg. 1). The records need no reservation (the
+    /// bottom log of a two-layer log). Returns their positions.
+    pub fn append_group(&self, recs: &[Rec]) -> Result<Vec<Pos>, RewindError> {
+        let mut st = self.lock();
+        if self.layout != LogLayout::Optimized {
+            let mut at = Vec::with_capacity(recs.len());
+            for rec in recs {
+                at.push(self.append_locked(&mut st, rec, Some(0))?);
+            }
+            if self.is_grouped() {
+                self.sync_locked(&mut st);
+            }
+            return Ok(at);
+        }
+        if self.available(&st) < recs.len() + st.reserved {
+            return Err(RewindError::LogFull {
+                capacity: self.capacity(),
+            });
+        }
+        let r = &self.r;
+        let mut at = Vec::with_capacity(recs.len());
+        for rec in recs {
+            if st.tail == 0 || st.next == self.bucket {
+                self.new_bucket(&mut st)?;
+            }
+            let p = Pos {
+                node: st.tail,
+                slot: st.next,
+            };
+            r.write(self.cell(p), &rec.encode());
+            st.next += 1;
+            if let Some(i) = self.arena.index(p.node) {
+                st.live[i] += 1;
+            }
+            st.total_live += 1;
+            at.push(p);
+        }
+        // The cells of one bucket are consecutive: one flush per run of lines.
+        let mut cells: Vec<usize> = Vec::with_capacity(2 * at.len());
+        for p in &at {
+            cells.push(self.cell(*p));
+            cells.push(self.cell(*p) + REC_SIZE - 1);
+        }
+        flush_lines(r, cells.into_iter());
+        r.fence();
+        for p in &at {
+            r.store_u64(self.slot(p.node, p.slot), self.cell(*p) as u64);
+        }
+        flush_lines(r, at.iter().map(|p| self.slot(p.node, p.slot)));
+        r.fence();
+        Ok(at)
+    }
+
     /// Link a fresh bucket at the tail (syncing the old one first under Batch).
     fn new_bucket(&self, st: &mut State) -> Result<(), RewindError> {
         let r = &self.r;
@@ -227,6 +283,93 @@ impl LogStore {
     /// END record so that it is removed last (REWIND §4.6).
     pub fn clear(&self, recs: &[Pos], last: Option<Pos>) {
         let mut st = self.lock();
+        self.clear_locked(&mut st, recs, last);
+    }
+
+    /// Force commit, one layer, the paper's way (§4.6: "To clear the log when forcing, we
+    /// scan the log backwards and remove the records of committed transactions"): under one
+    /// lock of the log, read it backwards for the records of `txid` (see
+    /// [`LogStore::scan_tx_rev`]) and remove them, its END record `end` last. Returns the
+    /// records removed.
+    pub fn clear_tx_scan(&self, txid: u64, end: Pos) -> usize {
+        let mut st = self.lock();
+        let found = self.scan_tx_rev_locked(&st, txid);
+        let recs: Vec<Pos> = found
+            .iter()
+            .map(|&(p, _)| p)
+            .filter(|&p| p != end)
+            .collect();
+        let has_end = found.len() > recs.len();
+        self.clear_locked(&mut st, &recs, has_end.then_some(end));
+        found.len()
+    }
+
+    /// A checkpoint's removal of whole finished transactions (REWIND §4.6): their records
+    /// `recs`, then their END records `ends`, so that after a crash at any point a
+    /// transaction whose END is gone has no record left. Optimized and Batch remove a bucket
+    /// all of whose records are removed by unlinking it (§3.3: "removing a bucket when it
+    /// becomes empty"), without writing gaps into it; the other records become gaps. In order:
+    /// the other records' gaps of buckets that stay (one fence), then the emptied buckets
+    /// unlinked from the oldest (a transaction's END is never in an older bucket than its
+    /// other records), then the END records' gaps (one fence). Simple removes each record's
+    /// node (Alg. 1's removal), the records first.
+    pub fn clear_checkpoint(&self, recs: &[Pos], ends: &[Pos]) {
+        let mut st = self.lock();
+        if !matches!(self.layout, LogLayout::Optimized | LogLayout::Batch) {
+            self.clear_locked(&mut st, recs, None);
+            self.clear_locked(&mut st, ends, None);
+            return;
+        }
+        let r = &self.r;
+        // Records removed per bucket, to find the buckets emptied whole.
+        let mut covered: Vec<(usize, u32)> = Vec::new();
+        for p in recs.iter().chain(ends) {
+            match covered.iter_mut().find(|(n, _)| *n == p.node) {
+                Some(c) => c.1 += 1,
+                None => covered.push((p.node, 1)),
+            }
+        }
+        let whole = |st: &State, n: usize| {
+            n != st.tail
+                && self.arena.index(n).is_some_and(|i| {
+                    covered
+                        .iter()
+                        .any(|&(m, c)| m == n && c == st.live[i] && c > 0)
+                })
+        };
+        let whole_nodes: Vec<usize> = {
+            // In list order, oldest first.
+            let mut v = Vec::new();
+            let mut n = st.list.head(r);
+            while n != 0 {
+                if whole(&st, n) {
+                    v.push(n);
+                }
+                n = r.load_u64(n) as usize;
+            }
+            v
+        };
+        let stays = |p: &&Pos| !whole_nodes.contains(&p.node);
+        let rest: Vec<Pos> = recs.iter().filter(stays).copied().collect();
+        self.clear_locked(&mut st, &rest, None);
+        for n in whole_nodes {
+            let Some(i) = self.arena.index(n) else {
+                continue;
+            };
+            st.list.remove(r, n);
+            st.free.push(n);
+            st.total_live -= st.live[i] as usize;
+            st.live[i] = 0;
+        }
+        let rest: Vec<Pos> = ends
+            .iter()
+            .filter(|p| self.arena.index(p.node).is_some_and(|i| st.live[i] > 0))
+            .copied()
+            .collect();
+        self.clear_locked(&mut st, &rest, None);
+    }
+
+    fn clear_locked(&self, st: &mut State, recs: &[Pos], last: Option<Pos>) {
         let r = &self.r;
         if self.layout == LogLayout::Simple {
             for p in recs.iter().chain(last.iter()) {
@@ -240,10 +383,12 @@ impl LogStore {
             return;
         }
         let mut touched = Vec::new();
+        let mut words = Vec::new();
         for group in [recs, last.as_slice()] {
             if group.is_empty() {
                 continue;
             }
+            words.clear();
             for p in group {
                 if self.layout == LogLayout::Sealed {
                     // Recomputed rather than flipped, so clearing twice stays a gap.
@@ -252,11 +397,11 @@ impl LogStore {
                     r.read(cell, &mut rec);
                     let g = self.generation(p.node);
                     r.store_u64(cell + REC_SIZE, seal(&rec, cell, g) ^ GAP_SALT);
-                    r.flush(cell + REC_SIZE, 8);
+                    words.push(cell + REC_SIZE);
                 } else {
                     let s = self.slot(p.node, p.slot);
                     r.store_u64(s, SLOT_GAP);
-                    r.flush(s, 8);
+                    words.push(s);
                 }
                 if let Some(i) = self.arena.index(p.node) {
                     st.live[i] -= 1;
@@ -266,12 +411,35 @@ impl LogStore {
                     touched.push(p.node);
                 }
             }
+            // The gap words of one line (eight slots, or a few sealed cells) are flushed once.
+            flush_lines(r, words.iter().copied());
             r.fence();
         }
         touched.sort_unstable();
         touched.dedup();
         for n in touched {
-            self.maybe_unlink(&mut st, n);
+            self.maybe_unlink(st, n);
         }
     }
+}
+
+/// Flush the cache lines of the bytes at `offs` (any order): each line once, and each run of
+/// adjacent lines with one flush call. A call per run rather than per line matters where each
+/// flush call costs about as much as a fence (see `flush_runs` in `pool/checkpoint.rs`).
+pub(crate) fn flush_lines(r: &braid_pmem::Region, offs: impl Iterator<Item = usize>) {
+    let mut lines: Vec<usize> = offs.map(|o| o & !63).collect();
+    lines.sort_unstable();
+    lines.dedup();
+    let Some(&first) = lines.first() else {
+        return;
+    };
+    let (mut a, mut z) = (first, first + 64);
+    for &l in &lines[1..] {
+        if l != z {
+            r.flush(a, z - a);
+            a = l;
+        }
+        z = l + 64;
+    }
+    r.flush(a, z - a);
 }

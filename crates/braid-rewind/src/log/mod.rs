@@ -45,6 +45,8 @@
 mod append;
 mod recover;
 
+pub(crate) use append::flush_lines;
+
 use std::sync::{Mutex, MutexGuard};
 
 use braid_pmem::Region;

@@ -62,6 +62,63 @@ impl LogStore {
         out
     }
 
+    /// The records of transaction `txid`, newest first, found by reading the whole log
+    /// backwards from its tail (REWIND §4.4: "In one-layer logging, rollback is a trivial
+    /// backwards scan"; §4.6: "To clear the log when forcing, we scan the log backwards"). The
+    /// one-layer log keeps no per-transaction state, so every record in the log is read: the
+    /// cost grows with the records of other transactions (§5.1's skip records).
+    pub fn scan_tx_rev(&self, txid: u64) -> Vec<(Pos, Rec)> {
+        let st = self.lock();
+        self.scan_tx_rev_locked(&st, txid)
+    }
+
+    pub(super) fn scan_tx_rev_locked(&self, st: &State, txid: u64) -> Vec<(Pos, Rec)> {
+        let r = &self.r;
+        let mut out = Vec::new();
+        let mut buf = [0u8; REC_SIZE];
+        // The record's first word holds its type and transaction id: only a record of
+        // `txid` is read whole.
+        let mine = |cell: usize| r.load_u64(cell) >> 8 == txid;
+        let mut n = st.list.tail(r);
+        while n != 0 {
+            if self.layout == LogLayout::Simple {
+                let p = Pos { node: n, slot: 0 };
+                if mine(self.cell(p)) {
+                    r.read(self.cell(p), &mut buf);
+                    if let Some(rec) = Rec::decode(&buf) {
+                        out.push((p, rec));
+                    }
+                }
+            } else {
+                let limit = if n == st.tail { st.next } else { self.bucket };
+                let g = (self.layout == LogLayout::Sealed).then(|| self.generation(n));
+                for i in (0..limit).rev() {
+                    let p = Pos { node: n, slot: i };
+                    if let Some(g) = g {
+                        let (w, bit) = self.forgotten_bit(p);
+                        if st.forgotten[w] & bit != 0 || !mine(self.cell(p)) {
+                            continue;
+                        }
+                        if let CellState::Live(rec) = self.read_sealed(p, g) {
+                            out.push((p, rec));
+                        }
+                        continue;
+                    }
+                    let v = r.load_u64(self.slot(n, i));
+                    if v == SLOT_EMPTY || v == SLOT_GAP || !mine(self.cell(p)) {
+                        continue;
+                    }
+                    r.read(self.cell(p), &mut buf);
+                    if let Some(rec) = Rec::decode(&buf) {
+                        out.push((p, rec));
+                    }
+                }
+            }
+            n = r.load_u64(n + crate::adll::PREV) as usize;
+        }
+        out
+    }
+
     /// Recover the log structure after a crash (REWIND §4.5, first step): finish the pending
     /// ADLL operation, then rebuild the volatile state (free nodes, live counts, next slot).
     /// Damaged records are reported as errors naming their position.

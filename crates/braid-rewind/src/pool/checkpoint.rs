@@ -171,8 +171,7 @@ pub(crate) fn checkpoint(inner: &Inner) -> Result<usize, RewindError> {
             f.recs.extend_from_slice(&f.ends);
             log.forget(&f.recs)?;
         } else {
-            log.clear(&f.recs, None)?;
-            log.clear(&f.ends, None)?;
+            log.clear_checkpoint(&f.recs, &f.ends)?;
         }
     }
     for b in done.iter().flat_map(|f| f.frees.iter()) {

@@ -28,6 +28,20 @@ pub enum Layers {
     Two,
 }
 
+/// How a one-layer force commit finds the records of its transaction to clear (REWIND §4.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum CommitClear {
+    /// The paper's: "To clear the log when forcing, we scan the log backwards and remove the
+    /// records of committed transactions" (§4.6). The one-layer log keeps no per-transaction
+    /// state (§3.2), so a commit reads every record in the log, and its cost grows with the
+    /// records of other transactions between its own (the skip records of §5.1).
+    Scan,
+    /// Not the paper's: the transaction keeps the positions of its records as it logs them
+    /// and clears those, without reading the log (constant cost whatever the skip records).
+    /// Only commits differ; rollback scans the log under both.
+    KeptPositions,
+}
+
 /// One log shared by every thread, or `n` logs used by threads round robin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum LogMode {
@@ -66,6 +80,9 @@ pub struct PoolConfig {
     pub batch_group: usize,
     /// No-force: checkpoint after a commit that leaves a log fuller than this fraction.
     pub checkpoint_fraction: f64,
+    /// Force, one layer: how a commit finds its records to clear (the paper's scan of the log
+    /// by default).
+    pub commit_clear: CommitClear,
 }
 
 impl Default for PoolConfig {
@@ -79,6 +96,7 @@ impl Default for PoolConfig {
             log_capacity: 1 << 16,
             batch_group: 8,
             checkpoint_fraction: 0.5,
+            commit_clear: CommitClear::Scan,
         }
     }
 }

@@ -8,8 +8,9 @@ use crate::log::LOG_DESC;
 
 pub(super) const MAGIC: u64 = u64::from_le_bytes(*b"RWNDPOOL");
 /// The pool format version. 2: the B+-tree's fingerprinted leaves (a pool of version 1 may
-/// hold trees of the old slot-directory layout, which this library cannot read).
-pub(super) const VERSION: u64 = 2;
+/// hold trees of the old slot-directory layout, which this library cannot read). 3: the
+/// commit-clearing mode in the header ([`H_CLEAR`]).
+pub(super) const VERSION: u64 = 3;
 pub(super) const H_MAGIC: usize = 0;
 pub(super) const H_VERSION: usize = 8;
 pub(super) const H_SIZE: usize = 16;
@@ -21,13 +22,16 @@ pub(super) const H_BUCKET: usize = 56;
 pub(super) const H_CAPACITY: usize = 64;
 pub(super) const H_GROUP: usize = 72;
 pub(super) const H_CKPT: usize = 80;
-/// crc32c of the configuration words, `H_SIZE..H_CONFIG_CRC` and the heap bounds, written
+/// crc32c of the configuration words, `H_SIZE..H_CONFIG_CRC`, the heap bounds and [`H_CLEAR`], written
 /// once at creation: a damaged configuration is refused rather than trusted (a wrong log
 /// capacity would otherwise make recovery fail half-way).
 pub(super) const H_CONFIG_CRC: usize = 88;
 /// The commit sequence number of the last checkpoint: every transaction committed at or
 /// below it has its writes durable in place (no-force), so recovery does not redo it.
 pub(crate) const H_CUT: usize = 96;
+/// How a one-layer force commit clears its records (1: scan, 2: kept positions); covered by
+/// the configuration checksum.
+pub(super) const H_CLEAR: usize = 104;
 pub(crate) const H_ROOT: usize = 128;
 pub(super) const H_HEAP_START: usize = 136;
 pub(super) const H_HEAP_END: usize = 144;

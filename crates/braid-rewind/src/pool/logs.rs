@@ -1,6 +1,7 @@
 //! A pool's log stream behind one interface, one-layer (a [`LogStore`], REWIND §3.1) or
 //! two-layer (an AVL tree over a bottom log, §3.3), and where a record is in it.
 
+use super::CommitClear;
 use crate::RewindError;
 use crate::avl::TwoLayer;
 use crate::log::{LogStore, Pos};
@@ -97,6 +98,51 @@ impl Log {
         }
     }
 
+    /// Clear a finished transaction `txid` under force: its records `recs` and its END
+    /// record `end` last. A one-layer log under [`CommitClear::Scan`] finds them by reading
+    /// the log backwards (REWIND §4.6) rather than by `recs`; a two-layer log removes them by
+    /// key from its index.
+    pub fn clear_tx(
+        &self,
+        txid: u64,
+        recs: &[RecRef],
+        end: RecRef,
+        mode: CommitClear,
+    ) -> Result<(), RewindError> {
+        match (self, end, mode) {
+            (Log::One(l), RecRef::Pos(p), CommitClear::Scan) => {
+                l.clear_tx_scan(txid, p);
+                Ok(())
+            }
+            _ => self.clear(recs, Some(end)),
+        }
+    }
+
+    /// A checkpoint's removal of whole finished transactions: their records `recs`, then
+    /// (after a fence) their END records `ends`. A one-layer log unlinks the buckets they
+    /// empty ([`LogStore::clear_checkpoint`]); a two-layer log that holds nothing else is
+    /// emptied at once ([`TwoLayer::clear_checkpoint`]).
+    pub fn clear_checkpoint(&self, recs: &[RecRef], ends: &[RecRef]) -> Result<(), RewindError> {
+        match self {
+            Log::Two(t) => {
+                let keys = |v: &[RecRef]| -> Vec<u64> {
+                    v.iter()
+                        .filter_map(|r| match r {
+                            RecRef::Key(k) => Some(*k),
+                            RecRef::Pos(_) => None,
+                        })
+                        .collect()
+                };
+                t.clear_checkpoint(&keys(recs), &keys(ends))?;
+                Ok(())
+            }
+            Log::One(l) => {
+                l.clear_checkpoint(&positions(recs), &positions(ends));
+                Ok(())
+            }
+        }
+    }
+
     /// Remove records behind a persisted checkpoint cut: from the volatile state only where
     /// the layout allows it (Sealed), else as [`Log::clear`] with no last record.
     pub fn forget(&self, recs: &[RecRef]) -> Result<(), RewindError> {
@@ -124,20 +170,16 @@ impl Log {
         }
     }
 
-    /// The records of one transaction, newest first. One layer: a scan of the whole log
-    /// (§3.2: "we need to scan the entire log just for the rolled back transaction"); two
+    /// The records of one transaction, newest first. One layer: a backward scan of the whole
+    /// log (§3.2: "we need to scan the entire log just for the rolled back transaction"); two
     /// layers: a walk down the transaction's key range in the AVL index.
     pub fn tx_records_rev(&self, txid: u64) -> Result<Vec<(RecRef, Rec)>, RewindError> {
         match self {
-            Log::One(_) => {
-                let mut v: Vec<_> = self
-                    .scan()?
-                    .into_iter()
-                    .filter(|(_, r)| r.txid == txid)
-                    .collect();
-                v.reverse();
-                Ok(v)
-            }
+            Log::One(l) => Ok(l
+                .scan_tx_rev(txid)
+                .into_iter()
+                .map(|(p, r)| (RecRef::Pos(p), r))
+                .collect()),
             Log::Two(t) => {
                 let low = crate::avl::key(txid, 0);
                 let mut bound = crate::avl::key(txid + 1, 0);

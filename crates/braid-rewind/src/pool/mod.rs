@@ -52,7 +52,7 @@ use crate::tx::Tx;
 use crate::{CheckError, RewindError};
 
 pub(crate) use checkpoint::{Finished, checkpoint};
-pub use config::{Layers, LogMode, Policy, PoolConfig};
+pub use config::{CommitClear, Layers, LogMode, Policy, PoolConfig};
 pub(crate) use layout::{H_CUT, H_ROOT};
 pub(crate) use logs::{Log, RecRef};
 

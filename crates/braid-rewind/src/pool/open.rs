@@ -10,11 +10,13 @@ use std::sync::{Arc, Mutex, RwLock};
 use braid_pmem::{PmemConfig, Region};
 
 use super::layout::{
-    BOTTOM_BUCKET, DESC, DESC_AVL_ROOT, H_BUCKET, H_CAPACITY, H_CKPT, H_CONFIG_CRC, H_GROUP,
-    H_HEAP_END, H_HEAP_START, H_HEAP_TOP, H_LAYERS, H_LAYOUT, H_MAGIC, H_NLOGS, H_POLICY, H_SIZE,
-    H_VERSION, HEADER, MAGIC, VERSION,
+    BOTTOM_BUCKET, DESC, DESC_AVL_ROOT, H_BUCKET, H_CAPACITY, H_CKPT, H_CLEAR, H_CONFIG_CRC,
+    H_GROUP, H_HEAP_END, H_HEAP_START, H_HEAP_TOP, H_LAYERS, H_LAYOUT, H_MAGIC, H_NLOGS, H_POLICY,
+    H_SIZE, H_VERSION, HEADER, MAGIC, VERSION,
 };
-use super::{Counters, Finished, Inner, Layers, Log, LogMode, Policy, Pool, PoolConfig};
+use super::{
+    CommitClear, Counters, Finished, Inner, Layers, Log, LogMode, Policy, Pool, PoolConfig,
+};
 use crate::RewindError;
 use crate::alloc::Allocator;
 use crate::avl::{AVL_NODE, TwoLayer};
@@ -128,6 +130,13 @@ impl Pool {
         r.store_u64(H_CAPACITY, cfg.log_capacity as u64);
         r.store_u64(H_GROUP, cfg.batch_group as u64);
         r.store_u64(H_CKPT, cfg.checkpoint_fraction.to_bits());
+        r.store_u64(
+            H_CLEAR,
+            match cfg.commit_clear {
+                CommitClear::Scan => 1,
+                CommitClear::KeptPositions => 2,
+            },
+        );
         r.store_u64(H_HEAP_START, cfg.meta_bytes() as u64);
         r.store_u64(H_HEAP_END, r.len() as u64);
         r.store_u64(H_CONFIG_CRC, config_crc(r));
@@ -194,6 +203,11 @@ impl Pool {
             log_capacity: r.load_u64(H_CAPACITY) as usize,
             batch_group: r.load_u64(H_GROUP) as usize,
             checkpoint_fraction: f64::from_bits(r.load_u64(H_CKPT)),
+            commit_clear: match r.load_u64(H_CLEAR) {
+                1 => CommitClear::Scan,
+                2 => CommitClear::KeptPositions,
+                _ => return Err(corrupt("commit-clearing mode")),
+            },
         };
         cfg.validate()
             .map_err(|e| RewindError::Corrupt(format!("pool header: {e}")))?;
@@ -234,8 +248,10 @@ impl Pool {
 
 /// The checksum of the header's configuration words (see [`H_CONFIG_CRC`]).
 fn config_crc(r: &Region) -> u64 {
-    let mut words = [0u8; H_CONFIG_CRC - H_SIZE + 16];
-    r.read(H_SIZE, &mut words[..H_CONFIG_CRC - H_SIZE]);
-    r.read(H_HEAP_START, &mut words[H_CONFIG_CRC - H_SIZE..]);
+    const N: usize = H_CONFIG_CRC - H_SIZE;
+    let mut words = [0u8; N + 24];
+    r.read(H_SIZE, &mut words[..N]);
+    r.read(H_HEAP_START, &mut words[N..N + 16]);
+    r.read(H_CLEAR, &mut words[N + 16..]);
     u64::from(crc32c::crc32c(&words))
 }

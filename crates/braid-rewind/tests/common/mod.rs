@@ -1,9 +1,10 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use braid_rewind::{Layers, LogLayout, LogMode, PPtr, Policy, Pool, PoolConfig};
+use braid_rewind::{CommitClear, Layers, LogLayout, LogMode, PPtr, Policy, Pool, PoolConfig};
 
-/// Every layout x policy x layer count, shared log, small logs.
+/// Every layout x policy x layer count, shared log, small logs; and the one-layer force
+/// configurations once more with commits clearing by kept positions instead of a log scan.
 pub fn all_configs() -> Vec<PoolConfig> {
     let mut v = Vec::new();
     for layers in [Layers::One, Layers::Two] {
@@ -23,29 +24,45 @@ pub fn all_configs() -> Vec<PoolConfig> {
                     log_capacity: 256,
                     batch_group: 4,
                     checkpoint_fraction: 0.5,
+                    commit_clear: CommitClear::Scan,
                 });
             }
         }
     }
+    let kept: Vec<PoolConfig> = v
+        .iter()
+        .filter(|c| c.layers == Layers::One && c.policy == Policy::Force)
+        .map(|c| PoolConfig {
+            commit_clear: CommitClear::KeptPositions,
+            ..*c
+        })
+        .collect();
+    v.extend(kept);
     v
 }
 
-/// The grouped layouts (Batch, Sealed) under no-force, with a checkpoint after every commit
-/// (so that crashes hit checkpoints too).
+/// Every one-layer layout under no-force, with a checkpoint after every commit (so that
+/// crashes hit checkpoints too: the removal of gaps, of emptied buckets and of END records).
 pub fn checkpointing_configs() -> Vec<PoolConfig> {
-    [LogLayout::Batch, LogLayout::Sealed]
-        .into_iter()
-        .map(|layout| PoolConfig {
-            layout,
-            policy: Policy::NoForce,
-            layers: Layers::One,
-            logs: LogMode::Shared,
-            bucket_records: 8,
-            log_capacity: 256,
-            batch_group: 4,
-            checkpoint_fraction: 1.0 / 256.0,
-        })
-        .collect()
+    [
+        LogLayout::Simple,
+        LogLayout::Optimized,
+        LogLayout::Batch,
+        LogLayout::Sealed,
+    ]
+    .into_iter()
+    .map(|layout| PoolConfig {
+        layout,
+        policy: Policy::NoForce,
+        layers: Layers::One,
+        logs: LogMode::Shared,
+        bucket_records: 8,
+        log_capacity: 256,
+        batch_group: 4,
+        checkpoint_fraction: 1.0 / 256.0,
+        commit_clear: CommitClear::Scan,
+    })
+    .collect()
 }
 
 /// The offsets of the blocks the pool's allocator holds, in order.

@@ -21,8 +21,8 @@
 //! every direction and ordering part holds but a magnitude or crossover part does not;
 //! **differs** when a measured direction or ordering part does not hold; **not measured** when
 //! the configurations did not run (no part measured, or a direction or ordering part not
-//! measured and no measured one failing), never counted as agreeing. Projections take no
-//! part in it.
+//! measured and no measured one failing, or no direction measured beside unmeasured parts),
+//! never counted as agreeing. Projections take no part in it.
 //!
 //! An entry that is braid's own experiment on a section of a paper with no figure to match
 //! ([`Verdict::own_experiment`]) keeps its parts and level but is not counted among the
@@ -491,17 +491,23 @@ impl Part {
 /// direction** when every direction and ordering part holds but a magnitude or crossover part
 /// does not; **differs** when a measured direction or ordering part does not hold; **not
 /// measured** when no part was measured, or a direction or ordering part was not (and no
-/// measured one fails).
+/// measured one fails), or no direction or ordering part was measured while some part was
+/// not (nothing measured to agree in direction with).
 pub fn level_of(parts: &[Part]) -> Level {
     let parts: Vec<&Part> = parts.iter().filter(|p| !p.projected).collect();
     if parts.iter().all(|p| !p.ran) {
         return Level::NotMeasured;
     }
-    let mut direction = parts.iter().filter(|p| p.kind.is_direction());
+    let direction = parts.iter().filter(|p| p.kind.is_direction());
     if direction.clone().any(|p| p.ran && !p.holds) {
         return Level::Differs;
     }
-    if direction.any(|p| !p.ran) {
+    if direction.clone().any(|p| !p.ran) {
+        return Level::NotMeasured;
+    }
+    // "Agrees in direction" needs a direction that was measured: parts left unmeasured
+    // beside measured magnitudes alone leave nothing to agree in direction with.
+    if !direction.clone().any(|p| p.ran) && parts.iter().any(|p| !p.ran) {
         return Level::NotMeasured;
     }
     if parts.iter().all(|p| p.holds) {
@@ -795,8 +801,18 @@ mod level_tests {
         // An unmeasured magnitude only keeps the verdict from agreeing outright.
         let nm = Part::not_measured("A is 9x C", Kind::Magnitude, "C did not run");
         assert_eq!(
-            Verdict::of(vec![dir(true), nm]).level(),
+            Verdict::of(vec![dir(true), nm.clone()]).level(),
             Level::AgreesInDirection
+        );
+        // Measured magnitudes beside an unmeasured part, and no direction measured: nothing
+        // measured to agree in direction with.
+        assert_eq!(
+            Verdict::of(vec![mag(true), nm.clone()]).level(),
+            Level::NotMeasured
+        );
+        assert_eq!(
+            Verdict::of(vec![mag(false), nm]).level(),
+            Level::NotMeasured
         );
         assert!(
             Verdict::missing("run x")

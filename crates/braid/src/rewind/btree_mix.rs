@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use braid_rewind::btree::BTree;
+use braid_rewind::btree::{BTree, LeafOrder};
 use braid_rewind::{Pool, RawMem, RewindError};
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 use serde::{Deserialize, Serialize};
@@ -28,6 +28,17 @@ pub struct BTreeMixConfig {
     /// Emulated extra latency per fence, ns (Fig. 10).
     #[serde(default)]
     pub fence_delay_ns: u64,
+    /// How the tree's leaves keep their slots (Fig. 7: fingerprinted; Fig. 10: sorted).
+    #[serde(default = "fingerprinted")]
+    pub leaf_order: LeafOrder,
+    /// Inserts take random new odd keys (spread over the tree) instead of the next ascending
+    /// one (Fig. 10, with sorted leaves, so that inserts move slots as deletes do).
+    #[serde(default)]
+    pub random_inserts: bool,
+}
+
+fn fingerprinted() -> LeafOrder {
+    LeafOrder::Fingerprinted
 }
 
 impl Default for BTreeMixConfig {
@@ -45,6 +56,8 @@ impl Default for BTreeMixConfig {
             runs: 3,
             write_delay_ns: super::NVM_WRITE_NS,
             fence_delay_ns: 0,
+            leaf_order: LeafOrder::Fingerprinted,
+            random_inserts: false,
         }
     }
 }
@@ -58,6 +71,19 @@ pub struct MixPoint {
     /// Time over the non-recoverable twin's (Nvm) at the same fraction, if it was run.
     pub ratio_vs_nvm: Option<f64>,
     pub fences_per_op: f64,
+    /// Cache lines persisted per operation (a peer charged the NVM latency: the 64-byte lines
+    /// of file data it wrote; NaN where not counted).
+    pub lines_per_op: f64,
+}
+
+/// What one run of the mix measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MixRun {
+    pub seconds: f64,
+    pub fences_per_op: f64,
+    pub lines_per_op: f64,
+    /// Log records (UPDATE and DELETE) per update operation (REWIND systems; 0 otherwise).
+    pub records_per_update: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -66,8 +92,8 @@ pub struct BTreeMixResult {
     pub points: Vec<MixPoint>,
 }
 
-/// Run the mix once on `sys` with update fraction `frac`; returns (seconds, fences per op).
-pub fn mix_once(cfg: &BTreeMixConfig, sys: &System, frac: f64) -> Result<(f64, f64), RewindError> {
+/// Run the mix once on `sys` with update fraction `frac`.
+pub fn mix_once(cfg: &BTreeMixConfig, sys: &System, frac: f64) -> Result<MixRun, RewindError> {
     let bytes = pool_bytes(cfg.records, cfg.operations, cfg.value_size);
     let (backing, pcfg) = sys.placement(&cfg.backing);
     let reg = region(&backing, bytes, cfg.write_delay_ns)?;
@@ -80,7 +106,7 @@ pub fn mix_once(cfg: &BTreeMixConfig, sys: &System, frac: f64) -> Result<(f64, f
     // deletes of present keys keep the size constant.
     let t = {
         let mut m = RawMem::new(&pool);
-        let t = BTree::create(&mut m, cfg.node_bytes, vs)?;
+        let t = BTree::create_ordered(&mut m, cfg.node_bytes, vs, cfg.leaf_order)?;
         let mut keys: Vec<u64> = (0..cfg.records).map(|k| 2 * k).collect();
         for i in (1..keys.len()).rev() {
             keys.swap(i, rng.gen_range(0..=i));
@@ -93,7 +119,11 @@ pub fn mix_once(cfg: &BTreeMixConfig, sys: &System, frac: f64) -> Result<(f64, f
     };
     let mut present: Vec<u64> = (0..cfg.records).map(|k| 2 * k).collect();
     let mut next_new = 2 * cfg.records + 1;
+    // Random inserts: odd keys below 2 (records + operations), each inserted once at most.
+    let mut inserted = std::collections::HashSet::new();
     let s0 = pool.pmem_stats();
+    let r0 = pool.stats().records;
+    let mut updates = 0u64;
     let start = Instant::now();
     let mut insert_next = true;
     for _ in 0..cfg.operations {
@@ -107,7 +137,17 @@ pub fn mix_once(cfg: &BTreeMixConfig, sys: &System, frac: f64) -> Result<(f64, f
         }
         let ins = insert_next;
         insert_next = !insert_next;
-        let (k, idx) = if ins {
+        updates += 1;
+        let (k, idx) = if ins && cfg.random_inserts {
+            let span = cfg.records + cfg.operations;
+            let k = loop {
+                let k = 2 * rng.gen_range(0..span) + 1;
+                if inserted.insert(k) {
+                    break k;
+                }
+            };
+            (k, None)
+        } else if ins {
             next_new += 2;
             (next_new, None)
         } else {
@@ -142,7 +182,13 @@ pub fn mix_once(cfg: &BTreeMixConfig, sys: &System, frac: f64) -> Result<(f64, f
     }
     let secs = start.elapsed().as_secs_f64();
     let d = pool.pmem_stats().since(&s0);
-    Ok((secs, d.fences as f64 / cfg.operations as f64))
+    let ops = cfg.operations.max(1) as f64;
+    Ok(MixRun {
+        seconds: secs,
+        fences_per_op: d.fences as f64 / ops,
+        lines_per_op: d.lines_flushed as f64 / ops,
+        records_per_update: (pool.stats().records - r0) as f64 / updates.max(1) as f64,
+    })
 }
 
 /// The B+-tree mix of Fig. 7 (see the module docs).
@@ -152,11 +198,11 @@ pub fn btree_mix(cfg: &BTreeMixConfig) -> Result<BTreeMixResult, RewindError> {
         let mut row = Vec::new();
         for sys in &cfg.systems {
             let mut secs = Vec::new();
-            let mut fences = 0.0;
+            let (mut fences, mut lines) = (0.0, 0.0);
             for _ in 0..cfg.runs.max(1) {
-                let (s, f) = mix_once(cfg, sys, frac)?;
-                secs.push(s);
-                fences = f;
+                let m = mix_once(cfg, sys, frac)?;
+                secs.push(m.seconds);
+                (fences, lines) = (m.fences_per_op, m.lines_per_op);
             }
             let s = median(&mut secs);
             row.push(MixPoint {
@@ -166,6 +212,7 @@ pub fn btree_mix(cfg: &BTreeMixConfig) -> Result<BTreeMixResult, RewindError> {
                 ops_per_sec: cfg.operations as f64 / s,
                 ratio_vs_nvm: None,
                 fences_per_op: fences,
+                lines_per_op: lines,
             });
         }
         let nvm = row.iter().find(|p| p.system == "nvm").map(|p| p.seconds);

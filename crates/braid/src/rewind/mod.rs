@@ -125,12 +125,13 @@ pub const DEFAULT_PEERS: &str = "target/peers";
 pub struct RewindCmd {
     #[command(flatten)]
     pub args: RewindArgs,
-    /// btree-mix: directory holding the Berkeley DB and PMDK peer programs built by
-    /// `scripts/rewind-peers.sh` (run if present).
+    /// btree-mix and recovery: directory holding the Berkeley DB and PMDK peer programs
+    /// built by `scripts/rewind-peers.sh` (run if present).
     #[arg(long, default_value = DEFAULT_PEERS)]
     pub peers: PathBuf,
     /// Emulated NVM write latency per persisted cache line, ns (the paper's 150; 0 for none).
-    /// Recorded in the JSON; the peer programs run without it.
+    /// Recorded in the JSON; Berkeley DB is charged it per line of file data it writes, PMDK
+    /// runs without it.
     #[arg(long, default_value_t = NVM_WRITE_NS)]
     pub nvm_write_ns: u64,
 }
@@ -153,8 +154,9 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
     let mut out = serde_json::Map::new();
     let emulation = format!(
         "persistent memory emulated by files on {} with {nvm_ns} ns of NVM write latency per \
-         persisted cache line (busy-wait; REWIND's Section 5 charges 150 ns); the peer \
-         programs and insert-lookup run without it",
+         persisted cache line (busy-wait; REWIND's Section 5 charges 150 ns); Berkeley DB is \
+         charged it per 64-byte line of file data it writes (the paper charged its writes to \
+         PMFS); PMDK and insert-lookup run without it",
         args.dir.display()
     );
     println!("{emulation}");
@@ -297,13 +299,20 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
         cfg.mix.write_delay_ns = nvm_ns;
         if args.quick {
             cfg.mix.records = 5_000;
-            cfg.mix.operations = 2_000;
+            cfg.mix.operations = 10_000;
         }
         let r = fence::fence_sensitivity(&cfg)?;
         println!("\nFence sensitivity (100% updates): slowdown over no added fence latency");
         let mut series: Vec<Series> = Vec::new();
+        println!(
+            "{:<34} {:>9} {:>8} {:>10} {:>12}",
+            "system", "fence ns", "slowdown", "fences/op", "records/upd"
+        );
         for p in &r.points {
-            println!("{:<34} {:>6} ns {:>8.2}", p.system, p.delay_ns, p.slowdown);
+            println!(
+                "{:<34} {:>6} ns {:>8.2} {:>10.2} {:>12.2}",
+                p.system, p.delay_ns, p.slowdown, p.fences_per_op, p.records_per_update
+            );
             plot::add_point(&mut series, &p.system, (p.delay_ns as f64, p.slowdown));
         }
         plot::line_chart(
@@ -325,7 +334,9 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
             cfg.records = 2_000;
             cfg.operations = vec![500];
         }
-        let r = recovery::rollback_recovery(&cfg)?;
+        let mut r = recovery::rollback_recovery(&cfg)?;
+        let (bdb, bdb_record) = peers::run_recovery(peers_dir, &cfg);
+        r.points.extend(bdb);
         println!("\nRollback and recovery time");
         for p in &r.points {
             println!(
@@ -333,7 +344,10 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
                 p.variant, p.operations, p.rollback_ms, p.recovery_ms
             );
         }
-        out.insert("recovery".into(), serde_json::to_value(&r)?);
+        let mut v = serde_json::to_value(&r)?;
+        v["peers"] = serde_json::json!({ "berkeley-db": bdb_record });
+        v["not_obtainable"] = peers::not_obtainable();
+        out.insert("recovery".into(), v);
     }
     if want(Experiment::Checkpoint) {
         let mut cfg = checkpoint::CheckpointConfig {
@@ -399,14 +413,20 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
             cfg.target_updates
         );
         println!(
-            "{:<34} {:>6} {:>9} {:>11} {:>13} {:>13}",
-            "variant", "skip", "overhead", "commit us", "rollback us", "recovery us"
+            "{:<34} {:>6} {:>9} {:>9} {:>11} {:>13} {:>13}",
+            "variant", "skip", "overhead", "program", "commit us", "rollback us", "recovery us"
         );
         let (mut over, mut back, mut rec) = (Vec::new(), Vec::new(), Vec::new());
         for p in &r.points {
             println!(
-                "{:<34} {:>6} {:>9.2} {:>11.1} {:>13.1} {:>13.1}",
-                p.variant, p.skip, p.overhead, p.commit_us, p.rollback_us, p.recovery_us
+                "{:<34} {:>6} {:>9.2} {:>9.2} {:>11.1} {:>13.1} {:>13.1}",
+                p.variant,
+                p.skip,
+                p.overhead,
+                p.program_overhead,
+                p.commit_us,
+                p.rollback_us,
+                p.recovery_us
             );
             let x = p.skip as f64;
             plot::add_point(&mut over, &p.variant, (x, p.overhead));
@@ -416,7 +436,7 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
         for (name, title, y, series) in [
             (
                 "rewind-fig3-skip",
-                "REWIND: logging overhead against skip records (force)",
+                "REWIND: the target transaction's overhead against skip records (force)",
                 "time over non-recoverable stores",
                 &over,
             ),
@@ -507,7 +527,7 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
         };
         if args.quick {
             cfg.records = 5_000;
-            cfg.operations_per_thread = 5_000;
+            cfg.operations_per_thread = 20_000;
         }
         let r = btree_threads::btree_threads(&cfg)?;
         println!(

@@ -5,6 +5,18 @@
 //! fraction, and adds the medians over runs to the mix's results as two more systems, with
 //! their time over the non-recoverable twin's as for the others.
 //!
+//! Berkeley DB pays the NVM write latency braid-rewind pays: REWIND §5 ran it on PMFS and
+//! charged "latencies for user-data writes to PMFS and not for PMFS's internal bookkeeping
+//! writes", so every write and pwrite Berkeley DB makes is charged the mix's
+//! `write_delay_ns` per 64-byte line of file data (`BRAID_NVM_WRITE_NS`, read by
+//! `crates/braid-rewind/peers/bdb_nvm.h`), the latency braid-rewind pays per persisted line.
+//! PMDK (not one of the paper's systems) flushes through libpmem, which has no hook to charge
+//! a latency per line: it runs without the latency, is labelled so, and is not compared.
+//!
+//! Berkeley DB also runs Fig. 8's rollback and recovery (`bdb_rollback_recovery`, [`run_recovery`]):
+//! one transaction of N mixed operations aborted, and N operations in unfinished transactions
+//! of 200 recovered after a crash, with the same latency charged.
+//!
 //! The paper's other two peers, Stasis and Shore-MT, are recorded as not obtainable. A
 //! missing peer binary is recorded as not built and a failing one as its error; neither
 //! fails the experiment.
@@ -16,6 +28,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::btree_mix::{BTreeMixConfig, MixPoint};
+use super::recovery::{RecoveryConfig, RecoveryPoint};
 use super::setup::{Backing, median};
 use crate::plot::{self, Series};
 
@@ -31,28 +44,38 @@ struct Peer {
     system: &'static str,
     binary: &'static str,
     env: &'static [(&'static str, &'static str)],
+    /// Whether the peer is charged the NVM write latency (`BRAID_NVM_WRITE_NS`).
+    charged: bool,
     note: &'static str,
 }
+
+/// The environment variable the Berkeley DB programs read the NVM write latency from.
+pub const NVM_ENV: &str = "BRAID_NVM_WRITE_NS";
 
 const PEERS: [Peer; 2] = [
     Peer {
         system: "berkeley-db",
         binary: "bdb_btree_mix",
         env: &[],
+        charged: true,
         note: "DB_BTREE in an environment with DB_INIT_TXN|DB_INIT_LOG|DB_INIT_MPOOL and no \
                DB_INIT_LOCK (lock manager off); each insert and delete one transaction with \
                the default, synchronous commit (log written and fdatasync'd before commit \
                returns: durable); lookups outside transactions; cache and log buffer sized \
-               so neither limits it (the paper matched Stasis's sizes without giving them)",
+               so neither limits it (the paper matched Stasis's sizes without giving them); \
+               every write and pwrite charged the NVM write latency per 64-byte line, as the \
+               paper charged Berkeley DB's user-data writes to PMFS",
     },
     Peer {
         system: "pmdk",
         binary: "pmdk_btree_mix",
         env: &[("PMEM_IS_PMEM_FORCE", "1")],
+        charged: false,
         note: "libpmemobj undo-log transactions (pmemobj_tx_add_range before each change), \
                each insert and delete one transaction; the B+-tree of pmdk_bench.c with \
                32-byte values inline in leaves and lazy deletion; PMEM_IS_PMEM_FORCE=1 so \
-               libpmem flushes with CLWB/CLFLUSHOPT and fences as on real pmem",
+               libpmem flushes with CLWB/CLFLUSHOPT and fences as on real pmem; NOT charged \
+               the NVM write latency (libpmem's flushes cannot be hooked), so not compared",
     },
 ];
 
@@ -146,6 +169,7 @@ fn run_peer(
     let dir = store_dir(cfg);
     let fractions: Vec<String> = cfg.update_fractions.iter().map(f64::to_string).collect();
     let mut secs: Vec<Vec<f64>> = vec![Vec::new(); cfg.update_fractions.len()];
+    let mut lines: Vec<f64> = vec![f64::NAN; cfg.update_fractions.len()];
     let mut first: Option<PeerLine> = None;
     for _ in 0..cfg.runs.max(1) {
         let out = Command::new(bin)
@@ -154,6 +178,10 @@ fn run_peer(
             .arg(cfg.operations.to_string())
             .arg(fractions.join(","))
             .envs(peer.env.iter().copied())
+            .envs(
+                peer.charged
+                    .then(|| (NVM_ENV, cfg.write_delay_ns.to_string())),
+            )
             .output()
             .map_err(|e| anyhow::anyhow!("running {}: {e}", bin.display()))?;
         if !out.status.success() {
@@ -176,6 +204,9 @@ fn run_peer(
                 .position(|f| (f - l.update_fraction).abs() < 1e-9)
                 .ok_or_else(|| anyhow::anyhow!("unasked update fraction in {line:?}"))?;
             secs[i].push(l.seconds);
+            if let Some(x) = l.settings.get("nvm_lines_per_op").and_then(Value::as_f64) {
+                lines[i] = x;
+            }
             first.get_or_insert(l);
         }
     }
@@ -183,7 +214,7 @@ fn run_peer(
         anyhow::bail!("{} printed nothing", bin.display());
     };
     let mut points = Vec::new();
-    for (&frac, mut s) in cfg.update_fractions.iter().zip(secs) {
+    for ((&frac, mut s), lines) in cfg.update_fractions.iter().zip(secs).zip(lines) {
         if s.len() != cfg.runs.max(1) {
             anyhow::bail!(
                 "{} runs at update fraction {frac}, not {}",
@@ -200,17 +231,24 @@ fn run_peer(
             ratio_vs_nvm: None,
             // Not counted outside braid-rewind's pools (written as null).
             fences_per_op: f64::NAN,
+            // The 64-byte lines of file data the peer was charged for (NaN if not charged).
+            lines_per_op: if peer.charged { lines } else { f64::NAN },
         });
     }
     let mut settings = first.settings;
-    for per_run in ["records", "operations", "dir"] {
+    for per_run in ["records", "operations", "dir", "nvm_lines_per_op"] {
         settings.remove(per_run);
+    }
+    let mut env: Vec<String> = peer.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    if peer.charged {
+        env.push(format!("{NVM_ENV}={}", cfg.write_delay_ns));
     }
     let rec = json!({
         "binary": bin.display().to_string(),
         "library_version": first.library_version,
         "settings": settings,
-        "env": peer.env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>(),
+        "env": env,
+        "nvm_write_ns": if peer.charged { cfg.write_delay_ns } else { 0 },
         "pmem": format!("emulated: stores in {} (a DRAM file system standing in for \
                          persistent memory, as braid-rewind's pools are)", dir.display()),
         "note": peer.note,
@@ -231,6 +269,130 @@ fn check_line(l: &PeerLine, peer: &Peer, cfg: &BTreeMixConfig) -> anyhow::Result
         }
     }
     Ok(())
+}
+
+/// The Berkeley DB program of Fig. 8 (`crates/braid-rewind/peers/bdb_rollback_recovery.c`).
+pub const RECOVERY_BINARY: &str = "bdb_rollback_recovery";
+
+/// One line `bdb_rollback_recovery` prints: one operation count.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct RecoveryLine {
+    pub system: String,
+    pub records: u64,
+    pub operations: u64,
+    pub rollback_ms: f64,
+    pub recovery_ms: f64,
+    pub recovered_transactions: usize,
+    pub library_version: String,
+    #[serde(flatten)]
+    pub settings: Map<String, Value>,
+}
+
+/// Fig. 8 beside REWIND: run Berkeley DB's rollback and recovery program, if built in
+/// `peers_dir`, for `cfg`'s records, operation counts and transaction length, charged the
+/// NVM write latency. Returns its points (variant `berkeley-db`) and what to record of it.
+pub fn run_recovery(peers_dir: &Path, cfg: &RecoveryConfig) -> (Vec<RecoveryPoint>, Value) {
+    let bin = peers_dir.join(RECOVERY_BINARY);
+    if !bin.is_file() {
+        return (Vec::new(), NOT_BUILT.into());
+    }
+    match recovery_peer(&bin, cfg) {
+        Ok(r) => r,
+        Err(e) => {
+            println!("berkeley-db recovery peer failed: {e:#}");
+            (Vec::new(), json!({ "error": format!("{e:#}") }))
+        }
+    }
+}
+
+fn recovery_peer(bin: &Path, cfg: &RecoveryConfig) -> anyhow::Result<(Vec<RecoveryPoint>, Value)> {
+    let dir = match &cfg.backing {
+        Backing::Dir(d) => d.clone(),
+        Backing::Dram => std::env::temp_dir(),
+    };
+    let ops: Vec<String> = cfg.operations.iter().map(u64::to_string).collect();
+    let out = Command::new(bin)
+        .arg(&dir)
+        .arg(cfg.records.to_string())
+        .arg(cfg.ops_per_tx.to_string())
+        .arg(ops.join(","))
+        .env(NVM_ENV, cfg.write_delay_ns.to_string())
+        .output()
+        .map_err(|e| anyhow::anyhow!("running {}: {e}", bin.display()))?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "{} exited with {}: {}",
+            bin.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let mut points = Vec::new();
+    let mut version = String::new();
+    let mut settings = Map::new();
+    let mut lines_charged = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let l: RecoveryLine =
+            serde_json::from_str(line).map_err(|e| anyhow::anyhow!("parsing {line:?}: {e}"))?;
+        if l.system != "berkeley-db" || l.records != cfg.records {
+            anyhow::bail!("{} printed a line for another run: {line}", bin.display());
+        }
+        if !cfg.operations.contains(&l.operations) {
+            anyhow::bail!("unasked operation count in {line:?}");
+        }
+        points.push(RecoveryPoint {
+            variant: "berkeley-db".into(),
+            operations: l.operations,
+            rollback_ms: l.rollback_ms,
+            recovery_ms: l.recovery_ms,
+            recovered_transactions: l.recovered_transactions,
+            undone_records: None,
+            rollback_lines: l.settings.get("rollback_nvm_lines").and_then(Value::as_u64),
+        });
+        lines_charged.push(json!({
+            "operations": l.operations,
+            "rollback_nvm_lines": l.settings.get("rollback_nvm_lines"),
+            "recovery_nvm_lines": l.settings.get("recovery_nvm_lines"),
+        }));
+        version = l.library_version;
+        settings = l.settings;
+    }
+    if points.len() != cfg.operations.len() {
+        anyhow::bail!(
+            "{} printed {} lines for {} operation counts",
+            bin.display(),
+            points.len(),
+            cfg.operations.len()
+        );
+    }
+    for per_run in [
+        "operations",
+        "dir",
+        "rollback_nvm_lines",
+        "recovery_nvm_lines",
+    ] {
+        settings.remove(per_run);
+    }
+    let rec = json!({
+        "binary": bin.display().to_string(),
+        "library_version": version,
+        "settings": settings,
+        "env": [format!("{NVM_ENV}={}", cfg.write_delay_ns)],
+        "nvm_write_ns": cfg.write_delay_ns,
+        "lines_charged": lines_charged,
+        "pmem": format!("emulated: stores in {} (a DRAM file system standing in for \
+                         persistent memory, as braid-rewind's pools are)", dir.display()),
+        "note": "the environment of the B+-tree mix's Berkeley DB; rollback: one \
+                 transaction of N inserts and deletes aborted (DB_TXN->abort, timed); \
+                 recovery: N operations in unfinished transactions of ops_per_tx, the log \
+                 flushed and the process ended without closing (the crash), then the \
+                 environment opened with DB_RECOVER (timed); every write and pwrite charged \
+                 the NVM write latency per 64-byte line",
+    });
+    Ok((points, rec))
 }
 
 /// Set every point's time over the twin's (`nvm`) at its fraction, where the twin ran.

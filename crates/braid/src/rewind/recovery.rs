@@ -65,7 +65,11 @@ pub struct RecoveryPoint {
     /// Recovering `operations` operations in unfinished transactions of `ops_per_tx`.
     pub recovery_ms: f64,
     pub recovered_transactions: usize,
-    pub undone_records: usize,
+    /// UPDATE records undone (`None` for a peer, which does not say).
+    pub undone_records: Option<usize>,
+    /// Cache lines persisted by the rollback (a peer: lines of file data written; `None`
+    /// where not counted).
+    pub rollback_lines: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -130,11 +134,13 @@ pub fn rollback_recovery(cfg: &RecoveryConfig) -> Result<RecoveryResult, RewindE
             let start = std::cell::Cell::new(None);
             let res = pool.transaction(|tx| -> Result<(), RewindError> {
                 mixed_ops(tx, &t, n, &mut rng, cfg.records, &mut next)?;
-                start.set(Some(Instant::now()));
+                start.set(Some((Instant::now(), pool.pmem_stats())));
                 Err(RewindError::Invalid("roll back".into()))
             });
-            if let (Err(RewindError::Invalid(_)), Some(s)) = (res, start.get()) {
+            let mut rollback_lines = None;
+            if let (Err(RewindError::Invalid(_)), Some((s, p0))) = (res, start.get()) {
                 rollback_ms = s.elapsed().as_secs_f64() * 1e3;
+                rollback_lines = Some(pool.pmem_stats().since(&p0).lines_flushed);
             }
             drop(pool);
             // Recovery of unfinished transactions.
@@ -159,7 +165,8 @@ pub fn rollback_recovery(cfg: &RecoveryConfig) -> Result<RecoveryResult, RewindE
                 rollback_ms,
                 recovery_ms,
                 recovered_transactions: rep.undone,
-                undone_records: rep.undone_records,
+                undone_records: Some(rep.undone_records),
+                rollback_lines,
             });
         }
     }

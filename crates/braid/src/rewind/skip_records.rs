@@ -8,9 +8,14 @@
 //! one transaction in every experiment (what one-layer logging scans past is the records,
 //! whoever wrote them).
 //! * **Commit** (Fig. 3 right): the others are one transaction still running (the outer of
-//!   two nested transactions on the same log); the target commits, then the other. The time
-//!   of the whole program over the same stores persisted without a log is the overhead; the
-//!   target's commit alone is timed too.
+//!   two nested transactions on the same log); the target commits, then the other. The
+//!   overhead is the target transaction's own time, its logged writes and its commit, over
+//!   the time of its stores persisted without a log (the paper: skip records "will need to be
+//!   skipped if this transaction is to be selectively processed"; each of the target's writes
+//!   is timed apart from the other transaction's). Under force a one-layer commit reads the
+//!   whole log backwards for the target's records (`CommitClear::Scan`, REWIND §4.6), so its
+//!   cost grows with the skip records; two layers remove them by key. The whole program's
+//!   time over the same program of non-recoverable stores is kept too (`program_overhead`).
 //! * **Rollback** (Fig. 4 left): as commit, but the target rolls back (one layer scans the
 //!   log for its records, two layers walk its key range of the index).
 //! * **Recovery** (Fig. 4 right): the other transaction commits up to its END and stops
@@ -27,9 +32,11 @@
 //!   what the run committed.
 
 use std::cell::Cell;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use braid_rewind::{Layers, LogLayout, PPtr, Policy, Pool, PoolConfig, RawMem, RewindError, Tx};
+use braid_rewind::{
+    CommitClear, Layers, LogLayout, PPtr, Policy, Pool, PoolConfig, RawMem, RewindError, Tx,
+};
 use serde::{Deserialize, Serialize};
 
 use super::setup::{Backing, Variant, median, region, variant};
@@ -55,8 +62,17 @@ pub struct SkipConfig {
     pub write_delay_ns: u64,
 }
 
-/// Optimized REWIND with one or two layers under force (Figs. 3 right and 4).
+/// Optimized REWIND with one or two layers under force (Figs. 3 right and 4), the one-layer
+/// commit scanning the log as the paper's does; and, beside them, one layer with commits
+/// clearing by the positions they kept (`-kept`, not the paper's: no scan).
 pub fn skip_variants() -> Vec<Variant> {
+    let mut kept = variant(
+        "optimized-1l-f-kept",
+        LogLayout::Optimized,
+        Policy::Force,
+        Layers::One,
+    );
+    kept.pool.commit_clear = CommitClear::KeptPositions;
     vec![
         variant(
             "optimized-1l-f",
@@ -64,6 +80,7 @@ pub fn skip_variants() -> Vec<Variant> {
             Policy::Force,
             Layers::One,
         ),
+        kept,
         variant(
             "optimized-2l-f",
             LogLayout::Optimized,
@@ -95,8 +112,14 @@ impl Default for SkipConfig {
 pub struct SkipPoint {
     pub variant: String,
     pub skip: usize,
-    /// Time of the commit program over the same stores persisted without a log.
+    /// The target transaction's time (its logged writes and its commit) over the time of its
+    /// stores persisted without a log (medians over the targets).
     pub overhead: f64,
+    /// The whole program's time (the other transaction's records too) over the same program's
+    /// stores persisted without a log.
+    pub program_overhead: f64,
+    /// The target's logged writes and commit, microseconds (median over the targets).
+    pub target_us: f64,
     /// The target's commit alone, microseconds (median over the targets).
     pub commit_us: f64,
     /// The target's rollback, microseconds (median over the targets).
@@ -166,7 +189,7 @@ fn pool_for(
 }
 
 /// The target `t`'s `u` writes with `skip` writes of the other transaction `o` spread
-/// between them, values `v`.
+/// between them, values `v`; returns the time the target's writes took.
 fn interleave(
     t: &mut Tx<'_>,
     o: &mut Tx<'_>,
@@ -174,45 +197,58 @@ fn interleave(
     u: usize,
     skip: usize,
     v: u64,
-) -> Result<(), RewindError> {
+) -> Result<Duration, RewindError> {
     let mut done = 0;
+    let mut mine = Duration::ZERO;
     for i in 0..u {
+        let s = Instant::now();
         t.write(a.target.field::<u64>(8 * i as u64), v)?;
+        mine += s.elapsed();
         let upto = skip * (i + 1) / u;
         while done < upto {
             o.write(a.other.field::<u64>(8 * done as u64), v)?;
             done += 1;
         }
     }
-    Ok(())
+    Ok(mine)
 }
 
 /// A target left unfinished amid the records of another transaction that logged its END
 /// and stopped before clearing them (the crash of Figs. 4 right and 5).
 fn crashed_target(pool: &Pool, a: &Arrays, u: usize, skip: usize) -> Result<(), RewindError> {
     pool.abandon_transaction(|t| pool.crash_before_clearing(|o| interleave(t, o, a, u, skip, 1)))
+        .map(|_| ())
 }
 
-/// Fig. 3 right and Fig. 4 left: the commit or rollback program `repeats` times; returns
-/// the program's seconds and the target's commit or rollback times in microseconds.
+/// What one commit or rollback program measured: the program's seconds, and per target its
+/// commit or rollback alone and its writes plus commit or rollback, microseconds.
+struct Program {
+    secs: f64,
+    end_us: Vec<f64>,
+    target_us: Vec<f64>,
+}
+
+/// Fig. 3 right and Fig. 4 left: the commit or rollback program `repeats` times.
 fn commit_or_rollback(
     cfg: &SkipConfig,
     v: &Variant,
     skip: usize,
     rollback: bool,
-) -> Result<(f64, Vec<f64>), RewindError> {
+) -> Result<Program, RewindError> {
     let u = cfg.target_updates;
     let (reg, pc) = pool_for(cfg, v.pool, 2 * (skip + u) + 64)?;
     let pool = Pool::create_in(reg.region(), pc)?;
     let a = arrays(&pool, u, skip)?;
-    let mut times = Vec::with_capacity(cfg.repeats);
+    let mut end_us = Vec::with_capacity(cfg.repeats);
+    let mut target_us = Vec::with_capacity(cfg.repeats);
     let t0 = Instant::now();
     for r in 0..cfg.repeats {
         let val = r as u64 + 1;
         let end = Cell::new(None);
+        let writes = Cell::new(Duration::ZERO);
         pool.transaction(|o| -> Result<(), RewindError> {
             let res = pool.transaction(|t| -> Result<(), RewindError> {
-                interleave(t, o, &a, u, skip, val)?;
+                writes.set(interleave(t, o, &a, u, skip, val)?);
                 end.set(Some(Instant::now()));
                 if rollback {
                     Err(RewindError::Invalid("roll back the target".into()))
@@ -225,16 +261,23 @@ fn commit_or_rollback(
                 r => r?,
             }
             if let Some(s) = end.get() {
-                times.push(s.elapsed().as_secs_f64() * 1e6);
+                let e = s.elapsed();
+                end_us.push(e.as_secs_f64() * 1e6);
+                target_us.push((e + writes.get()).as_secs_f64() * 1e6);
             }
             Ok(())
         })?;
     }
-    Ok((t0.elapsed().as_secs_f64(), times))
+    Ok(Program {
+        secs: t0.elapsed().as_secs_f64(),
+        end_us,
+        target_us,
+    })
 }
 
-/// The commit program's stores persisted without a log, seconds.
-fn raw_program(cfg: &SkipConfig, skip: usize) -> Result<f64, RewindError> {
+/// The commit program's stores persisted without a log: its seconds, and the target's stores
+/// alone per target, microseconds (timed store by store, as the target's logged writes are).
+fn raw_program(cfg: &SkipConfig, skip: usize) -> Result<(f64, Vec<f64>), RewindError> {
     let u = cfg.target_updates;
     let (reg, pc) = pool_for(cfg, PoolConfig::default(), skip + u)?;
     let pool = Pool::create_in(reg.region(), pc)?;
@@ -245,20 +288,25 @@ fn raw_program(cfg: &SkipConfig, skip: usize) -> Result<f64, RewindError> {
         r.store_u64(off, v);
         r.persist(off, 8);
     };
+    let mut target_us = Vec::with_capacity(cfg.repeats);
     let t0 = Instant::now();
     for rep in 0..cfg.repeats {
         let val = rep as u64 + 1;
         let mut done = 0;
+        let mut mine = Duration::ZERO;
         for i in 0..u {
+            let s = Instant::now();
             store(a.target.field::<u64>(8 * i as u64), val);
+            mine += s.elapsed();
             let upto = skip * (i + 1) / u;
             while done < upto {
                 store(a.other.field::<u64>(8 * done as u64), val);
                 done += 1;
             }
         }
+        target_us.push(mine.as_secs_f64() * 1e6);
     }
-    Ok(t0.elapsed().as_secs_f64())
+    Ok((t0.elapsed().as_secs_f64(), target_us))
 }
 
 /// Fig. 4 right: the target unfinished amid `skip` committed but uncleared records; returns
@@ -322,7 +370,8 @@ fn fraction_run(
         if crashed {
             crashed_target(&pool, &base, u, skip)?;
         } else {
-            let body = |t: &mut Tx<'_>, o: &mut Tx<'_>| interleave(t, o, &base, u, skip, 1);
+            let body =
+                |t: &mut Tx<'_>, o: &mut Tx<'_>| interleave(t, o, &base, u, skip, 1).map(|_| ());
             if clear {
                 pool.transaction(|o| pool.transaction(|t| body(t, o)))?;
             } else {
@@ -349,19 +398,24 @@ pub fn skip_records(cfg: &SkipConfig) -> Result<SkipResult, RewindError> {
     let runs = cfg.runs.max(1);
     let mut points = Vec::new();
     for &skip in &cfg.skips {
-        let mut raw: Vec<f64> = (0..runs)
-            .map(|_| raw_program(cfg, skip))
-            .collect::<Result<_, _>>()?;
+        let (mut raw, mut raw_target) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            let (secs, t) = raw_program(cfg, skip)?;
+            raw.push(secs);
+            raw_target.extend(t);
+        }
         let raw = median(&mut raw);
+        let raw_target = median(&mut raw_target);
         for v in &cfg.variants {
-            let (mut prog, mut commits, mut rollbacks, mut recs) =
-                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            let (mut prog, mut commits, mut targets, mut rollbacks, mut recs) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
             let mut found = 0;
             for _ in 0..runs {
-                let (secs, c) = commit_or_rollback(cfg, v, skip, false)?;
-                prog.push(secs);
-                commits.extend(c);
-                rollbacks.extend(commit_or_rollback(cfg, v, skip, true)?.1);
+                let c = commit_or_rollback(cfg, v, skip, false)?;
+                prog.push(c.secs);
+                commits.extend(c.end_us);
+                targets.extend(c.target_us);
+                rollbacks.extend(commit_or_rollback(cfg, v, skip, true)?.end_us);
                 // Reopening is one short measurement: three per run.
                 for _ in 0..3 {
                     let (us, n) = recovery(cfg, v, skip)?;
@@ -369,10 +423,13 @@ pub fn skip_records(cfg: &SkipConfig) -> Result<SkipResult, RewindError> {
                     found = n;
                 }
             }
+            let target_us = median(&mut targets);
             points.push(SkipPoint {
                 variant: v.label.clone(),
                 skip,
-                overhead: median(&mut prog) / raw,
+                overhead: target_us / raw_target,
+                program_overhead: median(&mut prog) / raw,
+                target_us,
                 commit_us: median(&mut commits),
                 rollback_us: median(&mut rollbacks),
                 recovery_us: median(&mut recs),
@@ -445,11 +502,12 @@ mod tests {
     #[test]
     fn skip_records_run_small() {
         let r = skip_records(&small()).unwrap();
-        assert_eq!(r.points.len(), 4);
+        assert_eq!(r.points.len(), 6);
         for p in &r.points {
             // The target's records, the other's records and its END record.
             assert!(p.recovered_records > 10 + p.skip, "{p:?}");
             assert!(p.commit_us > 0.0 && p.rollback_us > 0.0, "{p:?}");
+            assert!(p.target_us >= p.commit_us && p.overhead > 0.0, "{p:?}");
         }
         let undone: Vec<usize> = r.fraction_points.iter().map(|p| p.undone).collect();
         assert_eq!(undone, vec![0, 4, 8, 0, 4, 8]);

@@ -107,9 +107,11 @@ pub fn verdict(m: &Measured) -> Verdict {
         .collect::<Vec<_>>()
         .join("; ");
     let why = format!(
-        "at the rarest checkpoints (every {} records): {costs}; a checkpoint clears every \
-         record it removes in the log, so the cleared records' lines are flushed whatever the \
-         interval",
+        "at the rarest checkpoints (every {} records): {costs}; a checkpoint flushes the lines \
+         the removed records name, then Simple removes each record's list node (Alg. 1's \
+         removal, three fences each), while Optimized and Batch unlink the buckets it empties \
+         (Section 3.3: \"removing a bucket when it becomes empty\") and write gaps, one flush \
+         per line of them, only into buckets that stay",
         all[0].1.last().map_or_else(|| "?".into(), |r| recs(r.0))
     );
     let mut parts = Vec::new();
