@@ -452,30 +452,46 @@ fn nvdisk_pays_the_pmem_devices_nvm_delay() {
     }
 }
 
-/// Log insertion latency is sampled on one commit in 16 and counted once the worker is gone.
+/// Log insertion latency is sampled on one commit in 16 and counted once the worker is gone,
+/// per transaction and per record inserted (NV-Logging's Fig. 11 unit): one record per
+/// transaction by default, with per-update records each write's record and the commit record.
 #[test]
 fn log_insertion_latency_is_sampled_and_counted_when_a_worker_is_dropped() {
-    let fs = braid_wal::fs::FaultFs::new();
-    let db = common::open(
-        Path::new("/db"),
-        common::options("serial", common::file_device(), common::file_env(&fs)),
-    )
-    .unwrap();
-    let before = db.stats().log_insert;
-    let mut w = db.worker().unwrap();
-    for i in 0..64u64 {
-        common::run_txn(&mut w, i).unwrap().wait().unwrap();
+    for (records, per_txn) in [(Records::Txn, 1), (Records::Update, 4)] {
+        let fs = braid_wal::fs::FaultFs::new();
+        let db = common::open(
+            Path::new("/db"),
+            Options {
+                records,
+                ..common::options("serial", common::file_device(), common::file_env(&fs))
+            },
+        )
+        .unwrap();
+        let before = db.stats().log_insert;
+        let mut w = db.worker().unwrap();
+        for i in 0..64u64 {
+            common::run_txn(&mut w, i).unwrap().wait().unwrap();
+        }
+        // Read-only transactions put no record into the log: timed, not counted as insertions.
+        for _ in 0..16 {
+            let mut t = w.begin();
+            t.get::<u64>(common::CTR, 0, 0).unwrap();
+            t.commit().unwrap().wait().unwrap();
+        }
+        assert_eq!(
+            db.stats().log_insert.samples - before.samples,
+            0,
+            "a live worker's timings are not in yet"
+        );
+        drop(w);
+        let s = db.stats().log_insert;
+        assert_eq!(s.samples - before.samples, 5, "80 commits, one in 16 timed");
+        // run_txn writes three rows: per update, three update records and a commit record.
+        assert_eq!(s.records - before.records, 4 * per_txn, "{records:?}");
+        assert!(s.ns > before.ns);
+        assert!(s.record_ns > before.record_ns && s.record_ns <= s.ns);
+        db.close().unwrap();
     }
-    assert_eq!(
-        db.stats().log_insert.samples - before.samples,
-        0,
-        "a live worker's timings are not in yet"
-    );
-    drop(w);
-    let s = db.stats().log_insert;
-    assert_eq!(s.samples - before.samples, 4, "64 commits, one in 16 timed");
-    assert!(s.ns > before.ns);
-    db.close().unwrap();
 }
 
 #[test]

@@ -108,6 +108,7 @@ use ready::Reservations;
 use state::{FlushClock, Inner, Locked, NO_WAKE};
 
 pub(crate) use group::GroupWriter;
+pub(crate) use state::BusyThread;
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) use writer::StreamWriter;
 

@@ -61,9 +61,14 @@ pub struct RunResult {
     /// Share of the workers' time spent waiting for an acknowledgement with `--inflight`
     /// commits pending: near 1, the client's bound, not the scheme, set the throughput.
     pub pipeline_full_share: f64,
-    /// Mean log insertion latency, ns: the time a commit spends putting its record into the
-    /// log (sampled; [`braid_engine::LogInsertStats`]), not its wait for durability.
+    /// Mean log insertion latency per transaction, ns: the time a transaction spends putting
+    /// its records into the log (sampled; [`braid_engine::LogInsertStats`]), not its wait for
+    /// durability.
     pub log_insert_ns: f64,
+    /// Mean latency of one log insertion, ns: the same time per record inserted (each update
+    /// record and each commit record; [`braid_engine::LogInsertStats::records`]), the unit of
+    /// NV-Logging's Fig. 11.
+    pub record_insert_ns: f64,
     /// The disk's commit floor measured in the run's directory right before the run (file
     /// devices on a disk only; see [`super::floor`]).
     pub disk_floor: Option<super::floor::Floor>,
@@ -286,6 +291,10 @@ pub fn run_once(
         stats.log_insert.samples - inserts_before.samples,
         stats.log_insert.ns - inserts_before.ns,
     );
+    let (insert_records, record_ns) = (
+        stats.log_insert.records - inserts_before.records,
+        stats.log_insert.record_ns - inserts_before.record_ns,
+    );
     let ck = stats.checkpoints;
     if let Some(e) = &ck.last_error {
         bail!("{label}: a checkpoint failed: {e}");
@@ -343,6 +352,11 @@ pub fn run_once(
                 0.0
             } else {
                 insert_ns as f64 / insert_samples as f64
+            },
+            record_insert_ns: if insert_records == 0 {
+                0.0
+            } else {
+                record_ns as f64 / insert_records as f64
             },
             disk_floor,
         },

@@ -44,6 +44,8 @@ const BACKUP_INTERVAL: Duration = Duration::from_millis(1);
 const BATCH: usize = 1024;
 
 pub(crate) fn flush_daemon(sh: Arc<Shared>) {
+    // A busy thread, as a stream's flusher is (see `crate::stream::BusyThread`).
+    let _busy = crate::stream::BusyThread::new();
     let mut batch = Vec::with_capacity(BATCH);
     loop {
         let stop = sh.closed.load(Acquire);

@@ -31,6 +31,8 @@ pub(crate) struct LogWriter {
     cost: AppendCost,
     /// This writer's object and byte counts.
     stats: Arc<WriterStats>,
+    /// The worker counts as a busy thread while it has a writer (it holds no stream slot).
+    _busy: crate::stream::BusyThread,
 }
 
 impl std::fmt::Debug for LogWriter {
@@ -58,6 +60,7 @@ impl LogWriter {
             open: None,
             flags: 0,
             cost: AppendCost::default(),
+            _busy: crate::stream::BusyThread::new(),
         }
     }
 
