@@ -18,8 +18,9 @@
 //! | serial, aether, baseline, taurus, silor, plover on the pmem device | each record's lines, persisted as it is filled | the worker filling the record |
 //! | pertxn, flush-on-insert | each log object's lines and its state word | the inserting worker |
 //! | pertxn, flush-on-commit | the same lines | the flush daemon, or a committing worker persisting what the daemon has not reached |
+//! | pertxn, `place=file` (NV-Disk+decentralized-logging) | each log object's lines and its state word, written through the file system (`Region::write_file`) | the inserting worker |
 //! | gsn on the pmem device | each record's lines, persisted by the worker (durable cache: with the insert) | the inserting worker |
-//! | nvdisk (NV-Disk) | the central log buffer's bytes, written into its segment files on NVRAM (`/dev/shm`) | the log flusher, which writes the buffer through the file system as Shore-MT's log flush daemon does |
+//! | nvdisk (NV-Disk) | the central log buffer's bytes, written into its segment files on NVRAM (`/dev/shm`) | the log flusher alone, which writes the buffer through the file system as Shore-MT's log flush daemon does (no committer flushes: see `braid_wal`'s `nvdisk`) |
 //! | file devices elsewhere | none: a disk's cost is its own (`--device-mbps`, `--device-sync-us` emulate slower ones) | |
 //!
 //! A region charges in [`crate::Region::persist`]-family calls and non-temporal writes

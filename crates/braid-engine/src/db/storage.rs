@@ -26,7 +26,9 @@ pub(super) fn fit_device(opts: &mut Options) {
     match opts.scheme.log_place() {
         LogPlace::Nowhere => opts.device = DeviceConfig::Null,
         // NV-Disk is a file-system log on NVRAM: always a file device in /dev/shm, paying
-        // the NVM write latency the pmem device was given.
+        // the NVM write latency the pmem device was given, with Shore-MT's log buffer of the
+        // paper's size (Huang et al. 2014, Sec. 6.1: "For NV-Disk, the log buffer is set to
+        // 80 MB by default").
         LogPlace::NvramFiles if !matches!(opts.device, DeviceConfig::File(_)) => {
             let nvm_write_delay_ns = match &opts.device {
                 DeviceConfig::Pmem(p) => p.write_delay_ns,
@@ -34,12 +36,16 @@ pub(super) fn fit_device(opts: &mut Options) {
             };
             opts.device = DeviceConfig::File(FileOptions {
                 nvm_write_delay_ns,
+                buffer_size: NVDISK_LOG_BUFFER,
                 ..FileOptions::default()
             });
         }
         _ => {}
     }
 }
+
+/// NV-Disk's log buffer (the file device's DRAM ring): the paper's 80 MB.
+const NVDISK_LOG_BUFFER: usize = 80 << 20;
 
 /// The directory outside `dir` where a new `nvdisk` database in `dir` keeps its log (recorded
 /// in [`Meta::outside`]): `None` if `dir` lies in `/dev/shm` (the log is `log/` inside it),

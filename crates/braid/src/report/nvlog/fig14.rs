@@ -8,8 +8,8 @@
 //! and that throughput does not drop much from DRAM's latency to 500 ns.
 
 use super::{
-    DISTRIBUTED, INSERT, PAPER_THREADS, at, beats_at_every_delay, distributed_var, insert_var, rmw,
-    vs_delay,
+    DISTRIBUTED, INSERT, PAPER_THREADS, at, beats_at_every_delay, distributed_var, insert_var,
+    nvdisk_var, rmw, vs_delay,
 };
 use crate::bench::ConfigResult;
 use crate::common::WorkloadKind;
@@ -53,7 +53,7 @@ const DISTRIBUTED_GAIN: (f64, f64) = (1.119, 1.204);
 
 fn vars() -> Vec<Var> {
     vec![
-        Var::per_update(&["none", "nvdisk"]),
+        nvdisk_var(&["none", "nvdisk"]),
         insert_var(),
         distributed_var(),
     ]
