@@ -424,29 +424,36 @@ fn memory_report_counts_the_schemes_metadata() {
 }
 
 /// `nvdisk` keeps its log in files on (emulated) NVRAM and pays the NVM write latency the
-/// pmem device was given, like the schemes logging to persistent memory, and says so.
+/// pmem device was given, like the schemes logging to persistent memory, and says so: per
+/// line written (Setup-A), or per write, the barrier a PMFS write ends with (PMEP's latency
+/// per barrier).
 #[test]
 fn nvdisk_pays_the_pmem_devices_nvm_delay() {
     let base = tempfile::tempdir_in("/dev/shm").unwrap();
-    for (delay, want) in [
-        (0u64, None),
-        (300, Some("+300 ns per 64-byte line written")),
+    for (delay, fence, want) in [
+        (0u64, 0u64, None),
+        (300, 0, Some("+300 ns per 64-byte line written")),
+        (0, 500, Some("+500 ns per write (its persistent barrier)")),
     ] {
         let device = DeviceConfig::Pmem(PmemOptions {
             ring_size: 1 << 20,
             destage: false,
             write_delay_ns: delay,
+            fence_delay_ns: fence,
             ..PmemOptions::default()
         });
         let o = Options {
             scheme: "nvdisk".parse().unwrap(),
             ..opts(device, LogKind::Data, Cc::TwoPl)
         };
-        let db = open(&base.path().join(format!("d{delay}")), o);
+        let db = open(&base.path().join(format!("d{delay}-{fence}")), o);
         let e = db.emulation().unwrap_or_default();
         match want {
             Some(w) => assert!(e.contains(w), "{e}"),
-            None => assert!(!e.contains("per 64-byte line"), "{e}"),
+            None => assert!(
+                !e.contains("per 64-byte line") && !e.contains("per write"),
+                "{e}"
+            ),
         }
         db.close().unwrap();
     }

@@ -25,6 +25,12 @@
 //!
 //! A region charges in [`crate::Region::persist`]-family calls and non-temporal writes
 //! (`region/durability.rs`, `region/access.rs`); a file device on NVRAM in its segment writer.
+//!
+//! `--nvm-delay-per barrier` charges the delay per persistence barrier instead, the way Intel's
+//! PMEP (NV-Logging's Setup-B, Fig. 14) exposes NVRAM latency to software: each
+//! [`crate::Region::fence`] ([`crate::Region::set_fence_delay_ns`]), each
+//! [`crate::Region::write_file`], and each write a file device on NVRAM makes into its segments
+//! (PMFS ends a write with one barrier), on the same threads as above, and nothing per line.
 //! Wang & Johnson's Fig. 4 uses another model, theirs: a fixed delay per log insert
 //! (`gsn.insert_delay_ns`, 1.2 us), inside the insert's critical section.
 

@@ -250,6 +250,7 @@ pub fn measure_variants(
                 "seed": args.seed,
                 "cc": args.engine.cc.to_string(),
                 "records": args.engine.records.name(),
+                "nvm_delay_per": args.engine.nvm_delay_per.name(),
                 "group_delay_us": args.engine.group_delay_us,
                 "group_kb": args.engine.group_kb,
                 "ring_mb": args.engine.ring_mb,
