@@ -606,7 +606,7 @@ fn delay_verdict(m: &Measured, ids: &[&str]) -> Verdict {
             return Verdict::missing(id);
         };
         let grouping = format!(
-            "NV-Disk's log flusher writes {:.0} transactions per file flush at {fast} ns and {:.0} \
+            "NV-Disk's log flusher writes {:.1} transactions per file flush at {fast} ns and {:.1} \
              at {slow} ns, paying the NVM delay per line it writes off the workers' path (they \
              commit asynchronously), while NV-Logging's worker persists each record itself; with {} \
              threads NV-Disk's central buffer ({} shared read-modify-writes per commit) has few \
@@ -633,8 +633,8 @@ fn delay_verdict(m: &Measured, ids: &[&str]) -> Verdict {
             ),
             kept <= 1.0 + DIRECTION_TOLERANCE,
             format!(
-                "NV-Disk runs {} faster at {slow} ns: its flusher wrote {:.0} transactions per \
-                     flush at {fast} ns and {:.0} at {slow} ns, so the slower NVRAM saved it more \
+                "NV-Disk runs {} faster at {slow} ns: its flusher wrote {:.1} transactions per \
+                     flush at {fast} ns and {:.1} at {slow} ns, so the slower NVRAM saved it more \
                      per-flush work than it cost",
                 times(kept),
                 per_flush(disk0),
@@ -677,7 +677,7 @@ fn delay_verdict(m: &Measured, ids: &[&str]) -> Verdict {
                 .because(format!(
                     "every log object of NV-Disk+decentralized is its own pwrite and fdatasync by \
                      its worker (two per object, with its state word), where NV-Disk's flusher \
-                     writes {:.0} transactions per flush; at {} threads NV-Disk's central buffer \
+                     writes {:.1} transactions per flush; at {} threads NV-Disk's central buffer \
                      has few rivals to lose to",
                     per_flush(disk0),
                     top(PAPER_THREADS)
