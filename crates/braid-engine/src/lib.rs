@@ -103,8 +103,8 @@ pub use braid_wal::{
     scan::{EndKind, ScanEnd, ScanMode},
     scheme::{
         CommitProtocol, FlushPolicy, GsnConfig, LogKind, LogPlace, NoneConfig, NvDiskConfig,
-        Partition, PerTxnConfig, PloverConfig, Records, RecoveryPlan, RecoveryReport, SCHEMES,
-        SchemeDef, SchemeSpec, SerialConfig, SilorConfig, TaurusConfig, Ticket,
+        ObjectPlace, Partition, PerTxnConfig, PloverConfig, Records, RecoveryPlan, RecoveryReport,
+        SCHEMES, SchemeDef, SchemeSpec, SerialConfig, SilorConfig, TaurusConfig, Ticket,
     },
 };
 

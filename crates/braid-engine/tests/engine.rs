@@ -424,62 +424,85 @@ fn memory_report_counts_the_schemes_metadata() {
 }
 
 /// `nvdisk` keeps its log in files on (emulated) NVRAM and pays the NVM write latency the
-/// pmem device was given, like the schemes logging to persistent memory, and says so.
+/// pmem device was given, like the schemes logging to persistent memory, and says so: per
+/// line written (Setup-A), or per write, the barrier a PMFS write ends with (PMEP's latency
+/// per barrier).
 #[test]
 fn nvdisk_pays_the_pmem_devices_nvm_delay() {
     let base = tempfile::tempdir_in("/dev/shm").unwrap();
-    for (delay, want) in [
-        (0u64, None),
-        (300, Some("+300 ns per 64-byte line written")),
+    for (delay, fence, want) in [
+        (0u64, 0u64, None),
+        (300, 0, Some("+300 ns per 64-byte line written")),
+        (0, 500, Some("+500 ns per write (its persistent barrier)")),
     ] {
         let device = DeviceConfig::Pmem(PmemOptions {
             ring_size: 1 << 20,
             destage: false,
             write_delay_ns: delay,
+            fence_delay_ns: fence,
             ..PmemOptions::default()
         });
         let o = Options {
             scheme: "nvdisk".parse().unwrap(),
             ..opts(device, LogKind::Data, Cc::TwoPl)
         };
-        let db = open(&base.path().join(format!("d{delay}")), o);
+        let db = open(&base.path().join(format!("d{delay}-{fence}")), o);
         let e = db.emulation().unwrap_or_default();
         match want {
             Some(w) => assert!(e.contains(w), "{e}"),
-            None => assert!(!e.contains("per 64-byte line"), "{e}"),
+            None => assert!(
+                !e.contains("per 64-byte line") && !e.contains("per write"),
+                "{e}"
+            ),
         }
         db.close().unwrap();
     }
 }
 
 /// Log insertion latency is sampled on one commit in 16 and counted once the worker is gone,
+/// per transaction and per record inserted (NV-Logging's Fig. 11 unit): one record per
+/// transaction by default, with per-update records each write's record and the commit record;
 /// with the same commits' time in their 2PL locks.
 #[test]
 fn log_insertion_latency_is_sampled_and_counted_when_a_worker_is_dropped() {
-    let fs = braid_wal::fs::FaultFs::new();
-    let db = common::open(
-        Path::new("/db"),
-        common::options("serial", common::file_device(), common::file_env(&fs)),
-    )
-    .unwrap();
-    let (before, access) = (db.stats().log_insert, db.stats().access);
-    let mut w = db.worker().unwrap();
-    for i in 0..64u64 {
-        common::run_txn(&mut w, i).unwrap().wait().unwrap();
+    for (records, per_txn) in [(Records::Txn, 1), (Records::Update, 4)] {
+        let fs = braid_wal::fs::FaultFs::new();
+        let db = common::open(
+            Path::new("/db"),
+            Options {
+                records,
+                ..common::options("serial", common::file_device(), common::file_env(&fs))
+            },
+        )
+        .unwrap();
+        let (before, access) = (db.stats().log_insert, db.stats().access);
+        let mut w = db.worker().unwrap();
+        for i in 0..64u64 {
+            common::run_txn(&mut w, i).unwrap().wait().unwrap();
+        }
+        // Read-only transactions put no record into the log: timed, not counted as insertions.
+        for _ in 0..16 {
+            let mut t = w.begin();
+            t.get::<u64>(common::CTR, 0, 0).unwrap();
+            t.commit().unwrap().wait().unwrap();
+        }
+        assert_eq!(
+            db.stats().log_insert.samples - before.samples,
+            0,
+            "a live worker's timings are not in yet"
+        );
+        assert_eq!(db.stats().access, access);
+        drop(w);
+        let s = db.stats().log_insert;
+        assert_eq!(s.samples - before.samples, 5, "80 commits, one in 16 timed");
+        // run_txn writes three rows: per update, three update records and a commit record.
+        assert_eq!(s.records - before.records, 4 * per_txn, "{records:?}");
+        assert!(s.ns > before.ns);
+        assert!(s.record_ns > before.record_ns && s.record_ns <= s.ns);
+        // The same commits timed their 2PL locks: three rows locked and released each.
+        assert!(db.stats().access.lock_ns > access.lock_ns);
+        db.close().unwrap();
     }
-    assert_eq!(
-        db.stats().log_insert.samples - before.samples,
-        0,
-        "a live worker's timings are not in yet"
-    );
-    assert_eq!(db.stats().access, access);
-    drop(w);
-    let s = db.stats().log_insert;
-    assert_eq!(s.samples - before.samples, 4, "64 commits, one in 16 timed");
-    assert!(s.ns > before.ns);
-    // The same commits timed their 2PL locks: three rows locked and released each.
-    assert!(db.stats().access.lock_ns > access.lock_ns);
-    db.close().unwrap();
 }
 
 #[test]

@@ -18,12 +18,19 @@
 //! | serial, aether, baseline, taurus, silor, plover on the pmem device | each record's lines, persisted as it is filled | the worker filling the record |
 //! | pertxn, flush-on-insert | each log object's lines and its state word | the inserting worker |
 //! | pertxn, flush-on-commit | the same lines | the flush daemon, or a committing worker persisting what the daemon has not reached |
+//! | pertxn, `place=file` (NV-Disk+decentralized-logging) | each log object's lines and its state word, written through the file system (`Region::write_file`) | the inserting worker |
 //! | gsn on the pmem device | each record's lines, persisted by the worker (durable cache: with the insert) | the inserting worker |
-//! | nvdisk (NV-Disk) | the central log buffer's bytes, written into its segment files on NVRAM (`/dev/shm`) | the log flusher, which writes the buffer through the file system as Shore-MT's log flush daemon does |
+//! | nvdisk (NV-Disk) | the central log buffer's bytes, written into its segment files on NVRAM (`/dev/shm`) | the log flusher alone, which writes the buffer through the file system as Shore-MT's log flush daemon does (no committer flushes: see `braid_wal`'s `nvdisk`) |
 //! | file devices elsewhere | none: a disk's cost is its own (`--device-mbps`, `--device-sync-us` emulate slower ones) | |
 //!
 //! A region charges in [`crate::Region::persist`]-family calls and non-temporal writes
 //! (`region/durability.rs`, `region/access.rs`); a file device on NVRAM in its segment writer.
+//!
+//! `--nvm-delay-per barrier` charges the delay per persistence barrier instead, the way Intel's
+//! PMEP (NV-Logging's Setup-B, Fig. 14) exposes NVRAM latency to software: each
+//! [`crate::Region::fence`] ([`crate::Region::set_fence_delay_ns`]), each
+//! [`crate::Region::write_file`], and each write a file device on NVRAM makes into its segments
+//! (PMFS ends a write with one barrier), on the same threads as above, and nothing per line.
 //! Wang & Johnson's Fig. 4 uses another model, theirs: a fixed delay per log insert
 //! (`gsn.insert_delay_ns`, 1.2 us), inside the insert's critical section.
 

@@ -91,6 +91,7 @@ fn nvdisk(threads: usize, iters: u64) -> Duration {
             max_writers: threads,
             group_delay: Duration::ZERO,
             group_bytes: 1 << 20,
+            flusher_only: false,
         };
         let stream = Stream::start(dev, 0, scfg).unwrap();
         let payload = vec![7u8; PAYLOAD];

@@ -257,7 +257,8 @@ impl Progress {
     }
 
     /// Threads registered to park right now (parked, or polling once more before they park).
-    #[cfg(test)]
+    /// A relaxed load: order it after the caller's store with a `SeqCst` fence, as
+    /// [`Progress::notify`] does.
     pub(crate) fn parked(&self) -> usize {
         self.parked.load(Relaxed)
     }

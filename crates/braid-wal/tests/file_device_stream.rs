@@ -24,6 +24,7 @@ fn start(env: &Env, cfg: &FileDeviceConfig) -> (Arc<FileDevice>, Stream, Lsn) {
         max_writers: 8,
         group_delay: Duration::ZERO,
         group_bytes: 1 << 20,
+        flusher_only: false,
     };
     let stream = Stream::start(dev.clone() as Arc<dyn Device>, end.end, scfg).unwrap();
     (dev, stream, end.end)

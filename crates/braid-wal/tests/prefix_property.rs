@@ -223,6 +223,7 @@ fn file_cfg() -> FileDeviceConfig {
         direct: false,
         preallocate: true,
         nvm_write_delay_ns: 0,
+        nvm_barrier_delay_ns: 0,
     }
 }
 

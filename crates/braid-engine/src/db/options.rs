@@ -69,6 +69,11 @@ pub struct FileOptions {
     /// pays the same emulated NVM latency as the schemes logging to persistent memory).
     /// Default 0.
     pub nvm_write_delay_ns: u64,
+    /// Emulated NVRAM under the log files as Intel's PMEP shows it to PMFS: this many ns once
+    /// per write into the files (the persistent barrier each PMFS write ends with), where
+    /// [`FileOptions::nvm_write_delay_ns`] charges per line (the `nvdisk` scheme takes the pmem
+    /// device's [`PmemOptions::fence_delay_ns`] here). Default 0.
+    pub nvm_barrier_delay_ns: u64,
     /// RAID-0: each stream striped across this many devices (directories `disk-K` under the
     /// log directory), [`FileOptions::stripe_unit`] bytes at a time
     /// ([`braid_wal::device::StripedDevice`]). 1 (the default): no striping. Fixed at creation.
@@ -86,6 +91,7 @@ impl Default for FileOptions {
             buffer_size: dev.buffer_size,
             direct: dev.direct,
             nvm_write_delay_ns: dev.nvm_write_delay_ns,
+            nvm_barrier_delay_ns: dev.nvm_barrier_delay_ns,
             stripe: 1,
             stripe_unit: 64 << 10,
         }
@@ -105,8 +111,14 @@ pub struct PmemOptions {
     pub media: Media,
     /// Whether the CPU caches are volatile (ADR: flush before a fence) or durable (eADR).
     pub domain: Domain,
-    /// Emulated extra NVM latency per persisted cache line.
+    /// Emulated extra NVM latency per persisted cache line (Huang et al. 2014's Setup-A: "we
+    /// add these delays after executing the clflush instruction").
     pub write_delay_ns: u64,
+    /// Emulated extra NVM latency per persistence barrier (every fence of the regions, and
+    /// every write through the file-system API), the way Intel's PMEP exposes NVRAM latency to
+    /// software (Huang et al. 2014, Setup-B; Dulloor et al., EuroSys 2014): charged per
+    /// barrier, not per line. Default 0.
+    pub fence_delay_ns: u64,
     /// How records are written into the ring: streaming stores, or stores and flushes.
     pub write: PmemWrite,
     /// De-stage full ring space to segment files.
@@ -125,6 +137,7 @@ impl Default for PmemOptions {
             media: region.media,
             domain: region.domain,
             write_delay_ns: region.write_delay_ns,
+            fence_delay_ns: 0,
             write: PmemDeviceConfig::new(0).write,
             destage: true,
             destage_segment_size: FileDeviceConfig::new("", 0).segment_size,

@@ -26,20 +26,27 @@ pub(super) fn fit_device(opts: &mut Options) {
     match opts.scheme.log_place() {
         LogPlace::Nowhere => opts.device = DeviceConfig::Null,
         // NV-Disk is a file-system log on NVRAM: always a file device in /dev/shm, paying
-        // the NVM write latency the pmem device was given.
+        // the NVM write latency the pmem device was given, with Shore-MT's log buffer of the
+        // paper's size (Huang et al. 2014, Sec. 6.1: "For NV-Disk, the log buffer is set to
+        // 80 MB by default").
         LogPlace::NvramFiles if !matches!(opts.device, DeviceConfig::File(_)) => {
-            let nvm_write_delay_ns = match &opts.device {
-                DeviceConfig::Pmem(p) => p.write_delay_ns,
-                _ => 0,
+            let (nvm_write_delay_ns, nvm_barrier_delay_ns) = match &opts.device {
+                DeviceConfig::Pmem(p) => (p.write_delay_ns, p.fence_delay_ns),
+                _ => (0, 0),
             };
             opts.device = DeviceConfig::File(FileOptions {
                 nvm_write_delay_ns,
+                nvm_barrier_delay_ns,
+                buffer_size: NVDISK_LOG_BUFFER,
                 ..FileOptions::default()
             });
         }
         _ => {}
     }
 }
+
+/// NV-Disk's log buffer (the file device's DRAM ring): the paper's 80 MB.
+const NVDISK_LOG_BUFFER: usize = 80 << 20;
 
 /// The directory outside `dir` where a new `nvdisk` database in `dir` keeps its log (recorded
 /// in [`Meta::outside`]): `None` if `dir` lies in `/dev/shm` (the log is `log/` inside it),
@@ -106,6 +113,7 @@ pub(super) fn make_storage(
                 .join("pmem")
                 .join(format!("{}.region", opts.scheme.name()));
             let region = env.region(&path, p.ring_size, pcfg)?;
+            region.set_fence_delay_ns(p.fence_delay_ns);
             Ok(Storage::Region(RegionStorage {
                 region,
                 fs: env.fs.clone(),
@@ -150,6 +158,7 @@ fn make_devices(
                     cfg.buffer_size = f.buffer_size;
                     cfg.direct = f.direct;
                     cfg.nvm_write_delay_ns = f.nvm_write_delay_ns;
+                    cfg.nvm_barrier_delay_ns = f.nvm_barrier_delay_ns;
                     Ok(Arc::new(FileDevice::open(env.fs.clone(), cfg)?))
                 };
                 if f.stripe > 1 {
@@ -174,6 +183,7 @@ fn make_devices(
                 let pcfg = p.region_config();
                 let path = dir.join("pmem").join(format!("stream-{i:03}.region"));
                 let region = env.region(&path, p.ring_size + braid_pmem::HEADER_SIZE, pcfg)?;
+                region.set_fence_delay_ns(p.fence_delay_ns);
                 let destage = p.destage.then(|| {
                     let mut c = FileDeviceConfig::new(dir.join("destage"), id);
                     c.segment_size = p.destage_segment_size;

@@ -49,11 +49,7 @@ impl Drop for Worker {
         // MVCC tombstones still waiting for old snapshots stay in the index (invisible) until
         // a later recovery; take out those that can go now.
         crate::txn::sweep(&self.db.inner, &mut self.st);
-        let t = self.st.insert_timing;
-        self.db
-            .inner
-            .inserts
-            .add(t.samples, t.ns, t.lock_ns, t.hook_ns);
+        self.db.inner.inserts.add(&self.st.insert_timing);
         self.db.inner.epochs.release(self.slot);
     }
 }

@@ -104,19 +104,29 @@ pub(crate) struct TxnState {
 }
 
 /// Log insertion latency, sampled: one commit in [`InsertTiming::EVERY`] times the scheme's
-/// `commit` call (the record's way into the log buffer, not the wait for durability), so the
-/// two clock reads cost next to nothing on the rest. NV-Logging Fig. 11 plots this latency
-/// against threads. The same transactions also time their accesses' 2PL locks (taking and
-/// releasing them) and the scheme's access hooks (`on_read`/`on_write`: Taurus's LSN-vector
-/// updates), the parts of Taurus Fig. 15's time breakdown the engine can see; an attempt that
-/// aborts keeps none of them.
+/// `commit` call (the record's way into the log buffer, not the wait for durability) and, with
+/// per-update records, each of the transaction's `log_update` calls, so the two clock reads
+/// cost next to nothing on the rest. It keeps the time per timed transaction (`ns` over
+/// `samples`) and per log insertion (`record_ns` over `records`: every record the timed
+/// transactions put into the log, each update record and the commit record). NV-Logging Fig. 11
+/// plots the latter against threads ("the average latency of log insertion"). The same
+/// transactions also time their accesses' 2PL locks (taking and releasing them) and the
+/// scheme's access hooks (`on_read`/`on_write`: Taurus's LSN-vector updates), the parts of
+/// Taurus Fig. 15's time breakdown the engine can see; an attempt that aborts keeps none of
+/// them.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct InsertTiming {
     commits: u64,
     pub(crate) samples: u64,
     pub(crate) ns: u64,
+    /// Log insertions (records put into the log) of the timed transactions.
+    pub(crate) records: u64,
+    /// Their time, ns: `ns` less the commit calls that inserted no record.
+    pub(crate) record_ns: u64,
     /// Per-update records: time the transaction to be timed next spent logging its writes.
     updates_ns: u64,
+    /// Per-update records: how many writes it logged in that time.
+    updates: u64,
     /// Of the timed commits: time spent taking and releasing 2PL locks, ns.
     pub(crate) lock_ns: u64,
     /// Of the timed commits: time spent in the scheme's access hooks, ns.
@@ -140,16 +150,21 @@ impl InsertTiming {
     }
 
     /// Count the commit timed from `start`, with the time its writes' records took (and keep
-    /// its accesses' lock and hook times).
+    /// its accesses' lock and hook times); `inserted` says whether the commit call put a record
+    /// into the log (a read-only transaction's does not).
     #[inline]
-    pub(super) fn stop(&mut self, start: Option<std::time::Instant>) {
+    pub(super) fn stop(&mut self, start: Option<std::time::Instant>, inserted: bool) {
         if let Some(t) = start {
+            let commit_ns = t.elapsed().as_nanos() as u64;
             self.samples += 1;
-            self.ns += t.elapsed().as_nanos() as u64 + self.updates_ns;
+            self.ns += commit_ns + self.updates_ns;
+            self.records += self.updates + u64::from(inserted);
+            self.record_ns += self.updates_ns + if inserted { commit_ns } else { 0 };
             self.lock_ns += self.pending_lock_ns;
             self.hook_ns += self.pending_hook_ns;
         }
         self.updates_ns = 0;
+        self.updates = 0;
         self.discard_pending();
     }
 
@@ -167,6 +182,7 @@ impl InsertTiming {
     pub(super) fn stop_update(&mut self, start: Option<std::time::Instant>) {
         if let Some(t) = start {
             self.updates_ns += t.elapsed().as_nanos() as u64;
+            self.updates += 1;
         }
     }
 

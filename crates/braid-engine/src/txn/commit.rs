@@ -206,7 +206,9 @@ impl Txn<'_> {
         };
         let timed = self.st.insert_timing.start();
         let committed = self.scheme.commit(&req);
-        self.st.insert_timing.stop(timed);
+        self.st
+            .insert_timing
+            .stop(timed, !(read_only && updates == 0));
         let ticket = match committed {
             Ok(t) => t,
             Err(e) => {

@@ -44,8 +44,8 @@ use std::sync::Arc;
 
 use braid_wal::scheme::{RowRef, SchemeWorker};
 
-pub(crate) use access::TxnState;
 use access::{Entry, Lock, Write};
+pub(crate) use access::{InsertTiming, TxnState};
 pub(crate) use multiversion::sweep;
 pub(crate) use writer::RowWriter;
 

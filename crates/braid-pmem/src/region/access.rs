@@ -160,6 +160,21 @@ impl Region {
         self.load_bytes(off, dst);
     }
 
+    /// Start loading the cache lines of `[off, off + len)` (at most `max_lines` of them), for a
+    /// loop that reads them soon ([`crate::prefetch::prefetch_lines`]): a hint, which reads no
+    /// data at the language level. Out-of-range parts are ignored; a simulated region does
+    /// nothing.
+    #[inline]
+    pub fn prefetch(&self, off: usize, len: usize, max_lines: usize) {
+        let inner = &*self.inner;
+        if inner.sim.is_some() || off >= inner.len {
+            return;
+        }
+        let len = len.min(inner.len - off);
+        // `base + off` stays inside the mapping (`off < len` of the usable area).
+        crate::prefetch::prefetch_lines(inner.base.wrapping_add(off), len, max_lines);
+    }
+
     /// Set `len` bytes at `off` to `byte` with plain stores.
     ///
     /// Race-free: the bytes are stored through aligned 8-byte atomics (see the module

@@ -141,3 +141,64 @@ impl Region {
         self.check()
     }
 }
+
+impl Region {
+    /// Write `src` at `off` through the file-system API, as a log kept in a file on NVRAM is
+    /// written (NV-Logging's NV-Disk, Huang et al., VLDB 2014, Sec. 3.1: its "interactions with
+    /// NVRAM via file system APIs"): `pwrite` into the region file, then `fdatasync`, instead
+    /// of stores into the mapping; the bytes are durable when it returns, and the mapping sees
+    /// them (a shared mapping of the same file). On the calling thread every line written pays
+    /// the emulated write delay and the write's sync pays the fence delay (counted as lines
+    /// flushed and one fence). A simulated region stores, writes back and fences (the same
+    /// persist events); an anonymous one only stores.
+    ///
+    /// No other thread may access `[off, off + len)` while it runs (the kernel's copy is not
+    /// atomic per word), as for [`Region::write_nt`].
+    ///
+    /// # Errors
+    /// [`PmemError::Io`] if the write or the sync fails; the bytes may then be partly written
+    /// and must not be trusted.
+    ///
+    /// # Panics
+    /// If the range is out of bounds (a caller bug).
+    #[track_caller]
+    pub fn write_file(&self, off: usize, src: &[u8]) -> Result<(), PmemError> {
+        use std::os::unix::fs::FileExt;
+        self.bounds(off, src.len());
+        let inner = &*self.inner;
+        if src.is_empty() {
+            return Ok(());
+        }
+        let file = match &inner.mem {
+            Memory::File(map) => map.file.as_ref(),
+            Memory::Anon(_) | Memory::Sim => None,
+        };
+        let Some(file) = file else {
+            // No file to write through: the same effect by stores (a simulated region keeps
+            // its persist events).
+            self.write(off, src);
+            self.persist(off, src.len());
+            return Ok(());
+        };
+        let io = |source| PmemError::Io {
+            path: inner.path.clone().unwrap_or_default(),
+            source,
+        };
+        file.write_all_at(src, (HEADER_SIZE + off) as u64)
+            .map_err(io)?;
+        file.sync_data().map_err(io)?;
+        if inner.mode != Mode::Volatile {
+            let lines = lines_in(off, src.len()) as u64;
+            inner.counters.add_lines(lines);
+            inner.counters.add_fence();
+            if inner.delay_ns != 0 {
+                busy_wait_ns(inner.delay_ns.saturating_mul(lines));
+            }
+            let d = inner.fence_delay_ns.load(Ordering::Relaxed);
+            if d != 0 {
+                busy_wait_ns(d);
+            }
+        }
+        Ok(())
+    }
+}

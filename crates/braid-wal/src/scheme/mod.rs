@@ -36,7 +36,7 @@ pub use self::{
     gsn::{CommitProtocol, GsnConfig, Partition},
     none::{NAME as NONE, NoLogging, NoneConfig},
     nvdisk::NvDiskConfig,
-    pertxn::{FlushPolicy, PerTxnConfig},
+    pertxn::{FlushPolicy, ObjectPlace, PerTxnConfig},
     plover::PloverConfig,
     registry::{LogPlace, SCHEMES, SchemeDef, SchemeSpec, names},
     serial::SerialConfig,
@@ -666,6 +666,7 @@ impl SchemeConfig {
             max_writers,
             group_delay: self.group_delay,
             group_bytes: self.group_bytes,
+            flusher_only: false,
         }
     }
 

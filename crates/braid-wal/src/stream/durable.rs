@@ -105,9 +105,15 @@ impl Inner {
         if self.lead {
             return self.wait_leading(lsn);
         }
-        // The flusher publishes and then notifies (`release_token`); stalls, state changes and
-        // its exit notify too.
-        self.progress.wait(|| self.poll_durable(lsn))
+        // Records appended quietly (`StreamWriter::append_quiet`) may have left the flusher
+        // asleep: every poll (the last one after this waiter registered) wakes it if it sleeps
+        // short of `lsn` (see `Inner::wake_flusher_for_waiters` for the quiet fill that ends
+        // after it). The flusher publishes and then notifies (`release_token`); stalls, state
+        // changes and its exit notify too.
+        self.progress.wait(|| {
+            self.wake_flusher(lsn);
+            self.poll_durable(lsn)
+        })
     }
 
     /// For a file-device waiter of `lsn`: `Some(Ok)` once it is durable, `Some(Err)` once an

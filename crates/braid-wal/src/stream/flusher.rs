@@ -156,7 +156,8 @@ impl Inner {
 
     /// Whether waiting by spinning costs nothing: flushes are cheap (the last one took under
     /// [`LINGER_FLUSH_MAX`]) and a core would otherwise idle (the writers and flushers of every
-    /// stream of the process fit in the machine's cores).
+    /// stream of the process, with the busy threads that write no stream, fit in the machine's
+    /// cores: see `state::BusyThread`).
     fn may_spin(&self) -> bool {
         self.clock.last_flush_ns.load(Relaxed) <= LINGER_FLUSH_MAX.as_nanos() as u64
             && BUSY_THREADS.load(Relaxed) <= self.cores

@@ -108,7 +108,7 @@ use ready::Reservations;
 use state::{FlushClock, Inner, Locked, NO_WAKE};
 
 pub(crate) use group::GroupWriter;
-pub(crate) use state::spare_core;
+pub(crate) use state::{BusyThread, spare_core};
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) use writer::StreamWriter;
 
@@ -125,6 +125,9 @@ pub(crate) struct StreamConfig {
     pub group_delay: Duration,
     /// ...or until this many bytes are pending.
     pub group_bytes: usize,
+    /// Only the flusher thread writes and syncs (Shore-MT's log flush daemon, which NV-Disk
+    /// keeps): a waiter never leads a flush itself (`lead.rs`), it wakes the flusher and waits.
+    pub flusher_only: bool,
 }
 
 impl Default for StreamConfig {
@@ -134,6 +137,7 @@ impl Default for StreamConfig {
             max_writers: 64,
             group_delay: Duration::ZERO,
             group_bytes: 1 << 20,
+            flusher_only: false,
         }
     }
 }
@@ -196,7 +200,7 @@ impl Stream {
             id: cfg.id,
             capacity: device.capacity(),
             durable_on_fill,
-            lead: !durable_on_fill && cfg.group_delay.is_zero(),
+            lead: !durable_on_fill && cfg.group_delay.is_zero() && !cfg.flusher_only,
             flushing: CachePadded::new(AtomicBool::new(false)),
             token_wanted: AtomicBool::new(false),
             defers: AtomicBool::new(false),

@@ -15,8 +15,9 @@ use crate::WalError;
 use crate::device::Device;
 use crate::wait::Progress;
 
-/// Writer slots claimed and flusher threads running, over every stream of the process: a
-/// flusher lingers only where these fit in the machine's cores (`flusher.rs`).
+/// Writer slots claimed and flusher threads running, over every stream of the process, and
+/// the [`BusyThread`]s alive: a flusher lingers only where these fit in the machine's cores
+/// (`flusher.rs`).
 pub(super) static BUSY_THREADS: AtomicUsize = AtomicUsize::new(0);
 
 /// Whether every writer and flusher of the process has a core of its own, so that a thread
@@ -25,6 +26,27 @@ pub(crate) fn spare_core() -> bool {
     static CORES: OnceLock<usize> = OnceLock::new();
     let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     BUSY_THREADS.load(std::sync::atomic::Ordering::Relaxed) <= cores
+}
+
+/// A thread that keeps a core busy without holding a stream's writer slot (a `pertxn` log
+/// writer, whose objects go to its persistent region, not to a stream; its flush daemon),
+/// counted in [`BUSY_THREADS`] while the guard lives: otherwise a stream's flusher (`pertxn`'s
+/// backup stream) would take the cores for idle and spin where the log's workers need them.
+#[derive(Debug)]
+pub(crate) struct BusyThread(());
+
+impl BusyThread {
+    /// Count one more busy thread until the guard is dropped.
+    pub(crate) fn new() -> BusyThread {
+        BUSY_THREADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        BusyThread(())
+    }
+}
+
+impl Drop for BusyThread {
+    fn drop(&mut self) {
+        BUSY_THREADS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// `wake_at` value while the flusher is awake.

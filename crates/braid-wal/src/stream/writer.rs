@@ -82,6 +82,21 @@ impl StreamWriter {
         })
     }
 
+    /// [`StreamWriter::append`] without waking a sleeping flusher for this record, unless
+    /// [`CHECK_WAKE_BYTES`] are pending: a record nobody waits for (Shore-MT's log insert of an
+    /// update record, which leaves the log flush daemon asleep until a commit kicks it or the
+    /// buffer runs short of space). It becomes durable with the next flush that someone's
+    /// record, a wait ([`Stream::wait_durable`] wakes the flusher), a backlog or the ring's
+    /// space asks for, or at close.
+    ///
+    /// [`Stream::wait_durable`]: super::Stream::wait_durable
+    pub(crate) fn append_quiet(&mut self, spec: &RecordSpec<'_>) -> Result<(Lsn, Lsn), WalError> {
+        let len = spec.check()?;
+        self.append_kicking(len, false, |lsn, synced, salt, out| {
+            spec.encode(lsn, synced, salt, out)
+        })
+    }
+
     /// Append `len` bytes encoded by `encode(lsn, synced, salt, out)`, which must fill all of
     /// `out` with whole records for position `lsn` (checksummed with `salt`, with `synced` as
     /// their synced point), or readers will find damage. `len` must be a positive multiple of
@@ -89,6 +104,17 @@ impl StreamWriter {
     pub(crate) fn append_with(
         &mut self,
         len: usize,
+        encode: impl FnOnce(Lsn, Lsn, u32, &mut [u8]),
+    ) -> Result<(Lsn, Lsn), WalError> {
+        self.append_kicking(len, true, encode)
+    }
+
+    /// [`StreamWriter::append_with`]; `kick`: wake a flusher sleeping for this record (see
+    /// [`StreamWriter::append_quiet`]).
+    fn append_kicking(
+        &mut self,
+        len: usize,
+        kick: bool,
         encode: impl FnOnce(Lsn, Lsn, u32, &mut [u8]),
     ) -> Result<(Lsn, Lsn), WalError> {
         let inner = &*self.h.inner;
@@ -125,10 +151,13 @@ impl StreamWriter {
         inner.res.count(self.slot, len64);
         inner.res.finish(self.slot);
         let end = lsn + len64;
-        // A deferring writer still wakes a sleeping flusher once a backlog has built up, so
-        // that a long group is written while it grows rather than all at once by its waiter.
+        // A deferring writer (or a quiet record) still wakes a sleeping flusher once a backlog
+        // has built up, so that a long group is written while it grows rather than all at
+        // once by its waiter.
         let locked = if self.defer_wake && end.saturating_sub(synced) < CHECK_WAKE_BYTES {
             false
+        } else if !kick && end.saturating_sub(synced) < CHECK_WAKE_BYTES {
+            inner.wake_flusher_for_waiters(end)
         } else {
             inner.wake_flusher(end)
         };
@@ -236,6 +265,27 @@ impl Inner {
             let _g = self.lock.lock();
             self.flusher_cv.notify_all();
         }
+    }
+
+    /// After a quiet fill ([`StreamWriter::append_quiet`]): wake the flusher as
+    /// [`Inner::wake_flusher`] does only if someone waits in `progress` (a waiter for this
+    /// record or a later one, which the flusher would otherwise leave waiting until the next
+    /// kick). A store-then-load pair with the waiter, which registers in `progress` and then
+    /// wakes a sleeping flusher itself (`durable.rs`): the fence orders this fill's busy store
+    /// before the load of the count, so either the waiter's look at the flusher comes after
+    /// this fill (and the flusher, if asleep, had stored `wake_at` before it looked at the
+    /// ready point, so the waiter sees it) or this load sees the waiter and wakes the flusher.
+    /// Returns whether it took a mutex.
+    #[inline]
+    pub(super) fn wake_flusher_for_waiters(&self, end: Lsn) -> bool {
+        if self.durable_on_fill {
+            return self.progress.notify();
+        }
+        fence(SeqCst);
+        if self.progress.parked() == 0 {
+            return false;
+        }
+        self.wake_flusher(end)
     }
 
     /// After a fill: wake the flusher if it sleeps waiting for a record ending here or later;

@@ -94,6 +94,7 @@ impl Env {
             direct: false,
             preallocate: true,
             nvm_write_delay_ns: 0,
+            nvm_barrier_delay_ns: 0,
         }
     }
 }

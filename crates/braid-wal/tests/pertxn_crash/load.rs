@@ -73,13 +73,17 @@ fn crashes_during_truncation_recover_a_prefix() {
 /// acknowledged one.
 #[test]
 fn concurrent_writers_recover_an_lsn_prefix() {
-    for (seed, flush) in [
-        (0u64, FlushPolicy::Insert),
-        (1, FlushPolicy::Commit),
-        (2, FlushPolicy::Insert),
-        (3, FlushPolicy::Commit),
+    for (seed, flush, place) in [
+        (0u64, FlushPolicy::Insert, ObjectPlace::Memory),
+        (1, FlushPolicy::Commit, ObjectPlace::Memory),
+        (2, FlushPolicy::Insert, ObjectPlace::Memory),
+        (3, FlushPolicy::Commit, ObjectPlace::Memory),
+        (4, FlushPolicy::Insert, ObjectPlace::File),
     ] {
-        let o = opts(flush, 256, 30);
+        let o = PerTxnConfig {
+            place,
+            ..opts(flush, 256, 30)
+        };
         let region = CrashSim::region(64 << 10, pcfg(Domain::Adr));
         let fs = FaultFs::new();
         let (log, _) = open(&region, &fs, &o, ScanMode::Strict).unwrap();

@@ -19,7 +19,9 @@ use braid_wal::WalError;
 use braid_wal::fs::{CrashOpts, FaultFs};
 use braid_wal::record::{self, Kind};
 use braid_wal::scan::ScanMode;
-use braid_wal::scheme::pertxn::{FlushPolicy, PerTxnConfig, PerTxnLog, PerTxnStorage, layout};
+use braid_wal::scheme::pertxn::{
+    FlushPolicy, ObjectPlace, PerTxnConfig, PerTxnLog, PerTxnStorage, layout,
+};
 use braid_wal::scheme::{DurabilityWait, LogKind, Replay, ReplayError, SchemeConfig};
 use parking_lot::Mutex;
 
@@ -148,10 +150,18 @@ fn enumerate_one(flush: FlushPolicy, domain: Domain, len: usize, slot: usize) {
     // Without the flush daemon the committing thread makes every persist event itself, so
     // crash point k names the same state in every run (with the daemon, which of the two
     // threads persists what first varies between runs).
-    let o = PerTxnConfig {
-        flush_daemon: false,
-        ..opts(flush, slot, 0)
-    };
+    enumerate_with(
+        PerTxnConfig {
+            flush_daemon: false,
+            ..opts(flush, slot, 0)
+        },
+        domain,
+        len,
+    );
+}
+
+/// [`enumerate_one`] with the log's options `o`.
+fn enumerate_with(o: PerTxnConfig, domain: Domain, len: usize) {
     let setup = |log: &PerTxnLog| {
         for t in 1..=3 {
             commit(log, t, 40);
@@ -246,6 +256,37 @@ fn every_persist_point_flush_on_commit_adr() {
 fn every_persist_point_eadr() {
     enumerate_one(FlushPolicy::Insert, Domain::Eadr, 60, 256);
     enumerate_one(FlushPolicy::Commit, Domain::Eadr, 60, 256);
+}
+
+/// NV-Disk+decentralized-logging (objects and state words written through the file system;
+/// on a simulated region, as stores persisted at once): every persist point, one object and
+/// several.
+#[test]
+fn every_persist_point_objects_placed_through_the_file_system() {
+    for len in [60, 1000] {
+        enumerate_with(
+            PerTxnConfig {
+                place: ObjectPlace::File,
+                ..opts(FlushPolicy::Insert, 256, 0)
+            },
+            Domain::Adr,
+            len,
+        );
+    }
+}
+
+/// place=file is flush-on-insert's way; with flush-on-commit it is refused at open.
+#[test]
+fn objects_placed_through_the_file_system_need_flush_on_insert() {
+    let region = CrashSim::region(64 << 10, pcfg(Domain::Adr));
+    let o = PerTxnConfig {
+        place: ObjectPlace::File,
+        ..opts(FlushPolicy::Commit, 256, 0)
+    };
+    let Err(e) = open(&region, &FaultFs::new(), &o, ScanMode::Strict) else {
+        panic!("place=file with flush=commit was accepted");
+    };
+    assert!(e.to_string().contains("place=file"), "{e}");
 }
 
 #[test]

@@ -52,6 +52,8 @@ struct Fake {
     gate_cv: Condvar,
     notes: AtomicU64,
     ring_violation: AtomicBool,
+    /// The name of the thread that made each flush, in order.
+    flush_threads: Mutex<Vec<String>>,
 }
 
 impl Fake {
@@ -71,6 +73,7 @@ impl Fake {
             gate_cv: Condvar::new(),
             notes: AtomicU64::new(0),
             ring_violation: AtomicBool::new(false),
+            flush_threads: Mutex::new(Vec::new()),
         })
     }
 
@@ -191,6 +194,12 @@ impl Device for Fake {
     }
     fn flush(&self, from: Lsn, to: Lsn) -> Result<(), WalError> {
         self.flush_calls.fetch_add(1, SeqCst);
+        self.flush_threads.lock().push(
+            std::thread::current()
+                .name()
+                .unwrap_or("(unnamed)")
+                .to_string(),
+        );
         assert!(
             !self.durable_on_fill,
             "flush called on a durable_on_fill device"
@@ -256,6 +265,7 @@ fn cfg(writers: usize) -> StreamConfig {
         max_writers: writers,
         group_delay: Duration::ZERO,
         group_bytes: 1 << 20,
+        flusher_only: false,
     }
 }
 
@@ -409,6 +419,140 @@ fn a_record_appended_and_never_waited_for_is_flushed() {
         std::thread::sleep(Duration::from_millis(1));
     }
     assert_eq!(fake.flushed.load(SeqCst), end);
+    stream.close().unwrap();
+}
+
+/// A redo record with `payload` (what NV-Disk's update records are).
+fn redo<'a>(txn: u64, payload: &'a [&'a [u8]]) -> RecordSpec<'a> {
+    RecordSpec {
+        kind: Kind::Redo,
+        flags: 0,
+        txn,
+        stamp: &Stamp::None,
+        payload,
+    }
+}
+
+/// NV-Disk's log (Shore-MT's log flush daemon): records appended quietly (update records)
+/// leave a sleeping flusher asleep; the record that kicks it (a commit) gets them all written
+/// in one flush, by the flusher thread. Counted on the device: no flush until the kick, one
+/// after it.
+#[test]
+fn quiet_records_wait_for_a_kick_and_are_flushed_with_it() {
+    let fake = Fake::new(1 << 16, false, 0);
+    let c = StreamConfig {
+        flusher_only: true,
+        ..cfg(2)
+    };
+    let stream = Stream::start(fake.clone(), 0, c).unwrap();
+    let mut w = stream.writer().unwrap();
+    assert!(stream.flusher_idle_pass(Duration::from_secs(10)));
+    let payload = [7u8; 100];
+    for txn in 1..=3 {
+        w.append_quiet(&redo(txn, &[&payload])).unwrap();
+    }
+    // Time for a flusher woken by mistake to write them.
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(
+        fake.flush_calls.load(SeqCst),
+        0,
+        "a quiet record woke the flusher"
+    );
+    assert_eq!(stream.durable(), 0);
+    let (_, end) = w.append(&redo(4, &[&payload])).unwrap();
+    stream.wait_durable(end).unwrap();
+    assert_eq!(
+        fake.flush_calls.load(SeqCst),
+        1,
+        "one flush for the kick and what was before it"
+    );
+    assert_eq!(*fake.flush_threads.lock(), ["braid-flush-7"]);
+    stream.close().unwrap();
+}
+
+/// A waiter for a quiet record (a checkpoint's wait, a read-only commit's ticket) wakes the
+/// sleeping flusher itself instead of waiting for the next kick; so does a quiet fill that
+/// ends while someone waits.
+#[test]
+fn a_wait_for_a_quiet_record_wakes_the_flusher() {
+    let fake = Fake::new(1 << 16, false, 0);
+    let c = StreamConfig {
+        flusher_only: true,
+        ..cfg(4)
+    };
+    let stream = Stream::start(fake.clone(), 0, c).unwrap();
+    let payload = [3u8; 40];
+    let mut w = stream.writer().unwrap();
+    assert!(stream.flusher_idle_pass(Duration::from_secs(10)));
+    let (_, end) = w.append_quiet(&redo(1, &[&payload])).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let s = stream.clone();
+    std::thread::spawn(move || tx.send(s.wait_durable(end)).unwrap());
+    rx.recv_timeout(Duration::from_secs(10))
+        .expect("the wait for a quiet record hung")
+        .unwrap();
+    // Waiters for a record another writer is still filling: the fill ends quietly while they
+    // wait, and must get it flushed.
+    for round in 0..200u64 {
+        fake.block_fill_at(stream.tail());
+        let s = stream.clone();
+        let filler = std::thread::spawn(move || {
+            let mut w = s.writer().unwrap();
+            w.append_quiet(&redo(100 + round, &[&[1u8; 40]])).unwrap().1
+        });
+        fake.wait_entered();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let s = stream.clone();
+        let end = stream.tail();
+        std::thread::spawn(move || tx.send(s.wait_durable(end)).unwrap());
+        if round % 2 == 0 {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        fake.open_gate();
+        assert_eq!(filler.join().unwrap(), end);
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("a quiet fill that ended under a waiter was never flushed")
+            .unwrap();
+    }
+    stream.close().unwrap();
+}
+
+/// With `flusher_only`, waiters never lead a flush: every flush is the flusher thread's, even
+/// with every writer waiting for every record (where waiters would otherwise lead).
+#[test]
+fn a_flusher_only_stream_flushes_on_its_flusher_alone() {
+    let fake = Fake::new(1 << 20, false, 0);
+    let c = StreamConfig {
+        flusher_only: true,
+        ..cfg(3)
+    };
+    let stream = Stream::start(fake.clone(), 0, c).unwrap();
+    let handles: Vec<_> = (0..3u64)
+        .map(|t| {
+            let s = stream.clone();
+            std::thread::spawn(move || {
+                let mut w = s.writer().unwrap();
+                w.set_commits_waited(true);
+                for i in 0..300u64 {
+                    let (_, end) = w.append(&redo(t * 1000 + i, &[&[2u8; 64]])).unwrap();
+                    s.wait_durable(end).unwrap();
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let threads = fake.flush_threads.lock().clone();
+    assert!(!threads.is_empty());
+    assert!(
+        threads.iter().all(|n| n == "braid-flush-7"),
+        "a flush ran elsewhere: {:?}",
+        threads
+            .iter()
+            .filter(|n| *n != "braid-flush-7")
+            .collect::<Vec<_>>()
+    );
     stream.close().unwrap();
 }
 

@@ -62,6 +62,8 @@ struct CsvRow<'a> {
     #[serde(serialize_with = "fixed1")]
     log_insert_ns: f64,
     #[serde(serialize_with = "fixed1")]
+    record_insert_ns: f64,
+    #[serde(serialize_with = "fixed1")]
     bytes_per_flush: f64,
     #[serde(serialize_with = "fixed2_or_empty")]
     floor_p50_us: Option<f64>,
@@ -141,6 +143,7 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<
             proxy_lanes: r.proxy_lanes,
             pipeline_full_share: r.pipeline_full_share,
             log_insert_ns: r.log_insert_ns,
+            record_insert_ns: r.record_insert_ns,
             bytes_per_flush: r.bytes_per_flush,
             floor_p50_us: r.floor_p50_us,
             floor_p99_us: r.floor_p99_us,

@@ -75,9 +75,14 @@ pub struct RunResult {
     /// Share of the workers' time spent waiting for an acknowledgement with `--inflight`
     /// commits pending: near 1, the client's bound, not the scheme, set the throughput.
     pub pipeline_full_share: f64,
-    /// Mean log insertion latency, ns: the time a commit spends putting its record into the
-    /// log (sampled; [`braid_engine::LogInsertStats`]), not its wait for durability.
+    /// Mean log insertion latency per transaction, ns: the time a transaction spends putting
+    /// its records into the log (sampled; [`braid_engine::LogInsertStats`]), not its wait for
+    /// durability.
     pub log_insert_ns: f64,
+    /// Mean latency of one log insertion, ns: the same time per record inserted (each update
+    /// record and each commit record; [`braid_engine::LogInsertStats::records`]), the unit of
+    /// NV-Logging's Fig. 11.
+    pub record_insert_ns: f64,
     /// The disk's commit floor measured in the run's directory right before the run (file
     /// devices on a disk only; see [`super::floor`]).
     pub disk_floor: Option<super::floor::Floor>,
@@ -362,6 +367,10 @@ pub fn run_once(
     };
     let lock_ns = per_sample(stats.access.lock_ns - access_before.lock_ns);
     let access_hook_ns = per_sample(stats.access.hook_ns - access_before.hook_ns);
+    let (insert_records, record_ns) = (
+        stats.log_insert.records - inserts_before.records,
+        stats.log_insert.record_ns - inserts_before.record_ns,
+    );
     let ck = stats.checkpoints;
     if let Some(e) = &ck.last_error {
         bail!("{label}: a checkpoint failed: {e}");
@@ -416,6 +425,11 @@ pub fn run_once(
             emulation,
             pipeline_full_share: full.as_secs_f64() / (elapsed * threads.max(1) as f64),
             log_insert_ns: per_sample(insert_ns),
+            record_insert_ns: if insert_records == 0 {
+                0.0
+            } else {
+                record_ns as f64 / insert_records as f64
+            },
             disk_floor,
             cpu_ns_per_txn: cpu.as_ref().map(|c| c.per_txn_ns(done)).unwrap_or_default(),
             cpu,

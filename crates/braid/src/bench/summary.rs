@@ -57,8 +57,12 @@ pub struct ConfigResult {
     /// Median over the runs of the share of worker time spent with a full pipeline (see
     /// [`RunResult::pipeline_full_share`]).
     pub pipeline_full_share: f64,
-    /// Median over the runs of the mean log insertion latency, ns ([`RunResult::log_insert_ns`]).
+    /// Median over the runs of the mean log insertion latency per transaction, ns
+    /// ([`RunResult::log_insert_ns`]).
     pub log_insert_ns: f64,
+    /// Median over the runs of the mean latency of one log insertion, ns
+    /// ([`RunResult::record_insert_ns`]).
+    pub record_insert_ns: f64,
     /// Median over the runs of the disk's commit floor, p50 and p99 in us (file devices on a
     /// disk; see `bench/floor.rs`): a run's commit latency less this is braid's own.
     pub floor_p50_us: Option<f64>,
@@ -204,6 +208,7 @@ pub fn measure_variants(
         let shared_lines = median_of(|r| r.shared_lines_per_commit);
         let full = median_of(|r| Some(r.pipeline_full_share)).unwrap_or(0.0);
         let insert_ns = median_of(|r| Some(r.log_insert_ns)).unwrap_or(0.0);
+        let record_ns = median_of(|r| Some(r.record_insert_ns)).unwrap_or(0.0);
         let floor_p50 = median_of(|r| r.disk_floor.map(|f| f.p50_us));
         let floor_p99 = median_of(|r| r.disk_floor.map(|f| f.p99_us));
         let floor_gap = median_of(|r| r.disk_floor.map(|f| r.p50_us - f.p50_us));
@@ -270,6 +275,7 @@ pub fn measure_variants(
                 .collect(),
             pipeline_full_share: full,
             log_insert_ns: insert_ns,
+            record_insert_ns: record_ns,
             floor_p50_us: floor_p50,
             floor_p99_us: floor_p99,
             floor_gap_us: floor_gap,
@@ -288,6 +294,7 @@ pub fn measure_variants(
                 "seed": args.seed,
                 "cc": args.engine.cc.to_string(),
                 "records": args.engine.records.name(),
+                "nvm_delay_per": args.engine.nvm_delay_per.name(),
                 "group_delay_us": args.engine.group_delay_us,
                 "group_kb": args.engine.group_kb,
                 "ring_mb": args.engine.ring_mb,

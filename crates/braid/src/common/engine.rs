@@ -38,6 +38,31 @@ impl DeviceKind {
     }
 }
 
+/// What the emulated NVM delay (`--nvm-delay-ns`, `--nvm-delays`) is charged per.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NvmDelayPer {
+    /// Per 64-byte line persisted (written back, or written through a file on NVRAM), on the
+    /// thread that writes it: NV-Logging's Setup-A ("we add these delays after executing the
+    /// clflush instruction").
+    #[default]
+    Line,
+    /// Per persistence barrier (each fence, and each write into a log file on NVRAM), not per
+    /// line: how Intel's PMEP, NV-Logging's Setup-B, exposes NVRAM latency to software (its
+    /// stalls are paid where software waits for persistence, the barrier ending an epoch of
+    /// writes), and how PMFS pays it per write.
+    Barrier,
+}
+
+impl NvmDelayPer {
+    pub fn name(self) -> &'static str {
+        match self {
+            NvmDelayPer::Line => "line",
+            NvmDelayPer::Barrier => "barrier",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DomainArg {
     Adr,
@@ -136,9 +161,15 @@ pub struct EngineArgs {
     /// Pmem log ring per stream, MiB.
     #[arg(long, default_value_t = PmemOptions::default().ring_size >> 20)]
     pub ring_mb: usize,
-    /// Emulated extra NVM write latency per persisted cache line, ns.
+    /// Emulated extra NVM write latency, ns, per persisted cache line (or per barrier, see
+    /// --nvm-delay-per).
     #[arg(long, default_value_t = PmemOptions::default().write_delay_ns)]
     pub nvm_delay_ns: u64,
+    /// What the NVM delay is charged per: line (each 64-byte line persisted, NV-Logging's
+    /// Setup-A) or barrier (each fence and each write into a log file on NVRAM, as Intel's PMEP
+    /// and PMFS expose NVRAM latency: NV-Logging's Setup-B).
+    #[arg(long, value_enum, default_value_t = NvmDelayPer::Line)]
+    pub nvm_delay_per: NvmDelayPer,
     /// How pmem region files reach power-safe media: auto (MAP_SYNC on DAX, else msync of every
     /// flushed range; files on tmpfs such as /dev/shm are an emulation and labelled so), dax,
     /// msync, or emulated (flush + fence only: not power-safe, labelled in every output).
@@ -242,7 +273,14 @@ impl EngineArgs {
                     DomainArg::Adr => Domain::Adr,
                     DomainArg::Eadr => Domain::Eadr,
                 },
-                write_delay_ns: self.nvm_delay_ns,
+                write_delay_ns: match self.nvm_delay_per {
+                    NvmDelayPer::Line => self.nvm_delay_ns,
+                    NvmDelayPer::Barrier => 0,
+                },
+                fence_delay_ns: match self.nvm_delay_per {
+                    NvmDelayPer::Line => 0,
+                    NvmDelayPer::Barrier => self.nvm_delay_ns,
+                },
                 write: match self.pmem_write {
                     PmemWriteArg::Nt => PmemWrite::NonTemporal,
                     PmemWriteArg::Flush => PmemWrite::StoreFlush,

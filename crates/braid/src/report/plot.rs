@@ -74,8 +74,8 @@ pub enum X {
 /// A line chart's y axis.
 pub enum Y {
     TxnPerS,
-    /// Mean log insertion latency.
-    InsertNs,
+    /// Mean latency of one log insertion (per record inserted).
+    RecordInsertNs,
 }
 
 /// What a line stands for.
@@ -123,7 +123,7 @@ impl Chart {
             |(_, r)| {
                 Some(match y {
                     Y::TxnPerS => r.txn_per_s,
-                    Y::InsertNs => r.log_insert_ns,
+                    Y::RecordInsertNs => r.record_insert_ns,
                 })
             },
         )

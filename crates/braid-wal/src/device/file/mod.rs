@@ -66,6 +66,10 @@ pub struct FileDeviceConfig {
     /// used as a disk): busy-wait this long per 64-byte line written to a segment, as the
     /// pmem device waits per line it persists. 0 (the default): no delay.
     pub nvm_write_delay_ns: u64,
+    /// Emulated NVRAM under the files as Intel's PMEP shows it to a file system made for it
+    /// (PMFS): busy-wait this long once per write into a segment, the persistent barrier that
+    /// ends each such write, instead of per line. 0 (the default): no delay.
+    pub nvm_barrier_delay_ns: u64,
 }
 
 impl FileDeviceConfig {
@@ -79,6 +83,7 @@ impl FileDeviceConfig {
             direct: false,
             preallocate: true,
             nvm_write_delay_ns: 0,
+            nvm_barrier_delay_ns: 0,
         }
     }
 }
@@ -222,17 +227,31 @@ impl Device for FileDevice {
         DeviceInfo {
             kind: "file",
             location: self.cfg.dir.display().to_string(),
-            emulation: match (self.ram, self.cfg.nvm_write_delay_ns) {
-                (false, 0) => None,
-                (true, 0) => Some(
+            emulation: match (
+                self.ram,
+                self.cfg.nvm_write_delay_ns,
+                self.cfg.nvm_barrier_delay_ns,
+            ) {
+                (false, 0, 0) => None,
+                (true, 0, 0) => Some(
                     "log files in RAM (tmpfs): fdatasync is a no-op, not power-safe".to_string(),
                 ),
-                (ram, d) => Some(format!(
-                    "NVRAM emulated by {}: +{d} ns per 64-byte line written{}",
+                (ram, line, barrier) => Some(format!(
+                    "NVRAM emulated by {}:{}{}{}",
                     if ram {
                         "log files in RAM (tmpfs)"
                     } else {
                         "log files"
+                    },
+                    if line > 0 {
+                        format!(" +{line} ns per 64-byte line written")
+                    } else {
+                        String::new()
+                    },
+                    if barrier > 0 {
+                        format!(" +{barrier} ns per write (its persistent barrier)")
+                    } else {
+                        String::new()
                     },
                     if ram { ", not power-safe" } else { "" }
                 )),

@@ -181,8 +181,10 @@ impl SchemeDef for BaselineConfig {
 }
 
 /// Shore-MT's central log buffer as `name`: baseline's insert (one mutex across reserving and
-/// copying) with early lock release and flush pipelining, recovered from `devices`. NV-Disk's
-/// log ([`super::nvdisk`]).
+/// copying) with early lock release and flush pipelining, recovered from `devices`, and
+/// Shore-MT's log flush daemon: only the stream's flusher writes (no committer leads a
+/// flush), kicked by the records that end a transaction ([`MutexLog::kicked_by_commits`]).
+/// NV-Disk's log ([`super::nvdisk`]).
 pub(crate) fn open_locked_log(
     name: &'static str,
     cfg: &SchemeConfig,
@@ -190,8 +192,8 @@ pub(crate) fn open_locked_log(
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
 ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
-    let (stream, report) = recover(name, cfg, devices, replay, progress, 0)?;
-    let log = MutexLog::new(stream.clone());
+    let (stream, report) = recover_with(name, cfg, devices, replay, progress, 0, true)?;
+    let log = MutexLog::kicked_by_commits(stream.clone());
     Ok((
         Arc::new(Central::new(name, stream, log, cfg.max_workers)),
         report,
@@ -203,10 +205,24 @@ pub(crate) fn open_locked_log(
 fn recover(
     name: &str,
     cfg: &SchemeConfig,
+    devices: Vec<Arc<dyn Device>>,
+    replay: &dyn Replay,
+    progress: &dyn Fn(u64),
+    extra: usize,
+) -> Result<(Stream, RecoveryReport), WalError> {
+    recover_with(name, cfg, devices, replay, progress, extra, false)
+}
+
+/// [`recover`]; `flusher_only`: only the stream's flusher flushes
+/// ([`crate::stream::StreamConfig::flusher_only`]).
+fn recover_with(
+    name: &str,
+    cfg: &SchemeConfig,
     mut devices: Vec<Arc<dyn Device>>,
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
     extra: usize,
+    flusher_only: bool,
 ) -> Result<(Stream, RecoveryReport), WalError> {
     if devices.len() != 1 {
         return Err(WalError::StreamCount {
@@ -221,6 +237,10 @@ fn recover(
     let mut report = RecoveryReport::default();
     let end = serial::replay_serial(&*device, cfg, replay, progress, &mut report)?;
     report.seconds = started.elapsed().as_secs_f64();
-    let stream = Stream::start(device, end, cfg.stream(0, cfg.max_workers.max(1) + extra))?;
+    let scfg = crate::stream::StreamConfig {
+        flusher_only,
+        ..cfg.stream(0, cfg.max_workers.max(1) + extra)
+    };
+    let stream = Stream::start(device, end, scfg)?;
     Ok((stream, report))
 }

@@ -42,8 +42,16 @@ use crate::{Lsn, WalError};
 const BACKUP_INTERVAL: Duration = Duration::from_millis(1);
 /// Most objects the daemon persists under one pair of fences.
 const BATCH: usize = 1024;
+/// Truncation reads objects this many LSNs ahead into the cache while it backs up the
+/// current one (their first lines: most objects fit in two). Persisted objects were written
+/// with streaming stores, so each read of one was a memory miss: a third of the backup
+/// thread's time at 2 workers on TPC-C (perf).
+const PREFETCH_AHEAD: u64 = 8;
+const PREFETCH_LINES: usize = 2;
 
 pub(crate) fn flush_daemon(sh: Arc<Shared>) {
+    // A busy thread, as a stream's flusher is (see `crate::stream::BusyThread`).
+    let _busy = crate::stream::BusyThread::new();
     let mut batch = Vec::with_capacity(BATCH);
     loop {
         let stop = sh.closed.load(Acquire);
@@ -115,7 +123,19 @@ impl Backup {
         let mark_every = (sh.opts.backup_segment_size / 4).clamp(4096, BACKUP_MARK_EVERY);
         // Objects a durable checkpoint holds need no backup.
         let floor = sh.ckpt_floor.load(Acquire);
-        for lsn in self.backed.max(head).max(floor)..upto {
+        let from = self.backed.max(head).max(floor);
+        for lsn in from..(from + PREFETCH_AHEAD).min(upto) {
+            sh.region
+                .prefetch(lay.slot_off(lsn), lay.slot_size, PREFETCH_LINES);
+        }
+        for lsn in from..upto {
+            if lsn + PREFETCH_AHEAD < upto {
+                sh.region.prefetch(
+                    lay.slot_off(lsn + PREFETCH_AHEAD),
+                    lay.slot_size,
+                    PREFETCH_LINES,
+                );
+            }
             let off = lay.slot_off(lsn);
             sh.region.read(off, &mut self.buf[..HEADER_LEN]);
             let len = record::peek_header(&self.buf).map_or(0, |(len, _, _)| len as usize);

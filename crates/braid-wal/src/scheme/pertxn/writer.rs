@@ -9,9 +9,9 @@ use std::sync::atomic::Ordering::{AcqRel, Relaxed, SeqCst};
 
 use braid_pmem::CACHE_LINE;
 
-use super::FlushPolicy;
 use super::layout;
 use super::log::{Shared, WriterStats};
+use super::{FlushPolicy, ObjectPlace};
 use crate::device::pmem::PmemWrite;
 use crate::proxy::AppendCost;
 use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp, align_up};
@@ -31,6 +31,8 @@ pub(crate) struct LogWriter {
     cost: AppendCost,
     /// This writer's object and byte counts.
     stats: Arc<WriterStats>,
+    /// The worker counts as a busy thread while it has a writer (it holds no stream slot).
+    _busy: crate::stream::BusyThread,
 }
 
 impl std::fmt::Debug for LogWriter {
@@ -58,6 +60,7 @@ impl LogWriter {
             open: None,
             flags: 0,
             cost: AppendCost::default(),
+            _busy: crate::stream::BusyThread::new(),
         }
     }
 
@@ -114,7 +117,7 @@ impl LogWriter {
                 sh.poison(&e);
                 return Err(e);
             }
-            write_object(
+            let written = write_object(
                 sh,
                 &self.stats,
                 &mut self.buf,
@@ -124,6 +127,11 @@ impl LogWriter {
                 self.flags | if last && commit { FLAG_COMMIT } else { 0 },
                 part,
             );
+            if let Err(e) = written {
+                // The object is not persistent and never will be: poison, as above.
+                sh.poison(&e);
+                return Err(e);
+            }
         }
         if commit {
             self.open = None;
@@ -179,6 +187,8 @@ impl LogWriter {
 }
 
 /// Build the object in the DRAM buffer `buf` and copy it into its slot (Section 5.2 order).
+/// Fails only where the object goes through the file system ([`ObjectPlace::File`]) and a
+/// write or sync fails.
 #[allow(clippy::too_many_arguments)]
 fn write_object(
     sh: &Shared,
@@ -189,7 +199,7 @@ fn write_object(
     kind: Kind,
     flags: u8,
     part: &[u8],
-) {
+) -> Result<(), WalError> {
     {
         let payload = [part];
         let spec = RecordSpec {
@@ -208,6 +218,17 @@ fn write_object(
         let lines = align_up(len).div_ceil(CACHE_LINE) as u64;
         stats.add(1, len as u64);
         match sh.opts.flush {
+            FlushPolicy::Insert if sh.opts.place == ObjectPlace::File => {
+                // NV-Disk's path (Huang et al., Table 3, NV-Disk+decentralized-logging): the
+                // object, then its state word, each written and synced through the file
+                // system by this worker, in the order of Section 5.2.
+                sh.region.write_file(off, obj)?;
+                sh.region.write_file(
+                    sh.layout.state_off(lsn),
+                    &layout::state_word(lsn).to_ne_bytes(),
+                )?;
+                sh.mark_persisted(lsn, lines);
+            }
             FlushPolicy::Insert => {
                 match sh.opts.write {
                     PmemWrite::NonTemporal => sh.region.write_nt(off, obj),
@@ -227,4 +248,5 @@ fn write_object(
             }
         }
     }
+    Ok(())
 }

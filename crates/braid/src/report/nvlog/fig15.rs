@@ -6,7 +6,7 @@
 //! smaller shares on log operations and log contention than NV-Disk, and on log operations
 //! than distributed logging, with the paper's percentages on TPC-C.
 
-use super::{DISTRIBUTED, INSERT, PAPER_THREADS, distributed_var, insert_var, rmw};
+use super::{DISTRIBUTED, INSERT, PAPER_THREADS, distributed_var, insert_var, nvdisk_var, rmw};
 use crate::bench::ConfigResult;
 use crate::common::{NONE, WorkloadKind};
 use crate::report::experiments::{Bench, Body, DATA, Experiment, Run, Var, per_update, run, top};
@@ -190,7 +190,7 @@ fn vars() -> Vec<Var> {
             logging: DATA,
             set: vec![per_update, none_at_top],
         },
-        Var::per_update(&["nvdisk"]),
+        nvdisk_var(&["nvdisk"]),
         insert_var(),
         distributed_var(),
     ]

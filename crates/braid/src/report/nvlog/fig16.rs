@@ -6,7 +6,7 @@
 //! 2.61x all-in-NVRAM's at NVRAM as cheap as disk and 6.72x at 256x, and 21.13% more than
 //! distributed logging.
 
-use super::{DISTRIBUTED, INSERT, PAPER_THREADS, distributed_var, insert_var, rmw};
+use super::{DISTRIBUTED, INSERT, PAPER_THREADS, distributed_var, insert_var, nvdisk_var, rmw};
 use crate::bench::ConfigResult;
 use crate::common::WorkloadKind;
 use crate::plot::Series;
@@ -137,11 +137,7 @@ fn lines(rows: &[(f64, ConfigResult)]) -> Vec<Series> {
 }
 
 fn vars() -> Vec<Var> {
-    vec![
-        Var::per_update(&["nvdisk"]),
-        insert_var(),
-        distributed_var(),
-    ]
+    vec![nvdisk_var(&["nvdisk"]), insert_var(), distributed_var()]
 }
 
 /// The cost model and what the throughputs are, in words.

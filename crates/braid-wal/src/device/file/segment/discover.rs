@@ -121,6 +121,7 @@ impl SegmentLog {
             salt: meta.salt,
             direct: cfg.direct,
             nvm_delay_ns: cfg.nvm_write_delay_ns,
+            nvm_barrier_ns: cfg.nvm_barrier_delay_ns,
             preallocate: cfg.preallocate,
             zero_fill: cfg.preallocate && !cfg.direct && !ram,
             meta_path,

@@ -145,6 +145,8 @@ pub(crate) struct SegmentLog {
     zero_fill: bool,
     /// See [`FileDeviceConfig::nvm_write_delay_ns`](crate::device::file::FileDeviceConfig).
     nvm_delay_ns: u64,
+    /// See [`FileDeviceConfig::nvm_barrier_delay_ns`](crate::device::file::FileDeviceConfig).
+    nvm_barrier_ns: u64,
     meta_path: PathBuf,
     inner: Mutex<Inner>,
     /// The stream's lock (`sNNN.lock`), held while the log is open: one writer per stream.

@@ -205,6 +205,7 @@ impl SegmentLog {
             if self.nvm_delay_ns != 0 {
                 braid_pmem::busy_wait_ns(self.nvm_delay_ns.saturating_mul(n.div_ceil(64) as u64));
             }
+            braid_pmem::busy_wait_ns(self.nvm_barrier_ns);
             seg.dirty = true;
             seg.has_data = true;
             seg.extent = seg.extent.max(off + n as u64);
