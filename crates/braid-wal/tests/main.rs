@@ -50,3 +50,4 @@ mod taurus_lv;
 mod taurus_phantom;
 mod taurus_pipeline;
 mod taurus_rows;
+mod taurus_simd;

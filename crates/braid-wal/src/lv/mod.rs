@@ -14,10 +14,15 @@
 //! * a scalar loop otherwise (and for every other architecture).
 //!
 //! [`max_into`] and [`le`] use AVX2 rather than AVX-512 for vectors shorter than 32 entries,
-//! where the masked 8-lane forms measured slower (`benches/lv.rs`).
+//! where the masked 8-lane forms measured slower (`benches/lv.rs`), and the scalar loop for
+//! vectors shorter than 4 entries, which AVX2's 4-lane loop would leave entirely to its scalar
+//! tail after a call the inlined loop does not make (measured in Taurus Fig. 16's runs: with
+//! 2 logs, the vector path cost about 10% more LV time per transaction than the scalar one).
 //!
 //! [`Impl`] lets tests and benchmarks call a particular implementation; asking for one the CPU
-//! lacks silently gives the scalar one ([`Impl::available`] says which exist). The SIMD code
+//! lacks silently gives the scalar one ([`Impl::available`] says which exist). [`Ops`] is the
+//! choice a database makes (Taurus's `simd` option, `LvSimd`): the automatic one above, or
+//! one implementation at every length (scalar for "SIMD off", as in Taurus Fig. 16). The SIMD code
 //! and its dispatch live in the private `simd` module (`lv/simd.rs`), the only place in this
 //! crate allowed `unsafe`.
 //!
@@ -71,6 +76,15 @@ impl Impl {
         }
     }
 
+    /// Whether this CPU can run it.
+    pub(crate) fn supported(self) -> bool {
+        match self {
+            Impl::Scalar => true,
+            Impl::Avx2 => simd::has_avx2(),
+            Impl::Avx512 => simd::has_avx512(),
+        }
+    }
+
     /// Every implementation this CPU can run (scalar first).
     #[cfg(any(test, feature = "testing"))]
     pub fn available() -> Vec<Impl> {
@@ -115,11 +129,50 @@ impl Impl {
 /// more than 4-lane ones; measured with `benches/lv.rs`).
 const AVX512_FROM: usize = 32;
 
+/// Below this length the scalar loop beats any vector one (AVX2's 4 lanes would leave every
+/// entry to its scalar tail).
+const SIMD_FROM: usize = 4;
+
 #[inline]
 fn for_len(n: usize) -> Impl {
     match Impl::best() {
+        _ if n < SIMD_FROM => Impl::Scalar,
         Impl::Avx512 if n < AVX512_FROM => Impl::Avx2,
         i => i,
+    }
+}
+
+/// The LV operations a database runs: the best implementation for each length (`Ops::AUTO`),
+/// or one implementation at every length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Ops(Option<Impl>);
+
+impl Ops {
+    /// The best implementation for each length ([`max_into`], [`le`]).
+    pub(crate) const AUTO: Ops = Ops(None);
+
+    /// `imp` at every length (the scalar loop if this CPU cannot run it; callers check
+    /// [`Impl::supported`] first).
+    pub(crate) fn fixed(imp: Impl) -> Ops {
+        Ops(Some(imp))
+    }
+
+    /// `dst = max(dst, src)` element-wise.
+    #[inline]
+    pub(crate) fn max_into(self, dst: &mut [u64], src: &[u64]) {
+        match self.0 {
+            None => max_into(dst, src),
+            Some(i) => i.max_into(dst, src),
+        }
+    }
+
+    /// `a <= b` element-wise (every entry).
+    #[inline]
+    pub(crate) fn le(self, a: &[u64], b: &[u64]) -> bool {
+        match self.0 {
+            None => le(a, b),
+            Some(i) => i.le(a, b),
+        }
     }
 }
 
@@ -150,6 +203,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn auto_picks_by_length() {
+        assert_eq!(for_len(0), Impl::Scalar);
+        assert_eq!(for_len(SIMD_FROM - 1), Impl::Scalar);
+        let mid = for_len(SIMD_FROM);
+        assert!(mid.supported() && mid != Impl::Avx512, "{mid:?}");
+        assert_eq!(for_len(AVX512_FROM), Impl::best());
+    }
+
+    #[test]
     fn every_impl_agrees_on_edges() {
         let cases: Vec<(Vec<u64>, Vec<u64>)> = vec![
             (vec![], vec![]),
@@ -168,13 +230,22 @@ mod tests {
             let mut want = a.clone();
             scalar_max_into(&mut want, &b);
             for imp in Impl::available() {
+                assert!(imp.supported());
                 let mut got = a.clone();
                 imp.max_into(&mut got, &b);
                 assert_eq!(got, want, "{imp:?}");
+                let mut fixed = a.clone();
+                Ops::fixed(imp).max_into(&mut fixed, &b);
+                assert_eq!(fixed, want, "{imp:?}");
+                assert_eq!(Ops::fixed(imp).le(&a, &b), scalar_le(&a, &b), "{imp:?}");
                 assert_eq!(imp.le(&a, &b), scalar_le(&a, &b), "{imp:?} {a:?} {b:?}");
                 assert_eq!(imp.le(&b, &a), scalar_le(&b, &a), "{imp:?}");
                 assert!(imp.le(&a, &want) && imp.le(&b, &want));
             }
+            let mut auto = a.clone();
+            Ops::AUTO.max_into(&mut auto, &b);
+            assert_eq!(auto, want);
+            assert_eq!(Ops::AUTO.le(&a, &b), scalar_le(&a, &b));
         }
     }
 }

@@ -41,7 +41,7 @@ pub use self::{
     registry::{LogPlace, SCHEMES, SchemeDef, SchemeSpec, names},
     serial::SerialConfig,
     silor::SilorConfig,
-    taurus::{LvCompress, TaurusConfig},
+    taurus::{LV_SAMPLE_EVERY, LvCompress, LvSimd, TaurusConfig},
 };
 pub use crate::proxy::Proxies;
 pub use crate::stream::{Stream, StreamStats};

@@ -461,6 +461,11 @@ mod tests {
         );
         assert_eq!(opt(&e, "taurus", "lv_compress"), "off");
         assert_eq!(o.recovery_plan, RecoveryPlan::Parallel);
+        assert_eq!(opt(&e, "taurus", "simd"), "auto");
+        let e = engine(&["--lv-simd", "off"]);
+        assert_eq!(opt(&e, "taurus", "simd"), "off");
+        let e = engine(&["--scheme-opt", "taurus.simd=avx2"]);
+        assert_eq!(opt(&e, "taurus", "simd"), "avx2");
         let e = engine(&[
             "--lv-delta",
             "1MiB",
@@ -489,6 +494,7 @@ mod tests {
             ["--rows-per-page", "0"],
             ["--lv-delta", "1.5MiB"],
             ["--lv-compress", "maybe"],
+            ["--lv-simd", "sse"],
         ] {
             let err = cmd()
                 .try_get_matches_from(std::iter::once("x").chain(bad))

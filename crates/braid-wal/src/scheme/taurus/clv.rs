@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 
 use crossbeam_utils::CachePadded;
 
-use crate::lv::{self, MAX_STREAMS};
+use crate::lv::{MAX_STREAMS, Ops};
 use crate::sync::{AtomicU64, Mutex};
 use crate::{Lsn, WalError};
 
@@ -46,6 +46,8 @@ pub(crate) enum Blocked {
 /// The `committed` words and the queues behind them.
 pub(crate) struct Clv {
     n: usize,
+    /// The LV operations (auto unless [`Clv::with_ops`]).
+    ops: Ops,
     committed: Box<[CachePadded<AtomicU64>]>,
     queues: Box<[CachePadded<Mutex<Queue>>]>,
 }
@@ -55,6 +57,7 @@ impl Clv {
     pub(crate) fn new(start: &[Lsn]) -> Clv {
         Clv {
             n: start.len(),
+            ops: Ops::AUTO,
             committed: start
                 .iter()
                 .map(|&s| CachePadded::new(AtomicU64::new(s)))
@@ -64,6 +67,12 @@ impl Clv {
                 .map(|_| CachePadded::new(Mutex::new(Queue::default())))
                 .collect(),
         }
+    }
+
+    /// The same, its LV comparisons run by `ops`.
+    pub(crate) fn with_ops(mut self, ops: Ops) -> Clv {
+        self.ops = ops;
+        self
     }
 
     /// `committed[i]`: the end of the committed prefix of stream `i`.
@@ -127,7 +136,7 @@ impl Clv {
             }
             self.committed_into(clv);
             clv[i] = u64::MAX;
-            if !lv::le(&front.lv, clv) {
+            if !self.ops.le(&front.lv, clv) {
                 let j = (0..self.n).find(|&j| front.lv[j] > clv[j]).unwrap_or(i);
                 return Ok((moved, Blocked::Stream(j)));
             }

@@ -56,7 +56,7 @@ use std::sync::atomic::Ordering::SeqCst;
 use crossbeam_utils::CachePadded;
 
 use super::clv::{Blocked, Clv};
-use crate::lv::{self, MAX_STREAMS};
+use crate::lv::{MAX_STREAMS, Ops};
 use crate::scheme::DurabilityWait;
 use crate::stream::Stream;
 use crate::sync::fence;
@@ -66,6 +66,8 @@ use crate::{Lsn, WalError};
 /// The committed vector over the running streams.
 pub(crate) struct Tracker {
     n: usize,
+    /// The LV operations ([`super::TaurusConfig::simd`]).
+    ops: Ops,
     streams: Vec<Stream>,
     pmem: Vec<bool>,
     clv: Clv,
@@ -76,17 +78,19 @@ pub(crate) struct Tracker {
 }
 
 impl Tracker {
-    /// `start[i]` is where stream `i` starts appending (everything before it is recovered).
-    pub(crate) fn new(streams: Vec<Stream>, start: &[Lsn]) -> Tracker {
+    /// `start[i]` is where stream `i` starts appending (everything before it is recovered);
+    /// `ops` are the LV operations.
+    pub(crate) fn new(streams: Vec<Stream>, start: &[Lsn], ops: Ops) -> Tracker {
         let n = streams.len();
         Tracker {
             n,
+            ops,
             pmem: streams
                 .iter()
                 .map(|s| s.device().durable_on_fill())
                 .collect(),
             streams,
-            clv: Clv::new(start),
+            clv: Clv::new(start).with_ops(ops),
             contended: (0..n)
                 .map(|_| CachePadded::new(AtomicBool::new(false)))
                 .collect(),
@@ -115,7 +119,7 @@ impl Tracker {
     pub(crate) fn covers(&self, lv: &[u64]) -> bool {
         let mut c = [0u64; MAX_STREAMS];
         self.clv_into(&mut c[..self.n]);
-        lv::le(lv, &c[..self.n])
+        self.ops.le(lv, &c[..self.n])
     }
 
     /// Register the record `[start, end)` of stream `i`, whose (decompressed) LV is `rec_lv`.

@@ -24,12 +24,28 @@
 //!   pools and RLV (Alg. 3-4) on `recovery_threads` workers, or a serial fallback chosen
 //!   automatically when the log's dependency chains leave little parallelism (or forced).
 //! * LV operations (`crate::lv`): element-wise max and `<=` with AVX-512 / AVX2 / scalar,
-//!   chosen at run time.
+//!   chosen at run time, per database by the `simd` option ([`LvSimd`]; Section 4.2, Fig. 16:
+//!   "We run Taurus command logging with SIMD on and off"): `auto` picks the best the CPU
+//!   has for each length, `off` runs the scalar loops, `avx2` and `avx512` one instruction
+//!   set at every length. It governs the transactions' LV work (merging row LVs into `T.LV`,
+//!   the commit's `T.LV <= CLV` and the committed vector's checks); raising a row's LV is a
+//!   compare-and-max per entry (Alg. 6 lines 9-11) in every setting, and recovery picks the
+//!   best implementation for each length whatever the option.
+//! * LV timing (Fig. 16's "LV overhead per transaction"): one committed transaction in
+//!   [`LV_SAMPLE_EVERY`] times its LV work: the access hooks (`on_read`, `on_write`, ...:
+//!   nearly nothing for a row whose LVs live in its slot, the map's lookup and merge for one
+//!   that has none), and in `commit` merging the rows' LVs into `T.LV` and stamping the record,
+//!   then raising the rows' LVs and the ticket's `T.LV <= CLV` (not the append between them).
+//!   The engine's own timer of the hooks cannot see the merges at commit, where 2PL's rows
+//!   are merged. A transaction with a stretch longer than `worker::LV_SAMPLE_CAP` (the worker
+//!   was descheduled in it) is dropped and counted. Read as the scheme counters `lv_samples`,
+//!   `lv_ns`, `lv_commit_ns` and `lv_dropped`.
 //!
 //! Configuration: [`TaurusConfig`], the scheme's [`SchemeDef`] (record-LV compression, the
-//! row table's delta, anchors, range buckets; options `lv_compress`, `delta_kb`, `anchor_kb`, `spread`,
-//! `range_bucket_bits`), and the replay plan in [`SchemeConfig::recovery_plan`]; the `braid`
-//! command sets them with `--lv-compress`, `--lv-delta` and `--taurus-recovery`.
+//! row table's delta, anchors, range buckets, LV instructions; options `lv_compress`,
+//! `delta_kb`, `anchor_kb`, `spread`, `range_bucket_bits`, `simd`), and the replay plan in
+//! [`SchemeConfig::recovery_plan`]; the `braid` command sets them with `--lv-compress`,
+//! `--lv-delta`, `--lv-simd` and `--taurus-recovery`.
 //!
 //! Range LVs (phantoms). The paper's scan-twice validates a scan, but the edges between a
 //! scanning transaction and a transaction that inserts or deletes a key inside the scanned
@@ -130,6 +146,84 @@ fn unknown_compress(s: &str) -> UnknownName {
     UnknownName::new("LV compression", s, &["auto", "on", "off"])
 }
 
+/// Which instructions Taurus's LV operations use (Section 4.2, "Optimization: Vectorization";
+/// Fig. 16 runs "with SIMD on and off").
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+)]
+#[strum(serialize_all = "lowercase", parse_err_ty = UnknownName, parse_err_fn = unknown_simd)]
+pub enum LvSimd {
+    /// The best this CPU has for each length: AVX-512F from 32 entries, AVX2 from 4 (or
+    /// from 4 on without AVX-512F), the scalar loops below 4 entries and without AVX2.
+    #[default]
+    Auto,
+    /// Scalar loops: SIMD off.
+    Off,
+    /// AVX2 (4 lanes of 64 bits) at every length.
+    Avx2,
+    /// AVX-512F (8 lanes of 64 bits) at every length.
+    Avx512,
+}
+
+fn unknown_simd(s: &str) -> UnknownName {
+    UnknownName::new("LV SIMD setting", s, &["auto", "off", "avx2", "avx512"])
+}
+
+impl LvSimd {
+    /// The fixed implementation it asks for (`None`: auto).
+    fn fixed(self) -> Option<crate::lv::Impl> {
+        match self {
+            LvSimd::Auto => None,
+            LvSimd::Off => Some(crate::lv::Impl::Scalar),
+            LvSimd::Avx2 => Some(crate::lv::Impl::Avx2),
+            LvSimd::Avx512 => Some(crate::lv::Impl::Avx512),
+        }
+    }
+
+    /// Whether this CPU can run it (detected at run time; `auto` and `off` always).
+    pub fn supported(self) -> bool {
+        self.fixed().is_none_or(crate::lv::Impl::supported)
+    }
+
+    /// The settings this CPU can run, `auto` and `off` first.
+    pub fn available() -> Vec<LvSimd> {
+        [LvSimd::Auto, LvSimd::Off, LvSimd::Avx2, LvSimd::Avx512]
+            .into_iter()
+            .filter(|s| s.supported())
+            .collect()
+    }
+
+    /// The operations it stands for, or an error naming what the CPU lacks.
+    pub(crate) fn ops(self) -> Result<crate::lv::Ops, WalError> {
+        match self.fixed() {
+            None => Ok(crate::lv::Ops::AUTO),
+            Some(i) if i.supported() => Ok(crate::lv::Ops::fixed(i)),
+            Some(_) => Err(WalError::BadOption {
+                detail: format!(
+                    "scheme taurus: simd={self}: this CPU cannot run it (it can run: {})",
+                    LvSimd::available()
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }),
+        }
+    }
+}
+
+/// One transaction in this many times its commit's LV work (the scheme counters `lv_samples`
+/// and `lv_ns`), as the engine samples its log insertions.
+pub const LV_SAMPLE_EVERY: u64 = 16;
+
 /// Taurus tuning. With the crate's `cli` feature it is command-line flags (`clap::Args`),
 /// whose help is the fields' docs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,6 +240,11 @@ pub struct TaurusConfig {
     /// LV outweighs a record), on or off. Scheme option `lv_compress`.
     #[cfg_attr(feature = "cli", arg(long = "lv-compress", default_value_t = TaurusConfig::default().compress))]
     pub compress: LvCompress,
+    /// The instructions of the LV operations (Section 4.2): auto (the best this CPU has for
+    /// each length: AVX-512F from 32 entries, AVX2 from 4, scalar below), off (scalar loops),
+    /// avx2 or avx512 (at every length; refused on a CPU without them). Scheme option `simd`.
+    #[cfg_attr(feature = "cli", arg(long = "lv-simd", default_value_t = TaurusConfig::default().simd))]
+    pub simd: LvSimd,
     /// Log bytes between two anchors of a stream (when compressing).
     #[cfg_attr(feature = "cli", arg(skip = TaurusConfig::default().anchor_every))]
     pub anchor_every: u64,
@@ -172,6 +271,7 @@ impl Default for TaurusConfig {
         TaurusConfig {
             delta: 256 << 10,
             compress: LvCompress::Auto,
+            simd: LvSimd::Auto,
             anchor_every: 64 << 10,
             range_bucket_bits: DEFAULT_RANGE_BUCKET_BITS,
             spread: false,
@@ -196,6 +296,7 @@ const OPTIONS: &[&str] = &[
     "anchor_kb",
     "range_bucket_bits",
     "spread",
+    "simd",
 ];
 
 impl SchemeDef for TaurusConfig {
@@ -208,6 +309,7 @@ impl SchemeDef for TaurusConfig {
     fn set_option(&mut self, key: &str, value: &str) -> Result<(), WalError> {
         match key {
             "lv_compress" => self.compress = parse_option(NAME, key, value)?,
+            "simd" => self.simd = parse_option(NAME, key, value)?,
             "delta_kb" => self.delta = parse_option::<u64>(NAME, key, value)? << 10,
             "anchor_kb" => self.anchor_every = parse_option::<u64>(NAME, key, value)? << 10,
             "range_bucket_bits" => {
@@ -235,6 +337,7 @@ impl SchemeDef for TaurusConfig {
             ("anchor_kb", (self.anchor_every >> 10).to_string()),
             ("range_bucket_bits", self.range_bucket_bits.to_string()),
             ("spread", if self.spread { "on" } else { "off" }.to_string()),
+            ("simd", self.simd.to_string()),
         ]
     }
     fn open(
@@ -258,6 +361,11 @@ impl SchemeDef for TaurusConfig {
 /// What every worker shares.
 pub(crate) struct Shared {
     pub(crate) n: usize,
+    /// The LV operations ([`TaurusConfig::simd`]).
+    pub(crate) ops: crate::lv::Ops,
+    /// What reading the clock adds to a timed stretch of LV work, ns ([`clock_cost_ns`]),
+    /// taken off each stretch.
+    pub(crate) clock_ns: u64,
     /// Track write-after-read edges (readLVs): command logging without MVCC.
     pub(crate) war: bool,
     pub(crate) compress: bool,
@@ -288,6 +396,16 @@ pub(crate) struct Shared {
 pub(crate) const RANGE_WAITS: usize = 0;
 /// [`Shared::stats`] counter: row LV slots allocated beside their rows.
 pub(crate) const ROW_SLOTS: usize = 1;
+/// [`Shared::stats`] counter: committed transactions whose LV work was timed (one in
+/// [`LV_SAMPLE_EVERY`], less those dropped).
+pub(crate) const LV_SAMPLES: usize = 2;
+/// [`Shared::stats`] counter: the timed transactions' LV work, ns (hooks and commit).
+pub(crate) const LV_NS: usize = 3;
+/// [`Shared::stats`] counter: the part of [`LV_NS`] in their commits, ns.
+pub(crate) const LV_COMMIT_NS: usize = 4;
+/// [`Shared::stats`] counter: timed transactions dropped because the worker was descheduled
+/// in a timed stretch (`worker::LV_SAMPLE_CAP`).
+pub(crate) const LV_DROPPED: usize = 5;
 
 /// The running Taurus scheme.
 pub(crate) struct Taurus {
@@ -337,6 +455,17 @@ impl Scheme for Taurus {
     fn proxies(&self) -> Option<crate::proxy::Proxies> {
         Some(self.sh.board.sum())
     }
+    /// `lv_samples`: committed transactions whose LV work was timed; `lv_ns`: that work, ns;
+    /// `lv_commit_ns`: its part in their commits; `lv_dropped`: timed transactions left out
+    /// because a stretch was interrupted (see the module docs, "LV timing").
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("lv_samples", self.sh.stats.sum(LV_SAMPLES)),
+            ("lv_ns", self.sh.stats.sum(LV_NS)),
+            ("lv_commit_ns", self.sh.stats.sum(LV_COMMIT_NS)),
+            ("lv_dropped", self.sh.stats.sum(LV_DROPPED)),
+        ]
+    }
     /// Truncation keeps, on each stream, the newest anchor before the cut when records are
     /// compressed (Alg. 5): the records after it are decompressed against it. Without an
     /// anchor known before the cut (none written since open), records after the open are
@@ -369,6 +498,22 @@ pub(crate) fn compress(cfg: LvCompress, n: usize) -> bool {
     }
 }
 
+/// What reading the clock adds to a timed stretch, ns: an empty stretch's length (the mean of
+/// 64, the least of 8 such means, so that a descheduled batch does not count). About 25 ns
+/// where the clock is the TSC read through the vDSO; one timed LV stretch takes that much
+/// longer than its work.
+fn clock_cost_ns() -> u64 {
+    (0..8)
+        .map(|_| {
+            let ns: u128 = (0..64)
+                .map(|_| std::hint::black_box(Instant::now()).elapsed().as_nanos())
+                .sum();
+            (ns / 64) as u64
+        })
+        .min()
+        .unwrap_or(0)
+}
+
 /// Recover the streams and start them; the concrete type (for tests and tools).
 pub(crate) fn open_taurus(
     cfg: &SchemeConfig,
@@ -378,6 +523,7 @@ pub(crate) fn open_taurus(
     progress: &dyn Fn(u64),
 ) -> Result<(Arc<Taurus>, RecoveryReport), WalError> {
     let n = devices.len();
+    let ops = tc.simd.ops()?;
     if n == 0 || n > MAX_STREAMS {
         return Err(WalError::StreamCount {
             scheme: "taurus".to_string(),
@@ -401,6 +547,8 @@ pub(crate) fn open_taurus(
     let streams = cfg.start_streams(devices, &out.ends)?;
     let sh = Shared {
         n,
+        ops,
+        clock_ns: clock_cost_ns(),
         war: cfg.logging == LogKind::Command && !cfg.mvcc,
         compress: compress(tc.compress, n),
         anchor_every: tc.anchor_every.max(1),
@@ -422,7 +570,7 @@ pub(crate) fn open_taurus(
                 recent: Default::default(),
             })
             .collect(),
-        tracker: Arc::new(Tracker::new(streams, &out.ends)),
+        tracker: Arc::new(Tracker::new(streams, &out.ends, ops)),
         opened_at: out.ends.clone(),
         stats: Default::default(),
         board: crate::proxy::ProxyBoard::new(n),

@@ -127,15 +127,20 @@ impl<'a> Lvs<'a> {
     }
 }
 
-/// `dst = max(dst, src)` reading `src` entry by entry (the entries may be raised concurrently;
+/// `dst = max(dst, src)` with `ops`, reading `src` entry by entry (the entries may be raised concurrently;
 /// each load is atomic, which is all the protocol needs: every value read is one some
 /// transaction published).
 #[inline]
-pub(crate) fn merge_from(dst: &mut [u64], src: &[AtomicU64], scratch: &mut [u64]) {
+pub(crate) fn merge_from(
+    ops: crate::lv::Ops,
+    dst: &mut [u64],
+    src: &[AtomicU64],
+    scratch: &mut [u64],
+) {
     for (s, a) in scratch.iter_mut().zip(src) {
         *s = a.load(Ordering::Relaxed);
     }
-    crate::lv::max_into(dst, &scratch[..src.len()]);
+    ops.max_into(dst, &scratch[..src.len()]);
 }
 
 /// Raise every entry of `dst` to at least `src` (compare-and-swap per entry, Alg. 6 lines

@@ -67,6 +67,7 @@
 use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
+use std::time::{Duration, Instant};
 
 use super::commit::{Link, LvWait};
 use super::rows::{Lvs, RowLv, merge_from, raise};
@@ -138,7 +139,22 @@ pub(crate) struct TaurusWorker {
     proxy: ProxyCounter,
     /// This worker's statistics (`Shared::stats`).
     stats: crate::tally::Tally,
+    /// Commits so far: one in [`super::LV_SAMPLE_EVERY`] times its LV work.
+    commits: u64,
+    /// This attempt's LV work is timed (it would be commit number `commits + 1`, a multiple
+    /// of [`super::LV_SAMPLE_EVERY`]).
+    timing: bool,
+    /// Its LV work in the access hooks so far, ns.
+    hooks_ns: u64,
+    /// One of its timed stretches took longer than [`LV_SAMPLE_CAP`]: the worker was
+    /// descheduled in it, and the sample is dropped (counted in [`super::LV_DROPPED`]).
+    spoiled: bool,
 }
+
+/// A timed stretch of LV work longer than this was interrupted by the scheduler (no LV
+/// operation on at most 64 entries takes it): its transaction's sample is dropped rather than
+/// let one preemption of milliseconds outweigh thousands of samples.
+pub(crate) const LV_SAMPLE_CAP: Duration = Duration::from_micros(50);
 
 impl TaurusWorker {
     pub(crate) fn new(sh: Arc<Shared>, worker: usize) -> Result<TaurusWorker, WalError> {
@@ -175,6 +191,10 @@ impl TaurusWorker {
             marked: false,
             dense: Stamp::Lv(vec![0; n]),
             sparse: Stamp::LvSparse(Vec::with_capacity(n)),
+            commits: 0,
+            timing: false,
+            hooks_ns: 0,
+            spoiled: false,
             sh,
         })
     }
@@ -204,12 +224,16 @@ impl TaurusWorker {
         if self.slots && row.meta.is_some() {
             return;
         }
+        // Timed from here: a row with a slot has no LV work until commit.
+        let t = self.lv_start();
         let n = self.sh.n;
+        let ops = self.sh.ops;
         let e = self.hold_key(row.table, row.key, flags);
-        merge_from(&mut self.lv, e.view().write_lv(n), &mut self.scratch);
+        merge_from(ops, &mut self.lv, e.view().write_lv(n), &mut self.scratch);
         if flags & WRITE != 0 && self.command() {
-            merge_from(&mut self.lv, e.view().read_lv(n), &mut self.scratch);
+            merge_from(ops, &mut self.lv, e.view().read_lv(n), &mut self.scratch);
         }
+        self.lv_hook(t);
     }
 
     /// The LVs in `row`'s slot, if rows keep them there (all zero on the row's first access,
@@ -232,15 +256,16 @@ impl TaurusWorker {
     /// one after the other between lock operations. (OCC merges in `before_validate`.)
     fn merge_slots(&mut self, rows: &dyn AccessSet) {
         let n = self.sh.n;
+        let ops = self.sh.ops;
         let war = self.command();
         let mut lv = std::mem::take(&mut self.lv);
         let mut scratch = std::mem::take(&mut self.scratch);
         for i in 0..rows.len() {
             let a = rows.get(i);
             if let Some(w) = self.slot(a.row) {
-                merge_from(&mut lv, w.write_lv(n), &mut scratch);
+                merge_from(ops, &mut lv, w.write_lv(n), &mut scratch);
                 if war && a.write {
-                    merge_from(&mut lv, w.read_lv(n), &mut scratch);
+                    merge_from(ops, &mut lv, w.read_lv(n), &mut scratch);
                 }
             }
         }
@@ -311,6 +336,49 @@ impl TaurusWorker {
         self.wrote = false;
         self.merged = false;
         self.marked = false;
+        self.timing = (self.commits + 1).is_multiple_of(super::LV_SAMPLE_EVERY);
+        self.hooks_ns = 0;
+        self.spoiled = false;
+    }
+
+    /// The start of a stretch of LV work, if this attempt is timed.
+    #[inline]
+    fn lv_start(&self) -> Option<Instant> {
+        if self.timing {
+            Some(Instant::now())
+        } else {
+            None
+        }
+    }
+
+    /// The ns of a stretch of LV work from `t` (0 if not timed), less the clock's own cost
+    /// ([`Shared::clock_ns`]); a stretch longer than [`LV_SAMPLE_CAP`] spoils the sample.
+    #[inline]
+    fn lv_lap(&mut self, t: Option<Instant>) -> u64 {
+        let Some(t) = t else { return 0 };
+        let d = t.elapsed();
+        self.spoiled |= d > LV_SAMPLE_CAP;
+        (d.as_nanos() as u64).saturating_sub(self.sh.clock_ns)
+    }
+
+    /// Add an access hook's stretch from `t`.
+    #[inline]
+    fn lv_hook(&mut self, t: Option<Instant>) {
+        self.hooks_ns += self.lv_lap(t);
+    }
+
+    /// Count a committed attempt's LV work: its hooks' and `commit_ns` in its commit.
+    fn lv_count(&self, commit_ns: u64) {
+        if !self.timing {
+            return;
+        }
+        if self.spoiled {
+            self.stats.add(super::LV_DROPPED, 1);
+            return;
+        }
+        self.stats.add(super::LV_SAMPLES, 1);
+        self.stats.add(super::LV_NS, self.hooks_ns + commit_ns);
+        self.stats.add(super::LV_COMMIT_NS, commit_ns);
     }
 
     /// An insert (`wait`) or delete of `key` in `table`: hold the key's bucket and the
@@ -319,6 +387,7 @@ impl TaurusWorker {
     /// that are validating (see the module docs).
     fn range_write(&mut self, table: u32, key: u64, wait: bool) {
         let n = self.sh.n;
+        let ops = self.sh.ops;
         let command = self.command();
         if command && wait {
             // After the engine's index insert, before reading `pending`.
@@ -330,7 +399,7 @@ impl TaurusWorker {
             if wait && t == BUCKET_TAG | table {
                 // WAW from an earlier delete of the key: it raised this writeLV before the key
                 // left the index, and the new row's own LVs start at `base` (see `rows.rs`).
-                merge_from(&mut self.lv, e.view().write_lv(n), &mut self.scratch);
+                merge_from(ops, &mut self.lv, e.view().write_lv(n), &mut self.scratch);
             }
             if !command {
                 continue;
@@ -350,7 +419,7 @@ impl TaurusWorker {
                         .wait(|| (e.view().pending().load(Ordering::SeqCst) <= own).then_some(()));
                 }
             }
-            merge_from(&mut self.lv, e.view().read_lv(n), &mut self.scratch);
+            merge_from(ops, &mut self.lv, e.view().read_lv(n), &mut self.scratch);
         }
     }
 
@@ -421,7 +490,45 @@ impl SchemeWorker for TaurusWorker {
     }
 
     fn before_validate(&mut self, rows: &dyn AccessSet) {
+        let t = self.lv_start();
+        self.validate(rows);
+        self.lv_hook(t);
+    }
+
+    fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
+        // This is commit number `commits` (before `reset` decides whether the next is timed).
+        self.commits += 1;
+        self.commit_inner(req)
+    }
+
+    fn abort(&mut self, rows: &dyn AccessSet) {
+        self.reset(rows);
+    }
+
+    fn on_scan(&mut self, table: u32, lo: Bound<u64>, hi: Bound<u64>) {
+        let t = self.lv_start();
+        self.scan(table, lo, hi);
+        self.lv_hook(t);
+    }
+
+    fn on_insert(&mut self, table: u32, key: u64) {
+        let t = self.lv_start();
+        self.range_write(table, key, true);
+        self.lv_hook(t);
+    }
+
+    fn on_delete(&mut self, table: u32, key: u64) {
+        let t = self.lv_start();
+        self.range_write(table, key, false);
+        self.lv_hook(t);
+    }
+}
+
+impl TaurusWorker {
+    /// `before_validate` (OCC, Alg. 6 lines 6-12; see the module docs).
+    fn validate(&mut self, rows: &dyn AccessSet) {
         let n = self.sh.n;
+        let ops = self.sh.ops;
         let command = self.command();
         // After the engine's lock of the write set (see the module docs).
         fence(Ordering::SeqCst);
@@ -434,18 +541,18 @@ impl SchemeWorker for TaurusWorker {
                 return;
             }
             writes = true;
-            merge_from(&mut lv, w.write_lv(n), &mut scratch);
+            merge_from(ops, &mut lv, w.write_lv(n), &mut scratch);
             if command {
                 let sh = &*self.sh;
                 sh.unmarked
                     .wait(|| (w.pending().load(Ordering::SeqCst) == 0).then_some(()));
-                merge_from(&mut lv, w.read_lv(n), &mut scratch);
+                merge_from(ops, &mut lv, w.read_lv(n), &mut scratch);
             }
         });
         // (2) the rows only read: their writers' LVs, looked at after the values were read.
         self.each_row(rows, |w, flags| {
             if flags & READ != 0 && flags & RANGE == 0 {
-                merge_from(&mut lv, w.write_lv(n), &mut scratch);
+                merge_from(ops, &mut lv, w.write_lv(n), &mut scratch);
             }
         });
         self.lv = lv;
@@ -482,13 +589,20 @@ impl SchemeWorker for TaurusWorker {
         fence(Ordering::SeqCst);
     }
 
-    fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
+    /// `commit`. Of a timed attempt (one commit in LV_SAMPLE_EVERY; the module docs of
+    /// `taurus`, "LV timing") the LV work is timed: the rows' LVs into T.LV and the record's
+    /// stamp; then T.LV's own entry, the rows' LVs raised and the ticket's `T.LV <= CLV`. Not
+    /// the append and registration between them.
+    fn commit_inner(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
         self.proxy.commit();
+        let timed = self.lv_start();
         if !self.merged {
             self.merge_slots(req.rows);
         }
         if req.read_only {
             let t = self.ticket(None);
+            let ns = self.lv_lap(timed);
+            self.lv_count(ns);
             self.reset(req.rows);
             return Ok(t);
         }
@@ -500,6 +614,7 @@ impl SchemeWorker for TaurusWorker {
             self.i = (self.i + 1) % n;
         }
         let stamp = self.take_stamp();
+        let stamped = self.lv_lap(timed);
         let spec = RecordSpec {
             kind,
             flags: FLAG_COMMIT | crate::scheme::cut::epoch_flag(req.epoch),
@@ -524,6 +639,7 @@ impl SchemeWorker for TaurusWorker {
             self.sh.tracker.register(self.i, start, end, &self.lv);
         }
         // Alg. 1 line 12, then lines 13-18.
+        let raising = self.lv_start();
         self.lv[self.i] = self.lv[self.i].max(end);
         let command = self.command();
         let tlv = &self.lv;
@@ -536,20 +652,20 @@ impl SchemeWorker for TaurusWorker {
             }
         });
         let t = self.ticket(Some(end));
+        let raised = self.lv_lap(raising);
+        self.lv_count(stamped + raised);
         self.reset(req.rows);
         self.maybe_anchor(end);
         Ok(t)
     }
 
-    fn abort(&mut self, rows: &dyn AccessSet) {
-        self.reset(rows);
-    }
-
-    fn on_scan(&mut self, table: u32, lo: Bound<u64>, hi: Bound<u64>) {
+    /// `on_scan`: merge the writeLVs of the range's buckets (see the module docs).
+    fn scan(&mut self, table: u32, lo: Bound<u64>, hi: Bound<u64>) {
         let Some((a, b)) = inclusive(lo, hi) else {
             return;
         };
         let n = self.sh.n;
+        let ops = self.sh.ops;
         // Only a transaction that will be logged (it wrote something) can be replayed, so only
         // it needs the WAR edges to later inserters.
         let war = self.command() && self.wrote;
@@ -561,7 +677,7 @@ impl SchemeWorker for TaurusWorker {
             if war {
                 e.view().pending().fetch_add(1, Ordering::SeqCst);
             }
-            merge_from(&mut w.lv, e.view().write_lv(n), &mut w.scratch);
+            merge_from(ops, &mut w.lv, e.view().write_lv(n), &mut w.scratch);
         };
         if last - first < MAX_SCAN_BUCKETS {
             for k in first..=last {
@@ -572,13 +688,5 @@ impl SchemeWorker for TaurusWorker {
         }
         // Before the engine's recount reads the index.
         fence(Ordering::SeqCst);
-    }
-
-    fn on_insert(&mut self, table: u32, key: u64) {
-        self.range_write(table, key, true);
-    }
-
-    fn on_delete(&mut self, table: u32, key: u64) {
-        self.range_write(table, key, false);
     }
 }
