@@ -59,6 +59,11 @@ pub fn machine() -> serde_json::Value {
         "host": read("/proc/sys/kernel/hostname"),
         "kernel": read("/proc/sys/kernel/osrelease"),
         "flush": format!("{:?}", braid_pmem::FlushKind::detect()),
+        // The LV instruction sets this CPU runs (Taurus's `--lv-simd`), detected at run time.
+        "lv_simd": braid_wal::scheme::LvSimd::available()
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>(),
         "git": rev,
         "git_dirty": dirty,
     })

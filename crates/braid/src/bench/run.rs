@@ -94,9 +94,21 @@ pub struct RunResult {
     /// Mean time per sampled committed transaction in 2PL locks (taking and releasing), ns
     /// ([`braid_engine::AccessStats`]; sampled with [`Self::log_insert_ns`]).
     pub lock_ns: f64,
-    /// Mean time per sampled committed transaction in the scheme's access hooks (Taurus's
-    /// LSN-vector updates), ns.
+    /// Mean time per sampled committed transaction in the scheme's access hooks, ns (Taurus:
+    /// the LSN-vector merges of rows kept outside a slot; rows with a slot are merged at
+    /// commit, see [`Self::lv_ns`]).
     pub access_hook_ns: f64,
+    /// Taurus: mean LV work per sampled committed transaction, ns, timed by the scheme (its
+    /// access hooks, and at commit merging the rows' LVs into the transaction's and stamping
+    /// its record, raising the rows' LVs, comparing with the committed vector; the scheme
+    /// counters `lv_samples` and `lv_ns`); 0 for the other schemes.
+    pub lv_ns: f64,
+    /// Taurus: the part of [`Self::lv_ns`] in the scheme's `commit` (inside
+    /// [`Self::log_insert_ns`]), ns.
+    pub lv_commit_ns: f64,
+    /// Taurus: share of the timed transactions dropped because the worker was descheduled
+    /// in a timed stretch (counter `lv_dropped`).
+    pub lv_dropped_share: f64,
     /// The workers' time in attempts that aborted, per committed transaction, ns.
     pub abort_ns_per_txn: f64,
 }
@@ -290,6 +302,13 @@ pub fn run_once(
     let before = db.stats();
     let (log_before, inserts_before, access_before, proxies_before) =
         (before.log, before.log_insert, before.access, before.proxies);
+    let counter = |c: &[(&'static str, u64)], name: &str| {
+        c.iter().find(|(k, _)| *k == name).map_or(0, |(_, v)| *v)
+    };
+    let lv_before: Vec<u64> = LV_COUNTERS
+        .iter()
+        .map(|c| counter(&before.scheme_counters, c))
+        .collect();
     let start = Instant::now();
     let deadline = Duration::from_secs_f64(args.seconds());
     let quota = args
@@ -371,6 +390,11 @@ pub fn run_once(
         stats.log_insert.records - inserts_before.records,
         stats.log_insert.record_ns - inserts_before.record_ns,
     );
+    let [samples, lv_ns, lv_commit_ns, dropped] = std::array::from_fn(|i| {
+        counter(&stats.scheme_counters, LV_COUNTERS[i]).saturating_sub(lv_before[i]) as f64
+    });
+    let (lv_ns, lv_commit_ns) = (lv_ns / samples.max(1.0), lv_commit_ns / samples.max(1.0));
+    let lv_dropped_share = dropped / (samples + dropped).max(1.0);
     let ck = stats.checkpoints;
     if let Some(e) = &ck.last_error {
         bail!("{label}: a checkpoint failed: {e}");
@@ -435,11 +459,18 @@ pub fn run_once(
             cpu,
             lock_ns,
             access_hook_ns,
+            lv_ns,
+            lv_commit_ns,
+            lv_dropped_share,
             abort_ns_per_txn: aborted.as_nanos() as f64 / done.max(1) as f64,
         },
         bytes_per_row,
     ))
 }
+
+/// Taurus's counters of its sampled LV work (see `braid_wal::scheme::TaurusConfig::simd`):
+/// timed transactions, their LV ns, the part in commit, dropped samples.
+const LV_COUNTERS: [&str; 4] = ["lv_samples", "lv_ns", "lv_commit_ns", "lv_dropped"];
 
 /// Straggler signals per 10,000 commits from a scheme's counters, if it counts signals.
 pub(super) fn signals_per_10k(c: &BTreeMap<String, u64>) -> Option<f64> {

@@ -77,6 +77,14 @@ pub struct ConfigResult {
     /// Median over the runs of the sampled commits' time in the scheme's access hooks, ns per
     /// transaction ([`RunResult::access_hook_ns`]).
     pub access_hook_ns: f64,
+    /// Median over the runs of Taurus's LV work per sampled committed transaction, ns
+    /// ([`RunResult::lv_ns`]; 0 for the other schemes).
+    pub lv_ns: f64,
+    /// Median over the runs of its part in the scheme's commit, ns
+    /// ([`RunResult::lv_commit_ns`]).
+    pub lv_commit_ns: f64,
+    /// Median over the runs of the share of timed transactions dropped (descheduled).
+    pub lv_dropped_share: f64,
     /// Median over the runs of the workers' time in aborted attempts per committed
     /// transaction, ns.
     pub abort_ns_per_txn: f64,
@@ -216,6 +224,9 @@ pub fn measure_variants(
         let workers_on_cpu = median_of(|r| r.cpu.as_ref().and_then(|c| c.workers_on_cpu));
         let lock_ns = median_of(|r| Some(r.lock_ns)).unwrap_or(0.0);
         let access_hook_ns = median_of(|r| Some(r.access_hook_ns)).unwrap_or(0.0);
+        let lv_ns = median_of(|r| Some(r.lv_ns)).unwrap_or(0.0);
+        let lv_commit_ns = median_of(|r| Some(r.lv_commit_ns)).unwrap_or(0.0);
+        let lv_dropped_share = median_of(|r| Some(r.lv_dropped_share)).unwrap_or(0.0);
         let abort_ns_per_txn = median_of(|r| Some(r.abort_ns_per_txn)).unwrap_or(0.0);
         let ratio = results
             .iter()
@@ -281,6 +292,9 @@ pub fn measure_variants(
             floor_gap_us: floor_gap,
             lock_ns,
             access_hook_ns,
+            lv_ns,
+            lv_commit_ns,
+            lv_dropped_share,
             abort_ns_per_txn,
             workers_on_cpu,
             cpu_ns_per_txn,
@@ -310,6 +324,7 @@ pub fn measure_variants(
                 "device_sync_us": args.engine.device_sync_us.unwrap_or(0),
                 "sync_commit": args.engine.sync_commit,
                 "lv_compress": args.engine.taurus.compress.to_string(),
+                "lv_simd": args.engine.taurus.simd.to_string(),
                 "taurus_recovery": args.engine.taurus_recovery.to_string(),
             }),
         });
