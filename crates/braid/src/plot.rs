@@ -121,6 +121,115 @@ where
     Ok(())
 }
 
+/// The span of `v` on a log axis: from its least to its greatest positive value, widened by a
+/// twentieth of the span's decades at each end (1 to 10 for none, or a single value).
+fn log_span(v: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = v
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(x), b.max(x))
+        });
+    if !lo.is_finite() {
+        return (1.0, 10.0);
+    }
+    let (lo, hi) = if hi > lo {
+        (lo, hi)
+    } else {
+        (lo / 2.0, hi * 2.0)
+    };
+    let pad = (hi / lo).powf(0.05);
+    (lo / pad, hi * pad)
+}
+
+fn draw_log_lines<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("drawing: {e}");
+    root.fill(&WHITE).map_err(err)?;
+    let points = || series.iter().flat_map(|s| s.points.iter());
+    let (x0, x1) = log_span(points().map(|p| p.0));
+    let (y0, y1) = log_span(points().map(|p| p.1));
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .x_label_formatter(&|v| human(*v))
+        .y_label_formatter(&|v| human(*v))
+        .draw()
+        .map_err(err)?;
+    for (i, s) in series.iter().enumerate() {
+        let color = palette(i);
+        let pts: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .copied()
+            .filter(|p| p.0 > 0.0 && p.1 > 0.0)
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+            .map_err(err)?
+            .label(s.name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+            });
+        chart
+            .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, color.filled())))
+            .map_err(err)?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
+}
+
+/// Write `stem.svg` and `stem.png` with a line chart on log scales on both axes (points at or
+/// below 0 left out); returns both paths.
+pub fn log_line_chart(
+    stem: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+) -> anyhow::Result<Vec<PathBuf>> {
+    prepare(stem)?;
+    let svg = stem.with_extension("svg");
+    let png = stem.with_extension("png");
+    draw_log_lines(
+        SVGBackend::new(&svg, (900, 560)).into_drawing_area(),
+        title,
+        x_label,
+        y_label,
+        series,
+    )?;
+    draw_log_lines(
+        BitMapBackend::new(&png, (900, 560)).into_drawing_area(),
+        title,
+        x_label,
+        y_label,
+        series,
+    )?;
+    Ok(vec![svg, png])
+}
+
 /// A chart of one slot per name of `names` along x (each labelled under its middle) and 0 to
 /// `ymax` along y, its mesh drawn: what bar charts draw their bars on.
 pub fn category_chart<'a, DB: DrawingBackend>(

@@ -34,7 +34,8 @@ pub struct Experiment {
 pub enum Body {
     /// Bench runs, each with its table and figure.
     Runs(Vec<Run>),
-    /// One bench run per x value (a workload parameter); one table and one figure of them all.
+    /// One bench run per x value (a workload parameter), each with its table named by its
+    /// run; one figure of them all.
     Sweep {
         runs: Vec<(f64, Run)>,
         figure: Figure,
@@ -360,7 +361,9 @@ mod tests {
                 "taurus-fig12b",
                 "taurus-fig13",
                 "taurus-fig13b",
+                "taurus-fig14",
                 "taurus-fig15",
+                "taurus-fig16",
                 "rewind-fig3",
                 "rewind-fig4",
                 "rewind-fig5",

@@ -14,7 +14,8 @@
 //! verdict is a list of the claim's parts with a level computed from them (see [`verdict`]);
 //! a scalability figure's crossover part sets the paper's crossover against the core count at
 //! which the scheme's global read-modify-writes per commit would cap it ([`projection`], where
-//! the model and its constant are written).
+//! the model and its constant are written). `--scaling` runs only the figures a bigger
+//! machine's cores can draw further, sized to finish within minutes there ([`scaling`]).
 
 mod experiments;
 mod highlights;
@@ -22,6 +23,7 @@ mod nvlog;
 mod plot;
 mod projection;
 mod rewind;
+mod scaling;
 mod summary;
 mod taurus;
 mod verdict;
@@ -57,6 +59,12 @@ pub struct ReportArgs {
     /// report, whose figures are not results.
     #[arg(long)]
     pub quick: bool,
+    /// Run only the scaling subset: Wang & Johnson Fig. 4 and Taurus Figs. 5-6, whose thread
+    /// sweeps go up to this machine's cores, with the runs' seconds and repeats chosen from
+    /// how many configurations that gives so that it takes under 8 minutes on 16 cores (the
+    /// plan and its estimate are printed first; it sets --seconds and --repeat itself).
+    #[arg(long)]
+    pub scaling: bool,
     /// Run nothing: rewrite the highlights block of this file (the committed one is
     /// docs/results.md) from the report already in --out (its data/all.json).
     #[arg(long)]
@@ -76,6 +84,8 @@ pub struct Ctx<'a> {
     /// The results of every run made so far (not kept for recovery), by run id: a breakdown
     /// takes an earlier entry's runs from here.
     done: std::collections::HashMap<String, Vec<ConfigResult>>,
+    /// `--scaling`: the plan, in words, for the summary's header.
+    scaling: Option<String>,
 }
 
 impl Ctx<'_> {
@@ -139,10 +149,9 @@ impl Ctx<'_> {
         Ok(a)
     }
 
-    /// Run `braid bench` over the variants of run `r`; its results are saved under `data/`.
-    fn bench(&mut self, r: &Run, keep: bool) -> anyhow::Result<Vec<ConfigResult>> {
+    /// The bench options of run `r` and of each of its variants (databases kept if `keep`).
+    fn variants(&self, r: &Run, keep: bool) -> anyhow::Result<(BenchArgs, Vec<Variant>)> {
         let base = self.bench_args(r)?;
-        let context = || format!("experiment {}", r.id);
         let variants: Vec<Variant> = r
             .vars
             .iter()
@@ -160,6 +169,35 @@ impl Ctx<'_> {
                 }
             })
             .collect();
+        Ok((base, variants))
+    }
+
+    /// The configurations (points of the runs' sweeps) experiment `e` measures, each run
+    /// `--repeat` times.
+    fn configs(&self, e: &Experiment) -> anyhow::Result<usize> {
+        let runs: Vec<&Run> = match &e.body {
+            Body::Runs(r) | Body::Recovery { runs: r, .. } | Body::Pipelines { runs: r, .. } => {
+                r.iter().collect()
+            }
+            Body::Sweep { runs, .. } | Body::Breakdown { runs, .. } => {
+                runs.iter().map(|(_, r)| r).collect()
+            }
+            Body::Rewind { .. } => Vec::new(),
+        };
+        let mut n = 0;
+        for r in runs {
+            let (_, variants) = self.variants(r, false)?;
+            n += bench::variant_points(&variants)
+                .with_context(|| format!("experiment {}", r.id))?
+                .len();
+        }
+        Ok(n)
+    }
+
+    /// Run `braid bench` over the variants of run `r`; its results are saved under `data/`.
+    fn bench(&mut self, r: &Run, keep: bool) -> anyhow::Result<Vec<ConfigResult>> {
+        let (base, variants) = self.variants(r, keep)?;
+        let context = || format!("experiment {}", r.id);
         let workload = crate::common::workload(base.workload, &base.ycsb, &base.oltp, false)
             .with_context(context)?;
         let points = bench::variant_points(&variants).with_context(context)?;
@@ -209,11 +247,12 @@ impl Ctx<'_> {
                 let mut rows: Vec<(f64, ConfigResult)> = Vec::new();
                 for (x, r) in runs {
                     let res = self.bench(r, false)?;
+                    // One table per run, named: the swept value is in no column.
+                    self.note(&format!("`{}`:", r.id));
+                    self.table(&res);
                     rows.extend(res.iter().map(|c| (*x, c.clone())));
                     m.runs.push((r.id.clone(), Some(*x), res));
                 }
-                let table: Vec<ConfigResult> = rows.iter().map(|(_, c)| c.clone()).collect();
-                self.table(&table);
                 self.figure(figure, Data::Results(&rows))?;
             }
             Body::Recovery {
@@ -505,25 +544,56 @@ fn short_paper(p: &str) -> &str {
     p.split(',').next().unwrap_or(p)
 }
 
-pub fn run(args: ReportArgs) -> anyhow::Result<()> {
-    if let Some(readme) = &args.readme {
-        return highlights::write_readme(&args.out, readme);
-    }
-    std::fs::create_dir_all(args.out.join("data"))
-        .with_context(|| format!("creating {}", args.out.display()))?;
-    let mut cx = Ctx {
-        args: &args,
+/// A report in the making for `args`, nothing run yet.
+fn ctx(args: &ReportArgs) -> Ctx<'_> {
+    Ctx {
+        args,
         mp: MultiProgress::new(),
         md: String::new(),
         all: Vec::new(),
         verdicts: Vec::new(),
         rewind: None,
         done: std::collections::HashMap::new(),
-    };
+        scaling: None,
+    }
+}
+
+/// Whether experiment `id` runs: `--only` matches it, and with `--scaling` it is one of the
+/// subset's.
+fn wanted(args: &ReportArgs, id: &str) -> bool {
+    args.only.as_deref().is_none_or(|o| id.contains(o))
+        && (!args.scaling || scaling::IDS.contains(&id))
+}
+
+pub fn run(mut args: ReportArgs) -> anyhow::Result<()> {
+    if let Some(readme) = &args.readme {
+        return highlights::write_readme(&args.out, readme);
+    }
+    std::fs::create_dir_all(args.out.join("data"))
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let selected: Vec<Experiment> = experiments::all()
+        .into_iter()
+        .filter(|e| wanted(&args, e.id))
+        .collect();
+    let mut plan = None;
+    if args.scaling {
+        let probe = ctx(&args);
+        let configs = selected
+            .iter()
+            .map(|e| Ok((e.id, probe.configs(e)?)))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let p = scaling::Plan::new(configs, args.quick);
+        let text = p.text(experiments::cores());
+        println!("{text}");
+        args.seconds = p.seconds;
+        args.repeat = p.repeat;
+        plan = Some(text);
+    }
+    let mut cx = ctx(&args);
+    cx.scaling = plan;
     let machine = crate::output::machine();
     let started = std::time::Instant::now();
-    let want = |id: &str| args.only.as_deref().is_none_or(|o| id.contains(o));
-    for e in experiments::all().iter().filter(|e| want(e.id)) {
+    for e in &selected {
         cx.experiment(e)?;
     }
     // The runs' parent directory in /dev/shm goes with the last of them (removing a directory
@@ -541,6 +611,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
         &serde_json::json!({
             "machine": machine,
             "quick": args.quick,
+            "scaling": cx.scaling,
             "seconds": args.seconds,
             "repeat": cx.repeat(),
             "minutes": minutes,

@@ -31,6 +31,9 @@ pub enum Chart {
         /// Leave `none` (no logging) out.
         skip_none: bool,
     },
+    /// Lines of bench results' txn/s against the swept value, both axes on log scales (a
+    /// throughput over several orders of magnitude of a parameter).
+    LogLog { key: Key },
     /// Labelled bars (of bench results: each configuration's txn/s).
     Bars,
     /// Stacked bars computed from bench results (a time breakdown): one bar per [`Stack`],
@@ -96,14 +99,15 @@ pub enum Data<'a> {
 impl Chart {
     /// The lines of a line chart from bench results.
     fn series(&self, rows: &[(f64, ConfigResult)]) -> Vec<Series> {
-        let Chart::Lines {
-            x,
-            y,
-            key,
-            skip_none,
-        } = self
-        else {
-            return Vec::new();
+        let (x, y, key, skip_none) = match self {
+            Chart::Lines {
+                x,
+                y,
+                key,
+                skip_none,
+            } => (x, y, key, *skip_none),
+            Chart::LogLog { key } => (&X::Sweep, &Y::TxnPerS, key, false),
+            _ => return Vec::new(),
         };
         let kept: Vec<&(f64, ConfigResult)> = rows
             .iter()
@@ -148,6 +152,13 @@ impl Ctx<'_> {
                 fig.x_label,
                 fig.y_label,
                 &lines(rows),
+            )?),
+            (Chart::LogLog { .. }, Data::Results(rows)) => Some(plot::log_line_chart(
+                &stem,
+                &fig.title,
+                fig.x_label,
+                fig.y_label,
+                &fig.chart.series(rows),
             )?),
             _ => None,
         };

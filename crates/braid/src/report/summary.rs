@@ -67,7 +67,7 @@ impl Ctx<'_> {
             "# braid report\n\nMachine: {} cores, {}, {} GiB, host {}, kernel {}; git {}{dirty}.\n\
              Every figure is the median of {} runs of {} s unless its text says otherwise; ratios are to \
              `none` (no logging) measured in the same sweep, and each is named by logging kind. {}\n\
-             Produced by `braid report{}` in {minutes:.1} minutes.",
+             Produced by `braid report{}{}` in {minutes:.1} minutes.{}",
             machine["cores"],
             machine["cpu"].as_str().unwrap_or("?"),
             machine["memory_gib"],
@@ -86,6 +86,14 @@ impl Ctx<'_> {
                 ""
             },
             if self.args.quick { " --quick" } else { "" },
+            if self.args.scaling { " --scaling" } else { "" },
+            match &self.scaling {
+                Some(plan) => format!(
+                    "\n\n**This is the `--scaling` subset** (the figures whose thread sweeps a \
+                     bigger machine draws further). {plan}"
+                ),
+                None => String::new(),
+            },
         );
     }
 

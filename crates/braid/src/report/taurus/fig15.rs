@@ -6,30 +6,30 @@
 //! like writing the log buffer occur once per transaction"; "at 2,000 tuples per transaction,
 //! the LV updating overhead is around 2.1%".
 //!
-//! braid reproduces the parts from measured CPU time and the engine's own timers, per committed
-//! transaction, every thread of the engine counted (the workers and Taurus's log managers; see
-//! `crate::bench::cpu`): *LV update* is the time in the scheme's access hooks, where Taurus
-//! raises the transaction's LSN vector from each row's (sampled on one commit in 16);
-//! *2PL locks* the time taking each accessed row's lock and releasing them at commit (same
-//! sample; braid keeps the lock in the row, so its tuple tracking is the lock and the access
-//! entry); *log buffer* the commit's way into the log (its record and LSN vector; same
-//! sample); *log managers* the CPU time of the log's own threads; *aborted attempts* the
-//! workers' time in attempts that aborted (NO_WAIT: a conflict aborts at once); *other* the
-//! rest of the CPU time (index lookups, reading and copying rows, the client).
+//! braid reproduces the parts from measured CPU time and the timers of the engine and of
+//! Taurus, per committed transaction, every thread of the engine counted (the workers and
+//! Taurus's log managers; see `crate::bench::cpu`): *LV update* is Taurus's LV work, timed by
+//! the scheme on one transaction in 16 (its access hooks, and at commit merging the rows' LSN
+//! vectors into the transaction's, stamping the record, raising the rows' LVs and comparing
+//! with the committed vector: under 2PL a row's LVs are merged at commit, where the engine's
+//! timer of the access hooks does not see them); *2PL locks* the time taking each accessed
+//! row's lock and releasing them at commit (the engine's sample of one commit in 16; braid
+//! keeps the lock in the row, so its tuple tracking is the lock and the access entry); *log
+//! buffer* the commit's way into the log (its record; same sample) less the LV work in it;
+//! *log managers* the CPU time of the log's own threads; *aborted attempts* the workers' time
+//! in attempts that aborted (NO_WAIT: a conflict aborts at once); *other* the rest of the CPU
+//! time (index lookups, reading and copying rows, the client).
+//!
+//! The runs are Fig. 14's ([`super::fig14`]): its Taurus data logging at each length.
 
-use super::{nvme, nvme_text, parallel};
+use super::fig14::{TUPLES, run_id, runs};
+use super::nvme_text;
 use crate::bench::ConfigResult;
-use crate::common::WorkloadKind;
-use crate::report::experiments::{
-    Bench, Body, DATA, Experiment, Run, TAURUS_WORKERS, Var, list, run, top,
-};
+use crate::report::experiments::{Body, Experiment, TAURUS_WORKERS, list, top};
 use crate::report::plot::{Chart, Figure, Stack};
 use crate::report::verdict::{
     Kind, Measured, Part, Verdict, cpu_per_txn, data, log_threads_per_txn, times, worker_cpu,
 };
-
-/// The tuples per transaction of the paper's Figs. 14-15 ("from 2 to 2,000").
-const TUPLES: [usize; 4] = [2, 20, 200, 2000];
 
 /// "the LV update overhead stays fixed at 0.6%" (2 to 200 tuples), "around 2.1%" at 2,000.
 const LV_SHARE: f64 = 0.006;
@@ -46,11 +46,6 @@ const SEGMENTS: [&str; 6] = [
     "aborted attempts",
     "other (index, rows, client)",
 ];
-
-/// The run of `tuples` per transaction.
-fn run_id(tuples: usize) -> String {
-    format!("taurus-fig15-{tuples}")
-}
 
 /// One committed transaction's CPU time, ns.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -69,9 +64,9 @@ impl Split {
     fn of(c: &ConfigResult) -> Option<Split> {
         let total = cpu_per_txn(c)?;
         let (lv, locks, log_buffer) = (
-            worker_cpu(c, c.access_hook_ns),
+            worker_cpu(c, c.lv_ns),
             worker_cpu(c, c.lock_ns),
-            worker_cpu(c, c.log_insert_ns),
+            worker_cpu(c, (c.log_insert_ns - c.lv_commit_ns).max(0.0)),
         );
         let log_managers = log_threads_per_txn(c);
         let aborts = worker_cpu(c, c.abort_ns_per_txn);
@@ -124,26 +119,9 @@ fn taurus(m: &Measured, tuples: usize) -> Option<&ConfigResult> {
 
 fn stacks(rows: &[(f64, ConfigResult)]) -> Vec<Stack> {
     rows.iter()
-        .filter(|(_, c)| c.scheme == "taurus")
+        .filter(|(_, c)| c.scheme == "taurus" && c.logging == "data")
         .filter_map(|(x, c)| {
             Split::of(c).map(|s| Stack::of_shares(format!("{x:.0} tuples"), &SEGMENTS, &s.shares()))
-        })
-        .collect()
-}
-
-fn runs() -> Vec<(f64, Run)> {
-    TUPLES
-        .iter()
-        .map(|&n| {
-            let mut b = Bench::new(WorkloadKind::Ycsb, &[top(TAURUS_WORKERS)]);
-            b.accesses = Some(n);
-            let vars = vec![Var {
-                label: "",
-                schemes: &["taurus"],
-                logging: DATA,
-                set: vec![nvme, parallel],
-            }];
-            (n as f64, run(&run_id(n), b, vars, None))
         })
         .collect()
 }
@@ -163,24 +141,29 @@ pub(super) fn fig15() -> Experiment {
             "Taurus data logging (2PL, NO_WAIT) on YCSB (1M rows of 1 KB, Zipf 0.6, half the \
              accesses reads) with {} tuples per transaction (the paper's axis: \"from 2 to \
              2,000\"), {n} workers (the paper does not give its count; it ran on the 96-vCPU \
-             i3en.metal), 4 logs. {} The paper's parts are read from its text; braid measures \
-             each from its CPU time per committed transaction, every thread of the engine \
-             counted (the workers and the log managers, read from /proc over each run): *LV \
-             update* the time in Taurus's access hooks, where the transaction's LSN vector takes \
-             each row's (the engine's timer, sampled on one commit in 16); *2PL locks* taking \
-             each row's lock and releasing them at commit (same sample; braid keeps the lock in \
-             the row, so this is its tuple tracking); *log buffer* the commit's way into the log, \
-             its record and LSN vector (same sample); *log managers* the CPU time of the log's \
-             threads; *aborted attempts* the workers' time in attempts that aborted; *other* the \
-             rest (index lookups, reading and copying rows, the bench's client). The workers' \
-             timers read the wall clock and are counted as CPU time by the share of their \
-             runnable time the workers spent on a CPU (from /proc's run-queue wait). The bars are \
-             shares of the total; the paper's percentages are of its own total, which may not \
-             count its log managers.",
+             i3en.metal), {d} logs on {d} devices: Fig. 14's runs. {} The paper's parts are read \
+             from its text; braid measures each from its CPU time per committed transaction, \
+             every thread of the engine counted (the workers and the log managers, read from \
+             /proc over each run): *LV update* Taurus's LV work, timed by the scheme on one \
+             transaction in 16 (its access hooks, and at commit the rows' LSN vectors merged \
+             into the transaction's, the record stamped, the rows' LVs raised and the \
+             transaction's LV compared with the committed vector: under 2PL braid merges a \
+             row's LVs at commit, where every lock is still held, so the engine's timer of the \
+             access hooks alone would miss them); *2PL locks* taking each row's lock and \
+             releasing them at commit (the engine's sample of one commit in 16; braid keeps the \
+             lock in the row, so this is its tuple tracking); *log buffer* the commit's way \
+             into the log (same sample) less the LV work in it; *log managers* the CPU time of \
+             the log's threads; *aborted attempts* the workers' time in attempts that aborted; \
+             *other* the rest (index lookups, reading and copying rows, the bench's client). \
+             The timers read the wall clock and are counted as CPU time by the share of their \
+             runnable time the workers spent on a CPU (from /proc's run-queue wait). The bars \
+             are shares of the total; the paper's percentages are of its own total, which may \
+             not count its log managers.",
             list(&TUPLES),
             nvme_text(),
+            d = super::devices(),
         ),
-        body: Body::Sweep {
+        body: Body::Breakdown {
             runs: runs(),
             figure: Figure {
                 stem: "taurus-fig15".into(),
@@ -315,6 +298,7 @@ fn verdict(m: &Measured) -> Verdict {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::expect_used)]
     use super::*;
     use crate::bench::cpu::WORKER;
     use crate::report::result;
@@ -326,9 +310,10 @@ mod tests {
         let n = top(TAURUS_WORKERS);
         let mut c = result("taurus", "", "data", n, 100_000.0);
         c.cpu_ns_per_txn = [(WORKER.to_string(), cpu), ("flusher".to_string(), log)].into();
-        c.access_hook_ns = lv;
+        c.lv_ns = lv;
+        c.lv_commit_ns = lv / 2.0;
         c.lock_ns = locks;
-        c.log_insert_ns = 100.0 * tuples as f64;
+        c.log_insert_ns = 100.0 * tuples as f64 + c.lv_commit_ns;
         c.aborts_per_s = aborts * c.txn_per_s;
         c
     }
@@ -341,7 +326,10 @@ mod tests {
             (200, row(200, 400_000.0, 40_000.0, lv200, lock200, 0.1)),
             (2000, row(2000, 4e6, 4e5, 80_000.0, 3e6, 1.0)),
         ] {
-            m.runs.push((run_id(t), Some(t as f64), vec![c]));
+            // Fig. 14's run holds Taurus command logging too: neither a bar nor a part.
+            let mut other = row(t, 1.0, 1.0, 0.0, 0.0, 0.0);
+            other.logging = "command".to_string();
+            m.runs.push((run_id(t), Some(t as f64), vec![other, c]));
         }
         m
     }
@@ -356,6 +344,10 @@ mod tests {
         let bars = stacks(&rows);
         assert_eq!(bars.len(), 4);
         assert_eq!(bars[0].label, "2 tuples");
+        // The LV work inside the commit is LV update, not log buffer: at 2 tuples 200 ns of
+        // log insertion less 30 of LV work.
+        let s2 = Split::of(&rows[1].1).expect("CPU time");
+        assert_eq!((s2.lv, s2.log_buffer), (60.0, 200.0));
     }
 
     fn m_rows(m: &Measured) -> Vec<(f64, ConfigResult)> {

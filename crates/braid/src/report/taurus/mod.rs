@@ -2,11 +2,14 @@
 //! serial logging on RAID-0, Plover and Silo-R, on NVMe-class devices under 2PL (Figs. 5, 7)
 //! and OCC (Figs. 6, 8), on bandwidth-limited disks (Figs. 9, 10), and against contention
 //! (Fig. 13), on logs in DRAM (Fig. 11, [`mod@dram`]) and on the full TPC-C mix (Fig. 12,
-//! [`full_mix`]), and the time breakdown against transaction length (Fig. 15, [`fig15`]). The
-//! verdicts of Figs. 5-10 and 13 are in [`verdict`].
+//! [`full_mix`]), throughput against transaction length (Fig. 14, [`fig14`]) and its time
+//! breakdown (Fig. 15, [`fig15`]), and the LV overhead with SIMD on and off against the number
+//! of log files (Fig. 16, [`fig16`]). The verdicts of Figs. 5-10 and 13 are in [`verdict`].
 
 mod dram;
+mod fig14;
 mod fig15;
+mod fig16;
 mod full_mix;
 mod verdict;
 
@@ -372,7 +375,9 @@ pub fn all() -> Vec<Experiment> {
         full_mix::recovery(),
         contention(),
         contention_recovery(),
+        fig14::fig14(),
         fig15::fig15(),
+        fig16::fig16(),
     ]
 }
 
