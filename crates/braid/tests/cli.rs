@@ -219,6 +219,43 @@ fn bench_rewind_word_transactions() {
     assert!(rows.iter().all(|r| r["tx_per_sec"].as_f64().unwrap() > 0.0));
 }
 
+/// `report --scaling` prints its plan before running, runs only the subset's figures (here
+/// one of them, by `--only`), and says in the summary and the JSON that it was the subset.
+#[test]
+fn report_scaling_prints_its_plan_and_runs_only_its_figures() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let out = run_ok(braid().args([
+        "report",
+        "--quick",
+        "--scaling",
+        "--only",
+        "taurus-fig6",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]));
+    assert!(
+        out.starts_with("Scaling subset on") && out.contains("(taurus-fig6 "),
+        "{out}"
+    );
+    let all = read_json(&dir.path().join("data/all.json"));
+    assert!(
+        all["scaling"].as_str().unwrap().contains("estimated"),
+        "{all}"
+    );
+    let figures: Vec<&str> = all["experiments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["experiment"].as_str())
+        .collect();
+    assert_eq!(figures, ["taurus-fig6"]);
+    let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert!(
+        summary.contains("`braid report --quick --scaling`"),
+        "{summary}"
+    );
+}
+
 #[test]
 fn report_quick_smoke() {
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();

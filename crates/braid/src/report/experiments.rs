@@ -168,6 +168,8 @@ pub struct Bench {
     pub theta: Option<f64>,
     /// YCSB: rows each transaction accesses (`--ycsb-accesses`), instead of the default.
     pub accesses: Option<usize>,
+    /// Log streams (`--logs`), instead of each variant's own or the bench's default.
+    pub logs: Option<usize>,
     pub tatp_mix: Option<&'static str>,
     pub tpcc_mix: Option<&'static str>,
     /// Seconds per run, instead of the report's.
@@ -189,6 +191,7 @@ impl Bench {
             nvm_delays: None,
             theta: None,
             accesses: None,
+            logs: None,
             tatp_mix: None,
             tpcc_mix: None,
             seconds: None,

@@ -116,6 +116,9 @@ impl Ctx<'_> {
         if let Some(n) = b.accesses {
             a.ycsb.accesses = n;
         }
+        if let Some(n) = b.logs {
+            a.logs = Some(vec![n]);
+        }
         if let Some(m) = b.tatp_mix {
             a.oltp.tatp_mix = m.into();
         }

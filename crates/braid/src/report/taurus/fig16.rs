@@ -45,19 +45,25 @@ const ROWS: u64 = 100_000;
 const ON: &str = "SIMD on";
 const OFF: &str = "SIMD off";
 
-/// The run's id.
-const RUN: &str = "taurus-fig16";
+/// Runs per configuration (the report's default): the two settings of a log count run one
+/// after the other, round and round, so that the machine's drift (it is shared) moves both
+/// alike. (Five took 2.8 minutes on 2 cores and did not settle a 5% difference either.)
+const REPEAT: usize = 3;
+
+/// The run of `logs` log files.
+fn run_id(logs: usize) -> String {
+    format!("taurus-fig16-{logs}")
+}
 
 /// Command logging alone.
 const COMMAND: &[LogKind] = &[LogKind::Command];
 
 /// Logs in /dev/shm files, not paced (the LV overhead is the workers' CPU time), in 4 MiB
-/// segments (64 logs of the default 64 MiB would hold 4 GiB of /dev/shm), at every log count
-/// of [`LOG_FILES`], on a YCSB table of [`ROWS`].
+/// segments (64 logs of the default 64 MiB would hold 4 GiB of /dev/shm), on a YCSB table of
+/// [`ROWS`].
 fn setup(a: &mut BenchArgs) {
     paced(a, 0.0, 0);
     a.engine.segment_mb = 4;
-    a.logs = Some(LOG_FILES.to_vec());
     a.ycsb.rows = a.ycsb.rows.min(ROWS);
 }
 
@@ -116,7 +122,8 @@ pub(super) fn fig16() -> Experiment {
              its scalar tail); *SIMD off* is `--lv-simd off`, the scalar loops (which the compiler itself \
              vectorises with SSE2 where it can, x86-64's baseline). The LV overhead per \
              transaction is Taurus's own timer of its LV work on one committed transaction in \
-             16, the clock's cost (measured at open) taken off each timed stretch: the access \
+             16, the clock's cost (measured at open) taken off each timed stretch, the median \
+             of {REPEAT} runs of each setting, the two settings of a log count run in turn: the access \
              hooks (a row whose two LVs fit its 33-word slot, up to 16 log files, has none \
              there; beyond, its LVs live in the lock-table map, found by a hash probe) and the \
              commit (the rows' LVs merged into the transaction's and the record stamped; the \
@@ -129,11 +136,17 @@ pub(super) fn fig16() -> Experiment {
             list(&LOG_FILES),
             features(),
         ),
-        body: Body::Runs(vec![run(
-            RUN,
-            Bench::new(WorkloadKind::Ycsb, &[n]),
-            vars(),
-            Some(Figure {
+        body: Body::Sweep {
+            runs: LOG_FILES
+                .iter()
+                .map(|&logs| {
+                    let mut b = Bench::new(WorkloadKind::Ycsb, &[n]);
+                    b.logs = Some(logs);
+                    b.repeat = Some(REPEAT);
+                    (logs as f64, run(&run_id(logs), b, vars(), None))
+                })
+                .collect(),
+            figure: Figure {
                 stem: "taurus-fig16".into(),
                 title: format!(
                     "Taurus command logging on YCSB: LV overhead per transaction ({n} threads)"
@@ -141,8 +154,8 @@ pub(super) fn fig16() -> Experiment {
                 x_label: "",
                 y_label: "ns per transaction",
                 chart: Chart::Stacked(stacks),
-            }),
-        )]),
+            },
+        },
         verdict,
     }
 }
@@ -180,7 +193,7 @@ fn paper_ratio() -> f64 {
 
 /// The LV overhead (ns per transaction) with `variant` at `logs` log files.
 fn lv(m: &Measured, variant: &str, logs: usize) -> Option<f64> {
-    m.run(RUN)
+    m.run(&run_id(logs))
         .iter()
         .find(|c| c.scheme == "taurus" && c.variant == variant && c.logs == logs)
         .map(|c| c.lv_ns)
@@ -244,9 +257,12 @@ fn judge(points: &[(usize, f64, f64)], simd: bool, features: &str) -> Verdict {
         return Verdict::of(parts);
     }
     let cause = format!(
-        "the LV work is mostly loads of the rows' LV words and of the lock-table map, and the \
-         per-entry compare-and-max that raises a row's LV (Alg. 6 lines 9-11), which neither \
-         setting vectorises; only the element-wise max and compare do; {each}"
+        "braid's LV work is bound by memory, not by the element-wise max and compare that SIMD \
+         shortens: loading the rows' LV words (a cache miss each on a table larger than the \
+         caches), beyond 16 log files finding them in the lock-table map, and raising a row's \
+         LV entry by entry (Alg. 6 lines 9-11, atomic in both settings); a perf profile at 16 \
+         log files puts over 90% of the merge's samples on those loads (docs/design.md, \
+         Measuring); {each}"
     );
     parts.push(
         Part::below(
@@ -367,11 +383,15 @@ mod tests {
         assert_eq!(bars[1].parts[0].1, 110.0);
         assert_eq!(bars[3].parts[1].1, 40.0);
         let mut m = Measured::default();
-        m.runs.push((
-            RUN.to_string(),
-            None,
-            rows.into_iter().map(|r| r.1).collect(),
-        ));
+        for l in [1, 64] {
+            let run: Vec<ConfigResult> = rows
+                .iter()
+                .filter(|(_, c)| c.logs == l)
+                .map(|(_, c)| c.clone())
+                .collect();
+            m.runs.push((run_id(l), Some(l as f64), run));
+        }
+        assert_eq!(lv(&m, OFF, 64), Some(150.0 * 64.0));
         // Only 1 and 64 log files ran: not every point of the figure.
         assert_eq!(verdict(&m).level(), Level::NotMeasured);
     }
