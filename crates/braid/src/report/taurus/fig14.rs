@@ -180,7 +180,7 @@ fn verdict(m: &Measured) -> Verdict {
                 let attempts = |c: &ConfigResult| c.txn_per_s + c.aborts_per_s;
                 let work = attempts(got[1]) / attempts(last).max(1e-9);
                 format!(
-                    "NO_WAIT aborts {:.2} attempts per commit at 2,000 tuples ({:.3} at 20);                      counting every attempt, aborted or not, the attempts per second fall                      {} from 20 to 2,000 tuples (slope {:.2}); {:.1} KB of log per                      transaction at 2,000 tuples",
+                    "NO_WAIT aborts {:.2} attempts per commit at 2,000 tuples ({:.3} at 20); counting every attempt, aborted or not, the attempts per second fall {} from 20 to 2,000 tuples (slope {:.2}); {:.1} KB of log per transaction at 2,000 tuples",
                     abort_rate(last),
                     abort_rate(got[1]),
                     times(work),
