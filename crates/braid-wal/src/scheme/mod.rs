@@ -180,7 +180,7 @@ pub(crate) const ROW_META_SMALL: usize = 8;
 /// finds them in the cache lines the concurrency control fetched anyway (a separate allocation
 /// cost Taurus a cache miss per row access: 4% of a one-thread YCSB run's samples in
 /// `merge_from`); more words are one allocation, made on the first access that needs them, of
-/// [`ROW_META_SMALL`] words or, for more, [`ROW_META_WORDS`]. (With one spill size of 8 words,
+/// `ROW_META_SMALL` words or, for more, `ROW_META_WORDS`. (With one spill size of 8 words,
 /// Taurus command logging on 4 logs, 9 words, kept its rows' LVs in a shared hash map instead:
 /// a shard lock and a probe per row access, 19% of a 2-thread TPC-C Payment run's samples,
 /// which made it slower than data logging.) A scheme asks for the same count for every row of
