@@ -166,25 +166,19 @@ thread_local! {
 /// Wait until `deadline` as a core stalled on a store to slow NVM does: sleep for what exceeds
 /// this thread's wake-up overshoot, spin the rest (see the module doc).
 pub(crate) fn wait_until(deadline: Instant) {
-    loop {
-        let now = Instant::now();
-        if deadline <= now {
-            return;
-        }
-        let left = deadline - now;
-        let margin = overshoot();
-        if left <= margin {
-            spin_to(deadline);
-            return;
-        }
-        sleep_measured(left - margin);
-    }
+    wait(deadline, false);
 }
 
 /// Wait until `deadline` as a thread waiting for I/O does: sleep for what exceeds this
 /// thread's wake-up overshoot, and spin the rest only where a core is spare; otherwise end at
 /// whichever of now and the next wake-up is nearer the deadline (see the module doc).
 pub(crate) fn wait_io(deadline: Instant) {
+    wait(deadline, true);
+}
+
+/// [`wait_until`] (`io` false) and [`wait_io`] (`io` true): they differ only in how the rest
+/// below the overshoot is waited for.
+fn wait(deadline: Instant, io: bool) {
     loop {
         let now = Instant::now();
         if deadline <= now {
@@ -193,7 +187,7 @@ pub(crate) fn wait_io(deadline: Instant) {
         let left = deadline - now;
         let margin = overshoot();
         if left <= margin {
-            if crate::stream::spare_core() {
+            if !io || crate::stream::spare_core() {
                 spin_to(deadline);
             } else if left * 2 > margin {
                 // A sleep of any length ends about `margin` from now: late by less than
