@@ -12,7 +12,7 @@ use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
 /// Counters a [`Tally`] holds.
-pub(crate) const WORDS: usize = 6;
+pub(crate) const WORDS: usize = 7;
 
 type Cells = CachePadded<[AtomicU64; WORDS]>;
 

@@ -106,9 +106,12 @@ pub struct RunResult {
     /// Taurus: the part of [`Self::lv_ns`] in the scheme's `commit` (inside
     /// [`Self::log_insert_ns`]), ns.
     pub lv_commit_ns: f64,
-    /// Taurus: share of the timed transactions dropped because the worker was descheduled
-    /// in a timed stretch (counter `lv_dropped`).
+    /// Taurus: share of the timed transactions dropped because a timed stretch took over
+    /// 50 us (the worker descheduled, or waiting for a lock-table shard whose holder was;
+    /// counter `lv_dropped`).
     pub lv_dropped_share: f64,
+    /// Taurus: the mean LV work per timed transaction with the dropped ones counted too, ns.
+    pub lv_all_ns: f64,
     /// The workers' time in attempts that aborted, per committed transaction, ns.
     pub abort_ns_per_txn: f64,
 }
@@ -390,9 +393,10 @@ pub fn run_once(
         stats.log_insert.records - inserts_before.records,
         stats.log_insert.record_ns - inserts_before.record_ns,
     );
-    let [samples, lv_ns, lv_commit_ns, dropped] = std::array::from_fn(|i| {
+    let [samples, lv_ns, lv_commit_ns, dropped, dropped_ns] = std::array::from_fn(|i| {
         counter(&stats.scheme_counters, LV_COUNTERS[i]).saturating_sub(lv_before[i]) as f64
     });
+    let lv_all_ns = (lv_ns + dropped_ns) / (samples + dropped).max(1.0);
     let (lv_ns, lv_commit_ns) = (lv_ns / samples.max(1.0), lv_commit_ns / samples.max(1.0));
     let lv_dropped_share = dropped / (samples + dropped).max(1.0);
     let ck = stats.checkpoints;
@@ -462,6 +466,7 @@ pub fn run_once(
             lv_ns,
             lv_commit_ns,
             lv_dropped_share,
+            lv_all_ns,
             abort_ns_per_txn: aborted.as_nanos() as f64 / done.max(1) as f64,
         },
         bytes_per_row,
@@ -470,7 +475,13 @@ pub fn run_once(
 
 /// Taurus's counters of its sampled LV work (see `braid_wal::scheme::TaurusConfig::simd`):
 /// timed transactions, their LV ns, the part in commit, dropped samples.
-const LV_COUNTERS: [&str; 4] = ["lv_samples", "lv_ns", "lv_commit_ns", "lv_dropped"];
+const LV_COUNTERS: [&str; 5] = [
+    "lv_samples",
+    "lv_ns",
+    "lv_commit_ns",
+    "lv_dropped",
+    "lv_dropped_ns",
+];
 
 /// Straggler signals per 10,000 commits from a scheme's counters, if it counts signals.
 pub(super) fn signals_per_10k(c: &BTreeMap<String, u64>) -> Option<f64> {

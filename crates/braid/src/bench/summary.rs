@@ -83,8 +83,10 @@ pub struct ConfigResult {
     /// Median over the runs of its part in the scheme's commit, ns
     /// ([`RunResult::lv_commit_ns`]).
     pub lv_commit_ns: f64,
-    /// Median over the runs of the share of timed transactions dropped (descheduled).
+    /// Median over the runs of the share of timed transactions dropped (a stretch over 50 us).
     pub lv_dropped_share: f64,
+    /// Median over the runs of the LV work per timed transaction, dropped ones included, ns.
+    pub lv_all_ns: f64,
     /// Median over the runs of the workers' time in aborted attempts per committed
     /// transaction, ns.
     pub abort_ns_per_txn: f64,
@@ -227,6 +229,7 @@ pub fn measure_variants(
         let lv_ns = median_of(|r| Some(r.lv_ns)).unwrap_or(0.0);
         let lv_commit_ns = median_of(|r| Some(r.lv_commit_ns)).unwrap_or(0.0);
         let lv_dropped_share = median_of(|r| Some(r.lv_dropped_share)).unwrap_or(0.0);
+        let lv_all_ns = median_of(|r| Some(r.lv_all_ns)).unwrap_or(0.0);
         let abort_ns_per_txn = median_of(|r| Some(r.abort_ns_per_txn)).unwrap_or(0.0);
         let ratio = results
             .iter()
@@ -295,6 +298,7 @@ pub fn measure_variants(
             lv_ns,
             lv_commit_ns,
             lv_dropped_share,
+            lv_all_ns,
             abort_ns_per_txn,
             workers_on_cpu,
             cpu_ns_per_txn,
