@@ -195,3 +195,52 @@ fn reset_tail_into_a_member_that_lost_its_last_write() {
         "the tail was not reset durably"
     );
 }
+
+#[test]
+fn data_end_skips_the_members_reserved_space() {
+    // Members with 4 MiB preallocated segments: after a reopen each member's limit is its
+    // whole segment, and a scan past the stream's end would read all of it.
+    let env = Env::real_on_disk();
+    let seg = 4u64 << 20;
+    let open = || {
+        let devs = (0..2)
+            .map(|k| {
+                let mut cfg = env.cfg(0, seg);
+                cfg.dir = env.dir.join(format!("disk-{k}"));
+                Arc::new(FileDevice::open(env.fs.clone(), cfg).unwrap()) as Arc<dyn Device>
+            })
+            .collect::<Vec<_>>();
+        StripedDevice::open(env.fs.clone(), &env.dir, 0, devs, UNIT, None).unwrap()
+    };
+    let end = {
+        let dev = open();
+        let mut w = Writer::new(&dev, 0);
+        for txn in 1..=60 {
+            w.append(txn, size_of(txn)).unwrap();
+        }
+        w.flush().unwrap();
+        w.filled
+    };
+    let dev = open();
+    let limit = dev.limit();
+    let data_end = dev.data_end(0).unwrap();
+    assert!(
+        limit >= 2 * seg - 2 * UNIT,
+        "reopened, the limit is the segments' size: {limit}"
+    );
+    assert!(
+        data_end >= end,
+        "every record lies before the data end: {data_end} < {end}"
+    );
+    assert!(
+        data_end < limit / 2,
+        "the reserved space is not data: data end {data_end} of limit {limit}"
+    );
+    assert_eq!(
+        dev.data_end(data_end).unwrap(),
+        data_end,
+        "nothing after it"
+    );
+    let (_, e) = scan(&dev, ScanMode::Strict).unwrap();
+    assert_eq!((e.kind, e.end), (EndKind::Clean, end));
+}

@@ -9,9 +9,10 @@ pub fn write_json(path: &Path, value: &serde_json::Value) -> anyhow::Result<()> 
     write_text(path, &serde_json::to_string_pretty(value)?)
 }
 
-/// The git revision this process runs from and whether tracked files differed from it, asked
-/// once, the first time anything asks: `main` asks before any command writes a file,
-/// so a command's own outputs (tracked results it rewrites) never make its tree look dirty.
+/// The git revision this process runs from and whether tracked files outside `results/`
+/// differed from it, asked once, the first time anything asks: `main` asks before any
+/// command writes a file, so a command's own outputs (tracked results it rewrites) never make
+/// its tree look dirty.
 pub fn revision() -> &'static (String, Option<bool>) {
     static REV: std::sync::OnceLock<(String, Option<bool>)> = std::sync::OnceLock::new();
     REV.get_or_init(|| {
@@ -26,7 +27,18 @@ pub fn revision() -> &'static (String, Option<bool>) {
         };
         let rev = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_default();
         // Tracked files changed since that revision: the figures are not the revision's alone.
-        let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty());
+        // `results/` holds only what the commands write (a report's directory is often
+        // cleared before it is regenerated), never anything a measurement reads, so its
+        // changes do not count.
+        let dirty = git(&[
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+            "--",
+            ":/",
+            ":(top,exclude)results",
+        ])
+        .map(|s| !s.is_empty());
         (rev, dirty)
     })
 }

@@ -424,6 +424,22 @@ impl StreamSource for StripedDevice {
         self.members[d].salt_for(l)
     }
 
+    /// The furthest of the members' own data ends, in global positions: member `d` wrote
+    /// nothing at or after its `data_end`, so nothing was written in the stream at or after
+    /// the largest global position just past those. Without it a scan looking past the end
+    /// reads every member's reserved space up to its limit, and on paced members pays their
+    /// bandwidth for it: a 3 MB log on two members paced to 10 MB/s was read in 7.6 s, its
+    /// preallocated segments included, against 0.45 s on one such device.
+    fn data_end(&self, from: Lsn) -> Result<Lsn, WalError> {
+        let limit = self.limit();
+        let mut end = from.min(limit);
+        for (d, m) in self.members.iter().enumerate() {
+            let e = m.data_end(self.lower(d, from))?;
+            end = end.max(self.global_end(d, e));
+        }
+        Ok(end.min(limit))
+    }
+
     fn locate(&self, lsn: Lsn) -> (String, u64) {
         let (d, l) = self.local(lsn);
         self.members[d].locate(l)
