@@ -266,7 +266,10 @@ fn main() -> Result<()> {
     if args.workloads.iter().any(|w| w == "append") {
         for &b in &args.record_bytes {
             for &t in &args.threads {
-                for s in appends.iter().filter(|s| wanted(&args, &s.name(), s.variant())) {
+                for s in appends
+                    .iter()
+                    .filter(|s| wanted(&args, &s.name(), s.variant()))
+                {
                     jobs.push(Job::Append(s.as_ref(), t, b));
                 }
             }
@@ -274,26 +277,38 @@ fn main() -> Result<()> {
     }
     if runs("txn") {
         for &t in &args.threads {
-            for s in txns.iter().filter(|s| wanted(&args, &s.name(), s.variant())) {
+            for s in txns
+                .iter()
+                .filter(|s| wanted(&args, &s.name(), s.variant()))
+            {
                 jobs.push(Job::Txn(s.as_ref(), t));
             }
         }
     }
     if runs("ycsb") {
         for &t in &args.threads {
-            for s in txns.iter().filter(|s| wanted(&args, &s.name(), s.variant())) {
+            for s in txns
+                .iter()
+                .filter(|s| wanted(&args, &s.name(), s.variant()))
+            {
                 jobs.push(Job::Ycsb(s.as_ref(), t));
             }
         }
     }
     let mut once = Vec::new();
     if runs("reopen") {
-        for s in txns.iter().filter(|s| wanted(&args, &s.name(), s.variant())) {
+        for s in txns
+            .iter()
+            .filter(|s| wanted(&args, &s.name(), s.variant()))
+        {
             once.push(Once::Reopen(s.as_ref()));
         }
     }
     if runs("memory") {
-        for s in txns.iter().filter(|s| wanted(&args, &s.name(), s.variant())) {
+        for s in txns
+            .iter()
+            .filter(|s| wanted(&args, &s.name(), s.variant()))
+        {
             once.push(Once::Memory(s.as_ref()));
         }
     }

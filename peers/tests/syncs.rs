@@ -68,7 +68,10 @@ fn braid_syncs_are_counted_by_the_interposer() -> Result<()> {
     );
     // Every commit syncs: about one sync per transaction.
     let per_s = num(r, "per_s")?;
-    assert!(syncs >= 0.9 * per_s, "{syncs} syncs/s for {per_s} txn/s: {r}");
+    assert!(
+        syncs >= 0.9 * per_s,
+        "{syncs} syncs/s for {per_s} txn/s: {r}"
+    );
     assert!(num(r, "bytes_per_sync")? > 0.0, "{r}");
     for field in [
         "p50_us",

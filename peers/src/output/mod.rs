@@ -499,11 +499,18 @@ mod tests {
         };
         assert_eq!(failed.failed_runs, 1);
         assert!(failed.per_s.is_nan(), "{}", failed.per_s);
-        let all = vec![row("rocksdb", 1, 1.0), row("rocksdb", 1, 2.0), row("rocksdb", 1, 3.0)];
+        let all = vec![
+            row("rocksdb", 1, 1.0),
+            row("rocksdb", 1, 2.0),
+            row("rocksdb", 1, 3.0),
+        ];
         let Some(median) = Row::of_point(&point, all, 3) else {
             panic!("a point has a row");
         };
-        assert_eq!((median.per_s, median.repeats, median.failed_runs), (2.0, 3, 0));
+        assert_eq!(
+            (median.per_s, median.repeats, median.failed_runs),
+            (2.0, 3, 0)
+        );
 
         let mut r = report(vec![
             row("braid-wal serial", 1, 300.0),

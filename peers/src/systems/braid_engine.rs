@@ -29,8 +29,8 @@ use braid_engine::{
 };
 
 use super::{
-    Access, INITIAL_BALANCE, Setup, SyncStats, Table, TxnStore, TxnSystem, TxnWorker,
-    YCSB_VALUE_BYTES, Variant, retry, ycsb_next, ycsb_value, ycsb_version,
+    Access, INITIAL_BALANCE, Setup, SyncStats, Table, TxnStore, TxnSystem, TxnWorker, Variant,
+    YCSB_VALUE_BYTES, retry, ycsb_next, ycsb_value, ycsb_version,
 };
 
 /// The tuned variant's cap on the log (`CheckpointOptions::log_cap`).

@@ -535,7 +535,13 @@ mod tests {
             tries += 1;
             Ok((tries == 4).then_some(tries * 10))
         })?;
-        assert_eq!(r, Retried { value: 40, retries: 3 });
+        assert_eq!(
+            r,
+            Retried {
+                value: 40,
+                retries: 3
+            }
+        );
         assert_eq!(conflicts_here() - before, 3);
 
         let before = conflicts_here();
@@ -543,5 +549,36 @@ mod tests {
         assert!(e.is_err());
         assert_eq!(conflicts_here(), before);
         Ok(())
+    }
+
+    /// Syncs per second and bytes per sync come from the process's counts over the span;
+    /// the system's own count, where there is one, only fills its cross-check.
+    #[test]
+    fn sync_figures_are_the_process_counts_over_the_span() {
+        let first = SyncSample {
+            at: std::time::Instant::now(),
+            counted: SyncStats {
+                syncs: 10,
+                bytes: 1_000,
+            },
+            own: Some(SyncStats { syncs: 5, bytes: 0 }),
+        };
+        let last = SyncSample {
+            at: first.at + Duration::from_secs(2),
+            counted: SyncStats {
+                syncs: 110,
+                bytes: 41_000,
+            },
+            own: Some(SyncStats {
+                syncs: 105,
+                bytes: 7,
+            }),
+        };
+        let f = SyncFigures::between(&first, &last);
+        assert_eq!(f.syncs_per_s, Some(50.0));
+        assert_eq!(f.bytes_per_sync, Some(400.0));
+        assert_eq!(f.own_flushes_per_s, Some(50.0));
+        let none = SyncFigures::between(&first, &first);
+        assert_eq!((none.syncs_per_s, none.bytes_per_sync), (None, None));
     }
 }

@@ -72,12 +72,18 @@ impl Measured {
 
     /// The slowest thread's operations per second (`None` without threads).
     pub fn thread_min_per_s(&self) -> Option<f64> {
-        self.per_thread.iter().min().map(|&n| n as f64 / self.secs())
+        self.per_thread
+            .iter()
+            .min()
+            .map(|&n| n as f64 / self.secs())
     }
 
     /// The fastest thread's operations per second.
     pub fn thread_max_per_s(&self) -> Option<f64> {
-        self.per_thread.iter().max().map(|&n| n as f64 / self.secs())
+        self.per_thread
+            .iter()
+            .max()
+            .map(|&n| n as f64 / self.secs())
     }
 
     /// Aborted transactions (retried at least once) per second of the window.
