@@ -71,11 +71,11 @@ libdir=$(dirname "$(dpkg -L librocksdb-dev | grep -m1 '/librocksdb\.so$')")
 lib=$(dpkg-query -W -f='${Package} ${Version}\n' 'librocksdb[0-9]*' 2>/dev/null | grep -v -- -dev | head -n1)
 so=$(readlink -f "$libdir/librocksdb.so")
 # A library built without NDEBUG keeps its assert()s, each a call of __assert_fail (Debian's
-# 7.8.3 has thousands: its RocksDB rows run with RocksDB's debug assertions on).
+# 7.8.3 has thousands: its RocksDB rows run with RocksDB's debug assertions on). grep without
+# -q reads all of nm's output, so no SIGPIPE fails the pipeline under pipefail.
 if ! command -v nm >/dev/null; then
     build="build flags not read (no nm)"
 elif ! nm -D --undefined-only "$so" 2>/dev/null | grep -w __assert_fail >/dev/null; then
-    # (grep without -q reads all of nm's output: no SIGPIPE to fail the pipeline)
     build="no assert() calls (NDEBUG)"
 elif command -v objdump >/dev/null; then
     calls=$(objdump -d --no-show-raw-insn "$so" | grep -c 'call.*<__assert_fail@plt>' || true)
