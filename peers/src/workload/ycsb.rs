@@ -8,7 +8,7 @@
 //! Unlike braid's YCSB, a transaction makes its accesses in key order: RocksDB's pessimistic
 //! transactions wait for locks, and two transactions locking two rows in opposite orders would
 //! wait for each other until the lock time-out. An update reads the row and writes the next
-//! version of it ([`ycsb_next`]); every commit is durable before the thread's next
+//! version of it ([`ycsb_next`](crate::systems::ycsb_next)); every commit is durable before the thread's next
 //! transaction. The table is loaded before the clock starts (`--ycsb-rows`, 100,000 by
 //! default; the paper's YCSB has 1M rows of 10 such values).
 //!
