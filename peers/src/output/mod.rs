@@ -1,8 +1,8 @@
 //! Results: one [`Row`] per timed point (append, txn, ycsb; a system, its variant, a thread
 //! count and a size), the median of its runs, each with its ratio to the best peer (none at a
 //! point where any run of any system failed: the point is invalid, and the failed system's
-//! row carries no figures), one [`ReopenRow`] per system for the reopen workload and one [`MemoryRow`] for the
-//! memory workload, written as `peers.json` (arrays `runs`, `reopen`, `memory`), `peers.csv`
+//! row carries no figures), one [`ReopenRow`] per system for the reopen workload and one
+//! [`MemoryRow`] for the memory workload, written as `peers.json` (arrays `runs`, `reopen`, `memory`), `peers.csv`
 //! (the timed runs), `peers-reopen.csv` and `peers-memory.csv`, printed as one table per
 //! workload, and the timed runs drawn as a plot.
 
