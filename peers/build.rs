@@ -3,12 +3,13 @@
 
 use std::path::Path;
 
-const CRATES: [&str; 8] = [
+const CRATES: [&str; 9] = [
     "braid-wal",
     "braid-engine",
     "raft-engine",
     "okaywal",
     "rocksdb",
+    "librocksdb-sys",
     "fjall",
     "redb",
     "rusqlite",

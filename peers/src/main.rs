@@ -14,12 +14,14 @@
 //! * `memory`: resident memory per row after loading 1,000,000 accounts in a child process
 //!   ([`workload::memory`]); braid-engine is in-memory, the others page from disk.
 //!
-//! Every run gets a fresh directory under `--dir`, is checked after a reopen (what was
-//! acknowledged must read back), and its directory is removed. Results go to
-//! `--out`/peers.{json,csv,svg,png} (and peers-reopen.csv, peers-memory.csv) and to the
-//! terminal as tables with each system's ratio to the best peer. `scripts/peers.sh` builds and
-//! runs this. The hidden subcommands `__reopen-child` and `__memory-child` are the child
-//! processes of the reopen and memory workloads.
+//! Peers with settings their documentation recommends for durable throughput run in their
+//! default and their tuned variant (`--variants`, every row says which). Every run gets a
+//! fresh directory under `--dir`, is checked after a reopen (what was acknowledged must read
+//! back), and its directory is removed; a point where any run failed is reported invalid.
+//! Results go to `--out`/peers.{json,csv,svg,png} (and peers-reopen.csv, peers-memory.csv)
+//! and to the terminal as tables with each system's ratio to the best peer.
+//! `scripts/peers.sh` builds and runs this. The hidden subcommands `__reopen-child` and
+//! `__memory-child` are the child processes of the reopen and memory workloads.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -89,6 +91,11 @@ struct Args {
     /// Only systems whose name contains one of these (comma-separated); all by default.
     #[arg(long, value_delimiter = ',')]
     systems: Vec<String>,
+    /// Which configurations of the systems to run, comma-separated: default (each system's
+    /// documented defaults), tuned (the settings its documentation recommends for durable
+    /// throughput, for the systems that have such settings).
+    #[arg(long, value_delimiter = ',', default_value = "default,tuned")]
+    variants: Vec<systems::Variant>,
     /// Where the systems keep their data (a real file system, not tmpfs); every run removes
     /// what it creates. Default: target/peers-data of the braid tree.
     #[arg(long)]
@@ -166,11 +173,24 @@ enum Job<'a> {
 }
 
 impl Job<'_> {
-    fn describe(&self) -> (String, String, usize, Option<usize>) {
-        match *self {
-            Job::Append(s, t, b) => ("append".into(), s.name(), t, Some(b)),
-            Job::Txn(s, t) => ("txn".into(), s.name(), t, None),
-            Job::Ycsb(s, t) => ("ycsb".into(), s.name(), t, Some(systems::YCSB_VALUE_BYTES)),
+    fn describe(&self) -> output::Point {
+        let (workload, system, variant, threads, record_bytes) = match *self {
+            Job::Append(s, t, b) => ("append", s.name(), s.variant(), t, Some(b)),
+            Job::Txn(s, t) => ("txn", s.name(), s.variant(), t, None),
+            Job::Ycsb(s, t) => (
+                "ycsb",
+                s.name(),
+                s.variant(),
+                t,
+                Some(systems::YCSB_VALUE_BYTES),
+            ),
+        };
+        output::Point {
+            workload: workload.into(),
+            system,
+            variant: variant.as_str().into(),
+            threads,
+            record_bytes,
         }
     }
 }
@@ -181,8 +201,10 @@ enum Once<'a> {
     Memory(&'a dyn systems::TxnSystem),
 }
 
-fn wanted(filter: &[String], name: &str) -> bool {
-    filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()))
+/// Whether `--systems` and `--variants` pick the system called `name` in `variant`.
+fn wanted(args: &Args, name: &str, variant: systems::Variant) -> bool {
+    (args.systems.is_empty() || args.systems.iter().any(|f| name.contains(f.as_str())))
+        && args.variants.contains(&variant)
 }
 
 fn main() -> Result<()> {
@@ -244,7 +266,10 @@ fn main() -> Result<()> {
     if args.workloads.iter().any(|w| w == "append") {
         for &b in &args.record_bytes {
             for &t in &args.threads {
-                for s in appends.iter().filter(|s| wanted(&args.systems, &s.name())) {
+                for s in appends
+                    .iter()
+                    .filter(|s| wanted(&args, &s.name(), s.variant()))
+                {
                     jobs.push(Job::Append(s.as_ref(), t, b));
                 }
             }
@@ -252,31 +277,47 @@ fn main() -> Result<()> {
     }
     if runs("txn") {
         for &t in &args.threads {
-            for s in txns.iter().filter(|s| wanted(&args.systems, &s.name())) {
+            for s in txns
+                .iter()
+                .filter(|s| wanted(&args, &s.name(), s.variant()))
+            {
                 jobs.push(Job::Txn(s.as_ref(), t));
             }
         }
     }
     if runs("ycsb") {
         for &t in &args.threads {
-            for s in txns.iter().filter(|s| wanted(&args.systems, &s.name())) {
+            for s in txns
+                .iter()
+                .filter(|s| wanted(&args, &s.name(), s.variant()))
+            {
                 jobs.push(Job::Ycsb(s.as_ref(), t));
             }
         }
     }
     let mut once = Vec::new();
     if runs("reopen") {
-        for s in txns.iter().filter(|s| wanted(&args.systems, &s.name())) {
+        for s in txns
+            .iter()
+            .filter(|s| wanted(&args, &s.name(), s.variant()))
+        {
             once.push(Once::Reopen(s.as_ref()));
         }
     }
     if runs("memory") {
-        for s in txns.iter().filter(|s| wanted(&args.systems, &s.name())) {
+        for s in txns
+            .iter()
+            .filter(|s| wanted(&args, &s.name(), s.variant()))
+        {
             once.push(Once::Memory(s.as_ref()));
         }
     }
     if jobs.is_empty() && once.is_empty() {
-        bail!("no system matches --systems {:?}", args.systems);
+        bail!(
+            "no system matches --systems {:?} --variants {:?}",
+            args.systems,
+            args.variants
+        );
     }
 
     let duration = Duration::from_secs_f64(args.seconds);
@@ -303,10 +344,16 @@ fn main() -> Result<()> {
     let mut taken: Vec<Vec<Row>> = jobs.iter().map(|_| Vec::new()).collect();
     for round in 0..args.repeat {
         for (i, job) in jobs.iter().enumerate() {
-            let (workload, system, threads, bytes) = job.describe();
+            let point = job.describe();
             let label = format!(
-                "{workload} {system} {threads}t{} (run {} of {})",
-                bytes.map_or_else(String::new, |b| format!(" {b}B")),
+                "{} {} ({}) {}t{} (run {} of {})",
+                point.workload,
+                point.system,
+                point.variant,
+                point.threads,
+                point
+                    .record_bytes
+                    .map_or_else(String::new, |b| format!(" {b}B")),
                 round + 1,
                 args.repeat
             );
@@ -319,10 +366,11 @@ fn main() -> Result<()> {
                 Err(e) => {
                     bar.println(format!("FAILED {label}: {e:#}"));
                     report.failures.push(Failure {
-                        workload,
-                        system,
-                        threads,
-                        record_bytes: bytes,
+                        workload: point.workload,
+                        system: point.system,
+                        variant: point.variant,
+                        threads: point.threads,
+                        record_bytes: point.record_bytes,
                         error: format!("{e:#}"),
                     });
                 }
@@ -331,9 +379,9 @@ fn main() -> Result<()> {
         }
     }
     for (i, job) in once.iter().enumerate() {
-        let (workload, system, threads) = match *job {
-            Once::Reopen(s) => ("reopen", s.name(), reopen_threads(&args, s)),
-            Once::Memory(s) => ("memory", s.name(), 1),
+        let (workload, system, variant, threads) = match *job {
+            Once::Reopen(s) => ("reopen", s.name(), s.variant(), reopen_threads(&args, s)),
+            Once::Memory(s) => ("memory", s.name(), s.variant(), 1),
         };
         let label = format!("{workload} {system}");
         bar.set_message(label.clone());
@@ -365,6 +413,7 @@ fn main() -> Result<()> {
             report.failures.push(Failure {
                 workload: workload.into(),
                 system,
+                variant: variant.as_str().into(),
                 threads,
                 record_bytes: None,
                 error: format!("{e:#}"),
@@ -373,7 +422,13 @@ fn main() -> Result<()> {
         bar.inc(1);
     }
     bar.finish_and_clear();
-    report.runs = taken.into_iter().filter_map(Row::median_of).collect();
+    // A point where a run failed gets no median of the runs that survived (Row::of_point),
+    // and `finish` marks every row of it invalid.
+    report.runs = jobs
+        .iter()
+        .zip(taken)
+        .filter_map(|(job, runs)| Row::of_point(&job.describe(), runs, args.repeat))
+        .collect();
     if created_dir {
         // Only if empty: never remove what someone else keeps there.
         let _ = std::fs::remove_dir(&dir);

@@ -1,15 +1,16 @@
-//! Counting the fsync and fdatasync calls of the peers, cheaply and in process.
+//! Counting the fsync and fdatasync calls of every system, cheaply and in process.
 //!
 //! This binary defines `fdatasync` and `fsync` itself: each counts the call and makes the
-//! system call. Rust's standard library (`File::sync_data`, `sync_all`), the bundled SQLite
-//! and, through the dynamic symbol table (`--export-dynamic-symbol` in `build.rs`), the
-//! system's librocksdb all call these names, so they reach the counting versions. The cost is
-//! one atomic add per sync. braid-wal makes its system calls directly (rustix) and is counted
-//! by its own stream statistics instead.
+//! system call. Rust's standard library (`File::sync_data`, `sync_all`), the bundled SQLite,
+//! braid (braid-wal calls rustix, built in this workspace with its libc backend, see
+//! `Cargo.toml`, so `rustix::fs::fdatasync` calls the C function) and, through the dynamic
+//! symbol table (`--export-dynamic-symbol` in `build.rs`), the system's librocksdb all call
+//! these names, so they reach the counting versions. The cost is one atomic add per sync.
 //!
-//! Bytes per sync for a peer are the bytes the whole process passed to write system calls
-//! during the run (`wchar` of `/proc/self/io`, which includes background work such as a
-//! memtable flush) divided by the syncs counted.
+//! Bytes per sync, for every system alike, are the bytes the whole process passed to write
+//! system calls during the run (`wchar` of `/proc/self/io`: kernel accounting, so it sees
+//! every path, background work such as a memtable flush or a checkpoint and braid's
+//! zero-ahead writes included) divided by the syncs counted.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 

@@ -30,6 +30,8 @@ fn reopen_after_kill_and_memory_per_row() -> Result<()> {
             "reopen,memory",
             "--systems",
             "sqlite,braid-engine serial",
+            "--variants",
+            "default",
             "--accounts",
             "100",
             "--reopen-txns",

@@ -1,6 +1,8 @@
-//! Results: one [`Row`] per timed run (append, txn, ycsb), each with its ratio to the best
-//! peer, one [`ReopenRow`] per system for the reopen workload and one [`MemoryRow`] for the
-//! memory workload, written as `peers.json` (arrays `runs`, `reopen`, `memory`), `peers.csv`
+//! Results: one [`Row`] per timed point (append, txn, ycsb; a system, its variant, a thread
+//! count and a size), the median of its runs, each with its ratio to the best peer (none at a
+//! point where any run of any system failed: the point is invalid, and the failed system's
+//! row carries no figures), one [`ReopenRow`] per system for the reopen workload and one
+//! [`MemoryRow`] for the memory workload, written as `peers.json` (arrays `runs`, `reopen`, `memory`), `peers.csv`
 //! (the timed runs), `peers-reopen.csv` and `peers-memory.csv`, printed as one table per
 //! workload, and the timed runs drawn as a plot.
 
@@ -20,14 +22,23 @@ pub mod table;
 pub struct Row {
     /// `append`, `txn` (TPC-B) or `ycsb`.
     pub workload: String,
-    /// System name; braid's start with `braid`.
+    /// System name; braid's start with `braid`, a tuned variant's ends in ` tuned`.
     pub system: String,
+    /// `default` or `tuned` (see `crate::systems::Variant`).
+    pub variant: String,
     /// Writer or worker threads.
     pub threads: usize,
     /// Record size of the append workload, value size of the YCSB rows; none for TPC-B.
     pub record_bytes: Option<usize>,
-    /// Durable appends or transactions per second: the median of the repeated runs (the
-    /// other figures of the row are that run's).
+    /// Whether the point is valid: every run of every system at this workload, thread count
+    /// and size succeeded. A row of an invalid point keeps its figures only if its own runs
+    /// all succeeded (the failed system's row has none), and no row there has a ratio.
+    pub valid: bool,
+    /// Runs of this system at this point that failed (listed in the report's `failures`).
+    pub failed_runs: usize,
+    /// Durable appends or transactions per second: operations finished inside the window over
+    /// the window; the median of the repeated runs (the other figures of the row are that
+    /// run's). Null (NaN in the CSV) where a run of this system failed.
     pub per_s: f64,
     /// Runs taken of this point (`--repeat`), and the lowest and highest `per_s` among them.
     pub repeats: usize,
@@ -35,29 +46,49 @@ pub struct Row {
     pub per_s_min: f64,
     /// Highest `per_s` of the repeated runs.
     pub per_s_max: f64,
-    /// Latency percentiles, microseconds.
+    /// The slowest thread's operations per second (finished inside the window).
+    pub thread_min_per_s: f64,
+    /// The fastest thread's operations per second.
+    pub thread_max_per_s: f64,
+    /// Latency percentiles of the operations finished inside the window, microseconds.
     pub p50_us: f64,
     /// 99th percentile.
     pub p99_us: f64,
     /// 99.9th percentile.
     pub p999_us: f64,
-    /// `per_s` over the best peer's (non-braid) at the same workload, threads and size.
+    /// Mean latency, microseconds.
+    pub mean_us: f64,
+    /// `per_s` over the best peer's (non-braid, default or tuned) at the same workload,
+    /// threads and size; none where the point is invalid.
     pub ratio_to_best_peer: Option<f64>,
-    /// fdatasync/fsync per second, where counted.
+    /// The best peer there (system name, variant included).
+    pub best_peer: Option<String>,
+    /// fdatasync/fsync calls per second of the window, counted in process (every system
+    /// alike, see `sync_source`).
     pub syncs_per_s: Option<f64>,
-    /// Bytes written per fdatasync/fsync, where counted.
+    /// Bytes passed to write system calls per fdatasync/fsync over the window.
     pub bytes_per_sync: Option<f64>,
     /// Where the sync figures come from.
     pub sync_source: Option<String>,
-    /// Operations completed.
-    pub ops: u64,
-    /// Seconds the operations took.
-    pub seconds: f64,
-    /// Conflicts retried (transactions only).
+    /// The system's own count of log flushes per second, where it keeps one (braid's stream
+    /// statistics), a cross-check of `syncs_per_s`.
+    pub own_flushes_per_s: Option<f64>,
+    /// Transactions of the window that aborted at least once (and were retried until they
+    /// committed), per second; none for appends.
+    pub aborts_per_s: Option<f64>,
+    /// Conflicts retried by the transactions of the window (attempts = ops + retries).
     pub retries: Option<u64>,
+    /// Operations finished inside the window.
+    pub ops: u64,
+    /// Seconds of the window.
+    pub seconds: f64,
+    /// Operations that finished after the window (not counted).
+    pub late_ops: u64,
+    /// Seconds from the end of the window until the last thread stopped.
+    pub drain_s: f64,
     /// Crate or library version.
     pub version: String,
-    /// The durable setting used, in words.
+    /// The durable setting and configuration used, in words.
     pub durability: String,
     /// Logical CPUs.
     pub cores: usize,
@@ -72,13 +103,56 @@ pub struct Row {
 impl Row {
     /// A row with the figures of `m` and nothing else filled in.
     pub fn measured(m: &Measured) -> Row {
+        let per_s = m.per_s();
         Row {
-            per_s: m.per_s(),
+            valid: true,
+            per_s,
+            per_s_min: per_s,
+            per_s_max: per_s,
+            repeats: 1,
+            thread_min_per_s: m.thread_min_per_s().unwrap_or(0.0),
+            thread_max_per_s: m.thread_max_per_s().unwrap_or(0.0),
             p50_us: m.us(50.0),
             p99_us: m.us(99.0),
             p999_us: m.us(99.9),
+            mean_us: m.mean_us(),
+            syncs_per_s: m.sync.syncs_per_s,
+            bytes_per_sync: m.sync.bytes_per_sync,
+            sync_source: Some(crate::systems::SYNC_SOURCE.to_string()),
+            own_flushes_per_s: m.sync.own_flushes_per_s,
+            aborts_per_s: Some(m.aborts_per_s()),
+            retries: Some(m.retries),
             ops: m.ops,
-            seconds: m.elapsed.as_secs_f64(),
+            seconds: m.window.as_secs_f64(),
+            late_ops: m.late_ops,
+            drain_s: m.drain.as_secs_f64(),
+            ..Row::default()
+        }
+    }
+
+    /// The row of a point where `failed` of this system's `repeats` runs failed: no figures
+    /// (no median of the runs that survived), the point invalid.
+    pub fn failed(point: &Point, failed: usize, repeats: usize) -> Row {
+        Row {
+            workload: point.workload.clone(),
+            system: point.system.clone(),
+            variant: point.variant.clone(),
+            threads: point.threads,
+            record_bytes: point.record_bytes,
+            valid: false,
+            failed_runs: failed,
+            repeats,
+            per_s: f64::NAN,
+            per_s_min: f64::NAN,
+            per_s_max: f64::NAN,
+            thread_min_per_s: f64::NAN,
+            thread_max_per_s: f64::NAN,
+            p50_us: f64::NAN,
+            p99_us: f64::NAN,
+            p999_us: f64::NAN,
+            mean_us: f64::NAN,
+            seconds: f64::NAN,
+            drain_s: f64::NAN,
             ..Row::default()
         }
     }
@@ -96,9 +170,31 @@ impl Row {
         Some(mid)
     }
 
+    /// The row of one point from its runs: the median if all `repeats` succeeded, else
+    /// [`Row::failed`].
+    pub fn of_point(point: &Point, runs: Vec<Row>, repeats: usize) -> Option<Row> {
+        let failed = repeats.saturating_sub(runs.len());
+        if failed > 0 {
+            Some(Row::failed(point, failed, repeats))
+        } else {
+            Row::median_of(runs)
+        }
+    }
+
     /// braid's own rows (compared with the peers, never one of them).
     pub fn is_braid(&self) -> bool {
         self.system.starts_with("braid")
+    }
+
+    /// The system with its variant, as tables and plots label it (`rocksdb default`,
+    /// `rocksdb tuned`).
+    pub fn label(&self) -> String {
+        let v = &self.variant;
+        if v.is_empty() || self.system.ends_with(v.as_str()) {
+            self.system.clone()
+        } else {
+            format!("{} {v}", self.system)
+        }
     }
 
     fn same_point(&self, o: &Row) -> bool {
@@ -108,6 +204,21 @@ impl Row {
     }
 }
 
+/// What names one system's row at one point.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// The workload.
+    pub workload: String,
+    /// The system's name.
+    pub system: String,
+    /// Its variant.
+    pub variant: String,
+    /// Threads.
+    pub threads: usize,
+    /// Record or value size.
+    pub record_bytes: Option<usize>,
+}
+
 /// A run that failed, kept in the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Failure {
@@ -115,6 +226,8 @@ pub struct Failure {
     pub workload: String,
     /// System name.
     pub system: String,
+    /// Its variant.
+    pub variant: String,
     /// Threads.
     pub threads: usize,
     /// Record size (append only).
@@ -128,6 +241,8 @@ pub struct Failure {
 pub struct ReopenRow {
     /// System name.
     pub system: String,
+    /// `default` or `tuned`.
+    pub variant: String,
     /// Crate or library version.
     pub version: String,
     /// Whether the child committed in the system's durable setting.
@@ -165,6 +280,8 @@ pub struct ReopenRow {
 pub struct MemoryRow {
     /// System name.
     pub system: String,
+    /// `default` or `tuned`.
+    pub variant: String,
     /// Crate or library version.
     pub version: String,
     /// An in-memory engine (every row resident), rather than one paging from disk.
@@ -209,21 +326,36 @@ pub struct Report {
 }
 
 impl Report {
-    /// Stamp every row with the machine and compute its ratio to the best peer.
+    /// Stamp every row with the machine, mark the rows of a point where a run failed
+    /// invalid, and compute every other row's ratio to the best peer.
     pub fn finish(&mut self) {
-        let best: Vec<Option<f64>> = self
+        let invalid: Vec<bool> = self
+            .runs
+            .iter()
+            .map(|r| {
+                self.runs
+                    .iter()
+                    .any(|o| o.same_point(r) && o.failed_runs > 0)
+            })
+            .collect();
+        let best: Vec<Option<(f64, String)>> = self
             .runs
             .iter()
             .map(|r| {
                 self.runs
                     .iter()
                     .filter(|o| !o.is_braid() && o.same_point(r))
-                    .map(|o| o.per_s)
-                    .fold(None, |b: Option<f64>, x| Some(b.map_or(x, |b| b.max(x))))
+                    .fold(None, |b: Option<(f64, String)>, o| match b {
+                        Some((x, _)) if x >= o.per_s => b,
+                        _ => Some((o.per_s, o.system.clone())),
+                    })
             })
             .collect();
-        for (r, best) in self.runs.iter_mut().zip(best) {
-            r.ratio_to_best_peer = best.filter(|b| *b > 0.0).map(|b| r.per_s / b);
+        for ((r, best), invalid) in self.runs.iter_mut().zip(best).zip(invalid) {
+            r.valid = !invalid;
+            let best = best.filter(|(b, _)| *b > 0.0 && !invalid);
+            r.ratio_to_best_peer = best.as_ref().map(|(b, _)| r.per_s / b);
+            r.best_peer = best.map(|(_, name)| name);
             r.cores = self.machine.cores;
             r.kernel.clone_from(&self.machine.kernel);
             r.fs_type.clone_from(&self.machine.fs_type);
@@ -288,6 +420,12 @@ mod tests {
         Row {
             workload: "append".into(),
             system: system.into(),
+            variant: if system.ends_with("tuned") {
+                "tuned"
+            } else {
+                "default"
+            }
+            .into(),
             threads,
             record_bytes: Some(128),
             per_s,
@@ -295,36 +433,101 @@ mod tests {
         }
     }
 
-    #[test]
-    fn ratios_are_to_the_best_peer_at_the_same_point() {
-        let machine = Machine::probe(Path::new("/"));
-        let mut r = Report {
-            machine,
+    fn report(runs: Vec<Row>) -> Report {
+        Report {
+            machine: Machine::probe(Path::new("/")),
             seconds_per_run: 1.0,
-            repeat: 1,
+            repeat: 3,
             accounts: 10,
             ycsb: None,
             reopen_method: None,
             memory_method: None,
             reopen: vec![],
             memory: vec![],
-            runs: vec![
-                row("braid-wal serial", 1, 300.0),
-                row("rocksdb", 1, 100.0),
-                row("fjall", 1, 200.0),
-                row("braid-wal serial", 4, 50.0),
-                row("rocksdb", 4, 100.0),
-            ],
+            runs,
             failures: vec![],
-        };
+        }
+    }
+
+    #[test]
+    fn ratios_are_to_the_best_peer_at_the_same_point() {
+        let mut r = report(vec![
+            row("braid-wal serial", 1, 300.0),
+            row("rocksdb", 1, 100.0),
+            row("fjall", 1, 150.0),
+            row("fjall tuned", 1, 200.0),
+            row("braid-wal serial", 4, 50.0),
+            row("rocksdb", 4, 100.0),
+        ]);
         r.finish();
         let ratios: Vec<_> = r.runs.iter().map(|x| x.ratio_to_best_peer).collect();
         assert_eq!(
             ratios,
-            vec![Some(1.5), Some(0.5), Some(1.0), Some(0.5), Some(1.0)]
+            vec![
+                Some(1.5),
+                Some(0.5),
+                Some(0.75),
+                Some(1.0),
+                Some(0.5),
+                Some(1.0)
+            ]
         );
+        assert_eq!(r.runs[0].best_peer.as_deref(), Some("fjall tuned"));
+        assert!(r.runs.iter().all(|x| x.valid));
         let text = table::render(&r);
         assert!(text.contains("Log appends, 128 B records"));
         assert!(text.contains("1.50x"));
+        assert!(text.contains("fjall tuned"));
+        assert!(text.contains("rocksdb default"));
+    }
+
+    /// A point where one run of one system failed: that system's row has no figures (not
+    /// the median of its two runs that succeeded), every row there is invalid and has no
+    /// ratio, and the other points are untouched.
+    #[test]
+    fn a_failed_run_makes_its_point_invalid() {
+        let point = Point {
+            workload: "append".into(),
+            system: "rocksdb".into(),
+            variant: "default".into(),
+            threads: 4,
+            record_bytes: Some(128),
+        };
+        let survivors = vec![row("rocksdb", 4, 90.0), row("rocksdb", 4, 110.0)];
+        let Some(failed) = Row::of_point(&point, survivors, 3) else {
+            panic!("a failed point still has a row");
+        };
+        assert_eq!(failed.failed_runs, 1);
+        assert!(failed.per_s.is_nan(), "{}", failed.per_s);
+        let all = vec![
+            row("rocksdb", 1, 1.0),
+            row("rocksdb", 1, 2.0),
+            row("rocksdb", 1, 3.0),
+        ];
+        let Some(median) = Row::of_point(&point, all, 3) else {
+            panic!("a point has a row");
+        };
+        assert_eq!(
+            (median.per_s, median.repeats, median.failed_runs),
+            (2.0, 3, 0)
+        );
+
+        let mut r = report(vec![
+            row("braid-wal serial", 1, 300.0),
+            row("rocksdb", 1, 100.0),
+            row("braid-wal serial", 4, 50.0),
+            failed,
+            row("fjall", 4, 100.0),
+        ]);
+        r.finish();
+        let valid: Vec<_> = r.runs.iter().map(|x| x.valid).collect();
+        assert_eq!(valid, [true, true, false, false, false]);
+        let ratios: Vec<_> = r.runs.iter().map(|x| x.ratio_to_best_peer).collect();
+        assert_eq!(ratios, [Some(3.0), Some(1.0), None, None, None]);
+        let json = serde_json::to_value(&r.runs[3]).unwrap_or_default();
+        assert!(json["per_s"].is_null(), "{json}");
+        let text = table::render(&r);
+        assert!(text.contains("INVALID: 1 of 3 runs failed"), "{text}");
+        assert!(text.contains("invalid"), "{text}");
     }
 }

@@ -1,5 +1,6 @@
 //! The plot: throughput against threads, one panel per timed workload (append per record
-//! size, TPC-B, YCSB), one line per system, drawn with plotters as `peers.svg` and
+//! size, TPC-B, YCSB), one line per system and variant (labelled `rocksdb default`,
+//! `rocksdb tuned`), drawn with plotters as `peers.svg` and
 //! `peers.png`. The reopen and memory workloads are tables only.
 
 use std::path::Path;
@@ -11,7 +12,7 @@ use plotters::prelude::*;
 use super::Report;
 
 fn color(i: usize) -> RGBColor {
-    const C: [RGBColor; 8] = [
+    const C: [RGBColor; 12] = [
         RGBColor(214, 39, 40),
         RGBColor(255, 127, 14),
         RGBColor(31, 119, 180),
@@ -20,6 +21,10 @@ fn color(i: usize) -> RGBColor {
         RGBColor(140, 86, 75),
         RGBColor(227, 119, 194),
         RGBColor(127, 127, 127),
+        RGBColor(188, 189, 34),
+        RGBColor(23, 190, 207),
+        RGBColor(0, 0, 0),
+        RGBColor(174, 199, 232),
     ];
     C[i % C.len()]
 }
@@ -42,15 +47,17 @@ fn panels(report: &Report) -> Vec<Panel> {
     keys.into_iter()
         .map(|(w, b)| {
             let mut lines: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+            // A system whose run failed at a point has no figure there.
             for r in report
                 .runs
                 .iter()
-                .filter(|r| r.workload == w && r.record_bytes == b)
+                .filter(|r| r.workload == w && r.record_bytes == b && r.failed_runs == 0)
             {
                 let p = ((r.threads as f64).log2(), r.per_s);
-                match lines.iter_mut().find(|l| l.0 == r.system) {
+                let label = r.label();
+                match lines.iter_mut().find(|l| l.0 == label) {
                     Some(l) => l.1.push(p),
-                    None => lines.push((r.system.clone(), vec![p])),
+                    None => lines.push((label, vec![p])),
                 }
             }
             for l in &mut lines {

@@ -55,16 +55,19 @@ pub fn render(report: &Report) -> String {
         heading(&mut out, &title, None);
         let _ = writeln!(
             out,
-            "{:<22} {:>7} {:>12} {:>8} {:>9} {:>9} {:>9} {:>9} {:>10}",
-            "system",
+            "{:<28} {:>7} {:>10} {:>8} {:>19} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9}",
+            "system (variant)",
             "threads",
             unit,
             "vs best",
+            "per thread min-max",
             "p50 us",
             "p99 us",
             "p99.9 us",
+            "mean us",
             "syncs/s",
-            "B/sync"
+            "B/sync",
+            "aborts/s"
         );
         let mut rows: Vec<&Row> = report
             .runs
@@ -73,21 +76,46 @@ pub fn render(report: &Report) -> String {
             .collect();
         rows.sort_by_key(|r| r.threads);
         for r in rows {
+            if r.failed_runs > 0 {
+                let _ = writeln!(
+                    out,
+                    "{:<28} {:>7} INVALID: {} of {} runs failed (see Failed runs)",
+                    r.label(),
+                    r.threads,
+                    r.failed_runs,
+                    r.repeats
+                );
+                continue;
+            }
+            let vs = match (r.valid, r.ratio_to_best_peer) {
+                (false, _) => "invalid".to_string(),
+                (true, Some(x)) => format!("{x:.2}x"),
+                (true, None) => "-".to_string(),
+            };
             let _ = writeln!(
                 out,
-                "{:<22} {:>7} {:>12.0} {:>8} {:>9.0} {:>9.0} {:>9.0} {:>9} {:>10}",
-                r.system,
+                "{:<28} {:>7} {:>10.0} {:>8} {:>19} {:>8.0} {:>8.0} {:>8.0} {:>8.0} {:>8} {:>8} \
+                 {:>9}",
+                r.label(),
                 r.threads,
                 r.per_s,
-                r.ratio_to_best_peer
-                    .map_or_else(|| "-".into(), |x| format!("{x:.2}x")),
+                vs,
+                format!("{:.0}-{:.0}", r.thread_min_per_s, r.thread_max_per_s),
                 r.p50_us,
                 r.p99_us,
                 r.p999_us,
+                r.mean_us,
                 opt(r.syncs_per_s, 0),
                 opt(r.bytes_per_sync, 0),
+                opt(r.aborts_per_s, 0),
             );
         }
+        let _ = writeln!(
+            out,
+            "(per_s: operations finished inside the window over the window; syncs and bytes \
+             counted in process for every system; vs best: over the best peer row, default or \
+             tuned)"
+        );
     }
     if !report.reopen.is_empty() {
         heading(
@@ -164,9 +192,10 @@ pub fn render(report: &Report) -> String {
         for f in &report.failures {
             let _ = writeln!(
                 out,
-                "{} {} threads={} record_bytes={}: {}",
+                "{} {} ({}) threads={} record_bytes={}: {}",
                 f.workload,
                 f.system,
+                f.variant,
                 f.threads,
                 f.record_bytes.map_or_else(|| "-".into(), |b| b.to_string()),
                 f.error

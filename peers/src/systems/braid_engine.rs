@@ -3,52 +3,75 @@
 //! `Durability::Sync` (commit returns once the log is fdatasync'd, group commit).
 //!
 //! * `braid-engine serial`: `Options::default()`, the `serial` scheme (one log stream).
+//! * `braid-engine serial tuned`: `Options::default()` with the checkpoints a user embedding
+//!   braid runs set explicitly: `checkpoint.log_cap` = [`TUNED_LOG_CAP`] (braid checkpoints
+//!   as the log grows, keeping it under about that, so the log and the reopen time stay
+//!   bounded; no interval, no `log_bytes` trigger), and a checkpoint right after the load,
+//!   so the base rows are on disk as every peer's load is and recovery reads them from the
+//!   checkpoint rather than from the loader.
 //! * `braid-engine taurus`: `Options { scheme: "taurus", streams: threads, .. }`, one log
 //!   stream per worker thread.
 //!
 //! The TPC-B update is `read` of the balance, `update` to balance + delta, and `commit()?.wait()?`;
 //! a YCSB transaction is a `read` of each row and an `update` of the rows it updates (one
 //! `Bytes(100)` column), then `commit()?.wait()?`. A NO_WAIT conflict aborts the transaction and it
-//! is retried. Opening (`Db::builder`) refuses to run where the log would not be power-safe
-//! (`Db::emulation`). Reopening recovers: the loader puts every row back at its first value and the
-//! log is replayed over it (`Options::default()` takes no checkpoints, so the whole log).
+//! is retried after a backoff ([`super::retry`]). Opening (`Db::builder`) refuses to run where the
+//! log would not be power-safe (`Db::emulation`). Reopening recovers: the newest checkpoint, or
+//! else the loader, puts every row back, and the log after it is replayed over them.
 //! braid-engine is an in-memory engine: every row is resident.
 
 use std::path::Path;
 
 use anyhow::{Result, bail};
 use braid_engine::{
-    Catalog, ColumnType, Db, IndexKind, Options, Schema, TableDef, TableId, TxError, Worker,
+    Catalog, CheckpointOptions, ColumnType, Db, IndexKind, Options, Schema, TableDef, TableId,
+    TxError, Worker,
 };
 
 use super::{
-    Access, INITIAL_BALANCE, Setup, SyncStats, Table, TxnStore, TxnSystem, TxnWorker,
-    YCSB_VALUE_BYTES, ycsb_next, ycsb_value, ycsb_version,
+    Access, INITIAL_BALANCE, Setup, SyncStats, Table, TxnStore, TxnSystem, TxnWorker, Variant,
+    YCSB_VALUE_BYTES, retry, ycsb_next, ycsb_value, ycsb_version,
 };
+
+/// The tuned variant's cap on the log (`CheckpointOptions::log_cap`).
+pub const TUNED_LOG_CAP: u64 = 64 << 20;
 
 /// Which braid-engine configuration.
 #[derive(Debug, Clone, Copy)]
 pub enum BraidEngine {
-    /// `Options::default()`: the serial scheme.
-    Serial,
+    /// The serial scheme: `Options::default()`, or that with the tuned checkpoints.
+    Serial(Variant),
     /// The taurus scheme, one stream per thread.
     Taurus,
 }
 
 impl BraidEngine {
+    fn tuned(self) -> bool {
+        matches!(self, BraidEngine::Serial(Variant::Tuned))
+    }
+
     fn options(self, threads: usize) -> Result<Options> {
         let mut o = Options::default();
         if let BraidEngine::Taurus = self {
             o.scheme = "taurus".parse()?;
             o.streams = threads.max(1);
         }
+        if self.tuned() {
+            o.checkpoint = CheckpointOptions {
+                interval: None,
+                log_bytes: None,
+                log_cap: Some(TUNED_LOG_CAP),
+                ..o.checkpoint
+            };
+        }
         o.max_workers = o.max_workers.max(threads);
         Ok(o)
     }
 
-    /// Create or recover the database; the loader puts every row at its first value (braid
-    /// runs it on creation and before replaying the log on recovery).
-    fn open_db(self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
+    /// Create (`create`: and in the tuned variant checkpoint the loaded rows) or recover the
+    /// database; the loader puts every row at its first value (braid runs it on creation and
+    /// on recovery when no checkpoint holds the rows).
+    fn open_db(self, dir: &Path, setup: &Setup, create: bool) -> Result<Box<dyn TxnStore>> {
         let mut catalog = Catalog::new();
         let def = match setup.table {
             Table::Accounts => {
@@ -76,6 +99,9 @@ impl BraidEngine {
         if let Some(e) = db.emulation() {
             bail!("braid-engine: the log is not power-safe here: {e}");
         }
+        if create && self.tuned() {
+            db.checkpoint()?;
+        }
         Ok(Box::new(Open { db, table }))
     }
 }
@@ -83,10 +109,16 @@ impl BraidEngine {
 impl TxnSystem for BraidEngine {
     fn name(&self) -> String {
         match self {
-            BraidEngine::Serial => "braid-engine serial",
-            BraidEngine::Taurus => "braid-engine taurus",
+            BraidEngine::Serial(v) => format!("braid-engine serial{}", v.suffix()),
+            BraidEngine::Taurus => "braid-engine taurus".into(),
         }
-        .into()
+    }
+
+    fn variant(&self) -> Variant {
+        match self {
+            BraidEngine::Serial(v) => *v,
+            BraidEngine::Taurus => Variant::Default,
+        }
     }
 
     fn version(&self) -> String {
@@ -96,14 +128,19 @@ impl TxnSystem for BraidEngine {
 
     fn durability(&self) -> String {
         match self {
-            BraidEngine::Serial => {
-                "Options::default(): serial on files, Durability::Sync (fdatasync'd)"
+            BraidEngine::Serial(Variant::Default) => {
+                "Options::default(): serial on files, Durability::Sync (fdatasync'd)".into()
             }
+            BraidEngine::Serial(Variant::Tuned) => format!(
+                "Options::default(): serial on files, Durability::Sync (fdatasync'd); tuned: \
+                 checkpoint.log_cap {} MiB (no interval or log_bytes trigger), a checkpoint \
+                 after the load",
+                TUNED_LOG_CAP >> 20
+            ),
             BraidEngine::Taurus => {
-                "taurus, 1 file stream per thread, Durability::Sync (fdatasync'd)"
+                "taurus, 1 file stream per thread, Durability::Sync (fdatasync'd)".into()
             }
         }
-        .into()
     }
 
     fn cache_setting(&self) -> String {
@@ -119,11 +156,11 @@ impl TxnSystem for BraidEngine {
     }
 
     fn open(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
-        self.open_db(dir, setup)
+        self.open_db(dir, setup, true)
     }
 
     fn reopen(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
-        self.open_db(dir, setup)
+        self.open_db(dir, setup, false)
     }
 }
 
@@ -204,8 +241,8 @@ fn no_conflict<T>(r: Result<T, TxError>) -> Result<Option<T>> {
 }
 
 impl W {
-    /// One try: `Ok(false)` on a NO_WAIT conflict (the transaction is dropped, so aborted).
-    fn attempt(&mut self, account: u64, delta: i64) -> Result<bool> {
+    /// One try: `Ok(None)` on a NO_WAIT conflict (the transaction is dropped, so aborted).
+    fn attempt(&mut self, account: u64, delta: i64) -> Result<Option<()>> {
         let (table, schema) = (self.table, &self.schema);
         let mut tx = self.w.begin();
         let r = (|| -> Result<Option<()>, TxError> {
@@ -218,19 +255,19 @@ impl W {
         match r {
             Ok(Some(())) => {}
             Ok(None) => bail!("account {account} is missing"),
-            Err(TxError::Conflict { .. }) => return Ok(false),
+            Err(TxError::Conflict { .. }) => return Ok(None),
             Err(e) => return Err(e.into()),
         }
         match tx.commit() {
             Ok(ticket) => ticket.wait()?,
-            Err(TxError::Conflict { .. }) => return Ok(false),
+            Err(TxError::Conflict { .. }) => return Ok(None),
             Err(e) => return Err(e.into()),
         }
-        Ok(true)
+        Ok(Some(()))
     }
 
-    /// One try of a YCSB transaction: `Ok(false)` on a NO_WAIT conflict.
-    fn attempt_ycsb(&mut self, accesses: &[Access]) -> Result<bool> {
+    /// One try of a YCSB transaction: `Ok(None)` on a NO_WAIT conflict.
+    fn attempt_ycsb(&mut self, accesses: &[Access]) -> Result<Option<()>> {
         let table = self.table;
         let mut tx = self.w.begin();
         for a in accesses {
@@ -246,11 +283,11 @@ impl W {
                 match no_conflict(updated)? {
                     Some(true) => next?,
                     Some(false) => bail!("row {} is missing", a.key),
-                    None => return Ok(false),
+                    None => return Ok(None),
                 }
             } else {
                 let Some(old) = no_conflict(tx.read(table, a.key, <[u8]>::to_vec))? else {
-                    return Ok(false);
+                    return Ok(None);
                 };
                 let Some(old) = old else {
                     bail!("row {} is missing", a.key);
@@ -260,26 +297,18 @@ impl W {
         }
         match no_conflict(tx.commit())? {
             Some(ticket) => ticket.wait()?,
-            None => return Ok(false),
+            None => return Ok(None),
         }
-        Ok(true)
+        Ok(Some(()))
     }
 }
 
 impl TxnWorker for W {
     fn update(&mut self, account: u64, delta: i64) -> Result<u32> {
-        let mut retries = 0;
-        while !self.attempt(account, delta)? {
-            retries += 1;
-        }
-        Ok(retries)
+        Ok(retry(|| self.attempt(account, delta))?.retries)
     }
 
     fn ycsb(&mut self, accesses: &[Access]) -> Result<u32> {
-        let mut retries = 0;
-        while !self.attempt_ycsb(accesses)? {
-            retries += 1;
-        }
-        Ok(retries)
+        Ok(retry(|| self.attempt_ycsb(accesses))?.retries)
     }
 }

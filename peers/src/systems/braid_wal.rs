@@ -6,8 +6,9 @@
 //! different threads never depend on each other), then `commit` with the record as payload,
 //! and `Ticket::wait`, which returns once the record is fdatasync'd. The durable setting is
 //! braid's default and only one for files: a commit is acknowledged after fdatasync.
-//! Syncs and bytes per sync come from braid's own stream statistics (durable-point advances
-//! and bytes appended with framing).
+//! Syncs and bytes per sync are counted in process as for every system (`crate::synccount`:
+//! the fdatasync calls, and every byte written, the zero-ahead included); braid's own stream
+//! statistics (durable-point advances) are reported beside them as a cross-check.
 
 use std::path::Path;
 use std::sync::Arc;

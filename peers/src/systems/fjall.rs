@@ -1,14 +1,24 @@
 //! fjall (an LSM-tree key-value store in Rust), default configuration, every write persisted
-//! with `PersistMode::SyncAll` (fsync of the journal) before it returns.
+//! before it returns.
 //!
 //! * Log appends ([`FjallLog`]): each record one `WriteBatch` of one insert, committed with
-//!   `durability(Some(PersistMode::SyncAll))`.
+//!   `durability(Some(mode))`.
 //! * Durable transactions ([`FjallTx`]): fjall's transactional database with optimistic
 //!   concurrency (`OptimisticTxDatabase`, the one that lets writers run concurrently), each
-//!   update one write transaction (`get`, `insert`, `commit`) with
-//!   `durability(Some(PersistMode::SyncAll))`; conflicts are retried. A YCSB transaction is one
-//!   write transaction (`get` of each row, `insert` of each row it updates, `commit`), or a
-//!   read transaction if it only reads.
+//!   update one write transaction (`get`, `insert`, `commit`) with `durability(Some(mode))`;
+//!   conflicts are retried ([`super::retry`]). A YCSB transaction is one write transaction
+//!   (`get` of each row, `insert` of each row it updates, `commit`), or a read transaction if
+//!   it only reads.
+//!
+//! Two variants ([`Variant`]), differing only in the persist mode of a commit:
+//! * `default`: `PersistMode::SyncAll` (fsync of the journal). fjall's own default commit
+//!   (`durability(None)`) does not sync, so a durable mode has to be picked; `SyncAll` is the
+//!   one its documentation gives without a condition ("Flushes data + metadata using
+//!   fsync").
+//! * `tuned`: `PersistMode::SyncData` (fdatasync), which its documentation offers "if you know
+//!   that `fdatasync` is sufficient for your file system and/or operating system". It is on
+//!   ext4 (fdatasync writes the file size with the data, all a journal's recovery reads), and
+//!   it is what braid and raft-engine call.
 //!
 //! The self-checks reopen the database: the last acknowledged record of each thread must read
 //! back; the transactional rows are read back through `get`. The reopen workload's loading
@@ -24,12 +34,29 @@ use fjall::{
 
 use super::{
     Access, AppendLog, AppendSystem, Appender, INITIAL_BALANCE, Setup, Table, TxnStore, TxnSystem,
-    TxnWorker, account_key, append_key, balance, ycsb_next, ycsb_value, ycsb_version,
+    TxnWorker, Variant, account_key, append_key, balance, retry, ycsb_next, ycsb_value,
+    ycsb_version,
 };
+
+/// The persist mode of a durable commit in `variant`.
+fn durable_mode(variant: Variant) -> PersistMode {
+    match variant {
+        Variant::Default => PersistMode::SyncAll,
+        Variant::Tuned => PersistMode::SyncData,
+    }
+}
+
+/// `durable_mode(variant)` in words.
+fn mode_name(variant: Variant) -> &'static str {
+    match variant {
+        Variant::Default => "PersistMode::SyncAll (fsync)",
+        Variant::Tuned => "PersistMode::SyncData (fdatasync)",
+    }
+}
 
 /// fjall as a log: synced one-insert batches.
 #[derive(Debug)]
-pub struct FjallLog;
+pub struct FjallLog(pub Variant);
 
 fn open_log(dir: &Path) -> Result<(Database, Keyspace)> {
     let db = Database::builder(dir).open()?;
@@ -39,7 +66,11 @@ fn open_log(dir: &Path) -> Result<(Database, Keyspace)> {
 
 impl AppendSystem for FjallLog {
     fn name(&self) -> String {
-        "fjall".into()
+        format!("fjall{}", self.0.suffix())
+    }
+
+    fn variant(&self) -> Variant {
+        self.0
     }
 
     fn version(&self) -> String {
@@ -47,12 +78,16 @@ impl AppendSystem for FjallLog {
     }
 
     fn durability(&self) -> String {
-        "WriteBatch::durability(Some(PersistMode::SyncAll)): journal fsync'd".into()
+        format!("WriteBatch::durability(Some({}))", mode_name(self.0))
     }
 
     fn open(&self, dir: &Path, _threads: usize) -> Result<Box<dyn AppendLog>> {
         let (db, ks) = open_log(dir)?;
-        Ok(Box::new(LogOpen { db, ks }))
+        Ok(Box::new(LogOpen {
+            db,
+            ks,
+            mode: durable_mode(self.0),
+        }))
     }
 
     fn verify(&self, dir: &Path, acked: &[u64], record_bytes: usize) -> Result<()> {
@@ -73,6 +108,7 @@ impl AppendSystem for FjallLog {
 struct LogOpen {
     db: Database,
     ks: Keyspace,
+    mode: PersistMode,
 }
 
 impl AppendLog for LogOpen {
@@ -93,7 +129,7 @@ struct LogWriter<'a> {
 
 impl Appender for LogWriter<'_> {
     fn append(&mut self, seq: u64, payload: &[u8]) -> Result<()> {
-        let mut batch = self.open.db.batch().durability(Some(PersistMode::SyncAll));
+        let mut batch = self.open.db.batch().durability(Some(self.open.mode));
         batch.insert(&self.open.ks, append_key(self.thread, seq), payload);
         batch.commit()?;
         Ok(())
@@ -102,7 +138,7 @@ impl Appender for LogWriter<'_> {
 
 /// fjall's optimistic transactional database, synced commits.
 #[derive(Debug)]
-pub struct FjallTx;
+pub struct FjallTx(pub Variant);
 
 fn open_tx(dir: &Path, table: Table) -> Result<(OptimisticTxDatabase, OptimisticTxKeyspace)> {
     let db = OptimisticTxDatabase::builder(dir).open()?;
@@ -116,7 +152,11 @@ fn open_tx(dir: &Path, table: Table) -> Result<(OptimisticTxDatabase, Optimistic
 
 impl TxnSystem for FjallTx {
     fn name(&self) -> String {
-        "fjall".into()
+        format!("fjall{}", self.0.suffix())
+    }
+
+    fn variant(&self) -> Variant {
+        self.0
     }
 
     fn version(&self) -> String {
@@ -124,7 +164,10 @@ impl TxnSystem for FjallTx {
     }
 
     fn durability(&self) -> String {
-        "OptimisticTxDatabase, write_tx().durability(Some(PersistMode::SyncAll))".into()
+        format!(
+            "OptimisticTxDatabase, write_tx().durability(Some({}))",
+            mode_name(self.0)
+        )
     }
 
     fn relaxed_setting(&self) -> Option<String> {
@@ -161,28 +204,34 @@ impl TxnSystem for FjallTx {
         }
         batch.commit()?;
         db.persist(PersistMode::SyncAll)?;
-        Ok(Box::new(TxOpen::new(db, ks, setup)))
+        Ok(Box::new(TxOpen::new(db, ks, setup, self.0)))
     }
 
     fn reopen(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
         let (db, ks) = open_tx(dir, setup.table)?;
-        Ok(Box::new(TxOpen::new(db, ks, setup)))
+        Ok(Box::new(TxOpen::new(db, ks, setup, self.0)))
     }
 }
 
 struct TxOpen {
     db: OptimisticTxDatabase,
     ks: OptimisticTxKeyspace,
-    /// How commits persist: `SyncAll`, or `Buffer` under the relaxed setting.
+    /// How commits persist: the variant's durable mode, or `Buffer` under the relaxed
+    /// setting.
     mode: PersistMode,
 }
 
 impl TxOpen {
-    fn new(db: OptimisticTxDatabase, ks: OptimisticTxKeyspace, setup: &Setup) -> TxOpen {
+    fn new(
+        db: OptimisticTxDatabase,
+        ks: OptimisticTxKeyspace,
+        setup: &Setup,
+        variant: Variant,
+    ) -> TxOpen {
         let mode = if setup.relaxed {
             PersistMode::Buffer
         } else {
-            PersistMode::SyncAll
+            durable_mode(variant)
         };
         TxOpen { db, ks, mode }
     }
@@ -207,27 +256,46 @@ struct TxW<'a> {
     open: &'a TxOpen,
 }
 
-impl TxnWorker for TxW<'_> {
-    fn update(&mut self, account: u64, delta: i64) -> Result<u32> {
+impl TxW<'_> {
+    /// One try of the account update: `None` on a conflict.
+    fn attempt(&self, account: u64, delta: i64) -> Result<Option<()>> {
         let key = account_key(account);
-        let mut retries = 0;
-        loop {
-            let mut tx = self.open.db.write_tx()?.durability(Some(self.open.mode));
-            let Some(old) = tx.get(&self.open.ks, key)? else {
-                bail!("account {account} is missing");
+        let mut tx = self.open.db.write_tx()?.durability(Some(self.open.mode));
+        let Some(old) = tx.get(&self.open.ks, key)? else {
+            bail!("account {account} is missing");
+        };
+        let new = balance(&old)? + delta;
+        tx.insert(&self.open.ks, key, new.to_le_bytes());
+        Ok(tx.commit()?.ok())
+    }
+
+    /// One try of a YCSB transaction that updates: `None` on a conflict.
+    fn attempt_ycsb(&self, accesses: &[Access]) -> Result<Option<()>> {
+        let ks = &self.open.ks;
+        let mut tx = self.open.db.write_tx()?.durability(Some(self.open.mode));
+        for a in accesses {
+            let key = account_key(a.key);
+            let Some(old) = tx.get(ks, key)? else {
+                bail!("row {} is missing", a.key);
             };
-            let new = balance(&old)? + delta;
-            tx.insert(&self.open.ks, key, new.to_le_bytes());
-            match tx.commit()? {
-                Ok(()) => return Ok(retries),
-                Err(_conflict) => retries += 1,
+            if a.update {
+                tx.insert(ks, key, ycsb_next(a.key, &old)?);
+            } else {
+                ycsb_version(a.key, &old)?;
             }
         }
+        Ok(tx.commit()?.ok())
+    }
+}
+
+impl TxnWorker for TxW<'_> {
+    fn update(&mut self, account: u64, delta: i64) -> Result<u32> {
+        Ok(retry(|| self.attempt(account, delta))?.retries)
     }
 
     fn ycsb(&mut self, accesses: &[Access]) -> Result<u32> {
-        let ks = &self.open.ks;
         if !accesses.iter().any(|a| a.update) {
+            let ks = &self.open.ks;
             let tx = self.open.db.read_tx();
             for a in accesses {
                 let Some(v) = tx.get(ks, account_key(a.key))? else {
@@ -237,24 +305,6 @@ impl TxnWorker for TxW<'_> {
             }
             return Ok(0);
         }
-        let mut retries = 0;
-        loop {
-            let mut tx = self.open.db.write_tx()?.durability(Some(self.open.mode));
-            for a in accesses {
-                let key = account_key(a.key);
-                let Some(old) = tx.get(ks, key)? else {
-                    bail!("row {} is missing", a.key);
-                };
-                if a.update {
-                    tx.insert(ks, key, ycsb_next(a.key, &old)?);
-                } else {
-                    ycsb_version(a.key, &old)?;
-                }
-            }
-            match tx.commit()? {
-                Ok(()) => return Ok(retries),
-                Err(_conflict) => retries += 1,
-            }
-        }
+        Ok(retry(|| self.attempt_ycsb(accesses))?.retries)
     }
 }

@@ -2,7 +2,11 @@
 //! log-append workload and [`TxnSystem`] for the durable-transaction workload.
 //!
 //! Every system is opened on a fresh directory in its documented durable setting (said in
-//! words by `durability()`, and written into every result row). Opening is separate from
+//! words by `durability()`, and written into every result row). Peers that document settings
+//! for durable throughput are listed twice: in their defaults ([`Variant::Default`]) and with
+//! those settings ([`Variant::Tuned`], the name ending in ` tuned`); each module says which
+//! settings and why. A transaction that conflicts is retried by the one policy of [`retry`]
+//! (a backoff, and a count of aborted transactions), whatever the system. Opening is separate from
 //! running and from the self-check (`verify`, or [`TxnSystem::reopen`] and a read of every
 //! row), so the reopen workload can time `reopen` after a `kill -9` on its own.
 //!
@@ -23,13 +27,42 @@ pub mod redb;
 pub mod rocksdb;
 pub mod sqlite;
 
-/// Counted fdatasync/fsync work of one run, where the system lets us count it.
+/// Which configuration of a system a row measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Variant {
+    /// The system's documented defaults in its durable setting.
+    Default,
+    /// The settings its own documentation recommends for durable throughput (each module
+    /// says which and why).
+    Tuned,
+}
+
+impl Variant {
+    /// `default` or `tuned`, as rows and labels say it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Variant::Default => "default",
+            Variant::Tuned => "tuned",
+        }
+    }
+
+    /// What a system's name carries for this variant: nothing, or ` tuned`.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Variant::Default => "",
+            Variant::Tuned => " tuned",
+        }
+    }
+}
+
+/// Counted fdatasync/fsync work, as totals so far.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SyncStats {
-    /// fdatasync/fsync calls (or, for braid, durable-point advances of its file streams).
+    /// fdatasync/fsync calls (braid's own statistics: durable-point advances of its file
+    /// streams).
     pub syncs: u64,
-    /// Bytes written to the log (braid: records with framing and padding; peers: bytes the
-    /// process passed to write system calls, from `/proc/self/io`).
+    /// Bytes written (the process: bytes passed to write system calls, from `/proc/self/io`;
+    /// braid's own statistics: log records with framing and padding).
     pub bytes: u64,
 }
 
@@ -41,66 +74,149 @@ impl SyncStats {
             bytes: crate::synccount::bytes_written(),
         }
     }
+
+    fn since(self, earlier: SyncStats) -> SyncStats {
+        SyncStats {
+            syncs: self.syncs.saturating_sub(earlier.syncs),
+            bytes: self.bytes.saturating_sub(earlier.bytes),
+        }
+    }
 }
 
-/// Syncs per second, bytes per sync, and where they come from.
-#[derive(Debug, Default)]
+/// The sync counters read at one instant.
+#[derive(Debug, Clone, Copy)]
+pub struct SyncSample {
+    /// When.
+    pub at: std::time::Instant,
+    /// The process's counts (every system).
+    pub counted: SyncStats,
+    /// The system's own statistics, where it keeps them (braid).
+    pub own: Option<SyncStats>,
+}
+
+impl SyncSample {
+    /// Read the process's counts now, beside `own` (the system's own, read just before).
+    pub fn take(own: Option<SyncStats>) -> SyncSample {
+        SyncSample {
+            at: std::time::Instant::now(),
+            counted: SyncStats::counted(),
+            own,
+        }
+    }
+}
+
+/// Where every row's sync figures come from.
+pub const SYNC_SOURCE: &str = "counted in process for every system: fsync+fdatasync calls \
+    through the interposed C functions, bytes passed to write(2) (wchar of /proc/self/io)";
+
+/// Syncs per second and bytes per sync over a span of a run.
+#[derive(Debug, Clone, Default)]
 pub struct SyncFigures {
-    /// fdatasync/fsync per second.
+    /// fdatasync/fsync calls per second (`None`: none was counted).
     pub syncs_per_s: Option<f64>,
-    /// Bytes per fdatasync/fsync.
+    /// Bytes written per fdatasync/fsync.
     pub bytes_per_sync: Option<f64>,
-    /// Where the figures come from.
-    pub source: Option<String>,
+    /// The system's own count of log flushes per second, where it keeps one (braid's stream
+    /// statistics: durable-point advances), a cross-check of `syncs_per_s`.
+    pub own_flushes_per_s: Option<f64>,
 }
 
 impl SyncFigures {
-    /// The figures of a run of `secs` seconds: from the system's own statistics before and
-    /// after (`own0`, `own1`) where it keeps them, else from the process's counts since
-    /// `counted0`. None if no sync was seen (nothing to count with).
-    pub fn between(
-        own0: Option<SyncStats>,
-        own1: Option<SyncStats>,
-        counted0: SyncStats,
-        secs: f64,
-    ) -> SyncFigures {
-        let (d, source) = match (own0, own1) {
-            (Some(a), Some(b)) => (
-                SyncStats {
-                    syncs: b.syncs.saturating_sub(a.syncs),
-                    bytes: b.bytes.saturating_sub(a.bytes),
-                },
-                "braid stream statistics: durable-point advances (fdatasync) and log bytes",
-            ),
-            _ => {
-                let now = SyncStats::counted();
-                (
-                    SyncStats {
-                        syncs: now.syncs.saturating_sub(counted0.syncs),
-                        bytes: now.bytes.saturating_sub(counted0.bytes),
-                    },
-                    "counted in process: fsync+fdatasync calls, bytes passed to write(2) (wchar)",
-                )
-            }
+    /// The figures between two samples.
+    pub fn between(first: &SyncSample, last: &SyncSample) -> SyncFigures {
+        let secs = last.at.duration_since(first.at).as_secs_f64().max(1e-9);
+        let d = last.counted.since(first.counted);
+        let own = match (first.own, last.own) {
+            (Some(a), Some(b)) => Some(b.since(a).syncs as f64 / secs),
+            _ => None,
         };
-        if d.syncs == 0 {
-            return SyncFigures::default();
-        }
         SyncFigures {
-            syncs_per_s: Some(d.syncs as f64 / secs.max(1e-9)),
-            bytes_per_sync: Some(d.bytes as f64 / d.syncs as f64),
-            source: Some(source.to_string()),
+            syncs_per_s: (d.syncs > 0).then(|| d.syncs as f64 / secs),
+            bytes_per_sync: (d.syncs > 0).then(|| d.bytes as f64 / d.syncs as f64),
+            own_flushes_per_s: own,
+        }
+    }
+}
+
+thread_local! {
+    /// Conflicts [`retry`] met on this thread.
+    static CONFLICTS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Conflicts [`retry`] has met on the calling thread so far (the timed runs count an
+/// operation during which this moved as an aborted transaction).
+pub fn conflicts_here() -> u64 {
+    CONFLICTS.with(std::cell::Cell::get)
+}
+
+/// The longest pause before a retry.
+pub const BACKOFF_CAP: std::time::Duration = std::time::Duration::from_millis(1);
+/// The pause before the second retry of a transaction; each later one doubles it, up to
+/// [`BACKOFF_CAP`].
+pub const BACKOFF_FIRST: std::time::Duration = std::time::Duration::from_micros(10);
+
+/// The longest pause after the `conflict`th conflict of one transaction (1, 2, ...): none
+/// after the first (the thread only yields its core), then [`BACKOFF_FIRST`] doubling per
+/// conflict up to [`BACKOFF_CAP`].
+pub fn backoff(conflict: u32) -> std::time::Duration {
+    match conflict {
+        0 | 1 => std::time::Duration::ZERO,
+        n => BACKOFF_FIRST
+            .saturating_mul(1u32 << (n - 2).min(16))
+            .min(BACKOFF_CAP),
+    }
+}
+
+/// A transaction's result and how many conflicts it was retried after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retried<T> {
+    /// What the committed attempt returned.
+    pub value: T,
+    /// Conflicts met before it (0: committed at the first attempt).
+    pub retries: u32,
+}
+
+/// Run `attempt` until it commits, the one retry policy of every system that aborts
+/// (braid's NO_WAIT conflicts, fjall's optimistic conflicts, RocksDB's lock time-outs,
+/// SQLite's busy past its timeout). `attempt` returns `Ok(Some(value))` once committed,
+/// `Ok(None)` on a conflict (the transaction is rolled back and tried again), or an error,
+/// which ends it. After each conflict the thread backs off before the next attempt: it yields
+/// its core after the first, then sleeps a random time between half and all of [`backoff`]
+/// (the jitter keeps two conflicting threads from retrying in step). Every conflict is
+/// counted on the calling thread ([`conflicts_here`]).
+pub fn retry<T>(mut attempt: impl FnMut() -> Result<Option<T>>) -> Result<Retried<T>> {
+    let mut retries = 0u32;
+    loop {
+        if let Some(value) = attempt()? {
+            return Ok(Retried { value, retries });
+        }
+        retries = retries.saturating_add(1);
+        CONFLICTS.with(|c| c.set(c.get() + 1));
+        let most = backoff(retries);
+        if most.is_zero() {
+            std::thread::yield_now();
+        } else {
+            use rand::Rng as _;
+            // `most` is at most BACKOFF_CAP, 1 ms: it fits in u64 nanoseconds.
+            let hi = u64::try_from(most.as_nanos()).unwrap_or(u64::MAX);
+            let nanos = rand::thread_rng().gen_range(hi / 2..=hi);
+            std::thread::sleep(std::time::Duration::from_nanos(nanos));
         }
     }
 }
 
 /// A log a benchmark can append records to, durably.
 pub trait AppendSystem: Sync {
-    /// Name in tables and files (braid's start with `braid`).
+    /// Name in tables and files (braid's start with `braid`; a tuned variant's ends in
+    /// ` tuned`).
     fn name(&self) -> String;
+    /// Which configuration this is.
+    fn variant(&self) -> Variant {
+        Variant::Default
+    }
     /// Version of the crate or library that runs.
     fn version(&self) -> String;
-    /// The durable setting used, in words.
+    /// The durable setting and the configuration used, in words.
     fn durability(&self) -> String;
     /// Create the log in the empty directory `dir`, for `threads` writer threads.
     fn open(&self, dir: &Path, threads: usize) -> Result<Box<dyn AppendLog>>;
@@ -113,8 +229,8 @@ pub trait AppendSystem: Sync {
 pub trait AppendLog: Send + Sync {
     /// The handle writer thread `thread` appends through.
     fn writer(&self, thread: usize) -> Result<Box<dyn Appender + '_>>;
-    /// The log's own count of syncs and bytes since it was opened, if it keeps one (braid);
-    /// `None`: the harness counts the process's syncs itself.
+    /// The log's own count of syncs and bytes since it was opened, if it keeps one (braid),
+    /// reported beside the process's counts as a cross-check of them.
     fn own_sync_stats(&self) -> Option<SyncStats> {
         None
     }
@@ -155,11 +271,16 @@ pub struct Setup {
 
 /// A transactional store holding one table, [`Table::Accounts`] or [`Table::Ycsb`].
 pub trait TxnSystem: Sync {
-    /// Name in tables and files (braid's start with `braid`).
+    /// Name in tables and files (braid's start with `braid`; a tuned variant's ends in
+    /// ` tuned`).
     fn name(&self) -> String;
+    /// Which configuration this is.
+    fn variant(&self) -> Variant {
+        Variant::Default
+    }
     /// Version of the crate or library that runs.
     fn version(&self) -> String;
-    /// The durable setting used, in words.
+    /// The durable setting and the configuration used, in words.
     fn durability(&self) -> String;
     /// Where committing 1,000,000 transactions durably takes minutes, the setting the reopen
     /// workload's child commits under instead, in words: every commit reaches the operating
@@ -196,7 +317,7 @@ pub trait TxnStore: Send + Sync {
     /// The handle worker thread `thread` runs transactions through.
     fn worker(&self, thread: usize) -> Result<Box<dyn TxnWorker + '_>>;
     /// The store's own count of log syncs and bytes since it was opened, if it keeps one
-    /// (braid); `None`: the harness counts the process's syncs itself.
+    /// (braid), reported beside the process's counts as a cross-check of them.
     fn own_sync_stats(&self) -> Option<SyncStats> {
         None
     }
@@ -234,13 +355,14 @@ pub struct Access {
 /// One worker thread's handle.
 pub trait TxnWorker {
     /// TPC-B's account update: read `account`'s balance, write balance + `delta`, commit, and
-    /// return once durable. Conflicts are retried inside; returns how many retries it took.
+    /// return once durable. Conflicts are retried inside, through [`retry`]; returns how many
+    /// retries it took.
     fn update(&mut self, account: u64, delta: i64) -> Result<u32>;
     /// A YCSB transaction on [`Table::Ycsb`]: every access reads its row (which must hold
     /// some [`ycsb_value`] of its key, checked with [`ycsb_version`]) and an update writes
     /// [`ycsb_next`] of what it read, all in one transaction, committed and durable before it
     /// returns (a transaction without updates commits as the system commits a read-only
-    /// one). Conflicts are retried inside; returns how many retries it took.
+    /// one). Conflicts are retried inside, through [`retry`]; returns how many retries it took.
     fn ycsb(&mut self, accesses: &[Access]) -> Result<u32>;
 }
 
@@ -326,27 +448,37 @@ pub fn files(dir: &Path) -> Result<Vec<(std::path::PathBuf, FileBytes)>> {
     Ok(out)
 }
 
-/// Every log-append system, braid first.
+/// Every log-append system, braid first, each peer with a tuned configuration in its default
+/// and its tuned variant.
 pub fn append_systems() -> Vec<Box<dyn AppendSystem>> {
+    use Variant::{Default, Tuned};
     vec![
         Box::new(braid_wal::BraidWal::Serial),
         Box::new(braid_wal::BraidWal::Taurus),
         Box::new(raft_engine::RaftEngine),
         Box::new(okaywal::OkayWal::default()),
-        Box::new(rocksdb::RocksWal),
-        Box::new(fjall::FjallLog),
+        Box::new(rocksdb::RocksWal(Default)),
+        Box::new(rocksdb::RocksWal(Tuned)),
+        Box::new(fjall::FjallLog(Default)),
+        Box::new(fjall::FjallLog(Tuned)),
     ]
 }
 
-/// Every transactional system, braid first.
+/// Every transactional system, braid first, each with a tuned configuration in its default
+/// and its tuned variant.
 pub fn txn_systems() -> Vec<Box<dyn TxnSystem>> {
+    use Variant::{Default, Tuned};
     vec![
-        Box::new(braid_engine::BraidEngine::Serial),
+        Box::new(braid_engine::BraidEngine::Serial(Default)),
+        Box::new(braid_engine::BraidEngine::Serial(Tuned)),
         Box::new(braid_engine::BraidEngine::Taurus),
-        Box::new(sqlite::Sqlite),
+        Box::new(sqlite::Sqlite(Default)),
+        Box::new(sqlite::Sqlite(Tuned)),
         Box::new(redb::Redb),
-        Box::new(fjall::FjallTx),
-        Box::new(rocksdb::RocksTxn),
+        Box::new(fjall::FjallTx(Default)),
+        Box::new(fjall::FjallTx(Tuned)),
+        Box::new(rocksdb::RocksTxn(Default)),
+        Box::new(rocksdb::RocksTxn(Tuned)),
     ]
 }
 
@@ -376,4 +508,77 @@ pub fn balance(bytes: &[u8]) -> Result<i64> {
         .try_into()
         .map_err(|_| anyhow::anyhow!("a balance of {} bytes, not 8", bytes.len()))?;
     Ok(i64::from_le_bytes(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn backoff_yields_first_then_doubles_up_to_the_cap() {
+        assert_eq!(backoff(1), Duration::ZERO);
+        assert_eq!(backoff(2), BACKOFF_FIRST);
+        assert_eq!(backoff(3), BACKOFF_FIRST * 2);
+        assert_eq!(backoff(4), BACKOFF_FIRST * 4);
+        assert_eq!(backoff(12), BACKOFF_CAP);
+        assert_eq!(backoff(u32::MAX), BACKOFF_CAP);
+    }
+
+    /// `retry` retries a conflict until the attempt commits, returns how many it met, and
+    /// counts each on the calling thread; an error ends it at once.
+    #[test]
+    fn retry_counts_every_conflict() -> Result<()> {
+        let before = conflicts_here();
+        let mut tries = 0;
+        let r = retry(|| {
+            tries += 1;
+            Ok((tries == 4).then_some(tries * 10))
+        })?;
+        assert_eq!(
+            r,
+            Retried {
+                value: 40,
+                retries: 3
+            }
+        );
+        assert_eq!(conflicts_here() - before, 3);
+
+        let before = conflicts_here();
+        let e = retry(|| -> Result<Option<()>> { anyhow::bail!("broken") });
+        assert!(e.is_err());
+        assert_eq!(conflicts_here(), before);
+        Ok(())
+    }
+
+    /// Syncs per second and bytes per sync come from the process's counts over the span;
+    /// the system's own count, where there is one, only fills its cross-check.
+    #[test]
+    fn sync_figures_are_the_process_counts_over_the_span() {
+        let first = SyncSample {
+            at: std::time::Instant::now(),
+            counted: SyncStats {
+                syncs: 10,
+                bytes: 1_000,
+            },
+            own: Some(SyncStats { syncs: 5, bytes: 0 }),
+        };
+        let last = SyncSample {
+            at: first.at + Duration::from_secs(2),
+            counted: SyncStats {
+                syncs: 110,
+                bytes: 41_000,
+            },
+            own: Some(SyncStats {
+                syncs: 105,
+                bytes: 7,
+            }),
+        };
+        let f = SyncFigures::between(&first, &last);
+        assert_eq!(f.syncs_per_s, Some(50.0));
+        assert_eq!(f.bytes_per_sync, Some(400.0));
+        assert_eq!(f.own_flushes_per_s, Some(50.0));
+        let none = SyncFigures::between(&first, &first);
+        assert_eq!((none.syncs_per_s, none.bytes_per_sync), (None, None));
+    }
 }

@@ -1,9 +1,21 @@
 //! SQLite through rusqlite (the library bundled and compiled by `libsqlite3-sys`), in WAL mode
 //! with `synchronous=FULL` (the WAL is fsync'd at every commit), one connection per thread
 //! with a busy timeout. The TPC-B update is `BEGIN IMMEDIATE`, a `SELECT` of the balance, an
-//! `UPDATE` to balance + delta, and `COMMIT`; a commit still busy after the timeout is rolled
-//! back and retried. A YCSB transaction is `BEGIN IMMEDIATE` (`BEGIN DEFERRED` if it only
-//! reads), a `SELECT` of each row, an `UPDATE` of each row it updates, and `COMMIT`.
+//! `UPDATE` to balance + delta, and `COMMIT`; a transaction still busy after the timeout is
+//! rolled back and retried ([`super::retry`]). A YCSB transaction is `BEGIN IMMEDIATE`
+//! (`BEGIN DEFERRED` if it only reads), a `SELECT` of each row, an `UPDATE` of each row it
+//! updates, and `COMMIT`.
+//!
+//! Two variants ([`Variant`]):
+//! * `default`: every thread writes through its own connection. SQLite lets one writer in at
+//!   a time; the others wait in its busy handler, which sleeps (1, 2, 5, ... up to 100 ms)
+//!   and tries again, so with many threads writers wait far longer than the writer ahead of
+//!   them takes.
+//! * `tuned`: one writer connection behind an application mutex, the pattern SQLite's users
+//!   run for a database written from many threads: writers queue on the mutex (woken as soon
+//!   as the writer ahead is done) instead of sleeping in the busy handler. Read-only
+//!   transactions still read through each thread's own connection (WAL mode lets readers run
+//!   beside the writer).
 //!
 //! Reopening opens a connection; SQLite recovers from the WAL at the first read. The reopen
 //! workload's loading child may commit with `synchronous=NORMAL` (see `relaxed_setting`).
@@ -16,8 +28,8 @@ use anyhow::{Context as _, Result, bail};
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 
 use super::{
-    Access, INITIAL_BALANCE, Setup, Table, TxnStore, TxnSystem, TxnWorker, ycsb_next, ycsb_value,
-    ycsb_version,
+    Access, INITIAL_BALANCE, Setup, Table, TxnStore, TxnSystem, TxnWorker, Variant, retry,
+    ycsb_next, ycsb_value, ycsb_version,
 };
 
 /// How long a connection waits for the write lock before SQLite returns busy.
@@ -54,13 +66,33 @@ fn value(table: Table, r: &rusqlite::Row<'_>, col: usize) -> rusqlite::Result<Ve
     })
 }
 
-/// SQLite, WAL mode, synchronous=FULL.
+/// SQLite, WAL mode, synchronous=FULL, in the given variant.
 #[derive(Debug)]
-pub struct Sqlite;
+pub struct Sqlite(pub Variant);
+
+impl Sqlite {
+    /// The store on `c` (the first connection), with the tuned variant's writer connection.
+    fn store(&self, path: PathBuf, setup: &Setup, c: Connection) -> Result<Box<dyn TxnStore>> {
+        let writer = match self.0 {
+            Variant::Default => None,
+            Variant::Tuned => Some(Mutex::new(connect(&path, setup.relaxed)?)),
+        };
+        Ok(Box::new(Open {
+            path,
+            setup: *setup,
+            keep: Mutex::new(c),
+            writer,
+        }))
+    }
+}
 
 impl TxnSystem for Sqlite {
     fn name(&self) -> String {
-        "sqlite".into()
+        format!("sqlite{}", self.0.suffix())
+    }
+
+    fn variant(&self) -> Variant {
+        self.0
     }
 
     fn version(&self) -> String {
@@ -72,7 +104,14 @@ impl TxnSystem for Sqlite {
     }
 
     fn durability(&self) -> String {
-        "WAL mode, synchronous=FULL, BEGIN IMMEDIATE..COMMIT: WAL fsync'd per commit".into()
+        let writers = match self.0 {
+            Variant::Default => "a connection per thread, busy_timeout 10 s",
+            Variant::Tuned => "tuned: one writer connection behind an application mutex",
+        };
+        format!(
+            "WAL mode, synchronous=FULL, BEGIN IMMEDIATE..COMMIT: WAL fsync'd per commit; \
+             {writers}"
+        )
     }
 
     fn relaxed_setting(&self) -> Option<String> {
@@ -117,11 +156,7 @@ impl TxnSystem for Sqlite {
         tx.commit()?;
         // Keep the loading connection open while the workers run, so the WAL is not
         // checkpointed and removed between them; the workers open their own.
-        Ok(Box::new(Open {
-            path,
-            setup: *setup,
-            keep: Mutex::new(c),
-        }))
+        self.store(path, setup, c)
     }
 
     fn reopen(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
@@ -129,11 +164,7 @@ impl TxnSystem for Sqlite {
         // Opening a connection reads nothing: recovery from the WAL happens at the first
         // read.
         let c = connect(&path, setup.relaxed)?;
-        Ok(Box::new(Open {
-            path,
-            setup: *setup,
-            keep: Mutex::new(c),
-        }))
+        self.store(path, setup, c)
     }
 }
 
@@ -143,13 +174,18 @@ struct Open {
     /// The first connection, held until close (and used for `get` and `scan`); behind a lock
     /// because a `Connection` is not `Sync`.
     keep: Mutex<Connection>,
+    /// The tuned variant's one writer connection: every write transaction holds the lock.
+    writer: Option<Mutex<Connection>>,
+}
+
+/// Lock `m`, a poisoned lock being an error.
+fn lock(m: &Mutex<Connection>) -> Result<std::sync::MutexGuard<'_, Connection>> {
+    m.lock().map_err(|_| anyhow::anyhow!("a lock was poisoned"))
 }
 
 impl Open {
     fn keep(&self) -> Result<std::sync::MutexGuard<'_, Connection>> {
-        self.keep
-            .lock()
-            .map_err(|_| anyhow::anyhow!("a lock was poisoned"))
+        lock(&self.keep)
     }
 }
 
@@ -158,6 +194,7 @@ impl TxnStore for Open {
         Ok(Box::new(Worker {
             c: connect(&self.path, self.setup.relaxed)?,
             table: self.setup.table,
+            writer: self.writer.as_ref(),
         }))
     }
 
@@ -194,18 +231,25 @@ impl TxnStore for Open {
     }
 
     fn close(self: Box<Self>) -> Result<()> {
-        let c = self
-            .keep
-            .into_inner()
-            .map_err(|_| anyhow::anyhow!("a lock was poisoned"))?;
+        let this = *self;
+        let poisoned = |_| anyhow::anyhow!("a lock was poisoned");
+        if let Some(w) = this.writer {
+            let w = w.into_inner().map_err(poisoned)?;
+            w.close().map_err(|(_, e)| anyhow::Error::from(e))?;
+        }
+        let c = this.keep.into_inner().map_err(poisoned)?;
         c.close().map_err(|(_, e)| anyhow::Error::from(e))?;
         Ok(())
     }
 }
 
-struct Worker {
+struct Worker<'a> {
+    /// This thread's connection: every transaction of the default variant, read-only ones of
+    /// the tuned one.
     c: Connection,
     table: Table,
+    /// The tuned variant's writer connection.
+    writer: Option<&'a Mutex<Connection>>,
 }
 
 fn busy(e: &rusqlite::Error) -> bool {
@@ -237,105 +281,100 @@ impl From<anyhow::Error> for Fail {
     }
 }
 
-impl Worker {
-    /// One try: `false` if SQLite stayed busy past the timeout.
-    fn attempt(&mut self, account: u64, delta: i64) -> Result<bool> {
-        let r = (|| -> rusqlite::Result<Option<()>> {
-            self.c.execute_batch("BEGIN IMMEDIATE")?;
-            let old: Option<i64> = self
-                .c
-                .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
-                .query_row(params![account as i64], |r| r.get(0))
-                .optional()?;
-            let Some(old) = old else {
-                return Ok(None);
-            };
-            self.c
-                .prepare_cached("UPDATE accounts SET balance = ?1 WHERE id = ?2")?
-                .execute(params![old + delta, account as i64])?;
-            self.c.execute_batch("COMMIT")?;
-            Ok(Some(()))
-        })();
-        match r {
-            Ok(Some(())) => Ok(true),
-            Ok(None) => {
-                self.c.execute_batch("ROLLBACK")?;
-                bail!("account {account} is missing")
-            }
-            Err(e) if busy(&e) => {
-                if !self.c.is_autocommit() {
-                    self.c.execute_batch("ROLLBACK")?;
-                }
-                Ok(false)
-            }
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// One try of a YCSB transaction: `false` if SQLite stayed busy past the timeout.
-    fn attempt_ycsb(&mut self, accesses: &[Access]) -> Result<bool> {
-        let r = (|| -> Result<(), Fail> {
-            // A transaction that writes takes the write lock first; a read-only one reads a
-            // snapshot and commits without writing.
-            let writes = accesses.iter().any(|a| a.update);
-            self.c.execute_batch(if writes {
-                "BEGIN IMMEDIATE"
-            } else {
-                "BEGIN DEFERRED"
-            })?;
-            for a in accesses {
-                let old: Option<Vec<u8>> = self
-                    .c
-                    .prepare_cached("SELECT field0 FROM usertable WHERE id = ?1")?
-                    .query_row(params![a.key as i64], |r| r.get(0))
-                    .optional()?;
-                let Some(old) = old else {
-                    return Err(anyhow::anyhow!("row {} is missing", a.key).into());
-                };
-                if a.update {
-                    let new = ycsb_next(a.key, &old)?;
-                    self.c
-                        .prepare_cached("UPDATE usertable SET field0 = ?1 WHERE id = ?2")?
-                        .execute(params![&new[..], a.key as i64])?;
-                } else {
-                    ycsb_version(a.key, &old)?;
-                }
-            }
-            self.c.execute_batch("COMMIT")?;
-            Ok(())
-        })();
-        let retry = match r {
-            Ok(()) => return Ok(true),
-            Err(Fail::Busy) => Ok(false),
-            Err(Fail::Other(e)) => Err(e),
+/// One try of the account update on `c`: `None` if SQLite stayed busy past the timeout.
+fn attempt(c: &Connection, account: u64, delta: i64) -> Result<Option<()>> {
+    let r = (|| -> rusqlite::Result<Option<()>> {
+        c.execute_batch("BEGIN IMMEDIATE")?;
+        let old: Option<i64> = c
+            .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
+            .query_row(params![account as i64], |r| r.get(0))
+            .optional()?;
+        let Some(old) = old else {
+            return Ok(None);
         };
-        if !self.c.is_autocommit() {
-            self.c.execute_batch("ROLLBACK")?;
+        c.prepare_cached("UPDATE accounts SET balance = ?1 WHERE id = ?2")?
+            .execute(params![old + delta, account as i64])?;
+        c.execute_batch("COMMIT")?;
+        Ok(Some(()))
+    })();
+    match r {
+        Ok(Some(())) => Ok(Some(())),
+        Ok(None) => {
+            c.execute_batch("ROLLBACK")?;
+            bail!("account {account} is missing")
         }
-        retry
+        Err(e) if busy(&e) => {
+            if !c.is_autocommit() {
+                c.execute_batch("ROLLBACK")?;
+            }
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
     }
 }
 
-impl TxnWorker for Worker {
+/// One try of a YCSB transaction on `c`: `None` if SQLite stayed busy past the timeout.
+fn attempt_ycsb(c: &Connection, accesses: &[Access]) -> Result<Option<()>> {
+    let r = (|| -> Result<(), Fail> {
+        // A transaction that writes takes the write lock first; a read-only one reads a
+        // snapshot and commits without writing.
+        let writes = accesses.iter().any(|a| a.update);
+        c.execute_batch(if writes {
+            "BEGIN IMMEDIATE"
+        } else {
+            "BEGIN DEFERRED"
+        })?;
+        for a in accesses {
+            let old: Option<Vec<u8>> = c
+                .prepare_cached("SELECT field0 FROM usertable WHERE id = ?1")?
+                .query_row(params![a.key as i64], |r| r.get(0))
+                .optional()?;
+            let Some(old) = old else {
+                return Err(anyhow::anyhow!("row {} is missing", a.key).into());
+            };
+            if a.update {
+                let new = ycsb_next(a.key, &old)?;
+                c.prepare_cached("UPDATE usertable SET field0 = ?1 WHERE id = ?2")?
+                    .execute(params![&new[..], a.key as i64])?;
+            } else {
+                ycsb_version(a.key, &old)?;
+            }
+        }
+        c.execute_batch("COMMIT")?;
+        Ok(())
+    })();
+    let retry = match r {
+        Ok(()) => return Ok(Some(())),
+        Err(Fail::Busy) => Ok(None),
+        Err(Fail::Other(e)) => Err(e),
+    };
+    if !c.is_autocommit() {
+        c.execute_batch("ROLLBACK")?;
+    }
+    retry
+}
+
+impl TxnWorker for Worker<'_> {
     fn update(&mut self, account: u64, delta: i64) -> Result<u32> {
         if self.table != Table::Accounts {
             bail!("a TPC-B update on the YCSB table");
         }
-        let mut retries = 0;
-        while !self.attempt(account, delta)? {
-            retries += 1;
-        }
-        Ok(retries)
+        let r = match self.writer {
+            Some(w) => retry(|| attempt(&*lock(w)?, account, delta))?,
+            None => retry(|| attempt(&self.c, account, delta))?,
+        };
+        Ok(r.retries)
     }
 
     fn ycsb(&mut self, accesses: &[Access]) -> Result<u32> {
         if self.table != Table::Ycsb {
             bail!("a YCSB transaction on the accounts table");
         }
-        let mut retries = 0;
-        while !self.attempt_ycsb(accesses)? {
-            retries += 1;
-        }
-        Ok(retries)
+        let writes = accesses.iter().any(|a| a.update);
+        let r = match self.writer {
+            Some(w) if writes => retry(|| attempt_ycsb(&*lock(w)?, accesses))?,
+            _ => retry(|| attempt_ycsb(&self.c, accesses))?,
+        };
+        Ok(r.retries)
     }
 }

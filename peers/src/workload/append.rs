@@ -1,8 +1,9 @@
 //! The log-append workload: N writer threads, each appending records of a fixed size, one at
-//! a time, each waited for until durable. Measures appends per second, latency percentiles,
-//! and fdatasyncs per second with the bytes behind each (braid: its stream statistics;
-//! peers: counted in process, see `crate::synccount`). After the timed run the log is
-//! closed, reopened, and must hold every acknowledged record.
+//! a time, each waited for until durable. Measures appends per second, latency, and
+//! fdatasyncs per second with the bytes behind each (counted in process for every system, see
+//! `crate::synccount`; braid's own flush count beside them as a cross-check). After the timed
+//! run the log is closed, reopened, and must hold every acknowledged record (those finished
+//! after the window included).
 
 use std::path::Path;
 use std::time::Duration;
@@ -13,7 +14,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng as _, SeedableRng as _};
 
 use crate::output::Row;
-use crate::systems::{AppendSystem, Appender, SyncFigures, SyncStats, stamp};
+use crate::systems::{AppendSystem, Appender, stamp};
 use crate::workload::run_threads;
 
 /// One writer thread's state.
@@ -37,8 +38,6 @@ pub fn run(
         bail!("records must be at least 16 bytes (they carry a thread and sequence stamp)");
     }
     let log = sys.open(dir, threads).context("open")?;
-    let counted0 = SyncStats::counted();
-    let own0 = log.own_sync_stats();
     let make = |t: usize| -> Result<Handle<'_>> {
         Ok(Handle {
             w: log.writer(t)?,
@@ -50,22 +49,22 @@ pub fn run(
         stamp(&mut h.payload, h.thread, seq);
         h.w.append(seq, &h.payload)
     };
-    let m = run_threads(threads, duration, &make, &op, tick)?;
-    let secs = m.elapsed.as_secs_f64();
-    let sync = SyncFigures::between(own0, log.own_sync_stats(), counted0, secs);
+    let own = || log.own_sync_stats();
+    let m = run_threads(threads, duration, &make, &op, tick, &own)?;
     log.close().context("close")?;
-    sys.verify(dir, &m.per_thread, record_bytes)
+    sys.verify(dir, &m.completed, record_bytes)
         .context("self-check after reopen")?;
     Ok(Row {
         workload: "append".into(),
         system: sys.name(),
+        variant: sys.variant().as_str().into(),
         threads,
         record_bytes: Some(record_bytes),
         version: sys.version(),
         durability: sys.durability(),
-        syncs_per_s: sync.syncs_per_s,
-        bytes_per_sync: sync.bytes_per_sync,
-        sync_source: sync.source,
+        // Appends never conflict.
+        retries: None,
+        aborts_per_s: None,
         ..Row::measured(&m)
     })
 }

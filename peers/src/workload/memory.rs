@@ -75,6 +75,7 @@ pub fn run(
     c.finish()?;
     Ok(MemoryRow {
         system: sys.name(),
+        variant: sys.variant().as_str().into(),
         version: sys.version(),
         in_memory: sys.in_memory(),
         cache_setting: sys.cache_setting(),

@@ -192,6 +192,7 @@ pub fn run(
     let relaxed = sys.relaxed_setting();
     Ok(ReopenRow {
         system: sys.name(),
+        variant: sys.variant().as_str().into(),
         version: sys.version(),
         load_durable: relaxed.is_none(),
         load_setting: relaxed.unwrap_or_else(|| sys.durability()),

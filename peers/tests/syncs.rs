@@ -1,0 +1,90 @@
+//! braid's fdatasyncs are counted by the same interposed C functions as every peer's (rustix
+//! built with its libc backend in this workspace): a short durable-transaction run of
+//! braid-engine reports interposed syncs, and they agree with braid's own count of log
+//! flushes. The row carries the fields of the JSON contract.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{Context as _, Result};
+use serde_json::Value;
+
+fn scratch(name: &str) -> Result<PathBuf> {
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+fn num(v: &Value, field: &str) -> Result<f64> {
+    v[field].as_f64().with_context(|| format!("{field} in {v}"))
+}
+
+#[test]
+fn braid_syncs_are_counted_by_the_interposer() -> Result<()> {
+    let tmp = scratch("syncs")?;
+    let (data, out) = (tmp.join("data"), tmp.join("out"));
+    let run = Command::new(env!("CARGO_BIN_EXE_peers"))
+        .args([
+            "--workloads",
+            "txn",
+            "--systems",
+            "braid-engine serial",
+            "--variants",
+            "default",
+            "--threads",
+            "1",
+            "--seconds",
+            "0.5",
+            "--repeat",
+            "1",
+            "--accounts",
+            "1000",
+        ])
+        .arg("--dir")
+        .arg(&data)
+        .arg("--out")
+        .arg(&out)
+        .output()?;
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stdout}\n{stderr}");
+
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(out.join("peers.json"))?)?;
+    let runs = json["runs"].as_array().context("runs")?;
+    assert_eq!(runs.len(), 1, "{json}");
+    let r = &runs[0];
+    assert_eq!(r["system"], "braid-engine serial");
+    assert_eq!(r["variant"], "default");
+    assert_eq!(r["valid"], true);
+    // One thread, each commit waited for: one flush per transaction, each an fdatasync.
+    let syncs = num(r, "syncs_per_s")?;
+    let own = num(r, "own_flushes_per_s")?;
+    assert!(own > 0.0, "{r}");
+    assert!(
+        syncs >= 0.95 * own && syncs <= 1.25 * own + 20.0,
+        "interposed {syncs}/s against braid's own {own}/s: {r}"
+    );
+    // Every commit syncs: about one sync per transaction.
+    let per_s = num(r, "per_s")?;
+    assert!(
+        syncs >= 0.9 * per_s,
+        "{syncs} syncs/s for {per_s} txn/s: {r}"
+    );
+    assert!(num(r, "bytes_per_sync")? > 0.0, "{r}");
+    for field in [
+        "p50_us",
+        "p99_us",
+        "mean_us",
+        "thread_min_per_s",
+        "thread_max_per_s",
+        "aborts_per_s",
+        "drain_s",
+    ] {
+        assert!(num(r, field)? >= 0.0, "{field}: {r}");
+    }
+    assert_eq!(num(r, "thread_min_per_s")?, num(r, "thread_max_per_s")?);
+    std::fs::remove_dir_all(&tmp)?;
+    Ok(())
+}
