@@ -355,4 +355,3 @@ impl Region {
         unsafe { AtomicU64::from_ptr(self.inner.base.add(pos & !7).cast::<u64>()) }
     }
 }
-

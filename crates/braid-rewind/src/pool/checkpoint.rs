@@ -103,7 +103,10 @@ fn scan(inner: &Inner, cut: u64, out: &mut [Finished]) -> Result<(), RewindError
 /// the checkpoint).
 fn distinct(lines: &[usize]) -> Vec<usize> {
     const EMPTY: usize = usize::MAX;
-    let bits = (2 * lines.len()).next_power_of_two().max(16).trailing_zeros();
+    let bits = (2 * lines.len())
+        .next_power_of_two()
+        .max(16)
+        .trailing_zeros();
     let mask = (1usize << bits) - 1;
     let mut set = vec![EMPTY; mask + 1];
     let mut out = Vec::with_capacity(lines.len());

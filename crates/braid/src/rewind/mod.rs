@@ -183,7 +183,10 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
         }
         if let Some(only) = &args.variants {
             cfg.variants.retain(|v| only.contains(&v.label));
-            anyhow::ensure!(!cfg.variants.is_empty(), "--variants names no word-tx variant");
+            anyhow::ensure!(
+                !cfg.variants.is_empty(),
+                "--variants names no word-tx variant"
+            );
         }
         let r = word_tx::word_tx(&cfg)?;
         println!(
