@@ -176,6 +176,13 @@ impl Sim {
         }
     }
 
+    /// The live image's first word, for the region's direct loads and stores: the image
+    /// holds whole lines covering the region (a multiple of 8 bytes), is never reallocated,
+    /// and is accessed only through these atomics.
+    pub(crate) fn live_ptr(&self) -> *mut u8 {
+        self.live.as_ptr().cast::<u8>().cast_mut()
+    }
+
     /// Store `len` bytes of `src` into the live image at `off` (bounds already checked).
     fn store_live(&self, off: usize, len: usize, src: Src<'_>) {
         let mut i = 0;
@@ -267,22 +274,6 @@ impl Sim {
             *w = self.live[line * LINE_WORDS + i].load(Ordering::Relaxed);
         }
         words
-    }
-
-    pub(crate) fn read(&self, off: usize, dst: &mut [u8]) {
-        let mut i = 0;
-        while i < dst.len() {
-            let pos = off + i;
-            let b = pos % 8;
-            let take = (8 - b).min(dst.len() - i);
-            let bytes = self.live[pos / 8].load(Ordering::Relaxed).to_ne_bytes();
-            dst[i..i + take].copy_from_slice(&bytes[b..b + take]);
-            i += take;
-        }
-    }
-
-    pub(crate) fn load(&self, off: usize) -> u64 {
-        self.live[off / 8].load(Ordering::Acquire)
     }
 
     pub(crate) fn store(&self, off: usize, v: u64) {

@@ -149,6 +149,12 @@ fn msync_counter_follows_flushes() {
         // Fences alone do not msync.
         r.fence();
         assert_eq!(r.stats().msyncs, 4, "{domain:?}");
+        // Scattered lines: one msync per page they fall in (a run of them in one page).
+        r.store_u64(64, 5);
+        r.store_u64(640, 6);
+        r.store_u64(4096 + 128, 7);
+        r.flush_lines(&[64, 640, 4096 + 128]);
+        assert_eq!(r.stats().msyncs, 6, "{domain:?}");
         // eADR still does not count write-backs of lines it does not need.
         if domain == Domain::Eadr {
             assert_eq!(r.stats().lines_flushed, 0);

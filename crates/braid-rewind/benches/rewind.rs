@@ -1,6 +1,6 @@
 //! Criterion benchmarks of REWIND on a pool file in /dev/shm: a 1-word transaction for each
-//! log layout and policy against one persisted non-recoverable store, and one B+-tree insert
-//! per transaction against the non-recoverable twin. The experiments of the paper's figures
+//! log layout and policy against one persisted non-recoverable store, one B+-tree insert
+//! per transaction against the non-recoverable twin, and a B+-tree lookup. The experiments of the paper's figures
 //! are in the `braid` command (`braid bench rewind`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -23,14 +23,15 @@ fn region(bytes: usize) -> (TempDir, Region) {
     (dir, r)
 }
 
-/// The configurations of REWIND §5.1: each layout, force and no-force, one layer; Optimized
-/// with two layers.
+/// The configurations of REWIND §5.1: each layout (and Sealed), force and no-force, one
+/// layer; Optimized with two layers.
 fn variants() -> Vec<(String, PoolConfig)> {
     let mut v = Vec::new();
     for (l, layout) in [
         ("simple", LogLayout::Simple),
         ("optimized", LogLayout::Optimized),
         ("batch", LogLayout::Batch),
+        ("sealed", LogLayout::Sealed),
     ] {
         for (p, policy) in [("nf", Policy::NoForce), ("f", Policy::Force)] {
             v.push((format!("{l}-1l-{p}"), layout, policy, Layers::One));
@@ -113,9 +114,36 @@ fn btree_insert(c: &mut Criterion) {
     g.finish();
 }
 
+/// Lookups of random keys present in a tree of 200 K keys (8-byte values, 512-byte nodes, the
+/// shape `scripts/pmdk-bench.sh` compares with PMDK), one key after another.
+fn btree_lookup(c: &mut Criterion) {
+    let (_dir, r) = region(256 << 20);
+    let pool = Pool::create_in(r, PoolConfig::default()).unwrap();
+    let mut m = RawMem::new(&pool);
+    let t = BTree::create(&mut m, 512, 8).unwrap();
+    let mut k = 0u64;
+    let keys: Vec<u64> = (0..200_000)
+        .map(|_| {
+            k = k.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            k >> 1
+        })
+        .collect();
+    for &key in &keys {
+        t.insert(&mut m, key, &key.to_le_bytes()).unwrap();
+    }
+    let mut i = 0usize;
+    let mut out = [0u8; 8];
+    c.bench_function("btree_lookup", |b| {
+        b.iter(|| {
+            i = (i + 7919) % keys.len();
+            assert!(t.get(&m, keys[i], &mut out));
+        })
+    });
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20).measurement_time(std::time::Duration::from_secs(2));
-    targets = word_tx, btree_insert
+    targets = word_tx, btree_insert, btree_lookup
 }
 criterion_main!(benches);

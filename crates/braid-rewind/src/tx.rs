@@ -7,7 +7,12 @@
 //!   buffer until the records covering them are synced: when the group is full
 //!   (`batch_group` records, §3.3 "the compiler needs to reorder the log calls and place them
 //!   in batches above the corresponding user writes"), at commit, or before an unlogged store
-//!   to the same words. Reads inside the transaction see the buffered values.
+//!   to the same words. Reads inside the transaction see the buffered values. The records
+//!   wait with them (Batch and Sealed, one layer): a group's records go to the log under one
+//!   lock of it just before the sync that makes them durable (at commit together with END),
+//!   since no record of a grouped log is durable, nor any store it covers applied, before
+//!   that sync. A group that does not fit fails whole (after a checkpoint and a retry under
+//!   no-force); a rollback drops the records not yet in the log with their stores.
 //! * Force (§4.3): user stores are non-temporal; commit fences them, appends END, then clears
 //!   the transaction's records (END last) after processing its DELETE records. A one-layer
 //!   log finds them by scanning the log backwards (§4.6, [`crate::CommitClear::Scan`]) unless
@@ -64,6 +69,7 @@ struct Bufs {
     allocs: Vec<usize>,
     frees: Vec<usize>,
     pending: Vec<(usize, u64)>,
+    queued: Vec<(Rec, usize)>,
 }
 
 thread_local! {
@@ -90,6 +96,9 @@ pub struct Tx<'p> {
     frees: Vec<usize>,
     /// Batch: deferred stores (word offset, value), oldest first.
     pending: Vec<(usize, u64)>,
+    /// Grouped one-layer logs: forward records not yet in the log, each with the log room
+    /// it reserves (see the module documentation), oldest first.
+    queued: Vec<(Rec, usize)>,
     batch: bool,
     force: bool,
     group: usize,
@@ -109,12 +118,14 @@ impl Drop for Tx<'_> {
             allocs: std::mem::take(&mut self.allocs),
             frees: std::mem::take(&mut self.frees),
             pending: std::mem::take(&mut self.pending),
+            queued: std::mem::take(&mut self.queued),
         };
         b.recs.clear();
         b.lines.clear();
         b.allocs.clear();
         b.frees.clear();
         b.pending.clear();
+        b.queued.clear();
         // A thread being torn down has no spare list any more; the vectors are just freed.
         let _ = SPARE.try_with(|s| {
             if let Ok(mut s) = s.try_borrow_mut() {
@@ -145,6 +156,7 @@ impl<'p> Tx<'p> {
             allocs: b.allocs,
             frees: b.frees,
             pending: b.pending,
+            queued: b.queued,
             batch: log.is_batch(),
             force: p.cfg.policy == Policy::Force,
             group: p.cfg.batch_group,
@@ -158,11 +170,20 @@ impl<'p> Tx<'p> {
         self.txid
     }
 
+    /// Whether the transaction logged nothing yet (no record in the log or queued).
+    fn logged_nothing(&self) -> bool {
+        self.recs.is_empty() && self.queued.is_empty()
+    }
+
     /// Append a forward record (UPDATE or DELETE), reserving room for what undoing and
-    /// finishing it will log.
+    /// finishing it will log; under a grouped log, queue it for the next sync.
     fn append_fwd(&mut self, rec: Rec) -> Result<(), RewindError> {
-        let first = self.recs.is_empty();
+        let first = self.logged_nothing();
         let hold = usize::from(rec.kind == Kind::Update) + if first { 2 } else { 0 };
+        if self.batch {
+            self.queued.push((rec, hold));
+            return Ok(());
+        }
         let at = match self.log.append(&rec, self.n, Some(hold)) {
             Err(RewindError::LogFull { .. }) if !self.force => {
                 checkpoint(self.p)?;
@@ -197,9 +218,36 @@ impl<'p> Tx<'p> {
         }
     }
 
-    fn flush_pending(&mut self) {
+    /// Append the queued records to the log, under one lock (none if they do not fit: then
+    /// after a checkpoint and a retry under no-force).
+    fn log_queued(&mut self) -> Result<(), RewindError> {
+        if self.queued.is_empty() {
+            return Ok(());
+        }
+        match self.log.append_many(&self.queued, self.n, &mut self.recs) {
+            Err(RewindError::LogFull { .. }) if !self.force => {
+                checkpoint(self.p)?;
+                self.log.append_many(&self.queued, self.n, &mut self.recs)?;
+            }
+            r => r?,
+        }
+        self.queued_appended();
+        Ok(())
+    }
+
+    /// Account for the queued records, now in the log.
+    fn queued_appended(&mut self) {
+        let k = self.queued.len();
+        self.n += k as u64;
+        self.fwd += k as u64;
+        self.held += self.queued.iter().map(|&(_, h)| h).sum::<usize>();
+        self.queued.clear();
+    }
+
+    fn flush_pending(&mut self) -> Result<(), RewindError> {
+        self.log_queued()?;
         if self.pending.is_empty() {
-            return;
+            return Ok(());
         }
         self.log.sync();
         let pending = std::mem::take(&mut self.pending);
@@ -208,6 +256,7 @@ impl<'p> Tx<'p> {
         }
         self.pending = pending;
         self.pending.clear();
+        Ok(())
     }
 
     #[inline]
@@ -234,7 +283,7 @@ impl<'p> Tx<'p> {
         if self.batch {
             self.pending.push((addr, new));
             if self.pending.len() >= self.group {
-                self.flush_pending();
+                self.flush_pending()?;
             }
         } else {
             self.apply(addr, new);
@@ -269,6 +318,12 @@ impl<'p> Tx<'p> {
 
     /// Logged in-place write (REWIND's `log` call followed by the store).
     pub fn write<T: Persist>(&mut self, p: PPtr<T>, v: T) -> Result<(), RewindError> {
+        if T::SIZE == 8 && p.offset().is_multiple_of(8) {
+            // One aligned word (a u64, a pointer): no staging buffer, no word loop.
+            let mut b = [0u8; 8];
+            v.store(&mut b);
+            return self.write_word(p.offset() as usize, u64::from_le_bytes(b));
+        }
         let mut buf = [0u8; 64];
         if T::SIZE <= buf.len() {
             v.store(&mut buf[..T::SIZE]);
@@ -325,7 +380,7 @@ impl<'p> Tx<'p> {
             .iter()
             .any(|&(a, _)| a + 8 > off && a < off + b.len())
         {
-            self.flush_pending();
+            self.flush_pending()?;
         }
         let r = &self.p.r;
         r.write(off, b);
@@ -377,7 +432,7 @@ impl<'p> Tx<'p> {
     /// Commit (§4.3). On failure the transaction is handed back for rollback.
     #[allow(clippy::result_large_err)] // crate-internal, taken once per failed commit
     pub(crate) fn commit(mut self) -> Result<(), (Tx<'p>, RewindError)> {
-        if self.recs.is_empty() {
+        if self.logged_nothing() {
             if self.need_fence {
                 self.p.r.fence();
             }
@@ -386,6 +441,17 @@ impl<'p> Tx<'p> {
         }
         let end = match self.log_end() {
             Ok(e) => e,
+            Err(RewindError::LogFull { .. }) if !self.force && !self.queued.is_empty() => {
+                // The queued records did not fit (none went in): make room, outside the cut
+                // lock a checkpoint takes, and try once more.
+                if let Err(e) = checkpoint(self.p) {
+                    return Err((self, e));
+                }
+                match self.log_end() {
+                    Ok(e) => e,
+                    Err(e) => return Err((self, e)),
+                }
+            }
             Err(e) => return Err((self, e)),
         };
         self.log.unreserve(self.held);
@@ -444,17 +510,25 @@ impl<'p> Tx<'p> {
         let end = Rec::end(self.txid, seq, false);
         if self.batch {
             if self.force {
-                self.flush_pending();
+                self.flush_pending()?;
                 p.r.fence();
                 let at = self.append_reserved(end)?;
                 self.log.sync();
                 Ok(at)
             } else {
-                // END, the release of what the transaction reserved and the sync under one
-                // lock of the log.
-                let hold = if self.held == 0 { Some(0) } else { None };
-                let release = self.held.saturating_sub(1);
-                let (at, live) = self.log.append_end(&end, self.n, hold, release)?;
+                // The queued records, END, the release of what the transaction reserved and
+                // the sync under one lock of the log.
+                let held = self.held + self.queued.iter().map(|&(_, h)| h).sum::<usize>();
+                let hold = if held == 0 { Some(0) } else { None };
+                let release = held.saturating_sub(1);
+                let log = self.log;
+                let before = self.recs.len();
+                let r = log.append_end(&self.queued, &mut self.recs, &end, self.n, hold, release);
+                if self.recs.len() > before {
+                    // The queued records went in (all of them: a group fits whole or not).
+                    self.queued_appended();
+                }
+                let (at, live) = r?;
                 self.held = 0;
                 self.n += 1;
                 self.live_after = Some(live);
@@ -474,11 +548,13 @@ impl<'p> Tx<'p> {
         }
     }
 
-    /// Leave the transaction unfinished (see `Pool::abandon_transaction`): its deferred
-    /// stores are applied after syncing the log, as a crash could find them.
-    pub(crate) fn abandon(mut self) {
-        self.flush_pending();
+    /// Leave the transaction unfinished (see `Pool::abandon_transaction`): its queued
+    /// records are logged and its deferred stores applied after syncing the log, as a crash
+    /// could find them.
+    pub(crate) fn abandon(mut self) -> Result<(), RewindError> {
+        self.flush_pending()?;
         self.log.sync();
+        Ok(())
     }
 
     /// Commit up to the END record and stop (see `Pool::crash_before_clearing`): under force
@@ -486,7 +562,7 @@ impl<'p> Tx<'p> {
     /// logging END and clearing leaves them; under no-force this is a commit without its
     /// checkpoint check.
     pub(crate) fn commit_uncleared(mut self) -> Result<(), RewindError> {
-        if self.recs.is_empty() {
+        if self.logged_nothing() {
             if self.need_fence {
                 self.p.r.fence();
             }
@@ -503,8 +579,10 @@ impl<'p> Tx<'p> {
     pub(crate) fn rollback(mut self) -> Result<(), RewindError> {
         let p = self.p;
         // Deferred stores never reached memory; their records are compensated below like
-        // the others (restoring a value that is still there).
+        // the others (restoring a value that is still there), or, still queued, dropped with
+        // them.
         self.pending.clear();
+        self.queued.clear();
         if self.recs.is_empty() {
             for &b in &self.frees {
                 p.alloc.cancel_free(b);

@@ -4,7 +4,10 @@
 
 use crate::common;
 
-use braid_rewind::{CrashMode, CrashSim, LogMode, PPtr, PmemConfig, Policy, Pool, RewindError};
+use braid_rewind::{
+    CrashMode, CrashSim, LogLayout, LogMode, Mem, PPtr, PmemConfig, Policy, Pool, PoolConfig,
+    RawMem, RewindError,
+};
 
 const SIZE: usize = 1 << 20;
 
@@ -237,5 +240,43 @@ fn committed_uncleared_records_are_skipped_by_recovery_every_config() {
             "{cfg:?}"
         );
         assert_eq!(pool.check_logs().unwrap(), 0, "{cfg:?}");
+    }
+}
+
+/// A no-force checkpoint writes back the lines its transactions wrote and the header's cut
+/// line, and no line between them (lines 0, 10 and 30 of an array: 4 lines, not the 31 of
+/// the run from line 0 to line 30); what it wrote back survives a crash that drops every
+/// unpersisted line.
+#[test]
+fn checkpoint_flushes_only_dirty_lines() {
+    let cfg = PoolConfig {
+        layout: LogLayout::Sealed,
+        policy: Policy::NoForce,
+        log_capacity: 1024,
+        bucket_records: 64,
+        ..PoolConfig::default()
+    };
+    let r = CrashSim::region(SIZE, PmemConfig::default());
+    let pool = Pool::create_in(r.clone(), cfg).unwrap();
+    let mut m = RawMem::new(&pool);
+    let a = m.alloc(64 * 40).unwrap();
+    m.write_bytes(a, &[0u8; 64 * 40]).unwrap();
+    // The object starts 8 bytes into a line-aligned block: words 0, 80, 81 and 240 lie in
+    // its lines 0, 10, 10 and 30.
+    assert_eq!(a % 64, 8);
+    let arr = PPtr::<u64>::from_offset(a);
+    let words = [0u64, 80, 81, 240];
+    for (i, w) in words.into_iter().enumerate() {
+        pool.transaction(|tx| tx.write(arr.field::<u64>(8 * w), i as u64 + 1))
+            .unwrap();
+    }
+    let s0 = pool.pmem_stats();
+    assert_eq!(pool.checkpoint().unwrap(), words.len());
+    let d = pool.pmem_stats().since(&s0);
+    assert_eq!(d.lines_flushed, 4, "{d:?}");
+    drop(pool);
+    let (pool, _) = Pool::open_in(r.crash(CrashMode::DropUnpersisted).unwrap()).unwrap();
+    for (i, w) in words.into_iter().enumerate() {
+        assert_eq!(pool.read(arr.field::<u64>(8 * w)), i as u64 + 1);
     }
 }

@@ -310,6 +310,11 @@ pub fn line_chart(
     y_label: &str,
     series: &[Series],
 ) -> anyhow::Result<Vec<PathBuf>> {
+    if series.iter().all(|s| s.points.is_empty()) {
+        // Nothing to draw (an experiment run for configurations the chart does not show):
+        // no axis range exists, and none is made up.
+        return Ok(Vec::new());
+    }
     prepare(stem)?;
     let svg = stem.with_extension("svg");
     let png = stem.with_extension("png");
@@ -525,4 +530,25 @@ pub fn bench_plots(dir: &Path, results: &[ConfigResult]) -> anyhow::Result<Vec<P
         let _ = lat;
     }
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A chart without a point (every configuration it shows left out of the run) is not
+    /// drawn: there is no axis range to draw it with (the drawing did not return).
+    #[test]
+    fn empty_line_chart_is_skipped() {
+        let d = tempfile::tempdir().unwrap();
+        let stem = d.path().join("empty");
+        let empty = [Series {
+            name: "a".into(),
+            points: Vec::new(),
+        }];
+        assert!(line_chart(&stem, "t", "x", "y", &empty).unwrap().is_empty());
+        assert!(line_chart(&stem, "t", "x", "y", &[]).unwrap().is_empty());
+        assert!(!stem.with_extension("svg").exists());
+    }
 }

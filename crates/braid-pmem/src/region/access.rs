@@ -1,5 +1,7 @@
 //! Loads and stores: bounds and alignment checks, plain and streaming (non-temporal) copies,
-//! fills, and the 8-byte atomic accessors, on mapped and simulated regions alike.
+//! fills, and the 8-byte atomic accessors, on mapped and simulated regions alike (a simulated
+//! region's live image is read and, under ADR, written through the same atomics; see the
+//! module documentation of `region`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -41,13 +43,24 @@ impl Region {
         }
     }
 
+    /// An aligned, in-bounds word at `off`: one test of the alignment and one compare with
+    /// the precomputed end of the whole words.
     #[inline]
     #[track_caller]
     pub(super) fn check_word(&self, off: usize) {
+        if !off.is_multiple_of(8) || off >= self.inner.word_end {
+            self.bad_word(off);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn bad_word(&self, off: usize) -> ! {
         if !off.is_multiple_of(8) {
             misaligned(off);
         }
-        self.bounds(off, 8);
+        out_of_range(off, 8, self.inner.len)
     }
 
     /// Copy `src` to `off` with plain (cached) stores. Durable after `persist` of the range
@@ -65,7 +78,9 @@ impl Region {
     pub fn write(&self, off: usize, src: &[u8]) {
         self.bounds(off, src.len());
         let inner = &*self.inner;
-        if let Some(sim) = &inner.sim {
+        if inner.sim_stores
+            && let Some(sim) = &inner.sim
+        {
             sim.write(off, src.len(), Src::Bytes(src));
             return;
         }
@@ -152,11 +167,6 @@ impl Region {
     #[track_caller]
     pub fn read(&self, off: usize, dst: &mut [u8]) {
         self.bounds(off, dst.len());
-        let inner = &*self.inner;
-        if let Some(sim) = &inner.sim {
-            sim.read(off, dst);
-            return;
-        }
         self.load_bytes(off, dst);
     }
 
@@ -186,7 +196,9 @@ impl Region {
     pub fn fill(&self, off: usize, len: usize, byte: u8) {
         self.bounds(off, len);
         let inner = &*self.inner;
-        if let Some(sim) = &inner.sim {
+        if inner.sim_stores
+            && let Some(sim) = &inner.sim
+        {
             sim.write(off, len, Src::Fill(byte));
             return;
         }
@@ -207,9 +219,9 @@ impl Region {
         }
     }
 
-    /// Store `src` at usable offset `off` of a mapped region (range checked) through aligned
-    /// 8-byte atomics: whole words with relaxed stores, a partial word at either end with a
-    /// compare-and-swap that replaces only the range's bytes.
+    /// Store `src` at usable offset `off` (range checked; not a simulated eADR region) through
+    /// aligned 8-byte atomics: whole words with relaxed stores, a partial word at either end
+    /// with a compare-and-swap that replaces only the range's bytes.
     #[inline]
     pub(super) fn store_bytes(&self, off: usize, src: &[u8]) {
         let head = (off.wrapping_neg() & 7).min(src.len());
@@ -249,8 +261,8 @@ impl Region {
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, put);
     }
 
-    /// Load the bytes at usable offset `off` of a mapped region (range checked) into `dst`
-    /// through aligned 8-byte atomic loads.
+    /// Load the bytes at usable offset `off` (range checked) into `dst` through aligned 8-byte
+    /// atomic loads.
     #[inline]
     pub(super) fn load_bytes(&self, off: usize, dst: &mut [u8]) {
         let head = (off.wrapping_neg() & 7).min(dst.len());
@@ -281,10 +293,6 @@ impl Region {
     #[track_caller]
     pub fn load_u64(&self, off: usize) -> u64 {
         self.check_word(off);
-        let inner = &*self.inner;
-        if let Some(sim) = &inner.sim {
-            return sim.load(off);
-        }
         self.atomic(off).load(Ordering::Acquire)
     }
 
@@ -297,7 +305,9 @@ impl Region {
     pub fn store_u64(&self, off: usize, v: u64) {
         self.check_word(off);
         let inner = &*self.inner;
-        if let Some(sim) = &inner.sim {
+        if inner.sim_stores
+            && let Some(sim) = &inner.sim
+        {
             sim.store(off, v);
             return;
         }
@@ -314,28 +324,31 @@ impl Region {
     pub fn cas_u64(&self, off: usize, old: u64, new: u64) -> Result<u64, u64> {
         self.check_word(off);
         let inner = &*self.inner;
-        if let Some(sim) = &inner.sim {
+        if inner.sim_stores
+            && let Some(sim) = &inner.sim
+        {
             return sim.cas(off, old, new);
         }
         self.atomic(off)
             .compare_exchange(old, new, Ordering::AcqRel, Ordering::Acquire)
     }
 
-    /// The in-bounds, 8-byte-aligned word at `off` of a mapped region.
+    /// The in-bounds, 8-byte-aligned word at `off`.
     #[inline]
     pub(super) fn atomic(&self, off: usize) -> &AtomicU64 {
         self.word_of(off)
     }
 
-    /// The aligned 8-byte word of a mapped (not simulated) region holding usable byte `pos`,
-    /// which the caller checked is in bounds (`pos < len`).
+    /// The aligned 8-byte word holding usable byte `pos`, which the caller checked is in
+    /// bounds (`pos < len`): of the mapping, or of a simulated region's live image.
     #[inline]
     pub(super) fn word_of(&self, pos: usize) -> &AtomicU64 {
-        debug_assert!(pos < self.inner.len && self.inner.sim.is_none());
-        // SAFETY: `base` is page-aligned, so `base + (pos & !7)` is 8-byte aligned; the word
-        // starts at or before `pos`, inside the usable area, and ends at the next multiple of
-        // 8, which the mapping covers (its length is a multiple of 8, see `FileMap::new` and
-        // `anonymous`). The mapping lives as long as `self`. Every access to the mapping is an
+        debug_assert!(pos < self.inner.len);
+        // SAFETY: `base` is page-aligned (a mapping) or word-aligned (a simulated live image),
+        // so `base + (pos & !7)` is 8-byte aligned; the word starts at or before `pos`, inside
+        // the usable area, and ends at the next multiple of 8, which the memory covers (a
+        // mapping's length is a multiple of 8, see `FileMap::new` and `anonymous`; a live
+        // image holds whole lines). The memory lives as long as `self`. Every access to the mapping is an
         // aligned 8-byte atomic except the streamed words of `write_nt`, whose contract
         // excludes concurrent access to them, so this atomic never races with a non-atomic or
         // differently sized access.

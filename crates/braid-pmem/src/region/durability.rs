@@ -78,6 +78,68 @@ impl Region {
         }
     }
 
+    /// Write back the cache line holding each offset of `offs` (ADR): the lines a caller
+    /// dirtied, scattered, in one call, so that clean lines between them are not written back
+    /// and the call is counted once (each line is counted in
+    /// [`PmemStats::lines_flushed`]). A line named twice is written back twice; pass distinct
+    /// lines. Durable only after a fence. A no-op under eADR and on volatile regions, as
+    /// [`Region::flush`]; with [`Media::Msync`] each page holding such a line is written back
+    /// with `msync` (a page is synced once per run of its offsets in `offs`).
+    ///
+    /// # Panics
+    /// If an offset is out of bounds (a caller bug).
+    #[track_caller]
+    pub fn flush_lines(&self, offs: &[usize]) {
+        let inner = &*self.inner;
+        for &off in offs {
+            if off >= inner.len {
+                super::access::out_of_range(off, 1, inner.len);
+            }
+        }
+        if offs.is_empty() {
+            return;
+        }
+        if inner.mode == Mode::Adr {
+            let lines = offs.len() as u64;
+            inner.counters.add_lines(lines);
+            if let Some(sim) = &inner.sim {
+                for &off in offs {
+                    sim.flush(off, 1);
+                }
+            } else {
+                for &off in offs {
+                    self.flush_raw(inner.flush, off, 1);
+                }
+            }
+            if inner.delay_ns != 0 {
+                busy_wait_ns(inner.delay_ns.saturating_mul(lines));
+            }
+        }
+        if inner.msync {
+            // One msync per run of offsets in one page, over the run's lines.
+            let page_of = |off: usize| (HEADER_SIZE + off) / inner.page;
+            let line_end = |off: usize| ((off | (CACHE_LINE - 1)) + 1).min(inner.len);
+            let mut run: Option<(usize, usize, usize)> = None;
+            for &off in offs {
+                let line = off & !(CACHE_LINE - 1);
+                run = match run {
+                    Some((p, lo, hi)) if p == page_of(off) => {
+                        Some((p, lo.min(line), hi.max(line_end(off))))
+                    }
+                    other => {
+                        if let Some((_, lo, hi)) = other {
+                            self.msync_range(lo, hi - lo);
+                        }
+                        Some((page_of(off), line, line_end(off)))
+                    }
+                };
+            }
+            if let Some((_, lo, hi)) = run {
+                self.msync_range(lo, hi - lo);
+            }
+        }
+    }
+
     /// Issue `kind` for every line of the in-bounds usable range `[off, off + len)` of a mapped
     /// region (no counting, no delay).
     #[inline]

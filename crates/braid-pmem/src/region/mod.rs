@@ -44,7 +44,10 @@
 //! The hot paths (`write`, `write_nt`, `flush`, `fence`, `persist`) take no lock, allocate
 //! nothing and touch no reference count: the handle derefs its `Arc` once and the counters are
 //! sharded per thread (see `stats`). Simulated regions take a mutex on persistence events; they
-//! are a test tool.
+//! are a test tool. A simulated region's live image is an array of the same aligned 8-byte
+//! atomics, so loads, and stores under ADR (where a store is no persist event), take the very
+//! path of a mapped region: whether a store must go through the simulation is decided once,
+//! when the region is made, and a load checks nothing but its alignment and bounds.
 //!
 //! Choices where the specification is open: `write_nt` on a volatile region is a plain copy
 //! (streaming a DRAM buffer that is about to be read back would only evict it); under eADR
@@ -109,9 +112,17 @@ fn copy_io_error(e: &std::io::Error) -> std::io::Error {
 }
 
 struct Inner {
-    /// Start of the usable area (after the header for files). Unused for simulated regions.
+    /// Start of the usable area (after the header for files; a simulated region's live
+    /// image, whose loads and ADR stores are the same atomics as a mapping's).
     base: *mut u8,
     len: usize,
+    /// `len` rounded down to a multiple of 8: an aligned word at `off` is in bounds exactly
+    /// when `off < word_end`.
+    word_end: usize,
+    /// Stores go through the simulation (a simulated eADR region, where every store is a
+    /// persist event); otherwise they are plain atomics on `base`, whatever the region.
+    /// Chosen once when the region is made.
+    sim_stores: bool,
     mode: Mode,
     /// Resolved write-back instruction for `flush`.
     flush: FlushKind,
@@ -140,8 +151,8 @@ struct Inner {
     mem: Memory,
 }
 
-// SAFETY: `base` points into memory owned by `mem` (a mapping), which lives as long as `Inner`
-// and is never remapped; all accesses through it are bounds-checked and, except for the
+// SAFETY: `base` points into memory owned by `mem` (a mapping) or by `sim` (its live image, a
+// boxed slice), which lives as long as `Inner` and is never remapped or reallocated; all accesses through it are bounds-checked and, except for the
 // streamed words of `write_nt` (whose documented contract excludes concurrent access to
 // them), go through aligned 8-byte atomics, so sharing it between threads cannot cause a data
 // race. Every other field is Send + Sync.

@@ -81,10 +81,17 @@ impl Region {
         } else {
             cfg.write_delay_ns
         };
+        // A simulated region's loads and ADR stores use its live image like a mapping.
+        let (base, sim_stores) = match &sim {
+            Some(s) => (s.live_ptr(), cfg.domain == Domain::Eadr),
+            None => (base, false),
+        };
         Region {
             inner: Arc::new(Inner {
                 base,
                 len,
+                word_end: len & !7,
+                sim_stores,
                 mode,
                 flush,
                 nt_flush,

@@ -33,3 +33,18 @@ fn misaligned_atomic_panics() {
 fn atomic_past_the_end_panics() {
     Region::anonymous(64).store_u64(64, 1);
 }
+
+#[test]
+#[should_panic(expected = "outside the region")]
+fn word_straddling_a_ragged_end_panics() {
+    // 100 bytes: the word at 96 would end at 104.
+    Region::anonymous(100).load_u64(96);
+}
+
+#[test]
+#[should_panic(expected = "outside the region")]
+fn flush_lines_out_of_range_panics() {
+    let dir = scratch();
+    let (_, r) = region_file(dir.path(), "f.rgn", 128, adr());
+    r.flush_lines(&[0, 128]);
+}

@@ -259,6 +259,10 @@ fn adr_counts_lines_and_fences() {
     let c = r.clone();
     c.persist(0, 1);
     assert_eq!(r.stats().lines_flushed, 4);
+    // Scattered lines in one call: each counted, nothing in between.
+    r.flush_lines(&[0, 64 * 5 + 8, 64 * 100]);
+    r.flush_lines(&[]);
+    assert_eq!(r.stats().lines_flushed, 7);
 }
 
 /// A write through the file-system API lands in the file (and so in the mapping, and in a

@@ -21,16 +21,53 @@ impl LogStore {
         self.append_locked(&mut st, rec, hold)
     }
 
-    /// A transaction's END under one lock: append it (as [`LogStore::append`]), give back
-    /// `release` reserved records, and sync (Batch, Sealed). Returns END's position and the
-    /// records now in the log.
+    /// Append the records `recs`, each with the reservation it makes (as `hold = Some(h)` of
+    /// [`LogStore::append`]), under one lock: all of them, or none (`LogFull`) if the log has
+    /// no room for them all. Each position is handed to `at` in order.
+    pub fn append_many(
+        &self,
+        recs: &[(Rec, usize)],
+        mut at: impl FnMut(Pos),
+    ) -> Result<(), RewindError> {
+        let mut st = self.lock();
+        self.append_all(&mut st, recs, &mut at)
+    }
+
+    fn append_all(
+        &self,
+        st: &mut State,
+        recs: &[(Rec, usize)],
+        at: &mut impl FnMut(Pos),
+    ) -> Result<(), RewindError> {
+        if recs.is_empty() {
+            return Ok(());
+        }
+        let need = recs.len() + recs.iter().map(|&(_, h)| h).sum::<usize>();
+        if self.available(st) < need + st.reserved {
+            return Err(RewindError::LogFull {
+                capacity: self.capacity(),
+            });
+        }
+        for (rec, h) in recs {
+            at(self.append_locked(st, rec, Some(*h))?);
+        }
+        Ok(())
+    }
+
+    /// A transaction's END under one lock: append its records `pre` not yet in the log (as
+    /// [`LogStore::append_many`], positions to `at`; none appended if they do not fit), then
+    /// END (as [`LogStore::append`]), give back `release` reserved records, and sync (Batch,
+    /// Sealed). Returns END's position and the records now in the log.
     pub fn append_end(
         &self,
+        pre: &[(Rec, usize)],
+        mut at: impl FnMut(Pos),
         rec: &Rec,
         hold: Option<usize>,
         release: usize,
     ) -> Result<(Pos, usize), RewindError> {
         let mut st = self.lock();
+        self.append_all(&mut st, pre, &mut at)?;
         let at = self.append_locked(&mut st, rec, hold)?;
         st.reserved = st.reserved.saturating_sub(release);
         if self.is_grouped() {
@@ -93,7 +130,7 @@ impl LogStore {
             r.store_u64(self.slot(p.node, p.slot), cell as u64);
         }
         st.next += 1;
-        if let Some(i) = self.arena.index(p.node) {
+        if let Some(i) = st.index_of(&self.arena, p.node) {
             st.live[i] += 1;
         }
         st.total_live += 1;
@@ -258,12 +295,13 @@ impl LogStore {
         let mut st = self.lock();
         let mut touched = Vec::new();
         for p in recs {
-            let (w, bit) = self.forgotten_bit(*p);
+            let i = st.index_of(&self.arena, p.node);
+            let (w, bit) = self.forgotten_bit_at(i.unwrap_or(0), p.slot);
             if st.forgotten[w] & bit != 0 {
                 continue;
             }
             st.forgotten[w] |= bit;
-            if let Some(i) = self.arena.index(p.node) {
+            if let Some(i) = i {
                 st.live[i] -= 1;
             }
             st.total_live -= 1;
@@ -423,23 +461,10 @@ impl LogStore {
     }
 }
 
-/// Flush the cache lines of the bytes at `offs` (any order): each line once, and each run of
-/// adjacent lines with one flush call. A call per run rather than per line matters where each
-/// flush call costs about as much as a fence (see `flush_runs` in `pool/checkpoint.rs`).
+/// Flush the cache lines of the bytes at `offs` (any order), each line once, in one call.
 pub(crate) fn flush_lines(r: &braid_pmem::Region, offs: impl Iterator<Item = usize>) {
     let mut lines: Vec<usize> = offs.map(|o| o & !63).collect();
     lines.sort_unstable();
     lines.dedup();
-    let Some(&first) = lines.first() else {
-        return;
-    };
-    let (mut a, mut z) = (first, first + 64);
-    for &l in &lines[1..] {
-        if l != z {
-            r.flush(a, z - a);
-            a = l;
-        }
-        z = l + 64;
-    }
-    r.flush(a, z - a);
+    r.flush_lines(&lines);
 }

@@ -163,6 +163,20 @@ struct State {
     total_live: usize,
     /// Records promised to running transactions (their CLRs, ROLLBACK and END).
     reserved: usize,
+    /// The last node whose arena index an append asked for, and that index (appends go to
+    /// the tail bucket again and again, and the index costs a division).
+    memo: (usize, Option<usize>),
+}
+
+impl State {
+    /// `arena.index(n)`, remembered for the last `n` asked.
+    #[inline]
+    fn index_of(&mut self, arena: &Arena, n: usize) -> Option<usize> {
+        if self.memo.0 != n {
+            self.memo = (n, arena.index(n));
+        }
+        self.memo.1
+    }
 }
 
 /// One log (see the module documentation).
@@ -214,6 +228,7 @@ impl LogStore {
                 },
                 total_live: 0,
                 reserved: 0,
+                memo: (usize::MAX, None),
             }),
         }
     }
@@ -299,9 +314,14 @@ impl LogStore {
 
     /// Sealed: the bit of the cell at `p` in the forgotten bitmap (word index, mask).
     fn forgotten_bit(&self, p: Pos) -> (usize, u64) {
-        let i = self.arena.index(p.node).unwrap_or(0);
+        self.forgotten_bit_at(self.arena.index(p.node).unwrap_or(0), p.slot)
+    }
+
+    /// Sealed: the bit of cell `slot` of the bucket of arena index `i` in the forgotten
+    /// bitmap.
+    fn forgotten_bit_at(&self, i: usize, slot: usize) -> (usize, u64) {
         let words = self.bucket.div_ceil(64);
-        (i * words + p.slot / 64, 1 << (p.slot % 64))
+        (i * words + slot / 64, 1 << (slot % 64))
     }
 
     /// Sealed: the generation of bucket `node`.

@@ -97,27 +97,36 @@ fn scan(inner: &Inner, cut: u64, out: &mut [Finished]) -> Result<(), RewindError
     Ok(())
 }
 
-/// Lines apart by at most this many are flushed as one range, the lines between included.
-const RUN_GAP_LINES: usize = 32;
-
-/// Flush the sorted, distinct lines `lines` in few calls: one range per run of lines less
-/// than [`RUN_GAP_LINES`] apart. Each flush call counts its lines with a locked add, and on
-/// CPUs that order CLWB with locked instructions (AMD) that add waits for the write-back of
-/// the previous call's lines as a fence would (about 160 ns here, against 3-5 ns for one
-/// more CLWB of a clean or uncached line), so many single-line calls cost one fence each.
-fn flush_runs(r: &braid_pmem::Region, lines: &[usize]) {
-    let Some(&first) = lines.first() else {
-        return;
-    };
-    let (mut start, mut end) = (first, first + 64);
-    for &l in &lines[1..] {
-        if l > end + 64 * RUN_GAP_LINES {
-            r.flush(start, end - start);
-            start = l;
+/// The lines of `lines` without repeats, in no particular order: an open-addressing set of
+/// about twice their number, one probe per line (transactions of a checkpoint rewrite the
+/// same lines again and again; sorting them to drop the repeats cost more than the rest of
+/// the checkpoint).
+fn distinct(lines: &[usize]) -> Vec<usize> {
+    const EMPTY: usize = usize::MAX;
+    let bits = (2 * lines.len())
+        .next_power_of_two()
+        .max(16)
+        .trailing_zeros();
+    let mask = (1usize << bits) - 1;
+    let mut set = vec![EMPTY; mask + 1];
+    let mut out = Vec::with_capacity(lines.len());
+    for &l in lines {
+        // Fibonacci hashing of the line number; `EMPTY` is never a line (lines are in the
+        // region, below its size).
+        let mut h = ((l as u64 >> 6).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize;
+        loop {
+            match set[h] {
+                EMPTY => {
+                    set[h] = l;
+                    out.push(l);
+                    break;
+                }
+                x if x == l => break,
+                _ => h = (h + 1) & mask,
+            }
         }
-        end = l + 64;
     }
-    r.flush(start, end - start);
+    out
 }
 
 /// See [`Pool::checkpoint`].
@@ -149,9 +158,10 @@ pub(crate) fn checkpoint(inner: &Inner) -> Result<usize, RewindError> {
     for f in done.iter() {
         lines.extend_from_slice(&f.lines);
     }
-    lines.sort_unstable();
-    lines.dedup();
-    flush_runs(r, &lines);
+    let lines = distinct(&lines);
+    // The dirty lines only, in one call (a clean line between two dirty ones is not
+    // written back).
+    r.flush_lines(&lines);
     r.fence();
     for b in done.iter().flat_map(|f| f.frees.iter()) {
         inner.alloc.mark_free(*b);
@@ -180,4 +190,32 @@ pub(crate) fn checkpoint(inner: &Inner) -> Result<usize, RewindError> {
     inner.rescan.store(false, Ordering::Relaxed);
     inner.stats.checkpoints.fetch_add(1, Ordering::Relaxed);
     Ok(txs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::distinct;
+
+    /// Each line once, whatever the repeats and collisions (lines far more than the set's
+    /// slots would hold without growing, many equal).
+    #[test]
+    fn distinct_drops_repeats_only() {
+        let mut x = 7u64;
+        let lines: Vec<usize> = (0..5000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                64 * (x % 700) as usize
+            })
+            .collect();
+        let mut got = distinct(&lines);
+        got.sort_unstable();
+        let mut want = lines.clone();
+        want.sort_unstable();
+        want.dedup();
+        assert_eq!(got, want);
+        assert!(distinct(&[]).is_empty());
+        assert_eq!(distinct(&[64, 64, 0]), vec![64, 0]);
+    }
 }

@@ -31,10 +31,35 @@ impl Log {
         }
     }
 
-    /// A transaction's END: append it, give back `release` reserved records and sync (one
-    /// lock for a one-layer log). Returns where END is and the records now in the log.
+    /// Append the records `recs` of one transaction, each with the reservation it makes
+    /// (`hold = Some(h)` of [`Log::append`]), numbered from `n`: all of them (one lock for a
+    /// one-layer log) or none (`LogFull`). Their places are pushed to `out`.
+    pub fn append_many(
+        &self,
+        recs: &[(Rec, usize)],
+        n: u64,
+        out: &mut Vec<RecRef>,
+    ) -> Result<(), RewindError> {
+        match self {
+            Log::One(l) => l.append_many(recs, |p| out.push(RecRef::Pos(p))),
+            Log::Two(t) => {
+                for (i, (rec, h)) in recs.iter().enumerate() {
+                    let k = crate::avl::key(rec.txid, n + i as u64);
+                    out.push(RecRef::Key(t.append(k, rec, Some(*h))?));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// A transaction's END: append its records `pre` not yet in the log (as
+    /// [`Log::append_many`], numbered from `n`, places pushed to `out`), then END, give back
+    /// `release` reserved records and sync (one lock for a one-layer log). Returns where END
+    /// is and the records now in the log.
     pub fn append_end(
         &self,
+        pre: &[(Rec, usize)],
+        out: &mut Vec<RecRef>,
         rec: &Rec,
         n: u64,
         hold: Option<usize>,
@@ -42,9 +67,11 @@ impl Log {
     ) -> Result<(RecRef, usize), RewindError> {
         match self {
             Log::One(l) => l
-                .append_end(rec, hold, release)
+                .append_end(pre, |p| out.push(RecRef::Pos(p)), rec, hold, release)
                 .map(|(p, live)| (RecRef::Pos(p), live)),
             Log::Two(t) => {
+                self.append_many(pre, n, out)?;
+                let n = n + pre.len() as u64;
                 let at = t.append(crate::avl::key(rec.txid, n), rec, hold)?;
                 t.unreserve(release);
                 Ok((RecRef::Key(at), t.live()))

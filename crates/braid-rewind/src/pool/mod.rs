@@ -172,7 +172,7 @@ impl Pool {
     {
         let mut tx = self.begin();
         let v = f(&mut tx)?;
-        tx.abandon();
+        tx.abandon()?;
         Ok(v)
     }
 

@@ -477,6 +477,7 @@ impl Ctx<'_> {
             dir: "/dev/shm".into(),
             transactions: None,
             keys: None,
+            variants: None,
             threads: Some(rewind::fig9_threads()),
         };
         crate::rewind::run(ra)?;

@@ -84,6 +84,11 @@ pub struct RewindArgs {
     /// insert-lookup: keys inserted and looked up (instead of the default or `--quick` count).
     #[arg(long)]
     pub keys: Option<u64>,
+    /// word-tx and insert-lookup: run only the configurations with these labels,
+    /// comma-separated (as the tables print them, e.g. `sealed-1l-nf` for word-tx, `nvm` and
+    /// `sealed-nf` for insert-lookup; default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Option<Vec<String>>,
     /// btree-threads: the thread counts, comma-separated (default: 1, 2, 4, ... doubling
     /// while below the machine's cores, then the cores).
     #[arg(long, value_delimiter = ',')]
@@ -175,6 +180,13 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
         }
         if let Some(n) = args.transactions {
             cfg.transactions = n;
+        }
+        if let Some(only) = &args.variants {
+            cfg.variants.retain(|v| only.contains(&v.label));
+            anyhow::ensure!(
+                !cfg.variants.is_empty(),
+                "--variants names no word-tx variant"
+            );
         }
         let r = word_tx::word_tx(&cfg)?;
         println!(
@@ -495,6 +507,13 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
         }
         if let Some(n) = args.keys {
             cfg.keys = n;
+        }
+        if let Some(only) = &args.variants {
+            cfg.systems.retain(|s| only.contains(&s.label()));
+            anyhow::ensure!(
+                !cfg.systems.is_empty(),
+                "--variants names no insert-lookup system"
+            );
         }
         let r = insert_lookup::btree_insert_lookup(&cfg)?;
         println!(
