@@ -8,7 +8,10 @@
 //!   update one write transaction (`get`, `insert`, `commit`) with
 //!   `durability(Some(PersistMode::SyncAll))`; conflicts are retried. A YCSB transaction is one
 //!   write transaction (`get` of each row, `insert` of each row it updates, `commit`), or a
-//!   read transaction if it only reads.
+//!   read transaction if it only reads. TPC-B's four tables share one keyspace, `tpcb`, told
+//!   apart by the keys' first byte ([`tpcb_key`]); its transaction is one write transaction
+//!   (`get` and `insert` of the account, the teller and the branch, `insert` of the history
+//!   row, `commit`).
 //!
 //! The self-checks reopen the database: the last acknowledged record of each thread must read
 //! back; the transactional rows are read back through `get`. The reopen workload's loading
@@ -23,8 +26,9 @@ use fjall::{
 };
 
 use super::{
-    Access, AppendLog, AppendSystem, Appender, INITIAL_BALANCE, Setup, Table, TxnStore, TxnSystem,
-    TxnWorker, account_key, append_key, balance, ycsb_next, ycsb_value, ycsb_version,
+    Access, AppendLog, AppendSystem, Appender, INITIAL_BALANCE, Setup, Table, TpcbPart, TpcbTxn,
+    TxnStore, TxnSystem, TxnWorker, account_key, append_key, balance, tpcb_key, tpcb_key_id,
+    ycsb_next, ycsb_value, ycsb_version,
 };
 
 /// fjall as a log: synced one-insert batches.
@@ -108,6 +112,7 @@ fn open_tx(dir: &Path, table: Table) -> Result<(OptimisticTxDatabase, Optimistic
     let db = OptimisticTxDatabase::builder(dir).open()?;
     let name = match table {
         Table::Accounts => "accounts",
+        Table::Tpcb(_) => "tpcb",
         Table::Ycsb => "usertable",
     };
     let ks = db.keyspace(name, KeyspaceCreateOptions::default)?;
@@ -147,14 +152,29 @@ impl TxnSystem for FjallTx {
 
     fn open(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
         let (db, ks) = open_tx(dir, setup.table)?;
+        // (key, value) of every row, the key-value pairs of the table.
+        let rows: Box<dyn Iterator<Item = (Vec<u8>, Vec<u8>)>> = match setup.table {
+            Table::Tpcb(scale) => Box::new(TpcbPart::BALANCES.into_iter().flat_map(move |part| {
+                (0..scale.rows(part)).map(move |id| {
+                    (
+                        tpcb_key(part, id).to_vec(),
+                        INITIAL_BALANCE.to_le_bytes().to_vec(),
+                    )
+                })
+            })),
+            Table::Ycsb => Box::new(
+                (0..setup.rows).map(|key| (account_key(key).to_vec(), ycsb_value(key, 0).to_vec())),
+            ),
+            Table::Accounts => Box::new((0..setup.rows).map(|key| {
+                (
+                    account_key(key).to_vec(),
+                    INITIAL_BALANCE.to_le_bytes().to_vec(),
+                )
+            })),
+        };
         let mut batch = db.inner().batch();
-        for key in 0..setup.rows {
-            match setup.table {
-                Table::Accounts => {
-                    batch.insert(ks.inner(), account_key(key), INITIAL_BALANCE.to_le_bytes())
-                }
-                Table::Ycsb => batch.insert(ks.inner(), account_key(key), ycsb_value(key, 0)),
-            }
+        for (key, value) in rows {
+            batch.insert(ks.inner(), key, value);
             if batch.len() >= 10_000 {
                 std::mem::replace(&mut batch, db.inner().batch()).commit()?;
             }
@@ -175,6 +195,8 @@ struct TxOpen {
     ks: OptimisticTxKeyspace,
     /// How commits persist: `SyncAll`, or `Buffer` under the relaxed setting.
     mode: PersistMode,
+    /// The table it holds.
+    table: Table,
 }
 
 impl TxOpen {
@@ -184,7 +206,12 @@ impl TxOpen {
         } else {
             PersistMode::SyncAll
         };
-        TxOpen { db, ks, mode }
+        TxOpen {
+            db,
+            ks,
+            mode,
+            table: setup.table,
+        }
     }
 }
 
@@ -194,7 +221,25 @@ impl TxnStore for TxOpen {
     }
 
     fn get(&self, key: u64) -> Result<Option<Vec<u8>>> {
-        Ok(self.ks.get(account_key(key))?.map(|v| v.to_vec()))
+        let v = match self.table {
+            Table::Tpcb(_) => self.ks.get(tpcb_key(TpcbPart::Accounts, key))?,
+            _ => self.ks.get(account_key(key))?,
+        };
+        Ok(v.map(|v| v.to_vec()))
+    }
+
+    fn scan_tpcb(&self, part: TpcbPart, f: &mut dyn FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
+        if !matches!(self.table, Table::Tpcb(_)) {
+            bail!("this store holds no TPC-B tables");
+        }
+        for g in self.ks.inner().prefix([part.tag()]) {
+            let (k, v) = g.into_inner()?;
+            let Some(id) = tpcb_key_id(part, &k) else {
+                bail!("a key of {} bytes under {}'s prefix", k.len(), part.name());
+            };
+            f(id, &v)?;
+        }
+        Ok(())
     }
 
     fn close(self: Box<Self>) -> Result<()> {
@@ -218,6 +263,30 @@ impl TxnWorker for TxW<'_> {
             };
             let new = balance(&old)? + delta;
             tx.insert(&self.open.ks, key, new.to_le_bytes());
+            match tx.commit()? {
+                Ok(()) => return Ok(retries),
+                Err(_conflict) => retries += 1,
+            }
+        }
+    }
+
+    fn tpcb(&mut self, txn: &TpcbTxn) -> Result<u32> {
+        let ks = &self.open.ks;
+        let mut retries = 0;
+        loop {
+            let mut tx = self.open.db.write_tx()?.durability(Some(self.open.mode));
+            for (part, id) in [
+                (TpcbPart::Accounts, txn.account),
+                (TpcbPart::Tellers, txn.teller),
+                (TpcbPart::Branches, txn.branch),
+            ] {
+                let key = tpcb_key(part, id);
+                let Some(old) = tx.get(ks, key)? else {
+                    bail!("{} row {id} is missing", part.name());
+                };
+                tx.insert(ks, key, (balance(&old)? + txn.delta).to_le_bytes());
+            }
+            tx.insert(ks, tpcb_key(TpcbPart::History, txn.id), txn.history());
             match tx.commit()? {
                 Ok(()) => return Ok(retries),
                 Err(_conflict) => retries += 1,

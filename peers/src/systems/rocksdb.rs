@@ -8,6 +8,10 @@
 //!   transaction (`get_for_update`, `put`, `commit`) begun with the synced write options;
 //!   lock time-outs and busy errors are retried. A YCSB transaction is `get_for_update` of each
 //!   row (shared for a read, exclusive for an update), `put` of each row it updates, `commit`.
+//!   TPC-B's four tables share the default column family, told apart by the keys' first byte
+//!   ([`tpcb_key`]); its transaction is `get_for_update` and `put` of the account, the teller
+//!   and the branch (locks taken in that order by every transaction, so none wait in a
+//!   cycle), `put` of the history row, `commit`.
 //!
 //! The self-checks reopen the database: the last acknowledged record of each thread must read
 //! back; the transactional rows are read back through `get`. RocksDB commits durably in the
@@ -17,13 +21,14 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 use rocksdb::{
-    DB, ErrorKind, Options, TransactionDB, TransactionDBOptions, TransactionOptions,
-    WriteBatchWithTransaction, WriteOptions,
+    DB, Direction, ErrorKind, IteratorMode, Options, TransactionDB, TransactionDBOptions,
+    TransactionOptions, WriteBatchWithTransaction, WriteOptions,
 };
 
 use super::{
-    Access, AppendLog, AppendSystem, Appender, INITIAL_BALANCE, Setup, Table, TxnStore, TxnSystem,
-    TxnWorker, account_key, append_key, balance, ycsb_next, ycsb_value, ycsb_version,
+    Access, AppendLog, AppendSystem, Appender, INITIAL_BALANCE, Setup, Table, TpcbPart, TpcbTxn,
+    TxnStore, TxnSystem, TxnWorker, account_key, append_key, balance, tpcb_key, tpcb_key_id,
+    ycsb_next, ycsb_value, ycsb_version,
 };
 
 /// The binding crate's version and the library it runs (set by `scripts/peers.sh`).
@@ -151,24 +156,46 @@ impl TxnSystem for RocksTxn {
     fn open(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
         let db = open_txn_db(dir)?;
         let wo = synced();
+        // (key, value) of every row, the key-value pairs of the table.
+        let rows: Box<dyn Iterator<Item = (Vec<u8>, Vec<u8>)>> = match setup.table {
+            Table::Tpcb(scale) => Box::new(TpcbPart::BALANCES.into_iter().flat_map(move |part| {
+                (0..scale.rows(part)).map(move |id| {
+                    (
+                        tpcb_key(part, id).to_vec(),
+                        INITIAL_BALANCE.to_le_bytes().to_vec(),
+                    )
+                })
+            })),
+            Table::Ycsb => Box::new(
+                (0..setup.rows).map(|key| (account_key(key).to_vec(), ycsb_value(key, 0).to_vec())),
+            ),
+            Table::Accounts => Box::new((0..setup.rows).map(|key| {
+                (
+                    account_key(key).to_vec(),
+                    INITIAL_BALANCE.to_le_bytes().to_vec(),
+                )
+            })),
+        };
         let mut batch = WriteBatchWithTransaction::<true>::default();
-        for key in 0..setup.rows {
-            match setup.table {
-                Table::Accounts => batch.put(account_key(key), INITIAL_BALANCE.to_le_bytes()),
-                Table::Ycsb => batch.put(account_key(key), ycsb_value(key, 0)),
-            }
+        for (key, value) in rows {
+            batch.put(key, value);
             if batch.len() >= 10_000 {
                 db.write_opt(std::mem::take(&mut batch), &wo)?;
             }
         }
         db.write_opt(batch, &wo)?;
-        Ok(Box::new(TxnOpen { db, wo }))
+        Ok(Box::new(TxnOpen {
+            db,
+            wo,
+            table: setup.table,
+        }))
     }
 
-    fn reopen(&self, dir: &Path, _setup: &Setup) -> Result<Box<dyn TxnStore>> {
+    fn reopen(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
         Ok(Box::new(TxnOpen {
             db: open_txn_db(dir)?,
             wo: synced(),
+            table: setup.table,
         }))
     }
 }
@@ -176,6 +203,8 @@ impl TxnSystem for RocksTxn {
 struct TxnOpen {
     db: TransactionDB,
     wo: WriteOptions,
+    /// The table it holds.
+    table: Table,
 }
 
 impl TxnStore for TxnOpen {
@@ -184,7 +213,31 @@ impl TxnStore for TxnOpen {
     }
 
     fn get(&self, key: u64) -> Result<Option<Vec<u8>>> {
-        Ok(self.db.get(account_key(key))?)
+        Ok(match self.table {
+            Table::Tpcb(_) => self.db.get(tpcb_key(TpcbPart::Accounts, key))?,
+            _ => self.db.get(account_key(key))?,
+        })
+    }
+
+    fn scan_tpcb(&self, part: TpcbPart, f: &mut dyn FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
+        if !matches!(self.table, Table::Tpcb(_)) {
+            bail!("this store holds no TPC-B tables");
+        }
+        let from = [part.tag()];
+        for kv in self
+            .db
+            .iterator(IteratorMode::From(&from, Direction::Forward))
+        {
+            let (k, v) = kv?;
+            if k.first() != Some(&part.tag()) {
+                break;
+            }
+            let Some(id) = tpcb_key_id(part, &k) else {
+                bail!("a key of {} bytes under {}'s prefix", k.len(), part.name());
+            };
+            f(id, &v)?;
+        }
+        Ok(())
     }
 
     fn close(self: Box<Self>) -> Result<()> {
@@ -233,6 +286,30 @@ impl TxnW<'_> {
         Ok(retryable(tx.commit())?.is_some())
     }
 
+    /// One try of a TPC-B transaction: `false` if it has to be retried.
+    fn attempt_tpcb(&self, x: &TpcbTxn) -> Result<bool> {
+        let tx = self.begin();
+        for (part, id) in [
+            (TpcbPart::Accounts, x.account),
+            (TpcbPart::Tellers, x.teller),
+            (TpcbPart::Branches, x.branch),
+        ] {
+            let key = tpcb_key(part, id);
+            let old = match retryable(tx.get_for_update(key, true))? {
+                Some(Some(v)) => balance(&v)?,
+                Some(None) => bail!("{} row {id} is missing", part.name()),
+                None => return Ok(false),
+            };
+            if retryable(tx.put(key, (old + x.delta).to_le_bytes()))?.is_none() {
+                return Ok(false);
+            }
+        }
+        if retryable(tx.put(tpcb_key(TpcbPart::History, x.id), x.history()))?.is_none() {
+            return Ok(false);
+        }
+        Ok(retryable(tx.commit())?.is_some())
+    }
+
     /// One try of a YCSB transaction: `false` if it has to be retried. Reads take shared
     /// locks, updates exclusive ones (`get_for_update`), so it is serializable like the other
     /// systems' transactions.
@@ -262,6 +339,14 @@ impl TxnWorker for TxnW<'_> {
         let key = account_key(account);
         let mut retries = 0;
         while !self.attempt(&key, delta)? {
+            retries += 1;
+        }
+        Ok(retries)
+    }
+
+    fn tpcb(&mut self, txn: &TpcbTxn) -> Result<u32> {
+        let mut retries = 0;
+        while !self.attempt_tpcb(txn)? {
             retries += 1;
         }
         Ok(retries)

@@ -57,7 +57,7 @@ pub fn run(
     sys.verify(dir, &m.per_thread, record_bytes)
         .context("self-check after reopen")?;
     Ok(Row {
-        workload: "append".into(),
+        workload: crate::output::append_workload(record_bytes),
         system: sys.name(),
         threads,
         record_bytes: Some(record_bytes),

@@ -1,7 +1,8 @@
-//! The workloads. The timed part the append, txn and ycsb workloads share is here: N threads,
-//! each with its own handle, doing one operation after another (the next only once the last
-//! is durable) until the time is up, with every operation's latency in an HDR histogram. The
-//! reopen and memory workloads run once per system, in child processes ([`child`]).
+//! The workloads. The timed part the append, tpcb, account-update and ycsb workloads share is
+//! here: N threads, each with its own handle, doing one operation after another (the next only
+//! once the last is durable) until the time is up, with every operation's latency in an HDR
+//! histogram. The reopen, kill and memory workloads run once per system, in child processes
+//! ([`child`]).
 
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -14,8 +15,10 @@ use hdrhistogram::Histogram;
 
 pub mod append;
 pub mod child;
+pub mod kill;
 pub mod memory;
 pub mod reopen;
+pub mod tpcb;
 pub mod txn;
 pub mod ycsb;
 

@@ -191,7 +191,9 @@ pub fn run(
     }
     let relaxed = sys.relaxed_setting();
     Ok(ReopenRow {
+        workload: "reopen".into(),
         system: sys.name(),
+        variant: "default".into(),
         version: sys.version(),
         load_durable: relaxed.is_none(),
         load_setting: relaxed.unwrap_or_else(|| sys.durability()),
