@@ -14,9 +14,9 @@
 //! Unlike braid's YCSB, a transaction makes its accesses in key order: RocksDB's pessimistic
 //! transactions wait for locks, and two transactions locking two rows in opposite orders would
 //! wait for each other until the lock time-out. An update reads the row and writes the next
-//! version of it ([`ycsb_next`]); every commit is durable before the thread's next
-//! transaction. The table is loaded before the clock starts (`--ycsb-rows`, 100,000 by
-//! default; the paper's YCSB has 1M rows of 10 such values).
+//! version of it ([`ycsb_next`](crate::systems::ycsb_next)); every commit is durable before
+//! the thread's next transaction. The table is loaded before the clock starts (`--ycsb-rows`,
+//! 100,000 by default; the paper's YCSB has 1M rows of 10 such values).
 //!
 //! The self-check: every acknowledged update of a row increments the row's version, which is
 //! in its value, and the harness counts the acknowledged updates of every row. After the run
