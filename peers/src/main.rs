@@ -95,7 +95,7 @@ struct Args {
     /// Zipf exponent of the keys of the `ycsb` workload (0: uniform); YCSB A and B use 0.99.
     #[arg(long, default_value_t = workload::ycsb::DEFAULT_THETA)]
     ycsb_theta: f64,
-    /// TPC-B transactions the reopen workload commits before the kill -9.
+    /// Account updates the reopen workload commits before the kill -9.
     #[arg(long, default_value_t = 1_000_000)]
     reopen_txns: u64,
     /// Threads the reopen workload's child commits from, where it commits durably (braid
@@ -144,7 +144,7 @@ struct Args {
 /// What a child process of this harness does (hidden: the harness starts them).
 #[derive(Debug, Subcommand)]
 enum ChildCmd {
-    /// Create a store, commit TPC-B transactions, report, wait to be killed.
+    /// Create a store, commit account updates, report, wait to be killed.
     #[command(name = "__reopen-child", hide = true)]
     Reopen {
         #[arg(long)]
@@ -628,7 +628,7 @@ fn describe_workload(
 /// The reopen workload's method, in words, for the report.
 fn reopen_method(args: &Args) -> String {
     format!(
-        "A child process creates the store ({} accounts), commits {} TPC-B transactions \
+        "A child process creates the store ({} accounts), commits {} account updates \
          and reports their sum of deltas; the parent kill -9s it (SIGKILL: a process crash, the \
          page cache keeps what it wrote; not a power cut), then times the reopen until a read \
          answers, and checks that the balances hold every delta. A child marked RELAXED \
