@@ -1,10 +1,12 @@
-//! Results: one [`Row`] per timed point (append, txn, ycsb; a system, its variant, a thread
-//! count and a size), the median of its runs, each with its ratio to the best peer (none at a
-//! point where any run of any system failed: the point is invalid, and the failed system's
-//! row carries no figures), one [`ReopenRow`] per system for the reopen workload and one
-//! [`MemoryRow`] for the memory workload, written as `peers.json` (arrays `runs`, `reopen`, `memory`), `peers.csv`
-//! (the timed runs), `peers-reopen.csv` and `peers-memory.csv`, printed as one table per
-//! workload, and the timed runs drawn as a plot.
+//! Results: one [`Row`] per timed point (append-128, append-4k, tpcb, account-update, ycsb-a,
+//! ycsb-b, ycsb; a system, its variant, a thread count, a size and TPC-B's branches), the
+//! median of its runs, each with its ratio to the best peer (none at a point where any run of
+//! any system failed: the point is invalid, and the failed system's row carries no figures),
+//! one [`ReopenRow`] per system for the reopen workload, one [`KillRow`] for the kill
+//! workload and one [`MemoryRow`] for the memory workload, written as `peers.json` (arrays
+//! `runs`, `reopen`, `kill`, `memory`), `peers.csv` (the timed runs), `peers-reopen.csv`,
+//! `peers-kill.csv` (a line per round) and `peers-memory.csv`, printed as one table per
+//! workload ([`Group`]), and the timed runs drawn as a plot.
 
 use std::path::Path;
 
@@ -20,7 +22,8 @@ pub mod table;
 /// One run of one system at one thread count (and record size).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Row {
-    /// `append`, `txn` (TPC-B) or `ycsb`.
+    /// `append-128`, `append-4k` (see [`append_workload`]), `tpcb`, `account-update`,
+    /// `ycsb-a`, `ycsb-b` or `ycsb`.
     pub workload: String,
     /// System name; braid's start with `braid`, a tuned variant's ends in ` tuned`.
     pub system: String,
@@ -28,6 +31,8 @@ pub struct Row {
     pub variant: String,
     /// Writer or worker threads.
     pub threads: usize,
+    /// TPC-B's branches (the thread count with one branch per thread, or 1); none elsewhere.
+    pub branches: Option<u64>,
     /// Record size of the append workload, value size of the YCSB rows; none for TPC-B.
     pub record_bytes: Option<usize>,
     /// Whether the point is valid: every run of every system at this workload, thread count
@@ -138,6 +143,7 @@ impl Row {
             system: point.system.clone(),
             variant: point.variant.clone(),
             threads: point.threads,
+            branches: point.branches,
             record_bytes: point.record_bytes,
             valid: false,
             failed_runs: failed,
@@ -201,6 +207,7 @@ impl Row {
         self.workload == o.workload
             && self.threads == o.threads
             && self.record_bytes == o.record_bytes
+            && self.branches == o.branches
     }
 }
 
@@ -217,12 +224,109 @@ pub struct Point {
     pub threads: usize,
     /// Record or value size.
     pub record_bytes: Option<usize>,
+    /// TPC-B's branches (tpcb only).
+    pub branches: Option<u64>,
+}
+
+/// The workload name of appends of `bytes`-byte records: `append-128`, `append-4k`.
+pub fn append_workload(bytes: usize) -> String {
+    if bytes >= 1024 && bytes.is_multiple_of(1024) {
+        format!("append-{}k", bytes / 1024)
+    } else {
+        format!("append-{bytes}")
+    }
+}
+
+/// One table of timed runs (and one plot panel): a workload (and record size); TPC-B's rows
+/// in two, one branch per thread and a single branch (the 1-thread row, one branch, is both).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    /// The rows' workload.
+    pub workload: String,
+    /// The rows' record size.
+    pub record_bytes: Option<usize>,
+    /// TPC-B only: `Some(true)` a single branch, `Some(false)` one branch per thread.
+    pub single_branch: Option<bool>,
+}
+
+impl Group {
+    /// The groups `r` belongs to.
+    pub fn of(r: &Row) -> Vec<Group> {
+        let g = |single_branch| Group {
+            workload: r.workload.clone(),
+            record_bytes: r.record_bytes,
+            single_branch,
+        };
+        match r.branches {
+            Some(b) => {
+                let mut v = Vec::new();
+                if b == r.threads as u64 {
+                    v.push(g(Some(false)));
+                }
+                if b == 1 {
+                    v.push(g(Some(true)));
+                }
+                v
+            }
+            None => vec![g(None)],
+        }
+    }
+
+    /// Whether `r` is in this group.
+    pub fn contains(&self, r: &Row) -> bool {
+        Group::of(r).contains(self)
+    }
+
+    /// Every group of `runs`, in the order they first appear.
+    pub fn all(runs: &[Row]) -> Vec<Group> {
+        let mut out: Vec<Group> = Vec::new();
+        for g in runs.iter().flat_map(Group::of) {
+            if !out.contains(&g) {
+                out.push(g);
+            }
+        }
+        out
+    }
+
+    /// What the group measures, in words, from the report's descriptions of its workloads.
+    pub fn title(&self, report: &Report) -> String {
+        let described = report
+            .workloads
+            .iter()
+            .find(|w| w.name == self.workload)
+            .map(|w| w.description.clone());
+        let base = match (self.workload.as_str(), self.record_bytes, described) {
+            (w, Some(b), _) if w.starts_with("append") => {
+                format!("Log appends, {} records, each durable", table::size(b))
+            }
+            (_, _, Some(d)) => d,
+            ("ycsb", _, None) => match &report.ycsb {
+                Some(c) => format!("Durable transactions (YCSB: {})", c.describe()),
+                None => "Durable transactions (YCSB)".to_string(),
+            },
+            (w, _, None) => w.to_string(),
+        };
+        match self.single_branch {
+            Some(true) => format!("{base}; a single branch (every thread updates its row)"),
+            Some(false) => format!("{base}; one branch per thread"),
+            None => base,
+        }
+    }
+}
+
+/// A workload that ran, in words (the tables' titles).
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadInfo {
+    /// Its name in the rows.
+    pub name: String,
+    /// What it does.
+    pub description: String,
 }
 
 /// A run that failed, kept in the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Failure {
-    /// `append`, `txn`, `ycsb`, `reopen` or `memory`.
+    /// The workload (as in [`Row::workload`], or `reopen`, `kill`, `memory`).
     pub workload: String,
     /// System name.
     pub system: String,
@@ -232,6 +336,8 @@ pub struct Failure {
     pub threads: usize,
     /// Record size (append only).
     pub record_bytes: Option<usize>,
+    /// TPC-B's branches (tpcb only).
+    pub branches: Option<u64>,
     /// The error and its causes.
     pub error: String,
 }
@@ -239,6 +345,8 @@ pub struct Failure {
 /// The reopen workload's result for one system (see [`crate::workload::reopen`]).
 #[derive(Debug, Clone, Serialize)]
 pub struct ReopenRow {
+    /// `reopen`.
+    pub workload: String,
     /// System name.
     pub system: String,
     /// `default` or `tuned`.
@@ -275,6 +383,109 @@ pub struct ReopenRow {
     pub ratio_to_best_peer: Option<f64>,
 }
 
+/// One round of the kill workload (see [`crate::workload::kill`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct KillRound {
+    /// The round, from 0.
+    pub round: u32,
+    /// Seconds the child's open took (round 0: create and load; later: recover).
+    pub open_seconds: f64,
+    /// Milliseconds from the child's threads starting to the kill.
+    pub kill_after_ms: f64,
+    /// Transactions the child acknowledged in this round.
+    pub acked: u64,
+    /// Transactions of this round found committed whose acknowledgement was not written
+    /// before the kill (at most one per thread).
+    pub committed_unacked: u64,
+    /// History rows after the reopen (all rounds so far).
+    pub history: u64,
+    /// Acknowledged transactions (of any round so far) missing after the reopen.
+    pub lost: u64,
+    /// Where the first lost one is, in words.
+    pub lost_example: Option<String>,
+    /// Milliseconds from the start of the reopen until the store answered a read.
+    pub reopen_ms: f64,
+}
+
+/// The kill workload's result for one system: its rounds and their totals.
+#[derive(Debug, Clone, Serialize)]
+pub struct KillRow {
+    /// `kill`.
+    pub workload: String,
+    /// System name.
+    pub system: String,
+    /// `default` or `tuned` (see `crate::systems::Variant`).
+    pub variant: String,
+    /// Crate or library version.
+    pub version: String,
+    /// The durable setting the child ran under, in words.
+    pub durability: String,
+    /// The child's threads.
+    pub threads: usize,
+    /// TPC-B's branches (one per thread).
+    pub branches: u64,
+    /// Accounts per branch.
+    pub accounts_per_branch: u64,
+    /// Transactions acknowledged over all rounds.
+    pub acked: u64,
+    /// Transactions found committed without an acknowledgement, over all rounds.
+    pub committed_unacked: u64,
+    /// Acknowledged transactions missing at any check (the most at one; a lost transaction
+    /// stays lost, so that is the last round's count).
+    pub lost: u64,
+    /// The median of the rounds' reopen times, milliseconds.
+    pub reopen_ms: f64,
+    /// The longest reopen, milliseconds.
+    pub reopen_ms_max: f64,
+    /// Every round.
+    pub rounds: Vec<KillRound>,
+}
+
+impl KillRow {
+    /// The row of `sys` from its `rounds` under `cfg`.
+    pub fn new(
+        sys: &dyn crate::systems::TxnSystem,
+        cfg: &crate::workload::kill::Config,
+        rounds: Vec<KillRound>,
+    ) -> KillRow {
+        let mut reopen: Vec<f64> = rounds.iter().map(|r| r.reopen_ms).collect();
+        reopen.sort_by(f64::total_cmp);
+        KillRow {
+            workload: "kill".into(),
+            system: sys.name(),
+            variant: sys.variant().as_str().into(),
+            version: sys.version(),
+            durability: sys.durability(),
+            threads: cfg.threads,
+            branches: cfg.scale().branches,
+            accounts_per_branch: cfg.accounts_per_branch,
+            acked: rounds.iter().map(|r| r.acked).sum(),
+            committed_unacked: rounds.iter().map(|r| r.committed_unacked).sum(),
+            lost: rounds.iter().map(|r| r.lost).max().unwrap_or(0),
+            reopen_ms: reopen.get(reopen.len() / 2).copied().unwrap_or(0.0),
+            reopen_ms_max: reopen.last().copied().unwrap_or(0.0),
+            rounds,
+        }
+    }
+}
+
+/// A line of `peers-kill.csv`: one round of one system (see [`KillRound`]).
+#[derive(Debug, Serialize)]
+struct KillCsv<'a> {
+    system: &'a str,
+    variant: &'a str,
+    threads: usize,
+    round: u32,
+    open_seconds: f64,
+    kill_after_ms: f64,
+    acked: u64,
+    committed_unacked: u64,
+    history: u64,
+    lost: u64,
+    reopen_ms: f64,
+    lost_example: Option<&'a str>,
+}
+
 /// The memory workload's result for one system (see [`crate::workload::memory`]).
 #[derive(Debug, Clone, Serialize)]
 pub struct MemoryRow {
@@ -309,8 +520,14 @@ pub struct Report {
     pub repeat: usize,
     /// Accounts in the transaction workload's table (and the reopen workload's).
     pub accounts: u64,
-    /// The YCSB workload's parameters, if it ran.
+    /// The YCSB workload's parameters (the 2-access `ycsb`), if it ran.
     pub ycsb: Option<crate::workload::ycsb::Config>,
+    /// TPC-B's parameters, if tpcb or kill ran.
+    pub tpcb: Option<crate::workload::tpcb::Params>,
+    /// The kill workload's settings, if it ran.
+    pub kill_config: Option<crate::workload::kill::Config>,
+    /// Every workload that ran, in words.
+    pub workloads: Vec<WorkloadInfo>,
     /// How the reopen workload measures, in words, if it ran.
     pub reopen_method: Option<String>,
     /// How the memory workload measures, in words, if it ran.
@@ -319,6 +536,8 @@ pub struct Report {
     pub runs: Vec<Row>,
     /// Reopen after `kill -9`, one row per system.
     pub reopen: Vec<ReopenRow>,
+    /// `kill -9` under load, one row per system.
+    pub kill: Vec<KillRow>,
     /// Resident memory per row, one row per system.
     pub memory: Vec<MemoryRow>,
     /// Runs that failed.
@@ -388,6 +607,27 @@ impl Report {
         }
         w.flush()?;
         write_csv(&out.join("peers-reopen.csv"), &self.reopen)?;
+        let kill: Vec<KillCsv<'_>> = self
+            .kill
+            .iter()
+            .flat_map(|k| {
+                k.rounds.iter().map(move |r| KillCsv {
+                    system: &k.system,
+                    variant: &k.variant,
+                    threads: k.threads,
+                    round: r.round,
+                    open_seconds: r.open_seconds,
+                    kill_after_ms: r.kill_after_ms,
+                    acked: r.acked,
+                    committed_unacked: r.committed_unacked,
+                    history: r.history,
+                    lost: r.lost,
+                    reopen_ms: r.reopen_ms,
+                    lost_example: r.lost_example.as_deref(),
+                })
+            })
+            .collect();
+        write_csv(&out.join("peers-kill.csv"), &kill)?;
         write_csv(&out.join("peers-memory.csv"), &self.memory)?;
         Ok(())
     }
@@ -418,7 +658,7 @@ mod tests {
 
     fn row(system: &str, threads: usize, per_s: f64) -> Row {
         Row {
-            workload: "append".into(),
+            workload: append_workload(128),
             system: system.into(),
             variant: if system.ends_with("tuned") {
                 "tuned"
@@ -440,9 +680,13 @@ mod tests {
             repeat: 3,
             accounts: 10,
             ycsb: None,
+            tpcb: None,
+            kill_config: None,
+            workloads: vec![],
             reopen_method: None,
             memory_method: None,
             reopen: vec![],
+            kill: vec![],
             memory: vec![],
             runs,
             failures: vec![],
@@ -487,11 +731,12 @@ mod tests {
     #[test]
     fn a_failed_run_makes_its_point_invalid() {
         let point = Point {
-            workload: "append".into(),
+            workload: append_workload(128),
             system: "rocksdb".into(),
             variant: "default".into(),
             threads: 4,
             record_bytes: Some(128),
+            branches: None,
         };
         let survivors = vec![row("rocksdb", 4, 90.0), row("rocksdb", 4, 110.0)];
         let Some(failed) = Row::of_point(&point, survivors, 3) else {
@@ -529,5 +774,60 @@ mod tests {
         let text = table::render(&r);
         assert!(text.contains("INVALID: 1 of 3 runs failed"), "{text}");
         assert!(text.contains("invalid"), "{text}");
+    }
+
+    #[test]
+    fn tpcb_rows_group_by_branches_and_compare_at_their_own() {
+        let tpcb = |system: &str, threads: usize, branches: u64, per_s: f64| Row {
+            workload: "tpcb".into(),
+            system: system.into(),
+            threads,
+            branches: Some(branches),
+            per_s,
+            ..Row::default()
+        };
+        let mut r = Report {
+            machine: Machine::probe(Path::new("/")),
+            seconds_per_run: 1.0,
+            repeat: 1,
+            accounts: 10,
+            ycsb: None,
+            tpcb: None,
+            kill_config: None,
+            workloads: vec![],
+            reopen_method: None,
+            memory_method: None,
+            reopen: vec![],
+            kill: vec![],
+            memory: vec![],
+            runs: vec![
+                tpcb("braid-engine serial", 1, 1, 10.0),
+                tpcb("sqlite", 1, 1, 5.0),
+                tpcb("braid-engine serial", 4, 4, 40.0),
+                tpcb("sqlite", 4, 4, 20.0),
+                tpcb("braid-engine serial", 4, 1, 30.0),
+                tpcb("sqlite", 4, 1, 3.0),
+            ],
+            failures: vec![],
+        };
+        r.finish();
+        let ratios: Vec<_> = r.runs.iter().map(|x| x.ratio_to_best_peer).collect();
+        assert_eq!(
+            ratios,
+            vec![
+                Some(2.0),
+                Some(1.0),
+                Some(2.0),
+                Some(1.0),
+                Some(10.0),
+                Some(1.0)
+            ]
+        );
+        let groups = Group::all(&r.runs);
+        assert_eq!(groups.len(), 2);
+        assert_eq!(r.runs.iter().filter(|x| groups[0].contains(x)).count(), 4);
+        assert_eq!(r.runs.iter().filter(|x| groups[1].contains(x)).count(), 4);
+        assert_eq!(append_workload(4096), "append-4k");
+        assert_eq!(append_workload(100), "append-100");
     }
 }

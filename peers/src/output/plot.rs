@@ -1,7 +1,8 @@
-//! The plot: throughput against threads, one panel per timed workload (append per record
-//! size, TPC-B, YCSB), one line per system and variant (labelled `rocksdb default`,
-//! `rocksdb tuned`), drawn with plotters as `peers.svg` and
-//! `peers.png`. The reopen and memory workloads are tables only.
+//! The plot: throughput against threads, one panel per table of timed runs
+//! ([`super::Group`]: append per record size, TPC-B one branch per thread and a single branch,
+//! the account update, YCSB A and B), one line per system and variant (labelled
+//! `rocksdb default`, `rocksdb tuned`), drawn with plotters as `peers.svg` and `peers.png`.
+//! The reopen, kill and memory workloads are tables only.
 
 use std::path::Path;
 
@@ -37,21 +38,15 @@ struct Panel {
 }
 
 fn panels(report: &Report) -> Vec<Panel> {
-    let mut keys: Vec<(String, Option<usize>)> = Vec::new();
-    for r in &report.runs {
-        let k = (r.workload.clone(), r.record_bytes);
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    keys.into_iter()
-        .map(|(w, b)| {
+    super::Group::all(&report.runs)
+        .into_iter()
+        .map(|g| {
             let mut lines: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
             // A system whose run failed at a point has no figure there.
             for r in report
                 .runs
                 .iter()
-                .filter(|r| r.workload == w && r.record_bytes == b && r.failed_runs == 0)
+                .filter(|r| g.contains(r) && r.failed_runs == 0)
             {
                 let p = ((r.threads as f64).log2(), r.per_s);
                 let label = r.label();
@@ -63,8 +58,9 @@ fn panels(report: &Report) -> Vec<Panel> {
             for l in &mut lines {
                 l.1.sort_by(|a, b| a.0.total_cmp(&b.0));
             }
-            let (title, unit) = match (w.as_str(), b) {
-                ("append", Some(b)) => (
+            let zipf = crate::workload::ycsb::YCSB_AB_THETA;
+            let (title, unit) = match (g.workload.as_str(), g.record_bytes) {
+                (w, Some(b)) if w.starts_with("append") => (
                     format!("log appends, {} records", super::table::size(b)),
                     "durable appends/s",
                 ),
@@ -75,7 +71,17 @@ fn panels(report: &Report) -> Vec<Panel> {
                     },
                     "durable txn/s",
                 ),
-                _ => ("TPC-B account update".to_string(), "durable txn/s"),
+                ("ycsb-a", _) => (format!("YCSB A (50/50), Zipf {zipf}"), "durable txn/s"),
+                ("ycsb-b", _) => (format!("YCSB B (95/5), Zipf {zipf}"), "durable txn/s"),
+                ("tpcb", _) => (
+                    if g.single_branch == Some(true) {
+                        "TPC-B, a single branch".to_string()
+                    } else {
+                        "TPC-B, one branch per thread".to_string()
+                    },
+                    "durable txn/s",
+                ),
+                _ => ("account update (1 row)".to_string(), "durable txn/s"),
             };
             Panel { title, unit, lines }
         })
@@ -164,7 +170,8 @@ where
         )
         .map_err(err)?;
     let panels = panels(report);
-    let areas = root.split_evenly((1, panels.len().max(1)));
+    let (rows, cols) = grid(panels.len());
+    let areas = root.split_evenly((rows, cols));
     for (area, p) in areas.iter().zip(&panels) {
         draw_panel(area, p)?;
     }
@@ -172,10 +179,16 @@ where
     Ok(())
 }
 
+/// Rows and columns of the panels: at most 3 side by side.
+fn grid(panels: usize) -> (usize, usize) {
+    let cols = panels.clamp(1, 3);
+    (panels.max(1).div_ceil(cols), cols)
+}
+
 /// Draw `peers.svg` and `peers.png` into `out`.
 pub fn write(report: &Report, out: &Path) -> Result<()> {
-    let n = panels(report).len().max(1) as u32;
-    let size = (520 * n, 520);
+    let (rows, cols) = grid(panels(report).len());
+    let size = (520 * cols as u32, 520 * rows as u32);
     let svg = out.join("peers.svg");
     draw(SVGBackend::new(&svg, size).into_drawing_area(), report)?;
     let png = out.join("peers.png");

@@ -30,24 +30,9 @@ fn heading(out: &mut String, title: &str, method: Option<&str>) {
 
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
-    let mut groups: Vec<(String, Option<usize>)> = Vec::new();
-    for r in &report.runs {
-        let g = (r.workload.clone(), r.record_bytes);
-        if !groups.contains(&g) {
-            groups.push(g);
-        }
-    }
-    for (workload, bytes) in groups {
-        let title = match (workload.as_str(), bytes) {
-            ("append", Some(b)) => format!("Log appends, {} records, each durable", size(b)),
-            ("txn", _) => "Durable transactions (TPC-B account update)".to_string(),
-            ("ycsb", _) => match &report.ycsb {
-                Some(c) => format!("Durable transactions (YCSB: {})", c.describe()),
-                None => "Durable transactions (YCSB)".to_string(),
-            },
-            (w, _) => w.to_string(),
-        };
-        let unit = if workload == "append" {
+    for g in super::Group::all(&report.runs) {
+        let title = g.title(report);
+        let unit = if g.workload.starts_with("append") {
             "appends/s"
         } else {
             "txn/s"
@@ -69,11 +54,7 @@ pub fn render(report: &Report) -> String {
             "B/sync",
             "aborts/s"
         );
-        let mut rows: Vec<&Row> = report
-            .runs
-            .iter()
-            .filter(|r| r.workload == workload && r.record_bytes == bytes)
-            .collect();
+        let mut rows: Vec<&Row> = report.runs.iter().filter(|r| g.contains(r)).collect();
         rows.sort_by_key(|r| r.threads);
         for r in rows {
             if r.failed_runs > 0 {
@@ -125,7 +106,7 @@ pub fn render(report: &Report) -> String {
         );
         let _ = writeln!(
             out,
-            "{:<22} {:>9} {:>7} {:>7} {:>17} {:>17} {:>10} {:>8}  child commits",
+            "{:<28} {:>9} {:>7} {:>7} {:>17} {:>17} {:>10} {:>8}  child commits",
             "system",
             "txns",
             "threads",
@@ -140,7 +121,7 @@ pub fn render(report: &Report) -> String {
         for r in &report.reopen {
             let _ = writeln!(
                 out,
-                "{:<22} {:>9} {:>7} {:>7.1} {:>17} {:>17} {:>10.1} {:>8}  {}{}",
+                "{:<28} {:>9} {:>7} {:>7.1} {:>17} {:>17} {:>10.1} {:>8}  {}{}",
                 r.system,
                 r.txns,
                 r.threads,
@@ -159,6 +140,45 @@ pub fn render(report: &Report) -> String {
             );
         }
     }
+    if !report.kill.is_empty() {
+        heading(
+            &mut out,
+            "kill -9 under load (full TPC-B), then reopen and check",
+            report
+                .workloads
+                .iter()
+                .find(|w| w.name == "kill")
+                .map(|w| w.description.as_str()),
+        );
+        let _ = writeln!(
+            out,
+            "{:<28} {:>7} {:>6} {:>9} {:>9} {:>6} {:>11} {:>11}",
+            "system", "threads", "rounds", "acked", "unacked+", "lost", "reopen ms", "max ms"
+        );
+        for k in &report.kill {
+            let _ = writeln!(
+                out,
+                "{:<28} {:>7} {:>6} {:>9} {:>9} {:>6} {:>11.1} {:>11.1}{}",
+                k.system,
+                k.threads,
+                k.rounds.len(),
+                k.acked,
+                k.committed_unacked,
+                k.lost,
+                k.reopen_ms,
+                k.reopen_ms_max,
+                if k.lost > 0 {
+                    "  LOST ACKNOWLEDGED TRANSACTIONS"
+                } else {
+                    ""
+                }
+            );
+        }
+        let _ = writeln!(
+            out,
+            "(unacked+: transactions found committed whose acknowledgement the kill cut off)"
+        );
+    }
     if !report.memory.is_empty() {
         heading(
             &mut out,
@@ -167,13 +187,13 @@ pub fn render(report: &Report) -> String {
         );
         let _ = writeln!(
             out,
-            "{:<22} {:>9} {:>9} {:>12}  cache setting",
+            "{:<28} {:>9} {:>9} {:>12}  cache setting",
             "system", "rows", "B/row", "RSS MB"
         );
         for r in &report.memory {
             let _ = writeln!(
                 out,
-                "{:<22} {:>9} {:>9.1} {:>12.1}  {}{}",
+                "{:<28} {:>9} {:>9.1} {:>12.1}  {}{}",
                 r.system,
                 r.rows,
                 r.bytes_per_row,
@@ -192,12 +212,14 @@ pub fn render(report: &Report) -> String {
         for f in &report.failures {
             let _ = writeln!(
                 out,
-                "{} {} ({}) threads={} record_bytes={}: {}",
+                "{} {} ({}) threads={} record_bytes={}{}: {}",
                 f.workload,
                 f.system,
                 f.variant,
                 f.threads,
                 f.record_bytes.map_or_else(|| "-".into(), |b| b.to_string()),
+                f.branches
+                    .map_or_else(String::new, |b| format!(" branches={b}")),
                 f.error
             );
         }

@@ -14,10 +14,15 @@
 //!
 //! The TPC-B update is `read` of the balance, `update` to balance + delta, and `commit()?.wait()?`;
 //! a YCSB transaction is a `read` of each row and an `update` of the rows it updates (one
-//! `Bytes(100)` column), then `commit()?.wait()?`. A NO_WAIT conflict aborts the transaction and it
-//! is retried after a backoff ([`super::retry`]). Opening (`Db::builder`) refuses to run where the
-//! log would not be power-safe (`Db::emulation`). Reopening recovers: the newest checkpoint, or
-//! else the loader, puts every row back, and the log after it is replayed over them.
+//! `Bytes(100)` column), then `commit()?.wait()?`. TPC-B's four tables are four braid tables
+//! (hash indexes; accounts, tellers and branches of one `I64` balance column, history of
+//! account, teller, branch, delta and time columns), and its transaction an `update` of the
+//! account, the teller and the branch (each reading the balance and writing balance + delta)
+//! and an `insert` of the history row, then `commit()?.wait()?`; both variants create them. A
+//! NO_WAIT conflict aborts the transaction and it is retried after a backoff
+//! ([`super::retry`]). Opening (`Db::builder`) refuses to run where the log would not be
+//! power-safe (`Db::emulation`). Reopening recovers: the newest checkpoint, or else the
+//! loader, puts every row back, and the log after it is replayed over them.
 //! braid-engine is an in-memory engine: every row is resident.
 
 use std::path::Path;
@@ -29,12 +34,37 @@ use braid_engine::{
 };
 
 use super::{
-    Access, INITIAL_BALANCE, Setup, SyncStats, Table, TxnStore, TxnSystem, TxnWorker, Variant,
-    YCSB_VALUE_BYTES, retry, ycsb_next, ycsb_value, ycsb_version,
+    Access, INITIAL_BALANCE, Setup, SyncStats, Table, TpcbPart, TpcbTxn, TxnStore, TxnSystem,
+    TxnWorker, Variant, YCSB_VALUE_BYTES, retry, ycsb_next, ycsb_value, ycsb_version,
 };
 
 /// The tuned variant's cap on the log (`CheckpointOptions::log_cap`).
 pub const TUNED_LOG_CAP: u64 = 64 << 20;
+
+/// The tables of a TPC-B database.
+#[derive(Debug, Clone, Copy)]
+struct Tpcb {
+    accounts: TableId,
+    tellers: TableId,
+    branches: TableId,
+    history: TableId,
+}
+
+impl Tpcb {
+    fn table(&self, part: TpcbPart) -> TableId {
+        match part {
+            TpcbPart::Accounts => self.accounts,
+            TpcbPart::Tellers => self.tellers,
+            TpcbPart::Branches => self.branches,
+            TpcbPart::History => self.history,
+        }
+    }
+}
+
+/// A table of one `I64` balance column, named after `part`.
+fn balances(part: TpcbPart) -> TableDef {
+    TableDef::new(part.name(), IndexKind::Hash).column("balance", ColumnType::I64)
+}
 
 /// Which braid-engine configuration.
 #[derive(Debug, Clone, Copy)]
@@ -74,19 +104,44 @@ impl BraidEngine {
     fn open_db(self, dir: &Path, setup: &Setup, create: bool) -> Result<Box<dyn TxnStore>> {
         let mut catalog = Catalog::new();
         let def = match setup.table {
-            Table::Accounts => {
-                TableDef::new("accounts", IndexKind::Hash).column("balance", ColumnType::I64)
-            }
+            Table::Accounts | Table::Tpcb(_) => balances(TpcbPart::Accounts),
             Table::Ycsb => TableDef::new("usertable", IndexKind::Hash)
                 .column("field0", ColumnType::Bytes(YCSB_VALUE_BYTES as u32)),
         };
         let table = catalog.add(def);
+        let tpcb = match setup.table {
+            Table::Tpcb(_) => Some(Tpcb {
+                accounts: table,
+                tellers: catalog.add(balances(TpcbPart::Tellers)),
+                branches: catalog.add(balances(TpcbPart::Branches)),
+                history: catalog.add(
+                    TableDef::new(TpcbPart::History.name(), IndexKind::Hash)
+                        .column("account", ColumnType::U64)
+                        .column("teller", ColumnType::U64)
+                        .column("branch", ColumnType::U64)
+                        .column("delta", ColumnType::I64)
+                        .column("time", ColumnType::U64),
+                ),
+            }),
+            _ => None,
+        };
         let (kind, rows) = (setup.table, setup.rows);
         let load = |l: &braid_engine::Loader<'_>| {
-            for key in 0..rows {
-                match kind {
-                    Table::Accounts => l.insert(table, key, &INITIAL_BALANCE.to_le_bytes())?,
-                    Table::Ycsb => l.insert(table, key, &ycsb_value(key, 0))?,
+            match (kind, tpcb) {
+                (Table::Tpcb(scale), Some(t)) => {
+                    for part in TpcbPart::BALANCES {
+                        for id in 0..scale.rows(part) {
+                            l.insert(t.table(part), id, &INITIAL_BALANCE.to_le_bytes())?;
+                        }
+                    }
+                }
+                _ => {
+                    for key in 0..rows {
+                        match kind {
+                            Table::Ycsb => l.insert(table, key, &ycsb_value(key, 0))?,
+                            _ => l.insert(table, key, &INITIAL_BALANCE.to_le_bytes())?,
+                        }
+                    }
                 }
             }
             Ok(())
@@ -102,7 +157,7 @@ impl BraidEngine {
         if create && self.tuned() {
             db.checkpoint()?;
         }
-        Ok(Box::new(Open { db, table }))
+        Ok(Box::new(Open { db, table, tpcb }))
     }
 }
 
@@ -167,6 +222,8 @@ impl TxnSystem for BraidEngine {
 struct Open {
     db: Db,
     table: TableId,
+    /// TPC-B's tables, on a [`Table::Tpcb`] store.
+    tpcb: Option<Tpcb>,
 }
 
 impl TxnStore for Open {
@@ -175,7 +232,39 @@ impl TxnStore for Open {
             w: self.db.worker()?,
             table: self.table,
             schema: self.db.schema(self.table).clone(),
+            tpcb: self.tpcb,
         }))
+    }
+
+    fn scan_tpcb(&self, part: TpcbPart, f: &mut dyn FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
+        let Some(t) = self.tpcb else {
+            bail!("this store holds no TPC-B tables");
+        };
+        let table = t.table(part);
+        let schema = self.db.schema(table);
+        let mut first_err = None;
+        self.db.for_each_row(table, .., |key, img| {
+            if first_err.is_some() {
+                return;
+            }
+            let r = if part == TpcbPart::History {
+                let txn = TpcbTxn {
+                    id: key,
+                    account: schema.get::<u64>(img, 0),
+                    teller: schema.get::<u64>(img, 1),
+                    branch: schema.get::<u64>(img, 2),
+                    delta: schema.get::<i64>(img, 3),
+                    time: schema.get::<u64>(img, 4),
+                };
+                f(key, &txn.history())
+            } else {
+                f(key, &schema.get::<i64>(img, 0).to_le_bytes())
+            };
+            if let Err(e) = r {
+                first_err = Some(e);
+            }
+        });
+        first_err.map_or(Ok(()), Err)
     }
 
     fn own_sync_stats(&self) -> Option<SyncStats> {
@@ -229,6 +318,7 @@ struct W {
     w: Worker,
     table: TableId,
     schema: Schema,
+    tpcb: Option<Tpcb>,
 }
 
 /// `Ok(None)` on a NO_WAIT conflict (the caller drops the transaction, so aborts it).
@@ -262,6 +352,48 @@ impl W {
             Ok(ticket) => ticket.wait()?,
             Err(TxError::Conflict { .. }) => return Ok(None),
             Err(e) => return Err(e.into()),
+        }
+        Ok(Some(()))
+    }
+
+    /// One try of a TPC-B transaction on tables `t`: `Ok(None)` on a NO_WAIT conflict.
+    fn attempt_tpcb(&mut self, t: Tpcb, x: &TpcbTxn) -> Result<Option<()>> {
+        let mut tx = self.w.begin();
+        let mut account_balance = 0i64;
+        for (part, id) in [
+            (TpcbPart::Accounts, x.account),
+            (TpcbPart::Tellers, x.teller),
+            (TpcbPart::Branches, x.branch),
+        ] {
+            let mut balance = 0i64;
+            let updated = tx.update(t.table(part), id, |r| {
+                balance = r.get::<i64>(0) + x.delta;
+                r.set::<i64>(0, balance);
+            });
+            match no_conflict(updated)? {
+                Some(true) => {}
+                Some(false) => bail!("{} row {id} is missing", part.name()),
+                None => return Ok(None),
+            }
+            if part == TpcbPart::Accounts {
+                account_balance = balance;
+            }
+        }
+        // TPC-B returns the account's new balance to the terminal.
+        std::hint::black_box(account_balance);
+        let schema = tx.schema(t.history);
+        let mut img = vec![0u8; schema.row_len()];
+        schema.set::<u64>(&mut img, 0, x.account);
+        schema.set::<u64>(&mut img, 1, x.teller);
+        schema.set::<u64>(&mut img, 2, x.branch);
+        schema.set::<i64>(&mut img, 3, x.delta);
+        schema.set::<u64>(&mut img, 4, x.time);
+        if no_conflict(tx.insert(t.history, x.id, &img))?.is_none() {
+            return Ok(None);
+        }
+        match no_conflict(tx.commit())? {
+            Some(ticket) => ticket.wait()?,
+            None => return Ok(None),
         }
         Ok(Some(()))
     }
@@ -306,6 +438,13 @@ impl W {
 impl TxnWorker for W {
     fn update(&mut self, account: u64, delta: i64) -> Result<u32> {
         Ok(retry(|| self.attempt(account, delta))?.retries)
+    }
+
+    fn tpcb(&mut self, txn: &TpcbTxn) -> Result<u32> {
+        let Some(t) = self.tpcb else {
+            bail!("a TPC-B transaction on a store without TPC-B's tables");
+        };
+        Ok(retry(|| self.attempt_tpcb(t, txn))?.retries)
     }
 
     fn ycsb(&mut self, accesses: &[Access]) -> Result<u32> {

@@ -8,7 +8,10 @@
 //!   update one write transaction (`get`, `insert`, `commit`) with `durability(Some(mode))`;
 //!   conflicts are retried ([`super::retry`]). A YCSB transaction is one write transaction
 //!   (`get` of each row, `insert` of each row it updates, `commit`), or a read transaction if
-//!   it only reads.
+//!   it only reads. TPC-B's four tables share one keyspace, `tpcb`, told apart by the keys'
+//!   first byte ([`tpcb_key`]); its transaction is one write transaction (`get` and `insert`
+//!   of the account, the teller and the branch, `insert` of the history row, `commit`), in
+//!   either variant's mode.
 //!
 //! Two variants ([`Variant`]), differing only in the persist mode of a commit:
 //! * `default`: `PersistMode::SyncAll` (fsync of the journal). fjall's own default commit
@@ -33,9 +36,9 @@ use fjall::{
 };
 
 use super::{
-    Access, AppendLog, AppendSystem, Appender, INITIAL_BALANCE, Setup, Table, TxnStore, TxnSystem,
-    TxnWorker, Variant, account_key, append_key, balance, retry, ycsb_next, ycsb_value,
-    ycsb_version,
+    Access, AppendLog, AppendSystem, Appender, INITIAL_BALANCE, Setup, Table, TpcbPart, TpcbTxn,
+    TxnStore, TxnSystem, TxnWorker, Variant, account_key, append_key, balance, retry, tpcb_key,
+    tpcb_key_id, ycsb_next, ycsb_value, ycsb_version,
 };
 
 /// The persist mode of a durable commit in `variant`.
@@ -144,6 +147,7 @@ fn open_tx(dir: &Path, table: Table) -> Result<(OptimisticTxDatabase, Optimistic
     let db = OptimisticTxDatabase::builder(dir).open()?;
     let name = match table {
         Table::Accounts => "accounts",
+        Table::Tpcb(_) => "tpcb",
         Table::Ycsb => "usertable",
     };
     let ks = db.keyspace(name, KeyspaceCreateOptions::default)?;
@@ -190,14 +194,29 @@ impl TxnSystem for FjallTx {
 
     fn open(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
         let (db, ks) = open_tx(dir, setup.table)?;
+        // (key, value) of every row, the key-value pairs of the table.
+        let rows: Box<dyn Iterator<Item = (Vec<u8>, Vec<u8>)>> = match setup.table {
+            Table::Tpcb(scale) => Box::new(TpcbPart::BALANCES.into_iter().flat_map(move |part| {
+                (0..scale.rows(part)).map(move |id| {
+                    (
+                        tpcb_key(part, id).to_vec(),
+                        INITIAL_BALANCE.to_le_bytes().to_vec(),
+                    )
+                })
+            })),
+            Table::Ycsb => Box::new(
+                (0..setup.rows).map(|key| (account_key(key).to_vec(), ycsb_value(key, 0).to_vec())),
+            ),
+            Table::Accounts => Box::new((0..setup.rows).map(|key| {
+                (
+                    account_key(key).to_vec(),
+                    INITIAL_BALANCE.to_le_bytes().to_vec(),
+                )
+            })),
+        };
         let mut batch = db.inner().batch();
-        for key in 0..setup.rows {
-            match setup.table {
-                Table::Accounts => {
-                    batch.insert(ks.inner(), account_key(key), INITIAL_BALANCE.to_le_bytes())
-                }
-                Table::Ycsb => batch.insert(ks.inner(), account_key(key), ycsb_value(key, 0)),
-            }
+        for (key, value) in rows {
+            batch.insert(ks.inner(), key, value);
             if batch.len() >= 10_000 {
                 std::mem::replace(&mut batch, db.inner().batch()).commit()?;
             }
@@ -219,6 +238,8 @@ struct TxOpen {
     /// How commits persist: the variant's durable mode, or `Buffer` under the relaxed
     /// setting.
     mode: PersistMode,
+    /// The table it holds.
+    table: Table,
 }
 
 impl TxOpen {
@@ -233,7 +254,12 @@ impl TxOpen {
         } else {
             durable_mode(variant)
         };
-        TxOpen { db, ks, mode }
+        TxOpen {
+            db,
+            ks,
+            mode,
+            table: setup.table,
+        }
     }
 }
 
@@ -243,7 +269,25 @@ impl TxnStore for TxOpen {
     }
 
     fn get(&self, key: u64) -> Result<Option<Vec<u8>>> {
-        Ok(self.ks.get(account_key(key))?.map(|v| v.to_vec()))
+        let v = match self.table {
+            Table::Tpcb(_) => self.ks.get(tpcb_key(TpcbPart::Accounts, key))?,
+            _ => self.ks.get(account_key(key))?,
+        };
+        Ok(v.map(|v| v.to_vec()))
+    }
+
+    fn scan_tpcb(&self, part: TpcbPart, f: &mut dyn FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
+        if !matches!(self.table, Table::Tpcb(_)) {
+            bail!("this store holds no TPC-B tables");
+        }
+        for g in self.ks.inner().prefix([part.tag()]) {
+            let (k, v) = g.into_inner()?;
+            let Some(id) = tpcb_key_id(part, &k) else {
+                bail!("a key of {} bytes under {}'s prefix", k.len(), part.name());
+            };
+            f(id, &v)?;
+        }
+        Ok(())
     }
 
     fn close(self: Box<Self>) -> Result<()> {
@@ -269,6 +313,25 @@ impl TxW<'_> {
         Ok(tx.commit()?.ok())
     }
 
+    /// One try of a TPC-B transaction: `None` on a conflict.
+    fn attempt_tpcb(&self, txn: &TpcbTxn) -> Result<Option<()>> {
+        let ks = &self.open.ks;
+        let mut tx = self.open.db.write_tx()?.durability(Some(self.open.mode));
+        for (part, id) in [
+            (TpcbPart::Accounts, txn.account),
+            (TpcbPart::Tellers, txn.teller),
+            (TpcbPart::Branches, txn.branch),
+        ] {
+            let key = tpcb_key(part, id);
+            let Some(old) = tx.get(ks, key)? else {
+                bail!("{} row {id} is missing", part.name());
+            };
+            tx.insert(ks, key, (balance(&old)? + txn.delta).to_le_bytes());
+        }
+        tx.insert(ks, tpcb_key(TpcbPart::History, txn.id), txn.history());
+        Ok(tx.commit()?.ok())
+    }
+
     /// One try of a YCSB transaction that updates: `None` on a conflict.
     fn attempt_ycsb(&self, accesses: &[Access]) -> Result<Option<()>> {
         let ks = &self.open.ks;
@@ -291,6 +354,10 @@ impl TxW<'_> {
 impl TxnWorker for TxW<'_> {
     fn update(&mut self, account: u64, delta: i64) -> Result<u32> {
         Ok(retry(|| self.attempt(account, delta))?.retries)
+    }
+
+    fn tpcb(&mut self, txn: &TpcbTxn) -> Result<u32> {
+        Ok(retry(|| self.attempt_tpcb(txn))?.retries)
     }
 
     fn ycsb(&mut self, accesses: &[Access]) -> Result<u32> {

@@ -10,9 +10,11 @@
 //! running and from the self-check (`verify`, or [`TxnSystem::reopen`] and a read of every
 //! row), so the reopen workload can time `reopen` after a `kill -9` on its own.
 //!
-//! A transactional store holds one table ([`Table`]): TPC-B's accounts, or YCSB's user table
-//! of 100-byte values. [`TxnWorker`] runs TPC-B's account update and YCSB's transaction;
-//! [`TxnStore::get`] and [`TxnStore::scan`] read committed rows for the self-checks.
+//! A transactional store holds one table set ([`Table`]): the accounts alone (the
+//! account-update workload), TPC-B's four tables (accounts, tellers, branches, history), or
+//! YCSB's user table of 100-byte values. [`TxnWorker`] runs the account update, TPC-B's
+//! Account-Update transaction and YCSB's transaction; [`TxnStore::get`], [`TxnStore::scan`]
+//! and [`TxnStore::scan_tpcb`] read committed rows for the self-checks.
 
 use std::path::Path;
 
@@ -250,6 +252,11 @@ pub enum Table {
     /// TPC-B's accounts: a balance per row, [`INITIAL_BALANCE`] at first; a row's value is
     /// the balance as 8 bytes little-endian.
     Accounts,
+    /// TPC-B's four tables at this scale: accounts, tellers and branches (a balance per row,
+    /// [`INITIAL_BALANCE`] at first, keys `0..`[`TpcbScale::rows`]) and history (empty at
+    /// first; a row per transaction, keyed by [`TpcbTxn::id`]). [`TxnStore::get`] and
+    /// [`TxnStore::scan`] read the accounts.
+    Tpcb(TpcbScale),
     /// YCSB's user table: a [`YCSB_VALUE_BYTES`]-byte value per row, [`ycsb_value`]`(key, 0)`
     /// at first.
     Ycsb,
@@ -262,14 +269,14 @@ pub struct Setup {
     pub threads: usize,
     /// The table it holds.
     pub table: Table,
-    /// Rows of the table, keys `0..rows`.
+    /// Rows of the table, keys `0..rows` (for [`Table::Tpcb`], its accounts).
     pub rows: u64,
     /// Commit under the system's [`TxnSystem::relaxed_setting`] instead of its durable one
     /// (only the reopen workload's loading child does, and only where the system has one).
     pub relaxed: bool,
 }
 
-/// A transactional store holding one table, [`Table::Accounts`] or [`Table::Ycsb`].
+/// A transactional store holding one table set ([`Table`]), in one configuration ([`Variant`]).
 pub trait TxnSystem: Sync {
     /// Name in tables and files (braid's start with `braid`; a tuned variant's ends in
     /// ` tuned`).
@@ -309,8 +316,147 @@ pub trait TxnSystem: Sync {
     fn reopen(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>>;
 }
 
-/// Balance every account starts with.
+/// Balance every account (and TPC-B teller and branch) starts with.
 pub const INITIAL_BALANCE: i64 = 1_000;
+
+/// TPC-B's tellers per branch (TPC-B Clause 4.2).
+pub const TELLERS_PER_BRANCH: u64 = 10;
+
+/// The size of a TPC-B database: its branches, 10 tellers per branch, and
+/// `accounts_per_branch` accounts per branch (TPC-B: 100,000). Branch `b` (0-based) has
+/// tellers `b * 10 .. b * 10 + 10` and accounts `b * A .. (b + 1) * A`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct TpcbScale {
+    /// Branches.
+    pub branches: u64,
+    /// Accounts per branch.
+    pub accounts_per_branch: u64,
+}
+
+impl TpcbScale {
+    /// Rows of `part` at this scale (history: none at first).
+    pub fn rows(&self, part: TpcbPart) -> u64 {
+        match part {
+            TpcbPart::Accounts => self.branches * self.accounts_per_branch,
+            TpcbPart::Tellers => self.branches * TELLERS_PER_BRANCH,
+            TpcbPart::Branches => self.branches,
+            TpcbPart::History => 0,
+        }
+    }
+}
+
+/// One of TPC-B's four tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TpcbPart {
+    /// ACCOUNT: a balance per account.
+    Accounts,
+    /// TELLER: a balance per teller.
+    Tellers,
+    /// BRANCH: a balance per branch.
+    Branches,
+    /// HISTORY: a row per transaction ([`TpcbTxn::history`]).
+    History,
+}
+
+impl TpcbPart {
+    /// The three tables of balances, in the order a transaction updates them.
+    pub const BALANCES: [TpcbPart; 3] = [TpcbPart::Accounts, TpcbPart::Tellers, TpcbPart::Branches];
+
+    /// The table's name (SQLite's tables, braid's and redb's).
+    pub fn name(self) -> &'static str {
+        match self {
+            TpcbPart::Accounts => "accounts",
+            TpcbPart::Tellers => "tellers",
+            TpcbPart::Branches => "branches",
+            TpcbPart::History => "history",
+        }
+    }
+
+    /// The first byte of the table's keys in the key-value stores ([`tpcb_key`]).
+    pub fn tag(self) -> u8 {
+        match self {
+            TpcbPart::Accounts => b'a',
+            TpcbPart::Tellers => b't',
+            TpcbPart::Branches => b'b',
+            TpcbPart::History => b'h',
+        }
+    }
+}
+
+/// Key of row `id` of TPC-B table `part` in the key-value stores (RocksDB and fjall keep the
+/// four tables in one keyspace): the table's [`TpcbPart::tag`], then `id` big-endian.
+pub fn tpcb_key(part: TpcbPart, id: u64) -> [u8; 9] {
+    let mut k = [0u8; 9];
+    k[0] = part.tag();
+    k[1..].copy_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// The id of a [`tpcb_key`] of `part`; `None` if `key` is not one.
+pub fn tpcb_key_id(part: TpcbPart, key: &[u8]) -> Option<u64> {
+    match key {
+        [tag, id @ ..] if *tag == part.tag() => Some(u64::from_be_bytes(id.try_into().ok()?)),
+        _ => None,
+    }
+}
+
+/// Bytes of a history row's value ([`TpcbTxn::history`]).
+pub const HISTORY_BYTES: usize = 40;
+
+/// One TPC-B Account-Update transaction (TPC-B Clause 1.2): its inputs, and the id its
+/// history row is stored under (unique per transaction; see `workload::tpcb`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TpcbTxn {
+    /// Key of the history row.
+    pub id: u64,
+    /// Account updated.
+    pub account: u64,
+    /// Teller updated.
+    pub teller: u64,
+    /// Branch updated (the teller's).
+    pub branch: u64,
+    /// Amount added to the three balances.
+    pub delta: i64,
+    /// Timestamp stored in the history row (microseconds since the Unix epoch).
+    pub time: u64,
+}
+
+impl TpcbTxn {
+    /// The history row's value: account, teller, branch, delta and time, 8 bytes
+    /// little-endian each.
+    pub fn history(&self) -> [u8; HISTORY_BYTES] {
+        let mut v = [0u8; HISTORY_BYTES];
+        v[..8].copy_from_slice(&self.account.to_le_bytes());
+        v[8..16].copy_from_slice(&self.teller.to_le_bytes());
+        v[16..24].copy_from_slice(&self.branch.to_le_bytes());
+        v[24..32].copy_from_slice(&self.delta.to_le_bytes());
+        v[32..].copy_from_slice(&self.time.to_le_bytes());
+        v
+    }
+
+    /// The transaction whose history row `id` holds `value` ([`TpcbTxn::history`]).
+    pub fn from_history(id: u64, value: &[u8]) -> Result<TpcbTxn> {
+        if value.len() != HISTORY_BYTES {
+            bail!(
+                "history row {id:#x}: {} bytes, not {HISTORY_BYTES}",
+                value.len()
+            );
+        }
+        let word = |i: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&value[i * 8..i * 8 + 8]);
+            b
+        };
+        Ok(TpcbTxn {
+            id,
+            account: u64::from_le_bytes(word(0)),
+            teller: u64::from_le_bytes(word(1)),
+            branch: u64::from_le_bytes(word(2)),
+            delta: i64::from_le_bytes(word(3)),
+            time: u64::from_le_bytes(word(4)),
+        })
+    }
+}
 
 /// An open transactional store.
 pub trait TxnStore: Send + Sync {
@@ -333,6 +479,16 @@ pub trait TxnStore: Send + Sync {
             }
         }
         Ok(())
+    }
+    /// On a [`Table::Tpcb`] store: call `f` with every row of `part`, each once in any order,
+    /// with its id and value (a balance as 8 bytes little-endian; a history row as
+    /// [`TpcbTxn::history`]). Fails on a store of another table.
+    fn scan_tpcb(
+        &self,
+        part: TpcbPart,
+        _f: &mut dyn FnMut(u64, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        bail!("this store holds no TPC-B tables (reading {})", part.name())
     }
     /// Make every commit so far survive a `kill -9` of the process (redb's relaxed setting
     /// needs one durable commit); nothing by default, where every commit already does.
@@ -358,6 +514,12 @@ pub trait TxnWorker {
     /// return once durable. Conflicts are retried inside, through [`retry`]; returns how many
     /// retries it took.
     fn update(&mut self, account: u64, delta: i64) -> Result<u32>;
+    /// TPC-B's Account-Update on [`Table::Tpcb`]: add `txn.delta` to the balances of
+    /// `txn.account` (reading the account's new balance), `txn.teller` and `txn.branch`, in
+    /// that order, and insert history row `txn.id` ([`TpcbTxn::history`]), all in one
+    /// transaction, committed and durable before it returns. Conflicts are retried inside,
+    /// through [`retry`]; returns how many retries it took.
+    fn tpcb(&mut self, txn: &TpcbTxn) -> Result<u32>;
     /// A YCSB transaction on [`Table::Ycsb`]: every access reads its row (which must hold
     /// some [`ycsb_value`] of its key, checked with [`ycsb_version`]) and an update writes
     /// [`ycsb_next`] of what it read, all in one transaction, committed and durable before it

@@ -3,6 +3,10 @@
 //! the new root is fsync'd. redb runs one write transaction at a time; the TPC-B update is a
 //! `get` and an `insert` of the account in one write transaction, a YCSB transaction a `get`
 //! of each row and an `insert` of each row it updates (a read transaction if it only reads).
+//! TPC-B's four tables are four redb tables (accounts, tellers, branches: `u64 -> i64`;
+//! history: `u64 -> &[u8]`, 40 bytes), and its transaction a `get` and an `insert` of the
+//! account, the teller and the branch and an `insert` of the history row in one write
+//! transaction.
 //!
 //! Reopening after a crash repairs the file (redb rebuilds its allocator state). redb has no
 //! setting that writes a commit to the operating system without fsync; the reopen workload's
@@ -18,11 +22,24 @@ use redb::{
 };
 
 use super::{
-    Access, INITIAL_BALANCE, Setup, Table, TxnStore, TxnSystem, TxnWorker, ycsb_next, ycsb_value,
-    ycsb_version,
+    Access, INITIAL_BALANCE, Setup, Table, TpcbPart, TpcbTxn, TxnStore, TxnSystem, TxnWorker,
+    ycsb_next, ycsb_value, ycsb_version,
 };
 
 const ACCOUNTS: TableDefinition<u64, i64> = TableDefinition::new("accounts");
+const TELLERS: TableDefinition<u64, i64> = TableDefinition::new("tellers");
+const BRANCHES: TableDefinition<u64, i64> = TableDefinition::new("branches");
+const HISTORY: TableDefinition<u64, &[u8]> = TableDefinition::new("history");
+
+/// The table of balances of TPC-B table `part` (history has none).
+fn balances(part: TpcbPart) -> Result<TableDefinition<'static, u64, i64>> {
+    Ok(match part {
+        TpcbPart::Accounts => ACCOUNTS,
+        TpcbPart::Tellers => TELLERS,
+        TpcbPart::Branches => BRANCHES,
+        TpcbPart::History => bail!("history holds no balances"),
+    })
+}
 const USERTABLE: TableDefinition<u64, &[u8]> = TableDefinition::new("usertable");
 
 /// Under the relaxed setting, every this many commits one is `Immediate`.
@@ -71,6 +88,15 @@ impl TxnSystem for Redb {
         let mut tx = db.begin_write()?;
         tx.set_durability(Durability::Immediate)?;
         match setup.table {
+            Table::Tpcb(scale) => {
+                for part in TpcbPart::BALANCES {
+                    let mut t = tx.open_table(balances(part)?)?;
+                    for id in 0..scale.rows(part) {
+                        t.insert(id, INITIAL_BALANCE)?;
+                    }
+                }
+                tx.open_table(HISTORY)?;
+            }
             Table::Accounts => {
                 let mut t = tx.open_table(ACCOUNTS)?;
                 for a in 0..setup.rows {
@@ -131,7 +157,7 @@ impl TxnStore for Open {
     fn get(&self, key: u64) -> Result<Option<Vec<u8>>> {
         let tx = self.db.begin_read()?;
         Ok(match self.setup.table {
-            Table::Accounts => tx
+            Table::Accounts | Table::Tpcb(_) => tx
                 .open_table(ACCOUNTS)?
                 .get(key)?
                 .map(|v| v.value().to_le_bytes().to_vec()),
@@ -153,7 +179,7 @@ impl TxnStore for Open {
             f(key, v)
         };
         match self.setup.table {
-            Table::Accounts => {
+            Table::Accounts | Table::Tpcb(_) => {
                 for e in tx.open_table(ACCOUNTS)?.iter()? {
                     let (k, v) = e?;
                     visit(k.value(), &v.value().to_le_bytes())?;
@@ -168,6 +194,25 @@ impl TxnStore for Open {
         }
         if seen != rows {
             bail!("{seen} rows, {rows} loaded");
+        }
+        Ok(())
+    }
+
+    fn scan_tpcb(&self, part: TpcbPart, f: &mut dyn FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
+        if !matches!(self.setup.table, Table::Tpcb(_)) {
+            bail!("this store holds no TPC-B tables");
+        }
+        let tx = self.db.begin_read()?;
+        if part == TpcbPart::History {
+            for e in tx.open_table(HISTORY)?.iter()? {
+                let (k, v) = e?;
+                f(k.value(), v.value())?;
+            }
+        } else {
+            for e in tx.open_table(balances(part)?)?.iter()? {
+                let (k, v) = e?;
+                f(k.value(), &v.value().to_le_bytes())?;
+            }
         }
         Ok(())
     }
@@ -200,6 +245,24 @@ impl TxnWorker for Worker<'_> {
             };
             t.insert(account, old + delta)?;
         }
+        tx.commit()?;
+        Ok(0)
+    }
+
+    fn tpcb(&mut self, txn: &TpcbTxn) -> Result<u32> {
+        let tx = self.open.begin_write()?;
+        for (part, id) in [
+            (TpcbPart::Accounts, txn.account),
+            (TpcbPart::Tellers, txn.teller),
+            (TpcbPart::Branches, txn.branch),
+        ] {
+            let mut t = tx.open_table(balances(part)?)?;
+            let Some(old) = t.get(id)?.map(|v| v.value()) else {
+                bail!("{} row {id} is missing", part.name());
+            };
+            t.insert(id, old + txn.delta)?;
+        }
+        tx.open_table(HISTORY)?.insert(txn.id, &txn.history()[..])?;
         tx.commit()?;
         Ok(0)
     }

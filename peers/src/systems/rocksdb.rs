@@ -10,6 +10,11 @@
 //!   `put` of each row it updates, `commit`. A YCSB transaction that only reads reads its rows
 //!   through a snapshot (`TransactionDB::snapshot`) and commits nothing, as the other systems'
 //!   read-only transactions do, in both variants: nothing to make durable, so no synced commit.
+//!   TPC-B's four tables share the default column family, told apart by the keys' first byte
+//!   ([`tpcb_key`]); its transaction is `get_for_update` and `put` of the account, the teller
+//!   and the branch (locks taken in that order by every transaction, so none wait in a
+//!   cycle), `put` of the history row, `commit`, retried like the others ([`super::retry`]);
+//!   both variants hold them the same way.
 //!
 //! Two variants ([`Variant`]):
 //! * `default`: `Options::default()` plus `create_if_missing`.
@@ -54,14 +59,14 @@ use std::sync::OnceLock;
 
 use anyhow::{Result, bail};
 use rocksdb::{
-    DB, ErrorKind, Options, TransactionDB, TransactionDBOptions, TransactionOptions,
-    WriteBatchWithTransaction, WriteOptions,
+    DB, Direction, ErrorKind, IteratorMode, Options, TransactionDB, TransactionDBOptions,
+    TransactionOptions, WriteBatchWithTransaction, WriteOptions,
 };
 
 use super::{
-    Access, AppendLog, AppendSystem, Appender, INITIAL_BALANCE, Setup, Table, TxnStore, TxnSystem,
-    TxnWorker, Variant, account_key, append_key, balance, retry, ycsb_next, ycsb_value,
-    ycsb_version,
+    Access, AppendLog, AppendSystem, Appender, INITIAL_BALANCE, Setup, Table, TpcbPart, TpcbTxn,
+    TxnStore, TxnSystem, TxnWorker, Variant, account_key, append_key, balance, retry, tpcb_key,
+    tpcb_key_id, ycsb_next, ycsb_value, ycsb_version,
 };
 
 /// The library version the RocksDB `LOG` of the first store opened names.
@@ -241,24 +246,46 @@ impl TxnSystem for RocksTxn {
     fn open(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
         let db = open_txn_db(dir, self.0)?;
         let wo = synced();
+        // (key, value) of every row, the key-value pairs of the table.
+        let rows: Box<dyn Iterator<Item = (Vec<u8>, Vec<u8>)>> = match setup.table {
+            Table::Tpcb(scale) => Box::new(TpcbPart::BALANCES.into_iter().flat_map(move |part| {
+                (0..scale.rows(part)).map(move |id| {
+                    (
+                        tpcb_key(part, id).to_vec(),
+                        INITIAL_BALANCE.to_le_bytes().to_vec(),
+                    )
+                })
+            })),
+            Table::Ycsb => Box::new(
+                (0..setup.rows).map(|key| (account_key(key).to_vec(), ycsb_value(key, 0).to_vec())),
+            ),
+            Table::Accounts => Box::new((0..setup.rows).map(|key| {
+                (
+                    account_key(key).to_vec(),
+                    INITIAL_BALANCE.to_le_bytes().to_vec(),
+                )
+            })),
+        };
         let mut batch = WriteBatchWithTransaction::<true>::default();
-        for key in 0..setup.rows {
-            match setup.table {
-                Table::Accounts => batch.put(account_key(key), INITIAL_BALANCE.to_le_bytes()),
-                Table::Ycsb => batch.put(account_key(key), ycsb_value(key, 0)),
-            }
+        for (key, value) in rows {
+            batch.put(key, value);
             if batch.len() >= 10_000 {
                 db.write_opt(std::mem::take(&mut batch), &wo)?;
             }
         }
         db.write_opt(batch, &wo)?;
-        Ok(Box::new(TxnOpen { db, wo }))
+        Ok(Box::new(TxnOpen {
+            db,
+            wo,
+            table: setup.table,
+        }))
     }
 
-    fn reopen(&self, dir: &Path, _setup: &Setup) -> Result<Box<dyn TxnStore>> {
+    fn reopen(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
         Ok(Box::new(TxnOpen {
             db: open_txn_db(dir, self.0)?,
             wo: synced(),
+            table: setup.table,
         }))
     }
 }
@@ -266,6 +293,8 @@ impl TxnSystem for RocksTxn {
 struct TxnOpen {
     db: TransactionDB,
     wo: WriteOptions,
+    /// The table it holds.
+    table: Table,
 }
 
 impl TxnStore for TxnOpen {
@@ -274,7 +303,31 @@ impl TxnStore for TxnOpen {
     }
 
     fn get(&self, key: u64) -> Result<Option<Vec<u8>>> {
-        Ok(self.db.get(account_key(key))?)
+        Ok(match self.table {
+            Table::Tpcb(_) => self.db.get(tpcb_key(TpcbPart::Accounts, key))?,
+            _ => self.db.get(account_key(key))?,
+        })
+    }
+
+    fn scan_tpcb(&self, part: TpcbPart, f: &mut dyn FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
+        if !matches!(self.table, Table::Tpcb(_)) {
+            bail!("this store holds no TPC-B tables");
+        }
+        let from = [part.tag()];
+        for kv in self
+            .db
+            .iterator(IteratorMode::From(&from, Direction::Forward))
+        {
+            let (k, v) = kv?;
+            if k.first() != Some(&part.tag()) {
+                break;
+            }
+            let Some(id) = tpcb_key_id(part, &k) else {
+                bail!("a key of {} bytes under {}'s prefix", k.len(), part.name());
+            };
+            f(id, &v)?;
+        }
+        Ok(())
     }
 
     fn close(self: Box<Self>) -> Result<()> {
@@ -323,6 +376,30 @@ impl TxnW<'_> {
         retryable(tx.commit())
     }
 
+    /// One try of a TPC-B transaction: `None` if it has to be retried.
+    fn attempt_tpcb(&self, x: &TpcbTxn) -> Result<Option<()>> {
+        let tx = self.begin();
+        for (part, id) in [
+            (TpcbPart::Accounts, x.account),
+            (TpcbPart::Tellers, x.teller),
+            (TpcbPart::Branches, x.branch),
+        ] {
+            let key = tpcb_key(part, id);
+            let old = match retryable(tx.get_for_update(key, true))? {
+                Some(Some(v)) => balance(&v)?,
+                Some(None) => bail!("{} row {id} is missing", part.name()),
+                None => return Ok(None),
+            };
+            if retryable(tx.put(key, (old + x.delta).to_le_bytes()))?.is_none() {
+                return Ok(None);
+            }
+        }
+        if retryable(tx.put(tpcb_key(TpcbPart::History, x.id), x.history()))?.is_none() {
+            return Ok(None);
+        }
+        retryable(tx.commit())
+    }
+
     /// One try of a YCSB transaction that updates: `None` if it has to be retried. Reads take
     /// shared locks, updates exclusive ones (`get_for_update`), so it is serializable like the
     /// other systems' transactions.
@@ -363,6 +440,10 @@ impl TxnWorker for TxnW<'_> {
     fn update(&mut self, account: u64, delta: i64) -> Result<u32> {
         let key = account_key(account);
         Ok(retry(|| self.attempt(&key, delta))?.retries)
+    }
+
+    fn tpcb(&mut self, txn: &TpcbTxn) -> Result<u32> {
+        Ok(retry(|| self.attempt_tpcb(txn))?.retries)
     }
 
     fn ycsb(&mut self, accesses: &[Access]) -> Result<u32> {

@@ -4,9 +4,13 @@
 //! `UPDATE` to balance + delta, and `COMMIT`; a transaction still busy after the timeout is
 //! rolled back and retried ([`super::retry`]). A YCSB transaction is `BEGIN IMMEDIATE`
 //! (`BEGIN DEFERRED` if it only reads), a `SELECT` of each row, an `UPDATE` of each row it
-//! updates, and `COMMIT`.
+//! updates, and `COMMIT`. TPC-B's four tables are four SQLite tables (`accounts`, `tellers`,
+//! `branches`: `id INTEGER PRIMARY KEY, balance INTEGER`; `history`: `id INTEGER PRIMARY
+//! KEY`, account, teller, branch, delta, time), and its transaction `BEGIN IMMEDIATE`,
+//! `UPDATE accounts SET balance = balance + ? .. RETURNING balance`, the same `UPDATE` of the
+//! teller and of the branch, an `INSERT` into history, and `COMMIT`, retried the same way.
 //!
-//! Two variants ([`Variant`]):
+//! Two variants ([`Variant`]), each for every table set:
 //! * `default`: every thread writes through its own connection. SQLite lets one writer in at
 //!   a time; the others wait in its busy handler, which sleeps (1, 2, 5, ... up to 100 ms)
 //!   and tries again, so with many threads writers wait far longer than the writer ahead of
@@ -28,8 +32,8 @@ use anyhow::{Context as _, Result, bail};
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 
 use super::{
-    Access, INITIAL_BALANCE, Setup, Table, TxnStore, TxnSystem, TxnWorker, Variant, retry,
-    ycsb_next, ycsb_value, ycsb_version,
+    Access, INITIAL_BALANCE, Setup, Table, TpcbPart, TpcbScale, TpcbTxn, TxnStore, TxnSystem,
+    TxnWorker, Variant, retry, ycsb_next, ycsb_value, ycsb_version,
 };
 
 /// How long a connection waits for the write lock before SQLite returns busy.
@@ -53,7 +57,7 @@ fn connect(path: &Path, relaxed: bool) -> Result<Connection> {
 /// The SQL of one table: its name and value column.
 fn sql(table: Table) -> (&'static str, &'static str) {
     match table {
-        Table::Accounts => ("accounts", "balance"),
+        Table::Accounts | Table::Tpcb(_) => ("accounts", "balance"),
         Table::Ycsb => ("usertable", "field0"),
     }
 }
@@ -61,9 +65,33 @@ fn sql(table: Table) -> (&'static str, &'static str) {
 /// A row's value from its column: the balance as 8 bytes little-endian, or the blob.
 fn value(table: Table, r: &rusqlite::Row<'_>, col: usize) -> rusqlite::Result<Vec<u8>> {
     Ok(match table {
-        Table::Accounts => r.get::<_, i64>(col)?.to_le_bytes().to_vec(),
+        Table::Accounts | Table::Tpcb(_) => r.get::<_, i64>(col)?.to_le_bytes().to_vec(),
         Table::Ycsb => r.get(col)?,
     })
+}
+
+/// Create TPC-B's four tables in `c` and load them at `scale`, in one transaction.
+fn create_tpcb(c: &mut Connection, scale: TpcbScale) -> Result<()> {
+    let tx = c.transaction()?;
+    for part in TpcbPart::BALANCES {
+        let name = part.name();
+        tx.execute(
+            &format!("CREATE TABLE {name} (id INTEGER PRIMARY KEY, balance INTEGER NOT NULL)"),
+            [],
+        )?;
+        let mut ins = tx.prepare(&format!("INSERT INTO {name} (id, balance) VALUES (?1, ?2)"))?;
+        for id in 0..scale.rows(part) {
+            ins.execute(params![id as i64, INITIAL_BALANCE])?;
+        }
+    }
+    tx.execute(
+        "CREATE TABLE history (id INTEGER PRIMARY KEY, account INTEGER NOT NULL, \
+         teller INTEGER NOT NULL, branch INTEGER NOT NULL, delta INTEGER NOT NULL, \
+         time INTEGER NOT NULL)",
+        [],
+    )?;
+    tx.commit()?;
+    Ok(())
 }
 
 /// SQLite, WAL mode, synchronous=FULL, in the given variant.
@@ -134,9 +162,13 @@ impl TxnSystem for Sqlite {
     fn open(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
         let path = file(dir);
         let mut c = connect(&path, setup.relaxed)?;
+        if let Table::Tpcb(scale) = setup.table {
+            create_tpcb(&mut c, scale)?;
+            return self.store(path, setup, c);
+        }
         let (name, col) = sql(setup.table);
         let ty = match setup.table {
-            Table::Accounts => "INTEGER",
+            Table::Accounts | Table::Tpcb(_) => "INTEGER",
             Table::Ycsb => "BLOB",
         };
         c.execute(
@@ -148,8 +180,8 @@ impl TxnSystem for Sqlite {
             let mut ins = tx.prepare(&format!("INSERT INTO {name} (id, {col}) VALUES (?1, ?2)"))?;
             for key in 0..setup.rows {
                 match setup.table {
-                    Table::Accounts => ins.execute(params![key as i64, INITIAL_BALANCE])?,
                     Table::Ycsb => ins.execute(params![key as i64, &ycsb_value(key, 0)[..]])?,
+                    _ => ins.execute(params![key as i64, INITIAL_BALANCE])?,
                 };
             }
         }
@@ -226,6 +258,40 @@ impl TxnStore for Open {
         }
         if seen != rows {
             bail!("{seen} rows, {rows} loaded");
+        }
+        Ok(())
+    }
+
+    fn scan_tpcb(&self, part: TpcbPart, f: &mut dyn FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
+        if !matches!(self.setup.table, Table::Tpcb(_)) {
+            bail!("this store holds no TPC-B tables");
+        }
+        let c = self.keep()?;
+        let id = |r: &rusqlite::Row<'_>, col: usize| -> Result<u64> {
+            let v: i64 = r.get(col)?;
+            u64::try_from(v).with_context(|| format!("{} row {v}: a negative id", part.name()))
+        };
+        if part == TpcbPart::History {
+            let mut q =
+                c.prepare("SELECT id, account, teller, branch, delta, time FROM history")?;
+            let mut it = q.query([])?;
+            while let Some(r) = it.next()? {
+                let txn = TpcbTxn {
+                    id: id(r, 0)?,
+                    account: id(r, 1)?,
+                    teller: id(r, 2)?,
+                    branch: id(r, 3)?,
+                    delta: r.get(4)?,
+                    time: id(r, 5)?,
+                };
+                f(txn.id, &txn.history())?;
+            }
+        } else {
+            let mut q = c.prepare(&format!("SELECT id, balance FROM {}", part.name()))?;
+            let mut it = q.query([])?;
+            while let Some(r) = it.next()? {
+                f(id(r, 0)?, &r.get::<_, i64>(1)?.to_le_bytes())?;
+            }
         }
         Ok(())
     }
@@ -313,6 +379,64 @@ fn attempt(c: &Connection, account: u64, delta: i64) -> Result<Option<()>> {
     }
 }
 
+/// One try of a TPC-B transaction on `c`: `None` if SQLite stayed busy past the timeout.
+fn attempt_tpcb(c: &Connection, x: &TpcbTxn) -> Result<Option<()>> {
+    let r = (|| -> Result<(), Fail> {
+        c.execute_batch("BEGIN IMMEDIATE")?;
+        let balance: Option<i64> = c
+            .prepare_cached(
+                "UPDATE accounts SET balance = balance + ?1 WHERE id = ?2 RETURNING balance",
+            )?
+            .query_row(params![x.delta, x.account as i64], |r| r.get(0))
+            .optional()?;
+        if balance.is_none() {
+            return Err(anyhow::anyhow!("account {} is missing", x.account).into());
+        }
+        // TPC-B returns the account's new balance to the terminal.
+        std::hint::black_box(balance);
+        for (sql, id) in [
+            (
+                "UPDATE tellers SET balance = balance + ?1 WHERE id = ?2",
+                x.teller,
+            ),
+            (
+                "UPDATE branches SET balance = balance + ?1 WHERE id = ?2",
+                x.branch,
+            ),
+        ] {
+            let n = c
+                .prepare_cached(sql)?
+                .execute(params![x.delta, id as i64])?;
+            if n != 1 {
+                return Err(anyhow::anyhow!("{sql}: {n} rows for id {id}").into());
+            }
+        }
+        c.prepare_cached(
+            "INSERT INTO history (id, account, teller, branch, delta, time) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![
+            x.id as i64,
+            x.account as i64,
+            x.teller as i64,
+            x.branch as i64,
+            x.delta,
+            x.time as i64
+        ])?;
+        c.execute_batch("COMMIT")?;
+        Ok(())
+    })();
+    let retry = match r {
+        Ok(()) => return Ok(Some(())),
+        Err(Fail::Busy) => Ok(None),
+        Err(Fail::Other(e)) => Err(e),
+    };
+    if !c.is_autocommit() {
+        c.execute_batch("ROLLBACK")?;
+    }
+    retry
+}
+
 /// One try of a YCSB transaction on `c`: `None` if SQLite stayed busy past the timeout.
 fn attempt_ycsb(c: &Connection, accesses: &[Access]) -> Result<Option<()>> {
     let r = (|| -> Result<(), Fail> {
@@ -362,6 +486,17 @@ impl TxnWorker for Worker<'_> {
         let r = match self.writer {
             Some(w) => retry(|| attempt(&*lock(w)?, account, delta))?,
             None => retry(|| attempt(&self.c, account, delta))?,
+        };
+        Ok(r.retries)
+    }
+
+    fn tpcb(&mut self, txn: &TpcbTxn) -> Result<u32> {
+        if !matches!(self.table, Table::Tpcb(_)) {
+            bail!("a TPC-B transaction on a store without TPC-B's tables");
+        }
+        let r = match self.writer {
+            Some(w) => retry(|| attempt_tpcb(&*lock(w)?, txn))?,
+            None => retry(|| attempt_tpcb(&self.c, txn))?,
         };
         Ok(r.retries)
     }

@@ -55,7 +55,7 @@ pub fn run(
     sys.verify(dir, &m.completed, record_bytes)
         .context("self-check after reopen")?;
     Ok(Row {
-        workload: "append".into(),
+        workload: crate::output::append_workload(record_bytes),
         system: sys.name(),
         variant: sys.variant().as_str().into(),
         threads,

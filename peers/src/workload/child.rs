@@ -1,6 +1,7 @@
-//! Child processes: the reopen and memory workloads run a system in a fresh process (this
-//! binary again, with a hidden subcommand), which reports on its stdout one line marked
-//! [`MARK`] with a JSON object. The child dies with the parent (`PR_SET_PDEATHSIG`), and a
+//! Child processes: the reopen, memory and kill workloads run a system in a fresh process
+//! (this binary again, with a hidden subcommand), which reports on its stdout one line marked
+//! [`MARK`] with a JSON object; its other stdout lines go to a sink the parent chooses (the
+//! kill workload's acknowledgements). The child dies with the parent (`PR_SET_PDEATHSIG`), and a
 //! child that waits to be killed also exits once its stdin, a pipe the parent holds, closes.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -29,9 +30,18 @@ pub struct Running {
     reaped: bool,
 }
 
+/// Where a child's stdout lines other than its report go.
+pub type Sink = Box<dyn FnMut(&str) + Send>;
+
 impl Running {
     /// Start `exe` with `args`.
     pub fn spawn(exe: &Path, args: &[String]) -> Result<Running> {
+        Running::spawn_with(exe, args, Box::new(|_| {}))
+    }
+
+    /// Start `exe` with `args`; every complete line of its stdout that is not a report goes
+    /// to `sink`, in order.
+    pub fn spawn_with(exe: &Path, args: &[String], mut sink: Sink) -> Result<Running> {
         let mut child = Command::new(exe)
             .args(args)
             .stdin(Stdio::piped())
@@ -50,14 +60,21 @@ impl Running {
         };
         let (tx, lines) = channel();
         std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                match line {
-                    Ok(l) => {
-                        if let Some(r) = l.strip_prefix(MARK) {
-                            let _ = tx.send(Some(r.to_string()));
-                        }
+            let mut out = BufReader::new(out);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                // A line cut short by the child's death (no newline) is not a line.
+                match out.read_until(b'\n', &mut line) {
+                    Ok(n) if n > 0 && line.ends_with(b"\n") => {}
+                    _ => break,
+                }
+                let l = String::from_utf8_lossy(&line[..line.len() - 1]);
+                match l.strip_prefix(MARK) {
+                    Some(r) => {
+                        let _ = tx.send(Some(r.to_string()));
                     }
-                    Err(_) => break,
+                    None => sink(&l),
                 }
             }
             let _ = tx.send(None);
@@ -105,6 +122,27 @@ impl Running {
         let status = self.wait()?;
         self.stdin.take();
         Ok(status)
+    }
+
+    /// After the child ended: wait until its stdout is read to the end (every line it wrote
+    /// has reached the sink), at most `limit`.
+    pub fn drain(&mut self, limit: Duration) -> Result<()> {
+        let end = std::time::Instant::now() + limit;
+        loop {
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(Some(_)) => {}
+                Ok(None) | Err(RecvTimeoutError::Disconnected) => return Ok(()),
+                Err(RecvTimeoutError::Timeout) => {
+                    bail!("the child's stdout stayed open {limit:?} after it ended")
+                }
+            }
+        }
+    }
+
+    /// What the child wrote to stderr, once it has ended (empty if already taken).
+    pub fn errors(&mut self) -> String {
+        self.stderr()
     }
 
     /// Close the child's stdin and wait for it to end; fails unless it exits with 0.

@@ -1,7 +1,7 @@
-//! The workloads. The timed part the append, txn and ycsb workloads share is here: N threads,
-//! each with its own handle, doing one operation after another (the next only once the last
-//! is durable) until the time is up. The reopen and memory workloads run once per system, in
-//! child processes ([`child`]).
+//! The workloads. The timed part the append, tpcb, account-update and ycsb workloads share
+//! is here: N threads, each with its own handle, doing one operation after another (the next
+//! only once the last is durable) until the time is up. The reopen, kill and memory workloads
+//! run once per system, in child processes ([`child`]).
 //!
 //! How a timed run counts ([`run_threads`]):
 //! * The window is the `duration` from the start signal. Every completion is stamped, and only
@@ -29,8 +29,10 @@ use hdrhistogram::Histogram;
 
 pub mod append;
 pub mod child;
+pub mod kill;
 pub mod memory;
 pub mod reopen;
+pub mod tpcb;
 pub mod txn;
 pub mod ycsb;
 

@@ -1,10 +1,10 @@
 //! The reopen workload: how long a system takes to open again after a `kill -9` with
-//! `--reopen-txns` (1,000,000 by default) committed TPC-B transactions behind it.
+//! `--reopen-txns` (1,000,000 by default) committed account updates behind it.
 //!
 //! For each system a child process (this binary, `__reopen-child`) creates a fresh store of
-//! `--accounts` accounts and commits the transactions (TPC-B's account update, as in the `txn`
-//! workload), then reports through its stdout how many it committed and the sum of their
-//! deltas, and waits. The parent measures the store's files (log and data bytes: file
+//! `--accounts` accounts and commits the transactions (TPC-B's account update alone, as in the
+//! `account-update` workload), then reports through its stdout how many it committed and the
+//! sum of their deltas, and waits. The parent measures the store's files (log and data bytes: file
 //! lengths, and the disk allocated to them, which counts preallocated space), `kill -9`s the
 //! child (SIGKILL: nothing is closed or flushed; what the child wrote to files stays in the
 //! page cache, so this is a process crash, not a power cut), and then times
@@ -58,7 +58,7 @@ fn child_setup(sys: &dyn TxnSystem, threads: usize, accounts: u64) -> Setup {
     }
 }
 
-/// The child: create the store in `dir`, commit `txns` TPC-B transactions from `threads`
+/// The child: create the store in `dir`, commit `txns` account updates from `threads`
 /// threads, report, and wait to be killed.
 pub fn child(
     sys: &dyn TxnSystem,
@@ -191,6 +191,7 @@ pub fn run(
     }
     let relaxed = sys.relaxed_setting();
     Ok(ReopenRow {
+        workload: "reopen".into(),
         system: sys.name(),
         variant: sys.variant().as_str().into(),
         version: sys.version(),

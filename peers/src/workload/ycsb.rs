@@ -1,4 +1,10 @@
-//! The YCSB transaction workload, as the Taurus paper runs YCSB and braid's own benchmark does
+//! The YCSB workloads. `ycsb-a` and `ycsb-b` are YCSB's core workloads A (update heavy: 50%
+//! reads, 50% updates) and B (read mostly: 95% reads, 5% updates) with YCSB's request
+//! distribution, Zipf 0.99 ([`YCSB_AB_THETA`]): as YCSB defines them, every operation is a
+//! single read or a single update (read the row, write its next version), here one durable
+//! transaction each ([`Config::ycsb_a`], [`Config::ycsb_b`]).
+//!
+//! `ycsb` is the transaction as the Taurus paper runs YCSB and braid's own benchmark does
 //! by default (`braid-workloads`' `YcsbConfig`): every transaction makes 2 accesses to
 //! distinct rows, each a read with probability 0.5 and otherwise an update (so a quarter of
 //! the transactions only read, half read one row and update another, a quarter update two),
@@ -41,6 +47,9 @@ pub const ACCESSES: usize = 2;
 pub const READ_FRACTION: f64 = 0.5;
 /// The Zipf exponent of the Taurus paper's YCSB (and braid's default).
 pub const DEFAULT_THETA: f64 = 0.6;
+/// The Zipf exponent of YCSB's `zipfian` request distribution (its `ZIPFIAN_CONSTANT`), which
+/// workloads A and B use.
+pub const YCSB_AB_THETA: f64 = 0.99;
 
 /// The YCSB workload's parameters, as the report records them.
 #[derive(Debug, Clone, Serialize)]
@@ -69,6 +78,26 @@ impl Config {
         }
     }
 
+    /// YCSB's workload A over `rows` rows: one access per transaction, a read with p=0.5 else
+    /// an update, keys Zipf 0.99.
+    pub fn ycsb_a(rows: u64) -> Config {
+        Config {
+            accesses: 1,
+            read_fraction: 0.5,
+            ..Config::new(rows, YCSB_AB_THETA)
+        }
+    }
+
+    /// YCSB's workload B over `rows` rows: one access per transaction, a read with p=0.95 else
+    /// an update, keys Zipf 0.99.
+    pub fn ycsb_b(rows: u64) -> Config {
+        Config {
+            accesses: 1,
+            read_fraction: 0.95,
+            ..Config::new(rows, YCSB_AB_THETA)
+        }
+    }
+
     /// The distribution of keys, in words.
     pub fn distribution(&self) -> String {
         if self.theta > 0.0 {
@@ -81,8 +110,12 @@ impl Config {
     /// The parameters in words.
     pub fn describe(&self) -> String {
         format!(
-            "{} accesses, each a read with p={} else an update, keys {} over {} rows of {} B",
-            self.accesses,
+            "{}, each a read with p={} else an update, keys {} over {} rows of {} B",
+            if self.accesses == 1 {
+                "1 access per transaction".to_string()
+            } else {
+                format!("{} accesses", self.accesses)
+            },
             self.read_fraction,
             self.distribution(),
             self.rows,
@@ -156,11 +189,12 @@ struct Handle<'a> {
 }
 
 /// Load the YCSB table into `sys` in the empty directory `dir`, run `threads` workers for
-/// `duration`, then [`check`] the reopened rows.
+/// `duration` with the mix `cfg`, then [`check`] the reopened rows; the row is `workload`'s.
 pub fn run(
     sys: &dyn TxnSystem,
     dir: &Path,
     threads: usize,
+    workload: &str,
     cfg: &Config,
     duration: Duration,
     tick: &dyn Fn(),
@@ -200,7 +234,7 @@ pub fn run(
     check(store.as_ref(), &committed).context("self-check after reopen")?;
     store.close().context("close after the self-check")?;
     Ok(Row {
-        workload: "ycsb".into(),
+        workload: workload.into(),
         system: sys.name(),
         variant: sys.variant().as_str().into(),
         threads,
@@ -245,6 +279,30 @@ pub fn check(store: &dyn TxnStore, committed: &[u64]) -> Result<()> {
 mod tests {
     use super::*;
     use crate::systems::{ycsb_value, ycsb_version};
+
+    #[test]
+    fn ycsb_a_and_b_make_one_access_with_their_read_share() -> Result<()> {
+        for (cfg, reads) in [
+            (Config::ycsb_a(10_000), 4_700..=5_300),
+            (Config::ycsb_b(10_000), 9_400..=9_600),
+        ] {
+            let d = Draw::new(&cfg)?;
+            let mut rng = SmallRng::seed_from_u64(3);
+            let mut out = Vec::new();
+            let mut n = 0;
+            for _ in 0..10_000 {
+                d.next(&mut rng, &mut out);
+                assert_eq!(out.len(), 1);
+                n += usize::from(!out[0].update);
+            }
+            assert!(
+                reads.contains(&n),
+                "{n} reads of 10,000 at p={}",
+                cfg.read_fraction
+            );
+        }
+        Ok(())
+    }
 
     /// A store of YCSB values in memory, for the self-check alone.
     struct Rows(Vec<Vec<u8>>);
