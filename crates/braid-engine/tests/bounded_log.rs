@@ -108,6 +108,25 @@ fn the_default_checkpoints_by_log_size() {
             .is_some_and(|why| why.contains("no log"))
     );
     db.close().unwrap();
+
+    // Checkpoint settings are not part of braid.json: a database written without automatic
+    // checkpoints opens with the default, and the other way round.
+    let fs = FaultFs::new();
+    let dir = Path::new("/db");
+    let off = Options {
+        checkpoint: CheckpointOptions::off(),
+        ..scaled_default(&fs, 1 << 20)
+    };
+    let mut h = History::default();
+    for (k, o) in [off.clone(), scaled_default(&fs, 1 << 20), off]
+        .into_iter()
+        .enumerate()
+    {
+        let db = open(dir, o).unwrap();
+        assert_eq!(check(&db, &h), Ok(h.installed.len()), "open {k}");
+        run_clean(&db, 10 * k as u64, 10, &mut h, &mut |_| {});
+        db.close().unwrap();
+    }
 }
 
 /// Run under the (scaled) default past five thresholds of log: the log held never exceeds

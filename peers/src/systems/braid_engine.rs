@@ -10,8 +10,10 @@
 //! a YCSB transaction is a `read` of each row and an `update` of the rows it updates (one
 //! `Bytes(100)` column), then `commit()?.wait()?`. A NO_WAIT conflict aborts the transaction and it
 //! is retried. Opening (`Db::builder`) refuses to run where the log would not be power-safe
-//! (`Db::emulation`). Reopening recovers: the loader puts every row back at its first value and the
-//! log is replayed over it (`Options::default()` takes no checkpoints, so the whole log).
+//! (`Db::emulation`). Reopening recovers: `Options::default()` takes a checkpoint in the background
+//! every 16 MiB of log (and at least the last checkpoint's size of log), so a reopen loads the
+//! newest checkpoint and replays the log after it; before the first checkpoint the loader puts
+//! every row back at its first value and the whole log is replayed over it.
 //! braid-engine is an in-memory engine: every row is resident.
 
 use std::path::Path;

@@ -115,10 +115,10 @@ impl CheckpointOptions {
     /// Log bytes between automatic checkpoints in [`CheckpointOptions::default`]: 16 MiB.
     ///
     /// Chosen by measuring reopen time against log size (docs/design.md, "A bounded log by
-    /// default"): on the 2-core test machine, under load, the default scheme replays about
-    /// 60-70 MB of log a second (TPC-B and one-row updates alike), so 16 MiB bounds the replay
-    /// part of a reopen to about a quarter of a second there, while a 100,000-row table
-    /// (a 1.6 MB checkpoint) is rewritten once per 16 MiB of log, a tenth more bytes written.
+    /// default"): on the 2-core test machine, loaded by other work, the default scheme replayed
+    /// 60-150 MB of log a second (TPC-B and one-row updates), so 16 MiB bounds the replay part
+    /// of a reopen to 0.1-0.3 s there, while a 100,000-row table (a 1.6 MB checkpoint) is
+    /// rewritten once per 16 MiB of log, a tenth more bytes written.
     /// SQLite's autocheckpoint runs every 1,000 pages (about 4 MiB) but copies only the pages
     /// that changed; a braid checkpoint writes every row, so it is taken less often.
     pub const DEFAULT_LOG_BYTES: u64 = 16 << 20;
