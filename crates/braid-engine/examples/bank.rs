@@ -1,8 +1,9 @@
 //! An embedded durable store: a bank of accounts and money transfers.
 //!
 //! The database is opened with `Options::default()`: its log is segment files in the database
-//! directory, and `commit()` returns only once the transaction is on stable storage (group
-//! fdatasync). The example runs a child process that transfers money between accounts and
+//! directory, `commit()` returns only once the transaction is on stable storage (group
+//! fdatasync), and a checkpoint is taken in the background every 16 MiB of log, so the log and
+//! the time to reopen stay bounded (this short run stays under it). The example runs a child process that transfers money between accounts and
 //! prints the id of every transfer whose commit returned; the parent kills the child with
 //! SIGKILL in mid-run, reopens the database (which recovers it from its log) and checks that
 //! the total amount of money is what it was and that every transfer the child acknowledged is
@@ -36,7 +37,8 @@ fn catalog() -> Catalog {
 }
 
 /// The initial image: every account opens with the same balance. It runs when the database is
-/// created and again before the log is replayed at recovery, so it must be deterministic.
+/// created and again before the log is replayed at a recovery that has no checkpoint to start
+/// from, so it must be deterministic.
 fn load(l: &Loader<'_>) -> Result<(), EngineError> {
     let accounts = l
         .table("accounts")

@@ -52,7 +52,8 @@
 //! [`Options::logging`] (data or command logging with stored [`Procedures`]), [`Options::cc`],
 //! [`Options::device`] (files, or persistent memory with [`PmemOptions`]; [`Media`] says how
 //! region files reach power-safe media), [`Options::durability`] ([`Durability::Async`]
-//! returns a [`Ticket`] at once to pipeline commits) and [`Options::checkpoint`].
+//! returns a [`Ticket`] at once to pipeline commits) and [`Options::checkpoint`] (by default a
+//! checkpoint every 16 MiB of log keeps the log and the reopen time bounded).
 //! [`Db::emulation`] says whether acknowledged commits would survive a power cut on this
 //! machine. The `bank` example kills a process mid-run and recovers it.
 

@@ -3,6 +3,7 @@
 //! (`common` holds the counter workload and checker the fault tests share).
 
 mod alice;
+mod bounded_log;
 mod checkpoint;
 mod checkpoint_store;
 mod common;

@@ -71,3 +71,39 @@ fn recover_reports_checkpoint_and_replay() {
     assert!(r["covered"].is_u64(), "{r}");
     assert!(r["consistency"].is_null(), "{r}");
 }
+
+/// `kill -9` in the middle of automatic checkpoints triggered by log size, as the library's
+/// default takes them (`--checkpoint-log-ratio 1`, with a 1 MiB threshold instead of 16 MiB so
+/// a short run crosses it): every round waits until the child is writing a checkpoint file and
+/// kills it then; recovery loses nothing acknowledged.
+#[test]
+fn kill_in_the_middle_of_log_size_checkpoints() {
+    let sum = crash_ok(&[
+        "--scheme",
+        "serial",
+        "--device",
+        "file",
+        "--mode",
+        "kill",
+        "--rounds",
+        "3",
+        "--min-ms",
+        "100",
+        "--max-ms",
+        "300",
+        "--rows",
+        "20000",
+        "--checkpoint-log-mb",
+        "1",
+        "--checkpoint-log-ratio",
+        "1",
+        "--kill-in-checkpoint",
+    ]);
+    assert!(sum["acknowledged"].as_u64().unwrap() > 0, "{sum}");
+    assert_eq!(sum["rounds"].as_u64(), Some(3), "{sum}");
+    // The kill comes after at least 100 ms, past the first checkpoint: recovery starts from one.
+    assert!(
+        sum["from_checkpoint"].as_u64().unwrap() > 0,
+        "no recovery used a checkpoint: {sum}"
+    );
+}

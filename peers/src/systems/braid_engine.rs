@@ -21,8 +21,11 @@
 //! and an `insert` of the history row, then `commit()?.wait()?`; both variants create them. A
 //! NO_WAIT conflict aborts the transaction and it is retried after a backoff
 //! ([`super::retry`]). Opening (`Db::builder`) refuses to run where the log would not be
-//! power-safe (`Db::emulation`). Reopening recovers: the newest checkpoint, or else the
-//! loader, puts every row back, and the log after it is replayed over them.
+//! power-safe (`Db::emulation`). Reopening recovers: `Options::default()` takes a checkpoint
+//! in the background every 16 MiB of log (and at least the last checkpoint's size of log), so
+//! a reopen loads the newest checkpoint and replays the log after it; before the first
+//! checkpoint the loader puts every row back at its first value and the whole log is replayed
+//! over it.
 //! braid-engine is an in-memory engine: every row is resident.
 
 use std::path::Path;

@@ -27,8 +27,15 @@
 //! records the cut does not cover. A log truncated past what the loaded checkpoint covers (a
 //! stream whose first kept byte lies after the cut's start, or after LSN 0 when no checkpoint
 //! could be loaded) is refused at open rather than replayed with a hole (`db/loader.rs`).
-//! Triggers: a time interval, log bytes written since the last checkpoint, and a cap on the log
-//! space held.
+//! Triggers: a time interval, log bytes written since the last checkpoint (at least the last
+//! checkpoint's own size, with [`CheckpointOptions::log_ratio`]), and a cap on the log space
+//! held. [`CheckpointOptions::default`] (and so `Options::default()`) takes one every
+//! [`CheckpointOptions::DEFAULT_LOG_BYTES`] of log, so a database opened with the defaults
+//! keeps a bounded log and a bounded reopen time (see [`CheckpointOptions::default`] for the
+//! bound); [`CheckpointOptions::off`] takes none. Scheme `none` keeps no log, so its automatic
+//! checkpoints are off whatever the options say ([`CheckpointStats::off`] says so). A failed
+//! automatic checkpoint is kept in the stats and tried again once a trigger is due, but not
+//! sooner than a second later, the wait doubling with every failure in a row up to a minute.
 
 pub(crate) mod epoch;
 pub(crate) mod file;
@@ -54,14 +61,24 @@ pub(crate) const DIR: &str = "checkpoints";
 /// Checkpoints kept; the log is kept from the oldest of them on.
 pub(crate) const KEEP: usize = 2;
 
-/// When to take checkpoints automatically (all off by default; [`crate::Db::checkpoint`]
-/// takes one on demand).
-#[derive(Debug, Clone, Default)]
+/// When to take checkpoints automatically ([`crate::Db::checkpoint`] takes one on demand).
+///
+/// The default ([`CheckpointOptions::default`]) checkpoints by log size; [`CheckpointOptions::off`]
+/// never automatically. Any triggers may be combined: a checkpoint is taken when one is due.
+#[derive(Debug, Clone)]
 pub struct CheckpointOptions {
     /// Take one this often.
     pub interval: Option<Duration>,
-    /// Take one once the log has grown this many bytes since the last.
+    /// Take one once the log has grown this many bytes since the last (and, with
+    /// [`CheckpointOptions::log_ratio`], at least that multiple of the last checkpoint's size).
     pub log_bytes: Option<u64>,
+    /// With [`CheckpointOptions::log_bytes`]: also wait until the log written since the last
+    /// checkpoint is this many times that checkpoint's file size (the checkpoint loaded at open
+    /// counts as the last). A checkpoint writes every row, so without this a database larger
+    /// than `log_bytes` would be rewritten whole for every `log_bytes` of log, back to back
+    /// under a steady load; with 1.0 a checkpoint never writes more than the log did since the
+    /// one before. `None` (or a ratio that is not a positive number): `log_bytes` alone.
+    pub log_ratio: Option<f64>,
     /// Keep the log under about this many bytes: take one when it holds half of it (the log is
     /// kept from the previous checkpoint on, so it holds up to two checkpoints' worth).
     pub log_cap: Option<u64>,
@@ -69,10 +86,90 @@ pub struct CheckpointOptions {
     pub load_threads: usize,
 }
 
+impl Default for CheckpointOptions {
+    /// A checkpoint every [`CheckpointOptions::DEFAULT_LOG_BYTES`] (16 MiB) of log, and at
+    /// least the last checkpoint's size of log ([`CheckpointOptions::log_ratio`] 1.0); no
+    /// interval, no cap.
+    ///
+    /// Why: without checkpoints the log grows without bound, and so does the time to reopen,
+    /// which replays all of it (201 MB and its replay after a million one-row transactions).
+    /// With this default a reopen loads the newest checkpoint and replays at most about
+    /// `max(16 MiB, checkpoint size)` of log after it, and the log held on disk is at most about
+    /// two such stretches (a checkpoint truncates the log up to the older of the two it keeps)
+    /// plus a segment file (64 MiB by default: the log is released by whole segments) and what
+    /// is written while a checkpoint runs, however long the database runs. The price: a
+    /// background thread writes the whole database to `checkpoints/` each time, at most as many
+    /// bytes as the log grew meanwhile.
+    fn default() -> Self {
+        CheckpointOptions {
+            interval: None,
+            log_bytes: Some(Self::DEFAULT_LOG_BYTES),
+            log_ratio: Some(1.0),
+            log_cap: None,
+            load_threads: 0,
+        }
+    }
+}
+
 impl CheckpointOptions {
-    /// Whether any trigger is set (then a background thread takes checkpoints).
+    /// Log bytes between automatic checkpoints in [`CheckpointOptions::default`]: 16 MiB.
+    ///
+    /// Chosen by measuring reopen time against log size (docs/design.md, "A bounded log by
+    /// default"): on the 2-core test machine, loaded by other work, the default scheme replayed
+    /// 60-150 MB of log a second (TPC-B and one-row updates), so 16 MiB bounds the replay part
+    /// of a reopen to 0.1-0.3 s there, while a 100,000-row table (a 1.6 MB checkpoint) is
+    /// rewritten once per 16 MiB of log, a tenth more bytes written.
+    /// SQLite's autocheckpoint runs every 1,000 pages (about 4 MiB) but copies only the pages
+    /// that changed; a braid checkpoint writes every row, so it is taken less often.
+    pub const DEFAULT_LOG_BYTES: u64 = 16 << 20;
+
+    /// No automatic checkpoints ([`crate::Db::checkpoint`] still takes one on demand): the log
+    /// grows until a checkpoint is taken, and a reopen replays all of it.
+    pub fn off() -> CheckpointOptions {
+        CheckpointOptions {
+            interval: None,
+            log_bytes: None,
+            log_ratio: None,
+            log_cap: None,
+            load_threads: 0,
+        }
+    }
+
+    /// Whether any trigger is set.
     pub(crate) fn automatic(&self) -> bool {
         self.interval.is_some() || self.log_bytes.is_some() || self.log_cap.is_some()
+    }
+
+    /// Whether a database of scheme `scheme` takes checkpoints automatically with these options
+    /// (then a background thread does): `Err` says why not although a trigger is set (kept in
+    /// [`CheckpointStats::off`]). Scheme
+    /// `none` keeps no log, so a checkpoint could neither be recovered from nor truncate
+    /// anything; every other scheme checkpoints on every device it opens on.
+    pub(crate) fn automatic_for(
+        &self,
+        scheme: &braid_wal::scheme::SchemeSpec,
+    ) -> Result<bool, String> {
+        if !self.automatic() {
+            return Ok(false);
+        }
+        if scheme.log_place() == braid_wal::scheme::LogPlace::Nowhere {
+            return Err(format!(
+                "scheme {} keeps no log: automatic checkpoints are off",
+                scheme.name()
+            ));
+        }
+        Ok(true)
+    }
+
+    /// The log growth since the last checkpoint that makes the size trigger due, given the last
+    /// checkpoint's file size (`None`: no size trigger).
+    fn log_due(&self, last_image: u64) -> Option<u64> {
+        let b = self.log_bytes?;
+        let scaled = self
+            .log_ratio
+            .filter(|r| r.is_finite() && *r > 0.0)
+            .map_or(0, |r| (last_image as f64 * r) as u64);
+        Some(b.max(scaled))
     }
 }
 
@@ -109,6 +206,9 @@ pub struct CheckpointStats {
     pub last_error: Option<String>,
     /// Largest log size seen by the trigger thread.
     pub max_log_bytes: u64,
+    /// Why no automatic checkpoints are taken although the options ask for them (scheme
+    /// `none`); `None` when they run or were not asked for.
+    pub off: Option<String>,
 }
 
 /// What loading a checkpoint at open did.
@@ -142,6 +242,8 @@ pub(crate) struct Checkpoints {
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Log bytes right after the last checkpoint (for the `log_bytes` trigger).
     baseline: AtomicU64,
+    /// Bytes of the last checkpoint file, taken or loaded at open (for `log_ratio`).
+    pub(crate) image: AtomicU64,
 }
 
 impl Checkpoints {
@@ -152,6 +254,7 @@ impl Checkpoints {
             stop: AtomicBool::new(false),
             thread: Mutex::new(None),
             baseline: AtomicU64::new(0),
+            image: AtomicU64::new(0),
         }
     }
 
@@ -353,6 +456,7 @@ fn take_inner(db: &DbInner) -> Result<CheckpointReport, EngineError> {
     }
     let log_bytes_after = db.scheme.log_bytes();
     db.ckpt.baseline.store(log_bytes_after, Ordering::Relaxed);
+    db.ckpt.image.store(bytes, Ordering::Relaxed);
     Ok(CheckpointReport {
         epoch: e,
         rows,
@@ -452,11 +556,22 @@ pub(crate) fn load_rows(
     threads
 }
 
+/// Wait after a failed automatic checkpoint before the next attempt, doubled on every failure
+/// in a row (a full disk must not make the trigger write a whole checkpoint every tick).
+const RETRY_FIRST: Duration = Duration::from_secs(1);
+/// The longest wait between attempts after failures.
+const RETRY_MAX: Duration = Duration::from_secs(60);
+
 /// The trigger thread: checks the triggers every 50 ms (or twice per interval if shorter).
 pub(crate) fn spawn_trigger(db: &Arc<DbInner>) -> Result<(), EngineError> {
     let opts = db.opts.checkpoint.clone();
-    if !opts.automatic() {
-        return Ok(());
+    match opts.automatic_for(&db.opts.scheme) {
+        Ok(true) => {}
+        Ok(false) => return Ok(()),
+        Err(why) => {
+            db.ckpt.stats.lock().off = Some(why);
+            return Ok(());
+        }
     }
     let weak = Arc::downgrade(db);
     db.ckpt
@@ -466,6 +581,8 @@ pub(crate) fn spawn_trigger(db: &Arc<DbInner>) -> Result<(), EngineError> {
         .name("braid-checkpoint".into())
         .spawn(move || {
             let mut last = Instant::now();
+            // After a failure: no attempt before this, and the wait after the next failure.
+            let (mut retry_at, mut backoff): (Option<Instant>, Duration) = (None, RETRY_FIRST);
             let tick = opts
                 .interval
                 .map_or(Duration::from_millis(50), |i| i / 2)
@@ -482,16 +599,23 @@ pub(crate) fn spawn_trigger(db: &Arc<DbInner>) -> Result<(), EngineError> {
                     st.max_log_bytes = st.max_log_bytes.max(held);
                 }
                 let base = db.ckpt.baseline.load(Ordering::Relaxed);
+                let image = db.ckpt.image.load(Ordering::Relaxed);
                 let due = opts.interval.is_some_and(|i| last.elapsed() >= i)
                     || opts
-                        .log_bytes
+                        .log_due(image)
                         .is_some_and(|b| held.saturating_sub(base) >= b)
                     || opts
                         .log_cap
                         .is_some_and(|c| held.saturating_sub(base) >= c / 4);
-                if due {
-                    // Errors are kept in the stats; the next trigger tries again.
-                    let _ = take(&db);
+                if due && retry_at.is_none_or(|t| Instant::now() >= t) {
+                    // Errors are kept in the stats; a later trigger tries again, after a wait.
+                    match take(&db) {
+                        Ok(_) => (retry_at, backoff) = (None, RETRY_FIRST),
+                        Err(_) => {
+                            retry_at = Some(Instant::now() + backoff);
+                            backoff = (backoff * 2).min(RETRY_MAX);
+                        }
+                    }
                     last = Instant::now();
                 }
             }

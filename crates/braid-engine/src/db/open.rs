@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use braid_wal::Lsn;
 use braid_wal::fs::FsLock;
@@ -88,9 +88,10 @@ pub(super) fn open_read_only(
     loop {
         let mut o = opts.clone();
         let env = Env::snapshot(&roots)?;
+        // A copy takes no checkpoints: it is read-only.
         o.checkpoint = CheckpointOptions {
             load_threads: opts.checkpoint.load_threads,
-            ..CheckpointOptions::default()
+            ..CheckpointOptions::off()
         };
         match open(
             dir,
@@ -197,6 +198,10 @@ fn open(
     let image = loader::build(&mut inner, &env, created, &starts, loader, progress)?;
     let recovery = open_scheme(&mut inner, storage, image.cut, progress)?;
     inner.next_txn = AtomicU64::new((recovery.max_txn + 1).max(image.next_txn));
+    if let Some(c) = &image.checkpoint {
+        // The checkpoint loaded is the last one for the size trigger's `log_ratio`.
+        inner.ckpt.image.store(c.bytes, Ordering::Relaxed);
+    }
     let report = OpenReport {
         created,
         rows_loaded: image.rows,

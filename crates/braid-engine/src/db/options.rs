@@ -208,7 +208,9 @@ pub enum Durability {
 ///
 /// The defaults are durable on the machine they run on: the `serial` scheme logging data to
 /// segment files in the database directory with group fdatasync, and [`Durability::Sync`]
-/// commits. Choose a scheme by name (`"taurus".parse()?`, with options as
+/// commits; and they keep the log bounded, with a checkpoint in the background every 16 MiB of
+/// log ([`CheckpointOptions::default`]), so the log and the time to reopen stay bounded however
+/// long the database runs. Choose a scheme by name (`"taurus".parse()?`, with options as
 /// `"gsn:partition=page"`) or from its typed configuration
 /// (`braid_engine::TaurusConfig::default().into()`).
 #[derive(Debug, Clone)]
@@ -257,7 +259,11 @@ pub struct Options {
     pub env: Env,
     /// Stored in `braid.json` on creation (see [`Meta::app`](crate::Meta::app)).
     pub app: serde_json::Value,
-    /// Automatic checkpoints (off by default) and checkpoint loading.
+    /// Automatic checkpoints and checkpoint loading. Default: a checkpoint every 16 MiB of log
+    /// (and at least the last checkpoint's size of log), which bounds the log and the reopen
+    /// time ([`CheckpointOptions::default`]); [`CheckpointOptions::off`] takes none (the log
+    /// then grows until [`Db::checkpoint`](crate::Db::checkpoint) is called). Not recorded in
+    /// `braid.json`: a database may be reopened with any setting.
     pub checkpoint: CheckpointOptions,
     /// How a scheme with a parallel recovery planner replays (taurus): parallel, the serial
     /// fallback, or chosen from the log (auto).
@@ -265,8 +271,10 @@ pub struct Options {
 }
 
 impl Default for Options {
-    /// The serial scheme on files, 2PL, synchronous commits, one stream; the logging, group
-    /// commit, worker and recovery settings are the log's own ([`SchemeConfig::default`]).
+    /// The serial scheme on files, 2PL, synchronous commits, one stream, a checkpoint every
+    /// 16 MiB of log ([`CheckpointOptions::default`]: a bounded log and reopen time); the
+    /// logging, group commit, worker and recovery settings are the log's own
+    /// ([`SchemeConfig::default`]).
     fn default() -> Self {
         let log = SchemeConfig::default();
         Options {

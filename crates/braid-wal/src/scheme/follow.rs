@@ -47,7 +47,8 @@ pub trait Follower: Send {
     }
 }
 
-/// A stream source seen from `start` on: a round's scanner starts where the last one stopped.
+/// A stream source seen from `start` on: a round's scanner starts where the last one stopped
+/// (and a recovery from a checkpoint where its cut begins, `serial::replay_serial`).
 pub(crate) struct Resumed<'a> {
     src: &'a (dyn StreamSource + Sync),
     start: Lsn,
@@ -127,5 +128,8 @@ impl StreamSource for Resumed<'_> {
     }
     fn locate(&self, lsn: Lsn) -> (String, u64) {
         self.src.locate(lsn)
+    }
+    fn data_end(&self, from: Lsn) -> Result<Lsn, WalError> {
+        self.src.data_end(from)
     }
 }

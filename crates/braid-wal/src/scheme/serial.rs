@@ -19,7 +19,8 @@
 //! transaction; records of transactions that never committed are skipped. With several
 //! recovery threads and data logging, every thread reads the stream and applies the
 //! operations of its share of the keys (`scheme/shared_scan.rs`); command logging replays on one
-//! thread, since a command reads keys of every share.
+//! thread, since a command reads keys of every share. Recovering from a checkpoint, the scan
+//! starts at the checkpoint's keep position, not at the first byte the stream still holds.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -187,7 +188,30 @@ pub(crate) fn open(
 
 /// Replay one stream in LSN order; returns its valid end. With several recovery threads and
 /// data logging, each thread reads the stream and applies its share of the keys.
+///
+/// Recovering from a checkpoint, the scan begins at the checkpoint's keep position (where its
+/// cut says recovery begins reading) rather than at the first byte the stream holds: a
+/// checkpoint truncates the log only up to the older of the two checkpoints kept, and only by
+/// whole segments, so the bytes before the keep position (up to a segment and a checkpoint
+/// interval of log) would be read only to be skipped as covered. They are not read at all,
+/// so not checked either: the checkpoint holds what they held.
 pub(crate) fn replay_serial(
+    src: &(dyn StreamSource + Sync),
+    cfg: &SchemeConfig,
+    replay: &dyn Replay,
+    progress: &dyn Fn(u64),
+    report: &mut RecoveryReport,
+) -> Result<u64, WalError> {
+    let keep = Cut::start_of(cfg.cut.as_ref(), 0);
+    if keep > src.start() && keep <= src.limit() {
+        let from = Resumed::new(src, keep, 0)?;
+        return replay_from(&from, cfg, replay, progress, report);
+    }
+    replay_from(src, cfg, replay, progress, report)
+}
+
+/// [`replay_serial`] from `src`'s start.
+fn replay_from(
     src: &(dyn StreamSource + Sync),
     cfg: &SchemeConfig,
     replay: &dyn Replay,

@@ -217,11 +217,18 @@ pub struct EngineArgs {
     #[arg(long, default_value_t = Options::default().recovery_threads)]
     pub recovery_threads: usize,
     /// Take a checkpoint in the background every this many seconds (0: never by time).
+    /// The `braid` command takes no checkpoints unless a checkpoint flag asks for them (so its
+    /// figures measure what they always did); the library's `Options::default()` checkpoints
+    /// every 16 MiB of log: `--checkpoint-log-mb 16 --checkpoint-log-ratio 1` runs that.
     #[arg(long, default_value_t = 0.0)]
     pub checkpoint_interval: f64,
     /// Take a checkpoint once the log has grown this many MiB since the last (0: off).
     #[arg(long, default_value_t = 0)]
     pub checkpoint_log_mb: u64,
+    /// With --checkpoint-log-mb: also wait until the log since the last checkpoint is this many
+    /// times that checkpoint's size (0: off; the library's default is 1).
+    #[arg(long, default_value_t = 0.0)]
+    pub checkpoint_log_ratio: f64,
     /// Keep the log under about this many MiB with checkpoints and truncation (0: no cap).
     #[arg(long, default_value_t = 0)]
     pub log_cap_mb: u64,
@@ -382,13 +389,15 @@ impl EngineArgs {
         }
     }
 
-    /// The checkpoint triggers asked for.
+    /// The checkpoint triggers asked for: all fields from the flags, none from
+    /// `CheckpointOptions::default()` (whose size trigger the flags leave off).
     pub fn checkpoint_options(&self) -> braid_engine::CheckpointOptions {
         let mb = |v: u64| (v > 0).then_some(v << 20);
         braid_engine::CheckpointOptions {
             interval: (self.checkpoint_interval > 0.0)
                 .then(|| Duration::from_secs_f64(self.checkpoint_interval)),
             log_bytes: mb(self.checkpoint_log_mb),
+            log_ratio: (self.checkpoint_log_ratio > 0.0).then_some(self.checkpoint_log_ratio),
             log_cap: mb(self.log_cap_mb),
             load_threads: self.recovery_threads.max(1),
         }

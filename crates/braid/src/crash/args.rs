@@ -82,6 +82,12 @@ pub struct CrashArgs {
     /// time between this and --max-ms).
     #[arg(long, default_value_t = 5)]
     pub min_ms: u64,
+    /// Kill mode: after the random wait, wait on until the child is writing a checkpoint (a
+    /// `checkpoints/*.tmp` file exists in its database directory) and kill it then, so every
+    /// round is killed in the middle of a checkpoint. Needs automatic checkpoints (a checkpoint
+    /// flag); a round in which none is written within 30 s fails.
+    #[arg(long)]
+    pub kill_in_checkpoint: bool,
     /// With --all: kill rounds per combination (default --rounds).
     #[arg(long)]
     pub kill_rounds: Option<usize>,

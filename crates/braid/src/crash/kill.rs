@@ -153,6 +153,14 @@ pub fn kill_round(
     std::thread::sleep(Duration::from_millis(
         rng.gen_range(lo..=args.max_ms.max(lo)),
     ));
+    if args.kill_in_checkpoint {
+        let found = wait_for_checkpoint_file(&db_dir, &mut child);
+        if let Err(e) = found {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e);
+        }
+    }
     child.kill().context("kill")?;
     let _ = child.wait();
     let _ = reader.join();
@@ -176,4 +184,32 @@ pub fn kill_round(
         eprintln!("round {round}: database kept at {}", kept.display());
     }
     v
+}
+
+/// Wait until the child is writing a checkpoint: a `checkpoints/*.tmp` file exists in `db`
+/// (the checkpoint's rows are being written or sealed; it is renamed into place when done).
+fn wait_for_checkpoint_file(db: &Path, child: &mut std::process::Child) -> anyhow::Result<()> {
+    let dir = db.join("checkpoints");
+    let start = Instant::now();
+    loop {
+        let writing = std::fs::read_dir(&dir).is_ok_and(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .any(|e| e.path().extension().is_some_and(|x| x == "tmp"))
+        });
+        if writing {
+            return Ok(());
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            bail!("the crash child exited ({status}) before it wrote a checkpoint");
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            bail!(
+                "--kill-in-checkpoint: the child wrote no checkpoint within 30 s (in {}); \
+                 give it automatic checkpoints (--checkpoint-log-mb, --checkpoint-interval)",
+                dir.display()
+            );
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
 }
