@@ -108,5 +108,6 @@ export PEERS_ROCKSDB_LIB="Debian ${lib:-librocksdb (version unknown)}, $(basenam
 
 cd "$root/peers"
 cargo build --release --quiet
-# The binary's defaults are this tree's target/peers-data and target/peers.
-exec "$root/peers/target/release/peers" "${args[@]}"
+# The binary's defaults are this tree's target/peers-data and target/peers; CARGO_TARGET_DIR,
+# if set, is where cargo put it.
+exec "${CARGO_TARGET_DIR:-$root/peers/target}/release/peers" "${args[@]}"
