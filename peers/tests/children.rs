@@ -2,23 +2,13 @@
 //! processes, kills the reopen child with SIGKILL, reopens, checks the balances and writes
 //! the rows.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use anyhow::{Context as _, Result};
 use serde_json::Value;
 
-fn scratch(name: &str) -> Result<PathBuf> {
-    let dir =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
-}
-
-fn num(v: &Value, field: &str) -> Result<f64> {
-    v[field].as_f64().with_context(|| format!("{field} in {v}"))
-}
+mod common;
+use common::{num, scratch};
 
 #[test]
 fn reopen_after_kill_and_memory_per_row() -> Result<()> {

@@ -3,23 +3,13 @@
 //! braid-engine report interposed syncs, and they agree with braid's own count of log
 //! flushes. The rows carry the fields of the JSON contract.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use anyhow::{Context as _, Result};
 use serde_json::Value;
 
-fn scratch(name: &str) -> Result<PathBuf> {
-    let dir =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
-}
-
-fn num(v: &Value, field: &str) -> Result<f64> {
-    v[field].as_f64().with_context(|| format!("{field} in {v}"))
-}
+mod common;
+use common::{num, scratch};
 
 #[test]
 fn braid_syncs_are_counted_by_the_interposer() -> Result<()> {

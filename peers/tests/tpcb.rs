@@ -4,11 +4,14 @@
 //! its rows, and the kill workload kills its child under load, reopens and finds every
 //! acknowledged transaction.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
 use serde_json::Value;
+
+mod common;
+use common::scratch;
 
 /// Every transactional system and variant: (name, variant).
 const SYSTEMS: [(&str, &str); 10] = [
@@ -23,14 +26,6 @@ const SYSTEMS: [(&str, &str); 10] = [
     ("rocksdb", "default"),
     ("rocksdb tuned", "tuned"),
 ];
-
-fn scratch(name: &str) -> Result<PathBuf> {
-    let dir =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
-}
 
 /// Run the binary with `args` (data and results under `tmp`) and return its peers.json.
 fn peers(tmp: &Path, args: &[&str]) -> Result<Value> {
