@@ -33,7 +33,8 @@ fn scaled() -> String {
          (1 - i) / i times one persisted non-recoverable store) after each of 20,000 1-word \
          transactions (--quick 2,000); its skip records are Fig. 4's. Fig. 10 adds 150-600 ns \
          to every fence on top, and runs the mix on a tree with sorted leaves and random new \
-         keys, whose inserts and deletes move slots and so log about 10-20 records each (the \
+         keys in 2,560-byte nodes (62 slots a leaf; 25,000 records), whose inserts and deletes \
+         move slots and so log about 47 records each, more than the largest group of 32 (the \
          fingerprinted leaves of Fig. 7 log 3.1, fewer than the smallest group of 8, so that \
          every commit would close its group whatever the group size). Stasis and Shore-MT, the \
          paper's other comparators, are not obtainable here (neither is packaged for Debian, \
