@@ -32,11 +32,13 @@
 # calibration run to last about as long), threads 1,2 by default. --only takes a comma list of
 # the logging variants (serial, taurus-data, taurus-command, plover, silor; default all), and
 # runs them with the no-logging runs their ratios need.
-# Prints the tables; writes target/dbx1000/dbx1000.{json,csv}; removes its /dev/shm files.
+# Prints the tables under a line naming the host's CPU (model, cores, MHz, vector extensions;
+# also in every CSV row, and the whole flag list in the JSON's machine record); writes
+# target/dbx1000/dbx1000.{json,csv}; removes its /dev/shm files.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-usage() { sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; }
 seconds=3 repeat=3 threads_arg=1,2 taurus=L dbx= only=serial,taurus-data,taurus-command,plover,silor
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -370,6 +372,11 @@ def git(d, *args):
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")),
            platform.processor())
 mhz = next((float(l.split(":", 1)[1]) for l in open("/proc/cpuinfo") if l.startswith("cpu MHz")), None)
+flags = next((l.split(":", 1)[1].split() for l in open("/proc/cpuinfo") if l.startswith("flags")), [])
+# The vector extensions either system's code can use (DBx1000 is built with -march=native).
+simd = [f for f in ("avx512f", "avx512bw", "avx512vl", "avx2", "avx", "sse4_2") if f in flags]
+host = f"{cpu}, {os.cpu_count()} cores at {mhz:.0f} MHz (/proc/cpuinfo), {' '.join(simd) or 'no AVX'}" \
+    if mhz else f"{cpu}, {os.cpu_count()} cores, {' '.join(simd) or 'no AVX'}"
 compiled = {}
 for f in os.listdir(dbx):
     m = re.fullmatch(r"rundb_(\w+)\.config", f)
@@ -413,7 +420,8 @@ for v, t, l in points:
     rb = med("braid", v, t, l, "recovery_txn_per_s")
     rdbest = max((x for x in (med("dbx1000", v, t, ll, "recovery_txn_per_s")
                               for (vv, tt, ll) in points if vv == v and tt == t) if x), default=None)
-    row = {"variant": v, "name": names[v], "dbx1000_binary": "rundb_" + binary[v], "threads": t,
+    row = {"host_cpu": cpu, "host_cpu_mhz": mhz, "host_simd": " ".join(simd),
+           "variant": v, "name": names[v], "dbx1000_binary": "rundb_" + binary[v], "threads": t,
            "logs": l, "dbx1000_txn_per_s": d, "dbx1000_x_none": div(d, dn) if v != base[v] else None,
            "braid_txn_per_s": b, "braid_x_none": div(b, bn) if v != base[v] else None,
            "braid_x_dbx1000": div(b, d), "braid_x_dbx1000_best_logs": div(b, dbest),
@@ -428,6 +436,7 @@ for v, t, l in points:
 
 print(f"\n## braid beside DBx1000_logging: YCSB, 1M rows, 2 requests/txn, 50% reads, Zipf 0.6, "
       f"whole-row updates; medians of {repeat} rounds of {seconds} s; logs on tmpfs\n")
+print(f"Host: {host}.\n")
 print("| variant | thr | logs | DBx1000 txn/s | x none | braid txn/s | x none | braid / DBx1000 | vs DBx1000's best log count |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 for r in out_rows:
@@ -480,7 +489,7 @@ meta = {
                                                    "--threads", threads_arg, "--taurus", taurus,
                                                    "--only", os.environ["DBX_ONLY"]]),
     "machine": {"cpu": cpu, "cores": os.cpu_count(), "cpu_mhz": mhz, "kernel": platform.release(),
-                "host": platform.node()},
+                "host": platform.node(), "simd": simd, "cpu_flags": flags},
     "braid_git": braid_rev,
     "braid_git_dirty": bool(braid_dirty),
     "dbx1000_path": src, "dbx1000_git": git(src, "rev-parse", "HEAD"),
