@@ -659,6 +659,30 @@ pub fn stamp(payload: &mut [u8], thread: usize, seq: u64) {
     payload[..16].copy_from_slice(&append_key(thread, seq));
 }
 
+/// (key, value) of every row of the table `setup` loads, for the key-value stores (fjall,
+/// RocksDB) that load it in write batches.
+pub fn table_rows(setup: &Setup) -> Box<dyn Iterator<Item = (Vec<u8>, Vec<u8>)>> {
+    match setup.table {
+        Table::Tpcb(scale) => Box::new(TpcbPart::BALANCES.into_iter().flat_map(move |part| {
+            (0..scale.rows(part)).map(move |id| {
+                (
+                    tpcb_key(part, id).to_vec(),
+                    INITIAL_BALANCE.to_le_bytes().to_vec(),
+                )
+            })
+        })),
+        Table::Ycsb => Box::new(
+            (0..setup.rows).map(|key| (account_key(key).to_vec(), ycsb_value(key, 0).to_vec())),
+        ),
+        Table::Accounts => Box::new((0..setup.rows).map(|key| {
+            (
+                account_key(key).to_vec(),
+                INITIAL_BALANCE.to_le_bytes().to_vec(),
+            )
+        })),
+    }
+}
+
 /// Account key bytes for the key-value stores.
 pub fn account_key(account: u64) -> [u8; 8] {
     account.to_be_bytes()

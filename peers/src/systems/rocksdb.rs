@@ -64,9 +64,9 @@ use rocksdb::{
 };
 
 use super::{
-    Access, AppendLog, AppendSystem, Appender, INITIAL_BALANCE, Setup, Table, TpcbPart, TpcbTxn,
-    TxnStore, TxnSystem, TxnWorker, Variant, account_key, append_key, balance, retry, tpcb_key,
-    tpcb_key_id, ycsb_next, ycsb_value, ycsb_version,
+    Access, AppendLog, AppendSystem, Appender, Setup, Table, TpcbPart, TpcbTxn, TxnStore,
+    TxnSystem, TxnWorker, Variant, account_key, append_key, balance, retry, table_rows, tpcb_key,
+    tpcb_key_id, ycsb_next, ycsb_version,
 };
 
 /// The library version the RocksDB `LOG` of the first store opened names.
@@ -246,26 +246,7 @@ impl TxnSystem for RocksTxn {
     fn open(&self, dir: &Path, setup: &Setup) -> Result<Box<dyn TxnStore>> {
         let db = open_txn_db(dir, self.0)?;
         let wo = synced();
-        // (key, value) of every row, the key-value pairs of the table.
-        let rows: Box<dyn Iterator<Item = (Vec<u8>, Vec<u8>)>> = match setup.table {
-            Table::Tpcb(scale) => Box::new(TpcbPart::BALANCES.into_iter().flat_map(move |part| {
-                (0..scale.rows(part)).map(move |id| {
-                    (
-                        tpcb_key(part, id).to_vec(),
-                        INITIAL_BALANCE.to_le_bytes().to_vec(),
-                    )
-                })
-            })),
-            Table::Ycsb => Box::new(
-                (0..setup.rows).map(|key| (account_key(key).to_vec(), ycsb_value(key, 0).to_vec())),
-            ),
-            Table::Accounts => Box::new((0..setup.rows).map(|key| {
-                (
-                    account_key(key).to_vec(),
-                    INITIAL_BALANCE.to_le_bytes().to_vec(),
-                )
-            })),
-        };
+        let rows = table_rows(setup);
         let mut batch = WriteBatchWithTransaction::<true>::default();
         for (key, value) in rows {
             batch.put(key, value);
