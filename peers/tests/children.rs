@@ -5,17 +5,16 @@
 use std::process::Command;
 
 use anyhow::{Context as _, Result};
-use serde_json::Value;
 
 mod common;
-use common::{num, scratch};
+use common::{num, run_peers, scratch};
 
 #[test]
 fn reopen_after_kill_and_memory_per_row() -> Result<()> {
     let tmp = scratch("children")?;
-    let (data, out) = (tmp.join("data"), tmp.join("out"));
-    let run = Command::new(env!("CARGO_BIN_EXE_peers"))
-        .args([
+    let (stdout, json) = run_peers(
+        &tmp,
+        &[
             "--workloads",
             "reopen,memory",
             "--systems",
@@ -30,19 +29,11 @@ fn reopen_after_kill_and_memory_per_row() -> Result<()> {
             "4",
             "--memory-rows",
             "1000",
-        ])
-        .arg("--dir")
-        .arg(&data)
-        .arg("--out")
-        .arg(&out)
-        .output()?;
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{stdout}\n{stderr}");
+        ],
+    )?;
     assert!(stdout.contains("Reopen after kill -9"), "{stdout}");
     assert!(stdout.contains("Resident memory per row"), "{stdout}");
 
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(out.join("peers.json"))?)?;
     let reopen = json["reopen"].as_array().context("reopen")?;
     let systems: Vec<&str> = reopen.iter().filter_map(|r| r["system"].as_str()).collect();
     assert_eq!(systems, ["braid-engine serial", "sqlite"]);
@@ -64,6 +55,7 @@ fn reopen_after_kill_and_memory_per_row() -> Result<()> {
         assert_eq!(m["rows"], 1000);
         assert!(num(m, "rss_after_bytes")? > 0.0, "{m}");
     }
+    let (data, out) = (tmp.join("data"), tmp.join("out"));
     assert!(out.join("peers-reopen.csv").exists());
     assert!(out.join("peers-memory.csv").exists());
     // Every run removed its directory; the data directory was created, so it went too.

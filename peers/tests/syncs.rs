@@ -3,20 +3,17 @@
 //! braid-engine report interposed syncs, and they agree with braid's own count of log
 //! flushes. The rows carry the fields of the JSON contract.
 
-use std::process::Command;
-
 use anyhow::{Context as _, Result};
-use serde_json::Value;
 
 mod common;
-use common::{num, scratch};
+use common::{num, run_peers, scratch};
 
 #[test]
 fn braid_syncs_are_counted_by_the_interposer() -> Result<()> {
     let tmp = scratch("syncs")?;
-    let (data, out) = (tmp.join("data"), tmp.join("out"));
-    let run = Command::new(env!("CARGO_BIN_EXE_peers"))
-        .args([
+    let (_, json) = run_peers(
+        &tmp,
+        &[
             "--workloads",
             "tpcb,account-update",
             "--branches",
@@ -35,17 +32,9 @@ fn braid_syncs_are_counted_by_the_interposer() -> Result<()> {
             "1",
             "--accounts",
             "1000",
-        ])
-        .arg("--dir")
-        .arg(&data)
-        .arg("--out")
-        .arg(&out)
-        .output()?;
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{stdout}\n{stderr}");
+        ],
+    )?;
 
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(out.join("peers.json"))?)?;
     let runs = json["runs"].as_array().context("runs")?;
     assert_eq!(runs.len(), 2, "{json}");
     assert_eq!(runs[0]["workload"], "tpcb");

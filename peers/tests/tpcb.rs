@@ -5,13 +5,12 @@
 //! acknowledged transaction.
 
 use std::path::Path;
-use std::process::Command;
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Context as _, Result};
 use serde_json::Value;
 
 mod common;
-use common::scratch;
+use common::{run_peers, scratch};
 
 /// Every transactional system and variant: (name, variant).
 const SYSTEMS: [(&str, &str); 10] = [
@@ -29,22 +28,7 @@ const SYSTEMS: [(&str, &str); 10] = [
 
 /// Run the binary with `args` (data and results under `tmp`) and return its peers.json.
 fn peers(tmp: &Path, args: &[&str]) -> Result<Value> {
-    let (data, out) = (tmp.join("data"), tmp.join("out"));
-    let run = Command::new(env!("CARGO_BIN_EXE_peers"))
-        .args(args)
-        .arg("--dir")
-        .arg(&data)
-        .arg("--out")
-        .arg(&out)
-        .output()?;
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    if !run.status.success() {
-        bail!("peers failed:\n{stdout}\n{stderr}");
-    }
-    Ok(serde_json::from_str(&std::fs::read_to_string(
-        out.join("peers.json"),
-    )?)?)
+    Ok(run_peers(tmp, args)?.1)
 }
 
 fn rows<'a>(json: &'a Value, array: &str) -> Result<&'a Vec<Value>> {
