@@ -512,6 +512,10 @@ pub(crate) fn find(
 }
 
 /// Insert a checkpoint's rows into the tables with `threads` threads.
+///
+/// The calling thread reports progress every 20 ms and returns as soon as the last loader
+/// finishes (each loader holds a sender of a channel; the channel closing when the last one
+/// drops it wakes the caller at once, so a small checkpoint does not wait out a tick).
 pub(crate) fn load_rows(
     tables: &[Table],
     l: &file::Loaded,
@@ -521,9 +525,12 @@ pub(crate) fn load_rows(
     let threads = threads.clamp(1, l.chunks.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let done = AtomicU64::new(0);
+    let (finished, wait) = std::sync::mpsc::channel::<()>();
     std::thread::scope(|s| {
         for _ in 0..threads {
-            s.spawn(|| {
+            let finished = finished.clone();
+            let (next, done) = (&next, &done);
+            s.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(c) = l.chunks.get(i) else { break };
@@ -539,19 +546,25 @@ pub(crate) fn load_rows(
                     }
                     done.fetch_add((c.body.1 - c.body.0) as u64, Ordering::Relaxed);
                 }
+                drop(finished);
             });
         }
+        drop(finished);
         // Progress from the calling thread while the loaders run.
-        let total: u64 = l.chunks.iter().map(|c| (c.body.1 - c.body.0) as u64).sum();
         let mut shown = 0u64;
-        while shown < total {
-            std::thread::sleep(Duration::from_millis(20));
+        let report = |shown: &mut u64| {
             let d = done.load(Ordering::Relaxed);
-            if d > shown {
-                progress(d - shown);
-                shown = d;
+            if d > *shown {
+                progress(d - *shown);
+                *shown = d;
             }
+        };
+        while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+            wait.recv_timeout(Duration::from_millis(20))
+        {
+            report(&mut shown);
         }
+        report(&mut shown);
     });
     threads
 }
