@@ -21,11 +21,12 @@ fn crash_test_all_short_matrix() {
     ]);
     let rows = v["combinations"].as_array().unwrap();
     // 28 combinations (with serial on RAID-0, and silor and plover: data logging on pmem and
-    // on files), and per-update records of every scheme that logs them (serial, aether,
-    // baseline and gsn on pmem and files, nvdisk, pertxn), x kill and power.
-    assert_eq!(rows.len(), 76);
+    // on files), per-update records of every scheme that logs them (serial, aether, baseline
+    // and gsn on pmem and files, nvdisk, pertxn), and gsn with Remote Flush Avoidance on files
+    // (per transaction and per update), x kill and power.
+    assert_eq!(rows.len(), 80);
     assert!(rows.iter().any(|r| r["logging"] == "data/upd"), "{v}");
-    for s in ["silor", "plover", "aether", "baseline"] {
+    for s in ["silor", "plover", "aether", "baseline", "gsn+rfa"] {
         assert!(rows.iter().any(|r| r["scheme"] == s), "{s}: {v}");
     }
     assert!(rows.iter().any(|r| r["device"] == "raid0x3"), "{v}");
@@ -85,7 +86,7 @@ fn crash_test_all_short_matrix_two_recovery_threads() {
     ]);
     assert_eq!(v["params"]["recovery_threads"], 2, "{}", v["params"]);
     let rows = v["combinations"].as_array().unwrap();
-    assert_eq!(rows.len(), 76);
+    assert_eq!(rows.len(), 80);
     for r in rows {
         assert_eq!(r["violations"], 0, "{r}");
         assert!(

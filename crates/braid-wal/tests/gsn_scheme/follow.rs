@@ -5,6 +5,11 @@
 //! and a promotion recovers the rest with the standby's positions as its cut, from logs
 //! purged up to those positions.
 //!
+//! Half the cases run with Remote Flush Avoidance (transaction partitioning, or one log), where
+//! commits acknowledged by their own log's flush lie above the bound and inside later void
+//! markers. Every commit acknowledged before a crash must be in the final recovery, and the
+//! recovered set must hold every transaction each of its transactions depends on.
+//!
 //! After every round the standby's state must be transaction-consistent: every transaction it
 //! replayed is one recovery replays, every transaction it depends on (read or overwrote) was
 //! replayed too, and every row holds the value of its last writer among them. After the
@@ -50,6 +55,7 @@ struct Life {
 struct Case {
     logs: usize,
     page: bool,
+    rfa: bool,
     workers: usize,
     scan: usize,
     apply: usize,
@@ -118,6 +124,10 @@ fn run_case(c: &Case) -> Result<(), String> {
     );
     conf.1.scan_threads = c.scan;
     conf.1.apply_threads = c.apply;
+    // RFA needs each transaction in one log (refused with page partitioning over several).
+    conf.1.rfa = c.rfa && !(c.page && c.logs > 1);
+    // Commits acknowledged (durable tickets) before each crash or close.
+    let mut acked: BTreeSet<u64> = BTreeSet::new();
     let mut images: Vec<Vec<u8>> = vec![Vec::new(); c.logs];
     // Per transaction: the transactions it depends on (each key's writer before it).
     let mut deps: HashMap<u64, Vec<u64>> = HashMap::new();
@@ -156,14 +166,14 @@ fn run_case(c: &Case) -> Result<(), String> {
             d.dedup();
             deps.insert(id, d);
             specs.insert(id, spec);
-            tickets.push(run(&mut *ws[spec.worker % c.workers], id, spec));
+            tickets.push((id, run(&mut *ws[spec.worker % c.workers], id, spec)));
             for &k in &spec.writes {
                 last.insert(k, id);
             }
         }
         clean = life.crash.is_none();
         if clean {
-            for t in &tickets {
+            for (_, t) in &tickets {
                 t.wait().map_err(|e| format!("commit: {e}"))?;
             }
         } else {
@@ -174,10 +184,24 @@ fn run_case(c: &Case) -> Result<(), String> {
                 }
             }
         }
-        images = devs.iter().map(|d| d.crash_image()).collect();
+        // Acknowledged before the image is taken: what the image must keep.
+        for (id, t) in &tickets {
+            if t.is_durable().map_err(|e| format!("ticket: {e}"))? {
+                acked.insert(*id);
+            }
+        }
+        if !clean {
+            images = devs.iter().map(|d| d.crash_image()).collect();
+        }
         drop(_gates);
         drop(ws);
         let _ = s.close();
+        if clean {
+            // After the close: with RFA, commits acknowledged by their own log's flush leave
+            // the commit daemon's clock records (which bring every log's GSN up to them) to
+            // the close.
+            images = devs.iter().map(|d| d.crash_image()).collect();
+        }
     }
 
     // Recovery from scratch: what the standby must end with.
@@ -191,6 +215,18 @@ fn run_case(c: &Case) -> Result<(), String> {
     )
     .map_err(|e| format!("recovery: {e}"))?;
     let want_set: BTreeSet<u64> = want.txns.lock().iter().copied().collect();
+    if let Some(t) = acked.iter().find(|t| !want_set.contains(t)) {
+        return Err(format!(
+            "transaction {t} was acknowledged, and recovery lost it"
+        ));
+    }
+    for &t in &want_set {
+        if let Some(d) = deps[&t].iter().find(|d| !want_set.contains(d)) {
+            return Err(format!(
+                "recovery replayed {t} but not {d}, which it depends on"
+            ));
+        }
+    }
 
     // The standby: rounds over growing prefixes, the last over the whole logs.
     let devs = devices(&images.iter().cloned().map(MemDev::new).collect::<Vec<_>>());
@@ -335,11 +371,12 @@ fn case_strategy() -> impl Strategy<Value = Case> {
     (
         1usize..=3,
         any::<bool>(),
+        any::<bool>(),
         1usize..=3,
         1usize..=3,
         1usize..=3,
     )
-        .prop_flat_map(|(logs, page, workers, scan, apply)| {
+        .prop_flat_map(|(logs, page, rfa, workers, scan, apply)| {
             let life = (
                 proptest::collection::vec(spec_strategy(), 1..40),
                 proptest::option::weighted(
@@ -354,6 +391,7 @@ fn case_strategy() -> impl Strategy<Value = Case> {
             proptest::collection::vec(life, 1..4).prop_map(move |lives| Case {
                 logs,
                 page,
+                rfa,
                 workers,
                 scan,
                 apply,

@@ -27,6 +27,7 @@ use crate::integration::mem_device::{MemDev, OpenGates};
 
 mod follow;
 mod pmem;
+mod rfa;
 
 /// Replays into a key -> (table, value) map, remembering the order of transactions.
 #[derive(Default)]
@@ -95,29 +96,137 @@ fn wait_flushed(s: &dyn Scheme, log: usize) {
     st.wait_durable(st.tail()).unwrap();
 }
 
+/// Per-update records: name `key` written and log its insert of `value` as transaction `txn`'s
+/// update record.
+fn log_update_of(w: &mut dyn SchemeWorker, txn: u64, key: u64, value: u8) {
+    let row = RowRef::new(0, key);
+    w.on_write(row);
+    let mut op = RedoBuf::default();
+    op.push(&RedoOp::Insert {
+        table: 0,
+        key,
+        data: &[value; 4],
+    });
+    w.log_update(&braid_wal::scheme::UpdateRecord {
+        txn,
+        row,
+        payload: &op.bytes,
+    })
+    .unwrap();
+}
+
+/// Per-update records: commit transaction `txn` after its `updates` update records.
+fn commit_updates(w: &mut dyn SchemeWorker, txn: u64, updates: u32) -> braid_wal::scheme::Ticket {
+    w.commit(&CommitRequest {
+        txn,
+        kind: LogKind::Data,
+        payload: &[],
+        read_only: false,
+        epoch: 0,
+        writes: &[],
+        rows: &NoRows,
+        updates,
+    })
+    .unwrap()
+}
+
+/// Two logs on gated in-memory devices with log 1's flushes held back, a worker on each, and
+/// T1 (transaction 101, key 1, value 1) committed into log 1 by `w1`: what the tests of a
+/// dependency across logs start from. Dropping it opens the gates first, so the scheme's
+/// close does not wait on a held flush.
+struct HeldLog1 {
+    w0: Box<dyn SchemeWorker>,
+    /// T1's worker, kept until the scheme closes.
+    _w1: Box<dyn SchemeWorker>,
+    t1: braid_wal::scheme::Ticket,
+    s: Arc<dyn Scheme>,
+    devs: [Arc<MemDev>; 2],
+}
+
+impl HeldLog1 {
+    fn new(c: &(SchemeConfig, GsnConfig)) -> HeldLog1 {
+        let devs = [MemDev::new(Vec::new()), MemDev::new(Vec::new())];
+        let s = open(c, &devs, &State::default());
+        let w0 = s.worker(0).unwrap();
+        let mut w1 = s.worker(1).unwrap();
+        // Page-level partitioning: key k goes to log k mod 2, so key 1 is in log 1.
+        devs[1].set_gate(false);
+        let t1 = txn(&mut *w1, 101, &[], &[1], 1);
+        HeldLog1 {
+            w0,
+            _w1: w1,
+            t1,
+            s,
+            devs,
+        }
+    }
+
+    /// What a crash now would leave of each log.
+    fn images(&self) -> Vec<Vec<u8>> {
+        self.devs.iter().map(|d| d.crash_image()).collect()
+    }
+
+    /// Let log 1 flush, wait for `tickets` and T1, and close the scheme.
+    fn finish(self, tickets: &[&braid_wal::scheme::Ticket]) {
+        self.devs[1].set_gate(true);
+        for t in tickets.iter().chain([&&self.t1]) {
+            t.wait().unwrap();
+        }
+        self.s.close().unwrap();
+    }
+}
+
+impl Drop for HeldLog1 {
+    fn drop(&mut self) {
+        OpenGates(&self.devs);
+    }
+}
+
+/// Open (recover) the scheme on `devs`: what it replayed, its report, and the scheme.
+fn reopen(
+    c: &(SchemeConfig, GsnConfig),
+    devs: &[Arc<MemDev>],
+) -> (State, braid_wal::scheme::RecoveryReport, Arc<dyn Scheme>) {
+    let st = State::default();
+    let devices: Vec<Arc<dyn Device>> = devs
+        .iter()
+        .map(|d| Arc::clone(d) as Arc<dyn Device>)
+        .collect();
+    let (s, report) = gsn::open_gsn(&c.0, &c.1, devices, &st, &|_| {}).unwrap();
+    (st, report, s)
+}
+
+/// [`reopen`] on new devices holding `images` (a crash's leftovers), returned first.
+fn recover(
+    c: &(SchemeConfig, GsnConfig),
+    images: &[Vec<u8>],
+) -> (
+    Vec<Arc<MemDev>>,
+    State,
+    braid_wal::scheme::RecoveryReport,
+    Arc<dyn Scheme>,
+) {
+    let crashed: Vec<Arc<MemDev>> = images.iter().cloned().map(MemDev::new).collect();
+    let (st, report, s) = reopen(c, &crashed);
+    (crashed, st, report, s)
+}
+
 /// T1 writes key 1 into log 1, whose flushes are held back; T0 reads key 1 and writes key 2
 /// into log 0, which flushes. T0 must not be acknowledged while T1's record is not durable,
 /// and a crash in that state must recover neither.
 fn dependency_across_logs(partition: Partition) {
-    let devs = [MemDev::new(Vec::new()), MemDev::new(Vec::new())];
-    let state = State::default();
     let c = cfg(partition, CommitProtocol::Passive);
-    let s = open(&c, &devs, &state);
-    // Declared after `s`, so dropped (gates opened) before it.
-    let _gates = OpenGates(&devs);
-    let mut w0 = s.worker(0).unwrap();
-    let mut w1 = s.worker(1).unwrap();
-    // Page-level partitioning: key k goes to log k mod 2, so key 1 is in log 1, key 2 in log 0.
-    devs[1].set_gate(false);
-    let t1 = txn(&mut *w1, 101, &[], &[1], 1);
-    let t0 = txn(&mut *w0, 100, &[1], &[2], 2);
-    wait_flushed(&*s, 0);
+    let mut r = HeldLog1::new(&c);
+    // Page-level partitioning: key 2 is in log 0.
+    let t0 = txn(&mut *r.w0, 100, &[1], &[2], 2);
+    let (s, devs, t1) = (&*r.s, &r.devs, &r.t1);
+    wait_flushed(s, 0);
     // Give the commit daemon every chance to (wrongly) acknowledge: wait until it is blocked
     // waiting for log 1 (nobody else waits for it): asleep as the stream's waiter, or leading
     // the stream's flush itself and held at the gate; or, for a daemon that does not block,
     // until it has started three more rounds (the second read its target after T0 committed
     // and has acknowledged what it could once the third starts), or until it acknowledged T0.
-    let rounds = || daemon_rounds(&*s);
+    let rounds = || daemon_rounds(s);
     let daemon_blocked = || {
         s.streams()[1].blocked_waiters() > 0
             || devs[1].held_by().iter().any(|n| n == "braid-gsn-commit")
@@ -136,23 +245,11 @@ fn dependency_across_logs(partition: Partition) {
         "T0 acknowledged while T1, which it read, is not durable"
     );
     assert!(!t1.is_durable().unwrap());
-    let images: Vec<Vec<u8>> = devs.iter().map(|d| d.crash_image()).collect();
-    devs[1].set_gate(true);
-    t0.wait().unwrap();
-    t1.wait().unwrap();
-    drop((w0, w1));
-    s.close().unwrap();
+    let images = r.images();
+    r.finish(&[&t0]);
 
     // Recover the image the crash would have left: log 0 holds T0, log 1 lacks T1.
-    let crashed: Vec<Arc<MemDev>> = images.into_iter().map(MemDev::new).collect();
-    let st = State::default();
-    let (s2, report) = {
-        let devices: Vec<Arc<dyn Device>> = crashed
-            .iter()
-            .map(|d| Arc::clone(d) as Arc<dyn Device>)
-            .collect();
-        gsn::open_gsn(&c.0, &c.1, devices, &st, &|_| {}).unwrap()
-    };
+    let (crashed, st, report, s2) = recover(&c, &images);
     assert!(
         st.rows.lock().is_empty(),
         "recovered {:?} though T1 was lost",
@@ -162,22 +259,12 @@ fn dependency_across_logs(partition: Partition) {
     assert!(report.skipped >= 1);
     s2.close().unwrap();
     // And again (idempotent, and the void marker keeps T0 out for good).
-    let st = State::default();
-    let devices: Vec<Arc<dyn Device>> = crashed
-        .iter()
-        .map(|d| Arc::clone(d) as Arc<dyn Device>)
-        .collect();
-    let (s3, _) = gsn::open_gsn(&c.0, &c.1, devices, &st, &|_| {}).unwrap();
+    let (_, _, s3) = reopen(&c, &crashed);
     let mut w = s3.worker(0).unwrap();
     txn(&mut *w, 200, &[], &[5], 5).wait().unwrap();
     drop(w);
     s3.close().unwrap();
-    let st = State::default();
-    let devices: Vec<Arc<dyn Device>> = crashed
-        .iter()
-        .map(|d| Arc::clone(d) as Arc<dyn Device>)
-        .collect();
-    let (s4, _) = gsn::open_gsn(&c.0, &c.1, devices, &st, &|_| {}).unwrap();
+    let (st, _, s4) = reopen(&c, &crashed);
     let rows = st.rows.lock().clone();
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows.get(&(0, 5)), Some(&vec![5u8; 4]));

@@ -179,34 +179,11 @@ fn long_transaction_straggler(mute: bool, patience: Duration) -> (bool, gsn::Gsn
     let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
     let released = std::thread::scope(|sc| {
         let h = sc.spawn(move || {
-            let row = RowRef::new(0, 10);
-            long.on_write(row);
-            let mut op = RedoBuf::default();
-            op.push(&RedoOp::Insert {
-                table: 0,
-                key: 10,
-                data: &[1; 4],
-            });
-            long.log_update(&braid_wal::scheme::UpdateRecord {
-                txn: 1,
-                row,
-                payload: &op.bytes,
-            })
-            .unwrap();
+            log_update_of(&mut *long, 1, 10, 1);
             entered_tx.send(()).unwrap();
             // The transaction runs on, dirty (a signal interrupts this wait).
             go_rx.recv().unwrap();
-            let req = CommitRequest {
-                txn: 1,
-                kind: LogKind::Data,
-                payload: &[],
-                read_only: false,
-                epoch: 0,
-                writes: &[],
-                rows: &NoRows,
-                updates: 1,
-            };
-            long.commit(&req).unwrap().wait().unwrap();
+            commit_updates(&mut *long, 1, 1).wait().unwrap();
             long
         });
         entered_rx.recv().unwrap();

@@ -79,7 +79,7 @@ pub struct CrashArgs {
     #[arg(long)]
     pub same_db: bool,
     /// Kill mode: shortest run before the kill, milliseconds (the kill comes at a random
-    /// time between this and --max-ms).
+    /// time between this and --max-ms after the child's first acknowledged commit).
     #[arg(long, default_value_t = 5)]
     pub min_ms: u64,
     /// Kill mode: after the random wait, wait on until the child is writing a checkpoint (a

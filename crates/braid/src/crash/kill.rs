@@ -149,6 +149,19 @@ pub fn kill_round(
         }
         std::thread::sleep(Duration::from_millis(2));
     }
+    // The random wait runs from the first acknowledgement, so that every round checks at
+    // least one acknowledged commit (a kill 5 ms after `Ready` on a loaded machine could
+    // come before any, and a round would then check nothing).
+    while reported.lock().acked.is_empty() {
+        if let Ok(Some(status)) = child.try_wait() {
+            bail!("crash child exited ({status}) before acknowledging a commit");
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            bail!("crash child acknowledged no commit within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let lo = args.min_ms.min(args.max_ms);
     std::thread::sleep(Duration::from_millis(
         rng.gen_range(lo..=args.max_ms.max(lo)),

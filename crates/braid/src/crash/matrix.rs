@@ -1,7 +1,7 @@
 //! `braid crash-test --all`: every (scheme, logging, device) a database can be opened with,
-//! and per-update records (`--records update`) for every scheme that logs them, crash-tested
-//! in kill and power modes, with a summary table and the command line that replays each
-//! failure.
+//! and per-update records (`--records update`) for every scheme that logs them, and gsn with
+//! Remote Flush Avoidance on files (`--gsn-rfa on`), crash-tested in kill and power modes,
+//! with a summary table and the command line that replays each failure.
 
 use std::time::Instant;
 
@@ -15,9 +15,9 @@ use crate::common::DeviceKind;
 const RAID_MEMBERS: usize = 3;
 const RAID_UNIT_KB: u64 = 4;
 
-/// One combination: scheme, logging, device, RAID-0 members per stream (1: none), and the
-/// record unit.
-type Combination = (&'static str, LogKind, DeviceKind, usize, Records);
+/// One combination: scheme, logging, device, RAID-0 members per stream (1: none), the record
+/// unit, and gsn's Remote Flush Avoidance.
+type Combination = (&'static str, LogKind, DeviceKind, usize, Records, bool);
 
 /// Every (scheme, logging, device) a database can be opened with (under concurrency control
 /// `cc`), crash-tested in kill and power modes, and serial logging on RAID-0.
@@ -42,10 +42,16 @@ fn matrix(cc: braid_engine::Cc) -> Vec<Combination> {
                     LogPlace::Devices | LogPlace::Nowhere => true,
                 };
                 if fits {
-                    out.push((reg.name, logging, device, 1, Records::Txn));
+                    out.push((reg.name, logging, device, 1, Records::Txn, false));
                 }
                 if fits && reg.name == "serial" && device == DeviceKind::File {
-                    out.push((reg.name, logging, device, RAID_MEMBERS, Records::Txn));
+                    out.push((reg.name, logging, device, RAID_MEMBERS, Records::Txn, false));
+                }
+                // Remote Flush Avoidance acknowledges commits by one log's flush: on files,
+                // where that differs from waiting for every log.
+                let rfa = fits && reg.name == "gsn" && device == DeviceKind::File;
+                if rfa {
+                    out.push((reg.name, logging, device, 1, Records::Txn, true));
                 }
                 // Per-update records (data logging; not under MVCC, whose records carry a
                 // timestamp drawn at commit).
@@ -54,7 +60,10 @@ fn matrix(cc: braid_engine::Cc) -> Vec<Combination> {
                     && cc != braid_engine::Cc::Mvcc
                     && scheme.update_records_refusal().is_none()
                 {
-                    out.push((reg.name, logging, device, 1, Records::Update));
+                    out.push((reg.name, logging, device, 1, Records::Update, false));
+                    if rfa {
+                        out.push((reg.name, logging, device, 1, Records::Update, true));
+                    }
                 }
             }
         }
@@ -66,7 +75,7 @@ fn matrix(cc: braid_engine::Cc) -> Vec<Combination> {
 /// its share of the rounds.
 fn combination(
     args: &CrashArgs,
-    (scheme, logging, device, stripe, records): Combination,
+    (scheme, logging, device, stripe, records, rfa): Combination,
     mode: CrashKind,
     share: usize,
 ) -> CrashArgs {
@@ -76,6 +85,7 @@ fn combination(
     a.logging = logging;
     a.device = device;
     a.engine.records = records;
+    a.engine.gsn.rfa = rfa;
     if stripe > 1 {
         a.engine.stripe = stripe;
         a.engine.stripe_kb = RAID_UNIT_KB;

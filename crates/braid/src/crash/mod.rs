@@ -60,7 +60,11 @@ pub struct Summary {
 impl Summary {
     fn new(args: &CrashArgs) -> Summary {
         Summary {
-            scheme: args.scheme.into(),
+            scheme: if args.engine.gsn.rfa && args.scheme == "gsn" {
+                "gsn+rfa".into()
+            } else {
+                args.scheme.into()
+            },
             logging: match args.engine.records {
                 braid_engine::Records::Update => format!("{}/upd", args.logging.name()),
                 braid_engine::Records::Txn => args.logging.name().into(),

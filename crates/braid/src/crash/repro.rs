@@ -12,6 +12,7 @@ const STATED: &[&str] = &[
     "--device",
     "--stripe",
     "--stripe-kb",
+    "--gsn-rfa",
     "--mode",
     "--json",
     "--rounds",
@@ -63,6 +64,9 @@ fn combination(args: &CrashArgs) -> Vec<String> {
             "--records".to_string(),
             args.engine.records.name().to_string(),
         ]);
+    }
+    if args.engine.gsn.rfa {
+        out.extend(["--gsn-rfa".to_string(), "on".to_string()]);
     }
     if args.engine.stripe > 1 {
         out.extend([

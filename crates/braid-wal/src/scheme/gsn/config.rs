@@ -112,6 +112,14 @@ pub struct GsnConfig {
     /// `rows_per_page`.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = GsnConfig::default().rows_per_page, value_parser = clap::value_parser!(u64).range(1..)))]
     pub rows_per_page: u64,
+    /// Remote Flush Avoidance (Haubenschild et al., SIGMOD 2020) on file logs: a commit that
+    /// touched no row another log wrote and did not yet make durable everywhere is
+    /// acknowledged once its own log is flushed, without waiting for the other logs (off:
+    /// every commit waits until every log is durable up to its GSN, Wang & Johnson's rule).
+    /// Needs transaction-level partitioning; no effect on persistent memory. Scheme option
+    /// `rfa` (on or off).
+    #[cfg_attr(feature = "cli", arg(long = "gsn-rfa", action = clap::ArgAction::Set, value_name = "on|off", default_value_t = GsnConfig::default().rfa, value_parser = parse_on_off))]
+    pub rfa: bool,
     /// Emulated NVM latency per log insert, ns, busy-waited (the paper uses 1200). Scheme
     /// option `insert_delay_ns`.
     #[cfg_attr(feature = "cli", arg(long = "gsn-insert-delay-ns", default_value_t = GsnConfig::default().insert_delay_ns))]
@@ -173,6 +181,7 @@ impl Default for GsnConfig {
             partition: Partition::Transaction,
             commit: CommitProtocol::Passive,
             rows_per_page: 16,
+            rfa: false,
             insert_delay_ns: 0,
             straggler_after: Duration::from_micros(200),
             page_slots: pages::DEFAULT_SLOTS,
@@ -185,6 +194,37 @@ impl Default for GsnConfig {
         }
     }
 }
+
+/// `on` or `off`, as the `rfa` option is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OnOff(pub bool);
+
+impl fmt::Display for OnOff {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0 { "on" } else { "off" })
+    }
+}
+
+impl std::str::FromStr for OnOff {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "on" | "true" | "yes" | "1" => Ok(OnOff(true)),
+            "off" | "false" | "no" | "0" => Ok(OnOff(false)),
+            _ => Err(UnknownName::new("setting", s, &["on", "off"])),
+        }
+    }
+}
+
+#[cfg(feature = "cli")]
+fn parse_on_off(s: &str) -> Result<bool, UnknownName> {
+    s.parse::<OnOff>().map(|v| v.0)
+}
+
+/// Why RFA needs transaction-level partitioning.
+pub(crate) const RFA_NEEDS_TX_PARTITION: &str = "Remote Flush Avoidance (gsn option rfa) \
+    acknowledges a commit by its own log's flush, so each transaction must write one log: use \
+    transaction-level partitioning (gsn option partition = tx) with rfa on";
 
 /// The scheme's name.
 pub(crate) const NAME: &str = "gsn";
@@ -200,6 +240,7 @@ const OPTIONS: &[&str] = &[
     "partition",
     "commit",
     "rows_per_page",
+    "rfa",
     "insert_delay_ns",
     "scan_threads",
     "apply_threads",
@@ -246,6 +287,7 @@ impl SchemeDef for GsnConfig {
             "partition" => self.partition = parse_option(NAME, key, value)?,
             "commit" => self.commit = parse_option(NAME, key, value)?,
             "rows_per_page" => self.rows_per_page = parse_option::<u64>(NAME, key, value)?.max(1),
+            "rfa" => self.rfa = parse_option::<OnOff>(NAME, key, value)?.0,
             "insert_delay_ns" => self.insert_delay_ns = parse_option(NAME, key, value)?,
             "scan_threads" => self.scan_threads = parse_option(NAME, key, value)?,
             "apply_threads" => self.apply_threads = parse_option(NAME, key, value)?,
@@ -258,6 +300,7 @@ impl SchemeDef for GsnConfig {
             ("partition", self.partition.name().to_string()),
             ("commit", self.commit.name().to_string()),
             ("rows_per_page", self.rows_per_page.to_string()),
+            ("rfa", OnOff(self.rfa).to_string()),
             ("insert_delay_ns", self.insert_delay_ns.to_string()),
             ("scan_threads", self.scan_threads.to_string()),
             ("apply_threads", self.apply_threads.to_string()),

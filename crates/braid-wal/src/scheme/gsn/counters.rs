@@ -1,6 +1,8 @@
 //! The event counters of one gsn scheme instance: commits, straggler signals (sent, and those
 //! that helped) and daemon rounds of passive group commit (Wang & Johnson Section 4.1; the
-//! signals per 10,000 commits of Section 5.3), and clock records written to lagging file logs.
+//! signals per 10,000 commits of Section 5.3), clock records written to lagging file logs, and
+//! with Remote Flush Avoidance the commits acknowledged locally and those that needed a remote
+//! flush (Haubenschild et al. 2020 report the share of the latter).
 //! The daemon's counters are written by the daemon only; commits are counted per worker in
 //! its commit-queue lane (`shared.rs`), so no worker writes a statistics word of the scheme.
 
@@ -17,9 +19,11 @@ pub(crate) struct GsnCounters {
 }
 
 impl GsnCounters {
-    pub(super) fn snapshot(&self, commits: u64) -> GsnStats {
+    pub(super) fn snapshot(&self, commits: u64, rfa: (u64, u64)) -> GsnStats {
         GsnStats {
             commits,
+            rfa_local: rfa.0,
+            rfa_remote: rfa.1,
             signals: self.signals.load(Relaxed),
             signals_helped: self.signals_helped.load(Relaxed),
             rounds: self.rounds.load(Relaxed),
@@ -42,6 +46,10 @@ pub(crate) struct GsnStats {
     pub rounds: u64,
     /// Clock records written to lagging file logs.
     pub clock_records: u64,
+    /// Remote Flush Avoidance: commits acknowledged by their own log's flush alone.
+    pub rfa_local: u64,
+    /// Remote Flush Avoidance: commits that needed a remote flush.
+    pub rfa_remote: u64,
 }
 
 impl GsnStats {

@@ -45,6 +45,12 @@
 //!
 //! On persistent memory recovery replays every complete transaction (it takes no bound); a
 //! standby keeps to `D`, which is safe there too, and a promotion's recovery replays the rest.
+//!
+//! Remote Flush Avoidance: a commit marked local may lie above the writer's bound and was
+//! replayed by the writer's recovery all the same (`recovery.rs`); a round replays it, and its
+//! parts, once `D` reaches it, even where a marker voids its GSN. Until then it waits like any
+//! record above `D`: a standby's `D` is a prefix of every log, which the local commit's own
+//! dependencies (its log before it, and GSNs acknowledged when it committed) lie in.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -170,9 +176,13 @@ impl GsnFollower {
         let mut split: HashMap<u64, Split> = HashMap::new();
         for sc in scans {
             for r in &sc.recs {
-                let void = in_void(voids, r.gsn);
+                // A local commit (RFA) was replayed by the writer's recovery although its
+                // marker voids it; a part is held like any other until its commit record
+                // says (a part in a void whose commit is not local has a void commit, or one
+                // lost with the writer).
+                let void = in_void(voids, r.gsn) && !r.local;
                 match r.kind {
-                    RecKind::Part if !void => {
+                    RecKind::Part => {
                         let e = split.entry(r.txn).or_default();
                         e.first = e.first.min(r.gsn);
                         e.parts += 1;
@@ -282,20 +292,20 @@ impl Follower for GsnFollower {
             at.push(first.map_or(sc.end.end, |i| sc.recs[i].lsn));
         }
         let voids = &self.voids;
-        let live = |g: u64| g <= d && !in_void(voids, g);
+        let live = |r: &super::recovery::Rec| r.gsn <= d && (r.local || !in_void(voids, r.gsn));
         report.txns = committed.len() as u64;
         report.skipped = skipped;
         for sc in &scans {
             report.txns += sc
                 .recs
                 .iter()
-                .filter(|r| r.kind == RecKind::Txn && live(r.gsn))
+                .filter(|r| r.kind == RecKind::Txn && live(r))
                 .count() as u64;
         }
         report.stages.push(("plan", t.elapsed().as_secs_f64()));
         let take = |_: usize, r: &super::recovery::Rec| match r.kind {
-            RecKind::Txn => live(r.gsn),
-            RecKind::Part => live(r.gsn) && committed.contains(&r.txn),
+            RecKind::Txn => live(r),
+            RecKind::Part => r.gsn <= d && committed.contains(&r.txn),
             _ => false,
         };
         redo(

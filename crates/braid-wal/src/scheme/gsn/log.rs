@@ -3,6 +3,7 @@
 //! pending (end LSN, GSN) pairs that file devices turn into durable GSN watermarks.
 
 use std::collections::VecDeque;
+use std::sync::atomic::AtomicU64;
 
 use parking_lot::{Mutex, MutexGuard};
 
@@ -37,6 +38,11 @@ pub(crate) struct LogInner {
 pub(crate) struct Log {
     pub stream: Stream,
     pub inner: Mutex<LogInner>,
+    /// RFA: the GSN of the newest commit in this log that needed a remote flush (stored under
+    /// the insert lock, read without it). A later commit in this log may be acknowledged by
+    /// this log's flush alone only once that GSN is acknowledged: it may depend on that commit,
+    /// which depends on another log (see `worker.rs`).
+    pub remote_gsn: AtomicU64,
 }
 
 impl Log {

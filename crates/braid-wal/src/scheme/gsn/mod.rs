@@ -26,6 +26,13 @@
 //! * **Commit protection** (Section 4): see `commit.rs`. Durable cache: acknowledge after the
 //!   insert's fence. Volatile cache: passive group commit with a daemon and straggler
 //!   signals. File devices: per-log durable GSN watermarks.
+//! * **Remote Flush Avoidance** (Haubenschild, Sauer, Neumann, Leis, SIGMOD 2020, Section
+//!   4.3; option `rfa`, file logs, transaction-level partitioning): each page clock also names
+//!   the log that wrote it while that write is not acknowledged (`pages.rs`); a commit that
+//!   touched no page of another log above the acknowledged GSN, in a log with no commit still
+//!   waiting for a remote flush, is acknowledged once its own log is durable up to it, and its
+//!   record says so (`recovery.rs` keeps such commits above the bound). The others wait as
+//!   before. `worker.rs` decides, under the log's insert lock.
 //! * **Recovery** (Section 3.2): the two-step parallel redo pipeline with N scanners and M
 //!   appliers ([`GsnConfig::scan_threads`], [`GsnConfig::apply_threads`]), see
 //!   `recovery.rs`; a hot standby replays the logs in rounds with the same pipeline
@@ -124,7 +131,9 @@ impl Gsn {
 
     /// This instance's counters since it was opened.
     pub(crate) fn stats(&self) -> GsnStats {
-        self.shared.counters.snapshot(self.shared.commits())
+        self.shared
+            .counters
+            .snapshot(self.shared.commits(), self.shared.rfa_counts())
     }
 
     fn join_daemon(&self) {
@@ -197,13 +206,18 @@ impl Scheme for Gsn {
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let st = self.stats();
-        vec![
+        let mut c = vec![
             ("commits", st.commits),
             ("signals", st.signals),
             ("signals_helped", st.signals_helped),
             ("daemon_rounds", st.rounds),
             ("clock_records", st.clock_records),
-        ]
+        ];
+        if self.shared.rfa() {
+            c.push(("rfa_local_commits", st.rfa_local));
+            c.push(("rfa_remote_commits", st.rfa_remote));
+        }
+        c
     }
 
     fn proxies(&self) -> Option<crate::proxy::Proxies> {

@@ -11,10 +11,12 @@ use braid_pmem::signal;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
-use super::config::{CommitProtocol, GsnConfig, NO_COMMAND_LOGGING};
+use super::config::{
+    CommitProtocol, GsnConfig, NO_COMMAND_LOGGING, Partition, RFA_NEEDS_TX_PARTITION,
+};
 use super::counters::GsnCounters;
 use super::log::{Log, LogInner, Mode};
-use super::pages::PageTable;
+use super::pages::{MAX_RFA_LOGS, PageTable};
 use super::shared::Shared;
 use super::{Gsn, daemon, recovery};
 use crate::WalError;
@@ -91,6 +93,22 @@ pub(crate) fn open_gsn(
     progress: &dyn Fn(u64),
 ) -> Result<(Arc<Gsn>, RecoveryReport), WalError> {
     let pmem = check_devices(cfg, &devices)?;
+    if gcfg.rfa {
+        if gcfg.partition == Partition::Page && devices.len() > 1 {
+            return Err(WalError::Unsupported {
+                detail: RFA_NEEDS_TX_PARTITION.into(),
+            });
+        }
+        if devices.len() >= MAX_RFA_LOGS {
+            return Err(WalError::TooMany {
+                what: "gsn logs with Remote Flush Avoidance (a page names its writer's log in \
+                       16 bits)"
+                    .to_string(),
+                max: MAX_RFA_LOGS - 1,
+                remedy: "use fewer logs, or turn the gsn option rfa off",
+            });
+        }
+    }
     let gcfg = gcfg.clone();
     let mode = match (pmem, gcfg.commit) {
         (false, _) => Mode::Watermark,
@@ -129,6 +147,7 @@ pub(crate) fn open_gsn(
         logs.push(Log {
             stream,
             inner: Mutex::new(inner),
+            remote_gsn: AtomicU64::new(0),
         });
     }
     if !pmem {

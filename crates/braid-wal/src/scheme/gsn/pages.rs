@@ -11,9 +11,38 @@
 //! (each page's clock still grows with every write to it, and a transaction that touches it
 //! still ends up above it), so the GSN guarantees hold; it costs some false dependencies,
 //! which the default of 2^20 slots keeps rare.
+//!
+//! Each slot's word also names the page's *writer* for Remote Flush Avoidance (Haubenschild
+//! et al., SIGMOD 2020, Section 4.3: a page remembers the worker that last modified it): the
+//! GSN in the top 48 bits, a log number in the low 16. With RFA off every writer is 0 and the
+//! word is the clock shifted. With RFA on ([`PageTable::raise_by`]) the writer is the one log
+//! that may hold a write of the page that is not yet known durable everywhere (its GSN above
+//! the acknowledged GSN), or [`MULTI`] when more than one may: a later, higher write of another
+//! log must not hide an earlier one that is still volatile (a slot is shared by the rows of a
+//! page and by pages that hash alike, so writes to it need not be ordered by row locks). A
+//! reader of the page then needs a remote flush unless the page's GSN is acknowledged or its
+//! writer is the reader's own log.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
+
+/// Bits of a slot's word that name the writer's log.
+const WRITER_BITS: u32 = 16;
+/// The writer field of a page that more than one log may have written above the acknowledged
+/// GSN: every reader but none needs a remote flush.
+pub(crate) const MULTI: u16 = u16::MAX;
+/// Logs RFA can name (log numbers below [`MULTI`]).
+pub(crate) const MAX_RFA_LOGS: usize = MULTI as usize;
+
+#[inline]
+fn split(word: u64) -> (u64, u16) {
+    (word >> WRITER_BITS, word as u16)
+}
+
+#[inline]
+fn join(gsn: u64, writer: u16) -> u64 {
+    (gsn << WRITER_BITS) | u64::from(writer)
+}
 
 /// Default number of page clocks.
 pub(crate) const DEFAULT_SLOTS: usize = 1 << 20;
@@ -99,13 +128,51 @@ impl PageTable {
     /// The clock of `slot`.
     #[inline]
     pub(crate) fn get(&self, slot: usize) -> u64 {
-        self.slots[slot].load(Acquire)
+        split(self.slots[slot].load(Acquire)).0
     }
 
-    /// Raise the clock of `slot` to at least `gsn`; returns the clock after.
+    /// The clock of `slot` and its writer (see the module doc).
+    #[inline]
+    pub(crate) fn get_with_writer(&self, slot: usize) -> (u64, u16) {
+        split(self.slots[slot].load(Acquire))
+    }
+
+    /// Raise the clock of `slot` to at least `gsn`; returns the clock after. RFA off only
+    /// (every writer 0).
     #[inline]
     pub(crate) fn raise(&self, slot: usize, gsn: u64) -> u64 {
-        self.slots[slot].fetch_max(gsn, AcqRel).max(gsn)
+        debug_assert!(gsn < 1 << (64 - WRITER_BITS), "GSN {gsn} beyond 48 bits");
+        split(self.slots[slot].fetch_max(join(gsn, 0), AcqRel))
+            .0
+            .max(gsn)
+    }
+
+    /// RFA: raise the clock of `slot` to at least `gsn` as a write of log `writer`, where
+    /// every GSN up to `acked` is durable in every log; returns the clock after. The writer
+    /// field becomes `writer` if the page's earlier writes are all durable (its clock at most
+    /// `acked`) or were all `writer`'s, else [`MULTI`].
+    #[inline]
+    pub(crate) fn raise_by(&self, slot: usize, gsn: u64, writer: u16, acked: u64) -> u64 {
+        debug_assert!(gsn < 1 << (64 - WRITER_BITS), "GSN {gsn} beyond 48 bits");
+        debug_assert!(writer != MULTI);
+        let word = &self.slots[slot];
+        let mut cur = word.load(Acquire);
+        loop {
+            let (cg, cw) = split(cur);
+            let w = if cg <= acked || cw == writer {
+                writer
+            } else {
+                MULTI
+            };
+            let new = join(cg.max(gsn), w);
+            if new == cur {
+                return cg;
+            }
+            match word.compare_exchange_weak(cur, new, AcqRel, Acquire) {
+                Ok(_) => return cg.max(gsn),
+                Err(now) => cur = now,
+            }
+        }
     }
 }
 
@@ -122,5 +189,28 @@ mod tests {
         assert_eq!(t.raise(s, 5), 5);
         assert_eq!(t.raise(s, 3), 5);
         assert_eq!(t.get(s), 5);
+    }
+
+    #[test]
+    fn a_page_names_its_one_volatile_writer_or_multi() {
+        let t = PageTable::new(16, 1);
+        let s = t.slot(0, 1);
+        // Log 1 writes at 10 (nothing acknowledged): log 1 is the writer.
+        assert_eq!(t.raise_by(s, 10, 1, 0), 10);
+        assert_eq!(t.get_with_writer(s), (10, 1));
+        // Log 1 again, higher: still log 1.
+        assert_eq!(t.raise_by(s, 12, 1, 0), 12);
+        assert_eq!(t.get_with_writer(s), (12, 1));
+        // Log 2 writes lower than the clock while log 1's 12 is volatile: two writers.
+        assert_eq!(t.raise_by(s, 11, 2, 5), 12);
+        assert_eq!(t.get_with_writer(s), (12, MULTI));
+        // Once everything up to the clock is acknowledged, a write names its log alone.
+        assert_eq!(t.raise_by(s, 20, 3, 12), 20);
+        assert_eq!(t.get_with_writer(s), (20, 3));
+        // A higher write of another log while 20 is volatile does not hide log 3's write.
+        assert_eq!(t.raise_by(s, 30, 4, 19), 30);
+        assert_eq!(t.get_with_writer(s), (30, MULTI));
+        // The plain clock reads the GSN only.
+        assert_eq!(t.get(s), 30);
     }
 }

@@ -57,6 +57,19 @@
 //!   commit record; recovery needs nothing from it but its GSN).
 //! * `Checkpoint`, empty payload: a clock record; 16-byte payload `lo, hi`: a void marker.
 //!
+//! # Remote Flush Avoidance
+//!
+//! With RFA (Haubenschild et al. 2020) a commit record may carry [`FLAG_LOCAL`]: it was
+//! acknowledged once its own log was durable up to it, possibly above `B`. It depends only on
+//! records of its own log before it and on records at or below the acknowledged GSN when it
+//! committed (durable in every log then, so at or below `B`), and no earlier commit of its own
+//! log was still waiting for a remote flush (`worker.rs`). So a local transaction found in a
+//! log is replayed whatever its GSN, and so are its update records: everything it depends on
+//! is replayed too (at or below `B`, or itself local), and GSN order still puts it after all
+//! of that. For the same reason a later recovery replays it although the void marker written
+//! after this one covers it (the marker voids what was *not* replayed; local transactions
+//! were).
+//!
 //! A checkpoint's cut ([`Cut`]) decides coverage by the record that commits: a `Redo` +
 //! COMMIT record, or a `Commit` record, whose transaction's parts follow it. Parts are never
 //! judged by their own position: an update record is written before its transaction's epoch
@@ -80,6 +93,10 @@ use crate::scheme::cut::Cut;
 use crate::scheme::{LogKind, RecoveryReport, Replay, replay_failed};
 use crate::{Lsn, WalError};
 
+/// Record flag (a caller bit, see [`crate::record`]): a commit acknowledged by its own log's
+/// flush under Remote Flush Avoidance (see the module doc).
+pub(crate) const FLAG_LOCAL: u8 = 4;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum RecKind {
     Txn,
@@ -98,6 +115,8 @@ pub(super) struct Rec {
     pub txn: u64,
     pub gsn: u64,
     pub kind: RecKind,
+    /// A commit (`Txn` or `Commit`) marked [`FLAG_LOCAL`].
+    pub local: bool,
     payload: Vec<u8>,
 }
 
@@ -226,11 +245,13 @@ fn scan_stream(
         } else {
             Vec::new()
         };
+        let local = matches!(kind, RecKind::Txn | RecKind::Commit(_)) && h.flags & FLAG_LOCAL != 0;
         recs.push(Rec {
             lsn: h.lsn,
             txn: h.txn,
             gsn,
             kind,
+            local,
             payload,
         });
     }
@@ -380,7 +401,18 @@ pub(super) fn recover(
         let marker_floor = voids.iter().map(|v| v.0).max().unwrap_or(0);
         min_m.max(marker_floor)
     };
-    let live = |r: &Rec| r.gsn <= bound && !is_void(r.gsn);
+    // RFA: local commits and their update records are replayed whatever their GSN.
+    let local_txns: std::collections::HashSet<u64> = scans
+        .iter()
+        .flat_map(|sc| sc.recs.iter())
+        .filter(|r| r.local)
+        .map(|r| r.txn)
+        .collect();
+    let live = |r: &Rec| {
+        (r.gsn <= bound && !is_void(r.gsn))
+            || r.local
+            || (r.kind == RecKind::Part && local_txns.contains(&r.txn))
+    };
     let mut parts: HashMap<u64, u32> = HashMap::new();
     for sc in &scans {
         for r in sc

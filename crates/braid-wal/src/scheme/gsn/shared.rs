@@ -72,6 +72,11 @@ pub(crate) struct Lane {
     pub want: CachePadded<AtomicU64>,
     /// Update commits this worker made.
     pub commits: AtomicU64,
+    /// RFA: commits (read-only ones included) acknowledged by the worker's own log's flush.
+    pub rfa_local: AtomicU64,
+    /// RFA: commits that needed a remote flush (waited until every log was durable up to
+    /// their GSN).
+    pub rfa_remote: AtomicU64,
 }
 
 impl Lane {
@@ -88,6 +93,17 @@ impl Lane {
     pub(crate) fn count_commit(&self) {
         self.commits.store(self.commits.load(Relaxed) + 1, Relaxed);
     }
+
+    /// Owner only: one more RFA decision, local or remote.
+    #[inline]
+    pub(crate) fn count_rfa(&self, local: bool) {
+        let c = if local {
+            &self.rfa_local
+        } else {
+            &self.rfa_remote
+        };
+        c.store(c.load(Relaxed) + 1, Relaxed);
+    }
 }
 
 impl Shared {
@@ -98,12 +114,34 @@ impl Shared {
         l
     }
 
+    /// Whether commits use Remote Flush Avoidance: asked for, and on file logs (on persistent
+    /// memory a commit never waits for another log's flush to begin with).
+    #[inline]
+    pub(crate) fn rfa(&self) -> bool {
+        self.cfg.rfa && self.mode == Mode::Watermark
+    }
+
+    /// RFA decisions so far: (local, remote), every worker's.
+    pub(crate) fn rfa_counts(&self) -> (u64, u64) {
+        let lanes = self.lanes.lock();
+        let sum = |f: fn(&Lane) -> &AtomicU64| {
+            lanes.iter().map(|l| f(l).load(Relaxed)).sum::<u64>() + f(&self.retired).load(Relaxed)
+        };
+        (sum(|l| &l.rfa_local), sum(|l| &l.rfa_remote))
+    }
+
     /// Worker gone: fold its lane into `retired` and drop it from the list.
     pub(crate) fn retire(&self, lane: &Arc<Lane>) {
         self.retired.want.fetch_max(lane.want.load(SeqCst), SeqCst);
         self.retired
             .commits
             .fetch_add(lane.commits.load(Relaxed), Relaxed);
+        self.retired
+            .rfa_local
+            .fetch_add(lane.rfa_local.load(Relaxed), Relaxed);
+        self.retired
+            .rfa_remote
+            .fetch_add(lane.rfa_remote.load(Relaxed), Relaxed);
         self.lanes.lock().retain(|x| !Arc::ptr_eq(x, lane));
     }
 

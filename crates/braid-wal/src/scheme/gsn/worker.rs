@@ -29,6 +29,7 @@ use super::commit::{self, Link};
 use super::config::{NO_COMMAND_LOGGING, Partition};
 use super::log::Mode;
 use super::pages;
+use super::recovery::FLAG_LOCAL;
 use super::shared::Shared;
 use crate::WalError;
 use crate::payload::{RedoBuf, decode_redo};
@@ -64,6 +65,18 @@ pub(super) struct GsnWorker {
     logging: Option<u64>,
     /// Update records it inserted so far.
     logged: u32,
+    /// RFA: the running transaction touched a page whose writer is another log (or several)
+    /// above the acknowledged GSN, so its commit needs a remote flush.
+    remote: bool,
+}
+
+/// What a commit's insert into its own log decided.
+struct Inserted {
+    gsn: u64,
+    /// The commit record's end in the worker's own log.
+    end: crate::Lsn,
+    /// RFA: acknowledged by that log's flush alone (the record carries [`FLAG_LOCAL`]).
+    local: bool,
 }
 
 /// Passive group commit's worker side around one insert (see `commit.rs`): before it, the
@@ -153,22 +166,48 @@ impl GsnWorker {
             open: None,
             logging: None,
             logged: 0,
+            remote: false,
         })
     }
 
     fn end_txn(&mut self, gsn: u64) {
         self.touched.clear();
+        self.remote = false;
         self.tx = gsn;
         self.last = gsn;
     }
 
-    /// Insert the transaction's records; returns its commit GSN. `self.tx` follows every insert.
-    fn insert(&mut self, req: &CommitRequest<'_>) -> Result<u64, WalError> {
+    /// This worker's log number as a page's writer (logs are fewer than [`pages::MULTI`]
+    /// when RFA is on: `open.rs` checks).
+    fn writer(&self) -> u16 {
+        self.home as u16
+    }
+
+    /// Raise page `slot`'s clock to `gsn` for a write of this worker's log: with RFA, naming
+    /// the log as the page's writer.
+    fn raise(&self, slot: usize, gsn: u64) -> u64 {
+        let s = &*self.shared;
+        if s.rfa() {
+            s.pages
+                .raise_by(slot, gsn, self.writer(), s.acked.load(SeqCst))
+        } else {
+            s.pages.raise(slot, gsn)
+        }
+    }
+
+    /// Insert the transaction's records; returns its commit GSN and, when the whole
+    /// transaction went to the worker's own log, what that insert decided. `self.tx` follows
+    /// every insert. `rfa`: see [`insert_one`].
+    fn insert(
+        &mut self,
+        req: &CommitRequest<'_>,
+        rfa: Option<bool>,
+    ) -> Result<(u64, Option<Inserted>), WalError> {
         let s = &*self.shared;
         let n = s.logs.len();
         let ef = crate::scheme::cut::epoch_flag(req.epoch);
         if s.cfg.partition == Partition::Transaction || n == 1 {
-            let gsn = insert_one(
+            let ins = insert_one(
                 s,
                 &self.proxy,
                 self.home,
@@ -177,9 +216,10 @@ impl GsnWorker {
                 FLAG_COMMIT | ef,
                 req.txn,
                 &[req.payload],
+                rfa,
             )?;
-            self.tx = gsn;
-            return Ok(gsn);
+            self.tx = ins.gsn;
+            return Ok((ins.gsn, Some(ins)));
         }
         for p in &mut self.parts {
             p.clear();
@@ -215,10 +255,11 @@ impl GsnWorker {
                     .extend_from_slice(op);
             }
         }
+        // Page-level partitioning over several logs: RFA is off (`open.rs` refuses it).
         let touched: Vec<usize> = (0..n).filter(|&l| !self.parts[l].is_empty()).collect();
         if touched.len() == 1 {
             let l = touched[0];
-            let gsn = insert_one(
+            let ins = insert_one(
                 s,
                 &self.proxy,
                 l,
@@ -227,12 +268,13 @@ impl GsnWorker {
                 FLAG_COMMIT | ef,
                 req.txn,
                 &[&self.parts[l].bytes],
+                None,
             )?;
-            self.tx = gsn;
-            return Ok(gsn);
+            self.tx = ins.gsn;
+            return Ok((ins.gsn, None));
         }
         for &l in &touched {
-            let gsn = insert_one(
+            let ins = insert_one(
                 s,
                 &self.proxy,
                 l,
@@ -241,10 +283,12 @@ impl GsnWorker {
                 ef,
                 req.txn,
                 &[&self.parts[l].bytes],
+                None,
             )?;
-            self.tx = gsn;
+            self.tx = ins.gsn;
         }
-        self.insert_commit_record(req, touched.len() as u32)
+        let ins = self.insert_commit_record(req, touched.len() as u32, None)?;
+        Ok((ins.gsn, None))
     }
 }
 
@@ -260,7 +304,7 @@ impl SchemeWorker for GsnWorker {
         let p = &self.shared.pages;
         let slot = p.slot(row.table, row.key);
         let g = self.tx.max(p.get(slot)) + 1;
-        self.tx = p.raise(slot, g);
+        self.tx = self.raise(slot, g);
         self.touched.push((slot, true));
     }
 
@@ -294,10 +338,11 @@ impl SchemeWorker for GsnWorker {
             0,
             up.txn,
             &[up.payload],
+            None,
         );
-        if let Ok(g) = r {
-            self.tx = g;
-            s.pages.raise(slot, g);
+        if let Ok(ins) = &r {
+            self.tx = ins.gsn;
+            self.raise(slot, ins.gsn);
             self.logged += 1;
         }
         self.dirty.between(self.tx);
@@ -311,26 +356,49 @@ impl SchemeWorker for GsnWorker {
             });
         }
         self.proxy.commit();
-        // Re-read the clocks of every page touched (see the module doc: OCC).
+        let rfa = self.shared.rfa();
+        // Re-read the clocks of every page touched (see the module doc: OCC); with RFA, note
+        // whether one was written by another log above the acknowledged GSN (Haubenschild et
+        // al. 2020, Section 4.3: "a transaction needs a remote flush if it accessed a page
+        // whose last modification by another worker is not yet flushed").
+        let acked = self.shared.acked.load(SeqCst);
         for &(slot, _) in &self.touched {
-            self.tx = self.tx.max(self.shared.pages.get(slot));
+            let (g, w) = self.shared.pages.get_with_writer(slot);
+            self.tx = self.tx.max(g);
+            if rfa && g > acked && w != self.writer() {
+                self.remote = true;
+            }
         }
         let updates = self.logging.is_some();
         if !updates && (req.read_only || req.payload.is_empty()) {
             let g = self.tx;
+            let remote = self.remote;
             self.touched.clear();
+            self.remote = false;
             if g == 0 || self.shared.mode == Mode::Immediate {
                 self.shared.fills_ok()?;
                 return Ok(Ticket::DURABLE);
+            }
+            if rfa {
+                let log = &self.shared.logs[self.home];
+                // What it read is in its own log (below the tail) or durable everywhere,
+                // unless its log holds a commit still waiting for a remote flush.
+                if !remote && log.remote_gsn.load(SeqCst) <= self.shared.acked.load(SeqCst) {
+                    self.lane.count_rfa(true);
+                    return Ok(Ticket::stream(log.stream.clone(), log.stream.tail()));
+                }
+                self.lane.count_rfa(false);
             }
             return self.shared.enqueue(&self.link, &self.lane, g, &self.proxy);
         }
         // Passive group commit: dirty before taking a GSN; the floor bounds every GSN we use.
         self.dirty.begin(self.last, &mut self.tx);
+        let local_ok = rfa.then_some(!self.remote);
         let r = if updates {
-            self.insert_commit_record(req, self.logged)
+            self.insert_commit_record(req, self.logged, local_ok)
+                .map(|ins| (ins.gsn, Some(ins)))
         } else {
-            self.insert(req)
+            self.insert(req, local_ok)
         };
         // Every record this worker inserted is written and fenced: publish.
         self.dirty
@@ -338,8 +406,8 @@ impl SchemeWorker for GsnWorker {
         if updates {
             self.close_txn();
         }
-        let gsn = match r {
-            Ok(g) => g,
+        let (gsn, own) = match r {
+            Ok(x) => x,
             Err(e) => {
                 // Published without joining the queue: the daemon may be parked waiting for
                 // the publication.
@@ -349,9 +417,10 @@ impl SchemeWorker for GsnWorker {
                 return Err(e);
             }
         };
-        for &(slot, written) in &self.touched {
+        for i in 0..self.touched.len() {
+            let (slot, written) = self.touched[i];
             if written {
-                self.shared.pages.raise(slot, gsn);
+                self.raise(slot, gsn);
             }
         }
         self.end_txn(gsn);
@@ -361,16 +430,33 @@ impl SchemeWorker for GsnWorker {
                 self.shared.fills_ok()?;
                 Ok(Ticket::DURABLE)
             }
-            Mode::Passive | Mode::Watermark => {
-                self.shared
-                    .enqueue(&self.link, &self.lane, gsn, &self.proxy)
-            }
+            Mode::Passive | Mode::Watermark => match own {
+                Some(ins) if rfa => {
+                    self.lane.count_rfa(ins.local);
+                    if ins.local {
+                        let log = &self.shared.logs[self.home];
+                        // Not waited for, but the daemon keeps the acknowledged GSN moving, so
+                        // that pages written by this commit stop looking remote to others.
+                        self.lane.wait_for(gsn);
+                        if self.shared.daemon_wait.notify() {
+                            self.proxy.wake();
+                        }
+                        return Ok(Ticket::stream(log.stream.clone(), ins.end));
+                    }
+                    self.shared
+                        .enqueue(&self.link, &self.lane, gsn, &self.proxy)
+                }
+                _ => self
+                    .shared
+                    .enqueue(&self.link, &self.lane, gsn, &self.proxy),
+            },
         }
     }
 
     fn abort(&mut self, _rows: &dyn AccessSet) {
         let Some(txn) = self.logging else {
             self.touched.clear();
+            self.remote = false;
             self.tx = self.last;
             return;
         };
@@ -379,8 +465,18 @@ impl SchemeWorker for GsnWorker {
         // by the next commit.
         let s = &*self.shared;
         self.dirty.begin(self.last, &mut self.tx);
-        if let Ok(g) = insert_one(s, &self.proxy, self.home, self.tx, Kind::Abort, 0, txn, &[]) {
-            self.tx = g;
+        if let Ok(ins) = insert_one(
+            s,
+            &self.proxy,
+            self.home,
+            self.tx,
+            Kind::Abort,
+            0,
+            txn,
+            &[],
+            None,
+        ) {
+            self.tx = ins.gsn;
         }
         self.dirty.publish(self.tx, None);
         // The daemon may be parked waiting for this worker's publication.
@@ -400,10 +496,11 @@ impl GsnWorker {
         &mut self,
         req: &CommitRequest<'_>,
         parts: u32,
-    ) -> Result<u64, WalError> {
+        rfa: Option<bool>,
+    ) -> Result<Inserted, WalError> {
         let ef = crate::scheme::cut::epoch_flag(req.epoch);
         let count = parts.to_le_bytes();
-        let gsn = insert_one(
+        let ins = insert_one(
             &self.shared,
             &self.proxy,
             self.home,
@@ -412,9 +509,10 @@ impl GsnWorker {
             FLAG_COMMIT | ef,
             req.txn,
             &[&count],
+            rfa,
         )?;
-        self.tx = gsn;
-        Ok(gsn)
+        self.tx = ins.gsn;
+        Ok(ins)
     }
 
     /// The transaction's commit or abort record is in the log (or failed): forget it.
@@ -428,7 +526,15 @@ impl GsnWorker {
 }
 
 /// Insert one record into log `l` under its lock, with a GSN above `floor`, counting its
-/// shared writes in `proxy`; returns the GSN.
+/// shared writes in `proxy`.
+///
+/// `rfa` is `Some` for a commit record under Remote Flush Avoidance: `Some(true)` if the
+/// transaction touched no page another log wrote above the acknowledged GSN. Under the log's
+/// lock, so that no commit of this log slips between the check and the insert, the commit is
+/// then *local* (acknowledged by this log's flush alone, and marked [`FLAG_LOCAL`] for
+/// recovery) only if every earlier commit of this log that needed a remote flush is
+/// acknowledged (`remote_gsn`): a transaction may depend on any earlier commit of its own
+/// log without touching another log's page. A commit that is not local raises `remote_gsn`.
 #[allow(clippy::too_many_arguments)]
 fn insert_one(
     s: &Shared,
@@ -439,14 +545,21 @@ fn insert_one(
     flags: u8,
     txn: u64,
     payload: &[&[u8]],
-) -> Result<u64, WalError> {
+    rfa: Option<bool>,
+) -> Result<Inserted, WalError> {
     let log = &s.logs[l];
     let mut g = log.inner.lock();
     let track = s.mode == Mode::Watermark;
-    let (gsn, _) = log.insert_locked(&mut g, &s.cfg, floor, kind, flags, txn, payload, track)?;
+    let local = rfa.is_some_and(|ok| ok && log.remote_gsn.load(SeqCst) <= s.acked.load(SeqCst));
+    let flags = if local { flags | FLAG_LOCAL } else { flags };
+    let (gsn, end) = log.insert_locked(&mut g, &s.cfg, floor, kind, flags, txn, payload, track)?;
+    if rfa.is_some() && !local {
+        // GSNs grow within a log (under this lock): a store keeps the largest.
+        log.remote_gsn.store(gsn, SeqCst);
+    }
     // The append; the log's lock (lock and unlock) on the line of its clock; the pending
     // queue's entry in watermark mode.
     proxy.append(g.writer.cost());
     proxy.shared(2, 1 + u64::from(track));
-    Ok(gsn)
+    Ok(Inserted { gsn, end, local })
 }
