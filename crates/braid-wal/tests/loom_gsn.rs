@@ -15,6 +15,9 @@
 //! visible to the daemon when it acknowledges (docs/design.md invariant 1: nothing acknowledged
 //! can be missing after a crash), and the daemon never acknowledges past its target.
 //!
+//! A second model checks Remote Flush Avoidance's page writer ([`raise_word`]): two logs'
+//! raises of one page and a reader between them.
+//!
 //! Not modelled: the straggler signal (its handler publishes the staged value on the
 //! thread's behalf, from signal context, which loom cannot interleave) and the durable-cache
 //! and file-device (watermark) protocols.
@@ -46,6 +49,7 @@ use std::thread;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
 use braid_wal::scheme::gsn::commit::{DgsnWord, mark_dirty, min_dgsn, queue_target};
+use braid_wal::scheme::gsn::pages::{MULTI, PageWord, raise_word, split_word};
 
 use crate::integration::loom_harness::model;
 
@@ -168,5 +172,60 @@ fn passive_group_commit_acknowledges_only_written_records() {
                 }
             }
         }
+    });
+}
+
+/// A page clock's word on loom's (or `std`'s) atomic.
+struct Page(AtomicU64);
+
+impl PageWord for Page {
+    fn load(&self) -> u64 {
+        self.0.load(SeqCst)
+    }
+    fn compare_exchange_weak(&self, current: u64, new: u64) -> Result<u64, u64> {
+        self.0.compare_exchange_weak(current, new, SeqCst, SeqCst)
+    }
+}
+
+/// Remote Flush Avoidance's page writer (`scheme::gsn::pages`, [`raise_word`]): two logs
+/// write one page (rows that share it) with nothing acknowledged, log 1 at GSN 10 and log 2 at
+/// 12, in either order, while a reader looks. Checked: once a raise has returned, a reader never
+/// sees another log named alone as the writer (it would take a commit that read log 1's write
+/// as needing no flush of log 1), and the page ends with both: MULTI at GSN 12.
+#[test]
+fn loom_rfa_a_page_never_hides_a_volatile_writer() {
+    model(ROUNDS, || {
+        let page = Arc::new(Page(AtomicU64::new(0)));
+        let done = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
+        let writers: Vec<_> = [(1u16, 10u64), (2, 12)]
+            .into_iter()
+            .enumerate()
+            .map(|(i, (log, gsn))| {
+                let (page, done) = (Arc::clone(&page), Arc::clone(&done));
+                thread::spawn(move || {
+                    let after = raise_word(&*page, gsn, log, 0);
+                    assert!(after >= gsn);
+                    done[i].store(true, SeqCst);
+                })
+            })
+            .collect();
+        let (d1, d2) = (done[0].load(SeqCst), done[1].load(SeqCst));
+        let (g, w) = split_word(page.load());
+        if d1 {
+            assert!(
+                g >= 10 && (w == 1 || w == MULTI),
+                "log 1 hidden: ({g}, {w})"
+            );
+        }
+        if d2 {
+            assert!(
+                g >= 12 && (w == 2 || w == MULTI),
+                "log 2 hidden: ({g}, {w})"
+            );
+        }
+        for h in writers {
+            h.join().unwrap();
+        }
+        assert_eq!(split_word(page.load()), (12, MULTI));
     });
 }

@@ -148,32 +148,66 @@ impl PageTable {
     }
 
     /// RFA: raise the clock of `slot` to at least `gsn` as a write of log `writer`, where
-    /// every GSN up to `acked` is durable in every log; returns the clock after. The writer
-    /// field becomes `writer` if the page's earlier writes are all durable (its clock at most
-    /// `acked`) or were all `writer`'s, else [`MULTI`].
+    /// every GSN up to `acked` is durable in every log; returns the clock after (see
+    /// [`raise_word`]).
     #[inline]
     pub(crate) fn raise_by(&self, slot: usize, gsn: u64, writer: u16, acked: u64) -> u64 {
-        debug_assert!(gsn < 1 << (64 - WRITER_BITS), "GSN {gsn} beyond 48 bits");
-        debug_assert!(writer != MULTI);
-        let word = &self.slots[slot];
-        let mut cur = word.load(Acquire);
-        loop {
-            let (cg, cw) = split(cur);
-            let w = if cg <= acked || cw == writer {
-                writer
-            } else {
-                MULTI
-            };
-            let new = join(cg.max(gsn), w);
-            if new == cur {
-                return cg;
-            }
-            match word.compare_exchange_weak(cur, new, AcqRel, Acquire) {
-                Ok(_) => return cg.max(gsn),
-                Err(now) => cur = now,
-            }
+        raise_word(&self.slots[slot], gsn, writer, acked)
+    }
+}
+
+/// A page clock's word as [`raise_word`] uses it: `std`'s atomic here, loom's in
+/// `tests/loom_gsn.rs`, which model-checks the raise through this trait.
+pub(crate) trait PageWord {
+    /// The word (acquire).
+    fn load(&self) -> u64;
+    /// Replace `current` by `new` (acquire-release; may fail spuriously); `Err` holds the
+    /// value found instead.
+    fn compare_exchange_weak(&self, current: u64, new: u64) -> Result<u64, u64>;
+}
+
+impl PageWord for AtomicU64 {
+    #[inline]
+    fn load(&self) -> u64 {
+        AtomicU64::load(self, Acquire)
+    }
+    #[inline]
+    fn compare_exchange_weak(&self, current: u64, new: u64) -> Result<u64, u64> {
+        AtomicU64::compare_exchange_weak(self, current, new, AcqRel, Acquire)
+    }
+}
+
+/// RFA: raise the page clock `word` to at least `gsn` as a write of log `writer`, where every
+/// GSN up to `acked` is durable in every log; returns the clock after. The writer field
+/// becomes `writer` if the page's earlier writes are all durable (its clock at most `acked`)
+/// or were all `writer`'s, else [`MULTI`]: one compare-and-swap, retried on contention.
+#[inline]
+pub(crate) fn raise_word<W: PageWord + ?Sized>(word: &W, gsn: u64, writer: u16, acked: u64) -> u64 {
+    debug_assert!(gsn < 1 << (64 - WRITER_BITS), "GSN {gsn} beyond 48 bits");
+    debug_assert!(writer != MULTI);
+    let mut cur = word.load();
+    loop {
+        let (cg, cw) = split(cur);
+        let w = if cg <= acked || cw == writer {
+            writer
+        } else {
+            MULTI
+        };
+        let new = join(cg.max(gsn), w);
+        if new == cur {
+            return cg;
+        }
+        match word.compare_exchange_weak(cur, new) {
+            Ok(_) => return cg.max(gsn),
+            Err(now) => cur = now,
         }
     }
+}
+
+/// A page word's GSN and writer (for the loom model).
+#[cfg(test)]
+pub(crate) fn split_word(word: u64) -> (u64, u16) {
+    split(word)
 }
 
 #[cfg(test)]
