@@ -103,15 +103,16 @@ pub enum PmemError {
         /// Usable bytes the caller asked for.
         expected: u64,
     },
-    /// The header's checksum does not match, or the file is shorter than the header says.
+    /// The header's checksum does not match, or the size it records does not fit the file or
+    /// this machine; `damage` says which.
     #[error(
-        "{path}: damaged region header ({detail}); the file cannot be trusted, recreate the region"
+        "{path}: damaged region header ({damage}); the file cannot be trusted, recreate the region"
     )]
     CorruptHeader {
         /// The region file.
         path: PathBuf,
-        /// What is wrong with it.
-        detail: String,
+        /// What is wrong with the header.
+        damage: HeaderDamage,
     },
     /// The configuration asked for a flush instruction this CPU does not have.
     #[error(
@@ -159,6 +160,34 @@ pub enum PmemError {
         /// The first `msync` failure.
         #[source]
         source: std::io::Error,
+    },
+}
+
+/// What is wrong with a region file's header ([`PmemError::CorruptHeader`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HeaderDamage {
+    /// The checksum stored in the header is not the checksum of the header's bytes.
+    #[error("checksum {found:#010x}, expected {expected:#010x}")]
+    Checksum {
+        /// The checksum stored in the header.
+        found: u32,
+        /// The checksum of the header's bytes.
+        expected: u32,
+    },
+    /// The header records more usable bytes than the file holds after it.
+    #[error("header records {size} usable bytes but the file holds only {file_len} bytes")]
+    Truncated {
+        /// Usable bytes the header records.
+        size: u64,
+        /// Bytes of the whole file, header included.
+        file_len: u64,
+    },
+    /// The recorded size does not fit this machine's address space.
+    #[error("recorded size {size} does not fit this machine's address space")]
+    SizeTooLarge {
+        /// Usable bytes the header records.
+        size: u64,
     },
 }
 

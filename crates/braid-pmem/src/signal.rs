@@ -94,10 +94,11 @@ static INSTALLED: OnceLock<Result<(), SignalError>> = OnceLock::new();
 
 /// Why [`install`] could not install the handler.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum SignalError {
-    /// `sigaction` failed.
+    /// `sigaction` failed (shared, as [`install`] hands the first result to every caller).
     #[error("sigaction: {0}")]
-    Sigaction(std::sync::Arc<std::io::Error>),
+    Sigaction(#[source] std::sync::Arc<std::io::Error>),
     /// The signal already has another handler.
     #[error("SIGUSR2 already has a handler; passive group commit needs it")]
     Taken,

@@ -15,7 +15,8 @@ use crate::crash::Sim;
 use crate::persist;
 use crate::stats::Counters;
 use crate::{
-    Domain, FlushKind, HEADER_SIZE, Media, PmemConfig, PmemError, REGION_MAGIC, REGION_VERSION,
+    Domain, FlushKind, HEADER_SIZE, HeaderDamage, Media, PmemConfig, PmemError, REGION_MAGIC,
+    REGION_VERSION,
 };
 
 pub(super) fn resolve_flush(cfg: &PmemConfig) -> Result<FlushKind, PmemError> {
@@ -302,7 +303,10 @@ fn read_header(
     if crc != want {
         return Err(PmemError::CorruptHeader {
             path: path.to_path_buf(),
-            detail: format!("checksum {crc:#010x}, expected {want:#010x}"),
+            damage: HeaderDamage::Checksum {
+                found: crc,
+                expected: want,
+            },
         });
     }
     let size = u64_at(&h, 16);
@@ -320,13 +324,11 @@ fn read_header(
         .filter(|&t| t <= file_len)
         .ok_or_else(|| PmemError::CorruptHeader {
             path: path.to_path_buf(),
-            detail: format!(
-                "header records {size} usable bytes but the file holds only {file_len} bytes"
-            ),
+            damage: HeaderDamage::Truncated { size, file_len },
         })?;
     let total = usize::try_from(total).map_err(|_| PmemError::CorruptHeader {
         path: path.to_path_buf(),
-        detail: format!("recorded size {size} does not fit this machine's address space"),
+        damage: HeaderDamage::SizeTooLarge { size },
     })?;
     Ok(total)
 }

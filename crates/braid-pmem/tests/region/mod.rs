@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use braid_pmem::{
-    CACHE_LINE, CrashMode, Domain, FlushKind, HEADER_SIZE, Media, PmemConfig, PmemError, PmemStats,
-    Region,
+    CACHE_LINE, CrashMode, Domain, FlushKind, HEADER_SIZE, HeaderDamage, Media, PmemConfig,
+    PmemError, PmemStats, Region,
 };
 use proptest::prelude::*;
 
@@ -195,7 +195,16 @@ fn header_refusals() {
     drop(r);
     patch_header(&crc, 17, &[0x01], false);
     let e = Region::open(&crc, None, adr()).unwrap_err();
-    assert!(matches!(e, PmemError::CorruptHeader { .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            PmemError::CorruptHeader {
+                damage: HeaderDamage::Checksum { found, expected },
+                ..
+            } if found != expected
+        ),
+        "{e:?}"
+    );
 
     // A file cut short of the size its header records.
     let (cut, r) = region_file(dir.path(), "cut.rgn", 8192, adr());
@@ -207,7 +216,19 @@ fn header_refusals() {
         .set_len((HEADER_SIZE + 100) as u64)
         .unwrap();
     let e = Region::open(&cut, None, adr()).unwrap_err();
-    assert!(matches!(e, PmemError::CorruptHeader { .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            PmemError::CorruptHeader {
+                damage: HeaderDamage::Truncated {
+                    size: 8192,
+                    file_len
+                },
+                ..
+            } if file_len == (HEADER_SIZE + 100) as u64
+        ),
+        "{e:?}"
+    );
 
     // A missing file is an I/O error naming it.
     let e = Region::open(&dir.path().join("missing"), None, adr()).unwrap_err();
