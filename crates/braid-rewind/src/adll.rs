@@ -22,9 +22,11 @@
 
 use braid_pmem::Region;
 
-/// Damage found in a list by [`Adll::recover`] or [`Adll::nodes`] (a pending operation or a
-/// link naming something that is not a node of the list).
+/// Damage found in the atomic doubly-linked list a log is built on, by its recovery or a walk
+/// of its nodes (a pending operation or a link naming something that is not a node of the
+/// list); offsets are byte offsets in the pool's region.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum AdllError {
     /// The pending append names a node, or a previous tail, outside the list's nodes.
     #[error("pending append of {node:#x} after {last_tail:#x}: not nodes of this list")]

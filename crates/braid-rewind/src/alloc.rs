@@ -27,7 +27,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use braid_pmem::Region;
 
-use crate::{CheckError, RewindError};
+use crate::{CheckError, Damage, RewindError};
 
 /// Block sizes (header included).
 pub(crate) const CLASSES: [usize; 29] = [
@@ -123,10 +123,12 @@ impl Allocator {
     pub fn rebuild(&self) -> Result<(), RewindError> {
         let top = self.r.load_u64(self.top_word) as usize;
         if top < self.start || top > self.end {
-            return Err(RewindError::Corrupt(format!(
-                "top of heap {top:#x} outside the heap {:#x}..{:#x}",
-                self.start, self.end
-            )));
+            return Err(Damage::HeapTop {
+                top: top as u64,
+                start: self.start as u64,
+                end: self.end as u64,
+            }
+            .into());
         }
         let mut st = self.lock();
         st.free.iter_mut().for_each(Vec::clear);
@@ -135,8 +137,9 @@ impl Allocator {
         let mut b = self.start;
         while b < top {
             let w = self.r.load_u64(b);
-            let (class, allocated) = parse_header(w).ok_or_else(|| {
-                RewindError::Corrupt(format!("block header at {b:#x} is damaged ({w:#x})"))
+            let (class, allocated) = parse_header(w).ok_or(Damage::BlockHeader {
+                at: b as u64,
+                word: w,
             })?;
             if !allocated {
                 st.free[class].push(b);
@@ -144,9 +147,7 @@ impl Allocator {
             b += CLASSES[class];
         }
         if b != top {
-            return Err(RewindError::Corrupt(format!(
-                "last block overruns the top of heap {top:#x}"
-            )));
+            return Err(Damage::HeapOverrun { top: top as u64 }.into());
         }
         // Hand out low addresses first.
         st.free.iter_mut().for_each(|l| l.reverse());
@@ -274,8 +275,9 @@ impl Allocator {
         let mut b = self.start;
         while b < top {
             let w = self.r.load_u64(b);
-            let (class, allocated) = parse_header(w).ok_or_else(|| {
-                RewindError::Corrupt(format!("block header at {b:#x} is damaged ({w:#x})"))
+            let (class, allocated) = parse_header(w).ok_or(Damage::BlockHeader {
+                at: b as u64,
+                word: w,
             })?;
             if allocated {
                 rep.allocated

@@ -32,7 +32,7 @@ use braid_pmem::Region;
 
 use crate::log::{Arena, LogStore};
 use crate::record::{Kind, REC_SIZE, Rec};
-use crate::{CheckError, RewindError};
+use crate::{CheckError, Damage, RewindError};
 
 const LEFT: usize = 0;
 const RIGHT: usize = 8;
@@ -362,8 +362,8 @@ impl TwoLayer {
     fn rec_at(&self, n: usize) -> Result<Rec, RewindError> {
         let mut b = [0u8; REC_SIZE];
         self.r.read(n + REC, &mut b);
-        Rec::decode(&b).ok_or_else(|| {
-            RewindError::Corrupt(format!("log record in tree node {n:#x} has no valid type"))
+        Rec::decode(&b).ok_or(RewindError::Corrupt {
+            damage: Damage::TreeRecord { node: n as u64 },
         })
     }
 
@@ -425,10 +425,7 @@ impl TwoLayer {
             .iter()
             .find(|(_, r)| r.kind == Kind::Update && !tree_word(r.addr))
         {
-            return Err(RewindError::Corrupt(format!(
-                "tree log record names {:#x}, which is not a word of the tree",
-                bad.addr
-            )));
+            return Err(Damage::TreeLogTarget { addr: bad.addr }.into());
         }
         if !recs.iter().any(|(_, r)| r.kind == Kind::End) {
             for (_, rec) in recs.iter().rev() {
@@ -453,17 +450,19 @@ impl TwoLayer {
                 .filter(|d| d % AVL_NODE == 0)
                 .map(|d| d / AVL_NODE)
                 .filter(|&i| i < self.arena.count)
-                .ok_or_else(|| RewindError::Corrupt(format!("tree node {n:#x} is not a node")))?;
+                .ok_or(Damage::TreeNode { node: n as u64 })?;
             if std::mem::replace(&mut used[i], true) {
-                return Err(RewindError::Corrupt(format!(
-                    "tree node {n:#x} reached twice"
-                )));
+                return Err(Damage::TreeNodeTwice { node: n as u64 }.into());
             }
             let k = self.r.load_u64(n + KEY);
             if k < lo || k > hi {
-                return Err(RewindError::Corrupt(format!(
-                    "tree node {n:#x} has key {k:#x} outside {lo:#x}..={hi:#x}"
-                )));
+                return Err(Damage::TreeKey {
+                    node: n as u64,
+                    key: k,
+                    lo,
+                    hi,
+                }
+                .into());
             }
             self.rec_at(n)?;
             stack.push((self.r.load_u64(n + LEFT) as usize, lo, k.saturating_sub(1)));
@@ -484,10 +483,13 @@ impl TwoLayer {
             let hr = h_of(&height, self.r.load_u64(n + RIGHT) as usize);
             let h = 1 + hl.max(hr);
             if self.r.load_u64(n + HEIGHT) != h as u64 || hl.abs_diff(hr) > 1 {
-                return Err(RewindError::Corrupt(format!(
-                    "tree node {n:#x} has height {} but subtrees of heights {hl} and {hr}",
-                    self.r.load_u64(n + HEIGHT)
-                )));
+                return Err(Damage::TreeHeight {
+                    node: n as u64,
+                    height: self.r.load_u64(n + HEIGHT),
+                    left: hl as u64,
+                    right: hr as u64,
+                }
+                .into());
             }
             height[(n - self.arena.base) / AVL_NODE] = h;
         }

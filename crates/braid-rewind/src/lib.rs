@@ -56,7 +56,7 @@
 //! // An `Err` (or a panic) rolls the transaction back.
 //! let r = pool.transaction(|tx| -> Result<(), RewindError> {
 //!     tx.write(counter, 0)?;
-//!     Err(RewindError::Invalid("changed my mind".into()))
+//!     Err(RewindError::user_abort("changed my mind"))
 //! });
 //! assert!(r.is_err());
 //! assert_eq!(pool.read(counter), 42);
@@ -77,6 +77,7 @@ pub mod adll;
 #[cfg(not(feature = "testing"))]
 mod adll;
 mod avl;
+mod error;
 mod log;
 mod pool;
 mod pptr;
@@ -85,72 +86,16 @@ mod record;
 mod recovery;
 mod tx;
 
+pub use adll::AdllError;
 pub use alloc::HeapReport;
 pub use braid_pmem::{CrashMode, CrashSim, Domain, PmemConfig, Region};
+pub use error::{ConfigError, Damage, NotAPoolReason, Refusal, RewindError};
 pub use log::LogLayout;
 pub use pool::{CommitClear, Layers, LogMode, Policy, Pool, PoolConfig, PoolStats};
 pub use pptr::{PPtr, Persist};
 pub use raw::RawMem;
 pub use recovery::RecoveryReport;
 pub use tx::{Mem, Tx};
-
-/// Errors of the REWIND library.
-#[derive(Debug, thiserror::Error)]
-pub enum RewindError {
-    /// The persistent region failed (creating, opening or mapping it).
-    #[error(transparent)]
-    Pmem(#[from] braid_pmem::PmemError),
-    /// The heap has no free block large enough.
-    #[error("the pool has no free block for {size} bytes; create a larger pool or free objects")]
-    OutOfMemory {
-        /// Bytes asked for.
-        size: usize,
-    },
-    /// An allocation larger than the largest block class.
-    #[error("cannot allocate {size} bytes: the largest block holds {max} bytes")]
-    TooLarge {
-        /// Bytes asked for.
-        size: usize,
-        /// Bytes of the largest block.
-        max: usize,
-    },
-    /// A log has no room for another record.
-    #[error(
-        "a log is full ({capacity} records); use shorter transactions, checkpoint more often \
-         (no-force), or create the pool with a larger log_capacity"
-    )]
-    LogFull {
-        /// Records the log holds.
-        capacity: usize,
-    },
-    /// The region holds no pool this library can read.
-    #[error("not a REWIND pool: {0}")]
-    NotAPool(String),
-    /// The pool's metadata or logs are damaged.
-    #[error("damaged pool: {0}")]
-    Corrupt(String),
-    /// An object was freed twice.
-    #[error("double free of the object at offset {0:#x}")]
-    DoubleFree(u64),
-    /// A pointer that is not the start of an allocated object.
-    #[error("offset {0:#x} is not the start of an allocated object")]
-    BadPointer(u64),
-    /// A [`PoolConfig`] out of range.
-    #[error("invalid pool configuration: {0}")]
-    Config(String),
-    /// The region is too small for the configuration.
-    #[error("the pool region of {have} bytes is too small; it needs at least {need} bytes")]
-    TooSmall {
-        /// Bytes of the region.
-        have: usize,
-        /// Bytes the configuration needs.
-        need: usize,
-    },
-    /// An operation a data structure refuses (a bad argument, or a misuse such as an
-    /// unlogged store outside a fresh object); also a convenient error to roll back with.
-    #[error("the B+-tree or data structure rejected the operation: {0}")]
-    Invalid(String),
-}
 
 /// A structural invariant that does not hold, with its description: the error of the
 /// consistency checks that tests and the fuzz target run ([`Pool::check_allocator`],

@@ -26,6 +26,19 @@ pub(crate) enum Kind {
     Rollback = 5,
 }
 
+impl Kind {
+    /// The type's name, as error messages give it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Kind::Update => "Update",
+            Kind::Clr => "Clr",
+            Kind::End => "End",
+            Kind::Delete => "Delete",
+            Kind::Rollback => "Rollback",
+        }
+    }
+}
+
 /// A decoded log record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Rec {

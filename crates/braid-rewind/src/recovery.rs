@@ -37,10 +37,10 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use crate::RewindError;
 use crate::alloc::BLOCK_HDR;
 use crate::pool::{Inner, Log, Policy, RecRef};
 use crate::record::{Kind, Rec};
+use crate::{Damage, RewindError};
 
 /// Commit numbers and transaction ids at or above this are damage (see `recover`).
 const MAX_NUMBER: u64 = 1 << 62;
@@ -104,17 +104,17 @@ fn check_target(p: &Inner, rec: &Rec) -> Result<(), RewindError> {
     if ok {
         Ok(())
     } else {
-        Err(RewindError::Corrupt(format!(
-            "a {:?} record of transaction {} names offset {:#x}, outside the pool's {}",
-            rec.kind,
-            rec.txid,
-            rec.addr,
-            if rec.kind == Kind::Delete {
+        Err(Damage::RecordTarget {
+            record: rec.kind.name(),
+            txid: rec.txid,
+            addr: rec.addr,
+            area: if rec.kind == Kind::Delete {
                 "heap"
             } else {
                 "heap and root word"
-            }
-        )))
+            },
+        }
+        .into())
     }
 }
 
@@ -160,11 +160,11 @@ pub(crate) fn recover(p: &Inner) -> Result<RecoveryReport, RewindError> {
     // No pool lives to run 2^62 transactions: numbers that large are damage, and counting
     // on from them would overflow.
     if max_seq.max(cut).max(max_txid) >= MAX_NUMBER {
-        return Err(RewindError::Corrupt(format!(
-            "commit number {} or transaction id {max_txid} out of range (a damaged log record \
-             or checkpoint cut)",
-            max_seq.max(cut)
-        )));
+        return Err(Damage::NumberRange {
+            commit: max_seq.max(cut),
+            txid: max_txid,
+        }
+        .into());
     }
     p.commit_seq.store(max_seq.max(cut), Ordering::SeqCst);
     p.next_txid.store(max_txid + 1, Ordering::SeqCst);

@@ -34,11 +34,11 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::RewindError;
 use crate::alloc::{BLOCK_HDR, header, parse_header};
 use crate::pool::{Finished, Inner, Log, Policy, RecRef, checkpoint};
 use crate::pptr::{PPtr, Persist};
 use crate::record::{Kind, Rec};
+use crate::{Refusal, RewindError};
 
 /// Memory a data structure is written through: a REWIND transaction ([`Tx`]) or plain
 /// non-recoverable stores ([`crate::RawMem`]). Offsets are pool offsets; word accesses are
@@ -370,10 +370,11 @@ impl<'p> Tx<'p> {
             off >= blk + BLOCK_HDR && off + b.len() <= blk + BLOCK_HDR + size
         });
         if !fresh {
-            return Err(RewindError::Invalid(format!(
-                "init of {} bytes at {off:#x}: not inside an object allocated by this transaction",
-                b.len()
-            )));
+            return Err(Refusal::InitOutsideObject {
+                at: off as u64,
+                len: b.len(),
+            }
+            .into());
         }
         if self
             .pending

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use braid_rewind::btree::{BTree, LeafOrder};
 use braid_rewind::list::PList;
 use braid_rewind::{
-    CrashMode, CrashSim, Layers, LogLayout, Mem, PPtr, PmemConfig, Pool, PoolConfig, RawMem,
-    RewindError,
+    CrashMode, CrashSim, Layers, LogLayout, Mem, NotAPoolReason, PPtr, PmemConfig, Pool,
+    PoolConfig, RawMem, Refusal, RewindError,
 };
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 
@@ -125,7 +125,7 @@ fn random_ops_match_a_model() {
                         Ok(())
                     })?;
                     if abort {
-                        return Err(RewindError::Invalid("abort".into()));
+                        return Err(RewindError::user_abort("abort"));
                     }
                     Ok(())
                 });
@@ -298,6 +298,15 @@ fn other_layouts_are_refused() {
     // The word after the node size is the layout tag (older trees kept their key count there).
     RawMem::new(&pool).write_u64(t.header() + 32, 7).unwrap();
     let e = BTree::open(&RawMem::new(&pool), t.header()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            RewindError::Invalid {
+                refusal: Refusal::TreeLayout { header, tag: 7, .. }
+            } if header == t.header()
+        ),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("layout tag 0x7"), "{e}");
     // Layout 2 (node size counted without the block header) is refused too.
     let tag2 = u64::from_le_bytes(*b"BT+FP\x00\x00\x02");
@@ -309,5 +318,14 @@ fn other_layouts_are_refused() {
     r.store_u64(8, 1);
     r.persist(8, 8);
     let e = Pool::open_in(r.crash(CrashMode::DropUnpersisted).unwrap()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            RewindError::NotAPool {
+                reason: NotAPoolReason::Version { found: 1, .. }
+            }
+        ),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("pool format version 1"), "{e}");
 }

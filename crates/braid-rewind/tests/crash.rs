@@ -101,7 +101,7 @@ fn workload(pool: &Pool, probe: &mut dyn FnMut(usize, &Pool)) -> Vec<u64> {
                 }
             }
             if i == 2 {
-                return Err(RewindError::Invalid("rolled back on purpose".into()));
+                return Err(RewindError::user_abort("rolled back on purpose"));
             }
             Ok(())
         });
@@ -166,7 +166,7 @@ fn run_prefix(pool: &Pool, t: usize) {
                 }
             }
             if i == 2 {
-                return Err(RewindError::Invalid("rolled back on purpose".into()));
+                return Err(RewindError::user_abort("rolled back on purpose"));
             }
             Ok(())
         });

@@ -6,7 +6,7 @@ use crate::common;
 
 use braid_rewind::{
     CrashMode, CrashSim, LogLayout, LogMode, Mem, PPtr, PmemConfig, Policy, Pool, PoolConfig,
-    RawMem, RewindError,
+    RawMem, Refusal, RewindError,
 };
 
 const SIZE: usize = 1 << 20;
@@ -50,9 +50,12 @@ fn commit_rollback_panic_every_config() {
                 tx.write(a.field::<u64>(8 * i), 1000 + i)?;
             }
             let _tmp: PPtr<u64> = tx.alloc(100)?;
-            Err(RewindError::Invalid("no".into()))
+            Err(RewindError::user_abort("no"))
         });
-        assert!(e.is_err());
+        assert!(
+            matches!(&e, Err(RewindError::UserAbort { reason }) if reason == "no"),
+            "{e:?}"
+        );
         assert_eq!(words(&pool, a)[..3], [100, 101, 2], "{cfg:?}");
         // A panic rolls back and keeps unwinding.
         let p = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -165,7 +168,7 @@ fn per_thread_logs_and_threads() {
                                 let v = tx.read(o);
                                 tx.write(o, v + 1)?;
                                 if i % 5 == 4 {
-                                    return Err(RewindError::Invalid("abort".into()));
+                                    return Err(RewindError::user_abort("abort"));
                                 }
                                 Ok(())
                             });
@@ -279,4 +282,48 @@ fn checkpoint_flushes_only_dirty_lines() {
     for (i, w) in words.into_iter().enumerate() {
         assert_eq!(pool.read(arr.field::<u64>(8 * w)), i as u64 + 1);
     }
+}
+
+/// A configuration out of range is refused naming the field, its value and what is accepted;
+/// an unlogged init outside the transaction's fresh objects is refused with where it was.
+#[test]
+fn refusals_are_typed() {
+    let e = Pool::create_in(
+        braid_rewind::Region::anonymous(8 << 20),
+        PoolConfig {
+            bucket_records: 1,
+            ..PoolConfig::default()
+        },
+    )
+    .err()
+    .unwrap();
+    assert!(
+        matches!(&e, RewindError::Config(c) if c.field == "bucket_records" && c.value == "1"),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .contains("PoolConfig::bucket_records is 1; it must be 2..=65536"),
+        "{e}"
+    );
+    let pool = Pool::create_in(
+        braid_rewind::Region::anonymous(8 << 20),
+        PoolConfig::default(),
+    )
+    .unwrap();
+    let a: PPtr<u64> = pool
+        .transaction(|tx| -> Result<_, RewindError> { tx.alloc(8) })
+        .unwrap();
+    let e = pool
+        .transaction(|tx| -> Result<(), RewindError> { tx.init(a, 5) })
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            RewindError::Invalid {
+                refusal: Refusal::InitOutsideObject { at, len: 8 }
+            } if at == a.offset()
+        ),
+        "{e:?}"
+    );
 }

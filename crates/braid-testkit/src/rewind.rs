@@ -119,8 +119,8 @@ pub fn check_image(img: &[u8]) -> Checked {
             Ok(())
         }
         Err(
-            RewindError::Corrupt(_)
-            | RewindError::NotAPool(_)
+            RewindError::Corrupt { .. }
+            | RewindError::NotAPool { .. }
             | RewindError::TooSmall { .. }
             | RewindError::Config(_)
             | RewindError::BadPointer(_)

@@ -128,7 +128,7 @@ fn header_describing_logs_larger_than_the_region_is_corruption() {
             assert!(
                 matches!(
                     Pool::open_in(rewind::region_of(&img)),
-                    Err(RewindError::Corrupt(_))
+                    Err(RewindError::Corrupt { .. })
                 ),
                 "header word {word} = {v}"
             );
@@ -149,7 +149,7 @@ fn a_damaged_configuration_word_is_corruption() {
             assert!(
                 matches!(
                     Pool::open_in(rewind::region_of(&img)),
-                    Err(RewindError::Corrupt(_) | RewindError::NotAPool(_))
+                    Err(RewindError::Corrupt { .. } | RewindError::NotAPool { .. })
                 ),
                 "header word {word}"
             );

@@ -37,9 +37,9 @@
 
 mod check;
 
-use crate::RewindError;
 use crate::alloc::BLOCK_HDR;
 use crate::tx::Mem;
+use crate::{Damage, Refusal, RewindError};
 
 const LEAF: u64 = 1 << 63;
 const H_ROOT: u64 = 0;
@@ -187,9 +187,7 @@ impl BTree {
         order: LeafOrder,
     ) -> Result<BTree, RewindError> {
         if value_size == 0 || !value_size.is_multiple_of(8) {
-            return Err(RewindError::Invalid(format!(
-                "value size {value_size} must be a positive multiple of 8"
-            )));
+            return Err(Refusal::ValueSize { size: value_size }.into());
         }
         let t = BTree::geometry(0, node_bytes, value_size, order)?;
         let hdr = m.alloc(HDR_BYTES)?;
@@ -221,9 +219,7 @@ impl BTree {
         // meta, next, `icap` keys and `icap + 1` children.
         let icap = obj.saturating_sub(24) / 16;
         if lcap < 4 || icap < 3 {
-            return Err(RewindError::Invalid(format!(
-                "node size {node} too small for values of {vsize} bytes"
-            )));
+            return Err(Refusal::NodeTooSmall { node, value: vsize }.into());
         }
         Ok(BTree {
             hdr,
@@ -246,10 +242,12 @@ impl BTree {
             _ => LeafOrder::Fingerprinted,
         };
         if format != FORMAT && format != FORMAT_SORTED {
-            return Err(RewindError::Invalid(format!(
-                "B+-tree at {hdr:#x} has layout tag {format:#x}, this library reads {FORMAT:#x} \
-                 (fingerprinted leaves); rebuild the tree"
-            )));
+            return Err(Refusal::TreeLayout {
+                header: hdr,
+                tag: format,
+                expected: FORMAT,
+            }
+            .into());
         }
         let vsize = m.read_u64(hdr + H_VSIZE) as usize;
         let node = m.read_u64(hdr + H_NODE) as usize;
@@ -471,11 +469,11 @@ impl BTree {
 
     fn check_val(&self, val: &[u8]) -> Result<(), RewindError> {
         if val.len() != self.vsize {
-            return Err(RewindError::Invalid(format!(
-                "value of {} bytes in a tree of {}-byte values",
-                val.len(),
-                self.vsize
-            )));
+            return Err(Refusal::ValueLength {
+                len: val.len(),
+                expected: self.vsize,
+            }
+            .into());
         }
         Ok(())
     }
@@ -560,7 +558,7 @@ impl BTree {
         if self.order == LeafOrder::Sorted {
             let c = h.bits.count_ones() as usize;
             if c >= self.lcap {
-                return Err(RewindError::Corrupt(format!("leaf {n:#x} is full")));
+                return Err(Damage::LeafFull { leaf: n }.into());
             }
             let keys = self.read_slots(m, n, 0, c);
             let pos = keys.iter().take_while(|(k, _)| *k < key).count();
@@ -571,9 +569,7 @@ impl BTree {
         }
         let slot = (!h.bits).trailing_zeros() as usize;
         if slot >= self.lcap {
-            return Err(RewindError::Corrupt(format!(
-                "leaf {n:#x} has no free slot below its capacity"
-            )));
+            return Err(Damage::LeafNoSlot { leaf: n }.into());
         }
         let at = self.slot_off(n, slot);
         m.write_u64(at, key)?;

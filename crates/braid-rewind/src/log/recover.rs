@@ -6,8 +6,8 @@ use super::{
     ADLL_HDR, Adll, CellState, LogLayout, LogStore, PIDX, Pos, SIMPLE_CELL, SLOT_EMPTY, SLOT_GAP,
     State,
 };
-use crate::RewindError;
 use crate::record::{REC_SIZE, Rec};
+use crate::{Damage, RewindError};
 
 impl LogStore {
     /// Every live record, oldest first, with its position.
@@ -127,20 +127,27 @@ impl LogStore {
         let mut st = self.lock();
         let hdr = r.load_u64(self.desc) as usize;
         if hdr != self.desc + 64 && hdr != self.desc + 64 + ADLL_HDR {
-            return Err(RewindError::Corrupt(format!(
-                "log descriptor at {:#x} points at {hdr:#x}, not at one of its list headers",
-                self.desc
-            )));
+            return Err(Damage::LogDescriptor {
+                desc: self.desc as u64,
+                header: hdr as u64,
+            }
+            .into());
         }
         st.list = Adll { hdr };
         let arena = self.arena;
         st.list
             .recover(r, |n| arena.index(n).is_some())
-            .map_err(|e| RewindError::Corrupt(format!("log at {:#x}: {e}", self.desc)))?;
+            .map_err(|damage| Damage::LogList {
+                log: self.desc as u64,
+                damage,
+            })?;
         let nodes = st
             .list
             .nodes(r, |n| arena.index(n).is_some(), arena.count)
-            .map_err(|e| RewindError::Corrupt(format!("log at {:#x}: {e}", self.desc)))?;
+            .map_err(|damage| Damage::LogList {
+                log: self.desc as u64,
+                damage,
+            })?;
         let mut used = vec![false; arena.count];
         st.live.iter_mut().for_each(|c| *c = 0);
         st.forgotten.iter_mut().for_each(|w| *w = 0);
@@ -155,10 +162,10 @@ impl LogStore {
             if self.layout == LogLayout::Simple {
                 r.read(n + SIMPLE_CELL, &mut buf);
                 if Rec::decode(&buf).is_none() {
-                    return Err(RewindError::Corrupt(format!(
-                        "log record at {:#x} has no valid type",
-                        n + SIMPLE_CELL
-                    )));
+                    return Err(Damage::LogRecord {
+                        at: (n + SIMPLE_CELL) as u64,
+                    }
+                    .into());
                 }
                 st.live[i] = 1;
                 st.total_live += 1;
@@ -226,17 +233,18 @@ impl LogStore {
                 }
                 let p = Pos { node: n, slot: s };
                 if v as usize != self.cell(p) {
-                    return Err(RewindError::Corrupt(format!(
-                        "log slot at {:#x} holds {v:#x}, neither empty, a gap nor its cell",
-                        self.slot(n, s)
-                    )));
+                    return Err(Damage::LogSlot {
+                        at: self.slot(n, s) as u64,
+                        value: v,
+                    }
+                    .into());
                 }
                 r.read(self.cell(p), &mut buf);
                 if Rec::decode(&buf).is_none() {
-                    return Err(RewindError::Corrupt(format!(
-                        "log record at {:#x} has no valid type",
-                        self.cell(p)
-                    )));
+                    return Err(Damage::LogRecord {
+                        at: self.cell(p) as u64,
+                    }
+                    .into());
                 }
                 st.live[i] += 1;
                 st.total_live += 1;

@@ -3,9 +3,9 @@
 //! log of §5.3), and the sizes the region layout follows from.
 
 use super::layout::{BOTTOM_BUCKET, BOTTOM_BUCKETS, DESC, HEADER, MIN_HEAP};
-use crate::RewindError;
 use crate::avl::AVL_NODE;
 use crate::log::{LogLayout, node_size};
+use crate::{ConfigError, RewindError};
 
 /// Force (user writes persisted at commit, log cleared at commit) or no-force (user writes
 /// stay in the cache, log cleared by checkpoints, redo at recovery). REWIND §2.
@@ -103,21 +103,29 @@ impl Default for PoolConfig {
 
 impl PoolConfig {
     pub(super) fn validate(&self) -> Result<(), RewindError> {
-        let bad = |m: &str| Err(RewindError::Config(m.to_string()));
+        let bad = |field, value: &dyn std::fmt::Display, accepted| {
+            Err(RewindError::Config(ConfigError::new(
+                field, value, accepted,
+            )))
+        };
         if self.logs.count() == 0 || self.logs.count() > 1024 {
-            return bad("the number of logs must be 1..=1024");
+            return bad("logs", &format_args!("{:?}", self.logs), "1..=1024 logs");
         }
         if self.bucket_records < 2 || self.bucket_records > 1 << 16 {
-            return bad("bucket_records must be 2..=65536");
+            return bad("bucket_records", &self.bucket_records, "2..=65536");
         }
         if self.log_capacity < 16 || self.log_capacity > 1 << 30 {
-            return bad("log_capacity must be 16..=2^30 records");
+            return bad("log_capacity", &self.log_capacity, "16..=2^30 records");
         }
         if self.batch_group == 0 || self.batch_group > 4096 {
-            return bad("batch_group must be 1..=4096");
+            return bad("batch_group", &self.batch_group, "1..=4096");
         }
         if !(self.checkpoint_fraction > 0.0 && self.checkpoint_fraction <= 1.0) {
-            return bad("checkpoint_fraction must be in (0, 1]");
+            return bad(
+                "checkpoint_fraction",
+                &self.checkpoint_fraction,
+                "in (0, 1]",
+            );
         }
         Ok(())
     }

@@ -17,11 +17,11 @@ use super::layout::{
 use super::{
     CommitClear, Counters, Finished, Inner, Layers, Log, LogMode, Policy, Pool, PoolConfig,
 };
-use crate::RewindError;
 use crate::alloc::Allocator;
 use crate::avl::{AVL_NODE, TwoLayer};
 use crate::log::{Arena, LogLayout, LogStore, node_size};
 use crate::recovery::{self, RecoveryReport};
+use crate::{Damage, NotAPoolReason, RewindError};
 
 fn build(r: Region, cfg: PoolConfig) -> Result<Inner, RewindError> {
     // Before anything is sized by the configuration: a damaged header may describe logs far
@@ -158,42 +158,43 @@ impl Pool {
     pub fn open_in(region: Region) -> Result<(Pool, RecoveryReport), RewindError> {
         let r = &region;
         if r.len() < HEADER || r.load_u64(H_MAGIC) != MAGIC {
-            return Err(RewindError::NotAPool(
-                "no REWIND pool magic at the start of the region (never created, or creation \
-                 did not finish)"
-                    .into(),
-            ));
+            return Err(RewindError::NotAPool {
+                reason: NotAPoolReason::NoMagic,
+            });
         }
         let version = r.load_u64(H_VERSION);
         if version != VERSION {
-            return Err(RewindError::NotAPool(format!(
-                "pool format version {version}, this library reads version {VERSION}"
-            )));
+            return Err(RewindError::NotAPool {
+                reason: NotAPoolReason::Version {
+                    found: version,
+                    expected: VERSION,
+                },
+            });
         }
         if r.load_u64(H_SIZE) != r.len() as u64 {
-            return Err(RewindError::NotAPool(format!(
-                "pool was created for {} bytes but the region has {}",
-                r.load_u64(H_SIZE),
-                r.len()
-            )));
+            return Err(RewindError::NotAPool {
+                reason: NotAPoolReason::Size {
+                    created: r.load_u64(H_SIZE),
+                    region: r.len() as u64,
+                },
+            });
         }
         if r.load_u64(H_CONFIG_CRC) != config_crc(r) {
-            return Err(RewindError::Corrupt(
-                "the pool header's configuration fails its checksum".into(),
-            ));
+            return Err(Damage::ConfigChecksum.into());
         }
-        let corrupt = |what: &str| RewindError::Corrupt(format!("bad {what} in the pool header"));
+        let corrupt = |field: &'static str, value: u64| Damage::HeaderField { field, value };
         let cfg = PoolConfig {
-            layout: LogLayout::from_code(r.load_u64(H_LAYOUT)).ok_or_else(|| corrupt("layout"))?,
+            layout: LogLayout::from_code(r.load_u64(H_LAYOUT))
+                .ok_or_else(|| corrupt("layout", r.load_u64(H_LAYOUT)))?,
             policy: match r.load_u64(H_POLICY) {
                 1 => Policy::Force,
                 2 => Policy::NoForce,
-                _ => return Err(corrupt("policy")),
+                v => return Err(corrupt("policy", v).into()),
             },
             layers: match r.load_u64(H_LAYERS) {
                 1 => Layers::One,
                 2 => Layers::Two,
-                _ => return Err(corrupt("layer count")),
+                v => return Err(corrupt("layer count", v).into()),
             },
             logs: match r.load_u64(H_NLOGS) {
                 0 => LogMode::Shared,
@@ -206,17 +207,19 @@ impl Pool {
             commit_clear: match r.load_u64(H_CLEAR) {
                 1 => CommitClear::Scan,
                 2 => CommitClear::KeptPositions,
-                _ => return Err(corrupt("commit-clearing mode")),
+                v => return Err(corrupt("commit-clearing mode", v).into()),
             },
         };
-        cfg.validate()
-            .map_err(|e| RewindError::Corrupt(format!("pool header: {e}")))?;
+        cfg.validate().map_err(|e| match e {
+            RewindError::Config(c) => RewindError::from(Damage::HeaderConfig(c)),
+            e => e,
+        })?;
         if cfg.min_region_size() > r.len() {
-            return Err(RewindError::Corrupt(format!(
-                "pool header describes logs and a heap of {} bytes, but the region has {}",
-                cfg.min_region_size(),
-                r.len()
-            )));
+            return Err(Damage::HeaderSize {
+                need: cfg.min_region_size() as u64,
+                have: r.len() as u64,
+            }
+            .into());
         }
         let inner = build(region, cfg)?;
         let report = recovery::recover(&inner)?;

@@ -222,7 +222,7 @@ pub fn threads_once(
     sys: &System,
     n: usize,
     locking: Locking,
-) -> Result<f64, RewindError> {
+) -> anyhow::Result<f64> {
     let n = n.max(1);
     let ops = cfg.operations_per_thread;
     let bytes = pool_bytes(cfg.records, ops * n as u64, cfg.value_size);
@@ -251,11 +251,11 @@ pub fn threads_once(
     let recoverable = matches!(sys, System::Rewind(_));
     let locks = TreeLocks::new(locking);
     let start = Instant::now();
-    let results: Vec<Result<(), RewindError>> = std::thread::scope(|s| {
+    let results: Vec<anyhow::Result<()>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|t| {
                 let (pool, locks, tree) = (pool.clone(), &locks, tree);
-                s.spawn(move || -> Result<(), RewindError> {
+                s.spawn(move || -> anyhow::Result<()> {
                     let mut rng = SmallRng::seed_from_u64(1000 + t as u64);
                     let lookups = lookup_ratio(t, n);
                     let mut own: Vec<u64> = (0..cfg.records)
@@ -266,7 +266,7 @@ pub fn threads_once(
                     let mut out = vec![0u8; vs];
                     for _ in 0..ops {
                         if own.is_empty() {
-                            return Err(RewindError::Invalid("a thread owns no key".into()));
+                            anyhow::bail!("thread {t} of {n} owns no key");
                         }
                         let i = rng.gen_range(0..own.len());
                         let m = RawMem::new(&pool);
@@ -274,9 +274,7 @@ pub fn threads_once(
                             let k = own[i];
                             let found = locks.lookup(&tree, &m, k, || tree.get(&m, k, &mut out));
                             if !found {
-                                return Err(RewindError::Corrupt(format!(
-                                    "key {k} of thread {t} not found"
-                                )));
+                                anyhow::bail!("key {k} of thread {t} not found");
                             }
                             continue;
                         }
@@ -303,9 +301,8 @@ pub fn threads_once(
         handles
             .into_iter()
             .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(RewindError::Invalid("a B+-tree thread panicked".into()))
-                })
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a B+-tree thread panicked")))
             })
             .collect()
     });
@@ -316,13 +313,10 @@ pub fn threads_once(
     let m = RawMem::new(&pool);
     let len = tree.len(&m);
     if len != cfg.records {
-        return Err(RewindError::Corrupt(format!(
-            "{len} records after the run, {} loaded",
-            cfg.records
-        )));
+        anyhow::bail!("{len} records after the run, {} loaded", cfg.records);
     }
     tree.check(&m)
-        .map_err(|e| RewindError::Corrupt(format!("the tree after the run: {e}")))?;
+        .map_err(|e| anyhow::anyhow!("the tree after the run: {e}"))?;
     Ok(secs)
 }
 
@@ -337,7 +331,7 @@ pub fn label(sys: &System, locking: Locking) -> String {
 /// Fig. 9 (see the module docs): every system at every thread count, medians of `runs`.
 /// The twin runs under the first locking only (its time is the reference of the same
 /// locking's REWIND runs); each other locking's ratio is over its own twin if it ran.
-pub fn btree_threads(cfg: &BTreeThreadsConfig) -> Result<BTreeThreadsResult, RewindError> {
+pub fn btree_threads(cfg: &BTreeThreadsConfig) -> anyhow::Result<BTreeThreadsResult> {
     let load_before = load_average();
     let mut points = Vec::new();
     for (li, &locking) in cfg.locking.iter().enumerate() {

@@ -137,7 +137,7 @@ fn one_run(cfg: &CheckpointConfig, pool_cfg: PoolConfig) -> Result<Run, RewindEr
 }
 
 /// The overhead of checkpoints for each version and interval (see the module docs).
-pub fn checkpoint_overhead(cfg: &CheckpointConfig) -> Result<CheckpointResult, RewindError> {
+pub fn checkpoint_overhead(cfg: &CheckpointConfig) -> anyhow::Result<CheckpointResult> {
     let per = cfg.updates_per_tx.max(1);
     // Every record of the run (the UPDATEs, an END per transaction, room to spare).
     let capacity = (cfg.records + 2 * cfg.records.div_ceil(per) + 4096) as usize;
@@ -154,10 +154,10 @@ pub fn checkpoint_overhead(cfg: &CheckpointConfig) -> Result<CheckpointResult, R
         for _ in 0..cfg.runs.max(1) {
             let r = one_run(cfg, base)?;
             if r.checkpoints != 0 {
-                return Err(RewindError::Config(format!(
-                    "the run without checkpoints took {}",
+                anyhow::bail!(
+                    "the run without checkpoints took {} checkpoints",
                     r.checkpoints
-                )));
+                );
             }
             records_per_tx = r.records_per_tx;
             without.push(r.seconds);

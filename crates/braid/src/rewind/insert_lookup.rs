@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use braid_rewind::btree::BTree;
-use braid_rewind::{Layers, LogLayout, Policy, Pool, RawMem, RewindError};
+use braid_rewind::{Layers, LogLayout, Policy, Pool, RawMem};
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 use serde::{Deserialize, Serialize};
 
@@ -85,7 +85,7 @@ pub struct InsertLookupResult {
 }
 
 /// Insert `keys` random keys (one transaction each) and look each up once.
-pub fn btree_insert_lookup(cfg: &InsertLookupConfig) -> Result<InsertLookupResult, RewindError> {
+pub fn btree_insert_lookup(cfg: &InsertLookupConfig) -> anyhow::Result<InsertLookupResult> {
     let mut rows = Vec::new();
     for sys in &cfg.systems {
         let mut ins = Vec::new();
@@ -124,12 +124,11 @@ pub fn btree_insert_lookup(cfg: &InsertLookupConfig) -> Result<InsertLookupResul
                 found += u64::from(t.get(&m, k, &mut val));
             }
             look.push(cfg.keys as f64 / s.elapsed().as_secs_f64());
-            if found != cfg.keys {
-                return Err(RewindError::Corrupt(format!(
-                    "{found} of {} inserted keys found",
-                    cfg.keys
-                )));
-            }
+            anyhow::ensure!(
+                found == cfg.keys,
+                "{found} of {} inserted keys found",
+                cfg.keys
+            );
         }
         rows.push(InsertLookupRow {
             system: sys.label(),

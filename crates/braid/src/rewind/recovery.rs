@@ -116,7 +116,7 @@ fn mixed_ops(
 }
 
 /// Fig. 8: rollback and recovery time (see the module docs).
-pub fn rollback_recovery(cfg: &RecoveryConfig) -> Result<RecoveryResult, RewindError> {
+pub fn rollback_recovery(cfg: &RecoveryConfig) -> anyhow::Result<RecoveryResult> {
     let mut points = Vec::new();
     for v in &cfg.variants {
         for &n in &cfg.operations {
@@ -135,10 +135,10 @@ pub fn rollback_recovery(cfg: &RecoveryConfig) -> Result<RecoveryResult, RewindE
             let res = pool.transaction(|tx| -> Result<(), RewindError> {
                 mixed_ops(tx, &t, n, &mut rng, cfg.records, &mut next)?;
                 start.set(Some((Instant::now(), pool.pmem_stats())));
-                Err(RewindError::Invalid("roll back".into()))
+                Err(RewindError::user_abort("roll back"))
             });
             let mut rollback_lines = None;
-            if let (Err(RewindError::Invalid(_)), Some((s, p0))) = (res, start.get()) {
+            if let (Err(RewindError::UserAbort { .. }), Some((s, p0))) = (res, start.get()) {
                 rollback_ms = s.elapsed().as_secs_f64() * 1e3;
                 rollback_lines = Some(pool.pmem_stats().since(&p0).lines_flushed);
             }
@@ -158,7 +158,7 @@ pub fn rollback_recovery(cfg: &RecoveryConfig) -> Result<RecoveryResult, RewindE
             let (pool, rep) = Pool::open_in(reg.region())?;
             let recovery_ms = s.elapsed().as_secs_f64() * 1e3;
             t.check(&RawMem::new(&pool))
-                .map_err(|e| RewindError::Corrupt(format!("{}: {e}", v.label)))?;
+                .map_err(|e| anyhow::anyhow!("{}: {e}", v.label))?;
             points.push(RecoveryPoint {
                 variant: v.label.clone(),
                 operations: n,

@@ -251,13 +251,13 @@ fn commit_or_rollback(
                 writes.set(interleave(t, o, &a, u, skip, val)?);
                 end.set(Some(Instant::now()));
                 if rollback {
-                    Err(RewindError::Invalid("roll back the target".into()))
+                    Err(RewindError::user_abort("roll back the target"))
                 } else {
                     Ok(())
                 }
             });
             match res {
-                Err(RewindError::Invalid(_)) if rollback => {}
+                Err(RewindError::UserAbort { .. }) if rollback => {}
                 r => r?,
             }
             if let Some(s) = end.get() {
@@ -311,7 +311,7 @@ fn raw_program(cfg: &SkipConfig, skip: usize) -> Result<(f64, Vec<f64>), RewindE
 
 /// Fig. 4 right: the target unfinished amid `skip` committed but uncleared records; returns
 /// the recovery's microseconds and the records it found.
-fn recovery(cfg: &SkipConfig, v: &Variant, skip: usize) -> Result<(f64, usize), RewindError> {
+fn recovery(cfg: &SkipConfig, v: &Variant, skip: usize) -> anyhow::Result<(f64, usize)> {
     let u = cfg.target_updates;
     let (reg, pc) = pool_for(cfg, v.pool, 3 * (skip + u) + 64)?;
     let pool = Pool::create_in(reg.region(), pc)?;
@@ -325,14 +325,13 @@ fn recovery(cfg: &SkipConfig, v: &Variant, skip: usize) -> Result<(f64, usize), 
     Ok((us, rep.records))
 }
 
-fn check_target_undone(pool: &Pool, a: &Arrays, u: usize) -> Result<(), RewindError> {
+fn check_target_undone(pool: &Pool, a: &Arrays, u: usize) -> anyhow::Result<()> {
     for i in 0..u {
         let w = pool.read(a.target.field::<u64>(8 * i as u64));
-        if w != 0 {
-            return Err(RewindError::Corrupt(format!(
-                "skip records: target word {i} is {w} after recovery, not undone"
-            )));
-        }
+        anyhow::ensure!(
+            w == 0,
+            "skip records: target word {i} is {w} after recovery, not undone"
+        );
     }
     Ok(())
 }
@@ -350,7 +349,7 @@ fn fraction_run(
     skip: usize,
     fraction: f64,
     clear: bool,
-) -> Result<FractionRun, RewindError> {
+) -> anyhow::Result<FractionRun> {
     let u = cfg.target_updates;
     let n = cfg.transactions;
     let pc = variant("f", LogLayout::Optimized, policy, Layers::One).pool;
@@ -384,17 +383,16 @@ fn fraction_run(
     let s = Instant::now();
     let (_pool, rep) = Pool::open_in(reg.region())?;
     let rec = s.elapsed().as_secs_f64() * 1e3;
-    if rep.undone != lost {
-        return Err(RewindError::Corrupt(format!(
-            "skip records: recovery undid {} transactions, {lost} were left unfinished",
-            rep.undone
-        )));
-    }
+    anyhow::ensure!(
+        rep.undone == lost,
+        "skip records: recovery undid {} transactions, {lost} were left unfinished",
+        rep.undone
+    );
     Ok((run, rec, rep.undone, rep.redone_records))
 }
 
 /// Figs. 3 right, 4 and 5 (see the module docs).
-pub fn skip_records(cfg: &SkipConfig) -> Result<SkipResult, RewindError> {
+pub fn skip_records(cfg: &SkipConfig) -> anyhow::Result<SkipResult> {
     let runs = cfg.runs.max(1);
     let mut points = Vec::new();
     for &skip in &cfg.skips {

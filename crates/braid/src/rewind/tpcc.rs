@@ -190,7 +190,7 @@ fn new_order(db: &Db, m: &mut impl Mem, o: &Order) -> Result<u64, RewindError> {
     let mut total = 0;
     for (n, &(i, qty)) in o.lines.iter().enumerate() {
         if !db.item.get(m, i, &mut buf[..32]) {
-            return Err(RewindError::Invalid(format!("item {i} not found")));
+            return Err(RewindError::user_abort(format!("item {i} not found")));
         }
         let price = w_at(&buf, 0);
         db.stock.get(m, i, &mut buf[..32]);
@@ -210,7 +210,7 @@ fn new_order(db: &Db, m: &mut impl Mem, o: &Order) -> Result<u64, RewindError> {
 }
 
 /// Run New-Order (see the module docs).
-pub fn run(cfg: &TpccConfig) -> Result<TpccResult, RewindError> {
+pub fn run(cfg: &TpccConfig) -> anyhow::Result<TpccResult> {
     let total_tx = cfg.transactions_per_thread * cfg.threads as u64;
     let bytes =
         ((cfg.items * 400 + total_tx * 4000 + (40 << 20)) as usize).next_multiple_of(1 << 20);
@@ -225,7 +225,7 @@ pub fn run(cfg: &TpccConfig) -> Result<TpccResult, RewindError> {
     let db = load(&pool, cfg.items, cfg.naive, &mut rng)?;
     let recoverable = cfg.pool.is_some();
     let start = Instant::now();
-    let results: Vec<Result<(u64, u64, u64), RewindError>> = std::thread::scope(|s| {
+    let results: Vec<anyhow::Result<(u64, u64, u64)>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|t| {
                 let pool = pool.clone();
@@ -271,7 +271,7 @@ pub fn run(cfg: &TpccConfig) -> Result<TpccResult, RewindError> {
                                     ok += 1;
                                     amount += a;
                                 }
-                                Err(RewindError::Invalid(_)) => rb += 1,
+                                Err(RewindError::UserAbort { .. }) => rb += 1,
                                 Err(e) => return Err(e),
                             }
                         } else {
@@ -291,9 +291,9 @@ pub fn run(cfg: &TpccConfig) -> Result<TpccResult, RewindError> {
             .collect();
         handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(RewindError::Invalid("a TPC-C thread panicked".into())))
+            .map(|h| match h.join() {
+                Ok(r) => r.map_err(anyhow::Error::from),
+                Err(_) => Err(anyhow::anyhow!("a TPC-C thread panicked")),
             })
             .collect()
     });
@@ -310,9 +310,9 @@ pub fn run(cfg: &TpccConfig) -> Result<TpccResult, RewindError> {
     let orders: u64 = db.orders.iter().map(|t| t.len(&m)).sum();
     let new_orders: u64 = db.new_order.iter().map(|t| t.len(&m)).sum();
     if orders != committed || new_orders != committed {
-        return Err(RewindError::Corrupt(format!(
+        anyhow::bail!(
             "{committed} committed New-Orders but {orders} orders and {new_orders} new-orders"
-        )));
+        );
     }
     Ok(TpccResult {
         config: cfg.clone(),
