@@ -42,7 +42,7 @@ fn catalog() -> Catalog {
 fn load(l: &Loader<'_>) -> Result<(), EngineError> {
     let accounts = l
         .table("accounts")
-        .ok_or_else(|| EngineError::Load("no accounts table".into()))?;
+        .ok_or_else(|| EngineError::load("no accounts table"))?;
     for a in 0..ACCOUNTS {
         l.insert(accounts, a, &OPENING_BALANCE.to_le_bytes())?;
     }

@@ -91,7 +91,7 @@ pub use crate::{
         standby::{RoundReport, Standby},
         worker::Worker,
     },
-    error::{EngineError, TxError},
+    error::{CheckpointDamage, CheckpointError, EngineError, TxError},
     procedure::{ParamReader, Params, Procedures},
     schema::{Catalog, Column, ColumnType, IndexKind, Schema, TableDef, TableId},
     txn::{Txn, writer::RowWriter},

@@ -163,7 +163,7 @@ pub(crate) fn encode_envelope(ts: u64, payload: &[u8], out: &mut Vec<u8>) {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error(
     "a log record of a multi-versioned database lacks its commit timestamp \
-     ({len} payload bytes); was the database created with --cc mvcc?"
+     ({len} payload bytes); was the database created with Options::cc Cc::Mvcc?"
 )]
 pub(crate) struct MissingTimestamp {
     /// Bytes of the payload found.

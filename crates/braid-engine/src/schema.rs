@@ -105,11 +105,10 @@ impl Catalog {
     pub(crate) fn validate(&self) -> Result<(), EngineError> {
         for t in &self.tables {
             if t.columns.is_empty() || t.columns.len() > 64 {
-                return Err(EngineError::Schema(format!(
-                    "table {} has {} columns; a table needs 1 to 64",
-                    t.name,
-                    t.columns.len()
-                )));
+                return Err(EngineError::Schema {
+                    table: t.name.clone(),
+                    columns: t.columns.len(),
+                });
             }
         }
         Ok(())

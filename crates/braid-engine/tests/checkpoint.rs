@@ -47,7 +47,7 @@ fn procs() -> Procedures {
             key: from,
         })?;
         if bal < amount {
-            return Err(TxError::UserAbort("insufficient funds".into()));
+            return Err(TxError::user_abort("insufficient funds"));
         }
         tx.update(ACCT, from, |w| w.set::<u64>(0, bal - amount))?;
         tx.update(ACCT, to, |w| {
@@ -481,6 +481,14 @@ fn damaged_newest_checkpoint_falls_back_to_the_previous() {
         .loader(load)
         .open()
         .unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            EngineError::Checkpoint(CheckpointError::AllDamaged { damaged, .. })
+                if damaged.len() == files.len()
+        ),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("every checkpoint"), "{e}");
 }
 

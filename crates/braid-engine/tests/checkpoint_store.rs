@@ -176,7 +176,24 @@ fn checkpoints_go_to_the_store_before_the_log_is_truncated() {
     n += 400;
     remote.store.down.store(true, Ordering::SeqCst);
     let before = db.stats().log_bytes;
-    let err = db.checkpoint().unwrap_err().to_string();
+    let err = db.checkpoint().unwrap_err();
+    let EngineError::Checkpoint(CheckpointError::Dropped { source, removal }) = &err else {
+        panic!("{err:?}");
+    };
+    assert!(
+        matches!(
+            **source,
+            EngineError::Checkpoint(CheckpointError::Put { .. })
+        ),
+        "{source:?}"
+    );
+    assert!(removal.is_none(), "{removal:?}");
+    // The store's own error is kept as the cause.
+    let cause = std::error::Error::source(&err)
+        .and_then(std::error::Error::source)
+        .expect("the store's error");
+    assert!(cause.to_string().contains("the store is down"), "{cause}");
+    let err = err.to_string();
     assert!(
         err.contains("the store is down") && err.contains("not truncated"),
         "{err}"
@@ -221,6 +238,14 @@ fn checkpoints_go_to_the_store_before_the_log_is_truncated() {
     let Err(err) = open(&base.path().join("c"), device) else {
         panic!("a truncated log without checkpoints opened");
     };
+    assert!(
+        matches!(
+            &err,
+            EngineError::Checkpoint(CheckpointError::LogWithoutCheckpoint { first, .. })
+                if *first > 0
+        ),
+        "{err:?}"
+    );
     let err = err.to_string();
     assert!(
         err.contains("the in-memory store holds no valid checkpoint") && err.contains("LSN"),
@@ -249,6 +274,14 @@ fn a_file_log_truncated_past_its_deleted_checkpoints_is_refused() {
     let Err(err) = open(&dir, device) else {
         panic!("a truncated log without checkpoints opened");
     };
+    assert!(
+        matches!(
+            &err,
+            EngineError::Checkpoint(CheckpointError::LogWithoutCheckpoint { damaged, .. })
+                if damaged.is_empty()
+        ),
+        "{err:?}"
+    );
     let err = err.to_string();
     assert!(err.contains("holds no valid checkpoint"), "{err}");
 }

@@ -35,7 +35,7 @@ fn procs() -> Procedures {
             key: from,
         })?;
         if bal < amount {
-            return Err(TxError::UserAbort("insufficient funds".into()));
+            return Err(TxError::user_abort("insufficient funds"));
         }
         tx.update(ACCT, from, |w| w.set::<u64>(0, bal - amount))?;
         tx.update(ACCT, to, |w| {
@@ -107,7 +107,7 @@ fn run_transfers(db: &Db, n: u64) -> u64 {
                 t.wait().unwrap();
                 ok += 1;
             }
-            Err(e) => assert!(matches!(e, TxError::UserAbort(_)), "{e}"),
+            Err(e) => assert!(matches!(e, TxError::UserAbort { .. }), "{e}"),
         }
     }
     ok
@@ -189,7 +189,6 @@ fn reopen_refusals_say_what_to_do() {
             .loader(load)
             .open()
             .expect_err("refused")
-            .to_string()
     };
     let e = err(
         Options {
@@ -198,12 +197,47 @@ fn reopen_refusals_say_what_to_do() {
         },
         catalog(),
     );
-    assert!(e.contains("--scheme serial"), "{e}");
+    assert!(
+        matches!(
+            e,
+            EngineError::Mismatch {
+                setting: "scheme",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("Options::scheme serial"), "{e}");
     let e = err(opts(file(), LogKind::Data, Cc::TwoPl), catalog());
-    assert!(e.contains("--device pmem"), "{e}");
+    assert!(
+        matches!(
+            e,
+            EngineError::Mismatch {
+                setting: "device",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .contains("reopen it with an Options::device of kind pmem"),
+        "{e}"
+    );
     let mut other = catalog();
     other.tables[0].columns.pop();
     let e = err(opts(pmem(), LogKind::Data, Cc::TwoPl), other);
+    assert!(
+        matches!(
+            e,
+            EngineError::Mismatch {
+                setting: "catalog",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let e = e.to_string();
     assert!(e.contains("schema mismatch") && e.contains("acct"), "{e}");
     let junk = base.path().join("junk");
     std::fs::create_dir_all(&junk).unwrap();

@@ -39,7 +39,7 @@ fn procs() -> Procedures {
         let (from, to, amount) = (r.get::<u64>()?, r.get::<u64>()?, r.get::<u64>()?);
         let bal = tx.get::<u64>(ACCT, from, 0)?.unwrap_or(0);
         if bal < amount {
-            return Err(TxError::UserAbort("insufficient funds".into()));
+            return Err(TxError::user_abort("insufficient funds"));
         }
         tx.update(ACCT, from, |w| w.set::<u64>(0, bal - amount))?;
         tx.update(ACCT, to, |w| {
@@ -454,8 +454,12 @@ fn reopening_with_other_concurrency_control_is_refused() {
         .loader(load)
         .open()
         .unwrap_err();
+    assert!(
+        matches!(e, EngineError::Mismatch { setting: "cc", .. }),
+        "{e:?}"
+    );
     let msg = e.to_string();
-    assert!(msg.contains("--cc mvcc"), "{msg}");
+    assert!(msg.contains("reopen it with Options::cc Cc::Mvcc"), "{msg}");
 }
 
 #[test]

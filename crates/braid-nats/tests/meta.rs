@@ -1,7 +1,7 @@
 //! `braid.json` records the device and where its log lives; reopening with another device kind
 //! is refused with what to do.
 
-use braid_engine::Options;
+use braid_engine::{EngineError, Options};
 
 use crate::support::{Cluster, open, options};
 
@@ -14,8 +14,19 @@ fn reopening_with_another_device_kind_is_refused() {
     let meta = braid_engine::Meta::read(&db_dir).unwrap();
     assert_eq!(meta.device, "nats");
     assert_eq!(meta.location, Some(format!("{}#kinds", cluster.url)));
-    let err = open(&db_dir, Options::default()).err().unwrap().to_string();
-    assert!(err.contains("--device nats"), "{err}");
+    let err = open(&db_dir, Options::default()).err().unwrap();
+    assert!(
+        matches!(
+            err,
+            EngineError::Mismatch {
+                setting: "device",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let err = err.to_string();
+    assert!(err.contains("an Options::device of kind nats"), "{err}");
     // Another database id for the same directory is refused too.
     let err = open(&db_dir, options(cluster.config("other")))
         .err()

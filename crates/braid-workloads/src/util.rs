@@ -213,7 +213,7 @@ pub(crate) fn run_units(
         for h in handles {
             let r = h
                 .join()
-                .map_err(|_| EngineError::Load("a loader thread panicked".into()))
+                .map_err(|_| EngineError::load("a loader thread panicked"))
                 .and_then(|r| r);
             if result.is_ok() {
                 result = r;
@@ -301,11 +301,14 @@ mod tests {
         assert_eq!(total.load(Ordering::Relaxed), 100);
         let r = run_units(50, &|_| {}, |u| {
             if u == 7 {
-                Err(EngineError::Load("unit 7".into()))
+                Err(EngineError::load("unit 7"))
             } else {
                 Ok(1)
             }
         });
-        assert!(matches!(r, Err(EngineError::Load(m)) if m == "unit 7"));
+        assert!(
+            matches!(&r, Err(EngineError::Load { source }) if source.to_string() == "unit 7"),
+            "{r:?}"
+        );
     }
 }

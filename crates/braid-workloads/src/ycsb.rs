@@ -336,7 +336,7 @@ impl Workload for Ycsb {
                 .collect();
             for h in handles {
                 h.join()
-                    .map_err(|_| EngineError::Load("a loader thread panicked".into()))??;
+                    .map_err(|_| EngineError::load("a loader thread panicked"))??;
             }
             Ok(())
         })

@@ -140,7 +140,7 @@ fn call_forwarding_transactions_fail_as_specified() {
     let e = worker
         .call(INSERT_CALL_FORWARDING_TXN, &insert(lacks, 0).bytes)
         .unwrap_err();
-    assert!(matches!(e, TxError::UserAbort(_)), "{e}");
+    assert!(matches!(e, TxError::UserAbort { .. }), "{e}");
     if let Some(start) = free {
         worker
             .call(INSERT_CALL_FORWARDING_TXN, &insert(has, start).bytes)
@@ -158,7 +158,7 @@ fn call_forwarding_transactions_fail_as_specified() {
         let e = worker
             .call(INSERT_CALL_FORWARDING_TXN, &insert(has, start).bytes)
             .unwrap_err();
-        assert!(matches!(e, TxError::UserAbort(_)), "duplicate: {e}");
+        assert!(matches!(e, TxError::UserAbort { .. }), "duplicate: {e}");
         worker
             .call(DELETE_CALL_FORWARDING_TXN, &delete(has, start).bytes)
             .unwrap()
@@ -171,7 +171,7 @@ fn call_forwarding_transactions_fail_as_specified() {
         let e = worker
             .call(DELETE_CALL_FORWARDING_TXN, &delete(has, start).bytes)
             .unwrap_err();
-        assert!(matches!(e, TxError::UserAbort(_)), "{e}");
+        assert!(matches!(e, TxError::UserAbort { .. }), "{e}");
     }
     let mut p = Params::new();
     p.put::<u64>(s_id)
@@ -182,7 +182,7 @@ fn call_forwarding_transactions_fail_as_specified() {
     let e = worker
         .call(UPDATE_SUBSCRIBER_DATA_TXN, &p.bytes)
         .unwrap_err();
-    assert!(matches!(e, TxError::UserAbort(_)), "{e}");
+    assert!(matches!(e, TxError::UserAbort { .. }), "{e}");
     assert_eq!(
         db.peek(SUBSCRIBER, s_id),
         before,

@@ -112,7 +112,10 @@ fn new_order_rolls_back_on_an_unused_item_and_commits_otherwise() {
     let before = snapshot(&db);
     let bad = new_order(1, 3, 7, &[(5, 1, 3), (6, 2, 4), (1001, 1, 1)]);
     let e = worker.call(NEW_ORDER_TXN, &bad.bytes).unwrap_err();
-    assert!(matches!(e, TxError::UserAbort(_)), "{e}");
+    assert!(
+        matches!(&e, TxError::UserAbort { reason } if reason.contains("item number 1001")),
+        "{e}"
+    );
     assert_same(&before, &snapshot(&db));
 
     let ss = db.schema(STOCK);

@@ -223,7 +223,7 @@ fn run_workload(
                 first.get_or_insert_with(Instant::now);
             }
             // A conflict, or an abort the workload asks for (TPC-C's invalid items).
-            Err(e) if e.is_retryable() || matches!(e, braid_engine::TxError::UserAbort(_)) => {}
+            Err(e) if e.is_retryable() || matches!(e, braid_engine::TxError::UserAbort { .. }) => {}
             Err(e) => return Err(e.into()),
         }
         if Instant::now() >= until && first.is_some() {

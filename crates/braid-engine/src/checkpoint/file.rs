@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use braid_wal::fs::{Fs, FsFile, OpenOpts};
 use braid_wal::scheme::Cut;
 
-use crate::error::EngineError;
+use crate::error::{CheckpointDamage, EngineError};
 
 const MAGIC: &[u8; 8] = b"BRAIDCKP";
 const END: &[u8; 8] = b"BRAIDEND";
@@ -97,7 +97,11 @@ impl<'a> Writer<'a> {
     /// Add one row of `table`.
     pub(crate) fn row(&mut self, table: u32, key: u64, image: &[u8]) -> Result<(), EngineError> {
         let Some(p) = self.pending.get_mut(table as usize) else {
-            return Err(EngineError::Checkpoint(format!("no table {table}")));
+            return Err(EngineError::Internal {
+                detail: format!(
+                    "a checkpoint row of table {table}, which its header does not count"
+                ),
+            });
         };
         p.0 += 1;
         p.1.extend_from_slice(&key.to_le_bytes());
@@ -226,31 +230,34 @@ pub(crate) fn decode_header(path: &Path, bytes: &[u8]) -> Result<CheckpointMeta,
 
 /// The header: meta, header length, header checksum.
 fn header(path: &Path, bytes: &[u8]) -> Result<(CheckpointMeta, usize, u32), EngineError> {
-    let bad = |offset: usize, why: String| EngineError::BadCheckpoint {
+    let bad = |offset: usize, damage: CheckpointDamage| EngineError::BadCheckpoint {
         path: path.to_path_buf(),
         offset: offset as u64,
-        why,
+        damage,
     };
     if bytes.get(..8) != Some(MAGIC.as_slice()) {
-        return Err(bad(0, "not a braid checkpoint (bad magic)".into()));
+        return Err(bad(0, CheckpointDamage::BadMagic));
     }
-    let version = u32_at(bytes, 8).ok_or_else(|| bad(8, "truncated header".into()))?;
+    let version = u32_at(bytes, 8).ok_or_else(|| bad(8, CheckpointDamage::TruncatedHeader))?;
     if version != VERSION && version != VERSION_1 {
         return Err(bad(
             8,
-            format!(
-                "checkpoint format {version}; this braid reads formats {VERSION_1} and {VERSION}"
-            ),
+            CheckpointDamage::Version {
+                found: version,
+                oldest: VERSION_1,
+                newest: VERSION,
+            },
         ));
     }
     let arrays = if version == VERSION_1 { 3 } else { 4 };
-    let hlen = u32_at(bytes, 12).ok_or_else(|| bad(12, "truncated header".into()))? as usize;
+    let hlen =
+        u32_at(bytes, 12).ok_or_else(|| bad(12, CheckpointDamage::TruncatedHeader))? as usize;
     if hlen < 44 || hlen > bytes.len() {
-        return Err(bad(12, format!("header length {hlen} out of range")));
+        return Err(bad(12, CheckpointDamage::HeaderLength { len: hlen }));
     }
     let crc = u32_at(bytes, hlen - 4).unwrap_or(0);
     if crc32c::crc32c(&bytes[..hlen - 4]) != crc {
-        return Err(bad(0, "header checksum mismatch".into()));
+        return Err(bad(0, CheckpointDamage::HeaderChecksum));
     }
     let epoch = u64_at(bytes, 16).unwrap_or(0);
     let next_txn = u64_at(bytes, 24).unwrap_or(0);
@@ -259,7 +266,10 @@ fn header(path: &Path, bytes: &[u8]) -> Result<(CheckpointMeta, usize, u32), Eng
     if n > (1 << 16) || 40 + 8 * arrays * n + 4 != hlen {
         return Err(bad(
             36,
-            format!("{n} streams do not fit a header of {hlen} bytes"),
+            CheckpointDamage::Streams {
+                streams: n,
+                header_len: hlen,
+            },
         ));
     }
     let vals: Vec<u64> = (0..arrays * n)
@@ -287,20 +297,19 @@ fn header(path: &Path, bytes: &[u8]) -> Result<(CheckpointMeta, usize, u32), Eng
 /// Check a whole checkpoint. `widths[t]` is the row width of table `t`. Never panics on any
 /// bytes; every error names the offset.
 pub(crate) fn decode(path: &Path, bytes: Vec<u8>, widths: &[usize]) -> Result<Loaded, EngineError> {
-    let bad = |offset: usize, why: String| EngineError::BadCheckpoint {
+    let bad = |offset: usize, damage: CheckpointDamage| EngineError::BadCheckpoint {
         path: path.to_path_buf(),
         offset: offset as u64,
-        why,
+        damage,
     };
     let (meta, hlen, crc) = header(path, &bytes)?;
     if meta.tables as usize != widths.len() {
         return Err(bad(
             32,
-            format!(
-                "{} tables, but the catalog has {}; was it written for another schema?",
-                meta.tables,
-                widths.len()
-            ),
+            CheckpointDamage::Tables {
+                found: meta.tables,
+                catalog: widths.len(),
+            },
         ));
     }
     let mut crcs = crc32c::crc32c(&crc.to_le_bytes());
@@ -311,25 +320,32 @@ pub(crate) fn decode(path: &Path, bytes: Vec<u8>, widths: &[usize]) -> Result<Lo
         match bytes.get(off..off + 2) {
             Some(m) if m == CHUNK => {}
             Some(_) if bytes.get(off..off + 8) == Some(END.as_slice()) => break,
-            Some(_) => return Err(bad(off, "neither a chunk nor the footer".into())),
-            None => return Err(bad(off, "ends without a footer (incomplete)".into())),
+            Some(_) => return Err(bad(off, CheckpointDamage::NotAChunk)),
+            None => return Err(bad(off, CheckpointDamage::NoFooter)),
         }
-        let table = u32_at(&bytes, off + 2).ok_or_else(|| bad(off, "truncated chunk".into()))?;
-        let nrows = u32_at(&bytes, off + 6).ok_or_else(|| bad(off, "truncated chunk".into()))?;
-        let blen =
-            u32_at(&bytes, off + 10).ok_or_else(|| bad(off, "truncated chunk".into()))? as usize;
-        let ccrc = u32_at(&bytes, off + 14).ok_or_else(|| bad(off, "truncated chunk".into()))?;
+        let table =
+            u32_at(&bytes, off + 2).ok_or_else(|| bad(off, CheckpointDamage::TruncatedChunk))?;
+        let nrows =
+            u32_at(&bytes, off + 6).ok_or_else(|| bad(off, CheckpointDamage::TruncatedChunk))?;
+        let blen = u32_at(&bytes, off + 10)
+            .ok_or_else(|| bad(off, CheckpointDamage::TruncatedChunk))? as usize;
+        let ccrc =
+            u32_at(&bytes, off + 14).ok_or_else(|| bad(off, CheckpointDamage::TruncatedChunk))?;
         let body = off + CHUNK_HEADER;
         if body + blen > bytes.len() {
-            return Err(bad(off, format!("chunk of {blen} bytes runs past the end")));
+            return Err(bad(off, CheckpointDamage::ChunkPastEnd { len: blen }));
         }
         let Some(&w) = widths.get(table as usize) else {
-            return Err(bad(off, format!("chunk of unknown table {table}")));
+            return Err(bad(off, CheckpointDamage::UnknownTable { table }));
         };
         if nrows as usize * (8 + w) != blen {
             return Err(bad(
                 off,
-                format!("{nrows} rows of table {table} do not fill {blen} bytes"),
+                CheckpointDamage::ChunkRows {
+                    rows: nrows,
+                    table,
+                    len: blen,
+                },
             ));
         }
         let want = crc32c::crc32c_append(
@@ -337,7 +353,7 @@ pub(crate) fn decode(path: &Path, bytes: Vec<u8>, widths: &[usize]) -> Result<Lo
             &bytes[body..body + blen],
         );
         if want != ccrc {
-            return Err(bad(off, "chunk checksum mismatch".into()));
+            return Err(bad(off, CheckpointDamage::ChunkChecksum));
         }
         crcs = crc32c::crc32c_append(crcs, &ccrc.to_le_bytes());
         chunks.push(ChunkRef {
@@ -350,17 +366,17 @@ pub(crate) fn decode(path: &Path, bytes: Vec<u8>, widths: &[usize]) -> Result<Lo
     if bytes.len() != off + FOOTER {
         return Err(bad(
             off,
-            format!(
-                "{} bytes after the footer's start, expected {FOOTER}",
-                bytes.len() - off
-            ),
+            CheckpointDamage::FooterLength {
+                len: bytes.len() - off,
+                expected: FOOTER,
+            },
         ));
     }
     let fchunks = u64_at(&bytes, off + 8).unwrap_or(u64::MAX);
     let frows = u64_at(&bytes, off + 16).unwrap_or(u64::MAX);
     let fcrc = u32_at(&bytes, off + 24).unwrap_or(0);
     if fchunks != chunks.len() as u64 || frows != rows || fcrc != crcs {
-        return Err(bad(off, "footer does not match the chunks".into()));
+        return Err(bad(off, CheckpointDamage::FooterMismatch));
     }
     Ok(Loaded {
         meta,

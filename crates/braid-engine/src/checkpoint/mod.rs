@@ -51,7 +51,7 @@ use serde::Serialize;
 
 use crate::db::DbInner;
 use crate::env::Env;
-use crate::error::EngineError;
+use crate::error::{CheckpointDamage, CheckpointError, EngineError};
 use crate::row::{Row, RowState};
 use crate::table::Table;
 pub(crate) use file::CheckpointMeta;
@@ -424,16 +424,16 @@ fn take_inner(db: &DbInner) -> Result<CheckpointReport, EngineError> {
     {
         // Not held by the store, it must not count: recovery would drop it anyway, and the
         // log must not be truncated up to it.
-        let removed = fs
+        let removal = fs
             .remove_file(&path)
             .and_then(|()| fs.sync_dir(&cdir))
             .err()
-            .map_or(String::new(), |e| {
-                format!(" (removing {} failed too: {e})", path.display())
-            });
-        return Err(EngineError::Checkpoint(format!(
-            "{err}; the checkpoint was dropped and the log not truncated{removed}"
-        )));
+            .map(|e| (path.clone(), e));
+        return Err(CheckpointError::Dropped {
+            source: Box::new(err),
+            removal,
+        }
+        .into());
     }
 
     // 5. Retention and truncation.
@@ -475,7 +475,7 @@ pub(crate) fn read_meta(env: &Env, path: &Path) -> Result<CheckpointMeta, Engine
         .ok_or_else(|| EngineError::BadCheckpoint {
             path: path.to_path_buf(),
             offset: 0,
-            why: "missing".into(),
+            damage: CheckpointDamage::Missing,
         })?;
     file::decode_header(path, &bytes)
 }
@@ -633,8 +633,9 @@ pub(crate) fn spawn_trigger(db: &Arc<DbInner>) -> Result<(), EngineError> {
                 }
             }
         })
-        .map_err(|e| EngineError::Thread {
-            detail: format!("cannot start the checkpoint thread: {e}"),
+        .map_err(|source| EngineError::Thread {
+            thread: "checkpoint",
+            source,
         })?;
     *db.ckpt.thread.lock() = Some(t);
     Ok(())

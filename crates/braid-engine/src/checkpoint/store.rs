@@ -19,7 +19,7 @@ use std::path::Path;
 
 use crate::db::{CheckpointStore, DeviceConfig, Options};
 use crate::env::Env;
-use crate::error::EngineError;
+use crate::error::{CheckpointDamage, CheckpointError, EngineError};
 
 use super::{DIR, file_name, io, list_in, parse_name};
 
@@ -33,11 +33,9 @@ pub(crate) fn of(opts: &Options) -> Option<&dyn CheckpointStore> {
 
 /// The epochs of the checkpoints `store` holds (names that are not checkpoints are ignored).
 fn held(store: &dyn CheckpointStore) -> Result<BTreeSet<u64>, EngineError> {
-    let names = store.list().map_err(|e| {
-        EngineError::Checkpoint(format!(
-            "cannot list the checkpoints in {}: {e}",
-            store.location()
-        ))
+    let names = store.list().map_err(|source| CheckpointError::List {
+        location: store.location(),
+        source,
     })?;
     Ok(names
         .iter()
@@ -54,19 +52,23 @@ pub(crate) fn upload(
     let name = path
         .file_name()
         .and_then(|n| n.to_str())
-        .ok_or_else(|| EngineError::Checkpoint(format!("{} has no file name", path.display())))?;
+        .ok_or_else(|| EngineError::Internal {
+            detail: format!("checkpoint path {} has no file name", path.display()),
+        })?;
     let bytes = env
         .read_file(path)?
         .ok_or_else(|| EngineError::BadCheckpoint {
             path: path.to_path_buf(),
             offset: 0,
-            why: "missing right after it was sealed".into(),
+            damage: CheckpointDamage::MissingAfterSeal,
         })?;
-    store.put(name, &bytes).map_err(|e| {
-        EngineError::Checkpoint(format!(
-            "cannot store checkpoint {name} in {}: {e}",
-            store.location()
-        ))
+    store.put(name, &bytes).map_err(|source| {
+        CheckpointError::Put {
+            name: name.to_string(),
+            location: store.location(),
+            source,
+        }
+        .into()
     })
 }
 
@@ -76,20 +78,20 @@ pub(crate) fn upload(
 pub(crate) fn retain(store: &dyn CheckpointStore, keep_from: u64) -> Result<(), EngineError> {
     let held = held(store)?;
     if !held.contains(&keep_from) {
-        return Err(EngineError::Checkpoint(format!(
-            "{} does not hold checkpoint {}, so the log is not truncated up to it",
-            store.location(),
-            file_name(keep_from)
-        )));
+        return Err(CheckpointError::NotHeld {
+            location: store.location(),
+            name: file_name(keep_from),
+        }
+        .into());
     }
     for &e in held.range(..keep_from) {
-        store.remove(&file_name(e)).map_err(|err| {
-            EngineError::Checkpoint(format!(
-                "cannot remove checkpoint {} from {}: {err}",
-                file_name(e),
-                store.location()
-            ))
-        })?;
+        store
+            .remove(&file_name(e))
+            .map_err(|source| CheckpointError::Remove {
+                name: file_name(e),
+                location: store.location(),
+                source,
+            })?;
     }
     Ok(())
 }
@@ -122,11 +124,10 @@ pub(crate) fn sync_local(
         }
         let name = file_name(e);
         // Listed a moment ago but gone now: a retention of another writer removed it.
-        let Some(bytes) = store.get(&name).map_err(|err| {
-            EngineError::Checkpoint(format!(
-                "cannot read checkpoint {name} from {}: {err}",
-                store.location()
-            ))
+        let Some(bytes) = store.get(&name).map_err(|source| CheckpointError::Get {
+            name: name.clone(),
+            location: store.location(),
+            source,
         })?
         else {
             continue;

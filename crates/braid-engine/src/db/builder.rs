@@ -78,7 +78,9 @@ impl<'a> OpenBuilder<'a> {
 
     /// What builds the initial rows: run when the database is created, and at recovery
     /// before the log is replayed onto them unless a checkpoint holds them, so it must build
-    /// the same rows every time (the workloads derive them from a seed).
+    /// the same rows every time (the workloads derive them from a seed). An error of the
+    /// loader's own is returned as [`EngineError::load`]`(e)`, which keeps it as the
+    /// [`source`](std::error::Error::source) of the open's error.
     pub fn loader(mut self, loader: impl Fn(&Loader<'_>) -> Result<(), EngineError> + 'a) -> Self {
         self.loader = Box::new(loader);
         self

@@ -21,7 +21,7 @@ use braid_wal::scheme::Cut;
 use crate::checkpoint::CheckpointLoad;
 use crate::checkpoint::epoch::Epochs;
 use crate::env::Env;
-use crate::error::EngineError;
+use crate::error::{CheckpointError, EngineError};
 use crate::row::{Row, RowState};
 use crate::schema::TableId;
 
@@ -40,14 +40,13 @@ impl Loader<'_> {
             .db
             .tables
             .get(table.0 as usize)
-            .ok_or_else(|| EngineError::Load(format!("no table {}", table.0)))?;
+            .ok_or(EngineError::LoadNoTable { table: table.0 })?;
         if image.len() != t.schema.row_len() {
-            return Err(EngineError::Load(format!(
-                "table {}: row of {} bytes, the schema says {}",
-                t.name(),
-                image.len(),
-                t.schema.row_len()
-            )));
+            return Err(EngineError::LoadRowLength {
+                table: t.name().to_string(),
+                len: image.len(),
+                expected: t.schema.row_len(),
+            });
         }
         t.upsert(key, Arc::new(Row::new(image.into(), RowState::Live)));
         self.rows.fetch_add(1, Ordering::Relaxed);
@@ -158,12 +157,11 @@ fn load_checkpoint(
             image.cut = Some(l.meta.cut);
         }
         None if count >= crate::checkpoint::KEEP => {
-            return Err(EngineError::Checkpoint(format!(
-                "every checkpoint in {} is damaged and the log before them was \
-                 truncated, so nothing can be recovered safely: {}",
-                dir.join(crate::checkpoint::DIR).display(),
-                fallbacks.join("; ")
-            )));
+            return Err(CheckpointError::AllDamaged {
+                dir: dir.join(crate::checkpoint::DIR),
+                damaged: fallbacks,
+            }
+            .into());
         }
         None => {
             // At most one checkpoint ever existed, so the log was never truncated:
@@ -202,24 +200,23 @@ fn check_log_kept(
         None => db.dir.join(crate::checkpoint::DIR).display().to_string(),
     };
     let loaded = image.checkpoint.as_ref().filter(|c| c.epoch > 0);
-    Err(EngineError::Checkpoint(match loaded {
-        Some(c) => format!(
-            "stream {stream}'s log starts at LSN {first}, but checkpoint {} covers only the \
-             records before LSN {covered}: the log between was truncated, so recovering would \
-             lose transactions; put the newer checkpoints back into {kept} (or recover from a \
-             backup)",
-            c.path.display()
-        ),
-        None => {
-            let damaged = image.checkpoint.as_ref().map_or(String::new(), |c| {
-                format!(" (damaged: {})", c.fallbacks.join("; "))
-            });
-            format!(
-                "stream {stream}'s log starts at LSN {first}: the log before it was truncated \
-                 after a checkpoint, but {kept} holds no valid checkpoint{damaged}; recovering \
-                 from the loader and the rest of the log would lose every transaction before \
-                 LSN {first}. Put the checkpoints back into {kept} (or recover from a backup)"
-            )
-        }
-    }))
+    Err(match loaded {
+        Some(c) => CheckpointError::LogAfterCheckpoint {
+            stream,
+            first,
+            checkpoint: c.path.clone(),
+            covered,
+            kept,
+        },
+        None => CheckpointError::LogWithoutCheckpoint {
+            stream,
+            first,
+            kept,
+            damaged: image
+                .checkpoint
+                .as_ref()
+                .map_or(Vec::new(), |c| c.fallbacks.clone()),
+        },
+    }
+    .into())
 }

@@ -120,9 +120,9 @@ impl Meta {
     }
 
     fn parse(dir: &Path, bytes: &[u8]) -> Result<Meta, EngineError> {
-        serde_json::from_slice(bytes).map_err(|e| EngineError::BadMeta {
+        serde_json::from_slice(bytes).map_err(|source| EngineError::BadMeta {
             path: dir.to_path_buf(),
-            why: e.to_string(),
+            source,
         })
     }
 
@@ -201,7 +201,7 @@ fn check(dir: &Path, found: &Meta, want: &Meta) -> Result<(), EngineError> {
             dir: dir.to_path_buf(),
             setting: "scheme",
             detail: format!(
-                "{d} was created with scheme {}; reopen it with --scheme {}, or use a new directory for scheme {}",
+                "{d} was created with scheme {}; reopen it with Options::scheme {}, or use a new directory for scheme {}",
                 found.scheme, found.scheme, want.scheme
             ),
         });
@@ -211,7 +211,7 @@ fn check(dir: &Path, found: &Meta, want: &Meta) -> Result<(), EngineError> {
             dir: dir.to_path_buf(),
             setting: "streams",
             detail: format!(
-                "{d} was created with {} log streams; reopen it with --logs {}, or use a new directory",
+                "{d} was created with {} log streams; reopen it with Options::streams {}, or use a new directory",
                 found.streams, found.streams
             ),
         });
@@ -221,16 +221,16 @@ fn check(dir: &Path, found: &Meta, want: &Meta) -> Result<(), EngineError> {
             dir: dir.to_path_buf(),
             setting: "device",
             detail: format!(
-                "{d} keeps its log on a {} device; reopen it with --device {}, or use a new directory",
+                "{d} keeps its log on a {} device; reopen it with an Options::device of kind {}, or use a new directory",
                 found.device, found.device
             ),
         });
     }
     if found.mvcc != want.mvcc {
         let (was, other) = if found.mvcc {
-            ("--cc mvcc", "2pl or occ")
+            ("Options::cc Cc::Mvcc", "2pl or occ")
         } else {
-            ("--cc 2pl or --cc occ", "mvcc")
+            ("Options::cc Cc::TwoPl or Cc::Occ", "mvcc")
         };
         return Err(EngineError::Mismatch {
             dir: dir.to_path_buf(),
@@ -248,15 +248,17 @@ fn check(dir: &Path, found: &Meta, want: &Meta) -> Result<(), EngineError> {
             dir: dir.to_path_buf(),
             setting: "ring_size",
             detail: format!(
-                "{d} has pmem log rings of {} bytes; reopen it with that ring size, or use a new directory",
+                "{d} has pmem log rings of {} bytes; reopen it with that PmemOptions::ring_size, or use a new directory",
                 found.ring_size.unwrap_or_default()
             ),
         });
     }
     if found.device == "file" && found.stripe != want.stripe {
         let shape = |s: Option<(usize, u64)>| match s {
-            Some((n, unit)) => format!("--stripe {n} --stripe-kb {}", unit >> 10),
-            None => "--stripe 1".to_string(),
+            Some((n, unit)) => {
+                format!("FileOptions::stripe {n} and FileOptions::stripe_unit {unit}")
+            }
+            None => "FileOptions::stripe 1".to_string(),
         };
         return Err(EngineError::Mismatch {
             dir: dir.to_path_buf(),

@@ -108,7 +108,7 @@ impl Standby {
         let DeviceConfig::External(factory) = &opts.device else {
             return Err(EngineError::Unsupported {
                 detail: "a standby follows a log kept outside the machine: use an external device \
-                 (--device nats)"
+                 (DeviceConfig::External)"
                     .into(),
             });
         };

@@ -121,7 +121,7 @@ pub(super) fn update_subscriber_data(tx: &mut Txn<'_>, params: &[u8]) -> Result<
     if !tx.update(SPECIAL_FACILITY, special_facility_key(s_id, sf_type), |w| {
         w.set_bytes(special_facility::DATA_A, &[data_a])
     })? {
-        return Err(TxError::UserAbort(format!(
+        return Err(TxError::user_abort(format!(
             "tatp Update-Subscriber-Data: subscriber {s_id} has no facility {sf_type}"
         )));
     }
@@ -161,7 +161,7 @@ pub(super) fn insert_call_forwarding(tx: &mut Txn<'_>, params: &[u8]) -> Result<
         has_type |= found && t == sf_type;
     }
     if !has_type {
-        return Err(TxError::UserAbort(format!(
+        return Err(TxError::user_abort(format!(
             "tatp Insert-Call-Forwarding: subscriber {s_id} has no facility {sf_type}"
         )));
     }
@@ -176,7 +176,7 @@ pub(super) fn insert_call_forwarding(tx: &mut Txn<'_>, params: &[u8]) -> Result<
         call_forwarding_key(s_id, sf_type, start),
         img.as_bytes(),
     ) {
-        Err(TxError::DuplicateKey { .. }) => Err(TxError::UserAbort(format!(
+        Err(TxError::DuplicateKey { .. }) => Err(TxError::user_abort(format!(
             "tatp Insert-Call-Forwarding: subscriber {s_id} facility {sf_type} already forwards at {start}"
         ))),
         r => r,
@@ -191,7 +191,7 @@ pub(super) fn delete_call_forwarding(tx: &mut Txn<'_>, params: &[u8]) -> Result<
     let start = check_start(u64::from(r.get::<u32>()?))?;
     let s_id = lookup(tx, nbr)?;
     if !tx.delete(CALL_FORWARDING, call_forwarding_key(s_id, sf_type, start))? {
-        return Err(TxError::UserAbort(format!(
+        return Err(TxError::user_abort(format!(
             "tatp Delete-Call-Forwarding: subscriber {s_id} facility {sf_type} does not forward at {start}"
         )));
     }

@@ -81,7 +81,7 @@ pub(crate) fn new_order(tx: &mut Txn<'_>, params: &[u8]) -> Result<(), TxError> 
         })?
         else {
             // Clause 2.4.2.3: an unused item number rolls the whole transaction back.
-            return Err(TxError::UserAbort(format!(
+            return Err(TxError::user_abort(format!(
                 "tpcc New-Order: item number {} is not valid",
                 line.i_id
             )));

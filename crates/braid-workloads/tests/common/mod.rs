@@ -71,7 +71,7 @@ pub fn run(db: &Db, w: &dyn Workload, threads: usize, per_thread: u64, seed: u64
                                 o.committed += 1;
                                 streak = 0;
                             }
-                            Err(TxError::UserAbort(_)) => o.user_aborts += 1,
+                            Err(TxError::UserAbort { .. }) => o.user_aborts += 1,
                             Err(e) if e.is_retryable() => {
                                 o.conflicts += 1;
                                 assert!(o.conflicts < 100 * per_thread, "livelock: {o:?}");

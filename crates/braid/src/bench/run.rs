@@ -204,7 +204,7 @@ fn work(
                 aborts += 1;
                 aborted += at.elapsed();
             }
-            Err(TxError::UserAbort(_)) => {
+            Err(TxError::UserAbort { .. }) => {
                 aborts += 1;
                 aborted += at.elapsed();
             }

@@ -86,7 +86,7 @@ fn drive_generic(
     while !stop.load(Ordering::Relaxed) {
         match client.run_one(&mut worker) {
             Ok(t) => pending.push_back(t),
-            Err(e) if e.is_retryable() || matches!(e, TxError::UserAbort(_)) => {}
+            Err(e) if e.is_retryable() || matches!(e, TxError::UserAbort { .. }) => {}
             Err(e) => return Err(e.into()),
         }
         while let Some(t) = pending.front() {
