@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context as _;
-use braid_engine::{LogKind, Meta, SchemeSpec};
+use braid_engine::{EngineError, LogKind, Meta, SchemeSpec};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -186,7 +186,8 @@ pub fn run(args: RecoverArgs) -> anyhow::Result<()> {
             .db(&args.dir)
             .options(opts)
             .progress(&move |n| b.inc(n))
-            .open()?
+            .open()
+            .map_err(in_use_hint)?
     };
     let total = start.elapsed().as_secs_f64();
     bar.finish_and_clear();
@@ -335,7 +336,7 @@ pub fn recover_quiet(
     }
     opts.app = meta.app.clone();
     opts.cc = cc_for(meta.mvcc, opts.cc);
-    let (db, report) = workload.db(dir).options(opts).open()?;
+    let (db, report) = workload.db(dir).options(opts).open().map_err(in_use_hint)?;
     let emulation = db.emulation();
     let _ = db.close();
     let r = &report.recovery;
@@ -364,4 +365,19 @@ pub fn recover_quiet(
         plan: r.plan.map(str::to_string),
         emulation,
     })
+}
+
+/// An open refused because another process writes the database, with what this command offers
+/// for reading it meanwhile; any other error as it is.
+fn in_use_hint(e: EngineError) -> anyhow::Error {
+    let hint = matches!(e, EngineError::InUse { .. });
+    let e = anyhow::Error::new(e);
+    if hint {
+        e.context(
+            "recovering needs the database to itself; read it meanwhile with \
+             `braid recover --read-only` or `braid inspect`",
+        )
+    } else {
+        e
+    }
 }

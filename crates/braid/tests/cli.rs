@@ -168,6 +168,7 @@ fn recover_and_inspect_of_a_database_in_use() {
     let err = String::from_utf8_lossy(&out.stderr);
     let me = format!("in use by process {}", std::process::id());
     assert!(err.contains(&me), "{err}");
+    assert!(err.contains("`braid recover --read-only`"), "{err}");
     let r = recover(&db_dir, &["--read-only"]);
     assert_eq!(r["read_only"], true, "{r}");
     assert!(r["txns"].as_u64().unwrap() > 0, "{r}");
