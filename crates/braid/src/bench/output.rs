@@ -51,6 +51,9 @@ struct CsvRow<'a> {
     signals_per_10k_commits: Option<f64>,
     #[serde(serialize_with = "fixed2_or_empty")]
     signals_helped_per_10k_commits: Option<f64>,
+    /// gsn with Remote Flush Avoidance: share of commits that needed a remote flush.
+    #[serde(serialize_with = "fixed3_or_empty")]
+    remote_flush_share: Option<f64>,
     #[serde(serialize_with = "fixed3_or_empty")]
     shared_rmw_per_commit: Option<f64>,
     #[serde(serialize_with = "fixed3_or_empty")]
@@ -137,6 +140,7 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<
             bytes_per_row: r.bytes_per_row,
             signals_per_10k_commits: r.signals_per_10k_commits,
             signals_helped_per_10k_commits: r.signals_helped_per_10k_commits,
+            remote_flush_share: r.remote_flush_share,
             shared_rmw_per_commit: r.shared_rmw_per_commit,
             global_rmw_per_commit: r.global_rmw_per_commit,
             shared_lines_per_commit: r.shared_lines_per_commit,
@@ -258,6 +262,20 @@ pub fn print_table(results: &[ConfigResult]) {
             println!(
                 "{} {} {} {}t {} logs: {s:.2} straggler signals per 10,000 commits{helped}",
                 r.workload, r.scheme, r.device, r.threads, r.logs
+            );
+        }
+    }
+    for r in results {
+        if let Some(share) = r.remote_flush_share {
+            println!(
+                "{} {} {} {}t {} logs: {:.1}% of commits needed a remote flush (Remote Flush \
+                 Avoidance; the rest were acknowledged by their own log's flush)",
+                r.workload,
+                r.scheme,
+                r.device,
+                r.threads,
+                r.logs,
+                share * 100.0
             );
         }
     }

@@ -56,6 +56,9 @@ pub struct RunResult {
     pub scheme_counters: BTreeMap<String, u64>,
     /// gsn: straggler signals per 10,000 update commits in this run.
     pub signals_per_10k_commits: Option<f64>,
+    /// gsn with Remote Flush Avoidance: the share of commits that needed a remote flush
+    /// (waited until every log was durable up to their GSN) in this run.
+    pub remote_flush_share: Option<f64>,
     /// gsn: straggler signals that helped (the handler published and the daemon then advanced)
     /// per 10,000 update commits in this run.
     pub signals_helped_per_10k_commits: Option<f64>,
@@ -411,6 +414,7 @@ pub fn run_once(
         .collect();
     let signals_per_10k_commits = signals_per_10k(&scheme_counters);
     let signals_helped_per_10k_commits = per_10k(&scheme_counters, "signals_helped");
+    let remote_flush_share = remote_flush_share(&scheme_counters);
     let proxies = stats
         .proxies
         .zip(proxies_before)
@@ -446,6 +450,7 @@ pub fn run_once(
             scheme_counters,
             signals_per_10k_commits,
             signals_helped_per_10k_commits,
+            remote_flush_share,
             shared_rmw_per_commit: per_commit.map(|p| p.0),
             global_rmw_per_commit: proxies.and_then(|p| p.global_per_commit()),
             shared_lines_per_commit: per_commit.map(|p| p.1),
@@ -486,6 +491,14 @@ const LV_COUNTERS: [&str; 5] = [
 /// Straggler signals per 10,000 commits from a scheme's counters, if it counts signals.
 pub(super) fn signals_per_10k(c: &BTreeMap<String, u64>) -> Option<f64> {
     per_10k(c, "signals")
+}
+
+/// gsn with Remote Flush Avoidance: the share of its commits (read-only ones included) that
+/// needed a remote flush, from its counters, if it counts them.
+pub(super) fn remote_flush_share(c: &BTreeMap<String, u64>) -> Option<f64> {
+    let remote = *c.get("rfa_remote_commits")?;
+    let local = *c.get("rfa_local_commits")?;
+    Some(remote as f64 / (remote + local).max(1) as f64)
 }
 
 /// Counter `name` per 10,000 commits from a scheme's counters, if it has both.

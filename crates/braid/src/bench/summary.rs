@@ -41,6 +41,9 @@ pub struct ConfigResult {
     pub signals_per_10k_commits: Option<f64>,
     /// gsn: median over the runs of straggler signals that helped per 10,000 commits.
     pub signals_helped_per_10k_commits: Option<f64>,
+    /// gsn with Remote Flush Avoidance: median over the runs of the share of commits that
+    /// needed a remote flush.
+    pub remote_flush_share: Option<f64>,
     /// Median over the runs of shared read-modify-writes per commit ([`braid_wal::scheme::Proxies`]).
     pub shared_rmw_per_commit: Option<f64>,
     /// Median over the runs of global read-modify-writes per commit (on words every worker
@@ -213,6 +216,7 @@ pub fn measure_variants(
             let mut v: Vec<f64> = runs.iter().filter_map(f).collect();
             (!v.is_empty()).then(|| median(&mut v))
         };
+        let remote_flush = median_of(|r| r.remote_flush_share);
         let shared_rmw = median_of(|r| r.shared_rmw_per_commit);
         let global_rmw = median_of(|r| r.global_rmw_per_commit);
         let shared_lines = median_of(|r| r.shared_lines_per_commit);
@@ -275,6 +279,7 @@ pub fn measure_variants(
             bytes_per_row: bpr,
             signals_per_10k_commits: signals,
             signals_helped_per_10k_commits: helped,
+            remote_flush_share: remote_flush,
             shared_rmw_per_commit: shared_rmw,
             global_rmw_per_commit: global_rmw,
             shared_lines_per_commit: shared_lines,
