@@ -187,6 +187,20 @@ impl Scheme for Gsn {
     }
 
     fn close(&self) -> Result<(), WalError> {
+        if self.shared.rfa() {
+            // Local commits did not ask the daemon for their GSNs: ask it now for the largest
+            // clock, so a clean close leaves every log durable up to every commit (a standby's
+            // bound then reaches them, and recovery needs no local flag).
+            let top = self
+                .shared
+                .logs
+                .iter()
+                .map(|l| l.inner.lock().clock)
+                .max()
+                .unwrap_or(0);
+            self.shared.retired.want.fetch_max(top, SeqCst);
+            self.shared.daemon_wait.notify();
+        }
         self.join_daemon();
         let mut first = None;
         for st in &self.streams {
