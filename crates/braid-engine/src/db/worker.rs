@@ -96,10 +96,18 @@ impl Worker {
         )
     }
 
-    /// Run stored procedure `proc_id` with `params` as one transaction and commit it. With
-    /// command logging the call itself is logged; otherwise its writes are.
+    /// Run stored procedure `proc_id` with `params` as one transaction and commit it
+    /// ([`Txn::commit`]). With command logging the call itself is logged; otherwise its writes
+    /// are.
     pub fn call(&mut self, proc_id: u32, params: &[u8]) -> Result<Ticket, TxError> {
-        self.run_procedure(proc_id, params, &mut |_| {})
+        self.run_procedure(proc_id, params, &mut |_| {}, |tx| tx.commit())
+    }
+
+    /// [`Worker::call`] with a pipelined commit ([`Txn::commit_async`]): returns as soon as the
+    /// record is in the log buffer, with the [`Ticket`] that resolves when the transaction is
+    /// durable. Until it resolves the transaction is not acknowledged and a crash may lose it.
+    pub fn call_async(&mut self, proc_id: u32, params: &[u8]) -> Result<Ticket, TxError> {
+        self.run_procedure(proc_id, params, &mut |_| {}, |tx| tx.commit_async())
     }
 
     /// [`Worker::call`], with `before_commit` told the transaction id once the procedure has run
@@ -112,16 +120,17 @@ impl Worker {
         params: &[u8],
         before_commit: &mut dyn FnMut(u64),
     ) -> Result<Ticket, TxError> {
-        self.run_procedure(proc_id, params, before_commit)
+        self.run_procedure(proc_id, params, before_commit, |tx| tx.commit())
     }
 
-    /// Run a stored procedure as one transaction and commit it, telling `before_commit` its id
-    /// just before the commit.
+    /// Run a stored procedure as one transaction and commit it with `commit`, telling
+    /// `before_commit` its id just before the commit.
     fn run_procedure(
         &mut self,
         proc_id: u32,
         params: &[u8],
         before_commit: &mut dyn FnMut(u64),
+        commit: fn(Txn<'_>) -> Result<Ticket, TxError>,
     ) -> Result<Ticket, TxError> {
         let f = self
             .db
@@ -135,7 +144,7 @@ impl Worker {
         match f(&mut tx, params) {
             Ok(()) => {
                 before_commit(tx.id());
-                tx.commit()
+                commit(tx)
             }
             Err(e) => {
                 tx.abort();

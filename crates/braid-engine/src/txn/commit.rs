@@ -140,8 +140,28 @@ impl Txn<'_> {
     }
 
     /// Commit: validate, log, install, release locks (early), and return the ticket that
-    /// resolves when the commit is durable. On error the transaction is rolled back.
-    pub fn commit(mut self) -> Result<Ticket, TxError> {
+    /// resolves when the commit is durable (under [`Durability::Sync`], resolved already). On
+    /// error the transaction is rolled back.
+    pub fn commit(self) -> Result<Ticket, TxError> {
+        let sync = self.db.durability == Durability::Sync;
+        let ticket = self.commit_async()?;
+        if sync {
+            ticket.wait()?;
+            return Ok(Ticket::DURABLE);
+        }
+        Ok(ticket)
+    }
+
+    /// Pipelined commit: validate, log, install and release the locks (early) as
+    /// [`Txn::commit`] does, but return as soon as the record is in the log buffer, with a
+    /// [`Ticket`] that resolves when the transaction is durable. Until the ticket resolves
+    /// ([`Ticket::wait`], [`Ticket::is_durable`]) the transaction is not acknowledged: a crash
+    /// may lose it, though later transactions may already have read its writes. This is how a
+    /// thread keeps many commits in flight. On error the transaction is rolled back.
+    ///
+    /// A scheme without early lock release (Shore-MT's Baseline) holds the locks until the
+    /// commit is durable, so its ticket is resolved when this returns.
+    pub fn commit_async(mut self) -> Result<Ticket, TxError> {
         if self.mode == Mode::Replay {
             return Ok(self.commit_replay());
         }
@@ -232,8 +252,8 @@ impl Txn<'_> {
         }
         self.st.reset();
         held?;
-        if self.db.durability == Durability::Sync || !self.db.elr {
-            ticket.wait()?;
+        if !self.db.elr {
+            // Durable already: the wait above held the locks until it was.
             return Ok(Ticket::DURABLE);
         }
         Ok(ticket)
