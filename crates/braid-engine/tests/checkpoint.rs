@@ -180,12 +180,12 @@ fn transfers_with(db: &Db, seed: u64, n: u64, done: &AtomicU64, deletes: bool) -
             .put::<u64>(amount)
             .put::<u64>(deletes as u64);
         let mut id = 0;
-        match w.call_hooked(TRANSFER, &p.bytes, &mut |t| id = t) {
-            Ok(t) => {
-                if t.wait().is_ok() {
-                    acked.push(id);
-                }
-            }
+        // Acknowledged once durable, each before the next.
+        let durable = w
+            .call_async_hooked(TRANSFER, &p.bytes, &mut |t| id = t)
+            .and_then(|t| Ok(t.wait()?));
+        match durable {
+            Ok(()) => acked.push(id),
             Err(TxError::Log(_)) => break,
             Err(_) => {}
         }

@@ -26,7 +26,7 @@ fn a_second_writer_fences_the_first() {
         let mut tx = w.begin();
         tx.insert(kv, k, &((k * 7) as i64).to_le_bytes()).unwrap();
         // In the log buffer; acknowledged only once its ticket resolves.
-        pending.push((k, tx.commit().unwrap()));
+        pending.push((k, tx.commit_async().unwrap()));
     }
     // Nothing of A is durable yet: the group delay holds the flush.
     assert!(!pending[19].1.is_durable().unwrap());

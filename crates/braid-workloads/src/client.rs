@@ -4,7 +4,8 @@
 //! resubmitting the same call after a retryable conflict when the workload asks for it.
 //!
 //! There is no backoff and no outcome counting here: a conflicted call is returned to the
-//! caller (which counts it) and resubmitted on the caller's next [`Client::run_one`].
+//! caller (which counts it) and resubmitted on the caller's next [`Client::run_one`] or
+//! [`Client::run_one_async`].
 
 use std::ops::{Deref, DerefMut};
 
@@ -22,10 +23,10 @@ pub trait TxnSource: Send {
 /// What a client does after a call fails with a retryable conflict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnConflict {
-    /// Resubmit the same call, with the same parameters, on the next `run_one` (a terminal
-    /// retries its transaction: TPC-C, TATP, TPC-B).
+    /// Resubmit the same call, with the same parameters, on the next run (a terminal retries
+    /// its transaction: TPC-C, TATP, TPC-B).
     Resubmit,
-    /// Draw a new transaction on the next `run_one` (YCSB, as the Taurus paper runs it).
+    /// Draw a new transaction on the next run (YCSB, as the Taurus paper runs it).
     Redraw,
 }
 
@@ -92,14 +93,30 @@ impl<S: std::fmt::Debug> std::fmt::Debug for RetryingClient<S> {
     }
 }
 
-impl<S: TxnSource> Client for RetryingClient<S> {
-    fn run_one(&mut self, worker: &mut Worker) -> Result<Ticket, TxError> {
+impl<S: TxnSource> RetryingClient<S> {
+    /// Run the next transaction (or resubmit the conflicted one) with `call`, and note whether
+    /// to resubmit it.
+    fn run_with<T>(
+        &mut self,
+        worker: &mut Worker,
+        call: impl FnOnce(&mut Worker, u32, &[u8]) -> Result<T, TxError>,
+    ) -> Result<T, TxError> {
         if !self.retry {
             self.generate();
         }
-        let r = worker.call(self.proc_id, &self.params.bytes);
+        let r = call(worker, self.proc_id, &self.params.bytes);
         self.retry =
             self.on_conflict == OnConflict::Resubmit && matches!(&r, Err(e) if e.is_retryable());
         r
+    }
+}
+
+impl<S: TxnSource> Client for RetryingClient<S> {
+    fn run_one(&mut self, worker: &mut Worker) -> Result<Ticket, TxError> {
+        self.run_with(worker, Worker::call)
+    }
+
+    fn run_one_async(&mut self, worker: &mut Worker) -> Result<Ticket, TxError> {
+        self.run_with(worker, Worker::call_async)
     }
 }

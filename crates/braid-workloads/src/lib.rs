@@ -78,6 +78,10 @@ pub trait Workload: Send + Sync {
 
 /// Generates and runs one transaction at a time on a worker.
 pub trait Client: Send {
-    /// Run the next transaction; returns its durability ticket.
+    /// Run the next transaction ([`Worker::call`]); returns its durability ticket.
     fn run_one(&mut self, worker: &mut Worker) -> Result<Ticket, TxError>;
+    /// Run the next transaction with a pipelined commit ([`Worker::call_async`]); returns as
+    /// soon as its record is in the log buffer, with the ticket that resolves when it is
+    /// durable. Until then the transaction is not acknowledged and a crash may lose it.
+    fn run_one_async(&mut self, worker: &mut Worker) -> Result<Ticket, TxError>;
 }

@@ -110,17 +110,17 @@ impl Worker {
         self.run_procedure(proc_id, params, &mut |_| {}, |tx| tx.commit_async())
     }
 
-    /// [`Worker::call`], with `before_commit` told the transaction id once the procedure has run
-    /// and just before the commit starts (crash tests record their intent there). Test
+    /// [`Worker::call_async`], with `before_commit` told the transaction id once the procedure
+    /// has run and just before the commit starts (crash tests record their intent there). Test
     /// machinery: the `testing` feature.
     #[cfg(any(test, feature = "testing"))]
-    pub fn call_hooked(
+    pub fn call_async_hooked(
         &mut self,
         proc_id: u32,
         params: &[u8],
         before_commit: &mut dyn FnMut(u64),
     ) -> Result<Ticket, TxError> {
-        self.run_procedure(proc_id, params, before_commit, |tx| tx.commit())
+        self.run_procedure(proc_id, params, before_commit, |tx| tx.commit_async())
     }
 
     /// Run a stored procedure as one transaction and commit it with `commit`, telling

@@ -175,10 +175,11 @@ impl Pipeline {
 }
 
 /// One worker: run transactions until `stop` or until `quota` committed, keeping at most
-/// `inflight` commits in flight.
+/// `inflight` commits in flight (each one durable before the next with `sync_commit`).
 fn work(
     db: &Db,
     mut client: Box<dyn Client>,
+    sync_commit: bool,
     inflight: usize,
     quota: u64,
     stop: &AtomicBool,
@@ -198,7 +199,7 @@ fn work(
     let mut committed = 0u64;
     while committed < quota && !stop.load(Ordering::Relaxed) {
         let at = Instant::now();
-        match client.run_one(&mut worker) {
+        match common::run_client(&mut *client, &mut worker, sync_commit) {
             Ok(t) => {
                 p.pending.push_back((t, at));
                 committed += 1;
@@ -329,10 +330,13 @@ pub fn run_once(
             .map(|i| {
                 let client = workload.client(i, args.seed.wrapping_add(repeat as u64 * 1000));
                 let (db, stop, commits) = (&db, &stop, &commits);
+                let sync_commit = args.engine.sync_commit;
                 // Named, so that its CPU time counts as a worker's (see `super::cpu`).
                 std::thread::Builder::new()
                     .name(super::cpu::worker_name(i))
-                    .spawn_scoped(s, move || work(db, client, inflight, quota, stop, commits))
+                    .spawn_scoped(s, move || {
+                        work(db, client, sync_commit, inflight, quota, stop, commits)
+                    })
             })
             .collect();
         let failed = spawned.iter().any(|h| h.is_err());

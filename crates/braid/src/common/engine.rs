@@ -1,16 +1,18 @@
 //! Log and engine options on the command line: the log device, persistence domain, pmem write
-//! mode and the schemes' own flags (derived from their configurations), and how they become
-//! engine [`Options`].
+//! mode and the schemes' own flags (derived from their configurations), how they become
+//! engine [`Options`], and which commit the workers make ([`run_client`]).
 
 use std::time::Duration;
 
 use anyhow::Context as _;
 use braid_engine::{
     Cc, DeviceConfig, FileOptions, LogKind, LogPlace, Options, Pace, PmemOptions, SchemeSpec,
+    Ticket, TxError, Worker,
 };
 use braid_pmem::Domain;
 use braid_wal::device::PmemWrite;
 use braid_wal::scheme::{GsnConfig, PerTxnConfig, RecoveryPlan, TaurusConfig};
+use braid_workloads::Client;
 use clap::{Args, ValueEnum};
 
 /// Where the log goes.
@@ -210,7 +212,8 @@ pub struct EngineArgs {
     /// device, after its transfer (0: none). Recorded and reapplied as --device-mbps is.
     #[arg(long)]
     pub device_sync_us: Option<u64>,
-    /// Commits return only once durable (default: return a ticket at once and keep working).
+    /// Workers make the durable commit, which returns only once the transaction is durable
+    /// (default: the pipelined commit, which returns a ticket at once and keeps working).
     #[arg(long)]
     pub sync_commit: bool,
     /// Threads that replay the log at recovery.
@@ -401,6 +404,22 @@ impl EngineArgs {
             log_cap: mb(self.log_cap_mb),
             load_threads: self.recovery_threads.max(1),
         }
+    }
+}
+
+/// Run `client`'s next transaction on `worker` with the commit `--sync-commit` asks for: the
+/// durable one ([`Client::run_one`]; the ticket returned is resolved) with `sync_commit`, the
+/// pipelined one ([`Client::run_one_async`]; acknowledged only once its ticket resolves)
+/// otherwise.
+pub fn run_client(
+    client: &mut dyn Client,
+    worker: &mut Worker,
+    sync_commit: bool,
+) -> Result<Ticket, TxError> {
+    if sync_commit {
+        client.run_one(worker)
+    } else {
+        client.run_one_async(worker)
     }
 }
 

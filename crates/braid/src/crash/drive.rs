@@ -1,6 +1,8 @@
 //! The workers of a crash run: they run the workload until stopped and report every
 //! transaction's intent (marked YCSB) and every commit acknowledged as durable, to the parent
-//! process (kill mode) or to the in-process oracle (power mode).
+//! process (kill mode) or to the in-process oracle (power mode). They keep commits in flight
+//! with the pipelined commit and acknowledge each once its ticket resolves (with
+//! `--sync-commit`, each commit is durable before the next starts).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -11,13 +13,16 @@ use braid_workloads::Workload;
 use braid_workloads::ycsb::{self, Ycsb};
 
 use super::CrashArgs;
-use crate::common::WorkloadKind;
+use crate::common::{self, WorkloadKind};
 use crate::oracle::Intent;
 
-/// Run one worker of a marked-YCSB crash run until `stop`, reporting intents and acks.
+/// Run one worker of a marked-YCSB crash run until `stop`, reporting intents and acks; with
+/// `sync_commit` each commit is durable before the next.
+#[allow(clippy::too_many_arguments)]
 fn drive(
     db: &Db,
     workload: &Ycsb,
+    sync_commit: bool,
     index: usize,
     seed: u64,
     stop: &AtomicBool,
@@ -33,7 +38,7 @@ fn drive(
         ycsb::take_observed();
         let mut txn_id = 0;
         let params = client.params().to_vec();
-        let r = worker.call_hooked(ycsb::YCSB_TXN, &params, &mut |txn| {
+        let r = worker.call_async_hooked(ycsb::YCSB_TXN, &params, &mut |txn| {
             txn_id = txn;
             let reads = ycsb::take_observed()
                 .into_iter()
@@ -45,6 +50,11 @@ fn drive(
                 reads,
             });
         });
+        // The durable commit is the pipelined one and a wait for its ticket.
+        let r = match r {
+            Ok(t) if sync_commit => t.wait().map(|()| Ticket::DURABLE).map_err(TxError::from),
+            r => r,
+        };
         match r {
             Ok(t) => pending.push_back((txn_id, t)),
             Err(e) if e.is_retryable() => {}
@@ -70,10 +80,12 @@ fn drive(
     Ok(())
 }
 
-/// Run one worker of a non-YCSB crash run until `stop`, reporting each acknowledged commit.
+/// Run one worker of a non-YCSB crash run until `stop`, reporting each acknowledged commit;
+/// with `sync_commit` each commit is durable before the next.
 fn drive_generic(
     db: &Db,
     workload: &dyn Workload,
+    sync_commit: bool,
     index: usize,
     seed: u64,
     stop: &AtomicBool,
@@ -84,7 +96,7 @@ fn drive_generic(
     let mut pending: VecDeque<Ticket> = Default::default();
     let mut n = 0u64;
     while !stop.load(Ordering::Relaxed) {
-        match client.run_one(&mut worker) {
+        match common::run_client(&mut *client, &mut worker, sync_commit) {
             Ok(t) => pending.push_back(t),
             Err(e) if e.is_retryable() || matches!(e, TxError::UserAbort { .. }) => {}
             Err(e) => return Err(e.into()),
@@ -122,8 +134,18 @@ pub(super) fn drive_any(
     intent: &(dyn Fn(Intent) + Sync),
     ack: &(dyn Fn(u64) + Sync),
 ) -> anyhow::Result<()> {
+    let sync_commit = args.engine.sync_commit;
     match args.workload {
-        WorkloadKind::Ycsb => drive(db, &Ycsb::new(args.ycsb()), index, seed, stop, intent, ack),
-        _ => drive_generic(db, &**workload, index, seed, stop, ack),
+        WorkloadKind::Ycsb => drive(
+            db,
+            &Ycsb::new(args.ycsb()),
+            sync_commit,
+            index,
+            seed,
+            stop,
+            intent,
+            ack,
+        ),
+        _ => drive_generic(db, &**workload, sync_commit, index, seed, stop, ack),
     }
 }
