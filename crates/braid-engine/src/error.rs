@@ -60,8 +60,8 @@ pub enum TxError {
     /// No stored procedure is registered under this id.
     #[error("unknown stored procedure {0}; register it before opening the database")]
     UnknownProcedure(u32),
-    /// The log refused the commit (poisoned stream, no space, ...). The transaction's effects
-    /// are not acknowledged.
+    /// The log refused the commit, or failed before the commit was durable (poisoned stream,
+    /// no space, ...). The transaction's effects are not acknowledged.
     #[error(transparent)]
     Log(#[from] WalError),
 }

@@ -30,7 +30,7 @@
 //! let mut tx = w.begin();
 //! tx.update(accounts, 1, |r| r.set::<i64>(0, r.get::<i64>(0) - 30))?;
 //! tx.update(accounts, 2, |r| r.set::<i64>(0, r.get::<i64>(0) + 30))?;
-//! tx.commit()?.wait()?; // durable here
+//! tx.commit()?; // durable here
 //! drop(w);
 //! db.close()?;
 //! drop(db);
@@ -51,9 +51,11 @@
 //! [`SerialConfig`], [`TaurusConfig`], [`GsnConfig`], [`PerTxnConfig`], ...),
 //! [`Options::logging`] (data or command logging with stored [`Procedures`]), [`Options::cc`],
 //! [`Options::device`] (files, or persistent memory with [`PmemOptions`]; [`Media`] says how
-//! region files reach power-safe media), [`Options::durability`] ([`Durability::Async`]
-//! returns a [`Ticket`] at once to pipeline commits) and [`Options::checkpoint`] (by default a
-//! checkpoint every 16 MiB of log keeps the log and the reopen time bounded).
+//! region files reach power-safe media) and [`Options::checkpoint`] (by default a checkpoint
+//! every 16 MiB of log keeps the log and the reopen time bounded). [`Txn::commit`] and
+//! [`Worker::call`] return once the transaction is durable; [`Txn::commit_async`] and
+//! [`Worker::call_async`] return a [`Ticket`] at once to pipeline commits, the transaction
+//! acknowledged only when the ticket resolves.
 //! [`Db::emulation`] says whether acknowledged commits would survive a power cut on this
 //! machine. The `bank` example kills a process mid-run and recovers it.
 
@@ -87,7 +89,7 @@ pub use crate::{
         loader::Loader,
         meta::Meta,
         open::OpenReport,
-        options::{Cc, DeviceConfig, Durability, FileOptions, Options, PmemOptions},
+        options::{Cc, DeviceConfig, FileOptions, Options, PmemOptions},
         standby::{RoundReport, Standby},
         worker::Worker,
     },

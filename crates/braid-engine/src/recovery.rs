@@ -255,7 +255,7 @@ impl<'a> Replayer<'a> {
                 tx.set_replay_ts(ts);
             }
             match f(&mut tx, params) {
-                Ok(()) => tx.commit().map(|_| ()),
+                Ok(()) => tx.commit(),
                 Err(e) => {
                     tx.abort();
                     Err(e)

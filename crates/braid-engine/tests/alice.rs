@@ -91,7 +91,7 @@ fn alice(scheme: &'static str) -> usize {
             }
             // Appending after the trimmed tail, then recovering, keeps the new transaction.
             let mut w = db.worker().unwrap();
-            run_txn(&mut w, 1000).unwrap().wait().unwrap();
+            run_txn_durable(&mut w, 1000).unwrap();
             drop(w);
             db.close().unwrap();
             drop(db);

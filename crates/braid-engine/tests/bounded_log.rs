@@ -151,7 +151,7 @@ fn the_default_keeps_the_log_bounded_and_reopens_from_its_checkpoint() {
         // due, wait for the trigger thread to take it (it polls every 50 ms), so how far the
         // log overshoots does not depend on how busy the machine is.
         for _ in 0..16 {
-            run_txn(&mut w, i).unwrap().wait().unwrap();
+            run_txn_durable(&mut w, i).unwrap();
             h.installed.push(i);
             h.acked.push(h.installed.len() - 1);
             i += 1;
@@ -226,7 +226,7 @@ fn a_power_cut_during_an_automatic_checkpoint_loses_nothing_acknowledged() {
     let mut h = History::default();
     let mut i = 0u64;
     let mut commit = |w: &mut Worker, h: &mut History| {
-        run_txn(w, i).unwrap().wait().unwrap();
+        run_txn_durable(w, i).unwrap();
         h.installed.push(i);
         h.acked.push(h.installed.len() - 1);
         i += 1;

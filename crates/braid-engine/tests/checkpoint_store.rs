@@ -108,7 +108,6 @@ fn catalog() -> Catalog {
 fn options(device: DeviceConfig) -> Options {
     Options {
         device,
-        durability: Durability::Sync,
         ..Options::default()
     }
 }
@@ -127,7 +126,7 @@ fn put_keys(db: &Db, keys: std::ops::Range<u64>) {
     for k in keys {
         let mut tx = w.begin();
         tx.insert(kv, k, &((k * 7) as i64).to_le_bytes()).unwrap();
-        tx.commit().unwrap().wait().unwrap();
+        tx.commit().unwrap();
     }
 }
 

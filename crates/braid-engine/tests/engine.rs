@@ -103,10 +103,7 @@ fn run_transfers(db: &Db, n: u64) -> u64 {
             .put::<u64>((i * 3 + 1) % 10)
             .put::<u64>(1 + i % 7);
         match w.call(TRANSFER, &p.bytes) {
-            Ok(t) => {
-                t.wait().unwrap();
-                ok += 1;
-            }
+            Ok(()) => ok += 1,
             Err(e) => assert!(matches!(e, TxError::UserAbort { .. }), "{e}"),
         }
     }
@@ -302,7 +299,7 @@ fn two_phase_locking_is_no_wait() {
     // A shared lock blocks writers but not readers.
     assert_eq!(tb.get::<u64>(ACCT, 2, 0).unwrap(), Some(100));
     drop(tb);
-    ta.commit().unwrap().wait().unwrap();
+    ta.commit().unwrap();
     let mut tb = b.begin();
     assert_eq!(tb.get::<u64>(ACCT, 1, 0).unwrap(), Some(5));
     let mut ta = a.begin();
@@ -312,7 +309,7 @@ fn two_phase_locking_is_no_wait() {
         Err(TxError::Conflict { .. })
     ));
     drop(ta);
-    tb.commit().unwrap().wait().unwrap();
+    tb.commit().unwrap();
     // Aborted writes and inserts leave nothing behind.
     let mut ta = a.begin();
     ta.update(ACCT, 3, |w| w.set::<u64>(0, 0)).unwrap();
@@ -335,7 +332,7 @@ fn occ_validation_catches_a_changed_read() {
     ta.update(ACCT, 2, |w| w.set::<u64>(0, v)).unwrap();
     let mut tb = b.begin();
     tb.update(ACCT, 1, |w| w.set::<u64>(0, 1)).unwrap();
-    tb.commit().unwrap().wait().unwrap();
+    tb.commit().unwrap();
     assert!(matches!(ta.commit(), Err(TxError::Conflict { .. })));
     assert_eq!(
         db.schema(ACCT).get::<u64>(&db.peek(ACCT, 2).unwrap(), 0),
@@ -354,7 +351,7 @@ fn scans_see_own_writes_and_catch_phantoms() {
             img.copy_from_slice(&k.to_le_bytes());
             t.insert(HIST, k, &img).unwrap();
         }
-        t.commit().unwrap().wait().unwrap();
+        t.commit().unwrap();
         let mut t = a.begin();
         let mut seen = Vec::new();
         let n = t
@@ -371,7 +368,7 @@ fn scans_see_own_writes_and_catch_phantoms() {
         let mut b = db.worker().unwrap();
         let mut tb = b.begin();
         tb.insert(HIST, 15, &[0; 8]).unwrap();
-        tb.commit().unwrap().wait().unwrap();
+        tb.commit().unwrap();
         assert!(
             matches!(t.commit(), Err(TxError::Conflict { .. })),
             "{cc:?}"
@@ -386,7 +383,7 @@ fn scans_see_own_writes_and_catch_phantoms() {
         })
         .unwrap();
         assert_eq!(seen, vec![15, 20, 30]);
-        t.commit().unwrap().wait().unwrap();
+        t.commit().unwrap();
         assert!(db.peek(HIST, 10).is_none());
         let mut img = vec![0u8; 16];
         db.schema(ACCT).set::<u64>(&mut img, 0, 1);
@@ -399,19 +396,21 @@ fn scans_see_own_writes_and_catch_phantoms() {
 }
 
 #[test]
-fn synchronous_commits_return_durable() {
+fn pipelined_calls_return_a_ticket_that_resolves() {
     let base = tempfile::tempdir_in("/dev/shm").unwrap();
-    let o = Options {
-        durability: Durability::Sync,
-        ..opts(file(), LogKind::Data, Cc::TwoPl)
-    };
-    let db = open(&base.path().join("db"), o);
+    let db = open(
+        &base.path().join("db"),
+        opts(file(), LogKind::Data, Cc::TwoPl),
+    );
     let mut w = db.worker().unwrap();
     let mut p = Params::new();
     p.put::<u64>(1).put::<u64>(2).put::<u64>(3);
-    let t = w.call(TRANSFER, &p.bytes).unwrap();
+    let t = w.call_async(TRANSFER, &p.bytes).unwrap();
+    t.wait().unwrap();
     assert!(t.is_durable().unwrap());
-    assert!(t.is_durable().unwrap());
+    w.call(TRANSFER, &p.bytes).unwrap();
+    let balance = |k| db.schema(ACCT).get::<u64>(&db.peek(ACCT, k).unwrap(), 0);
+    assert_eq!((balance(1), balance(2)), (94, 106));
 }
 
 /// The per-row scheme figure of the memory report is the scheme's own metadata
@@ -512,13 +511,13 @@ fn log_insertion_latency_is_sampled_and_counted_when_a_worker_is_dropped() {
         let (before, access) = (db.stats().log_insert, db.stats().access);
         let mut w = db.worker().unwrap();
         for i in 0..64u64 {
-            common::run_txn(&mut w, i).unwrap().wait().unwrap();
+            common::run_txn_durable(&mut w, i).unwrap();
         }
         // Read-only transactions put no record into the log: timed, not counted as insertions.
         for _ in 0..16 {
             let mut t = w.begin();
             t.get::<u64>(common::CTR, 0, 0).unwrap();
-            t.commit().unwrap().wait().unwrap();
+            t.commit().unwrap();
         }
         assert_eq!(
             db.stats().log_insert.samples - before.samples,

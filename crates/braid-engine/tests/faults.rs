@@ -291,7 +291,7 @@ fn eio_run(scheme: &'static str, pmem: bool, sticky: bool) {
     let db = rig2.open();
     let p = check(&db, &h).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut w = db.worker().unwrap();
-    run_txn(&mut w, 10_000).unwrap().wait().unwrap();
+    run_txn_durable(&mut w, 10_000).unwrap();
     drop(w);
     db.close().unwrap();
     assert!(p >= h.must_keep());

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use braid_engine::*;
 
-use crate::integration::common::{catalog, load, model, open, run_txn, state};
+use crate::integration::common::{catalog, load, model, open, run_txn, run_txn_durable, state};
 
 const CHILD_DIR: &str = "BRAID_LOCK_TEST_DIR";
 const CHILD_CASE: &str = "BRAID_LOCK_TEST_CASE";
@@ -133,7 +133,7 @@ fn child_writer() {
     let mut w = db.worker().unwrap();
     let mut i = 0u64;
     while !dir.join("pause").exists() {
-        run_txn(&mut w, i).unwrap().wait().unwrap();
+        run_txn_durable(&mut w, i).unwrap();
         i += 1;
         println!("acked {i}");
     }
@@ -311,7 +311,7 @@ fn a_second_handle_in_this_process_is_refused_until_the_first_is_dropped() {
         let db = open(&dir, o.clone()).unwrap();
         let mut w = db.worker().unwrap();
         for i in 0..5 {
-            run_txn(&mut w, i).unwrap().wait().unwrap();
+            run_txn_durable(&mut w, i).unwrap();
         }
         drop(w);
         match open(&dir, o.clone()) {

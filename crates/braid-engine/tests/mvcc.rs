@@ -136,16 +136,16 @@ fn snapshot_reads_ignore_later_commits() {
         let mut tb = b.begin();
         set(&mut tb, 1, 7);
         set(&mut tb, 2, 193);
-        tb.commit().unwrap().wait().unwrap();
+        tb.commit().unwrap();
     }
     // Both the row read before and a row first read after the commit are as of the snapshot.
     assert_eq!(bal(&mut ta, 1), 100);
     assert_eq!(bal(&mut ta, 2), 100);
     // Read-only: commits without validation although what it read is now stale.
-    ta.commit().unwrap().wait().unwrap();
+    ta.commit().unwrap();
     let mut ta = a.begin();
     assert_eq!((bal(&mut ta, 1), bal(&mut ta, 2)), (7, 193));
-    ta.commit().unwrap().wait().unwrap();
+    ta.commit().unwrap();
 }
 
 #[test]
@@ -157,7 +157,7 @@ fn first_updater_wins_and_stale_reads_fail_validation() {
     {
         let mut tb = b.begin();
         set(&mut tb, 3, 1);
-        tb.commit().unwrap().wait().unwrap();
+        tb.commit().unwrap();
     }
     let e = ta.update(ACCT, 3, |w| w.set::<u64>(0, 2)).unwrap_err();
     assert!(matches!(e, TxError::Conflict { .. }), "{e}");
@@ -169,13 +169,13 @@ fn first_updater_wins_and_stale_reads_fail_validation() {
     {
         let mut tb = b.begin();
         set(&mut tb, 4, 50);
-        tb.commit().unwrap().wait().unwrap();
+        tb.commit().unwrap();
     }
     set(&mut ta, 5, 0);
     assert!(matches!(ta.commit(), Err(TxError::Conflict { .. })));
     let mut t = a.begin();
     assert_eq!((bal(&mut t, 4), bal(&mut t, 5)), (50, 100));
-    t.commit().unwrap().wait().unwrap();
+    t.commit().unwrap();
 }
 
 #[test]
@@ -185,14 +185,14 @@ fn deletes_leave_tombstones_until_no_snapshot_needs_them() {
     {
         let mut t = b.begin();
         t.insert(ITEM, 10, &5u64.to_le_bytes()).unwrap();
-        t.commit().unwrap().wait().unwrap();
+        t.commit().unwrap();
     }
     let mut old = a.begin();
     assert_eq!(old.get::<u64>(ITEM, 10, 0).unwrap(), Some(5));
     {
         let mut t = b.begin();
         assert!(t.delete(ITEM, 10).unwrap());
-        t.commit().unwrap().wait().unwrap();
+        t.commit().unwrap();
     }
     // The old snapshot still sees the row, a new one does not; the key stays in the index.
     assert_eq!(old.get::<u64>(ITEM, 10, 0).unwrap(), Some(5));
@@ -201,27 +201,27 @@ fn deletes_leave_tombstones_until_no_snapshot_needs_them() {
     {
         let mut t = b.begin();
         assert_eq!(t.get::<u64>(ITEM, 10, 0).unwrap(), None);
-        t.commit().unwrap().wait().unwrap();
+        t.commit().unwrap();
     }
     // Insert over the tombstone: a new version of the same row.
     {
         let mut t = b.begin();
         t.insert(ITEM, 10, &6u64.to_le_bytes()).unwrap();
-        t.commit().unwrap().wait().unwrap();
+        t.commit().unwrap();
     }
     assert_eq!(old.get::<u64>(ITEM, 10, 0).unwrap(), Some(5));
-    old.commit().unwrap().wait().unwrap();
+    old.commit().unwrap();
     {
         let mut t = b.begin();
         assert_eq!(t.get::<u64>(ITEM, 10, 0).unwrap(), Some(6));
         assert!(t.delete(ITEM, 10).unwrap());
-        t.commit().unwrap().wait().unwrap();
+        t.commit().unwrap();
     }
     // No snapshot is running: the next commit of that worker sweeps the tombstone.
     {
         let mut t = b.begin();
         set(&mut t, 0, 100);
-        t.commit().unwrap().wait().unwrap();
+        t.commit().unwrap();
     }
     assert_eq!(db.rows(ITEM), 0);
     // A key inserted after a snapshot is invisible to it, and so is an uncommitted insert.
@@ -229,7 +229,7 @@ fn deletes_leave_tombstones_until_no_snapshot_needs_them() {
     let mut t = b.begin();
     t.insert(ITEM, 11, &1u64.to_le_bytes()).unwrap();
     assert_eq!(old.get::<u64>(ITEM, 11, 0).unwrap(), None);
-    t.commit().unwrap().wait().unwrap();
+    t.commit().unwrap();
     assert_eq!(old.get::<u64>(ITEM, 11, 0).unwrap(), None);
     let mut n = 0;
     old.scan(
@@ -244,7 +244,7 @@ fn deletes_leave_tombstones_until_no_snapshot_needs_them() {
     )
     .unwrap();
     assert_eq!(n, 0);
-    old.commit().unwrap().wait().unwrap();
+    old.commit().unwrap();
 }
 
 /// Two workers transfer between accounts while a third sums them all in read-only
@@ -288,9 +288,7 @@ fn concurrent_snapshots_are_consistent() {
                 let sum: u64 = (0..ACCOUNTS).map(|k| bal(&mut t, k)).sum();
                 assert_eq!(sum, TOTAL, "a snapshot saw a transfer half done");
                 t.commit()
-                    .expect("a read-only MVCC transaction never aborts")
-                    .wait()
-                    .unwrap();
+                    .expect("a read-only MVCC transaction never aborts");
                 sums.fetch_add(1, Ordering::Relaxed);
             }
             stop.store(true, Ordering::Relaxed);
@@ -323,7 +321,6 @@ fn round_trip(scheme: &'static str, logging: LogKind) {
             s.spawn(move || {
                 let mut wk = db.worker().unwrap();
                 let mut i = w + 1;
-                let mut last = None;
                 for n in 0..1500u64 {
                     i = i
                         .wrapping_mul(6364136223846793005)
@@ -346,13 +343,9 @@ fn round_trip(scheme: &'static str, logging: LogKind) {
                             TOGGLE
                         }
                     };
-                    if let Ok(t) = wk.call(proc_id, &p.bytes) {
+                    if wk.call(proc_id, &p.bytes).is_ok() {
                         committed.fetch_add(1, Ordering::Relaxed);
-                        last = Some(t);
                     }
-                }
-                if let Some(t) = last {
-                    t.wait().unwrap();
                 }
             });
         }
@@ -374,7 +367,7 @@ fn round_trip(scheme: &'static str, logging: LogKind) {
     for k in 0..ACCOUNTS {
         let mut p = Params::new();
         p.put::<u64>(k).put::<u64>(k + 100);
-        wk.call(AUDIT, &p.bytes).unwrap().wait().unwrap();
+        wk.call(AUDIT, &p.bytes).unwrap();
     }
     let again = state(&db);
     drop(wk);
@@ -402,13 +395,12 @@ fn replayed_reads_see_their_own_timestamp() {
         }
         w.call(proc_id, &p.bytes).unwrap()
     };
-    // Tickets left unresolved on purpose: the later waits cover these commits.
     for _ in 0..3000 {
-        let _ = call(&mut w0, AUDIT, &[5, 1]);
+        call(&mut w0, AUDIT, &[5, 1]);
     }
-    let _ = call(&mut w0, AUDIT, &[0, 2]);
-    call(&mut w1, TRANSFER, &[0, 1, 60]).wait().unwrap();
-    call(&mut w0, AUDIT, &[6, 3]).wait().unwrap();
+    call(&mut w0, AUDIT, &[0, 2]);
+    call(&mut w1, TRANSFER, &[0, 1, 60]);
+    call(&mut w0, AUDIT, &[6, 3]);
     assert_eq!(db.peek(COPY, 2), Some(100u64.to_le_bytes().to_vec()));
     drop((w0, w1));
     db.close().unwrap();

@@ -22,7 +22,6 @@ fn paced_options(scheme: &'static str, pace: Option<Pace>) -> Options {
         roomy_file_device(),
         braid_engine::testing::Env::default(),
     );
-    o.durability = Durability::Sync;
     o.pace = pace;
     o
 }
@@ -51,7 +50,7 @@ fn recovery_is_paced_as_recorded(scheme: &'static str) {
         let db = open(&dir, paced_options(scheme, Some(pace))).unwrap();
         let mut w = db.worker().unwrap();
         for i in 0..400 {
-            run_txn(&mut w, i).unwrap().wait().unwrap();
+            run_txn_durable(&mut w, i).unwrap();
         }
         drop(w);
         db.close().unwrap();

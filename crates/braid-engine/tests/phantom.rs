@@ -124,7 +124,7 @@ fn call(w: &mut Worker, proc_id: u32, args: &[u64]) {
     for &a in args {
         p.put::<u64>(a);
     }
-    w.call(proc_id, &p.bytes).unwrap().wait().unwrap();
+    w.call(proc_id, &p.bytes).unwrap();
 }
 
 fn count(db: &Db) -> u64 {

@@ -138,7 +138,7 @@ fn recovers_what_committed(scheme: &str, device: DeviceConfig, cc: Cc) {
             tx.abort();
             continue;
         }
-        tx.commit().unwrap().wait().unwrap();
+        tx.commit().unwrap();
     }
     let want = state(&db);
     drop(w);
@@ -185,12 +185,12 @@ fn a_transaction_open_across_checkpoints_keeps_its_writes() {
                 let mut t = other.begin();
                 t.update(KV, 10 + i % 8, |r| r.set::<u64>(1, round * 100 + i))
                     .unwrap();
-                t.commit().unwrap().wait().unwrap();
+                t.commit().unwrap();
             }
             db.checkpoint().unwrap();
         }
         tx.update(KV, 6, |r| r.set::<u64>(1, 888)).unwrap();
-        tx.commit().unwrap().wait().unwrap();
+        tx.commit().unwrap();
         let want = state(&db);
         drop((w, other));
         db.close().unwrap();

@@ -49,10 +49,7 @@ fn increment(db: &Db, key: u64) -> Result<(), String> {
         tx.insert(t, key, &1i64.to_le_bytes())
             .map_err(|e| e.to_string())?;
     }
-    tx.commit()
-        .map_err(|e| e.to_string())?
-        .wait()
-        .map_err(|e| e.to_string())
+    tx.commit().map_err(|e| e.to_string())
 }
 
 fn count(get: &dyn Fn(u64) -> Option<Vec<u8>>, keys: u64) -> i64 {

@@ -3,8 +3,6 @@
 
 use std::time::Duration;
 
-use braid_engine::Durability;
-
 use crate::support::{Cluster, check_recovered, open, options, put};
 
 #[test]
@@ -15,7 +13,6 @@ fn a_second_writer_fences_the_first() {
     // Writer A holds its group commit for a long while, so its last commit is still pending
     // when B takes over.
     let mut a_opts = options(cfg.clone());
-    a_opts.durability = Durability::Async;
     a_opts.group_delay = Duration::from_secs(5);
     a_opts.group_bytes = 1 << 30;
     let a = open(&a_dir.path().join("db"), a_opts).unwrap();
@@ -59,10 +56,7 @@ fn a_second_writer_fences_the_first() {
         Ok(mut w) => {
             let mut tx = w.begin();
             tx.insert(kv, 50, &350i64.to_le_bytes()).unwrap();
-            match tx.commit() {
-                Ok(t) => t.wait().err().map(|e| e.to_string()),
-                Err(e) => Some(e.to_string()),
-            }
+            tx.commit().err().map(|e| e.to_string())
         }
         Err(e) => Some(e.to_string()),
     };

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use braid_engine::{
-    Catalog, ColumnType, Db, DeviceConfig, Durability, EngineError, IndexKind, Options, TableDef,
+    Catalog, ColumnType, Db, DeviceConfig, EngineError, IndexKind, Options, TableDef,
 };
 use braid_nats::{NatsConfig, NatsFactory};
 use parking_lot::{Mutex, MutexGuard};
@@ -81,7 +81,6 @@ pub fn catalog() -> Catalog {
 pub fn options(cfg: NatsConfig) -> Options {
     Options {
         device: DeviceConfig::External(Arc::new(NatsFactory::new(cfg))),
-        durability: Durability::Sync,
         ..Options::default()
     }
 }
@@ -101,8 +100,7 @@ pub fn put(db: &Db, key: u64) -> Result<(), String> {
     let mut tx = w.begin();
     tx.insert(kv, key, &((key * 7) as i64).to_le_bytes())
         .map_err(|e| e.to_string())?;
-    let t = tx.commit().map_err(|e| e.to_string())?;
-    t.wait().map_err(|e| e.to_string())
+    tx.commit().map_err(|e| e.to_string())
 }
 
 /// Recover the database into a new empty directory and check every key of `acked` is there

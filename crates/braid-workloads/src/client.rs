@@ -112,7 +112,7 @@ impl<S: TxnSource> RetryingClient<S> {
 }
 
 impl<S: TxnSource> Client for RetryingClient<S> {
-    fn run_one(&mut self, worker: &mut Worker) -> Result<Ticket, TxError> {
+    fn run_one(&mut self, worker: &mut Worker) -> Result<(), TxError> {
         self.run_with(worker, Worker::call)
     }
 

@@ -20,7 +20,7 @@
 //! let mut worker = db.worker()?;
 //! let mut client = w.client(0, 42);
 //! for _ in 0..10 {
-//!     client.run_one(&mut worker)?.wait()?;
+//!     client.run_one(&mut worker)?; // durable once this returns
 //! }
 //! w.check(&db)?;
 //! # Ok(())
@@ -78,8 +78,8 @@ pub trait Workload: Send + Sync {
 
 /// Generates and runs one transaction at a time on a worker.
 pub trait Client: Send {
-    /// Run the next transaction ([`Worker::call`]); returns its durability ticket.
-    fn run_one(&mut self, worker: &mut Worker) -> Result<Ticket, TxError>;
+    /// Run the next transaction ([`Worker::call`]); returns once it is durable.
+    fn run_one(&mut self, worker: &mut Worker) -> Result<(), TxError>;
     /// Run the next transaction with a pipelined commit ([`Worker::call_async`]); returns as
     /// soon as its record is in the log buffer, with the ticket that resolves when it is
     /// durable. Until then the transaction is not acknowledged and a crash may lose it.

@@ -144,8 +144,6 @@ fn call_forwarding_transactions_fail_as_specified() {
     if let Some(start) = free {
         worker
             .call(INSERT_CALL_FORWARDING_TXN, &insert(has, start).bytes)
-            .unwrap()
-            .wait()
             .unwrap();
         let row = db
             .peek(CALL_FORWARDING, call_forwarding_key(s_id, has, start))
@@ -161,8 +159,6 @@ fn call_forwarding_transactions_fail_as_specified() {
         assert!(matches!(e, TxError::UserAbort { .. }), "duplicate: {e}");
         worker
             .call(DELETE_CALL_FORWARDING_TXN, &delete(has, start).bytes)
-            .unwrap()
-            .wait()
             .unwrap();
         assert!(
             db.peek(CALL_FORWARDING, call_forwarding_key(s_id, has, start))
@@ -201,7 +197,7 @@ fn check_reports_an_orphaned_call_forwarding_row() {
     let mut worker = db.worker().unwrap();
     let mut tx = worker.begin();
     assert!(tx.delete(SPECIAL_FACILITY, sf).unwrap());
-    tx.commit().unwrap().wait().unwrap();
+    tx.commit().unwrap();
     let e = w.check(&db).unwrap_err().to_string();
     assert!(e.contains("missing special facility"), "{e}");
 }

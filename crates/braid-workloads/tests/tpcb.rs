@@ -55,11 +55,7 @@ fn account_update_moves_the_delta_everywhere() {
         time: 7,
     }
     .encode(&mut p);
-    worker
-        .call(ACCOUNT_UPDATE_TXN, &p.bytes)
-        .unwrap()
-        .wait()
-        .unwrap();
+    worker.call(ACCOUNT_UPDATE_TXN, &p.bytes).unwrap();
     let bal = |t, k, c| db.schema(t).get::<i64>(&db.peek(t, k).unwrap(), c);
     assert_eq!(bal(ACCOUNT, 1500, account::A_BALANCE), -42);
     assert_eq!(bal(TELLER, 3, teller::T_BALANCE), -42);
@@ -88,7 +84,7 @@ fn check_reports_unequal_balances() {
     let mut tx = worker.begin();
     tx.update(TELLER, 12, |r| r.set::<i64>(teller::T_BALANCE, 1))
         .unwrap();
-    tx.commit().unwrap().wait().unwrap();
+    tx.commit().unwrap();
     let e = w.check(&db).unwrap_err().to_string();
     assert!(
         e.contains("balances differ") && e.contains("branch 2"),

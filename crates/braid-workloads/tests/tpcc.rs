@@ -127,11 +127,7 @@ fn new_order_rolls_back_on_an_unused_item_and_commits_otherwise() {
     };
     let (q5, q6) = (q(&db, 1, 5), q(&db, 2, 6));
     let good = new_order(1, 3, 7, &[(5, 1, 3), (6, 2, 4)]);
-    worker
-        .call(NEW_ORDER_TXN, &good.bytes)
-        .unwrap()
-        .wait()
-        .unwrap();
+    worker.call(NEW_ORDER_TXN, &good.bytes).unwrap();
     assert_eq!(district_col(&db, 1, 3, district::D_NEXT_O_ID), 62);
     let o = db.peek(ORDER, order_key(1, 3, 61)).unwrap();
     let os = db.schema(ORDER);
@@ -214,7 +210,7 @@ fn payment_by_last_name_picks_the_middle_customer_by_first_name() {
     };
     pay.encode(&mut p);
     let mut worker = db.worker().unwrap();
-    worker.call(PAYMENT_TXN, &p.bytes).unwrap().wait().unwrap();
+    worker.call(PAYMENT_TXN, &p.bytes).unwrap();
     for &(_, c) in &named {
         let img = db.peek(CUSTOMER, customer_key(1, 4, c)).unwrap();
         let (cnt, bal) = (
@@ -239,11 +235,7 @@ fn payment_by_last_name_picks_the_middle_customer_by_first_name() {
         customer: CustomerSel::ByLastName(last),
     }
     .encode(&mut os);
-    worker
-        .call(ORDER_STATUS_TXN, &os.bytes)
-        .unwrap()
-        .wait()
-        .unwrap();
+    worker.call(ORDER_STATUS_TXN, &os.bytes).unwrap();
     w.check(&db).unwrap();
 }
 
@@ -260,7 +252,7 @@ fn delivery_delivers_the_oldest_order_of_every_district() {
     }
     .encode(&mut p);
     let no_before = db.rows(NEW_ORDER);
-    worker.call(DELIVERY_TXN, &p.bytes).unwrap().wait().unwrap();
+    worker.call(DELIVERY_TXN, &p.bytes).unwrap();
     assert_eq!(db.rows(NEW_ORDER), no_before - 10);
     let first = w.config().first_undelivered();
     let os = db.schema(ORDER);
@@ -288,11 +280,7 @@ fn delivery_delivers_the_oldest_order_of_every_district() {
         threshold: 20,
     }
     .encode(&mut sl);
-    worker
-        .call(STOCK_LEVEL_TXN, &sl.bytes)
-        .unwrap()
-        .wait()
-        .unwrap();
+    worker.call(STOCK_LEVEL_TXN, &sl.bytes).unwrap();
 }
 
 #[test]
@@ -305,7 +293,7 @@ fn check_reports_broken_conditions() {
         r.set::<i64>(district::D_YTD, r.get::<i64>(district::D_YTD) + 1)
     })
     .unwrap();
-    tx.commit().unwrap().wait().unwrap();
+    tx.commit().unwrap();
     let e = w.check(&db).unwrap_err().to_string();
     assert!(
         e.contains("condition 1") && e.contains("condition 9"),
@@ -317,7 +305,7 @@ fn check_reports_broken_conditions() {
     let mut tx = worker.begin();
     assert!(tx.delete(ORDER_LINE, order_line_key(2, 5, 3, 1)).unwrap());
     assert!(tx.delete(NEW_ORDER, order_key(1, 1, 60)).unwrap());
-    tx.commit().unwrap().wait().unwrap();
+    tx.commit().unwrap();
     let e = w.check(&db).unwrap_err().to_string();
     assert!(
         e.contains("condition 4") && e.contains("condition 6"),

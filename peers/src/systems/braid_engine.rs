@@ -1,6 +1,6 @@
 //! braid-engine, the embedded in-memory transactional store, in its durable defaults: 2PL
 //! (NO_WAIT) with early lock release, data logging to segment files in the database directory,
-//! `Durability::Sync` (commit returns once the log is fdatasync'd, group commit).
+//! `commit()`, which returns once the log is fdatasync'd (group commit).
 //!
 //! * `braid-engine serial`: `Options::default()`, the `serial` scheme (one log stream).
 //! * `braid-engine serial tuned`: `Options::default()` with the checkpoints a user embedding
@@ -12,13 +12,13 @@
 //! * `braid-engine taurus`: `Options { scheme: "taurus", streams: threads, .. }`, one log
 //!   stream per worker thread.
 //!
-//! The TPC-B update is `read` of the balance, `update` to balance + delta, and `commit()?.wait()?`;
+//! The TPC-B update is `read` of the balance, `update` to balance + delta, and `commit()?`;
 //! a YCSB transaction is a `read` of each row and an `update` of the rows it updates (one
-//! `Bytes(100)` column), then `commit()?.wait()?`. TPC-B's four tables are four braid tables
+//! `Bytes(100)` column), then `commit()?`. TPC-B's four tables are four braid tables
 //! (hash indexes; accounts, tellers and branches of one `I64` balance column, history of
 //! account, teller, branch, delta and time columns), and its transaction an `update` of the
 //! account, the teller and the branch (each reading the balance and writing balance + delta)
-//! and an `insert` of the history row, then `commit()?.wait()?`; both variants create them. A
+//! and an `insert` of the history row, then `commit()?`; both variants create them. A
 //! NO_WAIT conflict aborts the transaction and it is retried after a backoff
 //! ([`super::retry`]). Opening (`Db::builder`) refuses to run where the log would not be
 //! power-safe (`Db::emulation`). Reopening recovers: `Options::default()` takes a checkpoint
@@ -187,16 +187,16 @@ impl TxnSystem for BraidEngine {
     fn durability(&self) -> String {
         match self {
             BraidEngine::Serial(Variant::Default) => {
-                "Options::default(): serial on files, Durability::Sync (fdatasync'd)".into()
+                "Options::default(): serial on files, commit() durable (fdatasync'd)".into()
             }
             BraidEngine::Serial(Variant::Tuned) => format!(
-                "Options::default(): serial on files, Durability::Sync (fdatasync'd); tuned: \
+                "Options::default(): serial on files, commit() durable (fdatasync'd); tuned: \
                  checkpoint.log_cap {} MiB (no interval or log_bytes trigger), a checkpoint \
                  after the load",
                 TUNED_LOG_CAP >> 20
             ),
             BraidEngine::Taurus => {
-                "taurus, 1 file stream per thread, Durability::Sync (fdatasync'd)".into()
+                "taurus, 1 file stream per thread, commit() durable (fdatasync'd)".into()
             }
         }
     }
@@ -352,7 +352,7 @@ impl W {
             Err(e) => return Err(e.into()),
         }
         match tx.commit() {
-            Ok(ticket) => ticket.wait()?,
+            Ok(()) => {}
             Err(TxError::Conflict { .. }) => return Ok(None),
             Err(e) => return Err(e.into()),
         }
@@ -395,7 +395,7 @@ impl W {
             return Ok(None);
         }
         match no_conflict(tx.commit())? {
-            Some(ticket) => ticket.wait()?,
+            Some(()) => {}
             None => return Ok(None),
         }
         Ok(Some(()))
@@ -431,7 +431,7 @@ impl W {
             }
         }
         match no_conflict(tx.commit())? {
-            Some(ticket) => ticket.wait()?,
+            Some(()) => {}
             None => return Ok(None),
         }
         Ok(Some(()))

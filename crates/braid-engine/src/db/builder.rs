@@ -56,7 +56,7 @@ impl Db {
 }
 
 impl<'a> OpenBuilder<'a> {
-    /// The scheme, device, concurrency control, durability and the rest ([`Options`]).
+    /// The scheme, device, concurrency control and the rest ([`Options`]).
     pub fn options(mut self, opts: Options) -> Self {
         self.opts = opts;
         self

@@ -47,7 +47,7 @@ use serde::Serialize;
 
 pub(crate) use external::CheckpointStore;
 pub(crate) use open::OpenReport;
-pub(crate) use options::{Cc, DeviceConfig, Durability, Options};
+pub(crate) use options::{Cc, DeviceConfig, Options};
 
 use crate::checkpoint::epoch::Epochs;
 use crate::checkpoint::{CheckpointReport, CheckpointStats, Checkpoints};
@@ -61,7 +61,6 @@ pub(crate) struct DbInner {
     pub(crate) dir: PathBuf,
     pub(crate) tables: Vec<Table>,
     pub(crate) cc: Cc,
-    pub(crate) durability: Durability,
     pub(crate) logging: LogKind,
     /// One record per transaction, or one per write as it happens.
     pub(crate) records: Records,

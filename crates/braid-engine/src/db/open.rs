@@ -235,7 +235,6 @@ impl DbInner {
             dir: dir.to_path_buf(),
             tables,
             cc: opts.cc,
-            durability: opts.durability,
             logging: opts.logging,
             records: opts.records,
             elr: opts.scheme.early_lock_release(),

@@ -1,5 +1,5 @@
-//! How to open a database: [`Options`] (scheme, logging kind, concurrency control, durability,
-//! device, group commit, recovery), the device configurations ([`DeviceConfig`],
+//! How to open a database: [`Options`] (scheme, logging kind, concurrency control, device,
+//! group commit, recovery), the device configurations ([`DeviceConfig`],
 //! [`FileOptions`], [`PmemOptions`]), and [`Options::check`], which refuses combinations that
 //! cannot work before anything is opened.
 
@@ -185,34 +185,15 @@ impl DeviceConfig {
     }
 }
 
-/// When a commit returns.
-///
-/// Either way a transaction counts as committed only once durable; the modes differ in who
-/// waits for it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Durability {
-    /// Commit returns once the transaction is durable (its ticket is already resolved). The
-    /// default: `commit()?` returning means the transaction survives a crash. If the log
-    /// fails meanwhile, commit returns that error: the transaction was installed in memory
-    /// (its locks went early) but is not acknowledged, and recovery may not have it.
-    #[default]
-    Sync,
-    /// Pipelined commits: commit returns as soon as the transaction's record is in the log
-    /// buffer, with a [`Ticket`](braid_wal::scheme::Ticket) that resolves when it is durable.
-    /// Until the ticket resolves the transaction is not acknowledged and a crash may lose it;
-    /// this is how the benchmarks keep many commits in flight per worker.
-    Async,
-}
-
 /// How to open a database.
 ///
 /// The defaults are durable on the machine they run on: the `serial` scheme logging data to
-/// segment files in the database directory with group fdatasync, and [`Durability::Sync`]
-/// commits; and they keep the log bounded, with a checkpoint in the background every 16 MiB of
-/// log ([`CheckpointOptions::default`]), so the log and the time to reopen stay bounded however
-/// long the database runs. Choose a scheme by name (`"taurus".parse()?`, with options as
-/// `"gsn:partition=page"`) or from its typed configuration
-/// (`braid_engine::TaurusConfig::default().into()`).
+/// segment files in the database directory with group fdatasync, so that a transaction is
+/// durable once [`Txn::commit`](crate::Txn::commit) returns; and they keep the log bounded,
+/// with a checkpoint in the background every 16 MiB of log ([`CheckpointOptions::default`]),
+/// so the log and the time to reopen stay bounded however long the database runs. Choose a
+/// scheme by name (`"taurus".parse()?`, with options as `"gsn:partition=page"`) or from its
+/// typed configuration (`braid_engine::TaurusConfig::default().into()`).
 #[derive(Debug, Clone)]
 pub struct Options {
     /// The logging scheme and its own options.
@@ -226,8 +207,6 @@ pub struct Options {
     pub records: Records,
     /// Concurrency control.
     pub cc: Cc,
-    /// When `commit` returns.
-    pub durability: Durability,
     /// Where the log goes (for schemes that log to devices).
     pub device: DeviceConfig,
     /// Emulated device speed: every log device (one per stream) waits like a device of this
@@ -271,10 +250,9 @@ pub struct Options {
 }
 
 impl Default for Options {
-    /// The serial scheme on files, 2PL, synchronous commits, one stream, a checkpoint every
-    /// 16 MiB of log ([`CheckpointOptions::default`]: a bounded log and reopen time); the
-    /// logging, group commit, worker and recovery settings are the log's own
-    /// ([`SchemeConfig::default`]).
+    /// The serial scheme on files, 2PL, one stream, a checkpoint every 16 MiB of log
+    /// ([`CheckpointOptions::default`]: a bounded log and reopen time); the logging, group
+    /// commit, worker and recovery settings are the log's own ([`SchemeConfig::default`]).
     fn default() -> Self {
         let log = SchemeConfig::default();
         Options {
@@ -282,7 +260,6 @@ impl Default for Options {
             logging: log.logging,
             records: log.records,
             cc: Cc::TwoPl,
-            durability: Durability::Sync,
             device: DeviceConfig::File(FileOptions::default()),
             pace: None,
             streams: 1,

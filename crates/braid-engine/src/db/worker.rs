@@ -96,18 +96,19 @@ impl Worker {
         )
     }
 
-    /// Run stored procedure `proc_id` with `params` as one transaction and commit it
-    /// ([`Txn::commit`]). With command logging the call itself is logged; otherwise its writes
-    /// are.
-    pub fn call(&mut self, proc_id: u32, params: &[u8]) -> Result<Ticket, TxError> {
-        self.run_procedure(proc_id, params, &mut |_| {}, |tx| tx.commit())
+    /// Run stored procedure `proc_id` with `params` as one transaction and commit it; returns
+    /// once the transaction is durable ([`Txn::commit`]). With command logging the call itself
+    /// is logged; otherwise its writes are.
+    pub fn call(&mut self, proc_id: u32, params: &[u8]) -> Result<(), TxError> {
+        self.call_async(proc_id, params)?.wait()?;
+        Ok(())
     }
 
     /// [`Worker::call`] with a pipelined commit ([`Txn::commit_async`]): returns as soon as the
     /// record is in the log buffer, with the [`Ticket`] that resolves when the transaction is
     /// durable. Until it resolves the transaction is not acknowledged and a crash may lose it.
     pub fn call_async(&mut self, proc_id: u32, params: &[u8]) -> Result<Ticket, TxError> {
-        self.run_procedure(proc_id, params, &mut |_| {}, |tx| tx.commit_async())
+        self.run_procedure(proc_id, params, &mut |_| {})
     }
 
     /// [`Worker::call_async`], with `before_commit` told the transaction id once the procedure
@@ -120,17 +121,16 @@ impl Worker {
         params: &[u8],
         before_commit: &mut dyn FnMut(u64),
     ) -> Result<Ticket, TxError> {
-        self.run_procedure(proc_id, params, before_commit, |tx| tx.commit_async())
+        self.run_procedure(proc_id, params, before_commit)
     }
 
-    /// Run a stored procedure as one transaction and commit it with `commit`, telling
+    /// Run a stored procedure as one transaction and commit it pipelined, telling
     /// `before_commit` its id just before the commit.
     fn run_procedure(
         &mut self,
         proc_id: u32,
         params: &[u8],
         before_commit: &mut dyn FnMut(u64),
-        commit: fn(Txn<'_>) -> Result<Ticket, TxError>,
     ) -> Result<Ticket, TxError> {
         let f = self
             .db
@@ -144,7 +144,7 @@ impl Worker {
         match f(&mut tx, params) {
             Ok(()) => {
                 before_commit(tx.id());
-                commit(tx)
+                tx.commit_async()
             }
             Err(e) => {
                 tx.abort();

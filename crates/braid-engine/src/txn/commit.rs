@@ -2,7 +2,8 @@
 //! validate, OCC and MVCC lock the write set and validate), the log record (redo images or the
 //! procedure call, behind the commit timestamp under MVCC), installing the writes after the
 //! scheme has put the record in the log buffer, and early lock release: the locks go before the
-//! commit is durable, which is acknowledged only through the returned [`Ticket`].
+//! commit is durable. [`Txn::commit`] acknowledges the transaction only once it is durable;
+//! [`Txn::commit_async`] returns at once with the [`Ticket`] that acknowledges it.
 
 use braid_wal::payload::{RedoOp, encode_command};
 use braid_wal::scheme::{CommitRequest, LogKind, Records, Ticket, Written};
@@ -11,7 +12,7 @@ use super::access::{Accesses, Write};
 use super::cow::save_for_checkpoint;
 use super::multiversion::sweep;
 use super::{Mode, Txn, twopl};
-use crate::db::{Cc, Durability};
+use crate::db::Cc;
 use crate::error::TxError;
 use crate::row::RowState;
 
@@ -139,17 +140,17 @@ impl Txn<'_> {
         }
     }
 
-    /// Commit: validate, log, install, release locks (early), and return the ticket that
-    /// resolves when the commit is durable (under [`Durability::Sync`], resolved already). On
-    /// error the transaction is rolled back.
-    pub fn commit(self) -> Result<Ticket, TxError> {
-        let sync = self.db.durability == Durability::Sync;
-        let ticket = self.commit_async()?;
-        if sync {
-            ticket.wait()?;
-            return Ok(Ticket::DURABLE);
-        }
-        Ok(ticket)
+    /// Commit: validate, log, install, release the locks (early), and return once the
+    /// transaction is durable: `commit()?` returning means it survives a crash. On a conflict
+    /// or a refused commit the transaction is rolled back and nothing is logged. If the log
+    /// fails after the record went into its buffer, the error is returned: the transaction was
+    /// installed in memory (its locks went early) but is not acknowledged, and recovery may not
+    /// have it.
+    ///
+    /// Many commits in flight per thread: [`Txn::commit_async`].
+    pub fn commit(self) -> Result<(), TxError> {
+        self.commit_async()?.wait()?;
+        Ok(())
     }
 
     /// Pipelined commit: validate, log, install and release the locks (early) as

@@ -3,8 +3,9 @@
 //!
 //! Writes are buffered as full row images in the transaction and installed at commit, after the
 //! scheme has put the commit record in the log buffer and before the locks are released (early lock
-//! release, as in all four papers); the commit is acknowledged only through the returned
-//! [`Ticket`](braid_wal::scheme::Ticket). Under 2PL every access takes the row's logical lock at
+//! release, as in all four papers); the commit is acknowledged only once durable: when
+//! [`Txn::commit`] returns, or when the [`Ticket`](braid_wal::scheme::Ticket) of
+//! [`Txn::commit_async`] resolves. Under 2PL every access takes the row's logical lock at
 //! once and a conflict aborts (NO_WAIT). Under OCC reads take no lock and remember the row version;
 //! commit locks the write set (NO_WAIT), validates every version, then logs and installs. Range
 //! scans (ordered tables) are protected against phantoms by scanning twice (Silo; Taurus Sec. 3.4):

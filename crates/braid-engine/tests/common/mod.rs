@@ -84,8 +84,6 @@ pub fn options(scheme: &'static str, device: DeviceConfig, env: Env) -> Options 
         streams: 2,
         max_workers: 4,
         env,
-        // The histories here tell installed from acknowledged commits: tickets, not waits.
-        durability: Durability::Async,
         ..Options::default()
     }
 }
@@ -113,14 +111,25 @@ pub fn open(dir: &Path, o: Options) -> Result<Db, EngineError> {
         .map(|(db, _)| db)
 }
 
-/// Run transaction `i` on `w`; the ticket if it was installed.
-pub fn run_txn(w: &mut Worker, i: u64) -> Result<Ticket, TxError> {
+/// Transaction `i` on `w`, its writes made and not yet committed.
+fn txn(w: &mut Worker, i: u64) -> Result<Txn<'_>, TxError> {
     let mut t = w.begin();
     let n = t.get::<u64>(CTR, 0, 0)?.unwrap_or(0);
     t.update(CTR, 0, |r| r.set::<u64>(0, n + 1))?;
     t.update(CTR, 1 + i % SLOTS, |r| r.set::<u64>(0, i))?;
     t.insert(HIST, i, &i.to_le_bytes())?;
-    t.commit()
+    Ok(t)
+}
+
+/// Run transaction `i` on `w` with a pipelined commit; the ticket if it was installed (the
+/// histories here tell installed from acknowledged commits).
+pub fn run_txn(w: &mut Worker, i: u64) -> Result<Ticket, TxError> {
+    txn(w, i)?.commit_async()
+}
+
+/// Run transaction `i` on `w`; returns once it is durable.
+pub fn run_txn_durable(w: &mut Worker, i: u64) -> Result<(), TxError> {
+    txn(w, i)?.commit()
 }
 
 /// What a run did: the installed transactions in order and which of them were acknowledged.

@@ -66,8 +66,7 @@ pub fn run(db: &Db, w: &dyn Workload, threads: usize, per_thread: u64, seed: u64
                     let mut streak = 0u32;
                     while o.committed + o.user_aborts < per_thread {
                         match client.run_one(&mut worker) {
-                            Ok(t) => {
-                                t.wait().unwrap();
+                            Ok(()) => {
                                 o.committed += 1;
                                 streak = 0;
                             }

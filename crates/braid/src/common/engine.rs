@@ -374,11 +374,6 @@ impl EngineArgs {
             logging,
             records: self.records,
             cc: self.cc,
-            durability: if self.sync_commit {
-                braid_engine::Durability::Sync
-            } else {
-                braid_engine::Durability::Async
-            },
             device,
             streams: logs.max(1),
             group_delay: Duration::from_micros(self.group_delay_us),
@@ -417,7 +412,7 @@ pub fn run_client(
     sync_commit: bool,
 ) -> Result<Ticket, TxError> {
     if sync_commit {
-        client.run_one(worker)
+        client.run_one(worker).map(|()| Ticket::DURABLE)
     } else {
         client.run_one_async(worker)
     }
