@@ -49,7 +49,7 @@ use std::thread;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
 use braid_wal::scheme::gsn::commit::{DgsnWord, mark_dirty, min_dgsn, queue_target};
-use braid_wal::scheme::gsn::pages::{MULTI, PageWord, raise_word, split_word};
+use braid_wal::scheme::gsn::pages::{MULTI, PageWord, raise_word, split};
 
 use crate::integration::loom_harness::model;
 
@@ -210,7 +210,7 @@ fn loom_rfa_a_page_never_hides_a_volatile_writer() {
             })
             .collect();
         let (d1, d2) = (done[0].load(SeqCst), done[1].load(SeqCst));
-        let (g, w) = split_word(page.load());
+        let (g, w) = split(page.load());
         if d1 {
             assert!(
                 g >= 10 && (w == 1 || w == MULTI),
@@ -226,6 +226,6 @@ fn loom_rfa_a_page_never_hides_a_volatile_writer() {
         for h in writers {
             h.join().unwrap();
         }
-        assert_eq!(split_word(page.load()), (12, MULTI));
+        assert_eq!(split(page.load()), (12, MULTI));
     });
 }

@@ -134,31 +134,24 @@ pub fn kill_round(
             })
         })
     };
+    // Ready, and a first commit acknowledged: the random wait runs from there, so that every
+    // round checks at least one acknowledged commit (a kill 5 ms after `Ready` on a loaded
+    // machine could come before any, and a round would then check nothing).
     let start = Instant::now();
-    while !reported.lock().ready {
+    while !{
+        let r = reported.lock();
+        r.ready && !r.acked.is_empty()
+    } {
         if let Ok(Some(status)) = child.try_wait() {
             let mut err = String::new();
             if let Some(mut e) = child.stderr.take() {
                 let _ = std::io::Read::read_to_string(&mut e, &mut err);
             }
-            bail!("crash child exited early ({status}): {err}");
+            bail!("crash child exited before acknowledging a commit ({status}): {err}");
         }
         if start.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
-            bail!("crash child did not get ready within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    // The random wait runs from the first acknowledgement, so that every round checks at
-    // least one acknowledged commit (a kill 5 ms after `Ready` on a loaded machine could
-    // come before any, and a round would then check nothing).
-    while reported.lock().acked.is_empty() {
-        if let Ok(Some(status)) = child.try_wait() {
-            bail!("crash child exited ({status}) before acknowledging a commit");
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            bail!("crash child acknowledged no commit within 60 s");
+            bail!("crash child did not get ready and acknowledge a commit within 60 s");
         }
         std::thread::sleep(Duration::from_millis(1));
     }

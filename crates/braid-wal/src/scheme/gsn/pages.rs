@@ -34,8 +34,9 @@ pub(crate) const MULTI: u16 = u16::MAX;
 /// Logs RFA can name (log numbers below [`MULTI`]).
 pub(crate) const MAX_RFA_LOGS: usize = MULTI as usize;
 
+/// A page word's GSN and writer.
 #[inline]
-fn split(word: u64) -> (u64, u16) {
+pub(crate) fn split(word: u64) -> (u64, u16) {
     (word >> WRITER_BITS, word as u16)
 }
 
@@ -202,12 +203,6 @@ pub(crate) fn raise_word<W: PageWord + ?Sized>(word: &W, gsn: u64, writer: u16, 
             Err(now) => cur = now,
         }
     }
-}
-
-/// A page word's GSN and writer (for the loom model).
-#[cfg(test)]
-pub(crate) fn split_word(word: u64) -> (u64, u16) {
-    split(word)
 }
 
 #[cfg(test)]

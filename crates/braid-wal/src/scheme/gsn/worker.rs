@@ -184,14 +184,23 @@ impl GsnWorker {
     }
 
     /// Raise page `slot`'s clock to `gsn` for a write of this worker's log: with RFA, naming
-    /// the log as the page's writer.
-    fn raise(&self, slot: usize, gsn: u64) -> u64 {
+    /// the log as the page's writer, where `acked` is the acknowledged GSN (read once per
+    /// batch of raises: [`Self::acked`]).
+    fn raise(&self, slot: usize, gsn: u64, acked: u64) -> u64 {
         let s = &*self.shared;
         if s.rfa() {
-            s.pages
-                .raise_by(slot, gsn, self.writer(), s.acked.load(SeqCst))
+            s.pages.raise_by(slot, gsn, self.writer(), acked)
         } else {
             s.pages.raise(slot, gsn)
+        }
+    }
+
+    /// The acknowledged GSN for [`Self::raise`] (not read without RFA).
+    fn acked(&self) -> u64 {
+        if self.shared.rfa() {
+            self.shared.acked.load(SeqCst)
+        } else {
+            0
         }
     }
 
@@ -304,7 +313,7 @@ impl SchemeWorker for GsnWorker {
         let p = &self.shared.pages;
         let slot = p.slot(row.table, row.key);
         let g = self.tx.max(p.get(slot)) + 1;
-        self.tx = self.raise(slot, g);
+        self.tx = self.raise(slot, g, self.acked());
         self.touched.push((slot, true));
     }
 
@@ -342,7 +351,7 @@ impl SchemeWorker for GsnWorker {
         );
         if let Ok(ins) = &r {
             self.tx = ins.gsn;
-            self.raise(slot, ins.gsn);
+            self.raise(slot, ins.gsn, self.acked());
             self.logged += 1;
         }
         self.dirty.between(self.tx);
@@ -417,10 +426,10 @@ impl SchemeWorker for GsnWorker {
                 return Err(e);
             }
         };
-        for i in 0..self.touched.len() {
-            let (slot, written) = self.touched[i];
+        let acked = self.acked();
+        for &(slot, written) in &self.touched {
             if written {
-                self.raise(slot, gsn);
+                self.raise(slot, gsn, acked);
             }
         }
         self.end_txn(gsn);
