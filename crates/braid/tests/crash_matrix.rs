@@ -22,11 +22,19 @@ fn crash_test_all_short_matrix() {
     let rows = v["combinations"].as_array().unwrap();
     // 28 combinations (with serial on RAID-0, and silor and plover: data logging on pmem and
     // on files), per-update records of every scheme that logs them (serial, aether, baseline
-    // and gsn on pmem and files, nvdisk, pertxn), and gsn with Remote Flush Avoidance on files
-    // (per transaction and per update), x kill and power.
-    assert_eq!(rows.len(), 80);
+    // and gsn on pmem and files, nvdisk, pertxn), gsn with Remote Flush Avoidance on files
+    // (per transaction and per update), and autonomous on files (per transaction and per
+    // update), x kill and power.
+    assert_eq!(rows.len(), 84);
     assert!(rows.iter().any(|r| r["logging"] == "data/upd"), "{v}");
-    for s in ["silor", "plover", "aether", "baseline", "gsn+rfa"] {
+    for s in [
+        "silor",
+        "plover",
+        "aether",
+        "baseline",
+        "gsn+rfa",
+        "autonomous",
+    ] {
         assert!(rows.iter().any(|r| r["scheme"] == s), "{s}: {v}");
     }
     assert!(rows.iter().any(|r| r["device"] == "raid0x3"), "{v}");
@@ -45,7 +53,7 @@ fn crash_test_all_short_matrix() {
 }
 
 /// The same matrix under the engine's multi-version concurrency control (records carry commit
-/// timestamps; gsn and plover refuse MVCC and are left out): 44 combinations.
+/// timestamps; gsn, autonomous and plover refuse MVCC and are left out): 44 combinations.
 #[test]
 fn crash_test_all_short_matrix_mvcc() {
     let v = crash_ok(&[
@@ -86,7 +94,7 @@ fn crash_test_all_short_matrix_two_recovery_threads() {
     ]);
     assert_eq!(v["params"]["recovery_threads"], 2, "{}", v["params"]);
     let rows = v["combinations"].as_array().unwrap();
-    assert_eq!(rows.len(), 80);
+    assert_eq!(rows.len(), 84);
     for r in rows {
         assert_eq!(r["violations"], 0, "{r}");
         assert!(

@@ -319,6 +319,13 @@ impl Options {
             }
             _ => {}
         }
+        if matches!(self.device, DeviceConfig::Pmem(_))
+            && let Some(why) = self.scheme.pmem_refusal()
+        {
+            return Err(EngineError::Unsupported {
+                detail: why.to_string(),
+            });
+        }
         if self.logging == LogKind::Command
             && let Some(why) = self.scheme.command_logging_refusal()
         {

@@ -15,6 +15,7 @@
 //! [`SCHEMES`].
 
 pub(crate) mod aether;
+pub(crate) mod autonomous;
 mod central;
 pub(crate) mod cut;
 pub(crate) mod follow;
@@ -31,6 +32,7 @@ pub(crate) mod silor;
 pub(crate) mod taurus;
 
 pub use self::{
+    autonomous::AutonomousConfig,
     cut::{Cut, Positions},
     follow::Follower,
     gsn::{CommitProtocol, GsnConfig, Partition},

@@ -45,6 +45,10 @@ pub trait SchemeDef: fmt::Debug + Send + Sync {
     fn command_logging_refusal(&self) -> Option<&'static str> {
         None
     }
+    /// Why it cannot keep its log on persistent-memory devices, if it cannot.
+    fn pmem_refusal(&self) -> Option<&'static str> {
+        None
+    }
     /// Why it cannot log one record per write ([`super::Records::Update`]), if it cannot.
     fn update_records_refusal(&self) -> Option<&'static str> {
         Some(
@@ -129,6 +133,7 @@ pub static SCHEMES: &[Registration] = &[
     super::pertxn::REGISTRATION,
     super::taurus::REGISTRATION,
     super::gsn::REGISTRATION,
+    super::autonomous::REGISTRATION,
     super::silor::REGISTRATION,
     super::plover::REGISTRATION,
 ];

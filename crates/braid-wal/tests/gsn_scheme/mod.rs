@@ -25,6 +25,7 @@ use parking_lot::Mutex;
 
 use crate::integration::mem_device::{MemDev, OpenGates};
 
+mod autonomous;
 mod follow;
 mod pmem;
 mod rfa;
@@ -89,6 +90,15 @@ fn daemon_rounds(s: &dyn Scheme) -> u64 {
         .find(|(name, _)| *name == "daemon_rounds")
         .map(|(_, n)| n)
         .expect("the gsn scheme counts its daemon rounds")
+}
+
+/// The scheme's counter `name` (the test fails if it has none).
+fn counter(s: &dyn Scheme, name: &str) -> u64 {
+    s.counters()
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| v)
+        .unwrap_or_else(|| panic!("no counter {name}"))
 }
 
 fn wait_flushed(s: &dyn Scheme, log: usize) {

@@ -16,14 +16,6 @@ fn rfa_cfg() -> (SchemeConfig, GsnConfig) {
     c
 }
 
-fn counter(s: &dyn Scheme, name: &str) -> u64 {
-    s.counters()
-        .into_iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, v)| v)
-        .unwrap_or_else(|| panic!("no counter {name}"))
-}
-
 /// Wait (up to 10 s) for `t` to be durable; false if it is not.
 fn durable_soon(t: &braid_wal::scheme::Ticket) -> bool {
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -14,6 +14,7 @@
 //! [`sweep`] expands the command line into configurations, [`run`](mod@run) measures one of
 //! them once, [`summary`] repeats and summarises them, [`output`] prints and writes the results.
 
+mod arrivals;
 pub mod cpu;
 mod floor;
 mod output;
@@ -97,6 +98,13 @@ pub struct BenchArgs {
     /// transactions, for comparing recoveries (recorded with every result).
     #[arg(long)]
     pub commits: Option<u64>,
+    /// Open loop: offer this many transactions per second in all (each worker its share, as
+    /// Poisson arrivals), and count each transaction's latency from its scheduled arrival
+    /// (see `bench/arrivals.rs`); without it each worker starts its next transaction when it
+    /// may (closed loop). Recorded with every result. Use with --sync-commit for the latency
+    /// of each commit as its client sees it.
+    #[arg(long, value_name = "TXN_PER_S")]
+    pub offered_rate: Option<f64>,
     /// Seed of the workload generators.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,

@@ -40,7 +40,11 @@ struct CsvRow<'a> {
     #[serde(serialize_with = "fixed2")]
     p50_us: f64,
     #[serde(serialize_with = "fixed2")]
+    p90_us: f64,
+    #[serde(serialize_with = "fixed2")]
     p99_us: f64,
+    #[serde(serialize_with = "fixed2")]
+    p999_us: f64,
     #[serde(serialize_with = "fixed1")]
     aborts_per_s: f64,
     #[serde(serialize_with = "fixed1")]
@@ -134,7 +138,9 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<
             txn_per_s_max: r.txn_per_s_max,
             ratio_to_none: r.ratio_to_none,
             p50_us: r.p50_us,
+            p90_us: r.p90_us,
             p99_us: r.p99_us,
+            p999_us: r.p999_us,
             aborts_per_s: r.aborts_per_s,
             log_bytes_per_s: r.log_bytes_per_s,
             bytes_per_row: r.bytes_per_row,
@@ -189,7 +195,7 @@ fn acknowledged_by_flushes(r: &ConfigResult) -> bool {
 
 pub fn print_table(results: &[ConfigResult]) {
     println!(
-        "{:<9} {:<8} {:<8} {:<12} {:>3} {:>4} {:>6} {:>12} {:>21} {:>7} {:>9} {:>9} {:>10} {:>9} {:>9}",
+        "{:<9} {:<10} {:<8} {:<12} {:>3} {:>4} {:>6} {:>12} {:>21} {:>7} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9}",
         "workload",
         "scheme",
         "logging",
@@ -201,7 +207,9 @@ pub fn print_table(results: &[ConfigResult]) {
         "(min-max)",
         "x none",
         "p50 us",
+        "p90 us",
         "p99 us",
+        "p99.9 us",
         "aborts/s",
         "log MB/s",
         "B/flush"
@@ -222,7 +230,7 @@ pub fn print_table(results: &[ConfigResult]) {
             device.push_str(&"*".repeat(i + 1));
         }
         println!(
-            "{:<9} {:<8} {:<8} {:<12} {:>3} {:>4} {:>6} {:>12.0} {:>21} {:>7} {:>9.1} {:>9.1} {:>10.0} {:>9.1} {:>9}",
+            "{:<9} {:<10} {:<8} {:<12} {:>3} {:>4} {:>6} {:>12.0} {:>21} {:>7} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.0} {:>9.1} {:>9}",
             r.workload,
             r.scheme,
             if r.records == "update" {
@@ -240,7 +248,9 @@ pub fn print_table(results: &[ConfigResult]) {
                 .map(|x| format!("{x:.2}"))
                 .unwrap_or_else(|| "-".into()),
             r.p50_us,
+            r.p90_us,
             r.p99_us,
+            r.p999_us,
             r.aborts_per_s,
             r.log_bytes_per_s / 1e6,
             if acknowledged_by_flushes(r) {

@@ -42,7 +42,9 @@ pub struct RunResult {
     pub aborts: u64,
     pub seconds: f64,
     pub p50_us: f64,
+    pub p90_us: f64,
     pub p99_us: f64,
+    pub p999_us: f64,
     pub log_bytes: u64,
     pub log_flushes: u64,
     /// Checkpoints taken during the run.
@@ -176,15 +178,21 @@ impl Pipeline {
 
 /// One worker: run transactions until `stop` or until `quota` committed, keeping at most
 /// `inflight` commits in flight (each one durable before the next with `sync_commit`).
+#[allow(clippy::too_many_arguments)]
 fn work(
     db: &Db,
     mut client: Box<dyn Client>,
     sync_commit: bool,
     inflight: usize,
     quota: u64,
+    open_loop: Option<(f64, u64)>,
     stop: &AtomicBool,
     commits: &AtomicU64,
 ) -> WorkerResult {
+    // Open loop: this worker's rate and seed (see `super::arrivals`).
+    let mut arrivals = open_loop.map(|(rate, seed)| super::arrivals::Arrivals::new(rate, seed));
+    // The scheduled arrival of the transaction under way (kept across its retries).
+    let mut arrival: Option<Instant> = None;
     let cpu_start = super::cpu::this_thread();
     let mut worker = db.worker()?;
     let mut p = Pipeline {
@@ -198,19 +206,24 @@ fn work(
     let mut n = 0u64;
     let mut committed = 0u64;
     while committed < quota && !stop.load(Ordering::Relaxed) {
-        let at = Instant::now();
+        let at = match &mut arrivals {
+            Some(a) => *arrival.get_or_insert_with(|| a.wait_next()),
+            None => Instant::now(),
+        };
+        let started = Instant::now();
         match common::run_client(&mut *client, &mut worker, sync_commit) {
             Ok(t) => {
                 p.pending.push_back((t, at));
                 committed += 1;
+                arrival = None;
             }
             Err(e) if e.is_retryable() => {
                 aborts += 1;
-                aborted += at.elapsed();
+                aborted += started.elapsed();
             }
             Err(TxError::UserAbort { .. }) => {
                 aborts += 1;
-                aborted += at.elapsed();
+                aborted += started.elapsed();
             }
             Err(e) => return Err(e).context("transaction failed"),
         }
@@ -331,11 +344,26 @@ pub fn run_once(
                 let client = workload.client(i, args.seed.wrapping_add(repeat as u64 * 1000));
                 let (db, stop, commits) = (&db, &stop, &commits);
                 let sync_commit = args.engine.sync_commit;
+                let open_loop = args.offered_rate.map(|r| {
+                    (
+                        r / threads as f64,
+                        args.seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                    )
+                });
                 // Named, so that its CPU time counts as a worker's (see `super::cpu`).
                 std::thread::Builder::new()
                     .name(super::cpu::worker_name(i))
                     .spawn_scoped(s, move || {
-                        work(db, client, sync_commit, inflight, quota, stop, commits)
+                        work(
+                            db,
+                            client,
+                            sync_commit,
+                            inflight,
+                            quota,
+                            open_loop,
+                            stop,
+                            commits,
+                        )
                     })
             })
             .collect();
@@ -445,7 +473,9 @@ pub fn run_once(
             aborts,
             seconds: elapsed,
             p50_us: hist.value_at_quantile(0.5) as f64 / 1000.0,
+            p90_us: hist.value_at_quantile(0.9) as f64 / 1000.0,
             p99_us: hist.value_at_quantile(0.99) as f64 / 1000.0,
+            p999_us: hist.value_at_quantile(0.999) as f64 / 1000.0,
             log_bytes: log.bytes - log_before.bytes,
             log_flushes: log.flushes - log_before.flushes,
             checkpoints: ck.taken,

@@ -30,7 +30,11 @@ pub struct ConfigResult {
     pub ratio_to_none: Option<f64>,
     pub nvm_delay_ns: u64,
     pub p50_us: f64,
+    /// Median over the runs of the commit latency's 90th percentile, us.
+    pub p90_us: f64,
     pub p99_us: f64,
+    /// Median over the runs of the commit latency's 99.9th percentile, us.
+    pub p999_us: f64,
     pub aborts_per_s: f64,
     pub log_bytes_per_s: f64,
     /// Median over the runs of log bytes per device flush: how much group commit gathers per
@@ -183,6 +187,8 @@ pub fn measure_variants(
         let med = median(&mut tps);
         let p50 = median(&mut runs.iter().map(|r| r.p50_us).collect::<Vec<_>>());
         let p99 = median(&mut runs.iter().map(|r| r.p99_us).collect::<Vec<_>>());
+        let p90 = median(&mut runs.iter().map(|r| r.p90_us).collect::<Vec<_>>());
+        let p999 = median(&mut runs.iter().map(|r| r.p999_us).collect::<Vec<_>>());
         let aborts = median(
             &mut runs
                 .iter()
@@ -272,7 +278,9 @@ pub fn measure_variants(
             ratio_to_none: ratio,
             nvm_delay_ns: p.nvm_delay_ns,
             p50_us: p50,
+            p90_us: p90,
             p99_us: p99,
+            p999_us: p999,
             aborts_per_s: aborts,
             log_bytes_per_s: logbps,
             bytes_per_flush: per_flush,
@@ -314,6 +322,7 @@ pub fn measure_variants(
                 "repeat": args.repeat,
                 "inflight": args.inflight(&args.engine.spec(p.scheme)?),
                 "commits": args.commits,
+                "offered_rate": args.offered_rate,
                 "seed": args.seed,
                 "cc": args.engine.cc.to_string(),
                 "records": args.engine.records.name(),

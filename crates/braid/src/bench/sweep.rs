@@ -103,10 +103,11 @@ pub fn sweep_points(args: &BenchArgs) -> anyhow::Result<Vec<Point>> {
         for (device, delay, scheme) in combos {
             let spec = args.engine.spec(scheme)?;
             // Without --scheme, a scheme that keeps its log in a persistent-memory region
-            // (pertxn) sits out the other devices; named, it runs and is refused with why.
+            // (pertxn) sits out the other devices, and one that refuses persistent memory
+            // (autonomous) sits out pmem; named, it runs and is refused with why.
             if args.scheme.is_none()
-                && spec.log_place() == LogPlace::Region
-                && device != DeviceKind::Pmem
+                && ((spec.log_place() == LogPlace::Region && device != DeviceKind::Pmem)
+                    || (device == DeviceKind::Pmem && spec.pmem_refusal().is_some()))
             {
                 continue;
             }

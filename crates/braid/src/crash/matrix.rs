@@ -40,7 +40,7 @@ fn matrix(cc: braid_engine::Cc) -> Vec<Combination> {
                     LogPlace::Region => device == DeviceKind::Pmem,
                     LogPlace::NvramFiles => device == DeviceKind::File,
                     LogPlace::Devices | LogPlace::Nowhere => true,
-                };
+                } && !(device == DeviceKind::Pmem && scheme.pmem_refusal().is_some());
                 if fits {
                     out.push((reg.name, logging, device, 1, Records::Txn, false));
                 }

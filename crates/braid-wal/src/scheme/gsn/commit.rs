@@ -352,14 +352,7 @@ fn watermark_round(s: &Shared, target: u64) -> Result<u64, WalError> {
     let mut bound = u64::MAX;
     for log in &s.logs {
         let mut g = log.inner.lock();
-        let d = log.stream.durable();
-        while let Some(&(end, gsn)) = g.pending.front() {
-            if end > d {
-                break;
-            }
-            g.durable_gsn = gsn;
-            g.pending.pop_front();
-        }
+        log.prune(&mut g);
         bound = bound.min(g.durable_gsn);
     }
     Ok(bound)

@@ -16,6 +16,10 @@ pub(crate) struct GsnCounters {
     pub(crate) signals_helped: AtomicU64,
     pub(crate) rounds: AtomicU64,
     pub(crate) clock_records: AtomicU64,
+    /// Autonomous commit: waits of commits that needed a remote flush for a log not yet
+    /// durable up to their GSN (each led that log's flush when none was under way: log
+    /// stealing).
+    pub(crate) log_waits: AtomicU64,
 }
 
 impl GsnCounters {
@@ -28,6 +32,7 @@ impl GsnCounters {
             signals_helped: self.signals_helped.load(Relaxed),
             rounds: self.rounds.load(Relaxed),
             clock_records: self.clock_records.load(Relaxed),
+            log_waits: self.log_waits.load(Relaxed),
         }
     }
 }
@@ -46,6 +51,8 @@ pub(crate) struct GsnStats {
     pub rounds: u64,
     /// Clock records written to lagging file logs.
     pub clock_records: u64,
+    /// Autonomous commit: waits for a log's flush by commits that needed a remote flush.
+    pub log_waits: u64,
     /// Remote Flush Avoidance: commits acknowledged by their own log's flush alone.
     pub rfa_local: u64,
     /// Remote Flush Avoidance: commits that needed a remote flush.

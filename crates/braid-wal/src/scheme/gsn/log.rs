@@ -45,7 +45,26 @@ pub(crate) struct Log {
     pub remote_gsn: AtomicU64,
 }
 
+/// Pending entries past which an insert first drops those already durable: the commit daemon
+/// drops them in its rounds, but under Remote Flush Avoidance (and autonomous commit) rounds
+/// run only for the rare commits that need a remote flush, and the queue must not grow with
+/// every local commit in between.
+const PRUNE_AT: usize = 64;
+
 impl Log {
+    /// Watermark mode: drop the pending entries the stream has made durable, moving
+    /// `durable_gsn` to the newest of them.
+    pub(crate) fn prune(&self, g: &mut LogInner) {
+        let d = self.stream.durable();
+        while let Some(&(end, gsn)) = g.pending.front() {
+            if end > d {
+                break;
+            }
+            g.durable_gsn = gsn;
+            g.pending.pop_front();
+        }
+    }
+
     /// Insert one record under the log's lock: GSN `max(floor, clock) + 1`. Returns (GSN, end).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn insert_locked(
@@ -71,6 +90,9 @@ impl Log {
         let (_, end) = g.writer.append(&spec)?;
         g.clock = gsn;
         if track {
+            if g.pending.len() >= PRUNE_AT {
+                self.prune(g);
+            }
             g.pending.push_back((end, gsn));
         }
         braid_pmem::busy_wait_ns(cfg.insert_delay_ns);

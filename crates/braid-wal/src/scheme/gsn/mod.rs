@@ -76,7 +76,7 @@ mod log;
 pub(crate) mod open;
 pub(crate) mod pages;
 pub(crate) mod recovery;
-mod shared;
+pub(crate) mod shared;
 mod worker;
 
 use std::fmt;
@@ -104,6 +104,8 @@ pub(crate) use open::{open_gsn, recover_only};
 /// The running scheme.
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) struct Gsn {
+    /// `gsn`, or `autonomous` for the scheme of that name built on these logs.
+    name: &'static str,
     shared: Arc<Shared>,
     streams: Vec<Stream>,
     daemon: Mutex<Option<JoinHandle<()>>>,
@@ -121,8 +123,14 @@ impl fmt::Debug for Gsn {
 }
 
 impl Gsn {
-    fn new(shared: Arc<Shared>, streams: Vec<Stream>, daemon: Option<JoinHandle<()>>) -> Gsn {
+    fn new(
+        name: &'static str,
+        shared: Arc<Shared>,
+        streams: Vec<Stream>,
+        daemon: Option<JoinHandle<()>>,
+    ) -> Gsn {
         Gsn {
+            name,
             shared,
             streams,
             daemon: Mutex::new(daemon),
@@ -152,7 +160,7 @@ impl Drop for Gsn {
 
 impl Scheme for Gsn {
     fn name(&self) -> &'static str {
-        NAME
+        self.name
     }
 
     fn worker(&self, worker: usize) -> Result<Box<dyn SchemeWorker>, WalError> {
@@ -187,22 +195,34 @@ impl Scheme for Gsn {
     }
 
     fn close(&self) -> Result<(), WalError> {
-        if self.shared.rfa() {
-            // Local commits did not ask the daemon for their GSNs: ask it now for the largest
-            // clock, so a clean close leaves every log durable up to every commit (a standby's
-            // bound then reaches them, and recovery needs no local flag).
-            let top = self
-                .shared
+        let mut first = None;
+        // Local commits (RFA) were acknowledged without every log reaching their GSNs: bring
+        // every log up to the largest clock, so a clean close leaves every log durable up to
+        // every commit (a standby's bound then reaches them, and recovery needs no local
+        // flag).
+        let top = || {
+            self.shared
                 .logs
                 .iter()
                 .map(|l| l.inner.lock().clock)
                 .max()
-                .unwrap_or(0);
-            self.shared.retired.want.fetch_max(top, SeqCst);
+                .unwrap_or(0)
+        };
+        if self.shared.autonomous {
+            // No daemon: settle it here, unless a failure already keeps commits from being
+            // acknowledged.
+            let top = top();
+            if self.shared.blocked(top).is_ok()
+                && let Err(e) = crate::scheme::autonomous::ack::settle(&self.shared, top)
+            {
+                first = Some(e);
+            }
+        } else if self.shared.rfa() {
+            // Ask the daemon for it.
+            self.shared.retired.want.fetch_max(top(), SeqCst);
             self.shared.daemon_wait.notify();
         }
         self.join_daemon();
-        let mut first = None;
         for st in &self.streams {
             if let Err(e) = st.close() {
                 first.get_or_insert(e);
@@ -227,6 +247,11 @@ impl Scheme for Gsn {
             ("daemon_rounds", st.rounds),
             ("clock_records", st.clock_records),
         ];
+        if self.shared.autonomous {
+            // No passive group commit, so no straggler signals to report.
+            c.retain(|(n, _)| !n.starts_with("signals"));
+            c.push(("log_waits", st.log_waits));
+        }
         if self.shared.rfa() {
             c.push(("rfa_local_commits", st.rfa_local));
             c.push(("rfa_remote_commits", st.rfa_remote));

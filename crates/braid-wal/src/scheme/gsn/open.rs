@@ -92,7 +92,25 @@ pub(crate) fn open_gsn(
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
 ) -> Result<(Arc<Gsn>, RecoveryReport), WalError> {
+    open_logs(cfg, gcfg, devices, replay, progress, false)
+}
+
+/// [`open_gsn`], or with `autonomous` the scheme of that name (`crate::scheme::autonomous`):
+/// file logs only, Remote Flush Avoidance, and no commit daemon.
+pub(crate) fn open_logs(
+    cfg: &SchemeConfig,
+    gcfg: &GsnConfig,
+    devices: Vec<Arc<dyn Device>>,
+    replay: &dyn Replay,
+    progress: &dyn Fn(u64),
+    autonomous: bool,
+) -> Result<(Arc<Gsn>, RecoveryReport), WalError> {
     let pmem = check_devices(cfg, &devices)?;
+    if autonomous && pmem {
+        return Err(WalError::Unsupported {
+            detail: crate::scheme::autonomous::NO_PMEM.into(),
+        });
+    }
     if gcfg.rfa {
         if gcfg.partition == Partition::Page && devices.len() > 1 {
             return Err(WalError::Unsupported {
@@ -182,6 +200,7 @@ pub(crate) fn open_gsn(
     let shared = Arc::new(Shared {
         cfg: gcfg,
         mode,
+        autonomous,
         logs,
         pages,
         acked: CachePadded::new(AtomicU64::new(0)),
@@ -202,10 +221,15 @@ pub(crate) fn open_gsn(
             logs_n,
         )),
     });
-    let daemon = if mode == Mode::Immediate {
+    let daemon = if mode == Mode::Immediate || autonomous {
         None
     } else {
         Some(daemon::spawn(Arc::clone(&shared))?)
     };
-    Ok((Arc::new(Gsn::new(shared, streams, daemon)), report))
+    let name = if autonomous {
+        crate::scheme::autonomous::NAME
+    } else {
+        super::NAME
+    };
+    Ok((Arc::new(Gsn::new(name, shared, streams, daemon)), report))
 }

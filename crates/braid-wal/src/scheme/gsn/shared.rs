@@ -33,6 +33,9 @@ use crate::wait::Progress;
 pub(crate) struct Shared {
     pub cfg: GsnConfig,
     pub mode: Mode,
+    /// Autonomous commit (`crate::scheme::autonomous`): no commit daemon; a commit that
+    /// needs other logs durable makes them durable itself (`autonomous/ack.rs`).
+    pub autonomous: bool,
     pub logs: Vec<Log>,
     pub pages: PageTable,
     /// Every commit with a GSN up to this is acknowledged.
@@ -219,6 +222,9 @@ impl Shared {
         gsn: u64,
         proxy: &crate::proxy::ProxyCounter,
     ) -> Result<Ticket, WalError> {
+        if self.autonomous {
+            return crate::scheme::autonomous::ack::ticket(&link.0, gsn);
+        }
         let acked = self.acked.load(SeqCst) >= gsn;
         if !acked {
             lane.wait_for(gsn);
