@@ -60,7 +60,9 @@ fn schemes() -> Vec<(&'static str, DeviceConfig)> {
             LogPlace::NvramFiles => out.push((reg.name, file())),
             LogPlace::Devices => {
                 out.push((reg.name, file()));
-                out.push((reg.name, pmem()));
+                if def.pmem_refusal().is_none() {
+                    out.push((reg.name, pmem()));
+                }
             }
             LogPlace::Nowhere => {}
         }
