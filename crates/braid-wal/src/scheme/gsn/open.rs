@@ -154,7 +154,14 @@ pub(crate) fn open_logs(
     let mut logs = Vec::with_capacity(devices.len());
     for (i, (dev, end)) in devices.into_iter().zip(rec.ends).enumerate() {
         let stream = Stream::start(dev, end, cfg.stream(i, 2))?;
-        let writer = stream.writer()?;
+        let mut writer = stream.writer()?;
+        if autonomous {
+            // Every commit record is waited for or checked through a ticket that waits for or
+            // checks its log's stream (its own log's, or a remote commit's points), and such a
+            // waiter flushes it itself when no flush is under way (`stream/lead.rs`): the
+            // worker flushes its own log, not the stream's flusher thread.
+            writer.set_commits_waited(true);
+        }
         let inner = LogInner {
             clock: rec.base - 1,
             writer,
