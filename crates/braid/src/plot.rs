@@ -374,8 +374,11 @@ pub fn human(v: f64) -> String {
         format!("{:.1}G", v / 1e9)
     } else if a >= 1e6 {
         format!("{:.1}M", v / 1e6)
-    } else if a >= 1e3 {
+    } else if a >= 1e4 {
         format!("{:.0}K", v / 1e3)
+    } else if a >= 1e3 {
+        // One decimal below 10K, so that axis ticks 3,500 and 4,000 read apart.
+        format!("{:.1}K", v / 1e3)
     } else if a >= 10.0 || a == 0.0 {
         format!("{v:.0}")
     } else {

@@ -314,6 +314,7 @@ pub fn all() -> Vec<Experiment> {
     v.extend(super::nvlog::all());
     v.extend(super::taurus::all());
     v.extend(super::rewind::all());
+    v.extend(super::beyond::all());
     v
 }
 
@@ -375,7 +376,9 @@ mod tests {
                 "rewind-fig8",
                 "rewind-fig9",
                 "rewind-fig10",
-                "rewind-fig11"
+                "rewind-fig11",
+                "beyond-rfa",
+                "beyond-autonomous"
             ]
         );
         let mut run_ids: Vec<String> = Vec::new();

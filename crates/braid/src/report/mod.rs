@@ -9,7 +9,8 @@
 //! minutes.
 //!
 //! [`experiments`] holds the experiments' types, [`wj`], [`nvlog`], [`taurus`] and [`rewind`]
-//! the experiments of each paper, [`verdict`] what they measured and how it is judged; this
+//! the experiments of each paper, [`beyond`] those of two designs published since (Remote
+//! Flush Avoidance and autonomous commit), [`verdict`] what they measured and how it is judged; this
 //! module runs them, [`plot`] draws their figures and [`summary`] writes the markdown. Each
 //! verdict is a list of the claim's parts with a level computed from them (see [`verdict`]);
 //! a scalability figure's crossover part sets the paper's crossover against the core count at
@@ -17,6 +18,7 @@
 //! the model and its constant are written). `--scaling` runs only the figures a bigger
 //! machine's cores can draw further, sized to finish within minutes there ([`scaling`]).
 
+mod beyond;
 mod experiments;
 mod highlights;
 mod nvlog;

@@ -77,6 +77,8 @@ pub enum X {
 /// A line chart's y axis.
 pub enum Y {
     TxnPerS,
+    /// The commit latency's 99th percentile, us.
+    P99Us,
     /// Mean latency of one log insertion (per record inserted).
     RecordInsertNs,
 }
@@ -127,6 +129,7 @@ impl Chart {
             |(_, r)| {
                 Some(match y {
                     Y::TxnPerS => r.txn_per_s,
+                    Y::P99Us => r.p99_us,
                     Y::RecordInsertNs => r.record_insert_ns,
                 })
             },
