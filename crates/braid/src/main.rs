@@ -9,6 +9,7 @@ mod oracle;
 mod output;
 mod plot;
 mod recover;
+mod replot;
 mod report;
 mod rewind;
 
@@ -40,6 +41,9 @@ enum Cmd {
     Inspect(inspect::InspectArgs),
     /// Run the experiments that mirror the papers' headline figures; write plots and a summary.
     Report(report::ReportArgs),
+    /// Draw saved `braid bench` results (JSON) again: throughput and p50/p90/p99/p99.9 commit
+    /// latency against threads, one figure per metric.
+    Plot(replot::PlotArgs),
     #[command(hide = true)]
     CrashChild(crash::ChildArgs),
 }
@@ -82,6 +86,7 @@ fn main() {
         Some(Cmd::Follow(a)) => follow::run(a),
         Some(Cmd::Promote(a)) => follow::promote(a),
         Some(Cmd::Report(a)) => report::run(a),
+        Some(Cmd::Plot(a)) => replot::run(a),
         Some(Cmd::CrashChild(a)) => crash::child(a),
         Some(Cmd::CrashTest(a)) => match crash::run(a) {
             Ok(true) => Ok(()),
