@@ -47,7 +47,7 @@ fn row(key: u64, v: u8) -> ((u32, u64), Vec<u8>) {
 /// T1 writes key 1 into log 1, whose flushes are held back; T0 reads key 1 and writes key 2
 /// into log 0. Log 0 is flushed, but T0 is not acknowledged while T1 is volatile, and a crash
 /// then recovers neither. Once log 1's gate opens, T0's own wait acknowledges it (no daemon
-/// runs), and a crash then recovers both.
+/// round runs), and a crash then recovers both.
 #[test]
 fn a_commit_on_a_held_logs_write_waits_for_that_log_and_settles_itself() {
     let devs = [MemDev::new(Vec::new()), MemDev::new(Vec::new())];
@@ -72,7 +72,8 @@ fn a_commit_on_a_held_logs_write_waits_for_that_log_and_settles_itself() {
     devs[1].set_gate(true);
     t0.wait().unwrap();
     t1.wait().unwrap();
-    assert!(counter(&*s, "log_waits") >= 1);
+    // (Whether T0's wait ran log 1's flush itself or found the stream's flusher, woken by the
+    // check above, had done it is a race: `log_waits` is not asserted.)
     assert_eq!(counter(&*s, "daemon_rounds"), 0, "a commit daemon ran");
     assert_eq!(counter(&*s, "rfa_remote_commits"), 1);
     let crashed: Vec<Vec<u8>> = devs.iter().map(|d| d.crash_image()).collect();
