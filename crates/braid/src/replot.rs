@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use serde_json::Value;
 
+use crate::bench::median;
 use crate::plot::{Series, line_chart};
 
 /// Options of `braid plot`.
@@ -45,16 +46,6 @@ fn line(r: &Value) -> String {
         "gsn + RFA".to_string()
     } else {
         scheme.to_string()
-    }
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
 

@@ -272,16 +272,27 @@ pub fn occ(a: &mut BenchArgs) {
 
 /// Throughput against worker threads, one line per configuration.
 pub fn vs_threads(id: &str, title: &str) -> Figure {
+    lines_vs_threads(id, title, "txn/s", Y::TxnPerS, false)
+}
+
+/// `y` against worker threads, one line per configuration (without `none` if `skip_none`).
+pub fn lines_vs_threads(
+    id: &str,
+    title: &str,
+    y_label: &'static str,
+    y: Y,
+    skip_none: bool,
+) -> Figure {
     Figure {
         stem: id.to_string(),
         title: title.to_string(),
         x_label: "worker threads",
-        y_label: "txn/s",
+        y_label,
         chart: Chart::Lines {
             x: X::Threads,
-            y: Y::TxnPerS,
+            y,
             key: Key::Label,
-            skip_none: false,
+            skip_none,
         },
     }
 }

@@ -17,8 +17,8 @@
 mod autonomous;
 mod rfa;
 
-use super::experiments::{DATA, Experiment, Var};
-use super::plot::{Chart, Figure, Key, X, Y};
+use super::experiments::{DATA, Experiment, Var, lines_vs_threads};
+use super::plot::{Figure, Y};
 use crate::bench::{BenchArgs, ConfigResult};
 
 /// The experiments, in the summary's order.
@@ -55,18 +55,7 @@ fn var(label: &'static str, schemes: &'static [&'static str], more: &[fn(&mut Be
 
 /// The commit latency's 99th percentile against threads, one line per configuration.
 fn p99_vs_threads(id: &str, title: &str) -> Figure {
-    Figure {
-        stem: id.to_string(),
-        title: title.to_string(),
-        x_label: "worker threads",
-        y_label: "p99 commit latency, us",
-        chart: Chart::Lines {
-            x: X::Threads,
-            y: Y::P99Us,
-            key: Key::Label,
-            skip_none: true,
-        },
-    }
+    lines_vs_threads(id, title, "p99 commit latency, us", Y::P99Us, true)
 }
 
 /// The row of `scheme` (`variant` "" for its defaults) at `threads` in `rows`.
