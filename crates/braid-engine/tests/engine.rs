@@ -575,3 +575,68 @@ fn for_each_row_visits_the_keys_in_range_on_hash_and_ordered_tables() {
         assert_eq!(all, 10);
     }
 }
+
+/// Under the central log a read-only transaction waits for the writers of the rows it read,
+/// and for the log's tail once it found no row where it looked (the missing key's delete may
+/// not be durable yet): the engine tells the scheme of every miss and scan
+/// (`SchemeWorker::on_absent`). Seen through the ticket's kind, which does not depend on how
+/// fast the flusher is: nothing to wait for, or a wait on the stream.
+#[test]
+fn read_only_tickets_wait_for_what_was_read_and_after_a_miss_for_the_tail() {
+    for cc in [Cc::TwoPl, Cc::Occ, Cc::Mvcc] {
+        let base = tempfile::tempdir_in("/dev/shm").unwrap();
+        let db = open(&base.path().join("db"), opts(file(), LogKind::Data, cc));
+        let mut w = db.worker().unwrap();
+        let kind = |t: &Ticket| format!("{t:?}");
+        let read = |w: &mut Worker, f: &dyn Fn(&mut Txn<'_>)| {
+            let mut t = w.begin();
+            f(&mut t);
+            t.commit_async().unwrap()
+        };
+        // Loaded rows and rows no commit of this run wrote: durable, nothing to wait for.
+        let t = read(&mut w, &|t| {
+            assert!(t.get::<u64>(ACCT, 1, 0).unwrap().is_some())
+        });
+        assert_eq!(kind(&t), "Ticket::DURABLE", "{cc:?}");
+        let mut t = w.begin();
+        t.update(ACCT, 2, |r| r.set::<u64>(0, 7)).unwrap();
+        t.delete(ACCT, 3).unwrap();
+        t.commit().unwrap();
+        let t = read(&mut w, &|t| {
+            assert!(t.get::<u64>(ACCT, 1, 0).unwrap().is_some())
+        });
+        assert_eq!(
+            kind(&t),
+            "Ticket::DURABLE",
+            "{cc:?}: a read waited for another row's writer"
+        );
+        let t = read(&mut w, &|t| {
+            assert_eq!(t.get::<u64>(ACCT, 2, 0).unwrap(), Some(7))
+        });
+        assert!(kind(&t).starts_with("Ticket(stream"), "{cc:?}: {t:?}");
+        t.wait().unwrap();
+        let t = read(&mut w, &|t| {
+            assert_eq!(t.get::<u64>(ACCT, 3, 0).unwrap(), None)
+        });
+        assert!(
+            kind(&t).starts_with("Ticket(stream"),
+            "{cc:?}: a miss did not wait: {t:?}"
+        );
+        let t = read(&mut w, &|t| {
+            t.scan(HIST, Bound::Unbounded, Bound::Unbounded, 10, |_, _| true)
+                .unwrap();
+        });
+        assert!(
+            kind(&t).starts_with("Ticket(stream"),
+            "{cc:?}: a scan did not wait: {t:?}"
+        );
+        let t = read(&mut w, &|t| {
+            assert!(t.get::<u64>(ACCT, 1, 0).unwrap().is_some())
+        });
+        assert_eq!(
+            kind(&t),
+            "Ticket::DURABLE",
+            "{cc:?}: the miss outlived its transaction"
+        );
+    }
+}

@@ -1,20 +1,22 @@
 //! The central log's recovery with several threads (serial and aether, driven directly): every
 //! thread reads the one stream and applies its share of the keys, so 1, 2 and 3 threads
 //! recover the same state, with one record per transaction and with per-update records, and a
-//! transaction without its commit record is replayed by none.
+//! transaction without its commit record is replayed by none. And a read-only commit waits
+//! for the writers of the rows it read, not for the whole log.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
+use std::ops::Bound;
 use std::sync::Arc;
 
 use braid_wal::device::Device;
 use braid_wal::payload::{RedoBuf, RedoOp};
 use braid_wal::scheme::{
-    self, CommitRequest, LogKind, NoRows, Records, RecoveryReport, RowRef, Scheme, SchemeConfig,
-    SchemeSpec, SchemeWorker, Storage, UpdateRecord,
+    self, Access, CommitRequest, LogKind, NoRows, Records, RecoveryReport, RowMeta, RowRef, Scheme,
+    SchemeConfig, SchemeSpec, SchemeWorker, Storage, Ticket, UpdateRecord,
 };
 
-use crate::integration::mem_device::MemDev;
+use crate::integration::mem_device::{MemDev, OpenGates};
 use crate::integration::redo_state::State;
 
 fn open(
@@ -133,4 +135,98 @@ fn serial_log_is_replayed_alike_by_every_thread_count() {
 fn aether_log_is_replayed_alike_by_every_thread_count() {
     replayed_alike("aether", Records::Txn);
     replayed_alike("aether", Records::Update);
+}
+
+/// Commit through `rows` (engine-style rows with slots: `(key, slot, wrote)`); read-only when
+/// none was written.
+fn commit_rows(w: &mut dyn SchemeWorker, id: u64, rows: &[(u64, &RowMeta, bool)]) -> Ticket {
+    let mut redo = RedoBuf::default();
+    let mut access = Vec::new();
+    for &(key, meta, wrote) in rows {
+        let row = RowRef {
+            table: 0,
+            key,
+            meta: Some(meta),
+        };
+        if wrote {
+            w.on_write(row);
+            redo.bytes.extend_from_slice(&op(key, id as u8).bytes);
+        } else {
+            w.on_read(row);
+        }
+        access.push(Access {
+            row,
+            read: !wrote,
+            write: wrote,
+        });
+    }
+    w.commit(&CommitRequest {
+        txn: id,
+        kind: LogKind::Data,
+        payload: &redo.bytes,
+        read_only: redo.bytes.is_empty(),
+        epoch: 0,
+        writes: &[],
+        rows: &access,
+        updates: 0,
+    })
+    .unwrap()
+}
+
+/// With the log's flushes held back, a commit writing row A is not durable. A read-only commit
+/// of row B (never written) is acknowledged at once; one of A waits for A's writer; one of B
+/// after a miss (the missing key's delete may be that volatile commit) waits for the tail, and
+/// the next one of B alone is acknowledged at once again. Opening the gate resolves them all.
+fn read_only_waits_for_what_it_read(name: &str) {
+    let dev = MemDev::new(Vec::new());
+    let (s, _) = open(name, &dev, Records::Txn, 1, &State::default());
+    let gates = [Arc::clone(&dev)];
+    let _open = OpenGates(&gates);
+    let (a, b) = (RowMeta::default(), RowMeta::default());
+    let mut w0 = s.worker(0).unwrap();
+    let mut w1 = s.worker(1).unwrap();
+    commit_rows(&mut *w0, 1, &[(1, &a, true)]).wait().unwrap();
+    let read_a_durable = commit_rows(&mut *w1, 2, &[(1, &a, false)]);
+    assert!(read_a_durable.is_durable().unwrap(), "{name}");
+
+    dev.set_gate(false);
+    let write_a = commit_rows(&mut *w0, 3, &[(1, &a, true)]);
+    let read_b = commit_rows(&mut *w1, 4, &[(2, &b, false)]);
+    assert!(
+        read_b.is_durable().unwrap(),
+        "{name}: a read of a row no volatile commit wrote waited"
+    );
+    let read_a = commit_rows(&mut *w1, 5, &[(2, &b, false), (1, &a, false)]);
+    w1.on_absent(0, Bound::Included(9), Bound::Included(9));
+    let after_miss = commit_rows(&mut *w1, 6, &[(2, &b, false)]);
+    let read_b_again = commit_rows(&mut *w1, 7, &[(2, &b, false)]);
+    assert!(
+        !write_a.is_durable().unwrap(),
+        "{name}: the gate held nothing"
+    );
+    assert!(
+        !read_a.is_durable().unwrap(),
+        "{name}: a read of a volatile commit's row acknowledged before it"
+    );
+    assert!(
+        !after_miss.is_durable().unwrap(),
+        "{name}: a read-only commit after a miss acknowledged before the log's tail"
+    );
+    assert!(
+        read_b_again.is_durable().unwrap(),
+        "{name}: the miss outlived its commit"
+    );
+
+    dev.set_gate(true);
+    for t in [write_a, read_a, after_miss] {
+        t.wait().unwrap();
+    }
+    drop((w0, w1));
+    s.close().unwrap();
+}
+
+#[test]
+fn serial_read_only_commit_waits_for_what_it_read() {
+    read_only_waits_for_what_it_read("serial");
+    read_only_waits_for_what_it_read("aether");
 }

@@ -41,6 +41,7 @@ mod twopl;
 mod update_log;
 pub(crate) mod writer;
 
+use std::ops::Bound;
 use std::sync::Arc;
 
 use braid_wal::scheme::{RowRef, SchemeWorker};
@@ -202,6 +203,7 @@ impl<'w> Txn<'w> {
                 .flatten());
         };
         let Some(row) = self.db.tables[t as usize].get(key) else {
+            self.absent(t, key);
             return Ok(None);
         };
         let lock = match cc {
@@ -217,6 +219,7 @@ impl<'w> Txn<'w> {
             if lock == Lock::Shared {
                 row.unlock_shared();
             }
+            self.absent(t, key);
             return Ok(None);
         }
         let timed = self.st.insert_timing.start_update();
@@ -261,6 +264,7 @@ impl<'w> Txn<'w> {
                 Write::None => {}
             }
             if self.mvcc && !self.mv_rewrite_check(&self.st.entries[i])? {
+                self.absent(t, key);
                 return Ok(None);
             }
             if cc == Some(Cc::TwoPl) {
@@ -288,6 +292,7 @@ impl<'w> Txn<'w> {
             return Ok(Some(i));
         }
         let Some(row) = self.db.tables[t as usize].get(key) else {
+            self.absent(t, key);
             return Ok(None);
         };
         let lock = match self.cc() {
@@ -306,6 +311,7 @@ impl<'w> Txn<'w> {
             if lock == Lock::Exclusive {
                 row.unlock_exclusive();
             }
+            self.absent(t, key);
             return Ok(None);
         }
         if self.mode == Mode::Normal {
@@ -433,6 +439,15 @@ impl<'w> Txn<'w> {
             write: Write::Insert { img },
         });
         self.log_insert_now(i, img)
+    }
+
+    /// Tell the scheme that the row `key` of table `t` was not found (its delete may not be
+    /// durable yet: [`braid_wal::scheme::SchemeWorker::on_absent`]).
+    pub(super) fn absent(&mut self, t: u32, key: u64) {
+        if self.mode == Mode::Normal {
+            self.scheme
+                .on_absent(t, Bound::Included(key), Bound::Included(key));
+        }
     }
 
     /// Tell the scheme about an insert of `key` into table `t` and keep `image` for

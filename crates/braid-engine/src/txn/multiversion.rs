@@ -51,6 +51,7 @@ impl Txn<'_> {
             }
         }
         let Some(row) = self.db.tables[t as usize].get(key) else {
+            self.absent(t, key);
             return Ok(None);
         };
         if self.mode == Mode::Replay {

@@ -87,6 +87,8 @@ impl Txn<'_> {
             }
         }
         if self.mode == Mode::Normal {
+            // A row a commit not yet durable deleted is missing from the range.
+            self.scheme.on_absent(t, lo, scanned_hi);
             self.st.scans.push(ScanCheck {
                 table: t,
                 lo,

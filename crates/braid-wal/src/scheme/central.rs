@@ -12,11 +12,25 @@
 //! commit) and the ticket resolves then, while the worker goes on with its next transaction.
 //! Whoever needs the acknowledgement waits on the ticket; the engine waits at once for a
 //! scheme without early lock release (Baseline), with the locks held.
+//!
+//! A read-only transaction logs nothing, but under early lock release it may have read a
+//! write whose commit is not durable yet, so its ticket waits for that commit. Each written
+//! row keeps, in word 0 of its [`RowMeta`](super::RowMeta) slot, the end of its last writer's
+//! commit record, stored before the writer installs the row and releases its lock; a
+//! read-only commit waits for the largest of those among the rows it read, and for nothing
+//! if none is above zero (zero: not written since open, so durable). Waiting for the whole
+//! log tail instead made every read-only commit beside an update in flight wait a group
+//! commit (YCSB B on the root disk at 16 threads: p50 47 us for a transaction that read
+//! durable rows). Where a row's writer cannot be named the wait is the log's tail, as before:
+//! a row without a slot, and a read that found no row ([`SchemeWorker::on_absent`]: the
+//! key's delete may not be durable).
 
+use std::ops::Bound;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::open_txns::{OpenSlot, OpenTxns};
-use super::{AccessSet, CommitRequest, Scheme, SchemeWorker, Ticket, UpdateRecord};
+use super::{AccessSet, CommitRequest, RowRef, Scheme, SchemeWorker, Ticket, UpdateRecord};
 use crate::proxy::{Proxies, ProxyBoard, ProxyCounter};
 use crate::record::{FLAG_COMMIT, Kind, RecordSpec, Stamp};
 use crate::scheme::cut::epoch_flag;
@@ -101,6 +115,15 @@ struct CentralWorker<I: Insert> {
     open: OpenSlot,
     /// The transaction with update records in the log and no commit or abort record yet.
     logging: Option<u64>,
+    /// The transaction found no row somewhere ([`SchemeWorker::on_absent`]): a read-only
+    /// commit waits for the log's tail.
+    absent: bool,
+}
+
+/// The end of `row`'s last writer's commit record (0: not written since open), or `None` for
+/// a row without a [`RowMeta`](super::RowMeta) slot.
+fn last_commit<'a>(row: &RowRef<'a>) -> Option<&'a AtomicU64> {
+    row.meta.map(|m| &m.words(1, || {})[0])
 }
 
 impl<I: Insert> CentralWorker<I> {
@@ -117,6 +140,28 @@ impl<I: Insert> CentralWorker<I> {
     }
 }
 
+impl<I: Insert> CentralWorker<I> {
+    /// Where a read-only commit's ticket waits: the largest last-commit end among the rows it
+    /// read, or the log's tail where a writer cannot be named (module doc); 0 for nothing.
+    fn read_wait(&self, rows: &dyn AccessSet) -> Lsn {
+        if self.absent {
+            return self.stream.tail();
+        }
+        let mut wait = 0;
+        for i in 0..rows.len() {
+            let a = rows.get(i);
+            if !a.read {
+                continue;
+            }
+            match last_commit(&a.row) {
+                Some(w) => wait = wait.max(w.load(Ordering::Acquire)),
+                None => return self.stream.tail(),
+            }
+        }
+        wait
+    }
+}
+
 impl<I: Insert> SchemeWorker for CentralWorker<I> {
     fn log_update(&mut self, up: &UpdateRecord<'_>) -> Result<(), WalError> {
         let stream = &self.stream;
@@ -126,12 +171,22 @@ impl<I: Insert> SchemeWorker for CentralWorker<I> {
         Ok(())
     }
 
+    fn on_absent(&mut self, _table: u32, _lo: Bound<u64>, _hi: Bound<u64>) {
+        self.absent = true;
+    }
+
     fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
         self.proxy.commit();
         if req.read_only && req.updates == 0 {
             // It may have read data whose writer is not durable yet (early lock release).
-            return Ok(Ticket::stream(self.stream.clone(), self.stream.tail()));
+            let wait = self.read_wait(req.rows);
+            self.absent = false;
+            return Ok(match wait {
+                0 => Ticket::DURABLE,
+                lsn => Ticket::stream(self.stream.clone(), lsn),
+            });
         }
+        self.absent = false;
         let flags = FLAG_COMMIT | epoch_flag(req.epoch);
         let end = if req.updates > 0 {
             let end = self.insert(Kind::Commit, flags, req.txn, &[]);
@@ -141,11 +196,23 @@ impl<I: Insert> SchemeWorker for CentralWorker<I> {
         } else {
             self.insert(req.kind.record_kind(), flags, req.txn, req.payload)?
         };
+        // Readers of these rows wait for this commit: stored before the engine installs the
+        // writes and releases the locks (a later writer of a row reserves a later end, so the
+        // word only grows; `fetch_max` keeps it so if a caller ever wrote without a lock).
+        for i in 0..req.rows.len() {
+            let a = req.rows.get(i);
+            if a.write
+                && let Some(w) = last_commit(&a.row)
+            {
+                w.fetch_max(end, Ordering::Release);
+            }
+        }
         // Flush pipelining: hand the commit to the flusher and go on.
         Ok(Ticket::stream(self.stream.clone(), end))
     }
 
     fn abort(&mut self, _rows: &dyn AccessSet) {
+        self.absent = false;
         if let Some(txn) = self.logging.take() {
             // Recovery skips a transaction without a commit record either way; the abort
             // record only lets it forget the transaction's records sooner. A failure to
@@ -168,6 +235,7 @@ impl<I: Insert> Scheme for Central<I> {
             proxy: self.board.counter(),
             open: self.open.claim()?,
             logging: None,
+            absent: false,
         }))
     }
     fn streams(&self) -> &[Stream] {

@@ -434,6 +434,13 @@ pub trait SchemeWorker: Send {
     /// the scheme publishes here is in place before the recount reads the index; from here on
     /// the transaction either aborts or commits without waiting for anyone.
     fn on_scan(&mut self, _table: u32, _lo: Bound<u64>, _hi: Bound<u64>) {}
+    /// The transaction found no row where it looked: a read or write of `table` over
+    /// `[lo, hi]` (a point miss is `lo == hi == key`) or a range scan there, which may have
+    /// missed rows a commit not yet durable deleted. Called during execution, for every
+    /// concurrency control, before the miss is returned to the transaction. A scheme that
+    /// waits only for the writers of the rows a read-only transaction read (the central log's
+    /// read-only commit) must wait for more once this is called.
+    fn on_absent(&mut self, _table: u32, _lo: Bound<u64>, _hi: Bound<u64>) {}
     /// Key `key` was just inserted into the index of `table` (the row is in the index, locked
     /// by this transaction; `on_write` for the row came first). Called during execution.
     fn on_insert(&mut self, _table: u32, _key: u64) {}
