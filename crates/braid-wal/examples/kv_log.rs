@@ -1,11 +1,10 @@
 //! An engine builder's own key-value map, made durable with braid's log alone (no
-//! braid-engine): any registered scheme, chosen by name, through the scheme seam.
+//! braid-engine): any registered scheme, chosen by name, through [`Wal`].
 //!
-//! The map is the builder's: keys striped over locks, values in a `BTreeMap`. braid is told
-//! about every row a transaction writes (`on_write`, while the row's lock is held, so the
-//! scheme can order conflicting transactions: a GSN for gsn, an LSN vector for taurus), gets
-//! the transaction's redo payload at commit and returns a `Ticket`; the transaction is
-//! acknowledged once the ticket resolves. On reopen the scheme scans its log and hands every
+//! The map is the builder's: keys striped over locks, values in a `BTreeMap`. A transaction's
+//! `append` names the rows it wrote (while their locks are held, so the scheme can order
+//! conflicting transactions: a GSN for gsn, an LSN vector for taurus) and carries its redo
+//! payload, and returns a `Ticket`; the transaction is acknowledged once the ticket resolves. On reopen the scheme scans its log and hands every
 //! committed transaction back, in an order that respects their dependencies, to the map's
 //! `Replay`.
 //!
@@ -19,17 +18,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use braid_pmem::{PmemConfig, Region};
-use braid_wal::WalError;
-use braid_wal::device::Device;
-use braid_wal::device::PmemWrite;
-use braid_wal::device::{FileDevice, FileDeviceConfig};
-use braid_wal::fs::RealFs;
 use braid_wal::payload::{RedoBuf, RedoOp, decode_redo};
-use braid_wal::scheme::{
-    self, CommitRequest, LogKind, LogPlace, NoRows, RegionStorage, Replay, ReplayError, RowRef,
-    Scheme, SchemeConfig, SchemeSpec, Storage,
-};
+use braid_wal::{LogKind, Replay, ReplayError, Wal, WalError, WalWriter};
 use parking_lot::Mutex;
 
 /// The builder's map: values by key, and striped row locks held across a transaction.
@@ -65,88 +55,41 @@ impl Replay for Map {
     }
 }
 
-/// Where the chosen scheme keeps its log, under `dir`.
-fn storage(spec: &SchemeSpec, dir: &Path, streams: usize) -> Result<Storage, WalError> {
-    Ok(match spec.log_place() {
-        LogPlace::Nowhere => Storage::Nothing,
-        LogPlace::Devices | LogPlace::NvramFiles => {
-            let mut devices: Vec<Arc<dyn Device>> = Vec::new();
-            for i in 0..spec.streams_for(streams) {
-                let cfg = FileDeviceConfig::new(dir.join("log"), i as u32);
-                devices.push(Arc::new(FileDevice::open(Arc::new(RealFs), cfg)?));
-            }
-            Storage::Devices(devices)
-        }
-        LogPlace::Region => {
-            let path = dir.join("log.region");
-            // Media::Auto (the default): MAP_SYNC on DAX persistent memory, else every flush
-            // is written back with msync, so the region is durable on any file system.
-            let cfg = PmemConfig::default();
-            let region = match Region::open(&path, Some(16 << 20), cfg) {
-                Ok(r) => r,
-                Err(_) if !path.exists() => Region::create(&path, 16 << 20, cfg)?,
-                Err(e) => return Err(e.into()),
-            };
-            Storage::Region(RegionStorage {
-                region,
-                fs: Arc::new(RealFs),
-                backup_dir: dir.join("backup"),
-                write: PmemWrite::NonTemporal,
-            })
-        }
-    })
-}
-
 /// Open (recovering) the map and its log.
-fn open(spec: &SchemeSpec, dir: &Path) -> Result<(Arc<Map>, Arc<dyn Scheme>), WalError> {
+fn open(scheme: &str, dir: &Path) -> Result<(Arc<Map>, Wal), WalError> {
     let map = Arc::new(Map::new());
-    let cfg = SchemeConfig {
-        max_workers: 4,
-        ..SchemeConfig::default()
-    };
-    let (log, report) = scheme::open(spec, &cfg, storage(spec, dir, 2)?, &*map, &|_| {})?;
+    let wal = Wal::builder(dir)
+        .scheme(scheme)?
+        .streams(2)
+        .writers(4)
+        .open(&*map)?;
     println!(
-        "opened {} ({} streams): {} transactions recovered",
-        spec.name(),
-        log.streams().len(),
-        report.txns
+        "opened {}: {} transactions recovered",
+        wal.scheme(),
+        wal.recovered().txns
     );
-    Ok((map, log))
+    Ok((map, wal))
 }
 
 /// One transaction: set `keys` to `value`, atomically and durably.
-fn put(
-    map: &Map,
-    w: &mut dyn braid_wal::scheme::SchemeWorker,
-    txn: u64,
-    keys: &[u64],
-    value: &[u8],
-) -> Result<(), WalError> {
+fn put(map: &Map, w: &mut WalWriter, keys: &[u64], value: &[u8]) -> Result<(), WalError> {
     // Lock the rows (in stripe order, so two transactions never wait for each other in a
-    // cycle), telling the scheme about each write while its lock is held.
+    // cycle); the log is told about the writes while their locks are held.
     let mut stripes: Vec<usize> = keys.iter().map(|k| (*k % 64) as usize).collect();
     stripes.sort_unstable();
     stripes.dedup();
     let guards: Vec<_> = stripes.iter().map(|&s| map.locks[s].lock()).collect();
     let mut redo = RedoBuf::default();
+    let mut rows = Vec::new();
     for &key in keys {
-        w.on_write(RowRef::new(0, key));
+        rows.push((0, key));
         redo.push(&RedoOp::Insert {
             table: 0,
             key,
             data: value,
         });
     }
-    let ticket = w.commit(&CommitRequest {
-        txn,
-        kind: LogKind::Data,
-        payload: &redo.bytes,
-        read_only: false,
-        epoch: 0,
-        writes: &[],
-        rows: &NoRows,
-        updates: 0,
-    })?;
+    let ticket = w.append(&rows, &redo.bytes)?;
     // The record is in the log: install the writes and release the locks (early lock release),
     // then acknowledge once durable.
     {
@@ -160,25 +103,21 @@ fn put(
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let spec: SchemeSpec = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "taurus".into())
-        .parse()?;
+    let scheme = std::env::args().nth(1).unwrap_or_else(|| "taurus".into());
     let dir: PathBuf = std::env::temp_dir().join(format!("braid-kv-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
 
-    // Two threads, each its own scheme worker, write 1,000 two-key transactions each.
-    let (map, log) = open(&spec, &dir)?;
+    // Two threads, each with its own writer, write 1,000 two-key transactions each.
+    let (map, wal) = open(&scheme, &dir)?;
     std::thread::scope(|s| -> Result<(), WalError> {
         let handles: Vec<_> = (0..2u64)
             .map(|t| {
-                let (map, log) = (Arc::clone(&map), Arc::clone(&log));
+                let (map, wal) = (Arc::clone(&map), &wal);
                 s.spawn(move || -> Result<(), WalError> {
-                    let mut w = log.worker(t as usize)?;
+                    let mut w = wal.writer()?;
                     for i in 0..1_000u64 {
-                        let txn = 1 + t * 1_000 + i;
                         let keys = [i % 100, 100 + (i * 7 + t) % 100];
-                        put(&map, &mut *w, txn, &keys, &txn.to_le_bytes())?;
+                        put(&map, &mut w, &keys, &(t * 1_000 + i).to_le_bytes())?;
                     }
                     Ok(())
                 })
@@ -192,15 +131,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     })?;
     let before = map.values.lock().clone();
-    log.close()?;
-    drop((map, log));
+    let logged = wal.scheme() != "none";
+    wal.close()?;
+    drop(map);
 
     // Reopen: the scheme replays its log into a fresh map, which must equal the old one.
-    let (map, log) = open(&spec, &dir)?;
+    let (map, wal) = open(&scheme, &dir)?;
     let after = map.values.lock().clone();
-    log.close()?;
+    wal.close()?;
     std::fs::remove_dir_all(&dir)?;
-    if spec.log_place() != LogPlace::Nowhere {
+    if logged {
         assert_eq!(after, before, "the recovered map differs");
         println!("ok: {} keys recovered as they were", after.len());
     }

@@ -3,17 +3,15 @@
 //!
 //! # Quick start
 //!
-//! Pick a scheme by name, give it storage for its log, tell it about each row a transaction
-//! writes (while the row's lock is held), hand it the transaction's payload at commit, and
-//! acknowledge once the returned [`Ticket`](scheme::Ticket) resolves. On reopen, the scheme
-//! hands every committed transaction back to your [`Replay`](scheme::Replay), in an order that
-//! respects their dependencies.
+//! Open a log in a directory under a scheme chosen by name, take a writer per thread, append
+//! each transaction (the rows it wrote, while it holds their locks, and its payload), and
+//! acknowledge it once the returned [`Ticket`] resolves. On reopen, every committed
+//! transaction is handed back to your [`Replay`], in an order that respects their
+//! dependencies.
 //!
 //! ```
-//! use std::sync::{Arc, Mutex};
-//! use braid_wal::device::{FileDevice, FileDeviceConfig};
-//! use braid_wal::fs::RealFs;
-//! use braid_wal::scheme::{self, *};
+//! use std::sync::Mutex;
+//! use braid_wal::{LogKind, Replay, ReplayError, Wal};
 //!
 //! struct Applied(Mutex<Vec<Vec<u8>>>);
 //! impl Replay for Applied {
@@ -25,27 +23,16 @@
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let tmp = tempfile::tempdir()?;
-//! let spec: SchemeSpec = "serial".parse()?; // or "taurus", "gsn:partition=page", ...
-//! let open = |applied: &Applied| {
-//!     let log = FileDevice::open(Arc::new(RealFs), FileDeviceConfig::new(tmp.path(), 0))?;
-//!     let storage = Storage::Devices(vec![Arc::new(log)]);
-//!     scheme::open(&spec, &SchemeConfig::default(), storage, applied, &|_| {})
-//! };
 //! let applied = Applied(Mutex::new(Vec::new()));
-//! let (log, _) = open(&applied)?;
-//! let mut w = log.worker(0)?;
-//! w.on_write(RowRef::new(0, 7));
-//! let req = CommitRequest {
-//!     txn: 1, kind: LogKind::Data, payload: b"k7=x", read_only: false, epoch: 0, writes: &[],
-//!     rows: &NoRows, updates: 0,
-//! };
-//! w.commit(&req)?.wait()?; // durable: fdatasync'd
+//! let wal = Wal::builder(tmp.path()).scheme("taurus")?.open(&applied)?; // or "serial", "gsn", ...
+//! let mut w = wal.writer()?;
+//! // Row 7 of table 0, written by this transaction (its lock held by the caller).
+//! w.append(&[(0, 7)], b"k7=x")?.wait()?; // durable: fdatasync'd
 //! drop(w);
-//! log.close()?;
-//! drop(log); // a stream has one writer: its lock goes with the last handle
+//! wal.close()?;
 //!
-//! let (_log, report) = open(&applied)?;
-//! assert_eq!(report.txns, 1);
+//! let wal = Wal::builder(tmp.path()).scheme("taurus")?.open(&applied)?;
+//! assert_eq!(wal.recovered().txns, 1);
 //! assert_eq!(applied.0.lock().unwrap()[0], b"k7=x");
 //! # Ok(())
 //! # }
@@ -55,10 +42,13 @@
 //!
 //! # What a user holds
 //!
-//! * [`scheme`]: the seam between an engine and a logging scheme ([`Scheme`](scheme::Scheme),
-//!   [`SchemeWorker`](scheme::SchemeWorker), [`Ticket`](scheme::Ticket),
-//!   [`Replay`](scheme::Replay)), [`scheme::open`] by [`SchemeSpec`](scheme::SchemeSpec), and
-//!   each scheme's configuration (`SerialConfig`, `TaurusConfig`, `GsnConfig`, ...).
+//! * [`Wal`], [`WalBuilder`], [`WalWriter`]: the log in a directory, by scheme name; what
+//!   [`WalWriter::append`] returns ([`Ticket`]) and what reopening calls ([`Replay`]).
+//! * [`scheme`]: the whole seam between an engine and a logging scheme, for an engine that
+//!   needs more than `append` (per-update records, access sets, checkpoint epochs, devices of
+//!   its own): [`Scheme`](scheme::Scheme), [`SchemeWorker`](scheme::SchemeWorker),
+//!   [`scheme::open`] by [`SchemeSpec`](scheme::SchemeSpec), and each scheme's configuration
+//!   (`SerialConfig`, `TaurusConfig`, `GsnConfig`, ...).
 //! * [`device`]: the [`Device`](device::Device) trait and the devices: segment files with
 //!   group fdatasync ([`FileDevice`](device::FileDevice)), a persistent-memory ring
 //!   ([`PmemDevice`](device::PmemDevice)), striping, pacing and a null device.
@@ -95,9 +85,12 @@ pub mod testing;
 // The atomics seam (std, or loom's under `--cfg loom`) for the loom models in `tests/`.
 pub(crate) mod sync;
 pub(crate) mod wait;
+mod wal;
 
 pub use error::{UnknownName, WalError};
+pub use scheme::{LogKind, RecoveryReport, Replay, ReplayError, Ticket};
 pub use wait::Progress;
+pub use wal::{Wal, WalBuilder, WalWriter};
 
 // The crate's own tests (`tests/`, one module per file) are compiled into its unit-test
 // binary, where they reach the internals without making them public; under this name their

@@ -51,3 +51,4 @@ mod taurus_phantom;
 mod taurus_pipeline;
 mod taurus_rows;
 mod taurus_simd;
+mod wal_front;
