@@ -43,41 +43,62 @@
 //! # What a user holds
 //!
 //! * [`Wal`], [`WalBuilder`], [`WalWriter`]: the log in a directory, by scheme name; what
-//!   [`WalWriter::append`] returns ([`Ticket`]) and what reopening calls ([`Replay`]).
-//! * [`scheme`]: the whole seam between an engine and a logging scheme, for an engine that
-//!   needs more than `append` (per-update records, access sets, checkpoint epochs, devices of
-//!   its own): [`Scheme`](scheme::Scheme), [`SchemeWorker`](scheme::SchemeWorker),
-//!   [`scheme::open`] by [`SchemeSpec`](scheme::SchemeSpec), and each scheme's configuration
-//!   (`SerialConfig`, `TaurusConfig`, `GsnConfig`, ...).
-//! * [`device`]: the [`Device`](device::Device) trait and the devices: segment files with
-//!   group fdatasync ([`FileDevice`](device::FileDevice)), a persistent-memory ring
-//!   ([`PmemDevice`](device::PmemDevice)), striping, pacing and a null device.
-//! * [`fs`]: the file-system seam the file device writes through ([`RealFs`](fs::RealFs)).
-//! * [`record`], [`scan`], [`payload`]: the record framing, reading a stream back (its valid
-//!   prefix and how it ends), and the payload codecs, for tools that read logs.
+//!   [`WalWriter::append`] returns ([`Ticket`]) and what reopening calls ([`Replay`], with
+//!   [`LogKind`] and [`ReplayError`]; [`RecoveryReport`] says what it recovered).
+//! * [`payload`]: braid's redo-operation codec, for payloads the schemes that place each
+//!   row's operation by itself (`gsn:partition=page`) can read.
 //! * [`Progress`]: how every thread of the log layer waits for another's progress (spin,
 //!   yield, then park until the publisher wakes it); public for engines that wait the same way.
-//! * [`WalError`], [`Lsn`].
+//! * [`WalError`], [`UnknownName`], [`Lsn`].
 //!
-//! The streams, LSN vectors and each scheme's mechanisms are internal. The `testing` cargo
-//! feature adds `braid_wal::testing`: machinery (a fault-injecting file system, the internals the
-//! project's crash tests, benches and fuzz targets drive); it is not part of the API. The `cli`
-//! feature derives `clap::Args` for the configurations of the schemes with options a command
-//! line sets (`GsnConfig`, `TaurusConfig`, `PerTxnConfig`): their fields' docs and defaults are
-//! the flags' help and defaults, as in the `braid` command.
+//! # Behind the `internals` feature
+//!
+//! The seam braid-engine and braid-nats build on is public only with the `internals` cargo
+//! feature (raft-engine's pattern: usable, but not the API this crate promises to keep):
+//! `scheme` (the engine-scheme seam: `Scheme`, `SchemeWorker`, `CommitRequest`, `scheme::open`
+//! by `SchemeSpec`, and each scheme's configuration, `SerialConfig`, `TaurusConfig`,
+//! `GsnConfig`, ...), `device` (the `Device` trait and the devices: segment files with group
+//! fdatasync, a persistent-memory ring, striping, pacing, a null device), `fs` (the file-system
+//! seam), `record` and `scan` (the record framing, and reading a stream back: its valid prefix
+//! and how it ends). The streams, LSN vectors and each scheme's mechanisms are internal either
+//! way. The `testing` feature (which implies `internals`) adds `braid_wal::testing`: machinery
+//! for the project's crash tests, benches and fuzz targets (a fault-injecting file system, the
+//! internals they drive); it is not part of the API. The `cli` feature derives `clap::Args` for
+//! the configurations of the schemes with options a command line sets (`GsnConfig`,
+//! `TaurusConfig`, `PerTxnConfig`): their fields' docs and defaults are the flags' help and
+//! defaults, as in the `braid` command.
 
 #![deny(missing_docs)]
+// Without the `internals` feature the seam's modules are private: the front door runs on them,
+// but much of what braid-engine and braid-nats call is then unreachable. The workspace (and CI's
+// clippy) builds with the feature, where unused code is still an error.
+#![cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]
 
+#[cfg(feature = "internals")]
 pub mod device;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod device;
 pub(crate) mod error;
+#[cfg(feature = "internals")]
 pub mod fs;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod fs;
 pub(crate) mod lv;
 pub(crate) mod mix;
 pub mod payload;
 pub(crate) mod proxy;
+#[cfg(feature = "internals")]
 pub mod record;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod record;
+#[cfg(feature = "internals")]
 pub mod scan;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod scan;
+#[cfg(feature = "internals")]
 pub mod scheme;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod scheme;
 pub(crate) mod stream;
 pub(crate) mod tally;
 #[cfg(feature = "testing")]
@@ -88,7 +109,7 @@ pub(crate) mod wait;
 mod wal;
 
 pub use error::{UnknownName, WalError};
-pub use scheme::{LogKind, RecoveryReport, Replay, ReplayError, Ticket};
+pub use scheme::{LogKind, Prefetch, RecoveryReport, Replay, ReplayError, Ticket};
 pub use wait::Progress;
 pub use wal::{Wal, WalBuilder, WalWriter};
 

@@ -5,7 +5,8 @@
 //! (segment files under `dir/log`, or a persistent-memory region `dir/log.region` for the
 //! schemes that keep their log in one); transaction ids, worker slots and the commit request's
 //! fields are filled in here. An engine that needs the whole seam (update records, access sets,
-//! checkpoint epochs, its own devices) uses [`crate::scheme`] directly, as braid-engine does.
+//! checkpoint epochs, its own devices) uses the `scheme` module (the `internals` feature)
+//! directly, as braid-engine does.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -131,8 +132,9 @@ impl Wal {
 }
 
 impl WalBuilder {
-    /// The scheme, by name and options (`"serial"`, `"taurus"`, `"gsn:partition=page"`, ...:
-    /// [`scheme::names`]).
+    /// The scheme, by name and options (`"serial"`, `"taurus"`, `"gsn:partition=page"`,
+    /// `"pertxn"`, `"silor"`, `"plover"`, `"autonomous"`, `"none"`, ...); an unknown name is
+    /// refused with the known ones ([`WalError::UnknownScheme`]).
     pub fn scheme(mut self, spec: &str) -> Result<WalBuilder, WalError> {
         self.spec = spec.parse()?;
         Ok(self)

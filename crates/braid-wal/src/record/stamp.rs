@@ -168,7 +168,7 @@ impl<'a> StampRef<'a> {
     }
 
     /// An owned copy (sparse entries as stored, repeats included).
-    pub fn to_stamp(&self) -> Stamp {
+    pub fn to_stamp(self) -> Stamp {
         match self.kind {
             StampKind::None => Stamp::None,
             StampKind::Gsn => Stamp::Gsn(le_u64(self.bytes)),

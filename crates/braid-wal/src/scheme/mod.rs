@@ -65,9 +65,9 @@ use crate::{Lsn, UnknownName, WalError};
 )]
 #[strum(serialize_all = "lowercase", parse_err_ty = UnknownName, parse_err_fn = unknown_log_kind)]
 pub enum LogKind {
-    /// Redo images of the rows a transaction wrote ([`Kind::Redo`] records).
+    /// Redo images of the rows a transaction wrote (redo records).
     Data,
-    /// The stored-procedure call that re-executes the transaction ([`Kind::Command`] records).
+    /// The stored-procedure call that re-executes the transaction (command records).
     Command,
 }
 
