@@ -34,6 +34,8 @@
 
 use std::sync::atomic::Ordering;
 
+use braid_pmem::Words;
+
 use crate::alloc::{BLOCK_HDR, header, parse_header};
 use crate::pool::{Finished, Inner, Log, Policy, RecRef, checkpoint};
 use crate::pptr::{PPtr, Persist};
@@ -48,6 +50,11 @@ pub trait Mem {
     fn read_u64(&self, off: u64) -> u64;
     /// Read `out.len()` bytes at `off`.
     fn read_bytes(&self, off: u64, out: &mut [u8]);
+    /// The whole pool as one view whose word `off / 8` is what [`Mem::read_u64`] would read
+    /// at `off`, bounds-checked once: for a reader that loads many words (a tree search).
+    /// `None` while a transaction has stores buffered (Batch layout), which only its own
+    /// loads see.
+    fn words(&self) -> Option<Words<'_>>;
     /// Write the word at `off` (logged in a transaction).
     fn write_u64(&mut self, off: u64, v: u64) -> Result<(), RewindError>;
     /// Write `b` at `off` (logged in a transaction, word by word).
@@ -647,6 +654,15 @@ impl Mem for Tx<'_> {
     #[inline]
     fn read_bytes(&self, off: u64, out: &mut [u8]) {
         self.read_into(off, out)
+    }
+    #[inline]
+    fn words(&self) -> Option<Words<'_>> {
+        if self.pending.is_empty() {
+            let r = &self.p.r;
+            Some(r.words(0, r.len() / 8))
+        } else {
+            None
+        }
     }
     #[inline]
     fn write_u64(&mut self, off: u64, v: u64) -> Result<(), RewindError> {
