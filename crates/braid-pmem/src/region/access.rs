@@ -321,6 +321,32 @@ impl Region {
         Words { w }
     }
 
+    /// Store `src` at `off` (a multiple of 8), word by word, as consecutive [`Region::write`]s
+    /// of the words would (plain stores, durable after `persist`), with one bounds check: for
+    /// a writer of whole words (a log record) with no bytes to assemble.
+    ///
+    /// Race-free: each word is stored through an aligned 8-byte atomic (relaxed).
+    ///
+    /// # Panics
+    /// If `off` is not a multiple of 8 or the words do not all lie in the region (caller bugs).
+    #[inline]
+    #[track_caller]
+    pub fn store_words(&self, off: usize, src: &[u64]) {
+        let dst = self.words(off, src.len()).w;
+        let inner = &*self.inner;
+        if inner.sim_stores
+            && let Some(sim) = &inner.sim
+        {
+            for (i, &v) in src.iter().enumerate() {
+                sim.store(off + 8 * i, v);
+            }
+            return;
+        }
+        for (d, &v) in dst.iter().zip(src) {
+            d.store(v, Ordering::Relaxed);
+        }
+    }
+
     #[cold]
     #[inline(never)]
     #[track_caller]

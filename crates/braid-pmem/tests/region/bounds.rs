@@ -75,3 +75,9 @@ fn word_view_of_a_huge_count_does_not_wrap() {
 fn word_view_index_past_its_length_panics() {
     Region::anonymous(64).words(0, 2).get(2);
 }
+
+#[test]
+#[should_panic(expected = "outside the region")]
+fn word_stores_past_the_end_panic() {
+    Region::anonymous(64).store_words(56, &[1, 2]);
+}

@@ -413,6 +413,14 @@ fn atomics_and_fill() {
         9,
         "a simulated region's live image"
     );
+    r.store_words(200, &[1, 2, 3]);
+    assert_eq!(
+        (r.load_u64(200), r.load_u64(208), r.load_u64(216)),
+        (1, 2, 3)
+    );
+    let sim = braid_pmem::CrashSim::region(4096, eadr());
+    sim.store_words(72, &[4, 5]);
+    assert_eq!((sim.load_u64(72), sim.load_u64(80)), (4, 5));
 
     // A CAS counter hammered by several threads loses no increment.
     std::thread::scope(|s| {

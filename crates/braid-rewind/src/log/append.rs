@@ -4,9 +4,10 @@
 
 use super::{
     GAP_SALT, GEN, LogLayout, LogStore, PIDX, Pos, SEALED_CELL, SIMPLE_CELL, SLOT_GAP, State, seal,
+    seal_words,
 };
 use crate::RewindError;
-use crate::record::{REC_SIZE, Rec};
+use crate::record::{REC_SIZE, REC_WORDS, Rec};
 
 impl LogStore {
     /// Append a record. Simple and Optimized: durable on return. Batch: stored only; durable
@@ -94,12 +95,14 @@ impl LogStore {
             None => st.reserved = st.reserved.saturating_sub(1),
         }
         let r = &self.r;
-        let bytes = rec.encode();
+        // Stored as words, little endian whatever the processor (the layout's byte order).
+        let words = rec.words();
+        let le = words.map(u64::to_le);
         if self.layout == LogLayout::Simple {
             let n = st.free.pop().ok_or(RewindError::LogFull {
                 capacity: self.capacity(),
             })?;
-            r.write(n + SIMPLE_CELL, &bytes);
+            r.store_words(n + SIMPLE_CELL, &le);
             r.flush(n + SIMPLE_CELL, REC_SIZE);
             st.list.append(r, n);
             st.live[self.arena.index(n).unwrap_or(0)] = 1;
@@ -115,12 +118,12 @@ impl LogStore {
         };
         let cell = self.cell(p);
         if self.layout == LogLayout::Sealed {
-            let mut b = [0u8; SEALED_CELL];
-            b[..REC_SIZE].copy_from_slice(&bytes);
-            b[REC_SIZE..].copy_from_slice(&seal(&bytes, cell, st.generation).to_le_bytes());
-            r.write(cell, &b);
+            let mut b = [0u64; REC_WORDS + 1];
+            b[..REC_WORDS].copy_from_slice(&le);
+            b[REC_WORDS] = seal_words(&words, cell, st.generation).to_le();
+            r.store_words(cell, &b);
         } else {
-            r.write(cell, &bytes);
+            r.store_words(cell, &le);
         }
         if self.layout == LogLayout::Optimized {
             r.persist(cell, REC_SIZE);
@@ -169,7 +172,7 @@ impl LogStore {
                 node: st.tail,
                 slot: st.next,
             };
-            r.write(self.cell(p), &rec.encode());
+            r.store_words(self.cell(p), &rec.words().map(u64::to_le));
             st.next += 1;
             if let Some(i) = self.arena.index(p.node) {
                 st.live[i] += 1;
