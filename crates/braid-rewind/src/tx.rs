@@ -437,9 +437,10 @@ impl<'p> Tx<'p> {
         self.write_word(crate::pool::H_ROOT, p.offset())
     }
 
-    /// Commit (§4.3). On failure the transaction is handed back for rollback.
-    #[allow(clippy::result_large_err)] // crate-internal, taken once per failed commit
-    pub(crate) fn commit(mut self) -> Result<(), (Tx<'p>, RewindError)> {
+    /// Commit (§4.3). On failure the transaction is left to be rolled back. By reference, as
+    /// [`Tx::rollback`]: the caller keeps the transaction where it is (moving it in and out
+    /// copied a few hundred bytes per transaction).
+    pub(crate) fn commit(&mut self) -> Result<(), RewindError> {
         if self.logged_nothing() {
             if self.need_fence {
                 self.p.r.fence();
@@ -452,15 +453,10 @@ impl<'p> Tx<'p> {
             Err(RewindError::LogFull { .. }) if !self.force && !self.queued.is_empty() => {
                 // The queued records did not fit (none went in): make room, outside the cut
                 // lock a checkpoint takes, and try once more.
-                if let Err(e) = checkpoint(self.p) {
-                    return Err((self, e));
-                }
-                match self.log_end() {
-                    Ok(e) => e,
-                    Err(e) => return Err((self, e)),
-                }
+                checkpoint(self.p)?;
+                self.log_end()?
             }
-            Err(e) => return Err((self, e)),
+            Err(e) => return Err(e),
         };
         self.log.unreserve(self.held);
         self.held = 0;
@@ -478,7 +474,7 @@ impl<'p> Tx<'p> {
             {
                 // Committed and durable; the records are cleared by the next recovery.
                 self.recs.clear();
-                return Err((self, e));
+                return Err(e);
             }
             for &b in &self.frees {
                 p.alloc.release(b);
@@ -584,7 +580,7 @@ impl<'p> Tx<'p> {
     }
 
     /// Roll back (§4.4).
-    pub(crate) fn rollback(mut self) -> Result<(), RewindError> {
+    pub(crate) fn rollback(&mut self) -> Result<(), RewindError> {
         let p = self.p;
         // Deferred stores never reached memory; their records are compensated below like
         // the others (restoring a value that is still there), or, still queued, dropped with
