@@ -23,10 +23,10 @@
 //! * A lookup first loads one word of each line of the leaf it reached, so the line of the
 //!   matching slot is fetched together with the fingerprint line instead of after it (a
 //!   second cache miss in a row per lookup otherwise).
-//! * A full leaf splits by sorting its keys, keeping the lower half (one logged word: the
-//!   bitmap, and one for the leaf chain) and copying the upper half, sorted, into a fresh
-//!   leaf written with unlogged initialising stores; inner nodes split likewise; a new root
-//!   is a fresh node.
+//! * A full leaf splits at its median key, keeping the lower half (one logged word: the
+//!   bitmap, and one for the leaf chain) and copying the upper half (sorted for sorted
+//!   leaves) into a fresh leaf written with unlogged initialising stores; inner nodes split
+//!   likewise; a new root is a fresh node.
 //! * Deletion clears the key's bit (one logged word) without merging underfull nodes (lazy
 //!   deletion, as many in-memory B+-trees do); a leaf may become empty and stays linked.
 //!
@@ -123,6 +123,42 @@ const N_NEXT: u64 = 8;
 const N_BODY: u64 = 16;
 /// Most slots a leaf may have: its bitmap shares the `meta` word with the leaf flag.
 const MAX_SLOTS: usize = 62;
+/// Most inner nodes a search passes: every level at least doubles the leaves below it, and
+/// 2^63 leaves fit no pool.
+const MAX_DEPTH: usize = 64;
+
+/// The inner nodes a search passed, root first, with the child taken in each: kept on the
+/// stack (an insert allocated a vector for it).
+struct Path {
+    len: usize,
+    at: [(u64, usize); MAX_DEPTH],
+}
+
+impl Path {
+    fn new() -> Path {
+        Path {
+            len: 0,
+            at: [(0, 0); MAX_DEPTH],
+        }
+    }
+
+    /// Record inner node `n` and child `i`; false (nothing recorded) if the path is full.
+    fn push(&mut self, n: u64, i: usize) -> bool {
+        match self.at.get_mut(self.len) {
+            Some(e) => {
+                *e = (n, i);
+                self.len += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn pop(&mut self) -> Option<(u64, usize)> {
+        self.len = self.len.checked_sub(1)?;
+        Some(self.at[self.len])
+    }
+}
 
 /// A B+-tree handle: the header's offset and the geometry derived from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -381,10 +417,12 @@ impl BTree {
 
     /// The occupied slots of leaf `n` with their keys, sorted by key.
     fn sorted_slots(&self, m: &impl Mem, n: u64, bits: u64) -> Vec<(u64, usize)> {
-        let mut v: Vec<(u64, usize)> = (0..self.lcap)
-            .filter(|&s| bits & (1 << s) != 0)
-            .map(|s| (m.read_u64(self.slot_off(n, s)), s))
-            .collect();
+        let mut v = Vec::with_capacity(bits.count_ones() as usize);
+        v.extend(
+            (0..self.lcap)
+                .filter(|&s| bits & (1 << s) != 0)
+                .map(|s| (m.read_u64(self.slot_off(n, s)), s)),
+        );
         v.sort_unstable();
         v
     }
@@ -437,7 +475,7 @@ impl BTree {
     }
 
     #[inline(always)]
-    fn find_leaf(&self, l: &impl Load, key: u64, path: Option<&mut Vec<(u64, usize)>>) -> u64 {
+    fn find_leaf(&self, l: &impl Load, key: u64, path: Option<&mut Path>) -> u64 {
         let mut n = l.at(self.hdr + H_ROOT);
         let mut path = path;
         loop {
@@ -446,8 +484,11 @@ impl BTree {
                 return n;
             }
             let i = self.inner_search(l, n, meta as usize, key);
-            if let Some(p) = path.as_deref_mut() {
-                p.push((n, i));
+            if let Some(p) = path.as_deref_mut()
+                && !p.push(n, i)
+            {
+                // Deeper than any tree (a cycle): the caller sees the full path and fails.
+                return n;
             }
             n = l.at(self.child_off(n, i));
         }
@@ -520,7 +561,7 @@ impl BTree {
         &self,
         l: &impl Load,
         key: u64,
-        path: Option<&mut Vec<(u64, usize)>>,
+        path: Option<&mut Path>,
     ) -> (u64, u64, Option<usize>) {
         let n = self.find_leaf(l, key, path);
         let (bits, s) = self.leaf_find(l, n, key);
@@ -554,8 +595,15 @@ impl BTree {
     /// Insert or replace; returns true if the key is new.
     pub fn insert(&self, m: &mut impl Mem, key: u64, val: &[u8]) -> Result<bool, RewindError> {
         self.check_val(val)?;
-        let mut path = Vec::with_capacity(8);
+        let mut path = Path::new();
         let (leaf, bits, found) = with_loads!(m, |l| self.locate(l, key, Some(&mut path)));
+        if path.len == MAX_DEPTH {
+            return Err(Damage::TreeDepth {
+                root: m.read_u64(self.hdr + H_ROOT),
+                levels: MAX_DEPTH,
+            }
+            .into());
+        }
         if let Some(s) = found {
             m.write_bytes(self.slot_off(leaf, s) + 8, val)?;
             return Ok(false);
@@ -655,13 +703,26 @@ impl BTree {
         m.write_u64(n + N_META, LEAF | bits | (1 << slot))
     }
 
-    /// Split a full leaf: its keys sorted, the old leaf keeps the lower half (its bitmap and
-    /// chain link are the only logged words); the upper half is copied, sorted, into a
-    /// fresh leaf. Returns the separator (first key of the new leaf) and the new leaf.
+    /// Split a full leaf: the old leaf keeps the lower half of its keys (its bitmap and chain
+    /// link are the only logged words); the upper half is copied into a fresh leaf (sorted
+    /// for sorted leaves; a fingerprinted leaf's keys are only partitioned at the median).
+    /// Returns the separator (the least key of the new leaf) and the new leaf.
     fn split_leaf(&self, m: &mut impl Mem, n: u64, bits: u64) -> Result<(u64, u64), RewindError> {
-        let sorted = self.sorted_slots(m, n, bits);
-        let h = sorted.len() / 2;
-        let moved = &sorted[h..];
+        let mut slots = [(0u64, 0usize); MAX_SLOTS];
+        let mut c = 0;
+        for s in (0..self.lcap).filter(|&s| bits & (1 << s) != 0) {
+            slots[c] = (m.read_u64(self.slot_off(n, s)), s);
+            c += 1;
+        }
+        let slots = &mut slots[..c];
+        let h = c / 2;
+        if self.order == LeafOrder::Sorted {
+            slots.sort_unstable();
+        } else {
+            // Slots at h.. hold the upper half, the least of it first.
+            slots.select_nth_unstable(h);
+        }
+        let moved = &slots[h..];
         let right = m.alloc(self.obj())?;
         let body = self.body;
         let ss = 8 + self.vsize;
@@ -687,7 +748,7 @@ impl BTree {
     fn insert_up(
         &self,
         m: &mut impl Mem,
-        mut path: Vec<(u64, usize)>,
+        mut path: Path,
         mut sep: u64,
         mut right: u64,
     ) -> Result<(), RewindError> {
