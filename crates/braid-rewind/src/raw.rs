@@ -64,4 +64,7 @@ impl Mem for RawMem<'_> {
     fn free(&mut self, off: u64) -> Result<(), RewindError> {
         self.pool.raw_free(PPtr::<u8>::from_offset(off))
     }
+    fn logs_stores(&self) -> bool {
+        false
+    }
 }

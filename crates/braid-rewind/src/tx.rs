@@ -65,6 +65,10 @@ pub trait Mem {
     fn alloc(&mut self, size: usize) -> Result<u64, RewindError>;
     /// Free the object at `off` (deferred until commit in a transaction).
     fn free(&mut self, off: u64) -> Result<(), RewindError>;
+    /// Whether a store through this memory is logged (a transaction: a rewritten word costs
+    /// a log record, so rewriting many words of an object can cost more than a fresh copy)
+    /// rather than plain (the non-recoverable twin).
+    fn logs_stores(&self) -> bool;
 }
 
 /// The per-transaction vectors, kept per thread between transactions (boxed, so that taking
@@ -709,5 +713,8 @@ impl Mem for Tx<'_> {
     }
     fn free(&mut self, off: u64) -> Result<(), RewindError> {
         Tx::free(self, PPtr::<u8>::from_offset(off))
+    }
+    fn logs_stores(&self) -> bool {
+        true
     }
 }

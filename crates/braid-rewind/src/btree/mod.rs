@@ -158,6 +158,11 @@ impl Path {
         self.len = self.len.checked_sub(1)?;
         Some(self.at[self.len])
     }
+
+    /// The last entry, if any.
+    fn last(&self) -> Option<(u64, usize)> {
+        self.len.checked_sub(1).map(|i| self.at[i])
+    }
 }
 
 /// A B+-tree handle: the header's offset and the geometry derived from it.
@@ -754,19 +759,19 @@ impl BTree {
     ) -> Result<(), RewindError> {
         while let Some((n, i)) = path.pop() {
             let c = Self::count(m, n);
-            let mut keys = vec![0u64; c + 1];
-            let mut kids = vec![0u64; c + 2];
-            for (j, k) in keys.iter_mut().take(c).enumerate() {
-                *k = m.read_u64(self.ikey_off(n, j));
-            }
-            for (j, k) in kids.iter_mut().take(c + 1).enumerate() {
-                *k = m.read_u64(self.child_off(n, j));
-            }
+            let mut keys = Vec::with_capacity(c + 1);
+            keys.extend((0..c).map(|j| m.read_u64(self.ikey_off(n, j))));
             keys.insert(i, sep);
-            keys.truncate(c + 1);
+            let mut kids = Vec::with_capacity(c + 2);
+            kids.extend((0..=c).map(|j| m.read_u64(self.child_off(n, j))));
             kids.insert(i + 1, right);
-            kids.truncate(c + 2);
             if c < self.icap {
+                if m.logs_stores() {
+                    // Logged, the shift would cost a record per moved key and child (about
+                    // twenty on average): a fresh copy costs three (its allocation, the
+                    // parent's link, the old node's deferred free).
+                    return self.replace_inner(m, n, path.last(), &keys, &kids);
+                }
                 m.write_bytes(self.ikey_off(n, i), &words(&keys[i..]))?;
                 m.write_bytes(self.child_off(n, i + 1), &words(&kids[i + 1..]))?;
                 return m.write_u64(n + N_META, c as u64 + 1);
@@ -798,6 +803,31 @@ impl BTree {
         let h = m.read_u64(self.hdr + H_HEIGHT);
         m.write_u64(self.hdr + H_HEIGHT, h + 1)?;
         m.write_u64(self.hdr + H_ROOT, root)
+    }
+
+    /// Replace inner node `n` by a fresh copy holding `keys` and `kids`, written with
+    /// unlogged initialising stores and linked in its place (from `parent`, the node above
+    /// it and the child it is there, or from the tree header for the root); `n` is freed
+    /// (deferred past the commit).
+    fn replace_inner(
+        &self,
+        m: &mut impl Mem,
+        n: u64,
+        parent: Option<(u64, usize)>,
+        keys: &[u64],
+        kids: &[u64],
+    ) -> Result<(), RewindError> {
+        let nn = m.alloc(self.obj())?;
+        let mut head = Vec::with_capacity(2 + keys.len());
+        head.extend_from_slice(&[keys.len() as u64, 0]);
+        head.extend_from_slice(keys);
+        m.init_bytes(nn + N_META, &words(&head))?;
+        m.init_bytes(self.child_off(nn, 0), &words(kids))?;
+        match parent {
+            Some((p, pi)) => m.write_u64(self.child_off(p, pi), nn)?,
+            None => m.write_u64(self.hdr + H_ROOT, nn)?,
+        }
+        m.free(n)
     }
 
     /// Remove `key`; returns true if it was present.
