@@ -759,11 +759,9 @@ impl BTree {
     ) -> Result<(), RewindError> {
         while let Some((n, i)) = path.pop() {
             let c = Self::count(m, n);
-            let mut keys = Vec::with_capacity(c + 1);
-            keys.extend((0..c).map(|j| m.read_u64(self.ikey_off(n, j))));
+            let mut keys = read_words(m, self.ikey_off(n, 0), c, 1);
             keys.insert(i, sep);
-            let mut kids = Vec::with_capacity(c + 2);
-            kids.extend((0..=c).map(|j| m.read_u64(self.child_off(n, j))));
+            let mut kids = read_words(m, self.child_off(n, 0), c + 1, 1);
             kids.insert(i + 1, right);
             if c < self.icap {
                 if m.logs_stores() {
@@ -874,6 +872,20 @@ impl BTree {
         }
         out
     }
+}
+
+/// The `k` words at `off`, read in one call (a transaction overlays its buffered stores once,
+/// not per word), in a vector with room for `spare` more.
+fn read_words(m: &impl Mem, off: u64, k: usize, spare: usize) -> Vec<u64> {
+    let mut b = vec![0u8; 8 * k];
+    m.read_bytes(off, &mut b);
+    let mut v = Vec::with_capacity(k + spare);
+    v.extend(b.chunks_exact(8).map(|w| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        u64::from_le_bytes(a)
+    }));
+    v
 }
 
 fn words(v: &[u64]) -> Vec<u8> {
