@@ -505,10 +505,12 @@ impl BTree {
     #[inline]
     fn fetch_leaf(&self, l: &impl Load, n: u64) {
         let mut acc = 0u64;
-        let mut at = (n + 64) & !63;
-        while at < n + self.obj() as u64 {
-            acc ^= l.at(at);
-            at += 64;
+        // Pool word indexes: the first word of each line after the leaf's first.
+        let mut at = (((n + 64) & !63) / 8) as usize;
+        let end = ((n + self.obj() as u64) / 8) as usize;
+        while at < end {
+            acc ^= l.word(at);
+            at += 8;
         }
         // Keeps the loads (their values feed nothing).
         std::hint::black_box(acc);
@@ -579,7 +581,7 @@ impl BTree {
         let (n, _, found) = with_loads!(m, |l| self.locate(l, key, None));
         match found {
             Some(s) => {
-                m.write_bytes(self.slot_off(n, s) + 8, val)?;
+                write_value(m, self.slot_off(n, s) + 8, val)?;
                 Ok(true)
             }
             None => Ok(false),
@@ -610,7 +612,7 @@ impl BTree {
             .into());
         }
         if let Some(s) = found {
-            m.write_bytes(self.slot_off(leaf, s) + 8, val)?;
+            write_value(m, self.slot_off(leaf, s) + 8, val)?;
             return Ok(false);
         }
         if (bits.count_ones() as usize) < self.lcap {
@@ -699,7 +701,7 @@ impl BTree {
         }
         let at = self.slot_off(n, slot);
         m.write_u64(at, key)?;
-        m.write_bytes(at + 8, val)?;
+        write_value(m, at + 8, val)?;
         let w_at = n + N_BODY + 8 * (slot / 8) as u64;
         let shift = 8 * (slot % 8);
         let w = m.read_u64(w_at);
@@ -872,6 +874,17 @@ impl BTree {
         }
         out
     }
+}
+
+/// Write value `val` (a multiple of 8 bytes) at `off` (8-aligned) word by word: the bytes
+/// [`Mem::write_bytes`] would store, without its handling of partial words.
+fn write_value(m: &mut impl Mem, off: u64, val: &[u8]) -> Result<(), RewindError> {
+    for (j, w) in val.chunks_exact(8).enumerate() {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        m.write_u64(off + 8 * j as u64, u64::from_ne_bytes(a))?;
+    }
+    Ok(())
 }
 
 /// The `k` words at `off`, read in one call (a transaction overlays its buffered stores once,
