@@ -26,7 +26,10 @@
 //! * A full leaf splits at its median key, keeping the lower half (one logged word: the
 //!   bitmap, and one for the leaf chain) and copying the upper half (sorted for sorted
 //!   leaves) into a fresh leaf written with unlogged initialising stores; inner nodes split
-//!   likewise; a new root is a fresh node.
+//!   likewise; a new root is a fresh node. Under a transaction, a separator going into an
+//!   inner node with room replaces the node by a fresh copy (linked from its parent, the
+//!   old node freed after the commit) instead of shifting the keys and children above it,
+//!   each a logged word; the non-recoverable twin shifts in place.
 //! * Deletion clears the key's bit (one logged word) without merging underfull nodes (lazy
 //!   deletion, as many in-memory B+-trees do); a leaf may become empty and stays linked.
 //!
