@@ -54,7 +54,7 @@ use std::path::PathBuf;
 pub use crash::{CrashMode, CrashSim};
 pub use delay::busy_wait_ns;
 pub use prefetch::prefetch_lines;
-pub use region::{Region, is_ram_backed};
+pub use region::{Region, Words, is_ram_backed};
 pub use stats::PmemStats;
 pub use trip::PersistTrip;
 

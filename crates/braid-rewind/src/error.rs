@@ -321,6 +321,15 @@ pub enum Damage {
         /// Offset of the leaf.
         leaf: u64,
     },
+    /// A B+-tree search passed more inner nodes than any tree can have (its nodes link in
+    /// a cycle).
+    #[error("B+-tree search from {root:#x} passed more than {levels} inner nodes")]
+    TreeDepth {
+        /// Offset of the root.
+        root: u64,
+        /// Inner nodes a search may pass.
+        levels: usize,
+    },
 }
 
 /// What a data structure or the transaction API refused ([`RewindError::Invalid`]).

@@ -88,7 +88,7 @@ mod tx;
 
 pub use adll::AdllError;
 pub use alloc::HeapReport;
-pub use braid_pmem::{CrashMode, CrashSim, Domain, PmemConfig, Region};
+pub use braid_pmem::{CrashMode, CrashSim, Domain, PmemConfig, Region, Words};
 pub use error::{ConfigError, Damage, NotAPoolReason, Refusal, RewindError};
 pub use log::LogLayout;
 pub use pool::{CommitClear, Layers, LogMode, Policy, Pool, PoolConfig, PoolStats};

@@ -1,6 +1,8 @@
 //! Plain, non-recoverable access to a pool through the [`Mem`] trait: the "NVM, no
 //! recoverability" baseline of REWIND Fig. 7 and the non-recoverable twin of the B+-tree.
 
+use braid_pmem::Words;
+
 use crate::RewindError;
 use crate::pptr::PPtr;
 use crate::tx::Mem;
@@ -36,6 +38,10 @@ impl Mem for RawMem<'_> {
         self.r.read(off as usize, out)
     }
     #[inline]
+    fn words(&self) -> Option<Words<'_>> {
+        Some(self.r.words(0, self.r.len() / 8))
+    }
+    #[inline]
     fn write_u64(&mut self, off: u64, v: u64) -> Result<(), RewindError> {
         let r = self.r;
         r.store_u64(off as usize, v);
@@ -57,5 +63,8 @@ impl Mem for RawMem<'_> {
     }
     fn free(&mut self, off: u64) -> Result<(), RewindError> {
         self.pool.raw_free(PPtr::<u8>::from_offset(off))
+    }
+    fn logs_stores(&self) -> bool {
+        false
     }
 }

@@ -15,6 +15,8 @@
 
 /// Bytes of one record.
 pub(crate) const REC_SIZE: usize = 32;
+/// Words of one record.
+pub(crate) const REC_WORDS: usize = REC_SIZE / 8;
 
 /// Record types (REWIND §4: UPDATE, CLR, END, DELETE, plus the ROLLBACK marker of Alg. 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,12 +104,17 @@ impl Rec {
 
     pub fn encode(&self) -> [u8; REC_SIZE] {
         let mut b = [0u8; REC_SIZE];
-        let w0 = (self.kind as u64) | (self.txid << 8);
-        b[0..8].copy_from_slice(&w0.to_le_bytes());
-        b[8..16].copy_from_slice(&self.addr.to_le_bytes());
-        b[16..24].copy_from_slice(&self.old.to_le_bytes());
-        b[24..32].copy_from_slice(&self.new.to_le_bytes());
+        for (c, w) in b.chunks_exact_mut(8).zip(self.words()) {
+            c.copy_from_slice(&w.to_le_bytes());
+        }
         b
+    }
+
+    /// The record's four words (the layout's `w0..w3`, as numbers: [`Rec::encode`] is their
+    /// little-endian bytes).
+    pub fn words(&self) -> [u64; REC_WORDS] {
+        let w0 = (self.kind as u64) | (self.txid << 8);
+        [w0, self.addr, self.old, self.new]
     }
 
     /// `None` if the type byte is not a record type (a damaged or never-written cell).
@@ -150,6 +157,8 @@ mod tests {
             Rec::rollback(u64::MAX >> 8),
         ] {
             assert_eq!(Rec::decode(&r.encode()), Some(r));
+            let w = r.words();
+            assert_eq!(r.encode()[8..16], w[1].to_le_bytes());
         }
         assert_eq!(Rec::decode(&[0u8; REC_SIZE]), None);
     }

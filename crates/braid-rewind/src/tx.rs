@@ -34,6 +34,8 @@
 
 use std::sync::atomic::Ordering;
 
+use braid_pmem::Words;
+
 use crate::alloc::{BLOCK_HDR, header, parse_header};
 use crate::pool::{Finished, Inner, Log, Policy, RecRef, checkpoint};
 use crate::pptr::{PPtr, Persist};
@@ -48,6 +50,11 @@ pub trait Mem {
     fn read_u64(&self, off: u64) -> u64;
     /// Read `out.len()` bytes at `off`.
     fn read_bytes(&self, off: u64, out: &mut [u8]);
+    /// The whole pool as one view whose word `off / 8` is what [`Mem::read_u64`] would read
+    /// at `off`, bounds-checked once: for a reader that loads many words (a tree search).
+    /// `None` while a transaction has stores buffered (Batch layout), which only its own
+    /// loads see.
+    fn words(&self) -> Option<Words<'_>>;
     /// Write the word at `off` (logged in a transaction).
     fn write_u64(&mut self, off: u64, v: u64) -> Result<(), RewindError>;
     /// Write `b` at `off` (logged in a transaction, word by word).
@@ -58,22 +65,77 @@ pub trait Mem {
     fn alloc(&mut self, size: usize) -> Result<u64, RewindError>;
     /// Free the object at `off` (deferred until commit in a transaction).
     fn free(&mut self, off: u64) -> Result<(), RewindError>;
+    /// Whether a store through this memory is logged (a transaction: a rewritten word costs
+    /// a log record, so rewriting many words of an object can cost more than a fresh copy)
+    /// rather than plain (the non-recoverable twin).
+    fn logs_stores(&self) -> bool;
 }
 
-/// The per-transaction vectors, kept per thread between transactions so that a transaction
-/// allocates nothing once its thread has run one of the same size.
+/// The per-transaction vectors, kept per thread between transactions (boxed, so that taking
+/// and returning them moves one pointer) so that a transaction allocates nothing once its
+/// thread has run one of the same size.
 #[derive(Default)]
 struct Bufs {
+    /// Records in the log.
     recs: Vec<RecRef>,
+    /// Cache lines named by this transaction's UPDATE records (repeats skipped when adjacent).
     lines: Vec<usize>,
     allocs: Vec<usize>,
     frees: Vec<usize>,
+    /// Batch: deferred stores (word offset, value), oldest first.
     pending: Vec<(usize, u64)>,
+    /// Grouped one-layer logs: forward records not yet in the log, each with the log room
+    /// it reserves (see the module documentation), oldest first.
     queued: Vec<(Rec, usize)>,
 }
 
+impl Bufs {
+    fn clear(&mut self) {
+        self.recs.clear();
+        self.lines.clear();
+        self.allocs.clear();
+        self.frees.clear();
+        self.pending.clear();
+        self.queued.clear();
+    }
+}
+
 thread_local! {
-    static SPARE: std::cell::RefCell<Vec<Bufs>> = const { std::cell::RefCell::new(Vec::new()) };
+    // Boxed so that a transaction takes and returns its vectors as one pointer.
+    #[allow(clippy::vec_box)]
+    static SPARE: std::cell::RefCell<Vec<Box<Bufs>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// No vectors: what a transaction's [`Held`] reads as once they are handed back.
+static NO_BUFS: Bufs = Bufs {
+    recs: Vec::new(),
+    lines: Vec::new(),
+    allocs: Vec::new(),
+    frees: Vec::new(),
+    pending: Vec::new(),
+    queued: Vec::new(),
+};
+
+/// A transaction's [`Bufs`]: present from [`Tx::new`] until the transaction is dropped,
+/// which hands them back to its thread.
+struct Held(Option<Box<Bufs>>);
+
+impl std::ops::Deref for Held {
+    type Target = Bufs;
+    #[inline]
+    fn deref(&self) -> &Bufs {
+        // `None` only while `Drop for Tx` runs.
+        self.0.as_deref().unwrap_or(&NO_BUFS)
+    }
+}
+
+impl std::ops::DerefMut for Held {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Bufs {
+        // `None` only while `Drop for Tx` runs (nothing is then written).
+        self.0.get_or_insert_with(Box::default)
+    }
 }
 
 /// A running transaction (see the module documentation).
@@ -87,18 +149,9 @@ pub struct Tx<'p> {
     n: u64,
     /// Forward records appended (added to the pool's statistics once, on drop).
     fwd: u64,
-    recs: Vec<RecRef>,
-    /// Cache lines named by this transaction's UPDATE records (repeats skipped when adjacent).
-    lines: Vec<usize>,
     /// Log records reserved and not yet used.
     held: usize,
-    allocs: Vec<usize>,
-    frees: Vec<usize>,
-    /// Batch: deferred stores (word offset, value), oldest first.
-    pending: Vec<(usize, u64)>,
-    /// Grouped one-layer logs: forward records not yet in the log, each with the log room
-    /// it reserves (see the module documentation), oldest first.
-    queued: Vec<(Rec, usize)>,
+    b: Held,
     batch: bool,
     force: bool,
     group: usize,
@@ -112,20 +165,10 @@ impl Drop for Tx<'_> {
         if self.fwd > 0 {
             self.p.stats.records.fetch_add(self.fwd, Ordering::Relaxed);
         }
-        let mut b = Bufs {
-            recs: std::mem::take(&mut self.recs),
-            lines: std::mem::take(&mut self.lines),
-            allocs: std::mem::take(&mut self.allocs),
-            frees: std::mem::take(&mut self.frees),
-            pending: std::mem::take(&mut self.pending),
-            queued: std::mem::take(&mut self.queued),
+        let Some(mut b) = self.b.0.take() else {
+            return;
         };
-        b.recs.clear();
-        b.lines.clear();
-        b.allocs.clear();
-        b.frees.clear();
-        b.pending.clear();
-        b.queued.clear();
+        b.clear();
         // A thread being torn down has no spare list any more; the vectors are just freed.
         let _ = SPARE.try_with(|s| {
             if let Ok(mut s) = s.try_borrow_mut() {
@@ -150,13 +193,8 @@ impl<'p> Tx<'p> {
             txid: p.next_txid.fetch_add(1, Ordering::Relaxed),
             n: 0,
             fwd: 0,
-            recs: b.recs,
-            lines: b.lines,
             held: 0,
-            allocs: b.allocs,
-            frees: b.frees,
-            pending: b.pending,
-            queued: b.queued,
+            b: Held(Some(b)),
             batch: log.is_batch(),
             force: p.cfg.policy == Policy::Force,
             group: p.cfg.batch_group,
@@ -172,16 +210,17 @@ impl<'p> Tx<'p> {
 
     /// Whether the transaction logged nothing yet (no record in the log or queued).
     fn logged_nothing(&self) -> bool {
-        self.recs.is_empty() && self.queued.is_empty()
+        self.b.recs.is_empty() && self.b.queued.is_empty()
     }
 
     /// Append a forward record (UPDATE or DELETE), reserving room for what undoing and
     /// finishing it will log; under a grouped log, queue it for the next sync.
     fn append_fwd(&mut self, rec: Rec) -> Result<(), RewindError> {
-        let first = self.logged_nothing();
+        let b = &mut *self.b;
+        let first = b.recs.is_empty() && b.queued.is_empty();
         let hold = usize::from(rec.kind == Kind::Update) + if first { 2 } else { 0 };
         if self.batch {
-            self.queued.push((rec, hold));
+            b.queued.push((rec, hold));
             return Ok(());
         }
         let at = match self.log.append(&rec, self.n, Some(hold)) {
@@ -193,7 +232,7 @@ impl<'p> Tx<'p> {
         };
         self.n += 1;
         self.held += hold;
-        self.recs.push(at);
+        self.b.recs.push(at);
         self.fwd += 1;
         Ok(())
     }
@@ -221,13 +260,14 @@ impl<'p> Tx<'p> {
     /// Append the queued records to the log, under one lock (none if they do not fit: then
     /// after a checkpoint and a retry under no-force).
     fn log_queued(&mut self) -> Result<(), RewindError> {
-        if self.queued.is_empty() {
+        if self.b.queued.is_empty() {
             return Ok(());
         }
-        match self.log.append_many(&self.queued, self.n, &mut self.recs) {
+        let b = &mut *self.b;
+        match self.log.append_many(&b.queued, self.n, &mut b.recs) {
             Err(RewindError::LogFull { .. }) if !self.force => {
                 checkpoint(self.p)?;
-                self.log.append_many(&self.queued, self.n, &mut self.recs)?;
+                self.log.append_many(&b.queued, self.n, &mut b.recs)?;
             }
             r => r?,
         }
@@ -237,32 +277,33 @@ impl<'p> Tx<'p> {
 
     /// Account for the queued records, now in the log.
     fn queued_appended(&mut self) {
-        let k = self.queued.len();
+        let k = self.b.queued.len();
         self.n += k as u64;
         self.fwd += k as u64;
-        self.held += self.queued.iter().map(|&(_, h)| h).sum::<usize>();
-        self.queued.clear();
+        self.held += self.b.queued.iter().map(|&(_, h)| h).sum::<usize>();
+        self.b.queued.clear();
     }
 
     fn flush_pending(&mut self) -> Result<(), RewindError> {
         self.log_queued()?;
-        if self.pending.is_empty() {
+        if self.b.pending.is_empty() {
             return Ok(());
         }
         self.log.sync();
-        let pending = std::mem::take(&mut self.pending);
+        let pending = std::mem::take(&mut self.b.pending);
         for &(a, v) in &pending {
             self.apply(a, v);
         }
-        self.pending = pending;
-        self.pending.clear();
+        self.b.pending = pending;
+        self.b.pending.clear();
         Ok(())
     }
 
     #[inline]
     fn read_word(&self, addr: usize) -> u64 {
-        if !self.pending.is_empty()
-            && let Some(&(_, v)) = self.pending.iter().rev().find(|(a, _)| *a == addr)
+        let pending = &self.b.pending;
+        if !pending.is_empty()
+            && let Some(&(_, v)) = pending.iter().rev().find(|(a, _)| *a == addr)
         {
             return v;
         }
@@ -277,12 +318,13 @@ impl<'p> Tx<'p> {
         }
         self.append_fwd(Rec::update(self.txid, addr as u64, old, new))?;
         let line = addr & !63;
-        if self.lines.last() != Some(&line) {
-            self.lines.push(line);
+        let b = &mut *self.b;
+        if b.lines.last() != Some(&line) {
+            b.lines.push(line);
         }
         if self.batch {
-            self.pending.push((addr, new));
-            if self.pending.len() >= self.group {
+            b.pending.push((addr, new));
+            if b.pending.len() >= self.group {
                 self.flush_pending()?;
             }
         } else {
@@ -307,7 +349,7 @@ impl<'p> Tx<'p> {
     fn read_into(&self, off: u64, out: &mut [u8]) {
         let off = off as usize;
         self.p.r.read(off, out);
-        for &(a, v) in &self.pending {
+        for &(a, v) in &self.b.pending {
             let (lo, hi) = (a.max(off), (a + 8).min(off + out.len()));
             if lo < hi {
                 let b = v.to_le_bytes();
@@ -365,7 +407,7 @@ impl<'p> Tx<'p> {
 
     fn init_range(&mut self, off: u64, b: &[u8]) -> Result<(), RewindError> {
         let off = off as usize;
-        let fresh = self.allocs.iter().any(|&blk| {
+        let fresh = self.b.allocs.iter().any(|&blk| {
             let size = self.p.alloc.usable(blk);
             off >= blk + BLOCK_HDR && off + b.len() <= blk + BLOCK_HDR + size
         });
@@ -377,6 +419,7 @@ impl<'p> Tx<'p> {
             .into());
         }
         if self
+            .b
             .pending
             .iter()
             .any(|&(a, _)| a + 8 > off && a < off + b.len())
@@ -397,7 +440,7 @@ impl<'p> Tx<'p> {
             self.p.alloc.release(block);
             return Err(e);
         }
-        self.allocs.push(block);
+        self.b.allocs.push(block);
         Ok(PPtr::from_offset((block + BLOCK_HDR) as u64))
     }
 
@@ -413,7 +456,7 @@ impl<'p> Tx<'p> {
             Some((_, false)) => return Err(RewindError::DoubleFree(off)),
             None => return Err(RewindError::BadPointer(off)),
         }
-        if self.frees.contains(&block) {
+        if self.b.frees.contains(&block) {
             return Err(RewindError::DoubleFree(off));
         }
         self.p.alloc.begin_free(off)?;
@@ -421,7 +464,7 @@ impl<'p> Tx<'p> {
             self.p.alloc.cancel_free(block);
             return Err(e);
         }
-        self.frees.push(block);
+        self.b.frees.push(block);
         Ok(())
     }
 
@@ -430,9 +473,10 @@ impl<'p> Tx<'p> {
         self.write_word(crate::pool::H_ROOT, p.offset())
     }
 
-    /// Commit (§4.3). On failure the transaction is handed back for rollback.
-    #[allow(clippy::result_large_err)] // crate-internal, taken once per failed commit
-    pub(crate) fn commit(mut self) -> Result<(), (Tx<'p>, RewindError)> {
+    /// Commit (§4.3). On failure the transaction is left to be rolled back. By reference, as
+    /// [`Tx::rollback`]: the caller keeps the transaction where it is (moving it in and out
+    /// copied a few hundred bytes per transaction).
+    pub(crate) fn commit(&mut self) -> Result<(), RewindError> {
         if self.logged_nothing() {
             if self.need_fence {
                 self.p.r.fence();
@@ -442,38 +486,33 @@ impl<'p> Tx<'p> {
         }
         let end = match self.log_end() {
             Ok(e) => e,
-            Err(RewindError::LogFull { .. }) if !self.force && !self.queued.is_empty() => {
+            Err(RewindError::LogFull { .. }) if !self.force && !self.b.queued.is_empty() => {
                 // The queued records did not fit (none went in): make room, outside the cut
                 // lock a checkpoint takes, and try once more.
-                if let Err(e) = checkpoint(self.p) {
-                    return Err((self, e));
-                }
-                match self.log_end() {
-                    Ok(e) => e,
-                    Err(e) => return Err((self, e)),
-                }
+                checkpoint(self.p)?;
+                self.log_end()?
             }
-            Err(e) => return Err((self, e)),
+            Err(e) => return Err(e),
         };
         self.log.unreserve(self.held);
         self.held = 0;
         let p = self.p;
         if self.force {
-            for &b in &self.frees {
+            for &b in &self.b.frees {
                 p.alloc.mark_free(b);
             }
-            if !self.frees.is_empty() {
+            if !self.b.frees.is_empty() {
                 p.r.fence();
             }
             if let Err(e) = self
                 .log
-                .clear_tx(self.txid, &self.recs, end, p.cfg.commit_clear)
+                .clear_tx(self.txid, &self.b.recs, end, p.cfg.commit_clear)
             {
                 // Committed and durable; the records are cleared by the next recovery.
-                self.recs.clear();
-                return Err((self, e));
+                self.b.recs.clear();
+                return Err(e);
             }
-            for &b in &self.frees {
+            for &b in &self.b.frees {
                 p.alloc.release(b);
             }
         } else {
@@ -501,7 +540,7 @@ impl<'p> Tx<'p> {
         let at = self.append_end(seq)?;
         if !self.force {
             let mut q = self.finished.lock().unwrap_or_else(|e| e.into_inner());
-            q.push(seq, &self.recs, at, &self.lines, &self.frees);
+            q.push(seq, &self.b.recs, at, &self.b.lines, &self.b.frees);
         }
         Ok(at)
     }
@@ -519,13 +558,14 @@ impl<'p> Tx<'p> {
             } else {
                 // The queued records, END, the release of what the transaction reserved and
                 // the sync under one lock of the log.
-                let held = self.held + self.queued.iter().map(|&(_, h)| h).sum::<usize>();
+                let held = self.held + self.b.queued.iter().map(|&(_, h)| h).sum::<usize>();
                 let hold = if held == 0 { Some(0) } else { None };
                 let release = held.saturating_sub(1);
                 let log = self.log;
-                let before = self.recs.len();
-                let r = log.append_end(&self.queued, &mut self.recs, &end, self.n, hold, release);
-                if self.recs.len() > before {
+                let before = self.b.recs.len();
+                let b = &mut *self.b;
+                let r = log.append_end(&b.queued, &mut b.recs, &end, self.n, hold, release);
+                if self.b.recs.len() > before {
                     // The queued records went in (all of them: a group fits whole or not).
                     self.queued_appended();
                 }
@@ -533,12 +573,12 @@ impl<'p> Tx<'p> {
                 self.held = 0;
                 self.n += 1;
                 self.live_after = Some(live);
-                let pending = std::mem::take(&mut self.pending);
+                let pending = std::mem::take(&mut self.b.pending);
                 for &(a, v) in &pending {
                     self.apply(a, v);
                 }
-                self.pending = pending;
-                self.pending.clear();
+                self.b.pending = pending;
+                self.b.pending.clear();
                 Ok(at)
             }
         } else {
@@ -577,22 +617,22 @@ impl<'p> Tx<'p> {
     }
 
     /// Roll back (§4.4).
-    pub(crate) fn rollback(mut self) -> Result<(), RewindError> {
+    pub(crate) fn rollback(&mut self) -> Result<(), RewindError> {
         let p = self.p;
         // Deferred stores never reached memory; their records are compensated below like
         // the others (restoring a value that is still there), or, still queued, dropped with
         // them.
-        self.pending.clear();
-        self.queued.clear();
-        if self.recs.is_empty() {
-            for &b in &self.frees {
+        self.b.pending.clear();
+        self.b.queued.clear();
+        if self.b.recs.is_empty() {
+            for &b in &self.b.frees {
                 p.alloc.cancel_free(b);
             }
             p.stats.aborts.fetch_add(1, Ordering::Relaxed);
             return Ok(());
         }
         let rb = self.append_reserved(Rec::rollback(self.txid))?;
-        self.recs.push(rb);
+        self.b.recs.push(rb);
         let mine = self.log.tx_records_rev(self.txid)?;
         let mut skip = 0usize;
         for (_, rec) in mine {
@@ -601,7 +641,7 @@ impl<'p> Tx<'p> {
                 Kind::Update if skip > 0 => skip -= 1,
                 Kind::Update => {
                     let c = self.append_reserved(Rec::clr(self.txid, rec.addr, rec.old))?;
-                    self.recs.push(c);
+                    self.b.recs.push(c);
                     let a = rec.addr as usize;
                     p.r.store_u64(a, rec.old);
                     if self.force {
@@ -618,7 +658,7 @@ impl<'p> Tx<'p> {
             self.log.sync();
             if !self.force {
                 let mut q = self.finished.lock().unwrap_or_else(|e| e.into_inner());
-                q.push(seq, &self.recs, at, &self.lines, &[]);
+                q.push(seq, &self.b.recs, at, &self.b.lines, &[]);
             }
             at
         };
@@ -626,12 +666,12 @@ impl<'p> Tx<'p> {
         self.held = 0;
         if self.force {
             self.log
-                .clear_tx(self.txid, &self.recs, end, p.cfg.commit_clear)?;
+                .clear_tx(self.txid, &self.b.recs, end, p.cfg.commit_clear)?;
         }
-        for &b in &self.allocs {
+        for &b in &self.b.allocs {
             p.alloc.release(b);
         }
-        for &b in &self.frees {
+        for &b in &self.b.frees {
             p.alloc.cancel_free(b);
         }
         p.stats.aborts.fetch_add(1, Ordering::Relaxed);
@@ -649,6 +689,15 @@ impl Mem for Tx<'_> {
         self.read_into(off, out)
     }
     #[inline]
+    fn words(&self) -> Option<Words<'_>> {
+        if self.b.pending.is_empty() {
+            let r = &self.p.r;
+            Some(r.words(0, r.len() / 8))
+        } else {
+            None
+        }
+    }
+    #[inline]
     fn write_u64(&mut self, off: u64, v: u64) -> Result<(), RewindError> {
         self.write_word(off as usize, v)
     }
@@ -664,5 +713,8 @@ impl Mem for Tx<'_> {
     }
     fn free(&mut self, off: u64) -> Result<(), RewindError> {
         Tx::free(self, PPtr::<u8>::from_offset(off))
+    }
+    fn logs_stores(&self) -> bool {
+        true
     }
 }

@@ -296,6 +296,67 @@ impl Region {
         self.atomic(off).load(Ordering::Acquire)
     }
 
+    /// The `n` aligned words from `off` as one read-only view ([`Words`]), checked once here
+    /// (alignment and bounds) instead of on every load: for a reader of a small object (a tree
+    /// node) that loads many of its words.
+    ///
+    /// # Panics
+    /// If `off` is not a multiple of 8 or the words do not all lie in the region (caller bugs).
+    #[inline]
+    #[track_caller]
+    pub fn words(&self, off: usize, n: usize) -> Words<'_> {
+        let end = self.inner.word_end;
+        if !off.is_multiple_of(8) || off > end || n > (end - off) / 8 {
+            self.bad_words(off, n);
+        }
+        // SAFETY: `base + off` is 8-byte aligned (`base` is page- or word-aligned, `off` a
+        // multiple of 8) and the `n` words from it end at or before `word_end`, inside the
+        // memory `base` covers, which lives as long as `self`. `AtomicU64` has the size and
+        // alignment of `u64`. The view only loads through these atomics (the same aligned
+        // 8-byte atomic accesses as `load_u64`), so it races with nothing but `write_nt`'s
+        // streamed words, whose contract excludes concurrent access.
+        let w = unsafe {
+            std::slice::from_raw_parts(self.inner.base.add(off).cast::<AtomicU64>().cast_const(), n)
+        };
+        Words { w }
+    }
+
+    /// Store `src` at `off` (a multiple of 8), word by word, as consecutive [`Region::write`]s
+    /// of the words would (plain stores, durable after `persist`), with one bounds check: for
+    /// a writer of whole words (a log record) with no bytes to assemble.
+    ///
+    /// Race-free: each word is stored through an aligned 8-byte atomic (relaxed).
+    ///
+    /// # Panics
+    /// If `off` is not a multiple of 8 or the words do not all lie in the region (caller bugs).
+    #[inline]
+    #[track_caller]
+    pub fn store_words(&self, off: usize, src: &[u64]) {
+        let dst = self.words(off, src.len()).w;
+        let inner = &*self.inner;
+        if inner.sim_stores
+            && let Some(sim) = &inner.sim
+        {
+            for (i, &v) in src.iter().enumerate() {
+                sim.store(off + 8 * i, v);
+            }
+            return;
+        }
+        for (d, &v) in dst.iter().zip(src) {
+            d.store(v, Ordering::Relaxed);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn bad_words(&self, off: usize, n: usize) -> ! {
+        if !off.is_multiple_of(8) {
+            misaligned(off);
+        }
+        out_of_range(off, n.saturating_mul(8), self.inner.len)
+    }
+
     /// Atomic (release) store of `v` at `off`. Under ADR it still needs `persist` to be durable.
     ///
     /// # Panics
@@ -353,5 +414,43 @@ impl Region {
         // excludes concurrent access to them, so this atomic never races with a non-atomic or
         // differently sized access.
         unsafe { AtomicU64::from_ptr(self.inner.base.add(pos & !7).cast::<u64>()) }
+    }
+}
+
+/// A read-only view of consecutive aligned words of a [`Region`] (from [`Region::words`]),
+/// bounds-checked once when made: each [`Words::get`] is an acquire load, like
+/// [`Region::load_u64`], with only the index checked against the view's length.
+#[derive(Clone, Copy)]
+pub struct Words<'a> {
+    w: &'a [AtomicU64],
+}
+
+impl Words<'_> {
+    /// Word `i` of the view (atomic acquire load).
+    ///
+    /// # Panics
+    /// If `i` is not below [`Words::len`] (a caller bug).
+    #[inline]
+    #[track_caller]
+    pub fn get(&self, i: usize) -> u64 {
+        self.w[i].load(Ordering::Acquire)
+    }
+
+    /// Words in the view.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.w.len()
+    }
+
+    /// Whether the view holds no word.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.w.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Words<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Words").field("len", &self.w.len()).finish()
     }
 }

@@ -78,6 +78,8 @@ mod durability;
 mod map;
 mod open;
 
+pub use access::Words;
+
 use map::FileMap;
 pub use map::is_ram_backed;
 

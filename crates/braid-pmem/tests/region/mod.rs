@@ -399,6 +399,29 @@ fn atomics_and_fill() {
     r.read(99, &mut b);
     assert_eq!((b[0], b[1], b[20], b[21]), (0, 0xAB, 0xAB, 0));
 
+    // A word view sees the same words as the 8-byte loads, and later stores.
+    let v = r.words(0, 16);
+    assert_eq!(v.len(), 16);
+    assert_eq!(v.get(1), 42);
+    assert_eq!(v.get(13), r.load_u64(104));
+    r.store_u64(120, 7);
+    assert_eq!(v.get(15), 7);
+    let sim = braid_pmem::CrashSim::region(4096, PmemConfig::default());
+    sim.store_u64(64, 9);
+    assert_eq!(
+        sim.words(64, 1).get(0),
+        9,
+        "a simulated region's live image"
+    );
+    r.store_words(200, &[1, 2, 3]);
+    assert_eq!(
+        (r.load_u64(200), r.load_u64(208), r.load_u64(216)),
+        (1, 2, 3)
+    );
+    let sim = braid_pmem::CrashSim::region(4096, eadr());
+    sim.store_words(72, &[4, 5]);
+    assert_eq!((sim.load_u64(72), sim.load_u64(80)), (4, 5));
+
     // A CAS counter hammered by several threads loses no increment.
     std::thread::scope(|s| {
         for _ in 0..4 {

@@ -1,7 +1,7 @@
 //! The B+-tree's consistency check ([`BTree::check`]): every structural invariant of the
 //! layout described in [`super`], for tests and the fuzz target.
 
-use super::{BTree, H_HEIGHT, H_ROOT, LEAF, N_META, N_NEXT, TreeShape, fingerprint};
+use super::{BTree, H_HEIGHT, H_ROOT, LEAF, Loads, N_META, N_NEXT, TreeShape, fingerprint};
 use crate::CheckError;
 use crate::tx::Mem;
 
@@ -57,7 +57,7 @@ impl BTree {
                     "leaf {n:#x} at depth {depth} of {height}"
                 )));
             }
-            let h = self.head(m, n);
+            let h = self.head(&Loads(m), n);
             if h.bits >> self.lcap != 0 {
                 return Err(CheckError(format!(
                     "leaf {n:#x} bitmap {:#x} names slots beyond its {} slots",

@@ -16,15 +16,20 @@
 //!   Under the twin the bitmap is stored last, so a slot is never visible half written.
 //! * Inner: `meta` (count), sorted keys, children; a child `i` holds keys in
 //!   `[key[i-1], key[i])`. A search reads the first key of each cache line of the key array
-//!   (independent loads: the lines miss together), then counts the keys of the one line
-//!   that holds the answer.
+//!   (independent loads: the lines miss together), then halves its way, with conditional
+//!   moves, through the one line that holds the answer.
+//! * Searches load through the pool's word view ([`Mem::words`], checked once per
+//!   operation) unless a transaction has stores buffered, whose own loads see them.
 //! * A lookup first loads one word of each line of the leaf it reached, so the line of the
 //!   matching slot is fetched together with the fingerprint line instead of after it (a
 //!   second cache miss in a row per lookup otherwise).
-//! * A full leaf splits by sorting its keys, keeping the lower half (one logged word: the
-//!   bitmap, and one for the leaf chain) and copying the upper half, sorted, into a fresh
-//!   leaf written with unlogged initialising stores; inner nodes split likewise; a new root
-//!   is a fresh node.
+//! * A full leaf splits at its median key, keeping the lower half (one logged word: the
+//!   bitmap, and one for the leaf chain) and copying the upper half (sorted for sorted
+//!   leaves) into a fresh leaf written with unlogged initialising stores; inner nodes split
+//!   likewise; a new root is a fresh node. Under a transaction, a separator going into an
+//!   inner node with room replaces the node by a fresh copy (linked from its parent, the
+//!   old node freed after the commit) instead of shifting the keys and children above it,
+//!   each a logged word; the non-recoverable twin shifts in place.
 //! * Deletion clears the key's bit (one logged word) without merging underfull nodes (lazy
 //!   deletion, as many in-memory B+-trees do); a leaf may become empty and stays linked.
 //!
@@ -37,9 +42,60 @@
 
 mod check;
 
+use braid_pmem::Words;
+
 use crate::alloc::BLOCK_HDR;
 use crate::tx::Mem;
 use crate::{Damage, Refusal, RewindError};
+
+/// Word loads for one tree operation: the pool's checked-once view ([`Mem::words`]: a load
+/// is an index check and a move) or, while a transaction has stores buffered, the memory's
+/// own loads. The read paths are generic over it and choose once per operation
+/// ([`with_loads!`]).
+trait Load {
+    /// Word `i` of the pool (the word at offset `8 * i`).
+    fn word(&self, i: usize) -> u64;
+
+    /// The word at pool offset `off` (a multiple of 8).
+    #[inline]
+    fn at(&self, off: u64) -> u64 {
+        debug_assert!(off.is_multiple_of(8));
+        self.word((off / 8) as usize)
+    }
+}
+
+impl Load for Words<'_> {
+    #[inline]
+    fn word(&self, i: usize) -> u64 {
+        self.get(i)
+    }
+}
+
+/// A memory's own word loads (they see a transaction's buffered stores).
+struct Loads<'m, M: ?Sized>(&'m M);
+
+impl<M: Mem + ?Sized> Load for Loads<'_, M> {
+    #[inline]
+    fn word(&self, i: usize) -> u64 {
+        self.0.read_u64(8 * i as u64)
+    }
+}
+
+/// Evaluate `$body` with `$l` bound to the fastest [`Load`] memory `$m` offers.
+macro_rules! with_loads {
+    ($m:expr, |$l:ident| $body:expr) => {
+        match $m.words() {
+            Some(v) => {
+                let $l = &v;
+                $body
+            }
+            None => {
+                let $l = &Loads(&*$m);
+                $body
+            }
+        }
+    };
+}
 
 const LEAF: u64 = 1 << 63;
 const H_ROOT: u64 = 0;
@@ -70,6 +126,47 @@ const N_NEXT: u64 = 8;
 const N_BODY: u64 = 16;
 /// Most slots a leaf may have: its bitmap shares the `meta` word with the leaf flag.
 const MAX_SLOTS: usize = 62;
+/// Most inner nodes a search passes: every level at least doubles the leaves below it, and
+/// 2^63 leaves fit no pool.
+const MAX_DEPTH: usize = 64;
+
+/// The inner nodes a search passed, root first, with the child taken in each: kept on the
+/// stack (an insert allocated a vector for it).
+struct Path {
+    len: usize,
+    at: [(u64, usize); MAX_DEPTH],
+}
+
+impl Path {
+    fn new() -> Path {
+        Path {
+            len: 0,
+            at: [(0, 0); MAX_DEPTH],
+        }
+    }
+
+    /// Record inner node `n` and child `i`; false (nothing recorded) if the path is full.
+    fn push(&mut self, n: u64, i: usize) -> bool {
+        match self.at.get_mut(self.len) {
+            Some(e) => {
+                *e = (n, i);
+                self.len += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn pop(&mut self) -> Option<(u64, usize)> {
+        self.len = self.len.checked_sub(1)?;
+        Some(self.at[self.len])
+    }
+
+    /// The last entry, if any.
+    fn last(&self) -> Option<(u64, usize)> {
+        self.len.checked_sub(1).map(|i| self.at[i])
+    }
+}
 
 /// A B+-tree handle: the header's offset and the geometry derived from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,27 +207,16 @@ impl Head {
     fn fp(&self, slot: usize) -> u8 {
         (self.fps[slot / 8] >> (8 * (slot % 8))) as u8
     }
-    /// The word holding `slot`'s fingerprint: its offset in the node and its value.
-    fn fp_word(&self, slot: usize) -> (u64, u64) {
-        (N_BODY + 8 * (slot / 8) as u64, self.fps[slot / 8])
-    }
-    /// The occupied slots whose fingerprint is `f`, as a bitmap: each fingerprint word is
-    /// compared eight bytes at a time (a byte of `w ^ f*0x01..01` is zero where they match).
-    fn candidates(&self, f: u8, words: usize) -> u64 {
-        const LO7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
-        let pat = u64::from(f) * 0x0101_0101_0101_0101;
-        let mut cand = 0u64;
-        for (i, &w) in self.fps[..words].iter().enumerate() {
-            let x = w ^ pat;
-            // 0x80 in each byte of `x` that is zero, nothing elsewhere (no carry crosses
-            // bytes: each byte's low seven bits plus 0x7F stay below 0x100).
-            let zero = !(((x & LO7) + LO7) | x | LO7);
-            // Gather the eight 0x80 bits into one byte, slot order.
-            let byte = ((zero >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56;
-            cand |= byte << (8 * i);
-        }
-        cand & self.bits
-    }
+}
+
+/// The bytes of fingerprint word `w` equal to the byte repeated in `pat` (`f * 0x01..01`):
+/// 0x80 in each of them, 0 elsewhere (a byte of `w ^ pat` is zero where they match; no carry
+/// crosses bytes: each byte's low seven bits plus 0x7F stay below 0x100).
+#[inline]
+fn fp_matches(w: u64, pat: u64) -> u64 {
+    const LO7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    let x = w ^ pat;
+    !(((x & LO7) + LO7) | x | LO7)
 }
 
 /// One byte of a multiplicative hash of `key` (never 0 matters not: the bitmap says which
@@ -305,36 +391,46 @@ impl BTree {
         (m.read_u64(n + N_META) & !LEAF) as usize
     }
 
-    fn head(&self, m: &impl Mem, n: u64) -> Head {
+    fn head(&self, l: &impl Load, n: u64) -> Head {
         let mut h = Head {
-            bits: m.read_u64(n + N_META) & !LEAF,
+            bits: l.at(n + N_META) & !LEAF,
             fps: [0; FP_WORDS],
         };
         for (i, w) in h.fps[..self.lcap.div_ceil(8)].iter_mut().enumerate() {
-            *w = m.read_u64(n + N_BODY + 8 * i as u64);
+            *w = l.at(n + N_BODY + 8 * i as u64);
         }
         h
     }
 
-    /// The slot holding `key` in leaf `n`: only slots whose fingerprint matches are read.
-    fn leaf_find(&self, m: &impl Mem, n: u64, h: &Head, key: u64) -> Option<usize> {
-        let mut cand = h.candidates(fingerprint(key), self.lcap.div_ceil(8));
-        while cand != 0 {
-            let s = cand.trailing_zeros() as usize;
-            if m.read_u64(self.slot_off(n, s)) == key {
-                return Some(s);
+    /// Leaf `n`'s bitmap and the slot holding `key` in it: the fingerprint words are compared
+    /// eight at a time as they are loaded, and only occupied slots whose fingerprint matches
+    /// are read, until the key is found (the words after its own are not loaded).
+    #[inline(always)]
+    fn leaf_find(&self, l: &impl Load, n: u64, key: u64) -> (u64, Option<usize>) {
+        let bits = l.at(n + N_META) & !LEAF;
+        let pat = u64::from(fingerprint(key)) * 0x0101_0101_0101_0101;
+        let fps = ((n + N_BODY) / 8) as usize;
+        for i in 0..self.lcap.div_ceil(8) {
+            let mut hit = fp_matches(l.word(fps + i), pat);
+            while hit != 0 {
+                let s = 8 * i + (hit.trailing_zeros() / 8) as usize;
+                if bits >> s & 1 != 0 && l.at(self.slot_off(n, s)) == key {
+                    return (bits, Some(s));
+                }
+                hit &= hit - 1;
             }
-            cand &= cand - 1;
         }
-        None
+        (bits, None)
     }
 
     /// The occupied slots of leaf `n` with their keys, sorted by key.
     fn sorted_slots(&self, m: &impl Mem, n: u64, bits: u64) -> Vec<(u64, usize)> {
-        let mut v: Vec<(u64, usize)> = (0..self.lcap)
-            .filter(|&s| bits & (1 << s) != 0)
-            .map(|s| (m.read_u64(self.slot_off(n, s)), s))
-            .collect();
+        let mut v = Vec::with_capacity(bits.count_ones() as usize);
+        v.extend(
+            (0..self.lcap)
+                .filter(|&s| bits & (1 << s) != 0)
+                .map(|s| (m.read_u64(self.slot_off(n, s)), s)),
+        );
         v.sort_unstable();
         v
     }
@@ -346,33 +442,36 @@ impl BTree {
     /// segment but the first, which may be shorter, is one line of eight keys). The first
     /// key of every segment is read first: independent loads, so the node's lines miss the
     /// cache together instead of one after another (what the search of a large tree waits
-    /// on). The number of them that are <= `key` names the one segment holding the answer,
-    /// and only its keys, in a line just fetched, are counted: about 11 keys of a full
-    /// 30-key node are read instead of 30. (A branch-free variant, reading every segment
-    /// start up to the capacity and a fixed eight keys, measured slower on 1M keys: the
-    /// loop bounds on `count` predict well.)
-    fn inner_search(&self, m: &impl Mem, n: u64, count: usize, key: u64) -> usize {
-        let k = |i: usize| m.read_u64(self.ikey_off(n, i));
+    /// on). The last of them that is <= `key` starts the one segment holding the answer,
+    /// whose keys, in a line just fetched, are then searched by halving without branches
+    /// (three probes for a full line): about 7 keys of a full 30-key node are read instead of
+    /// 30, and every branch but the loops' ends is a conditional move.
+    #[inline]
+    fn inner_search(&self, l: &impl Load, n: u64, count: usize, key: u64) -> usize {
+        // Key `i` is pool word `keys + i`.
+        let keys = (self.ikey_off(n, 0) / 8) as usize;
+        let k = |i: usize| l.word(keys + i);
         // The first key that starts a cache line, in 1..=8 (8 when key 0 starts one).
-        let lead = match (self.ikey_off(n, 0).wrapping_neg() % 64 / 8) as usize {
-            0 => 8,
-            f => f,
-        };
-        let mut seg = 0;
+        let lead = 8 - keys % 8;
+        // The last segment start <= key (0 if none is; key 0 need not be).
+        let mut lo = 0;
         let mut at = lead;
         while at < count {
-            seg += usize::from(k(at) <= key);
+            lo = std::hint::select_unpredictable(k(at) <= key, at, lo);
             at += 8;
         }
-        // Segments start at 0, `lead`, `lead + 8`, ...: the keys before segment `seg` are
-        // all <= key, those from the next segment on all greater.
-        let (lo, hi) = match seg {
-            0 => (0, lead),
-            s => (lead + 8 * (s - 1), lead + 8 * s),
-        };
-        lo + (lo..hi.min(count))
-            .map(|i| usize::from(k(i) <= key))
-            .sum::<usize>()
+        let hi = if lo == 0 { lead } else { lo + 8 };
+        // Keys before `lo` are <= key, those from `hi` on greater: the answer is in
+        // `lo..=hi.min(count)`. Halve the span keeping that true, then test the one key left.
+        let mut base = lo;
+        let mut span = hi.min(count) - lo;
+        while span > 1 {
+            let half = span / 2;
+            // A conditional move: as a branch, random keys would mispredict it half the time.
+            base = std::hint::select_unpredictable(k(base + half) <= key, base + half, base);
+            span -= half;
+        }
+        base + usize::from(span == 1 && k(base) <= key)
     }
 
     fn first_leaf(&self, m: &impl Mem) -> u64 {
@@ -383,31 +482,38 @@ impl BTree {
         n
     }
 
-    fn find_leaf(&self, m: &impl Mem, key: u64, path: Option<&mut Vec<(u64, usize)>>) -> u64 {
-        let mut n = m.read_u64(self.hdr + H_ROOT);
+    #[inline(always)]
+    fn find_leaf(&self, l: &impl Load, key: u64, path: Option<&mut Path>) -> u64 {
+        let mut n = l.at(self.hdr + H_ROOT);
         let mut path = path;
         loop {
-            let meta = m.read_u64(n + N_META);
+            let meta = l.at(n + N_META);
             if meta & LEAF != 0 {
                 return n;
             }
-            let i = self.inner_search(m, n, meta as usize, key);
-            if let Some(p) = path.as_deref_mut() {
-                p.push((n, i));
+            let i = self.inner_search(l, n, meta as usize, key);
+            if let Some(p) = path.as_deref_mut()
+                && !p.push(n, i)
+            {
+                // Deeper than any tree (a cycle): the caller sees the full path and fails.
+                return n;
             }
-            n = m.read_u64(self.child_off(n, i));
+            n = l.at(self.child_off(n, i));
         }
     }
 
     /// Load one word of every cache line of leaf `n` after its first, all independent, so
     /// that the line of the slot a lookup reads is already on its way when the fingerprints
     /// (first line) name it: one cache miss instead of two in a row. The words are not used.
-    fn fetch_leaf(&self, m: &impl Mem, n: u64) {
+    #[inline]
+    fn fetch_leaf(&self, l: &impl Load, n: u64) {
         let mut acc = 0u64;
-        let mut at = (n + 64) & !63;
-        while at < n + self.obj() as u64 {
-            acc ^= m.read_u64(at);
-            at += 64;
+        // Pool word indexes: the first word of each line after the leaf's first.
+        let mut at = (((n + 64) & !63) / 8) as usize;
+        let end = ((n + self.obj() as u64) / 8) as usize;
+        while at < end {
+            acc ^= l.word(at);
+            at += 8;
         }
         // Keeps the loads (their values feed nothing).
         std::hint::black_box(acc);
@@ -417,7 +523,7 @@ impl BTree {
     /// lock leaves to run transactions on one tree side by side (isolation is the user's, as
     /// in REWIND). Stable while no insert splits a node.
     pub fn leaf_of(&self, m: &impl Mem, key: u64) -> u64 {
-        self.find_leaf(m, key, None)
+        with_loads!(m, |l| self.find_leaf(l, key, None))
     }
 
     /// Whether leaf `n` (from [`BTree::leaf_of`]) is full: an insert of a key not in it would
@@ -429,15 +535,17 @@ impl BTree {
 
     /// Look `key` up; copies its value into `out` (value-size bytes) and returns true if found.
     pub fn get(&self, m: &impl Mem, key: u64, out: &mut [u8]) -> bool {
-        let n = self.find_leaf(m, key, None);
-        self.fetch_leaf(m, n);
-        let h = self.head(m, n);
-        match self.leaf_find(m, n, &h, key) {
+        with_loads!(m, |l| self.get_in(l, key, out))
+    }
+
+    fn get_in(&self, l: &impl Load, key: u64, out: &mut [u8]) -> bool {
+        let (n, found) = self.lookup(l, key);
+        match found {
             Some(s) => {
                 // Word loads: the value size is a multiple of 8 and slots are 8-aligned.
                 let at = self.slot_off(n, s) + 8;
                 for (i, w) in out[..self.vsize].chunks_exact_mut(8).enumerate() {
-                    w.copy_from_slice(&m.read_u64(at + 8 * i as u64).to_ne_bytes());
+                    w.copy_from_slice(&l.at(at + 8 * i as u64).to_ne_bytes());
                 }
                 true
             }
@@ -445,22 +553,38 @@ impl BTree {
         }
     }
 
+    /// The leaf that would hold `key` and `key`'s slot in it, if there.
+    fn lookup(&self, l: &impl Load, key: u64) -> (u64, Option<usize>) {
+        let n = self.find_leaf(l, key, None);
+        self.fetch_leaf(l, n);
+        (n, self.leaf_find(l, n, key).1)
+    }
+
     /// Whether `key` is in the tree.
     pub fn contains(&self, m: &impl Mem, key: u64) -> bool {
-        let n = self.find_leaf(m, key, None);
-        self.fetch_leaf(m, n);
-        let h = self.head(m, n);
-        self.leaf_find(m, n, &h, key).is_some()
+        with_loads!(m, |l| self.lookup(l, key).1.is_some())
+    }
+
+    /// The leaf that holds or would hold `key` (its offset), its bitmap and `key`'s slot if
+    /// there; with `path`, the inner nodes passed and the child taken in each.
+    fn locate(
+        &self,
+        l: &impl Load,
+        key: u64,
+        path: Option<&mut Path>,
+    ) -> (u64, u64, Option<usize>) {
+        let n = self.find_leaf(l, key, path);
+        let (bits, s) = self.leaf_find(l, n, key);
+        (n, bits, s)
     }
 
     /// Replace the value of an existing key; false if absent.
     pub fn update(&self, m: &mut impl Mem, key: u64, val: &[u8]) -> Result<bool, RewindError> {
         self.check_val(val)?;
-        let n = self.find_leaf(m, key, None);
-        let h = self.head(m, n);
-        match self.leaf_find(m, n, &h, key) {
+        let (n, _, found) = with_loads!(m, |l| self.locate(l, key, None));
+        match found {
             Some(s) => {
-                m.write_bytes(self.slot_off(n, s) + 8, val)?;
+                write_value(m, self.slot_off(n, s) + 8, val)?;
                 Ok(true)
             }
             None => Ok(false),
@@ -481,20 +605,26 @@ impl BTree {
     /// Insert or replace; returns true if the key is new.
     pub fn insert(&self, m: &mut impl Mem, key: u64, val: &[u8]) -> Result<bool, RewindError> {
         self.check_val(val)?;
-        let mut path = Vec::with_capacity(8);
-        let leaf = self.find_leaf(m, key, Some(&mut path));
-        let h = self.head(m, leaf);
-        if let Some(s) = self.leaf_find(m, leaf, &h, key) {
-            m.write_bytes(self.slot_off(leaf, s) + 8, val)?;
+        let mut path = Path::new();
+        let (leaf, bits, found) = with_loads!(m, |l| self.locate(l, key, Some(&mut path)));
+        if path.len == MAX_DEPTH {
+            return Err(Damage::TreeDepth {
+                root: m.read_u64(self.hdr + H_ROOT),
+                levels: MAX_DEPTH,
+            }
+            .into());
+        }
+        if let Some(s) = found {
+            write_value(m, self.slot_off(leaf, s) + 8, val)?;
             return Ok(false);
         }
-        if (h.bits.count_ones() as usize) < self.lcap {
-            return self.leaf_insert(m, leaf, &h, key, val).map(|()| true);
+        if (bits.count_ones() as usize) < self.lcap {
+            return self.leaf_insert(m, leaf, bits, key, val).map(|()| true);
         }
-        let (sep, right) = self.split_leaf(m, leaf, h.bits)?;
+        let (sep, right) = self.split_leaf(m, leaf, bits)?;
         let target = if key < sep { leaf } else { right };
-        let th = self.head(m, target);
-        self.leaf_insert(m, target, &th, key, val)?;
+        let tbits = m.read_u64(target + N_META) & !LEAF;
+        self.leaf_insert(m, target, tbits, key, val)?;
         self.insert_up(m, path, sep, right)?;
         Ok(true)
     }
@@ -551,11 +681,12 @@ impl BTree {
         &self,
         m: &mut impl Mem,
         n: u64,
-        h: &Head,
+        bits: u64,
         key: u64,
         val: &[u8],
     ) -> Result<(), RewindError> {
         if self.order == LeafOrder::Sorted {
+            let h = self.head(&Loads(&*m), n);
             let c = h.bits.count_ones() as usize;
             if c >= self.lcap {
                 return Err(Damage::LeafFull { leaf: n }.into());
@@ -565,29 +696,43 @@ impl BTree {
             let mut moved = Vec::with_capacity(c + 1 - pos);
             moved.push((key, val.to_vec()));
             moved.extend_from_slice(&keys[pos..]);
-            return self.write_sorted(m, n, h, pos, &moved, c + 1);
+            return self.write_sorted(m, n, &h, pos, &moved, c + 1);
         }
-        let slot = (!h.bits).trailing_zeros() as usize;
+        let slot = (!bits).trailing_zeros() as usize;
         if slot >= self.lcap {
             return Err(Damage::LeafNoSlot { leaf: n }.into());
         }
         let at = self.slot_off(n, slot);
         m.write_u64(at, key)?;
-        m.write_bytes(at + 8, val)?;
-        let (w_at, w) = h.fp_word(slot);
-        let shift = 8 * ((N_BODY as usize + slot) % 8);
+        write_value(m, at + 8, val)?;
+        let w_at = n + N_BODY + 8 * (slot / 8) as u64;
+        let shift = 8 * (slot % 8);
+        let w = m.read_u64(w_at);
         let w = (w & !(0xff << shift)) | (u64::from(fingerprint(key)) << shift);
-        m.write_u64(n + w_at, w)?;
-        m.write_u64(n + N_META, LEAF | h.bits | (1 << slot))
+        m.write_u64(w_at, w)?;
+        m.write_u64(n + N_META, LEAF | bits | (1 << slot))
     }
 
-    /// Split a full leaf: its keys sorted, the old leaf keeps the lower half (its bitmap and
-    /// chain link are the only logged words); the upper half is copied, sorted, into a
-    /// fresh leaf. Returns the separator (first key of the new leaf) and the new leaf.
+    /// Split a full leaf: the old leaf keeps the lower half of its keys (its bitmap and chain
+    /// link are the only logged words); the upper half is copied into a fresh leaf (sorted
+    /// for sorted leaves; a fingerprinted leaf's keys are only partitioned at the median).
+    /// Returns the separator (the least key of the new leaf) and the new leaf.
     fn split_leaf(&self, m: &mut impl Mem, n: u64, bits: u64) -> Result<(u64, u64), RewindError> {
-        let sorted = self.sorted_slots(m, n, bits);
-        let h = sorted.len() / 2;
-        let moved = &sorted[h..];
+        let mut slots = [(0u64, 0usize); MAX_SLOTS];
+        let mut c = 0;
+        for s in (0..self.lcap).filter(|&s| bits & (1 << s) != 0) {
+            slots[c] = (m.read_u64(self.slot_off(n, s)), s);
+            c += 1;
+        }
+        let slots = &mut slots[..c];
+        let h = c / 2;
+        if self.order == LeafOrder::Sorted {
+            slots.sort_unstable();
+        } else {
+            // Slots at h.. hold the upper half, the least of it first.
+            slots.select_nth_unstable(h);
+        }
+        let moved = &slots[h..];
         let right = m.alloc(self.obj())?;
         let body = self.body;
         let ss = 8 + self.vsize;
@@ -613,25 +758,23 @@ impl BTree {
     fn insert_up(
         &self,
         m: &mut impl Mem,
-        mut path: Vec<(u64, usize)>,
+        mut path: Path,
         mut sep: u64,
         mut right: u64,
     ) -> Result<(), RewindError> {
         while let Some((n, i)) = path.pop() {
             let c = Self::count(m, n);
-            let mut keys = vec![0u64; c + 1];
-            let mut kids = vec![0u64; c + 2];
-            for (j, k) in keys.iter_mut().take(c).enumerate() {
-                *k = m.read_u64(self.ikey_off(n, j));
-            }
-            for (j, k) in kids.iter_mut().take(c + 1).enumerate() {
-                *k = m.read_u64(self.child_off(n, j));
-            }
+            let mut keys = read_words(m, self.ikey_off(n, 0), c, 1);
             keys.insert(i, sep);
-            keys.truncate(c + 1);
+            let mut kids = read_words(m, self.child_off(n, 0), c + 1, 1);
             kids.insert(i + 1, right);
-            kids.truncate(c + 2);
             if c < self.icap {
+                if m.logs_stores() {
+                    // Logged, the shift would cost a record per moved key and child (about
+                    // twenty on average): a fresh copy costs three (its allocation, the
+                    // parent's link, the old node's deferred free).
+                    return self.replace_inner(m, n, path.last(), &keys, &kids);
+                }
                 m.write_bytes(self.ikey_off(n, i), &words(&keys[i..]))?;
                 m.write_bytes(self.child_off(n, i + 1), &words(&kids[i + 1..]))?;
                 return m.write_u64(n + N_META, c as u64 + 1);
@@ -665,20 +808,45 @@ impl BTree {
         m.write_u64(self.hdr + H_ROOT, root)
     }
 
+    /// Replace inner node `n` by a fresh copy holding `keys` and `kids`, written with
+    /// unlogged initialising stores and linked in its place (from `parent`, the node above
+    /// it and the child it is there, or from the tree header for the root); `n` is freed
+    /// (deferred past the commit).
+    fn replace_inner(
+        &self,
+        m: &mut impl Mem,
+        n: u64,
+        parent: Option<(u64, usize)>,
+        keys: &[u64],
+        kids: &[u64],
+    ) -> Result<(), RewindError> {
+        let nn = m.alloc(self.obj())?;
+        let mut head = Vec::with_capacity(2 + keys.len());
+        head.extend_from_slice(&[keys.len() as u64, 0]);
+        head.extend_from_slice(keys);
+        m.init_bytes(nn + N_META, &words(&head))?;
+        m.init_bytes(self.child_off(nn, 0), &words(kids))?;
+        match parent {
+            Some((p, pi)) => m.write_u64(self.child_off(p, pi), nn)?,
+            None => m.write_u64(self.hdr + H_ROOT, nn)?,
+        }
+        m.free(n)
+    }
+
     /// Remove `key`; returns true if it was present.
     pub fn remove(&self, m: &mut impl Mem, key: u64) -> Result<bool, RewindError> {
-        let n = self.find_leaf(m, key, None);
-        let h = self.head(m, n);
-        let Some(s) = self.leaf_find(m, n, &h, key) else {
+        let (n, bits, found) = with_loads!(m, |l| self.locate(l, key, None));
+        let Some(s) = found else {
             return Ok(false);
         };
         if self.order == LeafOrder::Sorted {
+            let h = self.head(&Loads(&*m), n);
             let c = h.bits.count_ones() as usize;
             let moved = self.read_slots(m, n, s + 1, c);
             self.write_sorted(m, n, &h, s, &moved, c - 1)?;
             return Ok(true);
         }
-        m.write_u64(n + N_META, LEAF | (h.bits & !(1 << s)))?;
+        m.write_u64(n + N_META, LEAF | (bits & !(1 << s)))?;
         Ok(true)
     }
 
@@ -709,6 +877,31 @@ impl BTree {
         }
         out
     }
+}
+
+/// Write value `val` (a multiple of 8 bytes) at `off` (8-aligned) word by word: the bytes
+/// [`Mem::write_bytes`] would store, without its handling of partial words.
+fn write_value(m: &mut impl Mem, off: u64, val: &[u8]) -> Result<(), RewindError> {
+    for (j, w) in val.chunks_exact(8).enumerate() {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        m.write_u64(off + 8 * j as u64, u64::from_ne_bytes(a))?;
+    }
+    Ok(())
+}
+
+/// The `k` words at `off`, read in one call (a transaction overlays its buffered stores once,
+/// not per word), in a vector with room for `spare` more.
+fn read_words(m: &impl Mem, off: u64, k: usize, spare: usize) -> Vec<u64> {
+    let mut b = vec![0u8; 8 * k];
+    m.read_bytes(off, &mut b);
+    let mut v = Vec::with_capacity(k + spare);
+    v.extend(b.chunks_exact(8).map(|w| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        u64::from_le_bytes(a)
+    }));
+    v
 }
 
 fn words(v: &[u64]) -> Vec<u8> {

@@ -4,9 +4,10 @@
 
 use super::{
     GAP_SALT, GEN, LogLayout, LogStore, PIDX, Pos, SEALED_CELL, SIMPLE_CELL, SLOT_GAP, State, seal,
+    seal_words,
 };
 use crate::RewindError;
-use crate::record::{REC_SIZE, Rec};
+use crate::record::{REC_SIZE, REC_WORDS, Rec};
 
 impl LogStore {
     /// Append a record. Simple and Optimized: durable on return. Batch: stored only; durable
@@ -42,16 +43,86 @@ impl LogStore {
         if recs.is_empty() {
             return Ok(());
         }
-        let need = recs.len() + recs.iter().map(|&(_, h)| h).sum::<usize>();
-        if self.available(st) < need + st.reserved {
+        let held = recs.iter().map(|&(_, h)| h).sum::<usize>();
+        if self.available(st) < recs.len() + held + st.reserved {
             return Err(RewindError::LogFull {
                 capacity: self.capacity(),
             });
+        }
+        if self.fits_tail(st, recs.len()) {
+            // All in the tail bucket: the cells one after another, the counts once (what
+            // `append_locked` does per record, room checked above for all of them).
+            for (rec, _) in recs {
+                at(self.push_sealed(st, rec));
+            }
+            st.reserved += held;
+            self.count_appended(st, recs.len());
+            return Ok(());
         }
         for (rec, h) in recs {
             at(self.append_locked(st, rec, Some(*h))?);
         }
         Ok(())
+    }
+
+    /// Sealed: whether `n` more records fit the tail bucket (then [`LogStore::push_sealed`]
+    /// appends them without a new bucket).
+    #[inline]
+    fn fits_tail(&self, st: &State, n: usize) -> bool {
+        self.layout == LogLayout::Sealed && st.tail != 0 && st.next + n <= self.bucket
+    }
+
+    /// Sealed, with room in the tail bucket: write `rec` in its next cell; the caller counts
+    /// it ([`LogStore::count_appended`]).
+    #[inline]
+    fn push_sealed(&self, st: &mut State, rec: &Rec) -> Pos {
+        let p = Pos {
+            node: st.tail,
+            slot: st.next,
+        };
+        self.write_sealed(self.cell(p), rec, st.generation);
+        st.next += 1;
+        p
+    }
+
+    /// Count `k` records just appended to the tail bucket as live.
+    #[inline]
+    fn count_appended(&self, st: &mut State, k: usize) {
+        let tail = st.tail;
+        if let Some(i) = st.index_of(&self.arena, tail) {
+            st.live[i] += k as u32;
+        }
+        st.total_live += k;
+    }
+
+    /// Take the log room one record needs, as `hold` of [`LogStore::append`] says.
+    #[inline]
+    fn take_room(&self, st: &mut State, hold: Option<usize>) -> Result<(), RewindError> {
+        match hold {
+            Some(h) => {
+                if self.available(st) < 1 + st.reserved + h {
+                    return Err(RewindError::LogFull {
+                        capacity: self.capacity(),
+                    });
+                }
+                st.reserved += h;
+            }
+            None => st.reserved = st.reserved.saturating_sub(1),
+        }
+        Ok(())
+    }
+
+    /// Sealed: store `rec` and its seal in the cell at `cell` of a bucket of generation
+    /// `generation`, as words, little endian whatever the processor (the layout's byte order).
+    #[inline]
+    fn write_sealed(&self, cell: usize, rec: &Rec, generation: u64) {
+        let words = rec.words();
+        let mut b = [0u64; REC_WORDS + 1];
+        for (b, w) in b.iter_mut().zip(words) {
+            *b = w.to_le();
+        }
+        b[REC_WORDS] = seal_words(&words, cell, generation).to_le();
+        self.r.store_words(cell, &b);
     }
 
     /// A transaction's END under one lock: append its records `pre` not yet in the log (as
@@ -68,7 +139,14 @@ impl LogStore {
     ) -> Result<(Pos, usize), RewindError> {
         let mut st = self.lock();
         self.append_all(&mut st, pre, &mut at)?;
-        let at = self.append_locked(&mut st, rec, hold)?;
+        let at = if self.fits_tail(&st, 1) {
+            self.take_room(&mut st, hold)?;
+            let p = self.push_sealed(&mut st, rec);
+            self.count_appended(&mut st, 1);
+            p
+        } else {
+            self.append_locked(&mut st, rec, hold)?
+        };
         st.reserved = st.reserved.saturating_sub(release);
         if self.is_grouped() {
             self.sync_locked(&mut st);
@@ -82,24 +160,15 @@ impl LogStore {
         rec: &Rec,
         hold: Option<usize>,
     ) -> Result<Pos, RewindError> {
-        match hold {
-            Some(h) => {
-                if self.available(st) < 1 + st.reserved + h {
-                    return Err(RewindError::LogFull {
-                        capacity: self.capacity(),
-                    });
-                }
-                st.reserved += h;
-            }
-            None => st.reserved = st.reserved.saturating_sub(1),
-        }
+        self.take_room(st, hold)?;
         let r = &self.r;
-        let bytes = rec.encode();
+        // Stored as words, little endian whatever the processor (the layout's byte order).
+        let le = rec.words().map(u64::to_le);
         if self.layout == LogLayout::Simple {
             let n = st.free.pop().ok_or(RewindError::LogFull {
                 capacity: self.capacity(),
             })?;
-            r.write(n + SIMPLE_CELL, &bytes);
+            r.store_words(n + SIMPLE_CELL, &le);
             r.flush(n + SIMPLE_CELL, REC_SIZE);
             st.list.append(r, n);
             st.live[self.arena.index(n).unwrap_or(0)] = 1;
@@ -115,12 +184,9 @@ impl LogStore {
         };
         let cell = self.cell(p);
         if self.layout == LogLayout::Sealed {
-            let mut b = [0u8; SEALED_CELL];
-            b[..REC_SIZE].copy_from_slice(&bytes);
-            b[REC_SIZE..].copy_from_slice(&seal(&bytes, cell, st.generation).to_le_bytes());
-            r.write(cell, &b);
+            self.write_sealed(cell, rec, st.generation);
         } else {
-            r.write(cell, &bytes);
+            r.store_words(cell, &le);
         }
         if self.layout == LogLayout::Optimized {
             r.persist(cell, REC_SIZE);
@@ -169,7 +235,7 @@ impl LogStore {
                 node: st.tail,
                 slot: st.next,
             };
-            r.write(self.cell(p), &rec.encode());
+            r.store_words(self.cell(p), &rec.words().map(u64::to_le));
             st.next += 1;
             if let Some(i) = self.arena.index(p.node) {
                 st.live[i] += 1;

@@ -52,7 +52,7 @@ use std::sync::{Mutex, MutexGuard};
 use braid_pmem::Region;
 
 use crate::adll::{ADLL_HDR, Adll};
-use crate::record::{REC_SIZE, Rec};
+use crate::record::{REC_SIZE, REC_WORDS, Rec};
 
 /// Log layout (REWIND's Simple, Optimized and Batch versions, §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -359,12 +359,21 @@ impl LogStore {
 /// generation `gen` (a multiply-xorshift hash; it only has to tell a complete cell of this
 /// use of the bucket from torn or stale bytes, not resist an adversary).
 pub(crate) fn seal(bytes: &[u8; REC_SIZE], cell: usize, generation: u64) -> u64 {
+    let mut w = [0u64; REC_WORDS];
+    for (w, b) in w.iter_mut().zip(bytes.chunks_exact(8)) {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        *w = u64::from_le_bytes(a);
+    }
+    seal_words(&w, cell, generation)
+}
+
+/// [`seal`] of the record whose words ([`Rec::words`]) are `words`.
+pub(crate) fn seal_words(words: &[u64; REC_WORDS], cell: usize, generation: u64) -> u64 {
     const K: u64 = 0xFF51_AFD7_ED55_8CCD;
     let mut h = (cell as u64).wrapping_mul(K) ^ generation.rotate_left(32) ^ 0xC4CE_B9FE_1A85_EC53;
-    for w in bytes.chunks_exact(8) {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(w);
-        h = (h ^ u64::from_le_bytes(a)).wrapping_mul(K);
+    for &w in words {
+        h = (h ^ w).wrapping_mul(K);
         h ^= h >> 29;
     }
     h ^= h >> 32;

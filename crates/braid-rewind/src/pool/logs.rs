@@ -258,10 +258,12 @@ impl Log {
 
 /// The one-layer log positions among `recs`.
 fn positions(recs: &[RecRef]) -> Vec<Pos> {
-    recs.iter()
-        .filter_map(|r| match r {
-            RecRef::Pos(p) => Some(*p),
-            RecRef::Key(_) => None,
-        })
-        .collect()
+    // Sized once: collected from a filter, the vector would grow by doubling, copying a
+    // checkpoint's worth of positions several times.
+    let mut v = Vec::with_capacity(recs.len());
+    v.extend(recs.iter().filter_map(|r| match r {
+        RecRef::Pos(p) => Some(*p),
+        RecRef::Key(_) => None,
+    }));
+    v
 }

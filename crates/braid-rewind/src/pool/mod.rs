@@ -139,7 +139,7 @@ impl Pool {
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut tx))) {
             Ok(Ok(v)) => match tx.commit() {
                 Ok(()) => Ok(v),
-                Err((tx, e)) => {
+                Err(e) => {
                     tx.rollback().map_err(E::from)?;
                     Err(E::from(e))
                 }
