@@ -48,13 +48,14 @@
 //! [`Catalog`], its stored [`Procedures`], the loader of its initial rows and a recovery
 //! progress callback; then opens it for writing, read-only, or as a standby. Options worth
 //! knowing: [`Options::scheme`] (by name or typed configuration:
-//! [`SerialConfig`], [`TaurusConfig`], [`GsnConfig`], [`PerTxnConfig`], ...),
+//! [`SerialConfig`](log::SerialConfig), [`TaurusConfig`](log::TaurusConfig), ...: the
+//! log layer's types are in [`log`]),
 //! [`Options::logging`] (data or command logging with stored [`Procedures`]), [`Options::cc`],
-//! [`Options::device`] (files, or persistent memory with [`PmemOptions`]; [`Media`] says how
+//! [`Options::device`] (files, or persistent memory with [`PmemOptions`]; [`Media`](log::Media) says how
 //! region files reach power-safe media) and [`Options::checkpoint`] (by default a checkpoint
 //! every 16 MiB of log keeps the log and the reopen time bounded). [`Txn::commit`] and
 //! [`Worker::call`] return once the transaction is durable; [`Txn::commit_async`] and
-//! [`Worker::call_async`] return a [`Ticket`] at once to pipeline commits, the transaction
+//! [`Worker::call_async`] return a [`Ticket`](log::Ticket) at once to pipeline commits, the transaction
 //! acknowledged only when the ticket resolves.
 //! [`Db::emulation`] says whether acknowledged commits would survive a power cut on this
 //! machine. The `bank` example kills a process mid-run and recovers it.
@@ -99,17 +100,25 @@ pub use crate::{
     txn::{Txn, writer::RowWriter},
     value::Value,
 };
-pub use braid_pmem::{Domain, Media};
-pub use braid_wal::{
-    WalError,
-    device::{Pace, PmemWrite},
-    scan::{EndKind, ScanEnd, ScanMode},
-    scheme::{
-        CommitProtocol, FlushPolicy, GsnConfig, LogKind, LogPlace, NoneConfig, NvDiskConfig,
-        ObjectPlace, Partition, PerTxnConfig, PloverConfig, Records, RecoveryPlan, RecoveryReport,
-        SCHEMES, SchemeDef, SchemeSpec, SerialConfig, SilorConfig, TaurusConfig, Ticket,
-    },
-};
+/// The log layer's types the engine's options, reports and tickets are made of, re-exported
+/// from braid-wal and braid-pmem (so their versions move with those crates', not this one's):
+/// the scheme chosen at open ([`SchemeSpec`](log::SchemeSpec), by name or from a typed
+/// configuration such as [`TaurusConfig`](log::TaurusConfig)), data or command logging, what a
+/// pipelined commit returns ([`Ticket`](log::Ticket)), what recovery reports, the pacing and
+/// persistent-memory settings of the devices, and the log layer's error.
+pub mod log {
+    pub use braid_pmem::{Domain, Media};
+    pub use braid_wal::{
+        LogKind, RecoveryReport, Ticket, WalError,
+        device::{Pace, PmemWrite},
+        scan::{EndKind, ScanEnd, ScanMode},
+        scheme::{
+            CommitProtocol, FlushPolicy, GsnConfig, LogPlace, NoneConfig, NvDiskConfig,
+            ObjectPlace, Partition, PerTxnConfig, PloverConfig, Records, RecoveryPlan, SchemeSpec,
+            SerialConfig, SilorConfig, TaurusConfig,
+        },
+    };
+}
 
 // The crate's own tests (`tests/`, one module per file) are compiled into its unit-test
 // binary, where they reach the internals without making them public; under this name their

@@ -14,6 +14,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::integration::common::*;
+use braid_engine::log::*;
 use braid_engine::*;
 use braid_wal::fs::{CrashOpts, FaultFs};
 

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use braid_engine::log::*;
 use braid_engine::testing::{Env, PmemEnv, SimPmem};
 use braid_engine::*;
 

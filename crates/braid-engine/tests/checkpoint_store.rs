@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use braid_engine::log::*;
 use braid_engine::*;
 use braid_wal::device::Device;
 use braid_wal::device::{FileDevice, FileDeviceConfig};

@@ -6,6 +6,7 @@
 use std::ops::Bound;
 use std::path::Path;
 
+use braid_engine::log::*;
 use braid_engine::*;
 
 use crate::integration::common;

@@ -8,6 +8,7 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use braid_engine::log::*;
 use braid_engine::*;
 use braid_wal::scheme::RecoveryPlan;
 

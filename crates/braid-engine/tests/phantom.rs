@@ -18,6 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use braid_engine::log::*;
 use braid_engine::*;
 use braid_wal::scheme::RecoveryPlan;
 

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use braid_engine::log::*;
 use braid_engine::*;
 
 const KV: TableId = TableId(0);
@@ -50,7 +51,7 @@ fn schemes() -> Vec<(&'static str, DeviceConfig)> {
         })
     };
     let mut out = Vec::new();
-    for reg in SCHEMES {
+    for reg in braid_wal::scheme::SCHEMES {
         let def = (reg.default)();
         if def.update_records_refusal().is_some() {
             continue;

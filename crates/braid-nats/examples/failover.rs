@@ -17,7 +17,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use braid_engine::{
-    Catalog, ColumnType, Db, DeviceConfig, IndexKind, Options, SchemeSpec, TableDef, TaurusConfig,
+    Catalog, ColumnType, Db, DeviceConfig, IndexKind, Options, TableDef,
+    log::{SchemeSpec, TaurusConfig},
 };
 use braid_nats::{NatsConfig, NatsFactory};
 

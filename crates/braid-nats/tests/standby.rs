@@ -185,7 +185,7 @@ fn a_gsn_standby_follows_across_checkpoints_and_purges() {
 /// again, it starts from the newest checkpoint and catches up.
 #[test]
 fn a_standby_behind_the_purges_says_so_and_restarts_from_the_newest_checkpoint() {
-    use braid_engine::{EngineError, WalError};
+    use braid_engine::{EngineError, log::WalError};
 
     let cluster = Cluster::start();
     let cfg = cluster.config("standby-behind");

@@ -9,7 +9,7 @@
 
 use std::ops::{Deref, DerefMut};
 
-use braid_engine::{Params, Ticket, TxError, Worker};
+use braid_engine::{Params, TxError, Worker, log::Ticket};
 
 use crate::Client;
 

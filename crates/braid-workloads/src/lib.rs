@@ -39,7 +39,7 @@ mod util;
 pub mod ycsb;
 
 use braid_engine::{
-    Catalog, Db, EngineError, Loader, OpenBuilder, Procedures, Ticket, TxError, Worker,
+    Catalog, Db, EngineError, Loader, OpenBuilder, Procedures, TxError, Worker, log::Ticket,
 };
 
 pub use client::{OnConflict, RetryingClient, TxnSource};

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common::*;
-use braid_engine::{Db, LogKind, Params};
+use braid_engine::{Db, Params, log::LogKind};
 use braid_workloads::Workload;
 use braid_workloads::tpcb::*;
 

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common::*;
-use braid_engine::LogKind;
+use braid_engine::log::LogKind;
 use braid_workloads::ycsb::{Ycsb, YcsbConfig, YcsbUpdate};
 
 fn small(update: YcsbUpdate) -> Ycsb {

@@ -138,7 +138,7 @@ pub fn run(args: FollowArgs) -> anyhow::Result<()> {
             Ok(r) => r,
             // The writer's checkpoints purged what this standby had not replayed: start again
             // from the newest checkpoint.
-            Err(braid_engine::EngineError::Wal(braid_engine::WalError::Behind { .. })) => {
+            Err(braid_engine::EngineError::Wal(braid_engine::log::WalError::Behind { .. })) => {
                 drop(standby);
                 standby = open()?;
                 st.restarts += 1;

@@ -9,7 +9,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context as _;
-use braid_engine::{EngineError, LogKind, Meta, SchemeSpec};
+use braid_engine::{
+    EngineError, Meta,
+    log::{LogKind, SchemeSpec},
+};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 

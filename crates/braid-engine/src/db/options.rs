@@ -193,7 +193,7 @@ impl DeviceConfig {
 /// with a checkpoint in the background every 16 MiB of log ([`CheckpointOptions::default`]),
 /// so the log and the time to reopen stay bounded however long the database runs. Choose a
 /// scheme by name (`"taurus".parse()?`, with options as `"gsn:partition=page"`) or from its
-/// typed configuration (`braid_engine::TaurusConfig::default().into()`).
+/// typed configuration (`braid_engine::log::TaurusConfig::default().into()`).
 #[derive(Debug, Clone)]
 pub struct Options {
     /// The logging scheme and its own options.

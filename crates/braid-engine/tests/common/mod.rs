@@ -14,6 +14,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use braid_engine::log::*;
 use braid_engine::testing::{Env, PmemEnv, SimPmem};
 use braid_engine::*;
 use braid_wal::fs::FaultFs;

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use braid_engine::{Db, DeviceConfig, LogKind, Options, PmemOptions, TableId, TxError};
+use braid_engine::{Db, DeviceConfig, Options, PmemOptions, TableId, TxError, log::LogKind};
 use braid_workloads::Workload;
 
 /// Scheme none, no device.

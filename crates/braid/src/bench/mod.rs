@@ -24,7 +24,7 @@ mod sweep;
 
 use std::path::PathBuf;
 
-use braid_engine::LogKind;
+use braid_engine::log::LogKind;
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
@@ -145,7 +145,7 @@ impl BenchArgs {
 
     /// Commits each worker keeps in flight with `spec`'s scheme: `--inflight`, or the default
     /// window ([`DEFAULT_INFLIGHT`], widened for a scheme that acknowledges in batches).
-    pub fn inflight(&self, spec: &braid_engine::SchemeSpec) -> usize {
+    pub fn inflight(&self, spec: &braid_engine::log::SchemeSpec) -> usize {
         if let Some(n) = self.inflight {
             return n.max(1);
         }

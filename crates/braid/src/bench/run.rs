@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use braid_engine::{Db, Ticket, TxError};
+use braid_engine::{Db, TxError, log::Ticket};
 use braid_workloads::{Client, Workload};
 use hdrhistogram::Histogram;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};

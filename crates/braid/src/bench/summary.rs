@@ -260,7 +260,7 @@ pub fn measure_variants(
             device: match p.device {
                 // nvdisk keeps its log in files in /dev/shm whatever device was asked for.
                 _ if args.engine.spec(p.scheme)?.log_place()
-                    == braid_engine::LogPlace::NvramFiles =>
+                    == braid_engine::log::LogPlace::NvramFiles =>
                 {
                     "nvram-file".to_string()
                 }

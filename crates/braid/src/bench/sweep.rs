@@ -5,7 +5,7 @@
 //! region) runs on pmem only.
 
 use anyhow::ensure;
-use braid_engine::{LogKind, LogPlace};
+use braid_engine::log::{LogKind, LogPlace};
 
 use super::BenchArgs;
 use crate::common::{self, DeviceKind, NONE};

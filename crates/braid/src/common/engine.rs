@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use braid_engine::{
-    Cc, DeviceConfig, FileOptions, LogKind, LogPlace, Options, Pace, PmemOptions, SchemeSpec,
-    Ticket, TxError, Worker,
+    Cc, DeviceConfig, FileOptions, Options, PmemOptions, TxError, Worker,
+    log::{LogKind, LogPlace, Pace, SchemeSpec, Ticket},
 };
 use braid_pmem::Domain;
 use braid_wal::device::PmemWrite;
@@ -97,7 +97,7 @@ fn nats_default_timeout_ms() -> u64 {
     cfg.timeout.as_millis() as u64
 }
 
-/// [`braid_engine::Media`] on the command line.
+/// [`braid_engine::log::Media`] on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PmemMediaArg {
     Auto,
@@ -108,21 +108,21 @@ pub enum PmemMediaArg {
 
 impl PmemMediaArg {
     /// The flag value of `m`.
-    pub fn of(m: braid_engine::Media) -> PmemMediaArg {
+    pub fn of(m: braid_engine::log::Media) -> PmemMediaArg {
         match m {
-            braid_engine::Media::Auto => PmemMediaArg::Auto,
-            braid_engine::Media::Dax => PmemMediaArg::Dax,
-            braid_engine::Media::Msync => PmemMediaArg::Msync,
-            braid_engine::Media::Emulated => PmemMediaArg::Emulated,
+            braid_engine::log::Media::Auto => PmemMediaArg::Auto,
+            braid_engine::log::Media::Dax => PmemMediaArg::Dax,
+            braid_engine::log::Media::Msync => PmemMediaArg::Msync,
+            braid_engine::log::Media::Emulated => PmemMediaArg::Emulated,
         }
     }
 
-    pub fn media(self) -> braid_engine::Media {
+    pub fn media(self) -> braid_engine::log::Media {
         match self {
-            PmemMediaArg::Auto => braid_engine::Media::Auto,
-            PmemMediaArg::Dax => braid_engine::Media::Dax,
-            PmemMediaArg::Msync => braid_engine::Media::Msync,
-            PmemMediaArg::Emulated => braid_engine::Media::Emulated,
+            PmemMediaArg::Auto => braid_engine::log::Media::Auto,
+            PmemMediaArg::Dax => braid_engine::log::Media::Dax,
+            PmemMediaArg::Msync => braid_engine::log::Media::Msync,
+            PmemMediaArg::Emulated => braid_engine::log::Media::Emulated,
         }
     }
 }

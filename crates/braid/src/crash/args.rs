@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use braid_engine::LogKind;
+use braid_engine::log::LogKind;
 use braid_workloads::Workload;
 use braid_workloads::ycsb::{Ycsb, YcsbConfig};
 use clap::{Args, ValueEnum};

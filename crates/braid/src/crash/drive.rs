@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use braid_engine::{Db, Ticket, TxError};
+use braid_engine::{Db, TxError, log::Ticket};
 use braid_workloads::Workload;
 use braid_workloads::ycsb::{self, Ycsb};
 

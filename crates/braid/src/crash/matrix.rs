@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use braid_engine::{LogKind, LogPlace, Records};
+use braid_engine::log::{LogKind, LogPlace, Records};
 
 use super::{CrashArgs, CrashKind, Summary, repro, run_one};
 use crate::common::DeviceKind;
@@ -23,7 +23,7 @@ type Combination = (&'static str, LogKind, DeviceKind, usize, Records, bool);
 /// `cc`), crash-tested in kill and power modes, and serial logging on RAID-0.
 fn matrix(cc: braid_engine::Cc) -> Vec<Combination> {
     let mut out = Vec::new();
-    for reg in braid_engine::SCHEMES {
+    for reg in braid_wal::scheme::SCHEMES {
         let scheme = (reg.default)();
         let place = scheme.log_place();
         if place == LogPlace::Nowhere

@@ -66,8 +66,8 @@ impl Summary {
                 args.scheme.into()
             },
             logging: match args.engine.records {
-                braid_engine::Records::Update => format!("{}/upd", args.logging.name()),
-                braid_engine::Records::Txn => args.logging.name().into(),
+                braid_engine::log::Records::Update => format!("{}/upd", args.logging.name()),
+                braid_engine::log::Records::Txn => args.logging.name().into(),
             },
             device: match args.device {
                 DeviceKind::File if args.engine.stripe > 1 => {

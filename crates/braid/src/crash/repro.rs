@@ -59,7 +59,7 @@ fn combination(args: &CrashArgs) -> Vec<String> {
         "--device".to_string(),
         args.device.name().to_string(),
     ];
-    if args.engine.records != braid_engine::Records::Txn {
+    if args.engine.records != braid_engine::log::Records::Txn {
         out.extend([
             "--records".to_string(),
             args.engine.records.name().to_string(),
@@ -165,7 +165,7 @@ mod tests {
         let mut args = parse(&argv(line));
         args.all = false;
         args.scheme = "taurus";
-        args.logging = braid_engine::LogKind::Command;
+        args.logging = braid_engine::log::LogKind::Command;
         args.device = crate::common::DeviceKind::File;
         args.mode = CrashKind::Power;
         let cmd = command(&args, argv(line), Some(17));

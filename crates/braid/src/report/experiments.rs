@@ -3,7 +3,7 @@
 //! draws from what was measured. The experiments themselves are in [`super::wj`],
 //! [`super::nvlog`], [`super::taurus`] and [`super::rewind`], one file per paper.
 
-use braid_engine::LogKind;
+use braid_engine::log::LogKind;
 
 use super::plot::{Chart, Figure, Key, X, Y};
 use super::verdict::{Measured, Verdict};

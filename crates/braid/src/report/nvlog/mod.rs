@@ -37,7 +37,7 @@ use super::verdict::{
 };
 use crate::bench::{BenchArgs, ConfigResult};
 use crate::common::WorkloadKind;
-use braid_engine::{FlushPolicy, ObjectPlace};
+use braid_engine::log::{FlushPolicy, ObjectPlace};
 
 mod fig14;
 mod fig15;

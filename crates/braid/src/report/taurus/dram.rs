@@ -7,7 +7,7 @@
 //! cache coherence traffic"; every parallel scheme scales in recovery, Silo-R slightly ahead
 //! of Taurus (it resolves no dependencies).
 
-use braid_engine::LogKind;
+use braid_engine::log::LogKind;
 
 use super::super::experiments::{
     BOTH, Bench, Body, DATA, Experiment, RECOVERY_TXNS, Run, TAURUS_WORKERS, Var, bars, cores,

@@ -27,7 +27,7 @@ use crate::common::WorkloadKind;
 use crate::report::experiments::{Bench, Body, Experiment, cores, list, paced, run, top};
 use crate::report::plot::{Chart, Figure, Stack};
 use crate::report::verdict::{DIRECTION_TOLERANCE, Kind, Measured, Part, Verdict};
-use braid_engine::LogKind;
+use braid_engine::log::LogKind;
 use braid_wal::scheme::LvSimd;
 
 /// The paper's threads for Fig. 16 ("with 64 threads").

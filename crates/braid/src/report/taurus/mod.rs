@@ -108,7 +108,7 @@ fn on(
     device: fn(&mut BenchArgs),
     label: &'static str,
     schemes: &'static [&'static str],
-    logging: &'static [braid_engine::LogKind],
+    logging: &'static [braid_engine::log::LogKind],
     more: &[fn(&mut BenchArgs)],
 ) -> Var {
     let mut set = vec![device];
