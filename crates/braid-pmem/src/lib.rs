@@ -195,7 +195,19 @@ pub enum HeaderDamage {
 ///
 /// Anonymous regions report [`Media::Emulated`] and simulated ([`CrashSim`]) regions
 /// [`Media::Dax`], since they model real persistent memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    strum::Display,
+    strum::EnumString,
+    strum::VariantNames,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum Media {
     /// Map with `MAP_SHARED_VALIDATE | MAP_SYNC` if the file system allows it (DAX: flush +
     /// fence is durable, the region resolves to [`Media::Dax`]), else fall back to
@@ -226,7 +238,10 @@ impl Media {
 }
 
 /// Where the persistence domain ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, strum::Display, strum::EnumString, strum::VariantNames,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum Domain {
     /// Volatile CPU caches: a store is durable after flush + fence.
     Adr,

@@ -9,7 +9,7 @@ use braid_engine::{
     Cc, DeviceConfig, FileOptions, Options, PmemOptions, TxError, Worker,
     log::{LogKind, LogPlace, Pace, SchemeSpec, Ticket},
 };
-use braid_pmem::Domain;
+use braid_pmem::{Domain, Media};
 use braid_wal::device::PmemWrite;
 use braid_wal::scheme::{GsnConfig, PerTxnConfig, RecoveryPlan, TaurusConfig};
 use braid_workloads::Client;
@@ -65,74 +65,25 @@ impl NvmDelayPer {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DomainArg {
-    Adr,
-    Eadr,
-}
-
-impl DomainArg {
-    /// The flag value of `d`.
-    pub fn of(d: Domain) -> DomainArg {
-        match d {
-            Domain::Adr => DomainArg::Adr,
-            Domain::Eadr => DomainArg::Eadr,
-        }
-    }
-}
-
-impl PmemWriteArg {
-    /// The flag value of `w`.
-    pub fn of(w: PmemWrite) -> PmemWriteArg {
-        match w {
-            PmemWrite::NonTemporal => PmemWriteArg::Nt,
-            PmemWrite::StoreFlush => PmemWriteArg::Flush,
-        }
-    }
-}
-
 /// The nats device's publish timeout, ms, when none is given.
 fn nats_default_timeout_ms() -> u64 {
     let cfg = braid_nats::NatsConfig::new(String::new(), String::new());
     cfg.timeout.as_millis() as u64
 }
 
-/// [`braid_engine::log::Media`] on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PmemMediaArg {
-    Auto,
-    Dax,
-    Msync,
-    Emulated,
-}
-
-impl PmemMediaArg {
-    /// The flag value of `m`.
-    pub fn of(m: braid_engine::log::Media) -> PmemMediaArg {
-        match m {
-            braid_engine::log::Media::Auto => PmemMediaArg::Auto,
-            braid_engine::log::Media::Dax => PmemMediaArg::Dax,
-            braid_engine::log::Media::Msync => PmemMediaArg::Msync,
-            braid_engine::log::Media::Emulated => PmemMediaArg::Emulated,
-        }
-    }
-
-    pub fn media(self) -> braid_engine::log::Media {
-        match self {
-            PmemMediaArg::Auto => braid_engine::log::Media::Auto,
-            PmemMediaArg::Dax => braid_engine::log::Media::Dax,
-            PmemMediaArg::Msync => braid_engine::log::Media::Msync,
-            PmemMediaArg::Emulated => braid_engine::log::Media::Emulated,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PmemWriteArg {
-    /// Non-temporal (streaming) stores.
-    Nt,
-    /// Ordinary stores and cache-line flushes.
-    Flush,
+/// A flag parsed by the library type's own names (strum): the accepted ones are listed in
+/// `--help` and in the error, as for a clap value enum, without a mirror enum in the command.
+fn named<T>() -> impl clap::builder::TypedValueParser<Value = T>
+where
+    T: std::str::FromStr<Err = strum::ParseError>
+        + strum::VariantNames
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+{
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(T::VARIANTS).try_map(|s| s.parse::<T>())
 }
 
 /// A database id for a new database on the nats device: unique per process and moment.
@@ -175,14 +126,14 @@ pub struct EngineArgs {
     /// How pmem region files reach power-safe media: auto (MAP_SYNC on DAX, else msync of every
     /// flushed range; files on tmpfs such as /dev/shm are an emulation and labelled so), dax,
     /// msync, or emulated (flush + fence only: not power-safe, labelled in every output).
-    #[arg(long, value_enum, default_value_t = PmemMediaArg::of(PmemOptions::default().media))]
-    pub pmem_media: PmemMediaArg,
+    #[arg(long, value_parser = named::<Media>(), default_value_t = PmemOptions::default().media)]
+    pub pmem_media: Media,
     /// Persistence domain of the emulated NVM.
-    #[arg(long, value_enum, default_value_t = DomainArg::of(PmemOptions::default().domain))]
-    pub domain: DomainArg,
+    #[arg(long, value_parser = named::<Domain>(), default_value_t = PmemOptions::default().domain)]
+    pub domain: Domain,
     /// How log bytes are written to persistent memory.
-    #[arg(long, value_enum, default_value_t = PmemWriteArg::of(PmemOptions::default().write))]
-    pub pmem_write: PmemWriteArg,
+    #[arg(long, value_parser = named::<PmemWrite>(), default_value_t = PmemOptions::default().write)]
+    pub pmem_write: PmemWrite,
     /// Do not de-stage full pmem ring space to segment files.
     #[arg(long)]
     pub no_destage: bool,
@@ -278,11 +229,8 @@ impl EngineArgs {
             }),
             DeviceKind::Pmem => DeviceConfig::Pmem(PmemOptions {
                 ring_size: self.ring_mb << 20,
-                media: self.pmem_media.media(),
-                domain: match self.domain {
-                    DomainArg::Adr => Domain::Adr,
-                    DomainArg::Eadr => Domain::Eadr,
-                },
+                media: self.pmem_media,
+                domain: self.domain,
                 write_delay_ns: match self.nvm_delay_per {
                     NvmDelayPer::Line => self.nvm_delay_ns,
                     NvmDelayPer::Barrier => 0,
@@ -291,10 +239,7 @@ impl EngineArgs {
                     NvmDelayPer::Line => 0,
                     NvmDelayPer::Barrier => self.nvm_delay_ns,
                 },
-                write: match self.pmem_write {
-                    PmemWriteArg::Nt => PmemWrite::NonTemporal,
-                    PmemWriteArg::Flush => PmemWrite::StoreFlush,
-                },
+                write: self.pmem_write,
                 destage: !self.no_destage,
                 ..PmemOptions::default()
             }),

@@ -92,12 +92,24 @@ use crate::scan::StreamSource;
 use header::open_header;
 
 /// How [`Device::fill`] copies a record into the ring and persists it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    strum::Display,
+    strum::EnumString,
+    strum::VariantNames,
+)]
 pub enum PmemWrite {
-    /// Streaming (non-temporal) stores, then a fence.
+    /// Streaming (non-temporal) stores, then a fence (`nt`).
     #[default]
+    #[strum(serialize = "nt")]
     NonTemporal,
-    /// Ordinary stores, cache-line flushes, then a fence.
+    /// Ordinary stores, cache-line flushes, then a fence (`flush`).
+    #[strum(serialize = "flush")]
     StoreFlush,
 }
 
