@@ -141,6 +141,10 @@ impl Worker {
             .get(proc_id)
             .ok_or(TxError::UnknownProcedure(proc_id))?;
         let id = take_id(&mut self.ids, inner);
+        // One epoch guard of the hash indexes for the whole call, dropped after the
+        // transaction: each index probe's own guard then nests in it, where entering the epoch
+        // anew costs a full barrier (a locked exchange on x86) per probe.
+        let _epoch = scc::Guard::new();
         let mut tx = Txn::new(
             inner,
             &mut *self.scheme,
