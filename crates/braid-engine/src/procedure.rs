@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::TxError;
+use crate::index::key_hash::KeyHash;
 use crate::txn::Txn;
 use crate::value::Value;
 
@@ -21,7 +22,7 @@ pub(crate) type ProcFn = dyn Fn(&mut Txn<'_>, &[u8]) -> Result<(), TxError> + Se
 /// same ids, so register them before [`OpenBuilder::open`](crate::OpenBuilder::open).
 #[derive(Clone, Default)]
 pub struct Procedures {
-    map: HashMap<u32, (String, Arc<ProcFn>)>,
+    map: HashMap<u32, (String, Arc<ProcFn>), KeyHash>,
 }
 
 impl std::fmt::Debug for Procedures {

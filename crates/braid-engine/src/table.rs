@@ -1,18 +1,20 @@
 //! Tables: a schema and a primary-key index of rows. Hash tables use `scc::HashIndex` (lock-free
-//! reads); ordered tables use [`OrderedIndex`] (`std` B-trees in shards by key prefix, see its
-//! module doc for why, and for the guarantees range scans give).
+//! reads) with the engine's integer-key hasher ([`KeyHash`], see its module doc for why);
+//! ordered tables use [`OrderedIndex`] (`std` B-trees in shards by key prefix, see its module
+//! doc for why, and for the guarantees range scans give).
 
 use std::ops::Bound;
 use std::sync::Arc;
 
 use scc::HashIndex;
 
+use crate::index::key_hash::KeyHash;
 use crate::index::ordered::OrderedIndex;
 use crate::row::Row;
 use crate::schema::{IndexKind, Schema, TableDef};
 
 enum Index {
-    Hash(HashIndex<u64, Arc<Row>>),
+    Hash(HashIndex<u64, Arc<Row>, KeyHash>),
     Ordered(OrderedIndex<Arc<Row>>),
 }
 
@@ -40,7 +42,7 @@ impl Table {
     #[cfg_attr(any(test, feature = "testing"), visibility::make(pub))]
     pub(crate) fn new(id: u32, def: TableDef) -> Table {
         let index = match def.index {
-            IndexKind::Hash => Index::Hash(HashIndex::new()),
+            IndexKind::Hash => Index::Hash(HashIndex::with_hasher(KeyHash::new())),
             IndexKind::Ordered => Index::Ordered(OrderedIndex::new()),
         };
         Table {

@@ -251,18 +251,11 @@ fn run_txn(cfg: &YcsbConfig, tx: &mut braid_engine::Txn<'_>, params: &[u8]) -> R
                 YcsbUpdate::Column => column..column + 1,
                 YcsbUpdate::Row => 0..cfg.columns,
             };
+            // Each column's bytes are generated straight into the private image.
             let found = tx.update(TABLE, key, |w| {
-                let mut buf = [0u8; 256];
                 for c in columns {
                     let seed = seed ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                    if width <= buf.len() {
-                        pattern(seed, &mut buf[..width]);
-                        w.set_bytes(c, &buf[..width]);
-                    } else {
-                        let mut v = vec![0u8; width];
-                        pattern(seed, &mut v);
-                        w.set_bytes(c, &v);
-                    }
+                    pattern(seed, w.column_mut(c));
                 }
             })?;
             if !found {

@@ -66,6 +66,9 @@ pub(crate) struct DbInner {
     pub(crate) records: Records,
     /// The scheme lets a committing transaction's locks go before its commit is durable.
     pub(crate) elr: bool,
+    /// The scheme keeps a log (every scheme but `none`): without one, a commit builds no redo
+    /// payload and an update no per-update record, as nothing would read them.
+    pub(crate) logs: bool,
     pub(crate) procs: Procedures,
     pub(crate) scheme: Arc<dyn Scheme>,
     pub(crate) opts: Options,

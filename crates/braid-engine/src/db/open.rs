@@ -238,6 +238,7 @@ impl DbInner {
             logging: opts.logging,
             records: opts.records,
             elr: opts.scheme.early_lock_release(),
+            logs: opts.scheme.log_place() != LogPlace::Nowhere,
             procs,
             scheme: Arc::new(scheme::NoLogging::default()),
             next_txn: AtomicU64::new(1),

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use braid_wal::scheme::{SchemeWorker, Ticket};
 
-use super::Db;
+use super::{Db, DbInner};
 use crate::error::{EngineError, TxError};
 use crate::txn::{Mode, Txn, TxnState};
 
@@ -63,6 +63,17 @@ impl std::fmt::Debug for Worker {
 /// Transaction ids are handed to workers in blocks, so id allocation is not a shared hot spot.
 const ID_BLOCK: u64 = 1024;
 
+/// The next transaction id of a worker's block `ids`, taking a new block when it is used up.
+fn take_id(ids: &mut std::ops::Range<u64>, inner: &DbInner) -> u64 {
+    if ids.is_empty() {
+        let start = inner.next_txn.fetch_add(ID_BLOCK, Ordering::Relaxed);
+        *ids = start..start + ID_BLOCK;
+    }
+    let id = ids.start;
+    ids.start += 1;
+    id
+}
+
 impl Worker {
     /// This worker's number, unique among the workers of the database since it was opened.
     pub fn id(&self) -> usize {
@@ -70,17 +81,7 @@ impl Worker {
     }
 
     fn next_id(&mut self) -> u64 {
-        if self.ids.is_empty() {
-            let start = self
-                .db
-                .inner
-                .next_txn
-                .fetch_add(ID_BLOCK, Ordering::Relaxed);
-            self.ids = start..start + ID_BLOCK;
-        }
-        let id = self.ids.start;
-        self.ids.start += 1;
-        id
+        take_id(&mut self.ids, &self.db.inner)
     }
 
     /// Begin an ad-hoc transaction (logged as data).
@@ -132,14 +133,26 @@ impl Worker {
         params: &[u8],
         before_commit: &mut dyn FnMut(u64),
     ) -> Result<Ticket, TxError> {
-        let f = self
-            .db
-            .inner
+        // Borrowed from the registry, beside the transaction's own borrows of this worker's
+        // fields (no reference count taken per call).
+        let inner = &self.db.inner;
+        let f = inner
             .procs
             .get(proc_id)
-            .cloned()
             .ok_or(TxError::UnknownProcedure(proc_id))?;
-        let mut tx = self.begin();
+        let id = take_id(&mut self.ids, inner);
+        // One epoch guard of the hash indexes for the whole call, dropped after the
+        // transaction: each index probe's own guard then nests in it, where entering the epoch
+        // anew costs a full barrier (a locked exchange on x86) per probe.
+        let _epoch = scc::Guard::new();
+        let mut tx = Txn::new(
+            inner,
+            &mut *self.scheme,
+            &mut self.st,
+            id,
+            Mode::Normal,
+            self.slot,
+        );
         tx.set_command(proc_id, params);
         match f(&mut tx, params) {
             Ok(()) => {

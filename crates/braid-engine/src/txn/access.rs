@@ -9,6 +9,7 @@ use braid_wal::payload::RedoBuf;
 use braid_wal::scheme::{Access, AccessSet, RowRef, Written};
 
 use super::phantom::ScanCheck;
+use crate::index::key_hash::KeyHash;
 use crate::row::Row;
 
 /// Above this many accesses, lookups of the access set go through a hash map.
@@ -77,7 +78,7 @@ impl AccessSet for Accesses<'_> {
 #[derive(Default)]
 pub(crate) struct TxnState {
     pub(super) entries: Vec<Entry>,
-    pub(super) lookup: HashMap<(u32, u64), usize>,
+    pub(super) lookup: HashMap<(u32, u64), usize, KeyHash>,
     pub(super) images: Vec<Vec<u8>>,
     pub(super) images_used: usize,
     pub(super) scans: Vec<ScanCheck>,

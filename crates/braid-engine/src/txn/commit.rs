@@ -43,10 +43,13 @@ impl Txn<'_> {
     }
 
     /// Mark this transaction as the execution of a stored procedure, so command logging logs the
-    /// call instead of its writes.
+    /// call instead of its writes (the call is encoded only for command logging, the one kind
+    /// that logs it).
     pub(crate) fn set_command(&mut self, proc_id: u32, params: &[u8]) {
         self.st.command.clear();
-        encode_command(proc_id, params, &mut self.st.command);
+        if self.db.logging == LogKind::Command {
+            encode_command(proc_id, params, &mut self.st.command);
+        }
         self.st.has_command = true;
     }
 
@@ -184,7 +187,8 @@ impl Txn<'_> {
             LogKind::Data
         };
         // Under per-update records 2PL logged every write as it was made; OCC logs them now.
-        if !read_only && kind == LogKind::Data && self.st.updates == 0 {
+        // Without a log (scheme `none`) there is no record to build.
+        if !read_only && kind == LogKind::Data && self.st.updates == 0 && self.db.logs {
             self.build_redo();
             if self.db.records == Records::Update
                 && let Err(e) = self.log_writes_at_commit()

@@ -18,10 +18,14 @@ use crate::db::Cc;
 use crate::error::TxError;
 
 impl Txn<'_> {
-    /// Whether this transaction logs each write as it is made (2PL under per-update records).
+    /// Whether this transaction logs each write as it is made (2PL under per-update records,
+    /// with a scheme that keeps a log).
     #[inline]
     pub(super) fn logs_writes_now(&self) -> bool {
-        self.db.records == Records::Update && self.mode == Mode::Normal && self.db.cc == Cc::TwoPl
+        self.db.records == Records::Update
+            && self.mode == Mode::Normal
+            && self.db.cc == Cc::TwoPl
+            && self.db.logs
     }
 
     /// Log the op in the scratch buffer as a write of entry `i`'s row.

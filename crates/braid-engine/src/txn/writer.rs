@@ -39,6 +39,12 @@ impl RowWriter<'_> {
         dst[n..].fill(0);
         *self.mask |= 1 << col;
     }
+    /// A fixed-width column to write in place (marked changed): a value generated straight
+    /// into the image, without a copy through a buffer. Panics if `col` does not exist.
+    pub fn column_mut(&mut self, col: usize) -> &mut [u8] {
+        *self.mask |= 1 << col;
+        &mut self.image[self.schema.range(col)]
+    }
     /// The whole image, read-only.
     pub fn image(&self) -> &[u8] {
         self.image

@@ -206,11 +206,17 @@ fn work(
     let mut n = 0u64;
     let mut committed = 0u64;
     while committed < quota && !stop.load(Ordering::Relaxed) {
-        let at = match &mut arrivals {
-            Some(a) => *arrival.get_or_insert_with(|| a.wait_next()),
-            None => Instant::now(),
+        // Closed loop: the transaction arrives as it starts (one clock read for both).
+        let (at, started) = match &mut arrivals {
+            Some(a) => (
+                *arrival.get_or_insert_with(|| a.wait_next()),
+                Instant::now(),
+            ),
+            None => {
+                let now = Instant::now();
+                (now, now)
+            }
         };
-        let started = Instant::now();
         match common::run_client(&mut *client, &mut worker, sync_commit) {
             Ok(t) => {
                 p.pending.push_back((t, at));
