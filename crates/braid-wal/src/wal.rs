@@ -80,10 +80,7 @@ impl Wal {
     pub fn builder(dir: impl Into<PathBuf>) -> WalBuilder {
         WalBuilder {
             dir: dir.into(),
-            spec: SchemeSpec::named("serial").unwrap_or_else(|_| {
-                // The registry always holds serial (scheme/registry.rs): not reached.
-                unreachable!("the serial scheme is registered")
-            }),
+            spec: SchemeSpec::default(),
             streams: 2,
             writers: 4,
             region_bytes: 16 << 20,

@@ -256,7 +256,7 @@ impl Default for Options {
     fn default() -> Self {
         let log = SchemeConfig::default();
         Options {
-            scheme: SchemeSpec::new(braid_wal::scheme::SerialConfig),
+            scheme: SchemeSpec::default(),
             logging: log.logging,
             records: log.records,
             cc: Cc::TwoPl,

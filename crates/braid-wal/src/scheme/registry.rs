@@ -146,6 +146,15 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 /// A chosen and configured scheme.
 pub struct SchemeSpec(Box<dyn SchemeDef>);
 
+/// The default scheme, declared here once: `serial`, the central log (the baseline every
+/// paper measures against), with its default options. `braid_engine::Options::default()`,
+/// [`crate::Wal::builder`] and the command's defaults take it from here.
+impl Default for SchemeSpec {
+    fn default() -> SchemeSpec {
+        SchemeSpec::new(super::serial::SerialConfig)
+    }
+}
+
 impl SchemeSpec {
     /// Wrap a scheme's configuration.
     pub fn new(def: impl SchemeDef + 'static) -> SchemeSpec {

@@ -10,9 +10,6 @@ use braid_engine::log::{LogKind, LogPlace};
 use super::BenchArgs;
 use crate::common::{self, DeviceKind, NONE};
 
-/// The scheme `Options::default()` gives a library user (on the file device).
-const DEFAULT_SCHEME: &str = "serial";
-
 /// One configuration of a sweep.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
@@ -95,9 +92,11 @@ pub fn sweep_points(args: &BenchArgs) -> anyhow::Result<Vec<Point>> {
                 }
             }
         }
-        if args.device.is_none() && schemes.contains(&DEFAULT_SCHEME) {
+        // The scheme `Options::default()` gives a library user, also on the file device.
+        let default_scheme = braid_engine::Options::default().scheme.name();
+        if args.device.is_none() && schemes.contains(&default_scheme) {
             for &delay in &delays {
-                combos.push((DeviceKind::File, delay, DEFAULT_SCHEME));
+                combos.push((DeviceKind::File, delay, default_scheme));
             }
         }
         for (device, delay, scheme) in combos {

@@ -23,7 +23,7 @@ pub enum CrashKind {
 #[derive(Debug, Clone, Args)]
 pub struct CrashArgs {
     /// Scheme under test.
-    #[arg(long, default_value = "serial", value_parser = common::scheme_name)]
+    #[arg(long, default_value = braid_engine::Options::default().scheme.name(), value_parser = common::scheme_name)]
     pub scheme: &'static str,
     /// data or command.
     #[arg(long, default_value = "data")]
