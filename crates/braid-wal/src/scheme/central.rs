@@ -143,8 +143,8 @@ impl<I: Insert> CentralWorker<I> {
 impl<I: Insert> CentralWorker<I> {
     /// Where a read-only commit's ticket waits: the largest last-commit end among the rows it
     /// read, or the log's tail where a writer cannot be named (module doc); 0 for nothing.
-    fn read_wait(&self, rows: &dyn AccessSet) -> Lsn {
-        if self.absent {
+    fn read_wait(&self, rows: &dyn AccessSet, absent: bool) -> Lsn {
+        if absent {
             return self.stream.tail();
         }
         let mut wait = 0;
@@ -177,16 +177,14 @@ impl<I: Insert> SchemeWorker for CentralWorker<I> {
 
     fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
         self.proxy.commit();
+        let absent = std::mem::take(&mut self.absent);
         if req.read_only && req.updates == 0 {
             // It may have read data whose writer is not durable yet (early lock release).
-            let wait = self.read_wait(req.rows);
-            self.absent = false;
-            return Ok(match wait {
+            return Ok(match self.read_wait(req.rows, absent) {
                 0 => Ticket::DURABLE,
                 lsn => Ticket::stream(self.stream.clone(), lsn),
             });
         }
-        self.absent = false;
         let flags = FLAG_COMMIT | epoch_flag(req.epoch);
         let end = if req.updates > 0 {
             let end = self.insert(Kind::Commit, flags, req.txn, &[]);
