@@ -20,6 +20,7 @@ mod central;
 pub(crate) mod cut;
 pub(crate) mod follow;
 pub(crate) mod gsn;
+mod key_range;
 pub(crate) mod none;
 pub(crate) mod nvdisk;
 pub(crate) mod open_txns;
@@ -439,7 +440,8 @@ pub trait SchemeWorker: Send {
     /// missed rows a commit not yet durable deleted. Called during execution, for every
     /// concurrency control, before the miss is returned to the transaction. A scheme that
     /// waits only for the writers of the rows a read-only transaction read (the central log's
-    /// read-only commit) must wait for more once this is called.
+    /// read-only commit) must wait for more once this is called; gsn reads the clocks of the
+    /// pages the miss covers, taurus the writeLV of a missed key's bucket.
     fn on_absent(&mut self, _table: u32, _lo: Bound<u64>, _hi: Bound<u64>) {}
     /// Key `key` was just inserted into the index of `table` (the row is in the index, locked
     /// by this transaction; `on_write` for the row came first). Called during execution.
