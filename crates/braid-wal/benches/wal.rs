@@ -119,10 +119,7 @@ fn wal(c: &mut Criterion) {
             let stream = Stream::start(
                 dev,
                 end,
-                StreamConfig {
-                    max_writers: 4,
-                    ..StreamConfig::default()
-                },
+                StreamConfig::default().max_writers(4),
             )
             .unwrap();
             g.bench_function(format!("{name}/{threads}w"), |b| {

@@ -84,8 +84,12 @@ fn unknown_records(s: &str) -> UnknownName {
 }
 
 /// Configuration every scheme shares; each scheme's own options live in its
-/// [`SchemeDef`](super::SchemeDef).
+/// [`SchemeDef`](super::SchemeDef). Built from [`SchemeConfig::default`] with the setters
+/// (or by assigning fields): `SchemeConfig::default().logging(LogKind::Command).max_workers(8)`.
+/// The group-commit and worker defaults are the streams' own, declared once in the stream
+/// layer.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct SchemeConfig {
     /// Data or command logging.
     pub logging: LogKind,
@@ -142,6 +146,57 @@ fn unknown_plan(s: &str) -> UnknownName {
 }
 
 impl SchemeConfig {
+    /// [`SchemeConfig::logging`] set to `kind`.
+    pub fn logging(mut self, kind: LogKind) -> SchemeConfig {
+        self.logging = kind;
+        self
+    }
+    /// [`SchemeConfig::max_workers`] set to `n`.
+    pub fn max_workers(mut self, n: usize) -> SchemeConfig {
+        self.max_workers = n;
+        self
+    }
+    /// [`SchemeConfig::group_delay`] set to `d`.
+    pub fn group_delay(mut self, d: Duration) -> SchemeConfig {
+        self.group_delay = d;
+        self
+    }
+    /// [`SchemeConfig::group_bytes`] set to `n`.
+    pub fn group_bytes(mut self, n: usize) -> SchemeConfig {
+        self.group_bytes = n;
+        self
+    }
+    /// [`SchemeConfig::scan_mode`] set to `mode`.
+    pub fn scan_mode(mut self, mode: ScanMode) -> SchemeConfig {
+        self.scan_mode = mode;
+        self
+    }
+    /// [`SchemeConfig::recovery_threads`] set to `n`.
+    pub fn recovery_threads(mut self, n: usize) -> SchemeConfig {
+        self.recovery_threads = n;
+        self
+    }
+    /// [`SchemeConfig::recovery_plan`] set to `plan`.
+    pub fn recovery_plan(mut self, plan: RecoveryPlan) -> SchemeConfig {
+        self.recovery_plan = plan;
+        self
+    }
+    /// [`SchemeConfig::mvcc`] set to `on`.
+    pub fn mvcc(mut self, on: bool) -> SchemeConfig {
+        self.mvcc = on;
+        self
+    }
+    /// [`SchemeConfig::cut`] set to `cut`.
+    pub fn cut(mut self, cut: Option<cut::Cut>) -> SchemeConfig {
+        self.cut = cut;
+        self
+    }
+    /// [`SchemeConfig::records`] set to `records`.
+    pub fn records(mut self, records: Records) -> SchemeConfig {
+        self.records = records;
+        self
+    }
+
     /// Stream `id`'s configuration: this group commit, at most `max_writers` writers.
     pub(crate) fn stream(&self, id: usize, max_writers: usize) -> StreamConfig {
         StreamConfig {
@@ -149,7 +204,7 @@ impl SchemeConfig {
             max_writers,
             group_delay: self.group_delay,
             group_bytes: self.group_bytes,
-            flusher_only: false,
+            ..StreamConfig::default()
         }
     }
 
@@ -169,18 +224,22 @@ impl SchemeConfig {
 }
 
 impl Default for SchemeConfig {
+    /// Data logging, one record per transaction, strict scans, one recovery thread; the
+    /// streams' own worker and group-commit defaults (`crate::stream::StreamConfig`'s: 64 workers, no
+    /// group-commit delay, a flush once 1 MiB is pending).
     fn default() -> Self {
+        let stream = StreamConfig::default();
         SchemeConfig {
             logging: LogKind::Data,
-            max_workers: 64,
-            group_delay: Duration::ZERO,
-            group_bytes: 1 << 20,
-            scan_mode: ScanMode::Strict,
+            max_workers: stream.max_writers,
+            group_delay: stream.group_delay,
+            group_bytes: stream.group_bytes,
+            scan_mode: ScanMode::default(),
             recovery_threads: 1,
-            recovery_plan: RecoveryPlan::Auto,
+            recovery_plan: RecoveryPlan::default(),
             mvcc: false,
             cut: None,
-            records: Records::Txn,
+            records: Records::default(),
         }
     }
 }
