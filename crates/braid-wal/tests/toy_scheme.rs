@@ -36,14 +36,13 @@ impl SchemeDef for ToyConfig {
         replay: &dyn Replay,
         _progress: &dyn Fn(u64),
     ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
-        let [device] = <[_; 1]>::try_from(storage.devices("toy")?).map_err(|d| {
-            WalError::StreamCount {
+        let [device] =
+            <[_; 1]>::try_from(storage.devices("toy")?).map_err(|d| WalError::StreamCount {
                 scheme: "toy".into(),
                 given: d.len(),
                 min: 1,
                 max: 1,
-            }
-        })?;
+            })?;
         let mut report = RecoveryReport::default();
         let end = recover(&*device, cfg, replay, &mut report)?;
         let streams = cfg.start_streams(vec![device], &[end])?;
