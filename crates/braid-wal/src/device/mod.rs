@@ -50,9 +50,11 @@ pub struct DeviceInfo {
 
 /// A log device holding one stream.
 ///
-/// Writers copy their records into the device's buffer with [`Device::fill`] (a DRAM ring for
-/// files, the persistent ring itself for pmem); one flusher at a time makes ranges durable with
-/// [`Device::flush`], always with increasing, contiguous ranges.
+/// Writers copy their records into the device's buffer with [`Device::fill`] (the DRAM ring of
+/// a [`BufferedDevice`], the persistent ring itself for pmem); one flusher at a time makes
+/// ranges durable with [`Device::flush`], always with increasing, contiguous ranges. A new
+/// device whose writes need a flush is a [`Store`] behind a [`BufferedDevice`] rather than a
+/// `Device` of its own (see the module doc).
 pub trait Device: Send + Sync + StreamSource {
     /// What the device is, for reports.
     fn info(&self) -> DeviceInfo;
