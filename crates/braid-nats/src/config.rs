@@ -5,10 +5,12 @@
 use std::time::Duration;
 
 use braid_wal::WalError;
+use braid_wal::device::DEFAULT_BUFFER_SIZE;
 
 /// Where and how a database's streams are replicated. [`NatsConfig::new`] gives the defaults:
 /// 3 replicas, a 10 s publish timeout, a 16 MiB ring per stream.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct NatsConfig {
     /// Server URLs, comma-separated (`nats://127.0.0.1:4222,nats://127.0.0.1:4223`).
     pub url: String,
@@ -35,7 +37,7 @@ impl NatsConfig {
             db_id: db_id.into(),
             timeout: Duration::from_secs(10),
             replicas: 3,
-            buffer_size: 16 << 20,
+            buffer_size: DEFAULT_BUFFER_SIZE,
             max_message: 0,
         }
     }

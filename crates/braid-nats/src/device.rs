@@ -1,5 +1,6 @@
-//! [`NatsDevice`]: a braid stream on a JetStream stream (file storage, 3 replicas), behind a
-//! DRAM ring like the file device's.
+//! [`NatsDevice`]: a braid stream on a JetStream stream (file storage, 3 replicas), behind the
+//! same DRAM ring as the file device: [`NatsLog`] is the [`Store`] behind a
+//! [`BufferedDevice`], which holds the ring, its `reusable` watermark and the flush.
 //!
 //! * Open: create the JetStream stream if absent, append a fence message with this writer's
 //!   epoch (unconditionally: it is what fences the writer before), then read the stream back
@@ -51,8 +52,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_nats::jetstream::stream::{Config, StorageType};
-use braid_wal::device::DramRing;
-use braid_wal::device::{Device, DeviceInfo};
+use braid_wal::device::{BufferedDevice, DeviceInfo, DramRing, Store};
 use braid_wal::scan::StreamSource;
 use braid_wal::{Lsn, WalError};
 use bytes::Bytes;
@@ -100,22 +100,26 @@ impl Writer {
     }
 }
 
-/// A braid stream replicated on NATS JetStream (see the module doc).
-pub struct NatsDevice {
+/// A braid stream replicated on NATS JetStream (see the module doc): [`NatsLog`] behind a
+/// DRAM ring of [`NatsConfig::buffer_size`](crate::NatsConfig::buffer_size) bytes. Opened by
+/// [`NatsLog::open_device`].
+pub type NatsDevice = BufferedDevice<NatsLog>;
+
+/// The [`Store`] of a [`NatsDevice`]: the JetStream stream of one braid stream, written as
+/// this writer's epoch (see the module doc).
+pub struct NatsLog {
     cluster: Arc<Cluster>,
     publisher: Publisher,
     image: Image,
-    ring: DramRing,
-    reusable: AtomicU64,
     /// First LSN the stream still holds (the image's start, then each purge's).
     start: AtomicU64,
     writer: Mutex<Writer>,
     max_msg: usize,
 }
 
-impl std::fmt::Debug for NatsDevice {
+impl std::fmt::Debug for NatsLog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NatsDevice")
+        f.debug_struct("NatsLog")
             .field("stream", &self.publisher.stream_name())
             .field("epoch", &self.publisher.epoch)
             .finish_non_exhaustive()
@@ -142,9 +146,20 @@ pub fn ensure_stream(c: &Cluster, stream: u32) -> Result<(), WalError> {
     Ok(())
 }
 
-impl NatsDevice {
+impl NatsLog {
+    /// Open braid stream `stream` as writer `epoch` (see the module doc), behind a ring of
+    /// the cluster's configured buffer size.
+    pub fn open_device(
+        cluster: Arc<Cluster>,
+        stream: u32,
+        epoch: u64,
+    ) -> Result<NatsDevice, WalError> {
+        let buffer = cluster.config().buffer_size;
+        BufferedDevice::new(NatsLog::open(cluster, stream, epoch)?, buffer)
+    }
+
     /// Open braid stream `stream` as writer `epoch` (see the module doc).
-    pub fn open(cluster: Arc<Cluster>, stream: u32, epoch: u64) -> Result<NatsDevice, WalError> {
+    fn open(cluster: Arc<Cluster>, stream: u32, epoch: u64) -> Result<NatsLog, WalError> {
         ensure_stream(&cluster, stream)?;
         let publisher = Publisher::new(&cluster, stream, epoch);
         let fence = publisher.publish(&cluster, MsgKind::Fence, 0, Bytes::new(), None)?;
@@ -167,16 +182,13 @@ impl NatsDevice {
                 ),
             });
         }
-        let buffer = cluster.config().buffer_size.max(1);
         let server_max = cluster.max_payload().saturating_sub(HEADER_ROOM).max(4096);
         let max_msg = match cluster.config().max_message {
             0 => server_max,
             n => n.min(server_max),
         };
         let end = image.end();
-        Ok(NatsDevice {
-            ring: DramRing::new(buffer),
-            reusable: AtomicU64::new(end),
+        Ok(NatsLog {
             start: AtomicU64::new(image.start),
             writer: Mutex::new(Writer {
                 last_seq: image.last_seq,
@@ -222,7 +234,7 @@ impl NatsDevice {
     }
 }
 
-impl Device for NatsDevice {
+impl Store for NatsLog {
     fn info(&self) -> DeviceInfo {
         DeviceInfo {
             kind: "nats",
@@ -235,26 +247,13 @@ impl Device for NatsDevice {
         }
     }
 
-    fn capacity(&self) -> u64 {
-        self.ring.capacity()
+    fn end(&self) -> Lsn {
+        self.writer.lock().pos
     }
 
-    fn reusable(&self) -> Lsn {
-        self.reusable.load(Ordering::Acquire)
-    }
-
-    fn fill(&self, lsn: Lsn, bytes: &[u8]) {
-        self.ring.write(lsn, bytes);
-    }
-
-    fn durable_on_fill(&self) -> bool {
-        false
-    }
-
-    fn flush(&self, from: Lsn, to: Lsn) -> Result<(), WalError> {
-        if to <= from {
-            return Ok(());
-        }
+    /// Returns once a majority of the replicas holds every message (so `sync` has nothing
+    /// left to do).
+    fn write_at(&self, ring: &DramRing, from: Lsn, to: Lsn) -> Result<(), WalError> {
         let mut w = self.writer.lock();
         // A message whose publish got no answer may be stored: send exactly the same messages
         // again (the server drops a stored one as a duplicate of its id), never a longer one
@@ -276,7 +275,7 @@ impl Device for NatsDevice {
         }
         for (i, &(a, b)) in msgs.iter().enumerate() {
             let mut buf = vec![0u8; (b - a) as usize];
-            self.ring.read(a, &mut buf);
+            ring.read(a, &mut buf);
             match self.publish(&mut w, MsgKind::Data, a, Bytes::from(buf)) {
                 Ok(ack) => {
                     // A duplicate's acknowledgement names the stored copy's sequence.
@@ -291,22 +290,20 @@ impl Device for NatsDevice {
             }
         }
         w.pos = to;
-        self.reusable.fetch_max(to, Ordering::AcqRel);
         Ok(())
     }
 
-    fn ensure_space(&self, _upto: Lsn) -> Result<(), WalError> {
+    fn sync(&self) -> Result<(), WalError> {
         Ok(())
     }
 
-    fn reset_tail(&self, end: Lsn) -> Result<(), WalError> {
+    fn truncate(&self, end: Lsn) -> Result<(), WalError> {
         let mut w = self.writer.lock();
         if end < self.image.end() {
             self.publish(&mut w, MsgKind::Truncate, end, Bytes::new())?;
             w.cut(end);
         }
         w.pos = end;
-        self.reusable.store(end, Ordering::Release);
         Ok(())
     }
 
@@ -343,7 +340,7 @@ impl Device for NatsDevice {
     }
 }
 
-impl StreamSource for NatsDevice {
+impl StreamSource for NatsLog {
     fn start(&self) -> Lsn {
         self.start.load(Ordering::Acquire)
     }

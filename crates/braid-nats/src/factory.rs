@@ -21,7 +21,7 @@ use parking_lot::Mutex;
 
 use crate::cluster::Cluster;
 use crate::config::NatsConfig;
-use crate::device::NatsDevice;
+use crate::device::{NatsDevice, NatsLog};
 use crate::tail::NatsTail;
 use crate::{epoch, objects};
 
@@ -81,7 +81,7 @@ pub fn open_claimed(
     epoch: u64,
 ) -> Result<Vec<NatsDevice>, WalError> {
     let devices = (0..streams)
-        .map(|i| NatsDevice::open(c.clone(), i as u32, epoch))
+        .map(|i| NatsLog::open_device(c.clone(), i as u32, epoch))
         .collect::<Result<Vec<_>, _>>()?;
     // Every stream holds this writer's fence now; a newer writer that claimed the database
     // before this read is seen here, one that claims it later fences this writer on its next

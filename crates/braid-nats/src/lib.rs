@@ -79,5 +79,5 @@ pub mod tail;
 
 pub use cluster::Cluster;
 pub use config::NatsConfig;
-pub use device::NatsDevice;
+pub use device::{NatsDevice, NatsLog};
 pub use factory::NatsFactory;

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use braid_nats::{Cluster as Client, NatsDevice};
+use braid_nats::{Cluster as Client, NatsLog};
 use braid_wal::device::Device;
 use braid_wal::record::{Kind, RecordSpec, Stamp};
 use braid_wal::scan::{ScanMode, Scanner, StreamSource};
@@ -35,15 +35,15 @@ fn a_large_flush_is_split_and_reads_back_whole() {
     let mut cfg = cluster.config("split");
     cfg.max_message = 4096;
     let c = Arc::new(Client::connect(cfg.clone()).unwrap());
-    let dev = NatsDevice::open(c.clone(), 0, 1).unwrap();
+    let dev = NatsLog::open_device(c.clone(), 0, 1).unwrap();
     let mem = records(&cfg, 60);
     let end = mem.tail();
     assert!(end > 4 * 4096, "{end}");
     dev.fill(0, &mem.bytes);
     dev.flush(0, end).unwrap();
     drop(dev);
-    let again = NatsDevice::open(c, 0, 2).unwrap();
-    assert_eq!(again.image().msgs.len() as u64, end.div_ceil(4096));
+    let again = NatsLog::open_device(c, 0, 2).unwrap();
+    assert_eq!(again.store().image().msgs.len() as u64, end.div_ceil(4096));
     assert_eq!((again.start(), again.limit()), (0, end));
     let mut sc = Scanner::new(&again, ScanMode::Strict);
     let mut txns = 0;
@@ -66,7 +66,7 @@ fn a_flush_cut_between_its_messages_is_a_torn_tail() {
     let cluster = Cluster::start();
     let cfg = cluster.config("torn");
     let c = Arc::new(Client::connect(cfg.clone()).unwrap());
-    let first = NatsDevice::open(c.clone(), 0, 1).unwrap();
+    let first = NatsLog::open_device(c.clone(), 0, 1).unwrap();
     drop(first);
     let mut mem = MemSource::new("mem", 0, cfg.salt(0));
     for txn in 1..=3 {
@@ -92,7 +92,7 @@ fn a_flush_cut_between_its_messages_is_a_torn_tail() {
         Some(last),
     )
     .unwrap();
-    let dev = NatsDevice::open(c.clone(), 0, 2).unwrap();
+    let dev = NatsLog::open_device(c.clone(), 0, 2).unwrap();
     let mut sc = Scanner::new(&dev, ScanMode::Strict);
     let mut txns = 0;
     while sc.next_record().unwrap().is_some() {
@@ -103,7 +103,7 @@ fn a_flush_cut_between_its_messages_is_a_torn_tail() {
     assert_eq!(end.kind, EndKind::TornTail, "{end}");
     dev.reset_tail(end.end).unwrap();
     drop(dev);
-    let after = NatsDevice::open(c, 0, 3).unwrap();
+    let after = NatsLog::open_device(c, 0, 3).unwrap();
     assert_eq!(after.limit(), end.end);
 }
 
@@ -116,7 +116,7 @@ fn a_flush_retried_after_an_outage_sends_the_same_messages_again() {
     let mut cfg = crate::support::short(cluster.config("retry"), 3);
     cfg.max_message = 4096;
     let c = Arc::new(Client::connect(cfg.clone()).unwrap());
-    let dev = NatsDevice::open(c.clone(), 0, 1).unwrap();
+    let dev = NatsLog::open_device(c.clone(), 0, 1).unwrap();
     let mem = records(&cfg, 90);
     let end = mem.tail();
     dev.fill(0, &mem.bytes);
@@ -140,7 +140,7 @@ fn a_flush_retried_after_an_outage_sends_the_same_messages_again() {
         );
     }
     drop(dev);
-    let again = NatsDevice::open(c, 0, 2).unwrap();
+    let again = NatsLog::open_device(c, 0, 2).unwrap();
     assert_eq!((again.start(), again.limit()), (0, end));
     let mut sc = Scanner::new(&again, ScanMode::Strict);
     let mut txns = 0;

@@ -44,11 +44,8 @@ fn pmem_device(dir: &Path, domain: Domain) -> Arc<dyn Device> {
         media: Media::Emulated,
     };
     let region = Region::create(&dir.join("ring"), 64 << 20, cfg).unwrap();
-    let dcfg = PmemDeviceConfig {
-        stream: 0,
-        write: PmemWrite::NonTemporal,
-        destage: None,
-    };
+    let mut dcfg = PmemDeviceConfig::new(0);
+    dcfg.write = PmemWrite::NonTemporal;
     Arc::new(PmemDevice::open(region, dcfg).unwrap())
 }
 

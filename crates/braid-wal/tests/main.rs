@@ -51,5 +51,6 @@ mod taurus_phantom;
 mod taurus_pipeline;
 mod taurus_rows;
 mod taurus_simd;
+mod toy_device;
 mod toy_scheme;
 mod wal_front;

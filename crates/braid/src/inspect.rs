@@ -53,11 +53,8 @@ fn devices(dir: &std::path::Path, meta: &Meta, env: &Env) -> anyhow::Result<Vec<
                     .fs
                     .exists(&dir.join("destage"))
                     .then(|| FileDeviceConfig::new(dir.join("destage"), id));
-                let cfg = PmemDeviceConfig {
-                    stream: id,
-                    write: Default::default(),
-                    destage,
-                };
+                let mut cfg = PmemDeviceConfig::new(id);
+                cfg.destage = destage;
                 out.push(Arc::new(PmemDevice::open_with_fs(
                     region,
                     cfg,

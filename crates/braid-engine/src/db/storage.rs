@@ -189,11 +189,9 @@ fn make_devices(
                     c.segment_size = p.destage_segment_size;
                     c
                 });
-                let cfg = PmemDeviceConfig {
-                    stream: id,
-                    write: p.write,
-                    destage,
-                };
+                let mut cfg = PmemDeviceConfig::new(id);
+                cfg.write = p.write;
+                cfg.destage = destage;
                 out.push(Arc::new(PmemDevice::open_with_fs(
                     region,
                     cfg,

@@ -1,5 +1,20 @@
-//! The device trait: where a stream's bytes become durable.
+//! Devices: where a stream's bytes become durable.
+//!
+//! The stream talks to a [`Device`]. Two kinds implement it:
+//!
+//! * A [`BufferedDevice`] (`buffered.rs`): the DRAM ring writers fill ([`DramRing`]), its
+//!   `reusable` watermark and the flush, written once, in front of a [`Store`]: storage at
+//!   the level of write-at, sync, truncate and read. The file device ([`FileDevice`], storage
+//!   [`FileStore`]: segment files) and the replicated device of braid-nats are storages
+//!   behind it, and so is any new device whose writes need a flush.
+//! * Devices durable in place, whose fills persist the bytes themselves
+//!   ([`Device::durable_on_fill`]): the persistent-memory ring ([`PmemDevice`], whose region is
+//!   the ring, persisted on the writer's thread) and the null device ([`NullDevice`]).
+//!
+//! Wrappers take any device: [`PacedDevice`] (emulated speed) and [`StripedDevice`] (RAID-0
+//! over buffered devices).
 
+pub(crate) mod buffered;
 pub(crate) mod file;
 pub(crate) mod null;
 pub(crate) mod pace;
@@ -8,7 +23,8 @@ pub(crate) mod ring;
 pub(crate) mod striped;
 
 pub use self::{
-    file::{FileDevice, FileDeviceConfig},
+    buffered::{BufferedDevice, DEFAULT_BUFFER_SIZE, Store},
+    file::{FileDevice, FileDeviceConfig, FileStore},
     null::NullDevice,
     pace::{Pace, PacedDevice},
     pmem::{PmemDevice, PmemDeviceConfig, PmemWrite},
@@ -34,9 +50,11 @@ pub struct DeviceInfo {
 
 /// A log device holding one stream.
 ///
-/// Writers copy their records into the device's buffer with [`Device::fill`] (a DRAM ring for
-/// files, the persistent ring itself for pmem); one flusher at a time makes ranges durable with
-/// [`Device::flush`], always with increasing, contiguous ranges.
+/// Writers copy their records into the device's buffer with [`Device::fill`] (the DRAM ring of
+/// a [`BufferedDevice`], the persistent ring itself for pmem); one flusher at a time makes
+/// ranges durable with [`Device::flush`], always with increasing, contiguous ranges. A new
+/// device whose writes need a flush is a [`Store`] behind a [`BufferedDevice`] rather than a
+/// `Device` of its own (see the module doc).
 pub trait Device: Send + Sync + StreamSource {
     /// What the device is, for reports.
     fn info(&self) -> DeviceInfo;

@@ -3,16 +3,17 @@
 //! flushed to the log file" of serial logging, one per log manager in Taurus (Alg. 1-2: workers
 //! fill the buffer, the log manager flushes it), and the disk under de-staged NVM buffers.
 //!
-//! * Writers copy records into the ring at `lsn % capacity` ([`Device::fill`], split at the ring
-//!   end); the flusher writes `[from, to)` out to the segment files and fdatasyncs before
-//!   `flush` returns. [`Device::reusable`] advances once the bytes are written out (before the
-//!   fdatasync, so writers can refill the ring meanwhile): a flush whose writes fail (for
-//!   example with `NoSpace`) leaves it alone and can be retried from the ring; a failed
-//!   fdatasync poisons the stream, so its bytes are never needed again.
+//! * The ring is a [`BufferedDevice`]'s, in front of [`FileStore`] (the segment files): writers
+//!   copy records into it ([`Device::fill`]); the flusher writes `[from, to)` out to the segment
+//!   files ([`Store::write_at`]) and fdatasyncs ([`Store::sync`]) before `flush` returns.
+//!   [`Device::reusable`] advances once the bytes are written out (before the fdatasync, so
+//!   writers can refill the ring meanwhile): a flush whose writes fail (for example with
+//!   `NoSpace`) leaves it alone and can be retried from the ring; a failed fdatasync poisons
+//!   the stream, so its bytes are never needed again.
 //! * With O_DIRECT (`cfg.direct`) the flusher copies the range into a 4096-aligned buffer
 //!   (an over-allocated `Vec`, no `unsafe`), zero-pads the last partial block and writes whole
 //!   blocks; the partial last block is written again by the next flush, so `reusable` is the
-//!   flushed end aligned down to 4096 and the ring keeps that block. A file system that refuses
+//!   flushed end aligned down to 4096 and the ring keeps that block ([`Store::align`]). A file system that refuses
 //!   O_DIRECT (tmpfs answers EINVAL) is an error at open (`WalError::Unsupported`) rather than a
 //!   silent fallback: a benchmark asking for direct I/O must not quietly measure something else.
 //! * `ensure_space` keeps the segment holding `upto` and one more ahead created (and
@@ -30,11 +31,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::device::ring::DramRing;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
-use crate::device::{Device, DeviceInfo};
+use crate::device::DEFAULT_BUFFER_SIZE;
+#[cfg(doc)]
+use crate::device::Device;
+use crate::device::ring::DramRing;
+use crate::device::{BufferedDevice, DeviceInfo, Store};
 use crate::fs::{AlignedBuf, DIRECT_ALIGN, Fs};
 use crate::scan::StreamSource;
 use crate::{Lsn, WalError};
@@ -46,6 +50,7 @@ pub(crate) use segment::SegmentLog;
 /// Where and how a [`FileDevice`] stores its stream. [`FileDeviceConfig::new`] gives the
 /// defaults: 64 MiB segments, a 16 MiB buffer, no O_DIRECT, preallocation on.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct FileDeviceConfig {
     /// Directory of the segment files (shared by the streams of one log).
     pub dir: PathBuf,
@@ -79,7 +84,7 @@ impl FileDeviceConfig {
             dir: dir.into(),
             stream,
             segment_size: 64 << 20,
-            buffer_size: 16 << 20,
+            buffer_size: DEFAULT_BUFFER_SIZE,
             direct: false,
             preallocate: true,
             nvm_write_delay_ns: 0,
@@ -101,12 +106,15 @@ struct FlushState {
     buf: AlignedBuf,
 }
 
-/// A stream on segment files, with a DRAM ring buffer and group fdatasync.
-pub struct FileDevice {
+/// A stream on segment files, with a DRAM ring buffer and group fdatasync: [`FileStore`]
+/// behind the ring of a [`BufferedDevice`].
+pub type FileDevice = BufferedDevice<FileStore>;
+
+/// The [`Store`] of a [`FileDevice`]: segment files written by the flusher and made durable
+/// by fdatasync (see the module doc).
+pub struct FileStore {
     cfg: FileDeviceConfig,
     log: SegmentLog,
-    ring: DramRing,
-    reusable: AtomicU64,
     /// `ensure_space(upto)` with `upto <= prepared` has nothing to do. Read by every append,
     /// written once per segment: on a line of its own, away from the flusher's lock, which
     /// the flusher takes at every flush (sharing its line cost each append a cache miss).
@@ -116,9 +124,9 @@ pub struct FileDevice {
     ram: bool,
 }
 
-impl std::fmt::Debug for FileDevice {
+impl std::fmt::Debug for FileStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FileDevice")
+        f.debug_struct("FileStore")
             .field("cfg", &self.cfg)
             .finish_non_exhaustive()
     }
@@ -140,12 +148,11 @@ impl FileDevice {
         }
         let ram = fs.is_ram_backed(&cfg.dir);
         let log = SegmentLog::open(fs, &cfg)?;
-        let ring = DramRing::new(cfg.buffer_size);
-        let dev = FileDevice {
+        let end = log.end();
+        let buffer = cfg.buffer_size;
+        let store = FileStore {
             ram,
             log,
-            ring,
-            reusable: AtomicU64::new(0),
             prepared: CachePadded::new(AtomicU64::new(0)),
             flusher: Mutex::new(FlushState {
                 pos: 0,
@@ -153,53 +160,33 @@ impl FileDevice {
             }),
             cfg,
         };
-        let end = dev.log.end();
-        dev.set_position(&mut dev.flusher.lock(), end)?;
-        Ok(dev)
+        store.set_position(&mut store.flusher.lock(), end);
+        BufferedDevice::new(store, buffer)
     }
 
     /// The segment files behind the device.
     #[cfg(test)]
     pub(crate) fn segment_log(&self) -> &SegmentLog {
-        &self.log
+        &self.store().log
     }
+}
 
-    /// Make `end` the next flush position: for O_DIRECT, load the partial block before it
-    /// into the ring.
-    fn set_position(&self, st: &mut FlushState, end: Lsn) -> Result<(), WalError> {
-        let reusable = if self.cfg.direct {
-            let a = align_down(end);
-            let head = (end - a) as usize;
-            if head > 0 {
-                let mut tmp = vec![0u8; head];
-                self.log.read_exact_at(a, &mut tmp)?;
-                self.ring.write(a, &tmp);
-            }
-            a
-        } else {
-            end
-        };
+impl FileStore {
+    /// Make `end` the next flush position.
+    fn set_position(&self, st: &mut FlushState, end: Lsn) {
         st.pos = end;
-        self.reusable.store(reusable, Ordering::Release);
         let seg = self.log.segment_size();
         self.prepared
             .store(self.log.covered().saturating_sub(seg), Ordering::Release);
-        Ok(())
     }
 
-    fn flush_buffered(&self, st: &mut FlushState, from: Lsn, to: Lsn) -> Result<(), WalError> {
-        let mut lsn = from;
-        while lsn < to {
-            let n = (to - lsn).min(CHUNK as u64) as usize;
-            let buf = &mut st.buf.as_mut_slice()[..n];
-            self.ring.read(lsn, buf);
-            self.log.write(lsn, buf)?;
-            lsn += n as u64;
-        }
-        Ok(())
-    }
-
-    fn flush_direct(&self, st: &mut FlushState, from: Lsn, to: Lsn) -> Result<(), WalError> {
+    fn flush_direct(
+        &self,
+        ring: &DramRing,
+        st: &mut FlushState,
+        from: Lsn,
+        to: Lsn,
+    ) -> Result<(), WalError> {
         let mut lsn = align_down(from);
         while lsn < to {
             let end = (lsn + CHUNK as u64).min(to);
@@ -210,9 +197,9 @@ impl FileDevice {
                 // The ring may not hold the bytes before `from`: take them from the file.
                 let head = (from - lsn) as usize;
                 self.log.read_exact_at(lsn, &mut buf[..head])?;
-                self.ring.read(from, &mut buf[head..n]);
+                ring.read(from, &mut buf[head..n]);
             } else {
-                self.ring.read(lsn, &mut buf[..n]);
+                ring.read(lsn, &mut buf[..n]);
             }
             buf[n..].fill(0);
             self.log.write(lsn, buf)?;
@@ -222,7 +209,7 @@ impl FileDevice {
     }
 }
 
-impl Device for FileDevice {
+impl Store for FileStore {
     fn info(&self) -> DeviceInfo {
         DeviceInfo {
             kind: "file",
@@ -259,40 +246,43 @@ impl Device for FileDevice {
         }
     }
 
-    fn capacity(&self) -> u64 {
-        self.ring.capacity()
+    fn end(&self) -> Lsn {
+        self.flusher.lock().pos
     }
 
-    fn reusable(&self) -> Lsn {
-        self.reusable.load(Ordering::Acquire)
-    }
-
-    fn fill(&self, lsn: Lsn, bytes: &[u8]) {
-        self.ring.write(lsn, bytes);
-    }
-
-    fn durable_on_fill(&self) -> bool {
-        false
-    }
-
-    fn flush(&self, from: Lsn, to: Lsn) -> Result<(), WalError> {
-        if to <= from {
-            return Ok(());
+    fn align(&self) -> u64 {
+        if self.cfg.direct {
+            DIRECT_ALIGN as u64
+        } else {
+            1
         }
+    }
+
+    fn write_at(&self, ring: &DramRing, from: Lsn, to: Lsn) -> Result<(), WalError> {
         let mut st = self.flusher.lock();
         if self.cfg.direct {
-            self.flush_direct(&mut st, from, to)?;
+            self.flush_direct(ring, &mut st, from, to)?;
         } else {
-            self.flush_buffered(&mut st, from, to)?;
+            let mut lsn = from;
+            while lsn < to {
+                let n = (to - lsn).min(CHUNK as u64) as usize;
+                let buf = &mut st.buf.as_mut_slice()[..n];
+                ring.read(lsn, buf);
+                self.log.write(lsn, buf)?;
+                lsn += n as u64;
+            }
         }
-        // Written out: the ring may be refilled while the fdatasync runs (only the write
-        // phase can fail with a retryable NoSpace; a failed sync poisons the stream).
-        let reusable = if self.cfg.direct { align_down(to) } else { to };
-        self.reusable.fetch_max(reusable, Ordering::AcqRel);
         st.pos = to;
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<(), WalError> {
         self.log.sync()
     }
 
+    // Asked by every append through `BufferedDevice::ensure_space`: inlined there, so the fast
+    // path stays one call and one load, as before the seam.
+    #[inline]
     fn ensure_space(&self, upto: Lsn) -> Result<(), WalError> {
         if upto <= self.prepared.load(Ordering::Acquire) {
             return Ok(());
@@ -310,10 +300,11 @@ impl Device for FileDevice {
         Ok(())
     }
 
-    fn reset_tail(&self, end: Lsn) -> Result<(), WalError> {
+    fn truncate(&self, end: Lsn) -> Result<(), WalError> {
         let mut st = self.flusher.lock();
         self.log.reset_tail(end)?;
-        self.set_position(&mut st, end)
+        self.set_position(&mut st, end);
+        Ok(())
     }
 
     fn release(&self, upto: Lsn) -> Result<(), WalError> {
@@ -321,7 +312,7 @@ impl Device for FileDevice {
     }
 }
 
-impl StreamSource for FileDevice {
+impl StreamSource for FileStore {
     fn start(&self) -> Lsn {
         self.log.start()
     }

@@ -115,6 +115,7 @@ pub enum PmemWrite {
 
 /// How a [`PmemDevice`] uses its region.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct PmemDeviceConfig {
     /// The stream's index; stored in the ring header and checked at open.
     pub stream: u32,

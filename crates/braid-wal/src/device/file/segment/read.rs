@@ -8,17 +8,7 @@ use crate::{Lsn, WalError};
 impl SegmentLog {
     /// Read exactly `buf.len()` bytes at `lsn`; an error if the range passes the limit.
     pub(crate) fn read_exact_at(&self, lsn: Lsn, buf: &mut [u8]) -> Result<(), WalError> {
-        let n = self.read_at(lsn, buf)?;
-        if n < buf.len() {
-            return Err(WalError::Misuse {
-                detail: format!(
-                    "read of {} bytes at LSN {lsn} passes the end of the log at {}",
-                    buf.len(),
-                    lsn + n as u64
-                ),
-            });
-        }
-        Ok(())
+        crate::device::buffered::read_exact(self, lsn, buf)
     }
 }
 
