@@ -1,17 +1,9 @@
 //! `braid`: benchmark, crash-test, recover and inspect braid's logging schemes side by side.
 
-mod bench;
-mod common;
-mod crash;
 mod follow;
 mod inspect;
-mod oracle;
-mod output;
-mod plot;
-mod recover;
-mod replot;
-mod report;
-mod rewind;
+
+use braid_lab::{bench, crash, output, recover, replot, report, rewind};
 
 use clap::{Parser, Subcommand};
 
