@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use braid_engine::{
-    EngineError, Meta,
+    EngineError, Meta, Options,
     log::{LogKind, SchemeSpec},
 };
 use clap::Args;
@@ -24,7 +24,7 @@ pub struct RecoverArgs {
     #[arg(long)]
     pub dir: PathBuf,
     /// Threads replaying the log (gsn: the default of --scan-threads and --apply-threads).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = Options::default().recovery_threads)]
     pub threads: usize,
     #[arg(long)]
     pub json: Option<PathBuf>,

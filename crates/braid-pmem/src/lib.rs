@@ -30,6 +30,10 @@
 //! use of the same word. Out-of-range or misaligned accesses are caller bugs and panic with a
 //! message naming the offending range.
 //!
+//! `examples/persist.rs` shows the whole cycle: create a region file, write and persist a
+//! record, reopen and read it, and a [`CrashSim`] power cut that keeps what was persisted and
+//! drops what was not (`cargo run -p braid-pmem --example persist`).
+//!
 //! This crate is the project's `unsafe` boundary: mappings, persistence instructions, streaming
 //! stores and signal handlers all need `unsafe`, and it lives here (besides the SIMD helpers of
 //! `braid-wal`'s LSN vectors), every block with a `SAFETY:` comment, behind safe APIs.

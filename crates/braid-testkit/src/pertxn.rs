@@ -36,20 +36,16 @@ impl Replay for Recorder {
 }
 
 fn open(region: &Region, fs: &FaultFs, mode: ScanMode) -> Result<(PerTxnLog, Recorder), WalError> {
-    let cfg = SchemeConfig {
-        scan_mode: mode,
-        ..SchemeConfig::default()
-    };
+    let cfg = SchemeConfig::default().scan_mode(mode);
+    let mut options = PerTxnConfig::default();
+    options.slot_size = 128;
+    options.backup_segment_size = 4096;
+    options.backup_buffer_size = 16 << 10;
     let storage = PerTxnStorage {
         region: region.clone(),
         fs: Arc::new(fs.clone()),
         backup_dir: PathBuf::from("/backup"),
-        options: PerTxnConfig {
-            slot_size: 128,
-            backup_segment_size: 4096,
-            backup_buffer_size: 16 << 10,
-            ..PerTxnConfig::default()
-        },
+        options,
     };
     let rec = Recorder::default();
     let (log, _) = PerTxnLog::open(&cfg, storage, &rec, &|_| {})?;

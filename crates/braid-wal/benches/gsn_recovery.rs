@@ -52,20 +52,17 @@ impl Replay for Rows {
 }
 
 fn cfg(partition: Partition, scan: usize, apply: usize) -> (SchemeConfig, GsnConfig) {
+    let mut gsn = GsnConfig::default();
+    gsn.partition = partition;
+    gsn.commit = CommitProtocol::DurableCache;
+    gsn.rows_per_page = 16;
+    gsn.scan_threads = scan;
+    gsn.apply_threads = apply;
     (
-        SchemeConfig {
-            max_workers: LOGS,
-            recovery_threads: 1,
-            ..SchemeConfig::default()
-        },
-        GsnConfig {
-            partition,
-            commit: CommitProtocol::DurableCache,
-            rows_per_page: 16,
-            scan_threads: scan,
-            apply_threads: apply,
-            ..GsnConfig::default()
-        },
+        SchemeConfig::default()
+            .max_workers(LOGS)
+            .recovery_threads(1),
+        gsn,
     )
 }
 

@@ -86,13 +86,7 @@ fn nvdisk(threads: usize, iters: u64) -> Duration {
         cfg.segment_size = 64 << 20;
         cfg.buffer_size = 16 << 20;
         let dev = Arc::new(FileDevice::open(Arc::new(RealFs), cfg).unwrap());
-        let scfg = StreamConfig {
-            id: 0,
-            max_writers: threads,
-            group_delay: Duration::ZERO,
-            group_bytes: 1 << 20,
-            flusher_only: false,
-        };
+        let scfg = StreamConfig::default().max_writers(threads);
         let stream = Stream::start(dev, 0, scfg).unwrap();
         let payload = vec![7u8; PAYLOAD];
         {
@@ -147,21 +141,17 @@ fn pertxn(threads: usize, iters: u64, flush: FlushPolicy) -> Duration {
             media: Media::Emulated,
         };
         let region = Region::create(&dir.path().join("pertxn.region"), size, pcfg).unwrap();
-        let options = PerTxnConfig {
-            flush,
-            slot_size: slot,
-            truncate_entries: u64::MAX,
-            ..PerTxnConfig::default()
-        };
+        let mut options = PerTxnConfig::default();
+        options.flush = flush;
+        options.slot_size = slot;
+        options.truncate_entries = u64::MAX;
         let storage = PerTxnStorage {
             region,
             fs: Arc::new(RealFs),
             backup_dir: dir.path().join("backup"),
             options,
         };
-        let cfg = SchemeConfig {
-            ..SchemeConfig::default()
-        };
+        let cfg = SchemeConfig::default();
         let (log, _) = PerTxnLog::open(&cfg, storage, &NoReplay, &|_| {}).unwrap();
         let payload = vec![7u8; PAYLOAD];
         total += run_threads(threads, n, &|t| {

@@ -116,15 +116,7 @@ fn wal(c: &mut Criterion) {
             let dir = tempfile::tempdir_in(base).unwrap();
             let dev = make(dir.path());
             let end = scan_end(&*dev);
-            let stream = Stream::start(
-                dev,
-                end,
-                StreamConfig {
-                    max_writers: 4,
-                    ..StreamConfig::default()
-                },
-            )
-            .unwrap();
+            let stream = Stream::start(dev, end, StreamConfig::default().max_writers(4)).unwrap();
             g.bench_function(format!("{name}/{threads}w"), |b| {
                 b.iter_custom(|iters| run(&stream, threads, iters))
             });

@@ -167,10 +167,7 @@ impl WalBuilder {
             source: Arc::new(e),
         })?;
         let storage = self.storage()?;
-        let cfg = SchemeConfig {
-            max_workers: self.writers,
-            ..SchemeConfig::default()
-        };
+        let cfg = SchemeConfig::default().max_workers(self.writers);
         let (scheme, recovered) = scheme::open(&self.spec, &cfg, storage, replay, &|_| {})?;
         Ok(Wal {
             scheme,

@@ -51,4 +51,5 @@ mod taurus_phantom;
 mod taurus_pipeline;
 mod taurus_rows;
 mod taurus_simd;
+mod toy_scheme;
 mod wal_front;

@@ -9,6 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
+use std::ops::Bound;
 use std::sync::Arc;
 
 use braid_wal::device::{Device, DeviceInfo};
@@ -256,5 +257,63 @@ fn acknowledgement_waits_for_the_closure_not_just_plv() {
         .unwrap();
         assert_eq!(applied.0.lock().len(), 7);
         s3.close().unwrap();
+    }
+}
+
+/// A point read that finds no row: the row's delete (stream 1, whose flushes are held back)
+/// raised the writeLV of the key's bucket at its commit, before the key left the index, so a
+/// read-only transaction of stream 0 that missed the key is not acknowledged until the delete
+/// is durable; a miss of a key in a bucket nobody wrote waits for nothing.
+#[test]
+fn a_read_only_transaction_after_a_miss_waits_for_the_delete() {
+    for compress in [false, true] {
+        let devs: Vec<Arc<GatedDev>> = (0..2).map(|_| GatedDev::new(Vec::new())).collect();
+        let c = cfg(compress);
+        let (scheme, _) =
+            open_taurus(&c.0, &c.1, as_devices(&devs), &Applied::default(), &|_| {}).unwrap();
+        let mut w: Vec<_> = (0..2).map(|i| scheme.worker(i).unwrap()).collect();
+        let key = 5u64;
+        let far = 1u64 << 40; // another bucket
+        let req = |txn: u64, read_only: bool| CommitRequest {
+            txn,
+            kind: LogKind::Data,
+            payload: if read_only { &[] } else { &[1, 2, 3] },
+            read_only,
+            epoch: 0,
+            writes: &[],
+            rows: &NoRows,
+            updates: 0,
+        };
+        devs[1].gate(false);
+        w[1].on_write(RowRef::new(0, key));
+        w[1].on_delete(0, key);
+        let delete = w[1].commit(&req(1, false)).unwrap();
+        w[0].on_absent(0, Bound::Included(far), Bound::Included(far));
+        let elsewhere = w[0].commit(&req(2, true)).unwrap();
+        w[0].on_absent(0, Bound::Included(key), Bound::Included(key));
+        let miss = w[0].commit(&req(3, true)).unwrap();
+        let s0 = &scheme.streams()[0];
+        s0.wait_durable(s0.tail()).unwrap();
+        let mut early = false;
+        for _ in 0..20 {
+            early |= miss.is_durable().unwrap();
+            std::thread::yield_now();
+        }
+        let elsewhere_durable = elsewhere.is_durable().unwrap();
+        // Open the gate before any assertion, so a failure cannot hang in the stream's close.
+        devs[1].gate(true);
+        assert!(
+            !early,
+            "compress {compress}: a read-only transaction after a miss was acknowledged before \
+             the delete it missed"
+        );
+        assert!(
+            elsewhere_durable,
+            "compress {compress}: a miss in a bucket nobody wrote waited"
+        );
+        delete.wait().unwrap();
+        miss.wait().unwrap();
+        drop(w);
+        scheme.close().unwrap();
     }
 }

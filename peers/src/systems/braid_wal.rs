@@ -61,10 +61,7 @@ impl BraidWal {
             let cfg = FileDeviceConfig::new(dir.join("log"), i as u32);
             devices.push(Arc::new(FileDevice::open(Arc::new(RealFs), cfg)?));
         }
-        let cfg = SchemeConfig {
-            max_workers: streams.max(1),
-            ..SchemeConfig::default()
-        };
+        let cfg = SchemeConfig::default().max_workers(streams.max(1));
         let (log, report) = scheme::open(&spec, &cfg, Storage::Devices(devices), replay, &|_| {})?;
         if let Some(e) = log.emulation() {
             bail!(

@@ -265,18 +265,17 @@ fn log_starts(storage: &Storage) -> Vec<Lsn> {
 
 /// The scheme configuration of a database opened with `opts`, recovering past `cut`.
 pub(super) fn scheme_config(opts: &Options, cut: Option<Cut>) -> SchemeConfig {
-    SchemeConfig {
-        logging: opts.logging,
-        max_workers: opts.max_workers,
-        group_delay: opts.group_delay,
-        group_bytes: opts.group_bytes,
-        scan_mode: opts.scan_mode,
-        recovery_threads: opts.recovery_threads.max(1),
-        recovery_plan: opts.recovery_plan,
-        mvcc: opts.cc == Cc::Mvcc,
-        cut,
-        records: opts.records,
-    }
+    SchemeConfig::default()
+        .logging(opts.logging)
+        .max_workers(opts.max_workers)
+        .group_delay(opts.group_delay)
+        .group_bytes(opts.group_bytes)
+        .scan_mode(opts.scan_mode)
+        .recovery_threads(opts.recovery_threads.max(1))
+        .recovery_plan(opts.recovery_plan)
+        .mvcc(opts.cc == Cc::Mvcc)
+        .cut(cut)
+        .records(opts.records)
 }
 
 /// Open `db`'s scheme on `storage`, replaying the log (what checkpoint cut `cut` does not

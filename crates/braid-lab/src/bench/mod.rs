@@ -24,7 +24,7 @@ mod sweep;
 
 use std::path::PathBuf;
 
-use braid_engine::log::LogKind;
+use braid_engine::{Options, log::LogKind};
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
@@ -46,7 +46,7 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', value_parser = common::scheme_name)]
     pub scheme: Option<Vec<&'static str>>,
     /// Logging kinds, comma-separated: data, command.
-    #[arg(long, value_delimiter = ',', default_value = "data", value_parser = common::trimmed::<LogKind>)]
+    #[arg(long, value_delimiter = ',', default_value = Options::default().logging.name(), value_parser = common::trimmed::<LogKind>)]
     pub logging: Vec<LogKind>,
     /// Log devices, comma-separated: pmem, file, nats (default: every scheme on pmem, and
     /// beside them what a library user gets by default: serial on the file device, fdatasync'd

@@ -340,6 +340,7 @@ pub fn measure_variants(
                 "stripe_kb": args.engine.stripe_kb,
                 "device_mbps": args.engine.device_mbps.unwrap_or(0.0),
                 "device_sync_us": args.engine.device_sync_us.unwrap_or(0),
+                "commit": args.engine.commit_mode(),
                 "sync_commit": args.engine.sync_commit,
                 "lv_compress": args.engine.taurus.compress.to_string(),
                 "lv_simd": args.engine.taurus.simd.to_string(),

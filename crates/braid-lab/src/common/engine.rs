@@ -163,8 +163,14 @@ pub struct EngineArgs {
     /// device, after its transfer (0: none). Recorded and reapplied as --device-mbps is.
     #[arg(long)]
     pub device_sync_us: Option<u64>,
-    /// Workers make the durable commit, which returns only once the transaction is durable
-    /// (default: the pipelined commit, which returns a ticket at once and keeps working).
+    /// Workers make the durable commit (the library's `Txn::commit`), which returns only once
+    /// the transaction is durable: each worker waits for each of its commits. Without it
+    /// workers make the pipelined commit (`Txn::commit_async`): it returns a ticket at once and
+    /// the worker starts its next transaction while the flush is under way (`bench` keeps up
+    /// to --inflight tickets per worker); a commit still counts only once its ticket says it
+    /// is durable. Pipelined is the default because the papers' throughput is measured that
+    /// way, workers not waiting for their own commit's flush; it is recorded in each result's
+    /// params as `commit` (`pipelined` or `durable`).
     #[arg(long)]
     pub sync_commit: bool,
     /// Threads that replay the log at recovery.
@@ -332,6 +338,16 @@ impl EngineArgs {
         }
     }
 
+    /// The commit the workers make, as results record it: `durable` (`--sync-commit`) or
+    /// `pipelined`.
+    pub fn commit_mode(&self) -> &'static str {
+        if self.sync_commit {
+            "durable"
+        } else {
+            "pipelined"
+        }
+    }
+
     /// The checkpoint triggers asked for: all fields from the flags, none from
     /// `CheckpointOptions::default()` (whose size trigger the flags leave off).
     pub fn checkpoint_options(&self) -> braid_engine::CheckpointOptions {
@@ -470,6 +486,31 @@ mod tests {
                 .to_string();
             assert!(err.contains(bad[0]), "{bad:?}: {err}");
         }
+    }
+
+    /// The commit the workers make is named where results record it: pipelined unless
+    /// `--sync-commit` asks for the library's durable commit.
+    #[test]
+    fn the_commit_mode_is_named() {
+        assert_eq!(engine(&[]).commit_mode(), "pipelined");
+        assert_eq!(engine(&["--sync-commit"]).commit_mode(), "durable");
+    }
+
+    /// The log's defaults reach the command line unchanged: group commit and recovery
+    /// threads are the library's own.
+    #[test]
+    fn log_defaults_are_the_librarys() {
+        let (e, o) = (engine(&[]), Options::default());
+        let opts = e.options(
+            SchemeSpec::default(),
+            o.logging,
+            DeviceKind::File,
+            o.streams,
+            1,
+        );
+        assert_eq!(opts.group_delay, o.group_delay);
+        assert_eq!(opts.group_bytes, o.group_bytes);
+        assert_eq!(opts.recovery_threads, o.recovery_threads);
     }
 
     #[test]

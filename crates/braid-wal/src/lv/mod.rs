@@ -33,9 +33,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 mod simd;
 
-/// Most log streams an LV can describe (the `u8` index of sparse record stamps allows 256; 64
-/// keeps every vector within one 512-byte block).
-pub(crate) const MAX_STREAMS: usize = 64;
+/// Most log streams an LV describes: the most any scheme runs, declared with the streams.
+pub(crate) use crate::stream::MAX_STREAMS;
 
 /// An implementation of the LV operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

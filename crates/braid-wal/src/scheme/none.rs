@@ -23,6 +23,7 @@ pub const NAME: &str = "none";
 
 /// The `none` scheme's configuration (it has no options).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NoneConfig;
 
 impl SchemeDef for NoneConfig {

@@ -45,6 +45,7 @@ pub(crate) const NAME: &str = "nvdisk";
 
 /// The `nvdisk` scheme's configuration (it has no options of its own).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NvDiskConfig;
 
 impl SchemeDef for NvDiskConfig {

@@ -52,6 +52,7 @@ pub(crate) const NAME: &str = "serial";
 
 /// The `serial` scheme's configuration (it has no options of its own).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SerialConfig;
 
 impl SchemeDef for SerialConfig {

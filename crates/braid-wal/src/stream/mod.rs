@@ -112,9 +112,17 @@ pub(crate) use state::{BusyThread, spare_core};
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) use writer::StreamWriter;
 
+/// Most log streams a scheme runs: an LSN vector has one entry per stream (`crate::lv`; 64
+/// keeps each vector within one 512-byte block, and the `u8` index of sparse record stamps
+/// allows 256), and Plover's partitions of a transaction are a `u64` mask.
+pub(crate) const MAX_STREAMS: usize = 64;
+
 /// How a [`Stream`] runs. The default: stream 0, 64 writers, no group-commit delay,
-/// `group_bytes` 1 MiB.
+/// `group_bytes` 1 MiB; these are the defaults of every scheme's streams too
+/// ([`SchemeConfig::default`](crate::scheme::SchemeConfig) takes them from here). Outside the
+/// crate (the `testing` feature), built from the default with its setters.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) struct StreamConfig {
     /// The stream's index: names its flusher thread and appears in errors.
@@ -139,6 +147,37 @@ impl Default for StreamConfig {
             group_bytes: 1 << 20,
             flusher_only: false,
         }
+    }
+}
+
+// Setters for the benches and test kits outside the crate, where the type is public (the
+// `testing` feature) and `#[non_exhaustive]`; inside it a literal names what it sets.
+#[cfg(feature = "testing")]
+impl StreamConfig {
+    /// [`StreamConfig::id`] set to `id`.
+    pub fn id(mut self, id: u32) -> StreamConfig {
+        self.id = id;
+        self
+    }
+    /// [`StreamConfig::max_writers`] set to `n`.
+    pub fn max_writers(mut self, n: usize) -> StreamConfig {
+        self.max_writers = n;
+        self
+    }
+    /// [`StreamConfig::group_delay`] set to `d`.
+    pub fn group_delay(mut self, d: Duration) -> StreamConfig {
+        self.group_delay = d;
+        self
+    }
+    /// [`StreamConfig::group_bytes`] set to `n`.
+    pub fn group_bytes(mut self, n: usize) -> StreamConfig {
+        self.group_bytes = n;
+        self
+    }
+    /// [`StreamConfig::flusher_only`] set to `on`.
+    pub fn flusher_only(mut self, on: bool) -> StreamConfig {
+        self.flusher_only = on;
+        self
     }
 }
 

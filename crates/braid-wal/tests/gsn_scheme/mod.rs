@@ -25,6 +25,7 @@ use parking_lot::Mutex;
 
 use crate::integration::mem_device::{MemDev, OpenGates};
 
+mod absent;
 mod autonomous;
 mod follow;
 mod pmem;

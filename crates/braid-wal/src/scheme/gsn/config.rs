@@ -98,6 +98,7 @@ fn unknown_commit(s: &str) -> UnknownName {
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "cli", derive(clap::Args))]
 #[cfg_attr(feature = "cli", command(next_help_heading = "Scheme gsn"))]
+#[non_exhaustive]
 pub struct GsnConfig {
     /// Log partitioning: tx (a worker's transactions go to its own log) or page (an
     /// operation goes to log page-id mod logs). Scheme option `partition`.

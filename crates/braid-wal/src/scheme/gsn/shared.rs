@@ -124,6 +124,16 @@ impl Shared {
         self.cfg.rfa && self.mode == Mode::Watermark
     }
 
+    /// The largest GSN any log has stamped so far (each log's clock, read under its insert
+    /// lock): every record inserted before this call is at or below it.
+    pub(crate) fn max_clock(&self) -> u64 {
+        self.logs
+            .iter()
+            .map(|l| l.inner.lock().clock)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// RFA decisions so far: (local, remote), every worker's.
     pub(crate) fn rfa_counts(&self) -> (u64, u64) {
         let lanes = self.lanes.lock();

@@ -20,6 +20,7 @@
 //! transaction), so a checkpoint keeps the log from the first record of every open
 //! transaction.
 
+use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::SeqCst;
 
@@ -36,8 +37,13 @@ use crate::payload::{RedoBuf, decode_redo};
 use crate::proxy::ProxyCounter;
 use crate::record::{FLAG_COMMIT, Kind};
 use crate::scheme::UpdateRecord;
+use crate::scheme::key_range::inclusive;
 use crate::scheme::open_txns::OpenSlot;
 use crate::scheme::{AccessSet, CommitRequest, LogKind, RowRef, SchemeWorker, Ticket};
+
+/// A miss over more pages than this reads every log's clock instead of the pages' clocks
+/// ([`GsnWorker::on_absent`]).
+const MAX_ABSENT_PAGES: u64 = 64;
 
 /// One worker: its transaction's GSN and the page clocks it touched.
 pub(super) struct GsnWorker {
@@ -307,6 +313,33 @@ impl SchemeWorker for GsnWorker {
         let slot = p.slot(row.table, row.key);
         self.tx = self.tx.max(p.get(slot));
         self.touched.push((slot, false));
+    }
+
+    /// A read that found no row (a point miss, or the part of a scan with no row left): the
+    /// missing row's delete raised its page's clock before its commit took the key out of the
+    /// index, so reading the clocks of the pages the miss covers orders this transaction after
+    /// that delete (RAW), as [`Self::on_read`] does for a row that is there; a read-only
+    /// transaction then waits for it like for any write it read. A range of more than
+    /// [`MAX_ABSENT_PAGES`] pages takes every log's clock instead (each log's last GSN: a
+    /// committed delete's commit record is in its log, at or above its page's raise), and under
+    /// RFA counts as touching another log's volatile write.
+    fn on_absent(&mut self, table: u32, lo: Bound<u64>, hi: Bound<u64>) {
+        let Some((a, b)) = inclusive(lo, hi) else {
+            return;
+        };
+        let p = &self.shared.pages;
+        let rpp = p.rows_per_page();
+        let (first, last) = (a / rpp, b / rpp);
+        if last - first < MAX_ABSENT_PAGES {
+            for page in first..=last {
+                let slot = p.slot(table, page * rpp);
+                self.tx = self.tx.max(p.get(slot));
+                self.touched.push((slot, false));
+            }
+        } else {
+            self.tx = self.tx.max(self.shared.max_clock());
+            self.remote = self.shared.rfa();
+        }
     }
 
     fn on_write(&mut self, row: RowRef<'_>) {

@@ -168,6 +168,7 @@ fn unknown_place(s: &str) -> UnknownName {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "cli", derive(clap::Args))]
 #[cfg_attr(feature = "cli", command(next_help_heading = "Scheme pertxn"))]
+#[non_exhaustive]
 pub struct PerTxnConfig {
     /// When log objects are persisted: insert (by the committing worker) or commit (by a
     /// background daemon; a waiting commit persists what the daemon has not reached). Scheme
@@ -380,11 +381,8 @@ impl PerTxnLog {
             rec.head,
         ));
         let scfg = StreamConfig {
-            id: 0,
             max_writers: 2,
-            group_delay: Duration::ZERO,
-            group_bytes: 1 << 20,
-            flusher_only: false,
+            ..StreamConfig::default()
         };
         let backup = Stream::start(rec.backup, rec.backup_end, scfg)?;
         let spawn_err = |what: &str, e: std::io::Error| WalError::Thread {

@@ -112,6 +112,7 @@ pub(crate) const NO_MVCC: &str = "the plover scheme cannot recover a multi-versi
 
 /// The `plover` scheme's configuration (it has no options of its own).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PloverConfig;
 
 impl SchemeDef for PloverConfig {

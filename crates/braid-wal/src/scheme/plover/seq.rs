@@ -19,8 +19,10 @@
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, MutexGuard};
 
-/// Most logs (partitions) a Plover database has: a transaction's partitions are a `u64` mask.
-pub(crate) const MAX_LOGS: usize = 64;
+/// Most logs (partitions) a Plover database has: as many as any scheme's streams, which a
+/// transaction's partitions, a `u64` mask, can name.
+pub(crate) const MAX_LOGS: usize = crate::stream::MAX_STREAMS;
+const _: () = assert!(MAX_LOGS <= u64::BITS as usize);
 
 /// The per-log counters, each behind its latch.
 pub(crate) struct SeqCounters {

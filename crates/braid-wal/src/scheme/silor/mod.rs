@@ -50,7 +50,7 @@ use super::{LogKind, RecoveryReport, Replay, Scheme, SchemeConfig, SchemeWorker,
 use crate::device::Device;
 use crate::proxy::{Proxies, ProxyBoard};
 use crate::record::{Kind, RecordSpec, Stamp};
-use crate::stream::Stream;
+use crate::stream::{MAX_STREAMS, Stream};
 use crate::{Lsn, WalError};
 use durable::Durable;
 use epoch::Epochs;
@@ -68,9 +68,6 @@ pub(crate) const NO_COMMAND_LOGGING: &str = "silor logs values only (SiloR's val
 pub(crate) const NO_MVCC: &str = "silor replays single-version value logs (latest TID wins per key); \
      the multi-versioned engine's records carry commit timestamps it does not read";
 
-/// Most streams.
-pub(crate) const MAX_STREAMS: usize = 64;
-
 /// The scheme's registration (see [`super::SCHEMES`]).
 pub(crate) const REGISTRATION: Registration = Registration {
     name: NAME,
@@ -82,6 +79,7 @@ const OPTIONS: &[&str] = &["epoch_ms"];
 
 /// SiloR's options.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SilorConfig {
     /// Milliseconds between two advances of the global epoch (SiloR: 40).
     pub epoch_ms: u64,

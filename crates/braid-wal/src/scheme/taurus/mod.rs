@@ -230,6 +230,7 @@ pub const LV_SAMPLE_EVERY: u64 = 16;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "cli", derive(clap::Args))]
 #[cfg_attr(feature = "cli", command(next_help_heading = "Scheme taurus"))]
+#[non_exhaustive]
 pub struct TaurusConfig {
     /// Row LVs leave the row table once this many bytes of log (a size: 262144, 256KiB, 1MiB)
     /// behind the committed vector of every stream, and come back at `CLV - delta` (Section

@@ -7,7 +7,7 @@
 //!
 //! * **In the row.** When the engine hands the row's [`RowMeta`](crate::scheme::RowMeta) slot
 //!   (it always does), the words live there, in the row beside its lock word for up to
-//!   [`ROW_META_INLINE`](crate::scheme::ROW_META_INLINE) words. They are zero until written,
+//!   [`ROW_META_INLINE`](crate::scheme::row::ROW_META_INLINE) words. They are zero until written,
 //!   and zero reads as `base`, the log end recovery stopped at (every new transaction follows
 //!   every recovered one it touches): each transaction's LV starts at `base`, so merging a
 //!   zero word changes nothing a merge of `base` would not. This is where the paper keeps them:

@@ -54,7 +54,9 @@
 //!   scanner aborts) or the inserter waits for the scanner's final readLV. An inserter waits
 //!   only while it executes, before it could count as pending anywhere, and a pending scanner
 //!   waits for nobody: no deadlock. Read-only scanners (nothing to replay) do not count as
-//!   pending.
+//!   pending. A point read that finds no row (`on_absent`) merges its key's bucket writeLV at
+//!   once, the scan's RAW edge for one key, so a read-only transaction that missed a deleted
+//!   key waits for the delete.
 //! * Workers map to streams `worker mod n`.
 //! * Anchors (Alg. 5 `FlushPLV`): when compression is on (`TaurusConfig::compress`) and a
 //!   stream has grown `anchor_every` bytes since its last anchor, the worker that notices
@@ -75,6 +77,7 @@ use super::{MAX_SCAN_BUCKETS, Shared};
 use crate::WalError;
 use crate::proxy::ProxyCounter;
 use crate::record::{FLAG_COMMIT, RecordSpec, Stamp};
+use crate::scheme::key_range::inclusive;
 use crate::scheme::{AccessSet, CommitRequest, RowRef, SchemeWorker, Ticket};
 use crate::stream::StreamWriter;
 
@@ -89,21 +92,6 @@ const RANGE: u8 = 8;
 /// engine's table ids are small (a catalog of at most a few thousand tables).
 const BUCKET_TAG: u32 = 1 << 31;
 const WHOLE_TAG: u32 = 3 << 30;
-
-/// `[lo, hi]` as inclusive keys, or None if the range holds no key.
-fn inclusive(lo: Bound<u64>, hi: Bound<u64>) -> Option<(u64, u64)> {
-    let a = match lo {
-        Bound::Included(x) => x,
-        Bound::Excluded(x) => x.checked_add(1)?,
-        Bound::Unbounded => 0,
-    };
-    let b = match hi {
-        Bound::Included(x) => x,
-        Bound::Excluded(x) => x.checked_sub(1)?,
-        Bound::Unbounded => u64::MAX,
-    };
-    (a <= b).then_some((a, b))
-}
 
 struct Held {
     e: RowLv,
@@ -513,6 +501,28 @@ impl SchemeWorker for TaurusWorker {
     fn on_scan(&mut self, table: u32, lo: Bound<u64>, hi: Bound<u64>) {
         let t = self.lv_start();
         self.scan(table, lo, hi);
+        self.lv_hook(t);
+    }
+
+    /// A point read that found no row: merge the writeLV of the key's bucket, which the
+    /// missing row's delete raised at its commit before the key left the index (RAW, as a scan
+    /// that no longer finds the key does; see the module docs). A range's misses are the
+    /// scan's: [`Self::on_scan`] merges its buckets at validation.
+    fn on_absent(&mut self, table: u32, lo: Bound<u64>, hi: Bound<u64>) {
+        let Some((a, b)) = inclusive(lo, hi) else {
+            return;
+        };
+        if a != b {
+            return;
+        }
+        let t = self.lv_start();
+        let e = self.hold_key(BUCKET_TAG | table, a >> self.sh.bucket_bits, READ | RANGE);
+        merge_from(
+            self.sh.ops,
+            &mut self.lv,
+            e.view().write_lv(self.sh.n),
+            &mut self.scratch,
+        );
         self.lv_hook(t);
     }
 
