@@ -19,8 +19,8 @@ use hdrhistogram::Histogram;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::common::{self, EngineArgs};
-use crate::recover::{meta_from_cluster, reopen_options};
+use braid_lab::common::{self, EngineArgs};
+use braid_lab::recover::{meta_from_cluster, reopen_options};
 
 #[derive(Debug, Clone, Args)]
 pub struct FollowArgs {
@@ -192,9 +192,9 @@ pub fn run(args: FollowArgs) -> anyhow::Result<()> {
     }
     println!("{}", summary(&st));
     if let Some(p) = &args.json {
-        crate::output::write_json(
+        braid_lab::output::write_json(
             p,
-            &serde_json::json!({ "follow": st, "machine": crate::output::machine() }),
+            &serde_json::json!({ "follow": st, "machine": braid_lab::output::machine() }),
         )?;
     }
     if let Some(e) = &st.consistency {

@@ -1,17 +1,21 @@
 //! `braid inspect`: the streams, segments and decoded records of a database's log, without
 //! opening (or recovering) the database, and where it keeps files outside its directory. It
-//! reads a copy of the files in memory ([`Env::snapshot`]), so it changes no byte and takes
-//! no lock: a database that another process is writing can be inspected.
+//! reads a copy of the files in memory, as the engine's read-only open does (log files through
+//! braid-wal's [`SnapshotFs`], persistent-memory regions through [`Region::snapshot`]), so it
+//! changes no byte and takes no lock: a database that another process is writing can be
+//! inspected.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use anyhow::Context as _;
+
 use braid_engine::Meta;
-use braid_engine::testing::Env;
 use braid_pmem::Region;
 use braid_wal::device::Device;
 use braid_wal::device::{FileDevice, FileDeviceConfig};
 use braid_wal::device::{PmemDevice, PmemDeviceConfig};
+use braid_wal::fs::{Fs, SnapshotFs};
 use braid_wal::payload::{RedoOp, decode_command, decode_redo};
 use braid_wal::record::Kind;
 use braid_wal::scan::{ScanMode, Scanner};
@@ -30,7 +34,23 @@ pub struct InspectArgs {
     pub limit: usize,
 }
 
-fn devices(dir: &std::path::Path, meta: &Meta, env: &Env) -> anyhow::Result<Vec<Arc<dyn Device>>> {
+/// A private in-memory copy of every file below `roots` but the persistent-memory regions
+/// (`*.region`), which [`devices`] copies itself with [`Region::snapshot`].
+fn snapshot(roots: &[PathBuf]) -> anyhow::Result<Arc<dyn Fs>> {
+    let fs = SnapshotFs::new();
+    let is_region = |p: &std::path::Path| p.extension().is_some_and(|e| e == "region");
+    for root in roots {
+        fs.copy_tree(root, &is_region)
+            .with_context(|| format!("copying {}", root.display()))?;
+    }
+    Ok(Arc::new(fs))
+}
+
+fn devices(
+    dir: &std::path::Path,
+    meta: &Meta,
+    fs: &Arc<dyn Fs>,
+) -> anyhow::Result<Vec<Arc<dyn Device>>> {
     let mut out: Vec<Arc<dyn Device>> = Vec::new();
     for i in 0..meta.streams {
         let id = i as u32;
@@ -44,22 +64,17 @@ fn devices(dir: &std::path::Path, meta: &Meta, env: &Env) -> anyhow::Result<Vec<
                 if let Some(s) = meta.segment_size {
                     cfg.segment_size = s;
                 }
-                out.push(Arc::new(FileDevice::open(env.fs.clone(), cfg)?));
+                out.push(Arc::new(FileDevice::open(fs.clone(), cfg)?));
             }
             "pmem" => {
                 let path = dir.join("pmem").join(format!("stream-{i:03}.region"));
                 let region = Region::snapshot(&path, None)?;
-                let destage = env
-                    .fs
+                let destage = fs
                     .exists(&dir.join("destage"))
                     .then(|| FileDeviceConfig::new(dir.join("destage"), id));
                 let mut cfg = PmemDeviceConfig::new(id);
                 cfg.destage = destage;
-                out.push(Arc::new(PmemDevice::open_with_fs(
-                    region,
-                    cfg,
-                    env.fs.clone(),
-                )?));
+                out.push(Arc::new(PmemDevice::open_with_fs(region, cfg, fs.clone())?));
             }
             _ => {}
         }
@@ -72,8 +87,8 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
     let writer = braid_engine::Db::writer_pid(&args.dir);
     let mut roots = vec![args.dir.clone()];
     roots.extend(meta.outside.iter().cloned());
-    let env = Env::snapshot(&roots)?;
-    let devs = devices(&args.dir, &meta, &env)?;
+    let fs = snapshot(&roots)?;
+    let devs = devices(&args.dir, &meta, &fs)?;
     let mut streams = Vec::new();
     for (i, d) in devs.iter().enumerate() {
         let info = d.info();

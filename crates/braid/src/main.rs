@@ -1,17 +1,11 @@
 //! `braid`: benchmark, crash-test, recover and inspect braid's logging schemes side by side.
 
-mod bench;
-mod common;
-mod crash;
 mod follow;
 mod inspect;
-mod oracle;
-mod output;
-mod plot;
-mod recover;
-mod replot;
-mod report;
-mod rewind;
+
+#[cfg(feature = "crash-test")]
+use braid_lab::crash;
+use braid_lab::{bench, output, recover, replot, report, rewind};
 
 use clap::{Parser, Subcommand};
 
@@ -36,6 +30,7 @@ enum Cmd {
     /// Ask the standby following a database (`braid follow`) to fence the writer and take over.
     Promote(follow::PromoteArgs),
     /// Crash a running database (kill -9 or simulated power failure) and check recovery.
+    #[cfg(feature = "crash-test")]
     CrashTest(crash::CrashArgs),
     /// Show a database's log streams and records.
     Inspect(inspect::InspectArgs),
@@ -44,6 +39,7 @@ enum Cmd {
     /// Draw saved `braid bench` results (JSON) again: throughput and p50/p90/p99/p99.9 commit
     /// latency against threads, one figure per metric.
     Plot(replot::PlotArgs),
+    #[cfg(feature = "crash-test")]
     #[command(hide = true)]
     CrashChild(crash::ChildArgs),
 }
@@ -87,7 +83,9 @@ fn main() {
         Some(Cmd::Promote(a)) => follow::promote(a),
         Some(Cmd::Report(a)) => report::run(a),
         Some(Cmd::Plot(a)) => replot::run(a),
+        #[cfg(feature = "crash-test")]
         Some(Cmd::CrashChild(a)) => crash::child(a),
+        #[cfg(feature = "crash-test")]
         Some(Cmd::CrashTest(a)) => match crash::run(a) {
             Ok(true) => Ok(()),
             Ok(false) => {

@@ -1,325 +1,26 @@
-//! NV-Logging (Huang et al., VLDB 2014) Figs. 11-16. This module holds Figs. 11-13: log
-//! insertion latency against threads (Fig. 11), and TPC-C (Fig. 12), TATP and TPC-B (Fig. 13)
-//! throughput against NVM write latency for NV-Disk, NV-Logging with flush-on-insert and
-//! flush-on-commit, and distributed logging; [`fig14`] the same comparison on the paper's
-//! Intel PMEP setting (§6.4), [`fig15`] the time breakdowns (§6.5) and [`fig16`] the
-//! cost-effectiveness analysis (§6.6).
-//!
-//! Every scheme logs per update as Shore-MT does (`--records update`): NV-Disk inserts each
-//! record through its central buffer's lock, NV-Logging writes one log object per update. Both
-//! pay the same emulated NVM delay per line written (the model in `braid_pmem::delay`), each
-//! on the thread that writes the line: NV-Disk's log flusher (Shore-MT's log flush daemon,
-//! the only writer of its log files), NV-Logging's inserting worker (flush-on-insert) or its
-//! flush daemon (flush-on-commit), and NV-Disk+decentralized-logging's inserting worker.
-//!
-//! Whether workers wait for commits follows the paper's Table 3 ("Sync/Async Commit"): NV-Disk,
-//! NV-Disk+decentralized-logging, NV-Logging with flush-on-commit and distributed logging
-//! commit asynchronously (Shore-MT's lazy commit: the worker kicks the log flusher and goes on;
-//! only the log buffer's space holds it back), so their workers keep [`LAZY_INFLIGHT`] commits
-//! in flight, enough that the acknowledgement never bounds them; NV-Logging with
-//! flush-on-insert is "Sync": its worker persists each object as it inserts it, so its commit
-//! returns with its log persistent, here too. braid acknowledges that commit only once every
-//! smaller LSN is persistent as well (see `braid_wal`'s `pertxn`), which the paper's commit
-//! does not wait for, so its worker does not wait for that acknowledgement either.
-//!
-//! The verdicts of Figs. 11-13 check §6.2-6.3's claims: the insertion latency curves (and how
-//! many of the paper's thread counts ran), and per workload NV-Logging against NV-Disk and
-//! distributed logging, NV-Disk+decentralized-logging against NV-Disk (TPC-C), that no NV-Disk
-//! line rises with the slowdown, and flush-on-commit against flush-on-insert.
+//! NV-Logging Figs. 12 and 13 (§6.3): TPC-C (Fig. 12), TATP and TPC-B (Fig. 13) throughput
+//! against the NVM write latency, for NV-Disk, NV-Disk with decentralized logging, NV-Logging
+//! with flush-on-insert and flush-on-commit, and distributed logging; and the verdict they
+//! share, per workload and delay (Fig. 14 reuses its pieces on the PMEP setting).
 
-use super::experiments::{
-    Bench, Body, DATA, Experiment, Run, Var, cores, list, per_update, run, sweep, top,
-};
-use super::plot::{Chart, Figure, Key, X, Y};
-use super::verdict::{
-    DIRECTION_TOLERANCE, Kind, MAGNITUDE_SLACK, Measured, Part, Verdict, band, data, k, pct,
-    per_flush, times,
-};
-use crate::bench::{BenchArgs, ConfigResult};
+use crate::bench::ConfigResult;
 use crate::common::WorkloadKind;
-use braid_engine::log::{FlushPolicy, ObjectPlace};
+use crate::report::experiments::{Bench, Body, Experiment, Run, cores, run, top};
+use crate::report::plot::{Chart, Figure, Key, X, Y};
+use crate::report::verdict::{
+    DIRECTION_TOLERANCE, Kind, Measured, Part, Verdict, band, data, k, pct, per_flush, times,
+};
 
-mod fig14;
-mod fig15;
-mod fig16;
-
-/// Commits a worker keeps in flight under the paper's asynchronous commit (Table 3): enough
-/// that waiting for an acknowledgement never holds it back (at a million commits per second it
-/// would take 65 ms to fill), so only the log's own space does, as Shore-MT's lazy commit is
-/// held back only by its log buffer (NV-Disk's 80 MB here too).
-const LAZY_INFLIGHT: usize = 1 << 16;
-
-/// Table 3's asynchronous commit: see [`LAZY_INFLIGHT`].
-fn lazy(a: &mut BenchArgs) {
-    a.inflight = Some(LAZY_INFLIGHT);
-}
-
-fn pertxn(a: &mut BenchArgs, flush: FlushPolicy) {
-    per_update(a);
-    lazy(a);
-    a.engine.pertxn.flush = flush;
-}
-
-const INSERT: &str = "flush-on-insert";
-const COMMIT: &str = "flush-on-commit";
-/// Distributed logging's label: gsn at its defaults.
-const DISTRIBUTED: &str = "distributed";
-/// NV-Disk+decentralized-logging's label.
-const DECENTRALIZED: &str = "nv-disk+decentralized";
-
-/// `schemes` (`none`, NV-Disk) per update with Table 3's asynchronous commit.
-fn nvdisk_var(schemes: &'static [&'static str]) -> Var {
-    Var {
-        label: "",
-        schemes,
-        logging: DATA,
-        set: vec![per_update, lazy],
-    }
-}
-
-/// NV-Logging flushing every record as it is inserted.
-fn insert_var() -> Var {
-    Var {
-        label: INSERT,
-        schemes: &["pertxn"],
-        logging: DATA,
-        set: vec![|a| pertxn(a, FlushPolicy::Insert)],
-    }
-}
-
-/// NV-Disk+decentralized-logging (Table 3): NV-Logging's per-transaction log objects, each
-/// written through the file system by its inserting worker (`pertxn` with `place=file`).
-fn decentralized_var() -> Var {
-    Var {
-        label: DECENTRALIZED,
-        schemes: &["pertxn"],
-        logging: DATA,
-        set: vec![|a| {
-            pertxn(a, FlushPolicy::Insert);
-            a.engine.pertxn.place = ObjectPlace::File;
-        }],
-    }
-}
-
-/// Distributed logging: gsn at its defaults, per update, committing asynchronously (Table 3).
-fn distributed_var() -> Var {
-    Var {
-        label: DISTRIBUTED,
-        schemes: &["gsn"],
-        logging: DATA,
-        set: vec![per_update, lazy],
-    }
-}
-
-/// NV-Logging's two flush policies.
-fn pertxn_vars() -> [Var; 2] {
-    [
-        insert_var(),
-        Var {
-            label: COMMIT,
-            schemes: &["pertxn"],
-            logging: DATA,
-            set: vec![|a| pertxn(a, FlushPolicy::Commit)],
-        },
-    ]
-}
-
-pub fn all() -> Vec<Experiment> {
-    vec![
-        fig11(),
-        fig12(),
-        fig13(),
-        fig14::fig14(),
-        fig15::fig15(),
-        fig16::fig16(),
-    ]
-}
-
-fn fig11() -> Experiment {
-    let mut vars = vec![nvdisk_var(&["nvdisk"])];
-    vars.extend(pertxn_vars());
-    let figure = Figure {
-        stem: "nvlog-fig11".into(),
-        title: "TPC-C: mean log insertion latency vs threads".into(),
-        x_label: "worker threads",
-        y_label: "ns per insertion",
-        chart: Chart::Lines {
-            x: X::Threads,
-            y: Y::RecordInsertNs,
-            key: Key::Label,
-            skip_none: true,
-        },
-    };
-    Experiment {
-        id: "nvlog-fig11",
-        title: "Log insertion latency (NV-Logging Fig. 11)",
-        paper: "Huang et al., VLDB 2014",
-        figure: "Fig. 11",
-        claim: "with NVRAM as fast as DRAM, NV-Disk's insertion latency climbs with threads (to 74.3 us) \
-                from contention on its central log buffer, while NV-Logging's stays flat (at most 2.5 us)",
-        scaled: format!(
-            "{} worker threads, doubling up to this machine's {} cores (the paper: up to \
-             {PAPER_THREADS}). Every scheme logs per update (--records update). The latency is per \
-             log insertion, as the paper's (\"the average latency of log insertion\"): the time \
-             one record takes to get into the log (each update record as it happens, and the \
-             commit record; not the wait for durability), from the transactions timed (one in 16 \
-             of TPC-C's full mix, all of whose records are timed and counted). NVRAM is emulated \
-             by /dev/shm files with no extra delay. {COMMITS}",
-            list(&sweep(PAPER_THREADS)),
-            cores()
-        ),
-        body: Body::Runs(vec![run(
-            "nvlog-fig11",
-            Bench::new(WorkloadKind::Tpcc, &sweep(PAPER_THREADS)),
-            vars,
-            Some(figure),
-        )]),
-        verdict: verdict11,
-    }
-}
-
-/// The largest thread count on the paper's Fig. 11 axis.
-const PAPER_THREADS: usize = 64;
-/// Fig. 11's ends: NV-Disk's insertion latency climbs to 74.3 us, NV-Logging's stays at most
-/// 2.5 us.
-const NVDISK_PEAK_NS: f64 = 74_300.0;
-const NVLOG_PEAK_NS: f64 = 2_500.0;
-
-/// Shared read-modify-writes per commit of `c`, as text.
-fn rmw(c: &ConfigResult) -> String {
-    c.shared_rmw_per_commit
-        .map_or_else(|| "?".into(), |r| format!("{r:.2}"))
-}
-
-fn verdict11(m: &Measured) -> Verdict {
-    let id = "nvlog-fig11";
-    let mut threads: Vec<usize> = m
-        .run(id)
-        .iter()
-        .filter(|c| c.scheme == "nvdisk")
-        .map(|c| c.threads)
-        .collect();
-    threads.sort_unstable();
-    threads.dedup();
-    let (Some(&lo), Some(&hi)) = (threads.first(), threads.last()) else {
-        return Verdict::missing(id);
-    };
-    if lo == hi {
-        return Verdict::missing(&format!("{id} at a second thread count"));
-    }
-    let get = |k| m.get(id, k);
-    let (Some(d1), Some(d2), Some(p1), Some(p2), Some(c2)) = (
-        get(data("nvdisk", lo)),
-        get(data("nvdisk", hi)),
-        get(data("pertxn", lo).variant(INSERT)),
-        get(data("pertxn", hi).variant(INSERT)),
-        get(data("pertxn", hi).variant(COMMIT)),
-    ) else {
-        return Verdict::missing(id);
-    };
-    let ns = |c: &ConfigResult| c.record_insert_ns.max(1.0);
-    let (d_grow, p_grow) = (ns(d2) / ns(d1), ns(p2) / ns(p1));
-    let contention = format!(
-        "from {lo} to {hi} threads the central buffer gains one rival: NV-Disk takes {} shared \
-         read-modify-writes per commit at {hi} threads, and its insertion grows {} ({:.0} to {:.0} \
-         ns), where the paper's climb comes from tens of threads",
-        rmw(d2),
-        times(d_grow),
-        ns(d1),
-        ns(d2)
-    );
-    let points = threads
-        .iter()
-        .map(|t| t.to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
-    Verdict::of(vec![
-        Part::above(
-            "NV-Disk's log insertion latency increases with threads (\"increases dramatically\"), \
-             from contention on its centralized log buffer",
-            d_grow,
-        )
-        .measured(format!(
-            "{:.0} ns at {lo} thread(s), {:.0} ns at {hi} ({})",
-            ns(d1),
-            ns(d2),
-            times(d_grow)
-        ))
-        .because(contention.clone()),
-        Part::above(
-            "NV-Logging's latency stays at a consistent level while NV-Disk's climbs: it grows \
-             less with threads",
-            d_grow / p_grow,
-        )
-        .measured(format!(
-            "from {lo} to {hi} threads NV-Disk {}, NV-Logging (flush-on-insert) {}",
-            times(d_grow),
-            times(p_grow)
-        ))
-        .because(contention.clone()),
-        Part::ordering(
-            "NV-Logging inserts faster than NV-Disk (at most 2.5 us against up to 74.3 us)",
-            &[(("NV-Disk", ns(d2)), ("NV-Logging (flush-on-insert)", ns(p2)))],
-            |x| format!("{x:.0} ns"),
-        )
-        .measured(format!(
-            "at {hi} threads: NV-Disk {:.0} ns, NV-Logging {:.0} ns with flush-on-insert and {:.0} ns \
-             with flush-on-commit",
-            ns(d2),
-            ns(p2),
-            ns(c2)
-        ))
-        .because(format!(
-            "an NV-Disk insert only copies the record into the central DRAM buffer and leaves \
-             persisting to the group flush, while a flush-on-insert NV-Logging insert persists its \
-             record itself; {contention}"
-        )),
-        Part::check(
-            "NV-Logging's insertion latency stays at most 2.5 us",
-            Kind::Magnitude,
-            format!("{:.0} ns at {hi} threads", ns(p2)),
-            ns(p2) <= NVLOG_PEAK_NS * MAGNITUDE_SLACK,
-            format!(
-                "{:.0} ns is above the accepted {:.0} ns (the paper's 2.5 us doubled)",
-                ns(p2),
-                NVLOG_PEAK_NS * MAGNITUDE_SLACK
-            ),
-        ),
-        Part::within(
-            "NV-Disk's insertion latency climbs to 74.3 us, about 30x NV-Logging's 2.5 us, at the \
-             paper's highest thread count",
-            ns(d2) / ns(p2),
-            NVDISK_PEAK_NS / NVLOG_PEAK_NS,
-            NVDISK_PEAK_NS / NVLOG_PEAK_NS,
-        )
-        .measured(format!(
-            "NV-Disk {} NV-Logging at {hi} threads ({:.0} against {:.0} ns)",
-            times(ns(d2) / ns(p2)),
-            ns(d2),
-            ns(p2)
-        ))
-        .because(contention),
-        Part::check(
-            format!(
-                "the trend holds over the paper's thread axis, up to {PAPER_THREADS} threads"
-            ),
-            Kind::Magnitude,
-            format!("{} point(s): {points} threads", threads.len()),
-            hi >= PAPER_THREADS,
-            format!(
-                "the curves rest on {} point(s) ({points} threads, as many as this machine's \
-                 cores allow), against the paper's axis to {PAPER_THREADS} threads",
-                threads.len()
-            ),
-        ),
-    ])
-}
+use super::{
+    COMMIT, COMMITS, DECENTRALIZED, DISTRIBUTED, INSERT, PAPER_THREADS, decentralized_var,
+    distributed_var, nvdisk_var, pertxn_vars, rmw,
+};
 
 /// The NVM write delays swept, ns per persisted line (the paper's slowdowns of 1-8x DRAM).
 const DELAYS: &[u64] = &[0, 800];
 
 /// Throughput against the NVM delay per persisted line, a line per configuration.
-fn vs_delay(stem: &str, title: String) -> Figure {
+pub(super) fn vs_delay(stem: &str, title: String) -> Figure {
     Figure {
         stem: stem.to_string(),
         title,
@@ -377,15 +78,7 @@ const SCALED_DELAY: &str = "NVM is emulated by /dev/shm \
     state word written with pwrite and fdatasync into the log's file on /dev/shm by the worker \
     that inserts it (pertxn place=file).";
 
-/// How commits are run, after the paper's Table 3.
-const COMMITS: &str = "Commits follow Table 3 (\"Sync/Async Commit\"): NV-Disk, \
-    NV-Disk+decentralized-logging, flush-on-commit and distributed logging commit asynchronously \
-    (Shore-MT's lazy commit: the worker kicks the log flusher and goes on), each worker keeping \
-    65,536 commits in flight so that only the log's space, never an acknowledgement, holds it \
-    back; flush-on-insert is \"Sync\": its worker persists every object as it inserts it, so \
-    its commit returns with its log persistent.";
-
-fn fig12() -> Experiment {
+pub(super) fn fig12() -> Experiment {
     Experiment {
         id: "nvlog-fig12",
         title: "TPC-C against NVM write latency (NV-Logging Fig. 12)",
@@ -405,7 +98,7 @@ fn fig12() -> Experiment {
     }
 }
 
-fn fig13() -> Experiment {
+pub(super) fn fig13() -> Experiment {
     Experiment {
         id: "nvlog-fig13",
         title: "TATP and TPC-B against NVM write latency (NV-Logging Fig. 13)",
@@ -433,10 +126,10 @@ fn fig13() -> Experiment {
 }
 
 /// The configuration `k` at NVM delay `ns`.
-fn at<'m>(
+pub(super) fn at<'m>(
     m: &'m Measured,
     id: &str,
-    k: super::verdict::Key<'_>,
+    k: crate::report::verdict::Key<'_>,
     ns: u64,
 ) -> Option<&'m ConfigResult> {
     m.run(id).iter().find(|c| {
@@ -539,7 +232,7 @@ fn every_within(claim: String, r: &[(u64, f64)], range: (f64, f64)) -> Part {
 /// NV-Logging against another scheme over the delays `vs_disk` (delay, ratio): the direction
 /// part `beats` (above at every delay) and the magnitude part `within` (every ratio in
 /// `range`), both explained by `grouping`.
-fn beats_at_every_delay(
+pub(super) fn beats_at_every_delay(
     beats: String,
     within: String,
     vs_disk: &[(u64, f64)],
@@ -748,50 +441,6 @@ mod tests {
     use super::*;
     use crate::report::result;
     use crate::report::verdict::Level;
-
-    /// Fig. 11's latencies (ns) at 1 and 2 threads: NV-Disk `d`, NV-Logging `p`.
-    fn fig11(d: [f64; 2], p: [f64; 2]) -> Measured {
-        let mut res = Vec::new();
-        for (i, t) in [1, 2].into_iter().enumerate() {
-            for (scheme, variant, ns) in [
-                ("nvdisk", "", d[i]),
-                ("pertxn", INSERT, p[i]),
-                ("pertxn", COMMIT, p[i] * 2.0),
-            ] {
-                let mut c = result(scheme, variant, "data", t, 100_000.0);
-                c.record_insert_ns = ns;
-                res.push(c);
-            }
-        }
-        let mut m = Measured::default();
-        m.runs.push(("nvlog-fig11".into(), None, res));
-        m
-    }
-
-    #[test]
-    fn fig11_two_points_cannot_agree_outright() {
-        // NV-Disk climbing 40x over NV-Logging's flat 1 us: every part but the axis holds.
-        let v = verdict11(&fig11([2_000.0, 40_000.0], [1_000.0, 1_000.0]));
-        assert_eq!(v.level(), Level::AgreesInDirection);
-        let failing: Vec<&str> = v
-            .parts()
-            .iter()
-            .filter(|p| !p.holds())
-            .map(|p| p.reason())
-            .collect();
-        assert_eq!(failing.len(), 1, "{failing:?}");
-        assert!(
-            failing[0].contains("rest on 2 point(s) (1, 2 threads"),
-            "{failing:?}"
-        );
-        // The 2-thread measurements of the old report: NV-Disk grows 1.27x, NV-Logging 0.89x.
-        let v = verdict11(&fig11([2_679.0, 3_395.0], [2_376.0, 2_118.0]));
-        assert_eq!(v.level(), Level::AgreesInDirection);
-        // NV-Logging slower than NV-Disk: the ordering fails.
-        let v = verdict11(&fig11([2_679.0, 3_395.0], [4_000.0, 4_100.0]));
-        assert_eq!(v.level(), Level::Differs);
-        assert_eq!(verdict11(&Measured::default()).level(), Level::NotMeasured);
-    }
 
     /// Figs. 12-13's runs with NV-Logging at `disk` of NV-Disk and `gsn` of distributed logging
     /// at every delay, flush-on-commit at `commit` of flush-on-insert.
