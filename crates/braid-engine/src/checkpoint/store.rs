@@ -49,12 +49,11 @@ pub(crate) fn upload(
     store: &dyn CheckpointStore,
     path: &Path,
 ) -> Result<(), EngineError> {
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| EngineError::Internal {
-            detail: format!("checkpoint path {} has no file name", path.display()),
-        })?;
+    let name = path.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
+        EngineError::Internal(crate::Invariant::NoFileName {
+            path: path.to_path_buf(),
+        })
+    })?;
     let bytes = env
         .read_file(path)?
         .ok_or_else(|| EngineError::BadCheckpoint {

@@ -3,20 +3,20 @@
 use super::name::segment_salt;
 use super::{SEGMENT_HEADER, SegmentLog, io_err};
 use crate::scan::StreamSource;
-use crate::{Lsn, WalError};
+use crate::{Lsn, Misuse, WalError};
 
 impl SegmentLog {
     /// Read exactly `buf.len()` bytes at `lsn`; an error if the range passes the limit.
     pub(crate) fn read_exact_at(&self, lsn: Lsn, buf: &mut [u8]) -> Result<(), WalError> {
         let n = self.read_at(lsn, buf)?;
         if n < buf.len() {
-            return Err(WalError::Misuse {
-                detail: format!(
-                    "read of {} bytes at LSN {lsn} passes the end of the log at {}",
-                    buf.len(),
-                    lsn + n as u64
-                ),
-            });
+            return Err(WalError::Misuse(Misuse::PastEnd {
+                op: "read",
+                lsn,
+                len: buf.len() as u64,
+                end: lsn + n as u64,
+                on: None,
+            }));
         }
         Ok(())
     }
@@ -53,12 +53,12 @@ impl StreamSource for SegmentLog {
         };
         let first_index = first.index;
         if lsn / self.seg_size < first_index {
-            return Err(WalError::Misuse {
-                detail: format!(
-                    "read at LSN {lsn} before the first segment (LSN {})",
-                    first_index * self.seg_size
-                ),
-            });
+            return Err(WalError::Misuse(Misuse::BeforeStart {
+                op: "read",
+                lsn,
+                start: first_index * self.seg_size,
+                on: None,
+            }));
         }
         let want = buf
             .len()
