@@ -150,7 +150,9 @@ impl Meta {
                 .check_location(loc)
                 .map_err(|source| EngineError::Mismatch {
                     dir: dir.to_path_buf(),
-                    mismatch: Mismatch::Location { source },
+                    mismatch: Mismatch::Location {
+                        source: Box::new(source),
+                    },
                 }),
             _ => Ok(()),
         };

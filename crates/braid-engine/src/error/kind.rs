@@ -83,7 +83,7 @@ pub enum Mismatch {
     Location {
         /// The device's refusal.
         #[source]
-        source: WalError,
+        source: Box<WalError>,
     },
 }
 

@@ -265,7 +265,7 @@ pub enum CheckpointError {
         location: String,
         /// The store's error.
         #[source]
-        source: WalError,
+        source: Box<WalError>,
     },
     /// The checkpoint store could not store a checkpoint.
     #[error("checkpoint: cannot store checkpoint {name} in {location}: {source}")]
@@ -276,7 +276,7 @@ pub enum CheckpointError {
         location: String,
         /// The store's error.
         #[source]
-        source: WalError,
+        source: Box<WalError>,
     },
     /// The checkpoint store could not hand back a checkpoint it lists.
     #[error("checkpoint: cannot read checkpoint {name} from {location}: {source}")]
@@ -287,7 +287,7 @@ pub enum CheckpointError {
         location: String,
         /// The store's error.
         #[source]
-        source: WalError,
+        source: Box<WalError>,
     },
     /// The checkpoint store could not remove a checkpoint older than those kept.
     #[error("checkpoint: cannot remove checkpoint {name} from {location}: {source}")]
@@ -298,7 +298,7 @@ pub enum CheckpointError {
         location: String,
         /// The store's error.
         #[source]
-        source: WalError,
+        source: Box<WalError>,
     },
     /// The checkpoint store does not hold the checkpoint the log was about to be truncated up
     /// to, so it was not.
