@@ -94,7 +94,10 @@ pub use crate::{
         standby::{RoundReport, Standby},
         worker::Worker,
     },
-    error::{CheckpointDamage, CheckpointError, EngineError, TxError},
+    error::{
+        BadParameter, BadRequest, CheckpointDamage, CheckpointError, EngineError, Invariant,
+        Mismatch, TxError, Unsupported,
+    },
     procedure::{ParamReader, Params, Procedures},
     schema::{Catalog, Column, ColumnType, IndexKind, Schema, TableDef, TableId},
     txn::{Txn, writer::RowWriter},

@@ -115,10 +115,10 @@ impl<'a> ParamReader<'a> {
         if self.buf.len() - self.at < n {
             return Err(TxError::BadRequest {
                 table: u32::MAX,
-                what: format!(
-                    "procedure parameters end at byte {} (wanted {n} more)",
-                    self.at
-                ),
+                request: crate::BadRequest::ParamsEnd {
+                    at: self.at,
+                    wanted: n,
+                },
             });
         }
         let s = &self.buf[self.at..self.at + n];

@@ -31,7 +31,12 @@ impl MemStore {
         if self.down.load(Ordering::SeqCst) {
             return Err(WalError::Remote {
                 service: "mem".into(),
-                what: "the store is down".into(),
+                during: "storing".into(),
+                failure: braid_wal::RemoteFailure::Client(std::sync::Arc::from(Box::<
+                    dyn std::error::Error + Send + Sync,
+                >::from(
+                    "the store is down",
+                ))),
             });
         }
         Ok(())

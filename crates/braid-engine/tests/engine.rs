@@ -199,7 +199,7 @@ fn reopen_refusals_say_what_to_do() {
         matches!(
             e,
             EngineError::Mismatch {
-                setting: "scheme",
+                mismatch: Mismatch::Scheme { .. },
                 ..
             }
         ),
@@ -211,7 +211,7 @@ fn reopen_refusals_say_what_to_do() {
         matches!(
             e,
             EngineError::Mismatch {
-                setting: "device",
+                mismatch: Mismatch::Device { .. },
                 ..
             }
         ),
@@ -229,7 +229,7 @@ fn reopen_refusals_say_what_to_do() {
         matches!(
             e,
             EngineError::Mismatch {
-                setting: "catalog",
+                mismatch: Mismatch::Catalog { .. },
                 ..
             }
         ),

@@ -448,7 +448,13 @@ fn reopening_with_other_concurrency_control_is_refused() {
         .open()
         .unwrap_err();
     assert!(
-        matches!(e, EngineError::Mismatch { setting: "cc", .. }),
+        matches!(
+            e,
+            EngineError::Mismatch {
+                mismatch: Mismatch::Mvcc { found: true },
+                ..
+            }
+        ),
         "{e:?}"
     );
     let msg = e.to_string();
@@ -466,6 +472,20 @@ fn gsn_refuses_mvcc_and_says_what_to_use() {
         .loader(load)
         .open()
         .unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            EngineError::Unsupported(Unsupported::Log(braid_wal::Unsupported::Scheme {
+                scheme: "gsn",
+                refused: braid_wal::Refused::Mvcc,
+                ..
+            }))
+        ),
+        "{e:?}"
+    );
     let msg = e.to_string();
-    assert!(msg.contains("--cc 2pl or occ"), "{msg}");
+    assert!(
+        msg.contains("use the 2PL or OCC concurrency control"),
+        "{msg}"
+    );
 }

@@ -3,10 +3,11 @@
 //! braid-wal and braid-engine need none).
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_nats::jetstream;
-use braid_wal::WalError;
+use braid_wal::{RemoteFailure, WalError};
 
 use crate::config::NatsConfig;
 
@@ -40,8 +41,9 @@ impl Cluster {
             .thread_name("braid-nats")
             .enable_all()
             .build()
-            .map_err(|e| WalError::Thread {
-                detail: format!("cannot start the NATS client runtime: {e}"),
+            .map_err(|e| WalError::ThreadStart {
+                thread: "NATS client runtime",
+                source: Arc::new(e),
             })?;
         let urls = cfg.urls();
         let service = cfg.url.clone();
@@ -60,8 +62,8 @@ impl Cluster {
                 )
                 .await
             })
-            .map_err(|_| remote(&service, format!("no server answered within {timeout:?}")))?
-            .map_err(|e| remote(&service, format!("cannot connect: {e}")))?;
+            .map_err(|_| remote(&service, "connecting", timed_out(timeout, None)))?
+            .map_err(|e| remote(&service, "connecting", client(e)))?;
         let mut js = jetstream::new(client.clone());
         js.set_timeout(ATTEMPT);
         Ok(Cluster {
@@ -107,7 +109,7 @@ impl Cluster {
     /// elected: each attempt is bounded by the JetStream request timeout), until the
     /// configured timeout; then fail with the last error, naming `what`. For requests that are
     /// harmless to repeat (reads, creations that check first, compare-and-set updates).
-    pub fn run<T, E: std::fmt::Display, Fut: Future<Output = Result<T, E>>>(
+    pub fn run<T, E: Into<BoxError>, Fut: Future<Output = Result<T, E>>>(
         &self,
         what: &str,
         f: impl FnMut() -> Fut,
@@ -122,7 +124,7 @@ impl Cluster {
     }
 
     /// [`Cluster::run`] with its own `timeout` instead of the configured one.
-    pub fn run_within<T, E: std::fmt::Display, Fut: Future<Output = Result<T, E>>>(
+    pub fn run_within<T, E: Into<BoxError>, Fut: Future<Output = Result<T, E>>>(
         &self,
         what: &str,
         timeout: Duration,
@@ -130,7 +132,7 @@ impl Cluster {
     ) -> Result<T, WalError> {
         let deadline = Instant::now() + timeout;
         // The last attempt's own error: the one the deadline cut short says nothing of why.
-        let mut failed: Option<String> = None;
+        let mut failed: Option<BoxError> = None;
         let mut attempts = 0u32;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -141,17 +143,15 @@ impl Cluster {
                 .block_on(async move { tokio::time::timeout(left, attempt).await })
             {
                 Ok(Ok(v)) => return Ok(v),
-                Ok(Err(e)) => failed = Some(e.to_string()),
+                Ok(Err(e)) => failed = Some(e.into()),
                 Err(_) => {}
             }
             let Some(left) = deadline.checked_duration_since(Instant::now()) else {
-                let why = match &failed {
-                    Some(e) => format!(
-                        "no answer within {timeout:?} ({attempts} attempts; the last error: {e})"
-                    ),
-                    None => format!("no answer within {timeout:?}"),
-                };
-                return Err(remote(&self.cfg.url, format!("{what}: {why}")));
+                return Err(remote(
+                    &self.cfg.url,
+                    format!("{what} ({attempts} attempts)"),
+                    timed_out(timeout, failed.take()),
+                ));
             };
             std::thread::sleep(left.min(Duration::from_millis(100)));
         }
@@ -167,10 +167,27 @@ impl Cluster {
 /// rounds and the answer.
 pub(crate) const CREATE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// A [`WalError::Remote`] for `service`.
-pub(crate) fn remote(service: &str, what: String) -> WalError {
+/// An error of the NATS client or of a closure run against it, kept as a source.
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A [`WalError::Remote`] for `service`: `failure` while doing `during`.
+pub(crate) fn remote(service: &str, during: impl Into<String>, failure: RemoteFailure) -> WalError {
     WalError::Remote {
         service: service.to_string(),
-        what,
+        during: during.into(),
+        failure,
     }
+}
+
+/// No answer within `after`; `last` is the last attempt's error, if it had one.
+pub(crate) fn timed_out(after: Duration, last: Option<BoxError>) -> RemoteFailure {
+    RemoteFailure::Timeout {
+        after,
+        last: last.map(Arc::from),
+    }
+}
+
+/// The client's (or the service's) error `e`.
+pub(crate) fn client(e: impl Into<BoxError>) -> RemoteFailure {
+    RemoteFailure::Client(Arc::from(e.into()))
 }

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use braid_wal::WalError;
 use braid_wal::device::DEFAULT_BUFFER_SIZE;
+use braid_wal::{BadOption, WalError};
 
 /// Where and how a database's streams are replicated. [`NatsConfig::new`] gives the defaults:
 /// 3 replicas, a 10 s publish timeout, a 16 MiB ring per stream.
@@ -51,17 +51,12 @@ impl NatsConfig {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
         if !ok {
-            return Err(WalError::BadOption {
-                detail: format!(
-                    "database id {:?} cannot name NATS streams: use 1 to 64 letters, digits, '-' or '_'",
-                    self.db_id
-                ),
-            });
+            return Err(WalError::BadOption(BadOption::DbId {
+                db_id: self.db_id.clone(),
+            }));
         }
         if self.url.trim().is_empty() {
-            return Err(WalError::BadOption {
-                detail: "no NATS URL: give --nats-url nats://HOST:PORT[,nats://...]".to_string(),
-            });
+            return Err(WalError::BadOption(BadOption::NoUrl));
         }
         Ok(())
     }

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::Subscriber;
-use braid_wal::WalError;
+use braid_wal::{RemoteFailure, WalError};
 use bytes::Bytes;
 use futures::StreamExt;
 
-use crate::cluster::{Cluster, remote};
+use crate::cluster::{Cluster, client, remote, timed_out};
 use crate::config::NatsConfig;
 
 fn subject(cfg: &NatsConfig) -> String {
@@ -39,7 +39,8 @@ impl PromoteRequests {
             .map_err(|e| {
                 remote(
                     &cluster.config().url,
-                    format!("subscribing to {subject}: {e}"),
+                    format!("subscribing to {subject}"),
+                    client(e),
                 )
             })?;
         Ok(PromoteRequests {
@@ -71,12 +72,7 @@ impl PromoteRequests {
                 .map_err(|e| e.to_string())?;
             c.client().flush().await.map_err(|e| e.to_string())
         })
-        .map_err(|e| {
-            remote(
-                &c.config().url,
-                format!("answering the promote request: {e}"),
-            )
-        })
+        .map_err(|e| remote(&c.config().url, "answering the promote request", client(e)))
     }
 }
 
@@ -109,15 +105,16 @@ pub fn request_promote(cluster: &Cluster, timeout: Duration) -> Result<String, W
         Ok(Ok(m)) => Ok(String::from_utf8_lossy(&m.payload).into_owned()),
         Ok(Err(e)) if e.kind() == async_nats::RequestErrorKind::NoResponders => Err(remote(
             url,
-            format!(
-                "no standby follows database {} (start one with braid follow)",
-                cluster.config().db_id
-            ),
+            format!("asking {subject}"),
+            RemoteFailure::NoStandby {
+                db_id: cluster.config().db_id.clone(),
+            },
         )),
-        Ok(Err(e)) => Err(remote(url, format!("asking {subject}: {e}"))),
+        Ok(Err(e)) => Err(remote(url, format!("asking {subject}"), client(e))),
         Err(_) => Err(remote(
             url,
-            format!("the standby did not answer within {timeout:?}"),
+            format!("waiting for the standby's answer on {subject}"),
+            timed_out(timeout, None),
         )),
     }
 }

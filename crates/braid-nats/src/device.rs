@@ -175,11 +175,11 @@ impl NatsLog {
         if image.max_fence > epoch {
             return Err(WalError::Fenced {
                 stream,
-                detail: format!(
-                    "stream {} holds the fence of writer epoch {}, this writer has epoch {epoch}",
-                    publisher.stream_name(),
-                    image.max_fence
-                ),
+                fence: braid_wal::Fence::Stream {
+                    name: publisher.stream_name().to_string(),
+                    fence: image.max_fence,
+                    epoch,
+                },
             });
         }
         let server_max = cluster.max_payload().saturating_sub(HEADER_ROOM).max(4096);
@@ -260,12 +260,11 @@ impl Store for NatsLog {
         // under an id already used. The stream retries from the same durable point.
         let mut msgs = std::mem::take(&mut w.in_doubt);
         if msgs.first().is_some_and(|m| m.0 != from) || msgs.last().is_some_and(|m| m.1 > to) {
-            return Err(WalError::Internal {
-                detail: format!(
-                    "{}: a flush of LSNs {from}..{to} after one of {msgs:?} failed",
-                    self.stream_name()
-                ),
-            });
+            return Err(WalError::Internal(braid_wal::Invariant::InDoubt {
+                stream: self.stream_name().to_string(),
+                from,
+                to,
+            }));
         }
         let mut lsn = msgs.last().map_or(from, |m| m.1);
         while lsn < to {

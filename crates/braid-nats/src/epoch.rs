@@ -118,11 +118,8 @@ pub fn store_meta(c: &Cluster, bytes: &[u8]) -> Result<(), WalError> {
         return Ok(());
     }
     let cfg = c.config();
-    Err(WalError::WrongLog {
-        detail: format!(
-            "the cluster at {} already holds a database {}; recover it into an empty directory \
-             (braid recover --device nats --db-id {}), or choose another --db-id",
-            cfg.url, cfg.db_id, cfg.db_id
-        ),
-    })
+    Err(WalError::WrongLog(braid_wal::WrongLog::Occupied {
+        url: cfg.url.clone(),
+        db_id: cfg.db_id.clone(),
+    }))
 }

@@ -99,11 +99,13 @@ fn check_newest(c: &Cluster, epoch: u64, what: &str) -> Result<(), WalError> {
     let cfg = c.config();
     Err(WalError::Fenced {
         stream: 0,
-        detail: format!(
-            "{what}: database {} on {} was claimed by writer epoch {now}, this writer has \
-             epoch {epoch}",
-            cfg.db_id, cfg.url
-        ),
+        fence: braid_wal::Fence::Epoch {
+            during: what.to_string(),
+            db_id: cfg.db_id.clone(),
+            url: cfg.url.clone(),
+            now,
+            epoch,
+        },
     })
 }
 
@@ -118,15 +120,19 @@ impl DeviceFactory for NatsFactory {
 
     fn check_location(&self, recorded: &str) -> Result<(), WalError> {
         // The URL may name other servers of the same cluster; the database id must match.
-        let detail = match NatsConfig::parse_location(recorded) {
+        let wrong = match NatsConfig::parse_location(recorded) {
             Some((_, id)) if id == self.cfg.db_id => return Ok(()),
-            Some((url, id)) => format!(
-                "its log is database {id} on {url}, not {}; reopen it with --db-id {id}",
-                self.cfg.db_id
-            ),
-            None => format!("its recorded log location {recorded:?} is not a NATS one"),
+            Some((url, id)) => braid_wal::WrongLog::DbId {
+                recorded: id.to_string(),
+                url: url.to_string(),
+                opened: self.cfg.db_id.clone(),
+            },
+            None => braid_wal::WrongLog::LocationKind {
+                recorded: recorded.to_string(),
+                device: "NATS",
+            },
         };
-        Err(WalError::WrongLog { detail })
+        Err(WalError::WrongLog(wrong))
     }
 
     fn open_devices(&self, streams: usize) -> Result<Vec<Arc<dyn Device>>, WalError> {

@@ -10,12 +10,12 @@
 use std::time::Instant;
 
 use async_nats::jetstream::consumer::{DeliverPolicy, pull, pull::OrderedConfig};
-use braid_wal::{Lsn, WalError};
+use braid_wal::{Lsn, RemoteFailure, SegmentDamage, WalError};
 use bytes::Bytes;
 use futures::StreamExt;
 use tokio::runtime::EnterGuard;
 
-use crate::cluster::{ATTEMPT, Cluster, remote};
+use crate::cluster::{ATTEMPT, Cluster, client, remote, timed_out};
 use crate::publish::{EPOCH, KIND, LSN, MsgKind};
 
 /// One message of a braid stream, as read back.
@@ -88,7 +88,7 @@ pub fn fetch_held(
         let (seq, published_ns) = {
             let info = m
                 .info()
-                .map_err(|e| remote(&service, format!("a message without its sequence: {e}")))?;
+                .map_err(|e| remote(&service, "reading a message's sequence", client(e)))?;
             (info.stream_sequence, info.published.unix_timestamp_nanos())
         };
         if seq > last {
@@ -106,13 +106,13 @@ pub fn fetch_held(
         let header = |h: &str| headers.and_then(|hs| hs.get(h)).map(|v| v.as_str());
         let kind = MsgKind::parse(header(KIND)).ok_or_else(|| WalError::BadSegment {
             file: at(),
-            reason: "a message of an unknown kind (written by a newer braid?)".to_string(),
+            damage: SegmentDamage::UnknownMessage,
         })?;
         let lsn = header(LSN).and_then(|v| v.parse().ok());
         if kind != MsgKind::Fence && lsn.is_none() {
             return Err(WalError::BadSegment {
                 file: at(),
-                reason: "a message without its Braid-Lsn header".to_string(),
+                damage: SegmentDamage::MessageWithoutLsn,
             });
         }
         f(Fetched {
@@ -160,8 +160,8 @@ impl<'c> Ordered<'c> {
         })?;
         let msgs = c
             .block_on(async { tokio::time::timeout(ATTEMPT, consumer.messages()).await })
-            .map_err(|_| remote(service, format!("{what}: no answer within {ATTEMPT:?}")))?
-            .map_err(|e| remote(service, format!("{what}: cannot read: {e}")))?;
+            .map_err(|_| remote(service, what, timed_out(ATTEMPT, None)))?
+            .map_err(|e| remote(service, what, client(e)))?;
         Ok(Ordered {
             c,
             msgs,
@@ -178,16 +178,16 @@ impl<'c> Ordered<'c> {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let msgs = &mut self.msgs;
-            let fail = |why: String| remote(&self.service, format!("{}: {why}", self.what));
+            let fail = |failure: RemoteFailure| remote(&self.service, &*self.what, failure);
             match self
                 .c
                 .block_on(async { tokio::time::timeout(left, msgs.next()).await })
             {
                 Ok(Some(Ok(m))) => return Ok(m),
                 Ok(Some(Err(_))) if Instant::now() < deadline => continue,
-                Ok(Some(Err(e))) => return Err(fail(e.to_string())),
-                Ok(None) => return Err(fail("the reader stopped".to_string())),
-                Err(_) => return Err(fail(format!("no message within {timeout:?}"))),
+                Ok(Some(Err(e))) => return Err(fail(client(e))),
+                Ok(None) => return Err(fail(client("the reader stopped"))),
+                Err(_) => return Err(fail(timed_out(timeout, None))),
             }
         }
     }

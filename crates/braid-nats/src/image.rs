@@ -83,12 +83,11 @@ impl Image {
                     return Err(WalError::Corrupt {
                         file: at(),
                         offset: lsn,
-                        reason: format!(
-                            "a message starts at LSN {lsn} but the stream holds LSN {} to {}: \
-                             a message is missing",
-                            self.start,
-                            self.end()
-                        ),
+                        damage: braid_wal::Corruption::MissingMessage {
+                            lsn,
+                            start: self.start,
+                            end: self.end(),
+                        },
                     });
                 }
                 self.cut(lsn);

@@ -29,11 +29,11 @@ use async_nats::jetstream::object_store::{self, InfoErrorKind, ObjectInfo, Objec
 use async_nats::jetstream::stream::{LastRawMessageErrorKind, StorageType, Stream};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE;
-use braid_wal::WalError;
+use braid_wal::{RemoteFailure, WalError};
 use futures::StreamExt;
 use futures::future::{Either, select};
 
-use crate::cluster::{Cluster, remote};
+use crate::cluster::{Cluster, client, remote};
 use crate::fetch::Ordered;
 
 /// The bucket, created if absent.
@@ -171,9 +171,10 @@ pub fn put(c: &Cluster, name: &str, bytes: &[u8]) -> Result<(), WalError> {
             return Err(remote(
                 &c.config().url,
                 format!(
-                    "storing {name} in object store {}: {last}",
+                    "storing {name} in object store {}",
                     c.config().ckpt_bucket()
                 ),
+                client(last),
             ));
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -272,7 +273,10 @@ pub fn get(c: &Cluster, name: &str) -> Result<Option<Vec<u8>>, WalError> {
     if info.options.as_ref().is_some_and(|o| o.link.is_some()) {
         return Err(remote(
             &service,
-            format!("{name} is a link, not a checkpoint written by braid"),
+            format!("reading {name}"),
+            RemoteFailure::Link {
+                name: name.to_string(),
+            },
         ));
     }
     if info.chunks == 0 {
@@ -292,12 +296,13 @@ pub fn get(c: &Cluster, name: &str) -> Result<Option<Vec<u8>>, WalError> {
     if out.len() != info.size {
         return Err(remote(
             &service,
-            format!(
-                "{name} holds {} bytes in its {} chunks, its description says {}",
-                out.len(),
-                info.chunks,
-                info.size
-            ),
+            format!("reading {name}"),
+            RemoteFailure::ObjectSize {
+                name: name.to_string(),
+                bytes: out.len(),
+                chunks: info.chunks,
+                described: info.size as u64,
+            },
         ));
     }
     Ok(Some(out))

@@ -18,9 +18,9 @@ use async_nats::HeaderMap;
 use async_nats::jetstream::context::{Publish, PublishErrorKind};
 use bytes::Bytes;
 
-use braid_wal::{Lsn, WalError};
+use braid_wal::{Fence, Lsn, WalError};
 
-use crate::cluster::{ATTEMPT, Cluster, remote};
+use crate::cluster::{ATTEMPT, Cluster, remote, timed_out};
 
 /// Header: what a message is.
 pub const KIND: &str = "Braid-Kind";
@@ -134,7 +134,7 @@ impl Publisher {
         let timeout = c.config().timeout;
         let deadline = Instant::now() + timeout;
         let service = format!("{} stream {}", c.config().url, self.name);
-        let mut last = String::new();
+        let mut last: Option<crate::cluster::BoxError> = None;
         while Instant::now() < deadline {
             let attempt = async {
                 let fut = c
@@ -155,18 +155,18 @@ impl Publisher {
                 Ok(Err(e)) if e.kind() == PublishErrorKind::WrongLastSequence => {
                     return Err(WalError::Fenced {
                         stream: self.stream,
-                        detail: format!(
-                            "{service} refused writer epoch {}'s append after sequence {}: \
-                             another writer appended since ({e})",
-                            self.epoch,
-                            expected.unwrap_or(0)
-                        ),
+                        fence: Fence::Append {
+                            service,
+                            epoch: self.epoch,
+                            after: expected.unwrap_or(0),
+                            source: std::sync::Arc::new(e),
+                        },
                     });
                 }
                 // No answer, no stream leader yet, the connection is being re-established:
                 // retry the same message (the id makes a second copy harmless).
-                Ok(Err(e)) => last = e.to_string(),
-                Err(_) => last = format!("no answer within {ATTEMPT:?}"),
+                Ok(Err(e)) => last = Some(e.into()),
+                Err(_) => {}
             }
             if let Some(left) = deadline.checked_duration_since(Instant::now()) {
                 std::thread::sleep(left.min(std::time::Duration::from_millis(50)));
@@ -174,10 +174,8 @@ impl Publisher {
         }
         Err(remote(
             &service,
-            format!(
-                "no publish acknowledgement within {timeout:?} (is a majority of the cluster up?); \
-                 last error: {last}"
-            ),
+            "waiting for a publish acknowledgement (is a majority of the cluster up?)",
+            timed_out(timeout, last),
         ))
     }
 }

@@ -49,12 +49,10 @@ impl Tailed {
         if first > self.next && self.next > 1 {
             return Err(WalError::Behind {
                 stream: self.stream,
-                detail: format!(
-                    "{}: the writer purged sequences {} to {} before this standby read them",
-                    self.service,
-                    self.next,
-                    first - 1
-                ),
+                unit: "sequence",
+                resume: self.next,
+                start: first,
+                purged: true,
             });
         }
         let mut out = Polled {
@@ -126,8 +124,8 @@ impl LogTail for NatsTail {
                     .into_iter()
                     .map(|h| {
                         h.join().unwrap_or_else(|_| {
-                            Err(WalError::Thread {
-                                detail: "a stream's reader panicked".into(),
+                            Err(WalError::ThreadPanicked {
+                                thread: "a NATS stream's reader",
                             })
                         })
                     })

@@ -1,7 +1,7 @@
 //! `braid.json` records the device and where its log lives; reopening with another device kind
 //! is refused with what to do.
 
-use braid_engine::{EngineError, Options};
+use braid_engine::{EngineError, Mismatch, Options};
 
 use crate::support::{Cluster, open, options};
 
@@ -19,7 +19,7 @@ fn reopening_with_another_device_kind_is_refused() {
         matches!(
             err,
             EngineError::Mismatch {
-                setting: "device",
+                mismatch: Mismatch::Device { .. },
                 ..
             }
         ),
@@ -30,7 +30,17 @@ fn reopening_with_another_device_kind_is_refused() {
     // Another database id for the same directory is refused too.
     let err = open(&db_dir, options(cluster.config("other")))
         .err()
-        .unwrap()
-        .to_string();
-    assert!(err.contains("--db-id kinds"), "{err}");
+        .unwrap();
+    assert!(
+        matches!(
+            &err,
+            EngineError::Mismatch {
+                mismatch: Mismatch::Location { .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let err = err.to_string();
+    assert!(err.contains("the device's db_id kinds"), "{err}");
 }

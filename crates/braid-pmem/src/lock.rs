@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 /// Why a lock was not taken.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LockError {
     /// Another open file description holds the lock: another process, or another handle in
     /// this one.

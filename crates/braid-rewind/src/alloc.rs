@@ -297,27 +297,26 @@ impl Allocator {
         for (class, list) in st.free.iter().enumerate() {
             for &b in list {
                 if !seen.insert(b) {
-                    return Err(CheckError(format!(
-                        "block {b:#x} is twice in the free lists"
-                    )));
+                    return Err(CheckError::FreeTwice { block: b });
                 }
                 match parse_header(self.r.load_u64(b)) {
                     Some((c, false)) if c == class => {}
                     h => {
-                        return Err(CheckError(format!(
-                            "free-list block {b:#x} has header {h:?}"
-                        )));
+                        return Err(CheckError::FreeHeader {
+                            block: b,
+                            header: h,
+                            class,
+                        });
                     }
                 }
             }
         }
-        let rep = self.report().map_err(|e| CheckError(e.to_string()))?;
+        let rep = self.report().map_err(|e| CheckError::Heap(Box::new(e)))?;
         if seen.len() != rep.free_blocks {
-            return Err(CheckError(format!(
-                "{} free blocks in the heap but {} in the free lists",
-                rep.free_blocks,
-                seen.len()
-            )));
+            return Err(CheckError::FreeCount {
+                heap: rep.free_blocks,
+                lists: seen.len(),
+            });
         }
         Ok(())
     }

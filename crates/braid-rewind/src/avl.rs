@@ -523,13 +523,13 @@ impl TwoLayer {
             }
             let k = r.load_u64(n + KEY);
             if k < lo || k > hi {
-                return Err(CheckError(format!("key {k:#x} out of order")));
+                return Err(CheckError::AvlOrder { key: k });
             }
             let (hl, cl) = walk(r, r.load_u64(n + LEFT) as usize, lo, k.saturating_sub(1))?;
             let (hr, cr) = walk(r, r.load_u64(n + RIGHT) as usize, k.saturating_add(1), hi)?;
             let h = 1 + hl.max(hr);
             if r.load_u64(n + HEIGHT) as usize != h || hl.abs_diff(hr) > 1 {
-                return Err(CheckError(format!("node {n:#x} unbalanced or bad height")));
+                return Err(CheckError::AvlBalance { node: n });
             }
             Ok((h, 1 + cl + cr))
         }

@@ -380,3 +380,153 @@ pub enum Refusal {
         expected: usize,
     },
 }
+
+/// A structural invariant that does not hold: the error of the consistency checks that tests
+/// and the fuzz target run ([`Pool::check_allocator`](crate::Pool::check_allocator),
+/// [`Pool::check_logs`](crate::Pool::check_logs), [`BTree::check`](crate::btree::BTree::check),
+/// [`PList::check`](crate::list::PList::check), and the allocator's AVL tree's check).
+/// Nodes and blocks are byte offsets in the pool's region.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckError {
+    /// A block twice in the allocator's free lists.
+    #[error("block {block:#x} is twice in the free lists")]
+    FreeTwice {
+        /// The block.
+        block: usize,
+    },
+    /// A free-list block whose header is not a free block of its list's class.
+    #[error(
+        "free-list block {block:#x} has header {header:?} (class, allocated), not ({class}, false)"
+    )]
+    FreeHeader {
+        /// The block.
+        block: usize,
+        /// Its header, parsed (`None`: not a block header).
+        header: Option<(usize, bool)>,
+        /// The list's class.
+        class: usize,
+    },
+    /// The heap could not be walked.
+    #[error("walking the heap: {0}")]
+    Heap(#[source] Box<RewindError>),
+    /// Another number of free blocks in the heap than in the free lists.
+    #[error("{heap} free blocks in the heap but {lists} in the free lists")]
+    FreeCount {
+        /// Free blocks in the heap.
+        heap: usize,
+        /// Blocks in the free lists.
+        lists: usize,
+    },
+    /// An AVL key out of order.
+    #[error("key {key:#x} out of order")]
+    AvlOrder {
+        /// The key.
+        key: u64,
+    },
+    /// An AVL node unbalanced or with a wrong height.
+    #[error("node {node:#x} unbalanced or bad height")]
+    AvlBalance {
+        /// The node.
+        node: usize,
+    },
+    /// A list node whose prev link is not the node before it.
+    #[error("node {node:#x} has a wrong prev")]
+    ListPrev {
+        /// The node.
+        node: u64,
+    },
+    /// A list whose tail is not its last node.
+    #[error("tail is not the last node")]
+    ListTail,
+    /// A list whose length is not its number of nodes.
+    #[error("length {len} but {nodes} nodes")]
+    ListLength {
+        /// The length recorded.
+        len: u64,
+        /// Nodes found.
+        nodes: usize,
+    },
+    /// A B+-tree leaf that does not link to the next.
+    #[error("leaf {leaf:#x} does not link to {next:#x}")]
+    LeafChain {
+        /// The leaf.
+        leaf: u64,
+        /// The leaf after it in key order.
+        next: u64,
+    },
+    /// The last B+-tree leaf links further.
+    #[error("last leaf {leaf:#x} links further")]
+    LastLeaf {
+        /// The leaf.
+        leaf: u64,
+    },
+    /// A B+-tree node at a depth its kind cannot be at.
+    #[error("{} {node:#x} at depth {depth} of {height}", if *.leaf { "leaf" } else { "inner node" })]
+    Depth {
+        /// The node.
+        node: u64,
+        /// Whether it is a leaf.
+        leaf: bool,
+        /// Its depth.
+        depth: u64,
+        /// The tree's height.
+        height: u64,
+    },
+    /// A B+-tree leaf bitmap naming slots beyond the leaf's.
+    #[error("leaf {leaf:#x} bitmap {bits:#x} names slots beyond its {slots} slots")]
+    Bitmap {
+        /// The leaf.
+        leaf: u64,
+        /// Its bitmap.
+        bits: u64,
+        /// Its slots.
+        slots: usize,
+    },
+    /// A B+-tree slot whose fingerprint is not its key's.
+    #[error("leaf {leaf:#x} slot {slot}: fingerprint does not match key {key}")]
+    Fingerprint {
+        /// The leaf.
+        leaf: u64,
+        /// The slot.
+        slot: usize,
+        /// Its key.
+        key: u64,
+    },
+    /// A B+-tree key repeated or outside its node's bounds.
+    #[error("{} {node:#x} key {key} repeated, out of order or out of its bounds", if *.leaf { "leaf" } else { "inner node" })]
+    Key {
+        /// The node.
+        node: u64,
+        /// Whether it is a leaf.
+        leaf: bool,
+        /// The key.
+        key: u64,
+    },
+    /// A sorted B+-tree leaf whose slots are not the first ones in key order.
+    #[error("sorted leaf {leaf:#x}: slots {bits:#x} not the first {count} in key order")]
+    Unsorted {
+        /// The leaf.
+        leaf: u64,
+        /// Its bitmap.
+        bits: u64,
+        /// Its keys.
+        count: usize,
+    },
+    /// A B+-tree inner node with a count of keys it cannot hold.
+    #[error("inner node {node:#x} holds {keys} keys")]
+    InnerCount {
+        /// The node.
+        node: u64,
+        /// Its key count.
+        keys: usize,
+    },
+    /// A null child of a B+-tree inner node.
+    #[error("inner node {node:#x} child {child} is null")]
+    NullChild {
+        /// The node.
+        node: u64,
+        /// The child's index.
+        child: usize,
+    },
+}

@@ -89,17 +89,10 @@ mod tx;
 pub use adll::AdllError;
 pub use alloc::HeapReport;
 pub use braid_pmem::{CrashMode, CrashSim, Domain, PmemConfig, Region, Words};
-pub use error::{ConfigError, Damage, NotAPoolReason, Refusal, RewindError};
+pub use error::{CheckError, ConfigError, Damage, NotAPoolReason, Refusal, RewindError};
 pub use log::LogLayout;
 pub use pool::{CommitClear, Layers, LogMode, Policy, Pool, PoolConfig, PoolStats};
 pub use pptr::{PPtr, Persist};
 pub use raw::RawMem;
 pub use recovery::RecoveryReport;
 pub use tx::{Mem, Tx};
-
-/// A structural invariant that does not hold, with its description: the error of the
-/// consistency checks that tests and the fuzz target run ([`Pool::check_allocator`],
-/// [`Pool::check_logs`], [`btree::BTree::check`], [`list::PList::check`]).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct CheckError(pub String);

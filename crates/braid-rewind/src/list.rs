@@ -104,19 +104,18 @@ impl PList {
         let mut prev = 0;
         for &(n, _) in &items {
             if m.read_u64(n + PREV) != prev {
-                return Err(CheckError(format!("node {n:#x} has a wrong prev")));
+                return Err(CheckError::ListPrev { node: n });
             }
             prev = n;
         }
         if m.read_u64(self.hdr + TAIL) != prev {
-            return Err(CheckError("tail is not the last node".into()));
+            return Err(CheckError::ListTail);
         }
         if items.len() as u64 != self.len(m) {
-            return Err(CheckError(format!(
-                "length {} but {} nodes",
-                self.len(m),
-                items.len()
-            )));
+            return Err(CheckError::ListLength {
+                len: self.len(m),
+                nodes: items.len(),
+            });
         }
         Ok(())
     }

@@ -124,9 +124,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             })
             .collect();
         for h in handles {
-            h.join().map_err(|_| WalError::Thread {
-                detail: "a writer panicked".into(),
-            })??;
+            h.join()
+                .map_err(|_| WalError::ThreadPanicked { thread: "a writer" })??;
         }
         Ok(())
     })?;

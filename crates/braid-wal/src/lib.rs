@@ -108,7 +108,10 @@ pub(crate) mod sync;
 pub(crate) mod wait;
 mod wal;
 
-pub use error::{UnknownName, WalError};
+pub use error::{
+    BadOption, BadSize, Corruption, Fence, FullRing, Invariant, Misuse, RecordFault, RecordProblem,
+    Refused, RemoteFailure, RingFault, SegmentDamage, UnknownName, Unsupported, WalError, WrongLog,
+};
 pub use scheme::{LogKind, Prefetch, RecoveryReport, Replay, ReplayError, Ticket};
 pub use wait::Progress;
 pub use wal::{Wal, WalBuilder, WalWriter};

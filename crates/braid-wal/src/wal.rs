@@ -92,7 +92,7 @@ impl Wal {
     /// [`WalError::TooMany`] until another is dropped.
     pub fn writer(&self) -> Result<WalWriter, WalError> {
         let slot = self.free.lock().pop().ok_or(WalError::TooMany {
-            what: "writers alive at once".into(),
+            what: "writers alive at once",
             max: self.writers,
             remedy: "drop a writer first, or open with WalBuilder::writers set higher",
         })?;

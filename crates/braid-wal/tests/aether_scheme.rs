@@ -290,8 +290,39 @@ fn aether_options_are_checked_and_baseline_holds_locks() {
     let spec: SchemeSpec = "aether:slots=8".parse().unwrap();
     assert_eq!(spec.options(), vec![("slots", "8".to_string())]);
     assert!(spec.early_lock_release());
-    assert!("aether:slots=0".parse::<SchemeSpec>().is_err());
-    assert!("aether:slotz=2".parse::<SchemeSpec>().is_err());
+    // Each refusal is a typed kind naming the option, and the parse error is kept as source.
+    let e = "aether:slots=0".parse::<SchemeSpec>().unwrap_err();
+    assert!(
+        matches!(
+            e,
+            braid_wal::WalError::BadOption(braid_wal::BadOption::Range {
+                key: "slots",
+                value: 0,
+                min: 1,
+                ..
+            })
+        ),
+        "{e}"
+    );
+    let e = "aether:slotz=2".parse::<SchemeSpec>().unwrap_err();
+    assert!(
+        matches!(&e, braid_wal::WalError::BadOption(braid_wal::BadOption::Unknown { key, known, .. })
+            if key == "slotz" && known.contains(&"slots")),
+        "{e}"
+    );
+    let e = "aether:slots=many".parse::<SchemeSpec>().unwrap_err();
+    let kind = std::error::Error::source(&e).expect("the kind is the source");
+    let parse = kind.source().expect("the value's parse error is kept");
+    let expected = "many".parse::<usize>().unwrap_err();
+    assert_eq!(parse.to_string(), expected.to_string(), "{e}");
+    assert!(
+        "aether:slots"
+            .parse::<SchemeSpec>()
+            .is_err_and(|e| matches!(
+                e,
+                braid_wal::WalError::BadOption(braid_wal::BadOption::NotKeyValue { .. })
+            ))
+    );
     let b: SchemeSpec = "baseline".parse().unwrap();
     assert!(!b.early_lock_release());
     assert!(b.update_records_refusal().is_none());

@@ -3,6 +3,7 @@
 //! stand-in for the `record_decode` fuzz target on machines without a nightly toolchain.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use braid_wal::RecordFault;
 use braid_wal::record::{
     ALIGN, Decoded, FLAG_COMMIT, FLAG_MASK, FORMAT_VERSION, HEADER_LEN, Kind, MAX_RECORD_LEN,
     Record, RecordSpec, Stamp, StampKind, decode, encode_pad,
@@ -277,7 +278,7 @@ fn stamp_kinds_are_in_flag_bits_4_to_8() {
         buf[5] = 4 << 4;
         assert!(matches!(
             decode(&buf, 0, 0),
-            Decoded::Invalid("unknown stamp kind")
+            Decoded::Invalid(RecordFault::UnknownStamp)
         ));
     }
     assert_eq!(Stamp::Lv(vec![]).kind(), StampKind::Lv);
@@ -329,7 +330,10 @@ fn header_checks_give_reasons() {
         other => panic!("expected invalid, got {other:?}"),
     };
     // A newer version is believed only with a valid checksum (a torn header may show any).
-    assert!(reason(&with(&|b| b[6..8].copy_from_slice(&2u16.to_le_bytes()))).contains("checksum"));
+    assert_eq!(
+        reason(&with(&|b| b[6..8].copy_from_slice(&2u16.to_le_bytes()))),
+        RecordFault::Checksum
+    );
     let resealed = with(&|b| {
         b[6..8].copy_from_slice(&2u16.to_le_bytes());
         b[8..12].fill(0);
@@ -342,21 +346,30 @@ fn header_checks_give_reasons() {
         let crc = crc32c::crc32c(&h);
         b[8..12].copy_from_slice(&crc.to_le_bytes());
     });
-    assert!(reason(&resealed).contains("newer"));
-    assert!(reason(&with(&|b| b[6..8].fill(0))).contains("version"));
-    assert!(reason(&with(&|b| b[4] = 0)).contains("kind"));
-    assert!(reason(&with(&|b| b[4] = 8)).contains("kind"));
-    assert!(reason(&with(&|b| b[0..4].copy_from_slice(&31u32.to_le_bytes()))).contains("smaller"));
-    assert!(
+    assert_eq!(reason(&resealed), RecordFault::NewerVersion);
+    assert_eq!(
+        reason(&with(&|b| b[6..8].fill(0))),
+        RecordFault::ZeroVersion
+    );
+    assert_eq!(reason(&with(&|b| b[4] = 0)), RecordFault::UnknownKind);
+    assert_eq!(reason(&with(&|b| b[4] = 8)), RecordFault::UnknownKind);
+    assert_eq!(
+        reason(&with(&|b| b[0..4].copy_from_slice(&31u32.to_le_bytes()))),
+        RecordFault::TooShort
+    );
+    assert_eq!(
         reason(&with(
             &|b| b[0..4].copy_from_slice(&(MAX_RECORD_LEN as u32 + 1).to_le_bytes())
-        ))
-        .contains("maximum")
+        )),
+        RecordFault::TooLong
     );
-    assert!(reason(&with(&|b| b[16] ^= 8)).contains("lsn"));
-    assert!(reason(&with(&|b| b[32] ^= 1)).contains("checksum"));
+    assert_eq!(reason(&with(&|b| b[16] ^= 8)), RecordFault::LsnMismatch);
+    assert_eq!(reason(&with(&|b| b[32] ^= 1)), RecordFault::Checksum);
     // A GSN stamp needs 8 bytes; the record has only 1 after the header.
-    assert!(reason(&with(&|b| b[5] = 1 << 4)).contains("stamp"));
+    assert_eq!(
+        reason(&with(&|b| b[5] = 1 << 4)),
+        RecordFault::StampOverflow
+    );
     // Zero length: Empty, even if other header bytes are set.
     assert!(matches!(
         decode(&with(&|b| b[0..4].fill(0)), 8, 3),

@@ -4,7 +4,7 @@
 
 use braid_wal::record::{FORMAT_VERSION, Kind, RecordSpec, Stamp, encode_pad};
 use braid_wal::scan::{EndKind, MemSource, ScanEnd, ScanMode, Scanner, StreamSource};
-use braid_wal::{Lsn, WalError};
+use braid_wal::{Corruption, Lsn, RecordFault, SegmentDamage, WalError};
 
 /// Append a Redo record with a payload of `size` bytes derived from `txn`.
 fn rec(m: &mut MemSource, txn: u64, size: usize, synced: Lsn) -> Lsn {
@@ -55,13 +55,13 @@ fn scan_all_chunks(m: &MemSource, mode: ScanMode) -> Result<(Vec<u64>, ScanEnd),
     first
 }
 
-fn corrupt_offset(e: WalError) -> (String, u64, String) {
+fn corrupt_offset(e: WalError) -> (String, u64, Corruption) {
     match e {
         WalError::Corrupt {
             file,
             offset,
-            reason,
-        } => (file, offset, reason),
+            damage,
+        } => (file, offset, damage),
         other => panic!("expected Corrupt, got {other:?}"),
     }
 }
@@ -205,10 +205,25 @@ fn corruption_before_a_durable_record_is_an_error() {
     m.bytes[x as usize + 40] ^= 0x10;
 
     let e = scan(&m, ScanMode::Strict, 1 << 20).unwrap_err();
-    let (file, offset, reason) = corrupt_offset(e.clone());
+    let (file, offset, damage) = corrupt_offset(e.clone());
     assert_eq!((file.as_str(), offset), ("log.0", x));
-    assert!(reason.contains("checksum"), "{reason}");
+    assert!(
+        matches!(
+            damage,
+            Corruption::BeforeDurable {
+                fault: RecordFault::Checksum,
+                ..
+            }
+        ),
+        "{damage}"
+    );
     assert!(e.to_string().contains("log.0") && e.to_string().contains(&x.to_string()));
+    // The typed kind is the error's source, for callers that walk the chain.
+    let source = std::error::Error::source(&e).expect("Corrupt has its damage as source");
+    assert!(matches!(
+        source.downcast_ref::<Corruption>(),
+        Some(Corruption::BeforeDurable { .. })
+    ));
 
     // Records before the damage were yielded before the error; the error repeats.
     let mut s = Scanner::new(&m, ScanMode::Strict);
@@ -257,8 +272,8 @@ fn corruption_in_the_sealed_range_with_nothing_after() {
     // The last record is damaged; no record follows it.
     let last = m.bytes.len() - 8;
     m.bytes[last - 20] ^= 0x80;
-    let (_, _, reason) = corrupt_offset(scan(&m, ScanMode::Strict, 1 << 20).unwrap_err());
-    assert!(reason.contains("sealed"), "{reason}");
+    let (_, _, damage) = corrupt_offset(scan(&m, ScanMode::Strict, 1 << 20).unwrap_err());
+    assert!(matches!(damage, Corruption::Sealed { .. }), "{damage}");
     // Truncated inside the sealed range: data the device promised is missing.
     let mut t = m.clone();
     t.bytes.truncate(x as usize + 50);
@@ -304,9 +319,12 @@ fn torn_unsynced_record_before_an_intact_later_one_is_a_torn_tail() {
     let synced = x + 8;
     rec(&mut m, 5, 10, synced);
     m.bytes[x as usize + 200..x as usize + 400].fill(0);
-    let (_, offset, reason) = corrupt_offset(scan(&m, ScanMode::Strict, 64).unwrap_err());
+    let (_, offset, damage) = corrupt_offset(scan(&m, ScanMode::Strict, 64).unwrap_err());
     assert_eq!(offset, x);
-    assert!(reason.contains("durable"), "{reason}");
+    assert!(
+        matches!(damage, Corruption::BeforeDurable { .. }),
+        "{damage}"
+    );
 }
 
 #[test]
@@ -342,9 +360,18 @@ fn zeros_before_durable_records_are_corruption_not_a_clean_end() {
     let synced = m.tail();
     rec(&mut m, 3, 100, synced);
     m.bytes[x as usize..x as usize + 32].fill(0);
-    let (_, offset, reason) = corrupt_offset(scan(&m, ScanMode::Strict, 1 << 20).unwrap_err());
+    let (_, offset, damage) = corrupt_offset(scan(&m, ScanMode::Strict, 1 << 20).unwrap_err());
     assert_eq!(offset, x);
-    assert!(reason.contains("zeros"), "{reason}");
+    assert!(
+        matches!(
+            damage,
+            Corruption::BeforeDurable {
+                fault: RecordFault::Zeros,
+                ..
+            }
+        ),
+        "{damage}"
+    );
     // Zeros followed only by records written before x was durable: a torn tail.
     let mut m = MemSource::new("log", 0, 5);
     rec(&mut m, 1, 100, 0);
@@ -420,11 +447,12 @@ fn a_newer_format_version_is_refused_not_trimmed() {
     m.bytes[xi + 8..xi + 12].copy_from_slice(&crc.to_le_bytes());
     for mode in [ScanMode::Strict, ScanMode::Salvage] {
         match scan(&m, mode, 1 << 20) {
-            Err(WalError::BadSegment { file, reason }) => {
+            Err(WalError::BadSegment { file, damage }) => {
                 assert_eq!(file, "log");
                 assert!(
-                    reason.contains(&format!("version {}", FORMAT_VERSION + 1)),
-                    "{reason}"
+                    matches!(damage, SegmentDamage::NewerRecord { version, reads, .. }
+                        if version == FORMAT_VERSION + 1 && reads == FORMAT_VERSION),
+                    "{damage}"
                 );
             }
             other => panic!("expected BadSegment, got {other:?}"),

@@ -132,13 +132,31 @@ fn truncation_keeps_the_start_at_a_record() {
 fn another_shape_is_refused_with_what_to_do() {
     let env = Env::fault();
     drop(open(&env));
-    let e = open_shape(&env, 4, UNIT).unwrap_err().to_string();
+    let e = open_shape(&env, 4, UNIT).unwrap_err();
     assert!(
-        e.contains("--stripe 3") && e.contains("--stripe-kb 4"),
+        matches!(
+            e,
+            WalError::WrongLog(braid_wal::WrongLog::Striping {
+                members: 3,
+                unit_kib: 4,
+                ..
+            })
+        ),
         "{e}"
     );
-    let e = open_shape(&env, 3, 2 * UNIT).unwrap_err().to_string();
-    assert!(e.contains("--stripe 3"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("striped over 3 devices in units of 4 KiB"),
+        "{e}"
+    );
+    let e = open_shape(&env, 3, 2 * UNIT).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            WalError::WrongLog(braid_wal::WrongLog::Striping { members: 3, .. })
+        ),
+        "{e}"
+    );
 }
 
 /// A member whose last write was lost while a later member's was kept reads as zeros up to

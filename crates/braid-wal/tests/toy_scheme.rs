@@ -17,7 +17,7 @@ use braid_wal::scheme::{
     SchemeConfig, SchemeDef, SchemeSpec, SchemeWorker, Storage, Ticket,
 };
 use braid_wal::stream::{Stream, StreamWriter};
-use braid_wal::{Lsn, WalError};
+use braid_wal::{Invariant, Lsn, WalError};
 
 use crate::integration::mem_device::MemDev;
 
@@ -75,9 +75,10 @@ fn recover(
             .map_err(|e| scheme::replay_failed(0, h.lsn, h.txn, e))?;
         report.txns += 1;
     }
-    let end = scanner.end().cloned().ok_or_else(|| WalError::Internal {
-        detail: "scanner stopped without an end".into(),
-    })?;
+    let end = scanner
+        .end()
+        .cloned()
+        .ok_or(WalError::Internal(Invariant::ScanWithoutEnd))?;
     let lsn = end.end;
     report.ends.push(end);
     Ok(lsn)

@@ -96,7 +96,18 @@ fn main() {
         },
     };
     if let Err(e) = result {
-        eprintln!("braid: {e:#}");
+        // The chain of causes, each once: the libraries' errors show their typed kind (and
+        // its own source) in their message and keep it as their source too.
+        let mut text = String::new();
+        for cause in e.chain().map(|c| c.to_string()) {
+            if !text.contains(&cause) {
+                if !text.is_empty() {
+                    text.push_str(": ");
+                }
+                text.push_str(&cause);
+            }
+        }
+        eprintln!("braid: {text}");
         std::process::exit(2);
     }
 }

@@ -97,11 +97,9 @@ impl<'a> Writer<'a> {
     /// Add one row of `table`.
     pub(crate) fn row(&mut self, table: u32, key: u64, image: &[u8]) -> Result<(), EngineError> {
         let Some(p) = self.pending.get_mut(table as usize) else {
-            return Err(EngineError::Internal {
-                detail: format!(
-                    "a checkpoint row of table {table}, which its header does not count"
-                ),
-            });
+            return Err(EngineError::Internal(crate::Invariant::UncountedTable {
+                table,
+            }));
         };
         p.0 += 1;
         p.1.extend_from_slice(&key.to_le_bytes());

@@ -337,11 +337,9 @@ pub(crate) fn take(db: &DbInner) -> Result<CheckpointReport, EngineError> {
 
 fn take_inner(db: &DbInner) -> Result<CheckpointReport, EngineError> {
     if db.opts.scheme.log_place() == braid_wal::scheme::LogPlace::Nowhere {
-        return Err(EngineError::Unsupported {
-            detail: "scheme none keeps no log, so a checkpoint could not be recovered from; use a \
-             logging scheme"
-                .into(),
-        });
+        return Err(EngineError::Unsupported(
+            crate::Unsupported::CheckpointWithoutLog,
+        ));
     }
     let _one = db.ckpt.lock.lock();
     let started = Instant::now();

@@ -35,7 +35,7 @@ pub(crate) fn of(opts: &Options) -> Option<&dyn CheckpointStore> {
 fn held(store: &dyn CheckpointStore) -> Result<BTreeSet<u64>, EngineError> {
     let names = store.list().map_err(|source| CheckpointError::List {
         location: store.location(),
-        source,
+        source: Box::new(source),
     })?;
     Ok(names
         .iter()
@@ -49,12 +49,11 @@ pub(crate) fn upload(
     store: &dyn CheckpointStore,
     path: &Path,
 ) -> Result<(), EngineError> {
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| EngineError::Internal {
-            detail: format!("checkpoint path {} has no file name", path.display()),
-        })?;
+    let name = path.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
+        EngineError::Internal(crate::Invariant::NoFileName {
+            path: path.to_path_buf(),
+        })
+    })?;
     let bytes = env
         .read_file(path)?
         .ok_or_else(|| EngineError::BadCheckpoint {
@@ -66,7 +65,7 @@ pub(crate) fn upload(
         CheckpointError::Put {
             name: name.to_string(),
             location: store.location(),
-            source,
+            source: Box::new(source),
         }
         .into()
     })
@@ -90,7 +89,7 @@ pub(crate) fn retain(store: &dyn CheckpointStore, keep_from: u64) -> Result<(), 
             .map_err(|source| CheckpointError::Remove {
                 name: file_name(e),
                 location: store.location(),
-                source,
+                source: Box::new(source),
             })?;
     }
     Ok(())
@@ -127,7 +126,7 @@ pub(crate) fn sync_local(
         let Some(bytes) = store.get(&name).map_err(|source| CheckpointError::Get {
             name: name.clone(),
             location: store.location(),
-            source,
+            source: Box::new(source),
         })?
         else {
             continue;

@@ -34,12 +34,10 @@ pub trait DeviceFactory: Send + Sync + std::fmt::Debug {
         if recorded == self.location() {
             Ok(())
         } else {
-            Err(WalError::WrongLog {
-                detail: format!(
-                    "its log is at {recorded}, not at {}; reopen it with that location",
-                    self.location()
-                ),
-            })
+            Err(WalError::WrongLog(braid_wal::WrongLog::Location {
+                recorded: recorded.to_string(),
+                opened: self.location(),
+            }))
         }
     }
     /// Open the devices of streams `0..streams`, each holding what earlier runs wrote to it.
@@ -53,9 +51,11 @@ pub trait DeviceFactory: Send + Sync + std::fmt::Debug {
     /// database or writing anything. Default: this log cannot be followed.
     fn open_tail(&self, streams: usize) -> Result<Box<dyn LogTail>, WalError> {
         let _ = streams;
-        Err(WalError::Unsupported {
-            detail: format!("a standby cannot follow a log on a {} device", self.kind()),
-        })
+        Err(WalError::Unsupported(
+            braid_wal::Unsupported::StandbyDevice {
+                device: self.kind(),
+            },
+        ))
     }
     /// Where the database's checkpoints are kept beside the log, if this factory keeps them.
     /// Default: `None`, checkpoints are local files only (and the log is truncated by them as

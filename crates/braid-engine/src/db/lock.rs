@@ -58,6 +58,11 @@ fn in_use(dir: &Path, e: LockError) -> EngineError {
             holder,
         },
         LockError::Io { path, source } => EngineError::Io { path, source },
+        // A kind of a later braid-pmem: kept whole as the I/O error's source.
+        other => EngineError::Io {
+            path: dir.join(LOCK_FILE),
+            source: std::io::Error::other(other),
+        },
     }
 }
 

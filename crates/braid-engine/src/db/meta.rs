@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::options::{Cc, DeviceConfig, Options};
 use crate::env::Env;
-use crate::error::EngineError;
+use crate::error::{EngineError, Mismatch};
 use crate::schema::Catalog;
 
 pub(super) const META_FILE: &str = "braid.json";
@@ -146,11 +146,14 @@ impl Meta {
             _ => None,
         };
         let check_location = |found: &Meta| match (external, &found.location) {
-            (Some(f), Some(loc)) => f.check_location(loc).map_err(|why| EngineError::Mismatch {
-                dir: dir.to_path_buf(),
-                setting: "location",
-                detail: format!("{}: {why}", dir.display()),
-            }),
+            (Some(f), Some(loc)) => f
+                .check_location(loc)
+                .map_err(|source| EngineError::Mismatch {
+                    dir: dir.to_path_buf(),
+                    mismatch: Mismatch::Location {
+                        source: Box::new(source),
+                    },
+                }),
             _ => Ok(()),
         };
         if let Some(bytes) = env.read_file(&meta_path)? {
@@ -173,9 +176,8 @@ impl Meta {
             env.write_file_atomic(&meta_path, &bytes)?;
             return Ok((false, found));
         }
-        let bytes = serde_json::to_vec_pretty(self).map_err(|e| EngineError::Internal {
-            detail: e.to_string(),
-        })?;
+        let bytes = serde_json::to_vec_pretty(self)
+            .map_err(|e| EngineError::Internal(crate::Invariant::MetaEncode(e)))?;
         if let Some(f) = external {
             f.store_meta(&bytes)?;
         }
@@ -185,106 +187,48 @@ impl Meta {
 }
 
 fn check(dir: &Path, found: &Meta, want: &Meta) -> Result<(), EngineError> {
-    let d = dir.display();
-    if found.format != META_FORMAT {
-        return Err(EngineError::Mismatch {
-            dir: dir.to_path_buf(),
-            setting: "format",
-            detail: format!(
-                "{d} was written by braid format {}, this braid reads format {META_FORMAT}",
-                found.format
-            ),
-        });
-    }
-    if found.scheme != want.scheme {
-        return Err(EngineError::Mismatch {
-            dir: dir.to_path_buf(),
-            setting: "scheme",
-            detail: format!(
-                "{d} was created with scheme {}; reopen it with Options::scheme {}, or use a new directory for scheme {}",
-                found.scheme, found.scheme, want.scheme
-            ),
-        });
-    }
-    if found.streams != want.streams {
-        return Err(EngineError::Mismatch {
-            dir: dir.to_path_buf(),
-            setting: "streams",
-            detail: format!(
-                "{d} was created with {} log streams; reopen it with Options::streams {}, or use a new directory",
-                found.streams, found.streams
-            ),
-        });
-    }
-    if found.device != want.device {
-        return Err(EngineError::Mismatch {
-            dir: dir.to_path_buf(),
-            setting: "device",
-            detail: format!(
-                "{d} keeps its log on a {} device; reopen it with an Options::device of kind {}, or use a new directory",
-                found.device, found.device
-            ),
-        });
-    }
-    if found.mvcc != want.mvcc {
-        let (was, other) = if found.mvcc {
-            ("Options::cc Cc::Mvcc", "2pl or occ")
-        } else {
-            ("Options::cc Cc::TwoPl or Cc::Occ", "mvcc")
-        };
-        return Err(EngineError::Mismatch {
-            dir: dir.to_path_buf(),
-            setting: "cc",
-            detail: format!(
-                "{d} was created {} multi-versioning (its log records {} commit timestamps); \
-             reopen it with {was}, or use a new directory for {other}",
-                if found.mvcc { "with" } else { "without" },
-                if found.mvcc { "carry" } else { "lack" },
-            ),
-        });
-    }
-    if found.ring_size.is_some() && want.ring_size.is_some() && found.ring_size != want.ring_size {
-        return Err(EngineError::Mismatch {
-            dir: dir.to_path_buf(),
-            setting: "ring_size",
-            detail: format!(
-                "{d} has pmem log rings of {} bytes; reopen it with that PmemOptions::ring_size, or use a new directory",
-                found.ring_size.unwrap_or_default()
-            ),
-        });
-    }
-    if found.device == "file" && found.stripe != want.stripe {
-        let shape = |s: Option<(usize, u64)>| match s {
-            Some((n, unit)) => {
-                format!("FileOptions::stripe {n} and FileOptions::stripe_unit {unit}")
-            }
-            None => "FileOptions::stripe 1".to_string(),
-        };
-        return Err(EngineError::Mismatch {
-            dir: dir.to_path_buf(),
-            setting: "stripe",
-            detail: format!(
-                "{d} keeps its log {}; reopen it with {}, or use a new directory",
-                match found.stripe {
-                    Some((n, unit)) =>
-                        format!("striped over {n} devices in {} KiB units", unit >> 10),
-                    None => "on one device per stream".to_string(),
-                },
-                shape(found.stripe)
-            ),
-        });
-    }
-    if found.catalog != want.catalog {
-        return Err(EngineError::Mismatch {
-            dir: dir.to_path_buf(),
-            setting: "catalog",
-            detail: format!(
-                "schema mismatch in {d}: {}; open it with the workload and options that created it",
-                catalog_difference(&found.catalog, &want.catalog)
-            ),
-        });
-    }
-    Ok(())
+    let mismatch = if found.format != META_FORMAT {
+        Mismatch::Format {
+            found: found.format,
+            reads: META_FORMAT,
+        }
+    } else if found.scheme != want.scheme {
+        Mismatch::Scheme {
+            found: found.scheme.clone(),
+            want: want.scheme.clone(),
+        }
+    } else if found.streams != want.streams {
+        Mismatch::Streams {
+            found: found.streams,
+        }
+    } else if found.device != want.device {
+        Mismatch::Device {
+            found: found.device.clone(),
+        }
+    } else if found.mvcc != want.mvcc {
+        Mismatch::Mvcc { found: found.mvcc }
+    } else if found.ring_size.is_some()
+        && want.ring_size.is_some()
+        && found.ring_size != want.ring_size
+    {
+        Mismatch::RingSize {
+            found: found.ring_size.unwrap_or_default(),
+        }
+    } else if found.device == "file" && found.stripe != want.stripe {
+        Mismatch::Stripe {
+            found: found.stripe,
+        }
+    } else if found.catalog != want.catalog {
+        Mismatch::Catalog {
+            difference: catalog_difference(&found.catalog, &want.catalog),
+        }
+    } else {
+        return Ok(());
+    };
+    Err(EngineError::Mismatch {
+        dir: dir.to_path_buf(),
+        mismatch,
+    })
 }
 
 /// How catalog `found` differs from `want`, in words.

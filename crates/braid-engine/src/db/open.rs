@@ -73,12 +73,11 @@ pub(super) fn open_read_only(
     loader: &LoaderFn<'_>,
 ) -> Result<(Db, OpenReport), EngineError> {
     if matches!(opts.device, DeviceConfig::External(_)) {
-        return Err(EngineError::Unsupported {
-            detail: format!(
-                "{} keeps its log on an external device; read it with a Standby (braid follow)",
-                dir.display()
-            ),
-        });
+        return Err(EngineError::Unsupported(
+            crate::Unsupported::ExternalReadOnly {
+                dir: dir.to_path_buf(),
+            },
+        ));
     }
     let meta = Meta::read(dir)?;
     let mut roots = vec![dir.to_path_buf()];

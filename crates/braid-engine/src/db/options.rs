@@ -7,17 +7,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use braid_pmem::{Domain, Media, PmemConfig};
-use braid_wal::UnknownName;
 use braid_wal::device::Pace;
 use braid_wal::device::{FileDeviceConfig, PmemDeviceConfig, PmemWrite};
 use braid_wal::scan::ScanMode;
 use braid_wal::scheme::{LogKind, LogPlace, Records, RecoveryPlan, SchemeConfig, SchemeSpec};
+use braid_wal::{Refused, UnknownName};
 use serde::{Deserialize, Serialize};
 
 use super::external::DeviceFactory;
 use crate::checkpoint::CheckpointOptions;
 use crate::env::Env;
-use crate::error::EngineError;
+use crate::error::{EngineError, Unsupported};
 
 /// Concurrency control.
 #[derive(
@@ -295,73 +295,53 @@ impl Options {
         let name = self.scheme.name();
         match self.scheme.log_place() {
             LogPlace::Region if !matches!(self.device, DeviceConfig::Pmem(_)) => {
-                return Err(EngineError::Unsupported {
-                    detail: format!(
-                        "scheme {name} keeps its log in persistent memory; use the pmem device"
-                    ),
-                });
+                return Err(EngineError::Unsupported(Unsupported::NeedsPmem {
+                    scheme: name.to_string(),
+                }));
             }
             LogPlace::Devices if matches!(self.device, DeviceConfig::Null) => {
-                return Err(EngineError::Unsupported {
-                    detail: format!(
-                        "scheme {name} needs a log device (pmem or file); only scheme none runs \
-                     without one"
-                    ),
-                });
+                return Err(EngineError::Unsupported(Unsupported::NeedsDevice {
+                    scheme: name.to_string(),
+                }));
             }
             LogPlace::Region if self.pace.is_some_and(|p| !p.is_unlimited()) => {
-                return Err(EngineError::Unsupported {
-                    detail: format!(
-                        "scheme {name} keeps its log in a persistent-memory region, which an \
-                     emulated device speed cannot pace; run it without a device pace"
-                    ),
-                });
+                return Err(EngineError::Unsupported(Unsupported::PacedRegion {
+                    scheme: name.to_string(),
+                }));
             }
             _ => {}
         }
+        let refused = |refused: Refused, why: &'static str| {
+            EngineError::Unsupported(Unsupported::Log(braid_wal::Unsupported::Scheme {
+                scheme: self.scheme.name(),
+                refused,
+                why,
+            }))
+        };
         if matches!(self.device, DeviceConfig::Pmem(_))
             && let Some(why) = self.scheme.pmem_refusal()
         {
-            return Err(EngineError::Unsupported {
-                detail: why.to_string(),
-            });
+            return Err(refused(Refused::Pmem, why));
         }
         if self.logging == LogKind::Command
             && let Some(why) = self.scheme.command_logging_refusal()
         {
-            return Err(EngineError::Unsupported {
-                detail: why.to_string(),
-            });
+            return Err(refused(Refused::CommandLogging, why));
         }
         if self.cc == Cc::Mvcc
             && let Some(why) = self.scheme.mvcc_refusal()
         {
-            return Err(EngineError::Unsupported {
-                detail: why.to_string(),
-            });
+            return Err(refused(Refused::Mvcc, why));
         }
         if self.records == Records::Update {
             if let Some(why) = self.scheme.update_records_refusal() {
-                return Err(EngineError::Unsupported {
-                    detail: format!("scheme {name}: {why}"),
-                });
+                return Err(refused(Refused::UpdateRecords, why));
             }
             if self.logging == LogKind::Command {
-                return Err(EngineError::Unsupported {
-                    detail:
-                        "per-update records are redo images of writes; command logging logs one \
-                     call per transaction: use data logging, or one record per transaction"
-                            .into(),
-                });
+                return Err(EngineError::Unsupported(Unsupported::UpdateRecordsCommand));
             }
             if self.cc == Cc::Mvcc {
-                return Err(EngineError::Unsupported {
-                    detail:
-                        "per-update records are not supported under MVCC, whose records carry a \
-                     commit timestamp drawn at commit: use 2PL or OCC, or one record per \
-                     transaction"
-                            .into(),
-                });
+                return Err(EngineError::Unsupported(Unsupported::UpdateRecordsMvcc));
             }
         }
         Ok(())

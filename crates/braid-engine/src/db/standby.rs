@@ -106,11 +106,9 @@ impl Standby {
         opts.check()?;
         fit_device(&mut opts);
         let DeviceConfig::External(factory) = &opts.device else {
-            return Err(EngineError::Unsupported {
-                detail: "a standby follows a log kept outside the machine: use an external device \
-                 (DeviceConfig::External)"
-                    .into(),
-            });
+            return Err(EngineError::Unsupported(
+                crate::Unsupported::StandbyNeedsExternal,
+            ));
         };
         let factory = factory.clone();
         let streams = opts.scheme.streams_for(opts.streams);

@@ -104,9 +104,9 @@ pub(super) fn make_storage(
         )?)),
         LogPlace::Region => {
             let DeviceConfig::Pmem(p) = &opts.device else {
-                return Err(EngineError::Unsupported {
-                    detail: format!("scheme {} needs the pmem device", opts.scheme.name()),
-                });
+                return Err(EngineError::Unsupported(crate::Unsupported::NeedsPmem {
+                    scheme: opts.scheme.name().to_string(),
+                }));
             };
             let pcfg = p.region_config();
             let path = dir

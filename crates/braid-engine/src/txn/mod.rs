@@ -52,7 +52,7 @@ pub(crate) use multiversion::sweep;
 pub(crate) use writer::RowWriter;
 
 use crate::db::{Cc, DbInner};
-use crate::error::TxError;
+use crate::error::{BadRequest, TxError};
 use crate::row::{Row, RowState};
 use crate::schema::{Schema, TableId};
 use crate::value::Value;
@@ -159,7 +159,7 @@ impl<'w> Txn<'w> {
         } else {
             Err(TxError::BadRequest {
                 table: table.0,
-                what: "no such table".into(),
+                request: BadRequest::NoTable,
             })
         }
     }
@@ -377,11 +377,10 @@ impl<'w> Txn<'w> {
         if image.len() != tab.schema.row_len() {
             return Err(TxError::BadRequest {
                 table: t,
-                what: format!(
-                    "insert of {} bytes into rows of {} bytes",
-                    image.len(),
-                    tab.schema.row_len()
-                ),
+                request: BadRequest::RowLength {
+                    len: image.len(),
+                    expected: tab.schema.row_len(),
+                },
             });
         }
         if let Some(i) = self.st.find(t, key) {

@@ -38,7 +38,7 @@ impl Txn<'_> {
         if !tab.is_ordered() {
             return Err(TxError::BadRequest {
                 table: t,
-                what: "range scan on a hash-indexed table".into(),
+                request: crate::BadRequest::RangeOnHash,
             });
         }
         let mut hits: Vec<(u64, Arc<Row>)> = Vec::new();

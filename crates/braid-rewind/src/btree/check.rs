@@ -23,16 +23,16 @@ impl BTree {
         // Leaf chain.
         for w in leaves.windows(2) {
             if m.read_u64(w[0] + N_NEXT) != w[1] {
-                return Err(CheckError(format!(
-                    "leaf {:#x} does not link to {:#x}",
-                    w[0], w[1]
-                )));
+                return Err(CheckError::LeafChain {
+                    leaf: w[0],
+                    next: w[1],
+                });
             }
         }
         if let Some(&last) = leaves.last()
             && m.read_u64(last + N_NEXT) != 0
         {
-            return Err(CheckError(format!("last leaf {last:#x} links further")));
+            return Err(CheckError::LastLeaf { leaf: last });
         }
         Ok(shape)
     }
@@ -53,28 +53,36 @@ impl BTree {
         let meta = m.read_u64(n + N_META);
         if meta & LEAF != 0 {
             if depth != height {
-                return Err(CheckError(format!(
-                    "leaf {n:#x} at depth {depth} of {height}"
-                )));
+                return Err(CheckError::Depth {
+                    node: n,
+                    leaf: true,
+                    depth,
+                    height,
+                });
             }
             let h = self.head(&Loads(m), n);
             if h.bits >> self.lcap != 0 {
-                return Err(CheckError(format!(
-                    "leaf {n:#x} bitmap {:#x} names slots beyond its {} slots",
-                    h.bits, self.lcap
-                )));
+                return Err(CheckError::Bitmap {
+                    leaf: n,
+                    bits: h.bits,
+                    slots: self.lcap,
+                });
             }
             let sorted = self.sorted_slots(m, n, h.bits);
             for (i, &(k, s)) in sorted.iter().enumerate() {
                 if h.fp(s) != fingerprint(k) {
-                    return Err(CheckError(format!(
-                        "leaf {n:#x} slot {s}: fingerprint does not match key {k}"
-                    )));
+                    return Err(CheckError::Fingerprint {
+                        leaf: n,
+                        slot: s,
+                        key: k,
+                    });
                 }
                 if !in_range(k) || (i > 0 && sorted[i - 1].0 == k) {
-                    return Err(CheckError(format!(
-                        "leaf {n:#x} key {k} repeated or out of bounds"
-                    )));
+                    return Err(CheckError::Key {
+                        node: n,
+                        leaf: true,
+                        key: k,
+                    });
                 }
             }
             let c = sorted.len();
@@ -82,10 +90,11 @@ impl BTree {
                 && (h.bits != (1u64 << c) - 1
                     || sorted.iter().enumerate().any(|(i, &(_, s))| s != i))
             {
-                return Err(CheckError(format!(
-                    "sorted leaf {n:#x}: slots {:#x} not the first {c} in key order",
-                    h.bits
-                )));
+                return Err(CheckError::Unsorted {
+                    leaf: n,
+                    bits: h.bits,
+                    count: c,
+                });
             }
             shape.leaves += 1;
             shape.keys += c as u64;
@@ -93,32 +102,41 @@ impl BTree {
             return Ok(());
         }
         if depth >= height {
-            return Err(CheckError(format!(
-                "inner node {n:#x} at depth {depth} of {height}"
-            )));
+            return Err(CheckError::Depth {
+                node: n,
+                leaf: false,
+                depth,
+                height,
+            });
         }
         let c = meta as usize;
         if c == 0 || c > self.icap {
-            return Err(CheckError(format!("inner node {n:#x} holds {c} keys")));
+            return Err(CheckError::InnerCount { node: n, keys: c });
         }
         shape.inner += 1;
         let keys: Vec<u64> = (0..c).map(|i| m.read_u64(self.ikey_off(n, i))).collect();
         for w in keys.windows(2) {
             if w[0] >= w[1] {
-                return Err(CheckError(format!("inner node {n:#x} keys out of order")));
+                return Err(CheckError::Key {
+                    node: n,
+                    leaf: false,
+                    key: w[1],
+                });
             }
         }
-        if !keys.iter().all(|&k| in_range(k)) {
-            return Err(CheckError(format!(
-                "inner node {n:#x} key out of its bounds"
-            )));
+        if let Some(&k) = keys.iter().find(|&&k| !in_range(k)) {
+            return Err(CheckError::Key {
+                node: n,
+                leaf: false,
+                key: k,
+            });
         }
         for i in 0..=c {
             let clo = if i == 0 { lo } else { Some(keys[i - 1]) };
             let chi = if i == c { hi } else { Some(keys[i]) };
             let child = m.read_u64(self.child_off(n, i));
             if child == 0 {
-                return Err(CheckError(format!("inner node {n:#x} child {i} is null")));
+                return Err(CheckError::NullChild { node: n, child: i });
             }
             self.check_node(m, child, depth + 1, height, clo, chi, shape, leaves)?;
         }

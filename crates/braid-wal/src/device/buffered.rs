@@ -101,13 +101,13 @@ pub(crate) fn read_exact(
 ) -> Result<(), WalError> {
     let n = src.read_at(lsn, buf)?;
     if n < buf.len() {
-        return Err(WalError::Misuse {
-            detail: format!(
-                "read of {} bytes at LSN {lsn} passes the end of the log at {}",
-                buf.len(),
-                lsn + n as u64
-            ),
-        });
+        return Err(WalError::Misuse(crate::Misuse::PastEnd {
+            op: "read",
+            lsn,
+            len: buf.len() as u64,
+            end: lsn + n as u64,
+            on: None,
+        }));
     }
     Ok(())
 }

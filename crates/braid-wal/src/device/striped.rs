@@ -31,7 +31,7 @@ use crate::device::pace::{Pace, PaceClock, paced_note, wait_io};
 use crate::device::{Device, DeviceInfo};
 use crate::fs::{Fs, OpenOpts};
 use crate::scan::StreamSource;
-use crate::{Lsn, WalError};
+use crate::{BadSize, Lsn, SegmentDamage, Unsupported, WalError, WrongLog};
 
 /// A stream on `members.len()` devices, `unit` bytes at a time (see the module doc).
 pub struct StripedDevice {
@@ -94,19 +94,14 @@ impl StripedDevice {
         let n = members.len() as u64;
         let min_cap = members.iter().map(|m| m.capacity()).min().unwrap_or(0);
         if n < 2 || unit == 0 || !unit.is_multiple_of(4096) || min_cap <= unit {
-            return Err(WalError::BadSize {
-                detail: format!(
-                    "a striped device needs at least 2 members and a unit that is a multiple of \
-                 4096 smaller than each member's buffer ({n} members, unit {unit}, buffer \
-                 {min_cap})"
-                ),
-            });
+            return Err(WalError::BadSize(BadSize::Stripe {
+                members: members.len(),
+                unit,
+                buffer: min_cap,
+            }));
         }
         if members.iter().any(|m| m.durable_on_fill()) {
-            return Err(WalError::Unsupported {
-                detail: "striping is over file devices; persistent-memory rings cannot be striped"
-                    .to_string(),
-            });
+            return Err(WalError::Unsupported(Unsupported::StripedPmem));
         }
         fs.create_dir_all(dir)
             .map_err(|e| io_err("create", dir, e))?;
@@ -114,15 +109,11 @@ impl StripedDevice {
         let start = match Self::read_meta(fs.as_ref(), &meta)? {
             Some((fn_, funit, start)) => {
                 if fn_ != n || funit != unit {
-                    return Err(WalError::WrongLog {
-                        detail: format!(
-                            "{} is striped over {fn_} devices in units of {} KiB; reopen it with \
-                         those (--stripe {fn_} --stripe-kb {}), or use a new directory",
-                            meta.display(),
-                            funit >> 10,
-                            funit >> 10
-                        ),
-                    });
+                    return Err(WalError::WrongLog(WrongLog::Striping {
+                        stripe_file: meta,
+                        members: fn_,
+                        unit_kib: funit >> 10,
+                    }));
                 }
                 start
             }
@@ -157,7 +148,7 @@ impl StripedDevice {
         if got != META_LEN || &b[..8] != META_MAGIC || crc32c::crc32c(&b[..32]) != crc {
             return Err(WalError::BadSegment {
                 file: path.display().to_string(),
-                reason: "damaged stripe file (member count, unit and start)".to_string(),
+                damage: SegmentDamage::StripeFile,
             });
         }
         Ok(Some((word(&b, 8), word(&b, 16), word(&b, 24))))
@@ -307,8 +298,8 @@ impl Device for StripedDevice {
             let mut first = Ok(());
             for h in handles {
                 let r = h.join().unwrap_or_else(|_| {
-                    Err(WalError::Thread {
-                        detail: "a member flush panicked".to_string(),
+                    Err(WalError::ThreadPanicked {
+                        thread: "a striped device's member flush",
                     })
                 });
                 if first.is_ok() {

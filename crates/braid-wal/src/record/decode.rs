@@ -6,7 +6,7 @@ use super::{
     FLAG_MASK, FORMAT_VERSION, HEADER_LEN, Kind, MAX_RECORD_LEN, Record, RecordHeader,
     SPARSE_ENTRY, STAMP_SHIFT,
 };
-use crate::Lsn;
+use crate::{Lsn, RecordFault};
 
 /// What [`decode`] found at a position.
 #[derive(Debug, Clone, Copy)]
@@ -22,12 +22,8 @@ pub enum Decoded<'a> {
     },
     /// Not a valid record here; the reason says why (length, version, kind, stamp, LSN or
     /// checksum).
-    Invalid(&'static str),
+    Invalid(RecordFault),
 }
-
-/// Reason given for a record of a newer format version (the scanner refuses such logs).
-pub const REASON_NEWER_VERSION: &str =
-    "record written by a newer log format version than this build reads";
 
 /// The fields of a header that every format version keeps in place, read without any check:
 /// `(len, version, lsn)`. `None` if `buf` is shorter than a header.
@@ -58,7 +54,7 @@ pub fn decode(buf: &[u8], expected_lsn: Lsn, salt: u32) -> Decoded<'_> {
     };
     let version = le_u16(&h[6..8]);
     if version == 0 {
-        return Decoded::Invalid("format version field is 0");
+        return Decoded::Invalid(RecordFault::ZeroVersion);
     }
     if let Some(reason) = check_len(len) {
         return Decoded::Invalid(reason);
@@ -67,26 +63,26 @@ pub fn decode(buf: &[u8], expected_lsn: Lsn, salt: u32) -> Decoded<'_> {
         // Only a record whose checksum holds proves a newer writer: a torn header (8-byte
         // words of old and new bytes mixed) may show any version.
         if le_u64(&h[16..24]) != expected_lsn {
-            return Decoded::Invalid("lsn field does not match the record's position");
+            return Decoded::Invalid(RecordFault::LsnMismatch);
         }
         let Some(rec) = buf.get(..len) else {
             return Decoded::Truncated { need: len };
         };
         return if crc_ok(rec, salt) {
-            Decoded::Invalid(REASON_NEWER_VERSION)
+            Decoded::Invalid(RecordFault::NewerVersion)
         } else {
-            Decoded::Invalid("checksum mismatch")
+            Decoded::Invalid(RecordFault::Checksum)
         };
     }
     let Some(kind) = Kind::from_u8(h[4]) else {
-        return Decoded::Invalid("unknown record kind");
+        return Decoded::Invalid(RecordFault::UnknownKind);
     };
     let Some(stamp_kind) = StampKind::from_code(h[5] >> STAMP_SHIFT) else {
-        return Decoded::Invalid("unknown stamp kind");
+        return Decoded::Invalid(RecordFault::UnknownStamp);
     };
     let lsn = le_u64(&h[16..24]);
     if lsn != expected_lsn {
-        return Decoded::Invalid("lsn field does not match the record's position");
+        return Decoded::Invalid(RecordFault::LsnMismatch);
     }
     let Some(rec) = buf.get(..len) else {
         return Decoded::Truncated { need: len };
@@ -99,7 +95,7 @@ pub fn decode(buf: &[u8], expected_lsn: Lsn, salt: u32) -> Decoded<'_> {
         StampKind::LvSparse => body.get(..2).map(|c| 2 + SPARSE_ENTRY * le_u16(c) as usize),
     };
     let Some(stamp_len) = stamp_len.filter(|&n| n <= body.len()) else {
-        return Decoded::Invalid("stamp does not fit in the record");
+        return Decoded::Invalid(RecordFault::StampOverflow);
     };
     let stored = le_u32(&h[8..12]);
     // salt ++ header with the crc zeroed, as one block, then the rest in place: two calls.
@@ -109,7 +105,7 @@ pub fn decode(buf: &[u8], expected_lsn: Lsn, salt: u32) -> Decoded<'_> {
     head[16..].copy_from_slice(&h[12..]);
     let crc = crc32c::crc32c_append(crc32c::crc32c(&head), &rec[HEADER_LEN..]);
     if crc != stored {
-        return Decoded::Invalid("checksum mismatch");
+        return Decoded::Invalid(RecordFault::Checksum);
     }
     let delta = le_u32(&h[12..16]);
     let synced = if delta == u32::MAX {
@@ -145,11 +141,11 @@ pub(super) fn crc_ok(rec: &[u8], salt: u32) -> bool {
     crc32c::crc32c_append(crc32c::crc32c(&head), &rec[HEADER_LEN..]) == le_u32(&h[8..12])
 }
 
-pub(super) fn check_len(len: usize) -> Option<&'static str> {
+pub(super) fn check_len(len: usize) -> Option<RecordFault> {
     if len < HEADER_LEN {
-        Some("length field is smaller than a record header")
+        Some(RecordFault::TooShort)
     } else if len > MAX_RECORD_LEN {
-        Some("length field exceeds the maximum record length")
+        Some(RecordFault::TooLong)
     } else {
         None
     }

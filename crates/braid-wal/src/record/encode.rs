@@ -37,12 +37,10 @@ impl RecordSpec<'_> {
     /// Check the record can be encoded; returns [`RecordSpec::encoded_len`].
     pub(crate) fn check(&self) -> Result<usize, WalError> {
         if self.stamp.entries() > MAX_LV_ENTRIES {
-            return Err(WalError::BadSize {
-                detail: format!(
-                    "an LSN-vector stamp of {} entries exceeds the limit of {MAX_LV_ENTRIES}",
-                    self.stamp.entries()
-                ),
-            });
+            return Err(WalError::BadSize(crate::BadSize::Stamp {
+                entries: self.stamp.entries(),
+                max: MAX_LV_ENTRIES,
+            }));
         }
         let len = self.unpadded_len();
         if len > MAX_RECORD_LEN {

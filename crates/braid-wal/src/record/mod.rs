@@ -51,7 +51,7 @@ mod decode;
 mod encode;
 mod stamp;
 
-pub use decode::{Decoded, REASON_NEWER_VERSION, decode, peek_header};
+pub use decode::{Decoded, decode, peek_header};
 pub use encode::{RecordSpec, encode_pad};
 pub use stamp::{LvEntries, Stamp, StampKind, StampRef};
 /// Bytes of a record header (everything before the stamp).
@@ -83,7 +83,7 @@ pub(crate) const fn align_up(n: usize) -> usize {
 }
 
 /// What a record holds (header byte 4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr)]
 #[repr(u8)]
 pub enum Kind {
     /// Redo images of a transaction's writes (data logging).
@@ -209,7 +209,7 @@ mod tests {
         assert_eq!(r.end(), 4096 + buf.len() as u64);
         assert!(matches!(
             decode(&buf, 4096, 8),
-            Decoded::Invalid("checksum mismatch")
+            Decoded::Invalid(crate::RecordFault::Checksum)
         ));
         assert!(matches!(decode(&buf, 4104, 7), Decoded::Invalid(_)));
     }
@@ -263,13 +263,13 @@ mod tests {
         // A torn header can show any version: without a valid checksum it is just damage.
         assert!(matches!(
             decode(&buf, 0, 0),
-            Decoded::Invalid("checksum mismatch")
+            Decoded::Invalid(crate::RecordFault::Checksum)
         ));
         buf[8..12].fill(0);
         seal(&mut buf, 40, 0);
         assert!(matches!(
             decode(&buf, 0, 0),
-            Decoded::Invalid(REASON_NEWER_VERSION)
+            Decoded::Invalid(crate::RecordFault::NewerVersion)
         ));
     }
 

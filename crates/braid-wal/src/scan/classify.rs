@@ -4,10 +4,9 @@
 
 use super::{EndKind, Look, ScanEnd, ScanMode, Scanner, Step};
 use crate::record::{
-    ALIGN, Decoded, FORMAT_VERSION, HEADER_LEN, Kind, MAX_RECORD_LEN, REASON_NEWER_VERSION,
-    align_up, decode, peek_header,
+    ALIGN, Decoded, FORMAT_VERSION, HEADER_LEN, Kind, MAX_RECORD_LEN, align_up, decode, peek_header,
 };
-use crate::{Lsn, WalError};
+use crate::{Corruption, Lsn, RecordFault, SegmentDamage, WalError};
 
 impl Scanner<'_> {
     /// Decode at `self.pos`.
@@ -29,9 +28,7 @@ impl Scanner<'_> {
                 // cut off like any other (an acknowledged record's padding was synced with
                 // it), and the end never passes `limit()`.
                 Decoded::Record(r) if r.end() > self.limit => {
-                    return Ok(Step::End(Some(
-                        "record cut off by the end of the written log (inside its padding)",
-                    )));
+                    return Ok(Step::End(Some(RecordFault::CutOffInPadding)));
                 }
                 Decoded::Record(r) if r.header.kind == Kind::Pad => return Ok(Step::Pad(r.end())),
                 Decoded::Record(r) => {
@@ -50,9 +47,7 @@ impl Scanner<'_> {
                     } else if avail < 4 && bytes.iter().all(|&b| b == 0) {
                         return Ok(Step::End(None));
                     } else {
-                        return Ok(Step::End(Some(
-                            "record cut off by the end of the written log",
-                        )));
+                        return Ok(Step::End(Some(RecordFault::CutOff)));
                     }
                 }
             }
@@ -94,29 +89,25 @@ impl Scanner<'_> {
 
     /// The scan stopped at `x` (`reason` is None for zeros or the limit): decide what kind of
     /// end this is, set `self.end` or fail.
-    pub(super) fn classify(
-        &mut self,
-        x: Lsn,
-        reason: Option<&'static str>,
-    ) -> Result<(), WalError> {
-        if reason == Some(REASON_NEWER_VERSION) {
+    pub(super) fn classify(&mut self, x: Lsn, reason: Option<RecordFault>) -> Result<(), WalError> {
+        if reason == Some(RecordFault::NewerVersion) {
             let off = (x - self.buf_lsn) as usize;
             let header = peek_header(&self.buf[off..self.filled]);
             if let Some((_, version, _)) = header.filter(|&(_, _, lsn)| lsn == x) {
                 let (file, offset) = self.src.locate(x);
                 let e = WalError::BadSegment {
                     file,
-                    reason: format!(
-                        "the record at byte offset {offset} was written by log format version \
-                         {version}, but this build reads only version {FORMAT_VERSION}: open \
-                         the log with a newer braid"
-                    ),
+                    damage: SegmentDamage::NewerRecord {
+                        offset,
+                        version,
+                        reads: FORMAT_VERSION,
+                    },
                 };
                 self.error = Some(e.clone());
                 return Err(e);
             }
         }
-        let what = reason.unwrap_or("zeros where a record was expected");
+        let fault = reason.unwrap_or(RecordFault::Zeros);
         // A damaged record that starts in the sealed part but reaches past it (a record
         // spanning into an unsealed segment) may be torn in its unsealed part: the sealed
         // point alone proves corruption only if the record, as far as its header tells, lies
@@ -133,20 +124,20 @@ impl Scanner<'_> {
             }
         };
         let evidence = if in_sealed {
-            Some(format!(
-                "{what}; it lies in the sealed part of the log (everything before lsn {} was \
-                 made durable)",
-                self.sealed
-            ))
+            Some(Corruption::Sealed {
+                fault,
+                sealed: self.sealed,
+            })
         } else if x >= self.limit {
             None
         } else {
             let look = self.lookahead(x)?;
             match look.proof {
-                Some((y, synced)) => Some(format!(
-                    "{what}; the valid record at lsn {y} was written when the log was durable up \
-                     to lsn {synced}, past this position"
-                )),
+                Some((valid, synced)) => Some(Corruption::BeforeDurable {
+                    fault,
+                    valid,
+                    synced,
+                }),
                 None => {
                     let kind = if reason.is_none() && !look.any {
                         EndKind::Clean
@@ -163,7 +154,7 @@ impl Scanner<'_> {
                 self.finish(x, EndKind::Clean)?;
                 Ok(())
             }
-            Some(reason) => match self.mode {
+            Some(damage) => match self.mode {
                 ScanMode::Salvage => {
                     self.finish(x, EndKind::Salvaged)?;
                     Ok(())
@@ -173,7 +164,7 @@ impl Scanner<'_> {
                     let e = WalError::Corrupt {
                         file,
                         offset,
-                        reason,
+                        damage,
                     };
                     self.error = Some(e.clone());
                     Err(e)

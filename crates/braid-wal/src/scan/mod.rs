@@ -176,7 +176,7 @@ enum Step {
     },
     Pad(Lsn),
     /// No record: `None` for zeros, else the reason.
-    End(Option<&'static str>),
+    End(Option<crate::RecordFault>),
 }
 
 /// What the lookahead after a damaged position found.

@@ -65,10 +65,10 @@ impl<'a> Resumed<'a> {
         if start < src.start() {
             return Err(WalError::Behind {
                 stream: stream as u32,
-                detail: format!(
-                    "it resumes at LSN {start}, but the stream now starts at LSN {}",
-                    src.start()
-                ),
+                unit: "LSN",
+                resume: start,
+                start: src.start(),
+                purged: false,
             });
         }
         if start > src.limit() {
@@ -76,11 +76,11 @@ impl<'a> Resumed<'a> {
             return Err(WalError::Corrupt {
                 file,
                 offset,
-                reason: format!(
-                    "stream {stream}: the standby resumes at LSN {start}, past the stream's \
-                     end {} (rewritten below what the standby replayed)",
-                    src.limit()
-                ),
+                damage: crate::Corruption::ResumePastEnd {
+                    stream,
+                    resume: start,
+                    end: src.limit(),
+                },
             });
         }
         Ok(Resumed { src, start })

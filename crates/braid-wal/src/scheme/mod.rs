@@ -139,6 +139,28 @@ pub struct Written {
     pub op: std::ops::Range<u32>,
 }
 
+impl Written {
+    /// This row's redo operation in `payload`; a [`Misuse::WriteOutside`](crate::Misuse)
+    /// naming `scheme` if its range lies outside it.
+    pub(crate) fn op_in<'p>(
+        &self,
+        payload: &'p [u8],
+        scheme: &'static str,
+    ) -> Result<&'p [u8], WalError> {
+        let (from, to) = (self.op.start as usize, self.op.end as usize);
+        payload.get(from..to).ok_or_else(|| {
+            WalError::Misuse(crate::Misuse::WriteOutside {
+                scheme,
+                table: self.table,
+                key: self.key,
+                from,
+                to,
+                len: payload.len(),
+            })
+        })
+    }
+}
+
 /// One worker thread's view of the scheme.
 pub trait SchemeWorker: Send {
     /// After the engine locked (2PL) or read (OCC) a row.
@@ -152,11 +174,11 @@ pub trait SchemeWorker: Send {
     /// Only called on schemes whose [`SchemeDef::update_records_refusal`] is `None`.
     fn log_update(&mut self, up: &UpdateRecord<'_>) -> Result<(), WalError> {
         let _ = up;
-        Err(WalError::Unsupported {
-            detail:
-                "this scheme logs one record per transaction; per-update records are not supported"
-                    .into(),
-        })
+        Err(WalError::Unsupported(crate::Unsupported::Scheme {
+            scheme: "this",
+            refused: crate::Refused::UpdateRecords,
+            why: "this scheme logs one record per transaction; per-update records are not supported",
+        }))
     }
     /// The transaction aborted before `commit` (`rows`: its access set). A scheme that took
     /// update records for it may log an abort record.

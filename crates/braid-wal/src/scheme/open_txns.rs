@@ -86,7 +86,7 @@ impl OpenTxns {
     /// Claim a worker's slots, or fail if every worker's are taken.
     pub(crate) fn claim(self: &Arc<Self>) -> Result<OpenSlot, WalError> {
         let worker = self.free.lock().pop().ok_or_else(|| WalError::TooMany {
-            what: "scheme workers".to_string(),
+            what: "scheme workers",
             max: self.slots.len() / self.streams.max(1),
             remedy: "open with a larger max_workers",
         })?;

@@ -52,7 +52,7 @@ pub trait SchemeDef: fmt::Debug + Send + Sync {
     /// Why it cannot log one record per write ([`super::Records::Update`]), if it cannot.
     fn update_records_refusal(&self) -> Option<&'static str> {
         Some(
-            "this scheme logs one record per transaction; per-update records (--records update) \
+            "this scheme logs one record per transaction; per-update records (Records::Update) \
              are supported by serial, nvdisk, aether, baseline, gsn and pertxn",
         )
     }
@@ -100,13 +100,9 @@ pub trait SchemeDef: fmt::Debug + Send + Sync {
         streams: usize,
     ) -> Result<Box<dyn super::follow::Follower>, WalError> {
         let _ = (cfg, streams);
-        Err(WalError::Unsupported {
-            detail: format!(
-                "a standby cannot follow scheme {}: what it has committed is not a prefix of each \
-             log stream; standbys follow serial, taurus and gsn logs",
-                self.name()
-            ),
-        })
+        Err(WalError::Unsupported(crate::Unsupported::StandbyScheme {
+            scheme: self.name().to_string(),
+        }))
     }
     /// A boxed copy (a [`SchemeSpec`] is `Clone`).
     fn clone_def(&self) -> Box<dyn SchemeDef>;
@@ -224,8 +220,11 @@ impl FromStr for SchemeSpec {
         let (name, opts) = s.split_once(':').unwrap_or((s, ""));
         let mut spec = SchemeSpec::named(name.trim())?;
         for kv in opts.split(',').map(str::trim).filter(|kv| !kv.is_empty()) {
-            let (k, v) = kv.split_once('=').ok_or_else(|| WalError::BadOption {
-                detail: format!("scheme option {kv:?} of {name}: write it as key=value"),
+            let (k, v) = kv.split_once('=').ok_or_else(|| {
+                WalError::BadOption(crate::BadOption::NotKeyValue {
+                    scheme: name.to_string(),
+                    given: kv.to_string(),
+                })
             })?;
             spec.set(k.trim(), v.trim())?;
         }
@@ -240,26 +239,26 @@ impl<T: SchemeDef + 'static> From<T> for SchemeSpec {
 }
 
 /// The error for an option a scheme does not have.
-pub(crate) fn unknown_option(scheme: &str, key: &str, known: &[&str]) -> WalError {
-    WalError::BadOption {
-        detail: if known.is_empty() {
-            format!("scheme {scheme} has no options (asked for {key:?})")
-        } else {
-            format!(
-                "scheme {scheme} has no option {key:?}; its options: {}",
-                known.join(", ")
-            )
-        },
-    }
+pub(crate) fn unknown_option(scheme: &str, key: &str, known: &[&'static str]) -> WalError {
+    WalError::BadOption(crate::BadOption::Unknown {
+        scheme: scheme.to_string(),
+        key: key.to_string(),
+        known: known.to_vec(),
+    })
 }
 
 /// Parse an option value, naming the scheme and option on failure.
 pub(crate) fn parse_option<T: FromStr>(scheme: &str, key: &str, value: &str) -> Result<T, WalError>
 where
-    T::Err: fmt::Display,
+    T::Err: std::error::Error + Send + Sync + 'static,
 {
-    value.parse().map_err(|e: T::Err| WalError::BadOption {
-        detail: format!("scheme {scheme}: option {key}={value}: {e}"),
+    value.parse().map_err(|e: T::Err| {
+        WalError::BadOption(crate::BadOption::Value {
+            scheme: scheme.to_string(),
+            key: key.to_string(),
+            value: value.to_string(),
+            source: std::sync::Arc::new(e),
+        })
     })
 }
 
@@ -290,16 +289,14 @@ pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
 
 /// An error for a storage the scheme cannot use.
 pub(crate) fn wrong_storage(scheme: &str, want: LogPlace) -> WalError {
-    WalError::WrongLog {
-        detail: format!(
-            "scheme {scheme} keeps its log in {}; the storage given is another",
-            match want {
-                LogPlace::Nowhere => "no storage",
-                LogPlace::Devices | LogPlace::NvramFiles => "log devices",
-                LogPlace::Region => "a persistent-memory region",
-            }
-        ),
-    }
+    WalError::WrongLog(crate::WrongLog::Storage {
+        scheme: scheme.to_string(),
+        want: match want {
+            LogPlace::Nowhere => "no storage",
+            LogPlace::Devices | LogPlace::NvramFiles => "log devices",
+            LogPlace::Region => "a persistent-memory region",
+        },
+    })
 }
 
 #[cfg(all(test, feature = "cli"))]

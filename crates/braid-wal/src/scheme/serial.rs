@@ -38,7 +38,7 @@ use crate::scheme::cut::Cut;
 use crate::scheme::follow::{Follower, Resumed};
 use crate::scheme::shared_scan::{self, Share};
 use crate::stream::Stream;
-use crate::{Lsn, WalError};
+use crate::{Lsn, RecordProblem, WalError};
 
 /// The scheme's registration (see [`super::SCHEMES`]).
 pub(crate) const REGISTRATION: Registration = Registration {
@@ -138,8 +138,8 @@ impl Follower for SerialFollower {
             &mut self.open_txns,
             whole,
         )?
-        .ok_or_else(|| WalError::Internal {
-            detail: "a standby's replay stopped without an error".into(),
+        .ok_or_else(|| {
+            WalError::Internal(crate::Invariant::StoppedWithoutError("a standby's replay"))
         })?;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
@@ -230,9 +230,7 @@ fn replay_from(
             &mut HashMap::new(),
             whole,
         )?
-        .ok_or_else(|| WalError::Internal {
-            detail: "recovery stopped without an error".into(),
-        });
+        .ok_or_else(|| WalError::Internal(crate::Invariant::StoppedWithoutError("recovery")));
     }
     let (end, share0) = shared_scan::run(cfg.recovery_threads, |share, stop| {
         let mut r = RecoveryReport::default();
@@ -278,17 +276,13 @@ fn scan_and_replay(
             return apply_whole(payload);
         }
         if kind != LogKind::Data {
-            return Err(WalError::WrongLog {
-                detail: format!(
-                    "central log: transaction {txn} at LSN {lsn} is command-logged, but the log \
-                 is recovered as data logging on {} threads: reopen with command logging",
-                    share.n
-                ),
-            });
+            return Err(record_problem(
+                txn,
+                lsn,
+                RecordProblem::CommandLogged { threads: share.n },
+            ));
         }
-        let bad = |e: PayloadError| WalError::WrongLog {
-            detail: format!("central log: the record of transaction {txn} at LSN {lsn}: {e}"),
-        };
+        let bad = |e: PayloadError| record_problem(txn, lsn, RecordProblem::Payload(e));
         share.runs(payload, bad, apply_whole)
     };
     while let Some(rec) = scanner.next_record()? {
@@ -352,10 +346,22 @@ fn scan_and_replay(
     progress(read - last_progress);
     report.bytes += read;
     report.skipped += open_txns.len() as u64;
-    let end = scanner.end().cloned().ok_or_else(|| WalError::Internal {
-        detail: "scanner stopped without an end".into(),
-    })?;
+    let end = scanner
+        .end()
+        .cloned()
+        .ok_or_else(|| WalError::Internal(crate::Invariant::ScanWithoutEnd))?;
     let end_lsn = end.end;
     report.ends.push(end);
     Ok(Some(end_lsn))
+}
+
+/// The central log's record `txn` at `lsn` is not what its recovery reads.
+fn record_problem(txn: u64, lsn: Lsn, problem: RecordProblem) -> WalError {
+    WalError::WrongLog(crate::WrongLog::Record {
+        scheme: "serial",
+        stream: 0,
+        txn: Some(txn),
+        lsn,
+        problem,
+    })
 }

@@ -95,8 +95,8 @@ pub(crate) fn run<T: Send>(
         for h in hs {
             all.push(h.join().unwrap_or_else(|_| {
                 stop.store(true, Ordering::Relaxed);
-                Err(WalError::WrongLog {
-                    detail: "a recovery thread panicked".into(),
+                Err(WalError::ThreadPanicked {
+                    thread: "a recovery thread",
                 })
             }));
         }
@@ -111,9 +111,9 @@ pub(crate) fn run<T: Send>(
         }
     }
     // Share 0 stops early only when another share failed, whose error was returned above.
-    first.flatten().ok_or_else(|| WalError::WrongLog {
-        detail: "recovery stopped without an error".into(),
-    })
+    first
+        .flatten()
+        .ok_or_else(|| WalError::Internal(crate::Invariant::StoppedWithoutError("recovery")))
 }
 
 /// Whether another share asked to stop (checked once per record).
@@ -150,8 +150,11 @@ mod tests {
             Share { part, n }
                 .runs(
                     &p,
-                    |e| WalError::WrongLog {
-                        detail: e.to_string(),
+                    |e| {
+                        WalError::Misuse(crate::Misuse::Payload {
+                            scheme: "test",
+                            source: e,
+                        })
                     },
                     |r| {
                         mine.extend(keys_of(r));
@@ -172,8 +175,11 @@ mod tests {
         Share { part: 0, n: 1 }
             .runs(
                 &p,
-                |e| WalError::WrongLog {
-                    detail: e.to_string(),
+                |e| {
+                    WalError::Misuse(crate::Misuse::Payload {
+                        scheme: "test",
+                        source: e,
+                    })
                 },
                 |r| {
                     whole.push(r.len());
@@ -195,8 +201,11 @@ mod tests {
         for part in 0..2 {
             let r = Share { part, n: 2 }.runs(
                 &p,
-                |e| WalError::WrongLog {
-                    detail: e.to_string(),
+                |e| {
+                    WalError::Misuse(crate::Misuse::Payload {
+                        scheme: "test",
+                        source: e,
+                    })
                 },
                 |_| Ok(()),
             );
@@ -208,18 +217,14 @@ mod tests {
     fn the_first_error_in_share_order_is_returned_and_stops_the_others() {
         let r: Result<u32, WalError> = run(3, |s, stop| {
             if s.part == 2 {
-                return Err(WalError::WrongLog {
-                    detail: "two".into(),
-                });
+                return Err(WalError::Closed(2));
             }
             while !stopped(stop) {
                 std::thread::yield_now();
             }
             Ok(None)
         });
-        assert!(matches!(r, Err(WalError::WrongLog {
- detail: m,
- }) if m == "two"));
+        assert!(matches!(r, Err(WalError::Closed(2))));
         let r = run(2, |s, _| Ok(Some(s.part)));
         assert_eq!(r.unwrap(), 0);
     }

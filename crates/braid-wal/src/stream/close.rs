@@ -54,8 +54,8 @@ impl Handle {
             // `flusher_main` catches panics; this is only a belt for the braces.
             inner.poison(
                 "running the flusher".to_string(),
-                WalError::Thread {
-                    detail: "the flusher thread panicked".to_string(),
+                WalError::ThreadPanicked {
+                    thread: "the flusher",
                 },
             );
         }

@@ -38,13 +38,13 @@ impl Inner {
     }
 
     fn beyond_tail(&self, lsn: Lsn) -> WalError {
-        WalError::Misuse {
-            detail: format!(
-                "stream {}: waiting for LSN {lsn} beyond the tail {} (no append returned it)",
-                self.id,
-                self.res.tail()
-            ),
-        }
+        WalError::Misuse(crate::Misuse::PastEnd {
+            op: "wait (for an LSN no append returned)",
+            lsn,
+            len: 0,
+            end: self.res.tail(),
+            on: Some(format!("stream {}", self.id)),
+        })
     }
 
     pub(super) fn check_durable(&self, lsn: Lsn) -> Result<bool, WalError> {

@@ -35,8 +35,8 @@ impl Inner {
         if r.is_err() {
             self.poison(
                 "running the flusher".to_string(),
-                WalError::Thread {
-                    detail: "the flusher thread panicked".to_string(),
+                WalError::ThreadPanicked {
+                    thread: "the flusher",
                 },
             );
         }

@@ -70,13 +70,13 @@ impl GroupWriter {
     pub(crate) fn reserve(&self, len: u64, records: u64) -> Result<(Lsn, u64), WalError> {
         let inner = &*self.h.inner;
         if len == 0 || !len.is_multiple_of(ALIGN as u64) {
-            return Err(WalError::Misuse {
-                detail: format!(
-                    "stream {}: group reservation of {len} bytes (must be a positive multiple of \
-                 {ALIGN})",
-                    inner.id
-                ),
-            });
+            return Err(WalError::Misuse(crate::Misuse::Unaligned {
+                op: "group reservation",
+                lsn: None,
+                len,
+                align: ALIGN as u64,
+                on: Some(format!("stream {}", inner.id)),
+            }));
         }
         if len > inner.capacity {
             return Err(WalError::RecordTooLarge {

@@ -226,12 +226,11 @@ impl Stream {
         cfg: StreamConfig,
     ) -> Result<Stream, WalError> {
         if !end.is_multiple_of(ALIGN as u64) {
-            return Err(WalError::Misuse {
-                detail: format!(
-                    "stream {}: start position {end} is not a multiple of {ALIGN}",
-                    cfg.id
-                ),
-            });
+            return Err(WalError::Misuse(crate::Misuse::UnalignedStart {
+                lsn: end,
+                align: ALIGN as u64,
+                on: Some(format!("stream {}", cfg.id)),
+            }));
         }
         device.reset_tail(end)?;
         // Prepare the space of the first appends now (a file device creates and preallocates
@@ -283,9 +282,7 @@ impl Stream {
             let h = std::thread::Builder::new()
                 .name(format!("braid-flush-{}", cfg.id))
                 .spawn(move || fl.flusher_main())
-                .map_err(|e| WalError::Thread {
-                    detail: format!("stream {}: cannot start the flusher thread: {e}", cfg.id),
-                })?;
+                .map_err(|e| WalError::thread_start("stream flusher", e))?;
             Some(h)
         };
         Ok(Stream {
@@ -305,7 +302,7 @@ impl Stream {
     pub(crate) fn claim_slot(&self) -> Result<usize, WalError> {
         let inner = &self.h.inner;
         let slot = inner.res.claim().ok_or_else(|| WalError::TooMany {
-            what: format!("stream {}: writer slots", inner.id),
+            what: "writer slots of a log stream",
             max: inner.res.slots(),
             remedy: "raise max_writers",
         })?;

@@ -149,10 +149,11 @@ impl Inner {
             return None;
         }
         // The flag is set after the cause, so the cause is there.
-        let (during, cause) = self.cause.get().cloned().unwrap_or_else(|| {
-            let detail = "poisoned without a recorded cause".to_string();
-            (String::new(), WalError::Internal { detail })
-        });
+        let (during, cause) = self
+            .cause
+            .get()
+            .cloned()
+            .unwrap_or_else(|| (String::new(), WalError::Internal(crate::Invariant::NoCause)));
         Some(WalError::Poisoned {
             stream: self.id,
             during,

@@ -64,8 +64,8 @@ impl Drop for FillGuard<'_> {
             // The slot stays busy at `lsn`, so the ready point can never pass the hole.
             self.inner.poison(
                 format!("filling LSN {}", self.lsn),
-                WalError::Thread {
-                    detail: "a writer failed between reserving its LSN and filling it".to_string(),
+                WalError::ThreadPanicked {
+                    thread: "a writer between reserving its LSN and filling it",
                 },
             );
         }
@@ -119,12 +119,13 @@ impl StreamWriter {
     ) -> Result<(Lsn, Lsn), WalError> {
         let inner = &*self.h.inner;
         if len == 0 || !len.is_multiple_of(ALIGN) {
-            return Err(WalError::Misuse {
-                detail: format!(
-                    "stream {}: append of {len} bytes (must be a positive multiple of {ALIGN})",
-                    inner.id
-                ),
-            });
+            return Err(WalError::Misuse(crate::Misuse::Unaligned {
+                op: "append",
+                lsn: None,
+                len: len as u64,
+                align: ALIGN as u64,
+                on: Some(format!("stream {}", inner.id)),
+            }));
         }
         let len64 = len as u64;
         if len64 > inner.capacity {

@@ -98,7 +98,7 @@ fn damaged_last_header_with_data_is_refused() {
         flip(&env, &last, 30);
         let e = SegmentLog::open(env.fs.clone(), &cfg).err().unwrap();
         assert!(
-            matches!(&e, WalError::BadSegment { file, reason } if file.ends_with(&segment_file_name(6, 4096)) && reason.contains("data")),
+            matches!(&e, WalError::BadSegment { file, damage: SegmentDamage::Header { data_after: true, .. } } if file.ends_with(&segment_file_name(6, 4096))),
             "{e}"
         );
         assert!(env.fs.exists(&last), "a segment with data is never removed");
@@ -136,7 +136,7 @@ fn foreign_segment_and_gap_are_refused() {
         env.fs.sync_dir(&env.dir).unwrap();
         let e = SegmentLog::open(env.fs.clone(), &cfg).err().unwrap();
         assert!(
-            matches!(&e, WalError::BadSegment { file, reason } if file.ends_with(&segment_file_name(7, 8192)) && reason.contains("salt")),
+            matches!(&e, WalError::BadSegment { file, damage: SegmentDamage::Salt { .. } } if file.ends_with(&segment_file_name(7, 8192))),
             "{e}"
         );
         env.fs.remove_file(&dst_path).unwrap();

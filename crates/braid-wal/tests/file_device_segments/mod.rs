@@ -5,10 +5,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::integration::file_device_common::{Env, decode_from, encode_record};
-use braid_wal::WalError;
 use braid_wal::device::file::{SEGMENT_HEADER, SegmentLog, meta_file_name, segment_file_name};
 use braid_wal::fs::{CrashOpts, FaultFs, Fs, FsOp, OpenOpts, SyncFault};
 use braid_wal::scan::StreamSource;
+use braid_wal::{SegmentDamage, WalError};
 
 mod damage;
 mod faults;
@@ -191,11 +191,14 @@ fn other_segment_size_is_refused() {
         log.sync().unwrap();
         drop(log);
         match SegmentLog::open(env.fs.clone(), &env.cfg(3, 4096)) {
-            Err(WalError::BadSegment { file, reason }) => {
+            Err(WalError::BadSegment { file, damage }) => {
                 assert!(file.ends_with("s003.meta"), "{file}");
-                assert!(
-                    reason.contains("8192") && reason.contains("4096"),
-                    "{reason}"
+                assert_eq!(
+                    damage,
+                    SegmentDamage::SegmentSize {
+                        created: 8192,
+                        configured: 4096
+                    }
                 );
             }
             other => panic!("expected BadSegment, got {:?}", other.map(|_| ())),

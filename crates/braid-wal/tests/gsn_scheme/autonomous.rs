@@ -157,7 +157,17 @@ fn command_logging_and_pmem_logs_are_refused() {
         )
         .err()
         .expect("command logging refused");
-    assert!(e.to_string().contains("--logging data"), "{e}");
+    assert!(
+        matches!(
+            e,
+            WalError::Unsupported(braid_wal::Unsupported::Scheme {
+                refused: braid_wal::Refused::CommandLogging,
+                ..
+            })
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("use data logging"), "{e}");
     let region = Region::anonymous((1 << 20) + braid_pmem::HEADER_SIZE);
     let pmem: Arc<dyn Device> =
         Arc::new(PmemDevice::open(region, PmemDeviceConfig::new(0)).unwrap());
@@ -170,5 +180,16 @@ fn command_logging_and_pmem_logs_are_refused() {
         )
         .err()
         .expect("pmem refused");
+    assert!(
+        matches!(
+            e,
+            WalError::Unsupported(braid_wal::Unsupported::Scheme {
+                scheme: "autonomous",
+                refused: braid_wal::Refused::Pmem,
+                ..
+            })
+        ),
+        "{e}"
+    );
     assert!(e.to_string().contains("use a file device"), "{e}");
 }

@@ -15,7 +15,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use braid_pmem::{CrashMode, CrashSim, Domain, Media, PmemConfig, Region};
-use braid_wal::WalError;
 use braid_wal::fs::{CrashOpts, FaultFs};
 use braid_wal::record::{self, Kind};
 use braid_wal::scan::ScanMode;
@@ -23,6 +22,7 @@ use braid_wal::scheme::pertxn::{
     FlushPolicy, ObjectPlace, PerTxnConfig, PerTxnLog, PerTxnStorage, layout,
 };
 use braid_wal::scheme::{DurabilityWait, LogKind, Replay, ReplayError, SchemeConfig};
+use braid_wal::{Corruption, WalError};
 use parking_lot::Mutex;
 
 mod load;

@@ -27,9 +27,15 @@ fn damage_is_reported_not_skipped() {
         .err()
         .expect("corruption must be an error");
     match &err {
-        WalError::Corrupt { offset, reason, .. } => {
+        WalError::Corrupt { offset, damage, .. } => {
             assert_eq!(*offset, layout.slot_off(4) as u64, "{err}");
-            assert!(reason.contains("LSN 4"), "{err}");
+            assert!(
+                matches!(
+                    damage,
+                    Corruption::Object { lsn: 4, .. } | Corruption::ObjectLength { lsn: 4, .. }
+                ),
+                "{err}"
+            );
         }
         other => panic!("expected Corrupt, got {other}"),
     }

@@ -242,7 +242,7 @@ impl Device for Fake {
     fn ensure_space(&self, upto: Lsn) -> Result<(), WalError> {
         if self.no_recycle && upto > self.base + self.cap {
             return Err(WalError::LogFull {
-                what: "fake ring".into(),
+                ring: braid_wal::FullRing::PertxnLsns,
             });
         }
         Ok(())

@@ -40,7 +40,7 @@ mod load;
 mod schema;
 mod txn;
 
-use braid_engine::{Catalog, Db, EngineError, Loader, Procedures, TableId};
+use braid_engine::{BadParameter, Catalog, Db, EngineError, Loader, Procedures, TableId};
 use serde::{Deserialize, Serialize};
 
 use crate::client::OnConflict;
@@ -142,12 +142,12 @@ impl TatpConfig {
     /// Refuse subscriber counts the key packing cannot represent (it needs 1..2^48).
     pub fn validate(&self) -> Result<(), EngineError> {
         if self.subscribers == 0 || self.subscribers >= 1 << 48 {
-            return Err(EngineError::BadOption {
-                detail: format!(
-                    "tatp: subscribers must be 1..2^48, not {}",
-                    self.subscribers
-                ),
-            });
+            return Err(EngineError::BadOption(BadParameter::new(
+                "tatp",
+                "subscribers",
+                self.subscribers,
+                "1..2^48",
+            )));
         }
         Ok(())
     }

@@ -105,7 +105,12 @@ pub(crate) fn parse_sub_nbr(b: &[u8]) -> Result<u64, TxError> {
     if b.is_empty() || b.len() > 15 || !b.iter().all(u8::is_ascii_digit) {
         return Err(TxError::BadRequest {
             table: SUBSCRIBER_NBR.0,
-            what: format!("bad sub_nbr {:?}", String::from_utf8_lossy(b)),
+            request: braid_engine::BadRequest::Param(braid_engine::BadParameter::new(
+                "tatp",
+                "sub_nbr",
+                format!("{:?}", String::from_utf8_lossy(b)),
+                "1 to 15 decimal digits",
+            )),
         });
     }
     Ok(b.iter().fold(0u64, |v, &d| v * 10 + u64::from(d - b'0')))

@@ -5,7 +5,7 @@
 use std::hint::black_box;
 use std::ops::Bound::Included;
 
-use braid_engine::{ParamReader, TxError, Txn};
+use braid_engine::{BadParameter, BadRequest, ParamReader, TxError, Txn};
 
 use super::schema::parse_sub_nbr;
 use super::*;
@@ -24,7 +24,7 @@ fn check_type(t: u64) -> Result<u64, TxError> {
     } else {
         Err(TxError::BadRequest {
             table: SPECIAL_FACILITY.0,
-            what: format!("type {t} is not in 1..=4"),
+            request: BadRequest::Param(BadParameter::new("tatp", "sf_type", t, "1..=4")),
         })
     }
 }
@@ -35,7 +35,7 @@ fn check_start(t: u64) -> Result<u64, TxError> {
     } else {
         Err(TxError::BadRequest {
             table: CALL_FORWARDING.0,
-            what: format!("start time {t} is not 0, 8 or 16"),
+            request: BadRequest::Param(BadParameter::new("tatp", "start_time", t, "0, 8 or 16")),
         })
     }
 }

@@ -30,7 +30,7 @@ mod client;
 mod load;
 mod txn;
 
-use braid_engine::{Catalog, Db, EngineError, Loader, Procedures, TableId};
+use braid_engine::{BadParameter, Catalog, Db, EngineError, Loader, Procedures, TableId};
 use serde::{Deserialize, Serialize};
 
 use crate::client::OnConflict;
@@ -115,26 +115,32 @@ impl TpcbConfig {
     /// Refuse empty scales, more than 2^48 accounts, and a remote fraction outside 0..=1.
     pub fn validate(&self) -> Result<(), EngineError> {
         if self.branches == 0 || self.tellers_per_branch == 0 || self.accounts_per_branch == 0 {
-            return Err(EngineError::BadOption {
-                detail: "tpcb: branches, tellers and accounts per branch must be positive".into(),
-            });
+            return Err(EngineError::BadOption(BadParameter::new(
+                "tpcb",
+                "branches, tellers or accounts per branch",
+                0,
+                "1 or more of each",
+            )));
         }
         if self
             .branches
             .checked_mul(self.accounts_per_branch)
             .is_none_or(|n| n >= 1 << 48)
         {
-            return Err(EngineError::BadOption {
-                detail: "tpcb: too many accounts (at most 2^48)".into(),
-            });
+            return Err(EngineError::BadOption(BadParameter::new(
+                "tpcb",
+                "accounts (branches times accounts per branch)",
+                u128::from(self.branches) * u128::from(self.accounts_per_branch),
+                "at most 2^48",
+            )));
         }
         if !(0.0..=1.0).contains(&self.remote_fraction) {
-            return Err(EngineError::BadOption {
-                detail: format!(
-                    "tpcb: remote fraction {} is not in 0..=1",
-                    self.remote_fraction
-                ),
-            });
+            return Err(EngineError::BadOption(BadParameter::new(
+                "tpcb",
+                "remote fraction",
+                self.remote_fraction,
+                "0..=1",
+            )));
         }
         Ok(())
     }

@@ -65,7 +65,7 @@ mod load;
 mod params;
 mod txn;
 
-use braid_engine::{Catalog, Db, EngineError, Loader, Procedures, TableId};
+use braid_engine::{BadParameter, Catalog, Db, EngineError, Loader, Procedures, TableId};
 use serde::{Deserialize, Serialize};
 
 use crate::client::OnConflict;
@@ -356,25 +356,23 @@ impl Default for TpccConfig {
 impl TpccConfig {
     /// Refuse scales the key packing cannot represent.
     pub fn validate(&self) -> Result<(), EngineError> {
-        let bad = |what: String| {
-            Err(EngineError::BadOption {
-                detail: format!("tpcc: {what}"),
-            })
+        let bad = |name, value: u64, accepted| {
+            Err(EngineError::BadOption(BadParameter::new(
+                "tpcc", name, value, accepted,
+            )))
         };
         if self.warehouses == 0 || self.warehouses >= 1 << 16 {
-            return bad(format!(
-                "warehouses must be 1..65535, not {}",
-                self.warehouses
-            ));
+            return bad("warehouses", self.warehouses, "1..=65535");
         }
         if self.items == 0 || self.items + 1 >= 1 << 20 {
-            return bad(format!("items must be 1..1048574, not {}", self.items));
+            return bad("items", self.items, "1..=1048574");
         }
         if self.customers_per_district < 10 || self.customers_per_district >= 1 << 12 {
-            return bad(format!(
-                "customers per district must be 10..4095, not {}",
-                self.customers_per_district
-            ));
+            return bad(
+                "customers per district",
+                self.customers_per_district,
+                "10..=4095",
+            );
         }
         Ok(())
     }

@@ -2,14 +2,15 @@
 //! and their encodings: every random input of a transaction travels in its parameters (see the
 //! `tpcc` module doc), so command logging can re-execute it.
 
-use braid_engine::{ParamReader, Params, TxError};
+use braid_engine::{BadParameter, BadRequest, ParamReader, Params, TxError};
 
 use super::*;
 
-fn bad(what: String) -> TxError {
+/// A TPC-C parameter `name` of `value` out of range; `accepted` says what is.
+fn bad(name: &'static str, value: impl ToString, accepted: &'static str) -> TxError {
     TxError::BadRequest {
         table: u32::MAX,
-        what,
+        request: BadRequest::Param(BadParameter::new("tpcc", name, value, accepted)),
     }
 }
 
@@ -17,7 +18,7 @@ fn check_district(d: u64) -> Result<u64, TxError> {
     if (1..=DISTRICTS).contains(&d) {
         Ok(d)
     } else {
-        Err(bad(format!("tpcc: district {d} is not in 1..=10")))
+        Err(bad("district", d, "1..=10"))
     }
 }
 
@@ -84,7 +85,7 @@ impl NewOrderParams {
             lines: [NewOrderLine::default(); MAX_OL],
         };
         if p.ol_cnt == 0 || p.ol_cnt > MAX_OL {
-            return Err(bad(format!("tpcc: New-Order with {} lines", p.ol_cnt)));
+            return Err(bad("New-Order lines", p.ol_cnt, "1..=15"));
         }
         for l in &mut p.lines[..p.ol_cnt] {
             *l = NewOrderLine {
@@ -120,7 +121,11 @@ impl CustomerSel {
         match tag {
             0 => Ok(CustomerSel::ById(v)),
             1 => Ok(CustomerSel::ByLastName(v)),
-            _ => Err(bad(format!("tpcc: customer selector {tag}"))),
+            _ => Err(bad(
+                "customer selector",
+                tag,
+                "0 (by id) or 1 (by last name)",
+            )),
         }
     }
 }

@@ -41,7 +41,7 @@ use crate::device::ring::DramRing;
 use crate::device::{BufferedDevice, DeviceInfo, Store};
 use crate::fs::{AlignedBuf, DIRECT_ALIGN, Fs};
 use crate::scan::StreamSource;
-use crate::{Lsn, WalError};
+use crate::{BadSize, Lsn, WalError};
 
 #[cfg(test)]
 pub(crate) use segment::SEGMENT_HEADER;
@@ -138,13 +138,11 @@ impl FileDevice {
     pub fn open(fs: Arc<dyn Fs>, cfg: FileDeviceConfig) -> Result<FileDevice, WalError> {
         let min_buffer = if cfg.direct { 2 * DIRECT_ALIGN } else { 1 };
         if cfg.buffer_size < min_buffer {
-            return Err(WalError::BadSize {
-                detail: format!(
-                    "log buffer of {} bytes is too small (at least {min_buffer}{})",
-                    cfg.buffer_size,
-                    if cfg.direct { " with O_DIRECT" } else { "" }
-                ),
-            });
+            return Err(WalError::BadSize(BadSize::Buffer {
+                bytes: cfg.buffer_size,
+                min: min_buffer,
+                direct: cfg.direct,
+            }));
         }
         let ram = fs.is_ram_backed(&cfg.dir);
         let log = SegmentLog::open(fs, &cfg)?;

@@ -6,8 +6,8 @@ use std::sync::atomic::Ordering::{Acquire, SeqCst};
 use std::time::Duration;
 
 use super::{DESTAGE_CHUNK, Destage, Ring};
-use crate::WalError;
 use crate::scan::StreamSource;
+use crate::{SegmentDamage, WalError};
 
 impl Ring {
     /// At open: make the de-staged files and the ring agree (see the module docs).
@@ -19,25 +19,24 @@ impl Ring {
             if fstart > head {
                 return Err(WalError::BadSegment {
                     file: dir,
-                    reason: format!(
-                        "de-staged files start at LSN {fstart}, after the ring head {head}"
-                    ),
+                    damage: SegmentDamage::DestageAfterHead {
+                        files_start: fstart,
+                        head,
+                    },
                 });
             }
             // Bytes the ring still holds; they may not have been synced.
             d.log.reset_tail(head)?;
         } else if fend < head {
-            let reason = if fend <= fstart {
-                format!(
-                    "the ring has recycled LSNs before {head} but the de-staging directory holds nothing; \
-                     de-staging must be enabled from the ring's first use (or use a fresh region)"
-                )
+            let damage = if fend <= fstart {
+                SegmentDamage::DestageEmpty { head }
             } else {
-                format!(
-                    "de-staged files end at LSN {fend} but the ring starts at {head}: files are missing"
-                )
+                SegmentDamage::DestageMissing {
+                    files_end: fend,
+                    head,
+                }
             };
-            return Err(WalError::BadSegment { file: dir, reason });
+            return Err(WalError::BadSegment { file: dir, damage });
         }
         Ok(())
     }

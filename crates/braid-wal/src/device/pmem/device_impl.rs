@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering::{Acquire, Release, SeqCst};
 
 use super::{OFF_HEAD, OFF_START, PmemDevice, PmemWrite, ZERO_CHUNK};
 use crate::device::{Device, DeviceInfo};
-use crate::{Lsn, WalError};
+use crate::{Lsn, Misuse, WalError};
 impl Device for PmemDevice {
     fn info(&self) -> DeviceInfo {
         let location = self
@@ -83,13 +83,13 @@ impl Device for PmemDevice {
         let r = &*self.ring;
         let head = r.head.load(Acquire);
         if end < head || end > head + r.cap || !end.is_multiple_of(8) {
-            return Err(WalError::Misuse {
-                detail: format!(
-                    "reset_tail({end}) outside the ring window [{head}, {}] of {}",
-                    head + r.cap,
-                    r.name
-                ),
-            });
+            return Err(WalError::Misuse(Misuse::Outside {
+                op: "reset_tail (record-aligned)",
+                lsn: end,
+                from: head,
+                to: head + r.cap,
+                on: Some(r.name.clone()),
+            }));
         }
         // Zero the ring bytes for LSNs [end, head + cap): every byte outside [head, end).
         // Only chunks holding something are written (reads are cheaper than persists).
@@ -141,12 +141,13 @@ impl Device for PmemDevice {
         let r = &*self.ring;
         let durable = r.durable.load(Acquire);
         if upto > durable {
-            return Err(WalError::Misuse {
-                detail: format!(
-                    "release({upto}) beyond the durable point {durable} of {}",
-                    r.name
-                ),
-            });
+            return Err(WalError::Misuse(Misuse::PastEnd {
+                op: "release",
+                lsn: upto,
+                len: 0,
+                end: durable,
+                on: Some(r.name.clone()),
+            }));
         }
         let _g = r.header.lock();
         if upto <= r.start.load(Acquire) {

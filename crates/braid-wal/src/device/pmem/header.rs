@@ -7,7 +7,7 @@ use super::{
     CONST_LEN, OFF_CAP, OFF_CRC, OFF_SALT, OFF_STREAM, OFF_VERSION, RING_HEADER, RING_MAGIC,
     RING_VERSION,
 };
-use crate::WalError;
+use crate::{RingFault, SegmentDamage, WalError, WrongLog};
 
 /// The checksum salt of ring lap `lap` (splitmix64 finaliser of the ring salt and the lap).
 pub(super) fn lap_salt(salt: u32, lap: u64) -> u32 {
@@ -54,37 +54,38 @@ pub(super) fn open_header(
 ) -> Result<u32, WalError> {
     let mut hdr = vec![0u8; RING_HEADER];
     region.read(0, &mut hdr);
-    let not_ring = |why: String| WalError::BadSegment {
+    let not_ring = |damage: SegmentDamage| WalError::BadSegment {
         file: name.to_string(),
-        reason: why,
+        damage,
     };
     if hdr[..8] == RING_MAGIC {
         let version = le_u32(&hdr, OFF_VERSION);
         if version != RING_VERSION {
-            return Err(not_ring(format!(
-                "log ring format version {version}, this braid reads version {RING_VERSION}"
-            )));
+            return Err(not_ring(SegmentDamage::Version {
+                what: "log ring",
+                version,
+                reads: RING_VERSION,
+            }));
         }
         if crc32c::crc32c(&hdr[..OFF_CRC]) != le_u32(&hdr, OFF_CRC) {
-            return Err(not_ring(
-                "damaged log ring header (checksum mismatch)".to_string(),
-            ));
+            return Err(not_ring(SegmentDamage::RingHeader {
+                fault: RingFault::Checksum,
+            }));
         }
         let found = le_u32(&hdr, OFF_STREAM);
         if found != stream {
-            return Err(WalError::WrongLog {
-                detail: format!(
-                    "pmem region {name} holds the log ring of stream {found}, not of stream {stream}; \
-                 give each stream its own region"
-                ),
-            });
+            return Err(WalError::WrongLog(WrongLog::RingStream {
+                region: name.to_string(),
+                found,
+                stream,
+            }));
         }
         let found_cap = le_u64(&hdr, OFF_CAP);
         if found_cap != cap {
-            return Err(not_ring(format!(
-                "log ring of {found_cap} bytes, but the region has room for {cap}; open the region with \
-                 the size it was created with"
-            )));
+            return Err(not_ring(SegmentDamage::RingSize {
+                found: found_cap,
+                room: cap,
+            }));
         }
         return Ok(le_u32(&hdr, OFF_SALT));
     }
@@ -92,9 +93,7 @@ pub(super) fn open_header(
     // (which writes nothing but bytes 8..36 before the magic; see the module docs).
     let blank = hdr[..8].iter().chain(&hdr[CONST_LEN..]).all(|b| *b == 0);
     if !blank {
-        return Err(not_ring(
-            "not a braid log ring (no ring magic and not empty); point the stream at another region".to_string(),
-        ));
+        return Err(not_ring(SegmentDamage::NotARing));
     }
     let salt: u32 = rand::random();
     let h = encode_header(stream, salt, cap);

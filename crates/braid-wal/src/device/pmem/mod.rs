@@ -76,9 +76,9 @@ use parking_lot::{Condvar, Mutex};
 
 #[cfg(test)]
 use crate::Lsn;
-use crate::WalError;
 use crate::device::file::{FileDeviceConfig, SegmentLog};
 use crate::fs::{Fs, RealFs};
+use crate::{RingFault, SegmentDamage, WalError};
 
 mod destage;
 mod device_impl;
@@ -233,12 +233,11 @@ impl PmemDevice {
         let usable = region.len() as u64;
         let cap = usable.saturating_sub(RING_HEADER as u64) / CACHE_LINE as u64 * CACHE_LINE as u64;
         if cap < MIN_RING {
-            return Err(WalError::BadSize {
-                detail: format!(
-                    "pmem region {name} of {usable} bytes is too small for a log ring (at least {} bytes)",
-                    RING_HEADER as u64 + MIN_RING
-                ),
-            });
+            return Err(WalError::BadSize(crate::BadSize::Region {
+                region: name,
+                bytes: usable,
+                min: RING_HEADER as u64 + MIN_RING,
+            }));
         }
         let salt = open_header(&region, &name, cfg.stream, cap)?;
         let head = u64::from_le(region.load_u64(OFF_HEAD));
@@ -246,9 +245,9 @@ impl PmemDevice {
         if !head.is_multiple_of(8) || !start.is_multiple_of(8) {
             return Err(WalError::BadSegment {
                 file: name,
-                reason: format!(
-                    "damaged log ring header (head {head} / start {start} not record-aligned)"
-                ),
+                damage: SegmentDamage::RingHeader {
+                    fault: RingFault::Misaligned { head, start },
+                },
             });
         }
         // Space is released only below the durable point, which never passes the ring window:
@@ -256,9 +255,9 @@ impl PmemDevice {
         if head.checked_add(cap).is_none_or(|limit| start > limit) {
             return Err(WalError::BadSegment {
                 file: name,
-                reason: format!(
-                    "damaged log ring header (start {start} beyond the ring window of head {head} and {cap} bytes)"
-                ),
+                damage: SegmentDamage::RingHeader {
+                    fault: RingFault::StartOutside { start, head, cap },
+                },
             });
         }
         let destage = match cfg.destage {
@@ -297,9 +296,7 @@ impl PmemDevice {
             let h = std::thread::Builder::new()
                 .name(format!("braid-destage-{}", cfg.stream))
                 .spawn(move || r.destage_main())
-                .map_err(|e| WalError::Thread {
-                    detail: format!("cannot start the de-staging thread: {e}"),
-                })?;
+                .map_err(|e| WalError::thread_start("de-staging", e))?;
             Some(h)
         } else {
             None

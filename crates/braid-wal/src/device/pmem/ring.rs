@@ -50,7 +50,11 @@ impl Ring {
 
     pub(super) fn full_error(&self) -> WalError {
         WalError::LogFull {
-            what: format!("{} (stream {}, {} bytes)", self.name, self.stream, self.cap),
+            ring: crate::FullRing::Pmem {
+                region: self.name.clone(),
+                stream: self.stream,
+                bytes: self.cap,
+            },
         }
     }
 

@@ -56,12 +56,11 @@ impl Consolidated {
     }
 
     fn failed(&self, slot: usize) -> WalError {
-        self.errors[slot]
-            .lock()
-            .clone()
-            .unwrap_or_else(|| WalError::Internal {
-                detail: format!("stream {}: a group\'s reservation failed", self.stream.id()),
+        self.errors[slot].lock().clone().unwrap_or_else(|| {
+            WalError::Internal(crate::Invariant::Reservation {
+                stream: self.stream.id(),
             })
+        })
     }
 }
 

@@ -109,11 +109,13 @@ impl SchemeDef for AetherConfig {
             "slots" => {
                 let n: usize = parse_option(AETHER_NAME, key, value)?;
                 if !(1..=MAX_SLOTS).contains(&n) {
-                    return Err(WalError::BadOption {
-                        detail: format!(
-                            "scheme {AETHER_NAME}: option slots={n}: must be 1 to {MAX_SLOTS}"
-                        ),
-                    });
+                    return Err(WalError::BadOption(crate::BadOption::Range {
+                        scheme: AETHER_NAME,
+                        key: "slots",
+                        value: n as u64,
+                        min: 1,
+                        max: MAX_SLOTS as u64,
+                    }));
                 }
                 self.slots = n;
                 Ok(())

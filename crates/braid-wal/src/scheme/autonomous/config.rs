@@ -18,11 +18,11 @@ pub(crate) const NO_PMEM: &str = "the autonomous scheme acknowledges commits by 
 
 const NO_COMMAND_LOGGING: &str = "the autonomous scheme cannot log commands: its GSNs order \
     read-after-write and write-after-write dependencies but not write-after-read ones, which \
-    re-executing stored procedures needs; use --logging data";
+    re-executing stored procedures needs; use data logging (LogKind::Data)";
 
 const NO_MVCC: &str = "the autonomous scheme cannot recover a multi-versioned database: its \
     recovery (gsn's) applies per-page operations in GSN order, without the commit timestamps \
-    MVCC records carry; use --cc 2pl or occ with it, or another scheme with --cc mvcc";
+    MVCC records carry; use the 2PL or OCC concurrency control with it, or another scheme with MVCC";
 
 /// The scheme's registration (see [`crate::scheme::SCHEMES`]).
 pub(crate) const REGISTRATION: Registration = Registration {
@@ -124,9 +124,11 @@ impl SchemeDef for AutonomousConfig {
         progress: &dyn Fn(u64),
     ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
         if cfg.logging == crate::scheme::LogKind::Command {
-            return Err(WalError::Unsupported {
-                detail: NO_COMMAND_LOGGING.into(),
-            });
+            return Err(WalError::Unsupported(crate::Unsupported::Scheme {
+                scheme: "autonomous",
+                refused: crate::Refused::CommandLogging,
+                why: NO_COMMAND_LOGGING,
+            }));
         }
         let (g, r) = crate::scheme::gsn::open::open_logs(
             cfg,

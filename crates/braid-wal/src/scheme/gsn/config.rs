@@ -17,13 +17,13 @@ use crate::{UnknownName, WalError};
 /// Why the gsn scheme refuses command logging.
 pub(crate) const NO_COMMAND_LOGGING: &str = "the gsn scheme cannot log commands: GSNs order \
     read-after-write and write-after-write dependencies but not write-after-read ones, which \
-    re-executing stored procedures needs; use --logging data";
+    re-executing stored procedures needs; use data logging (LogKind::Data)";
 
 /// Why gsn refuses the engine's multi-version concurrency control.
 pub(crate) const NO_MVCC: &str = "the gsn scheme cannot recover a multi-versioned database: its \
     recovery splits records into per-page operations and applies them in GSN order, without \
-    the commit timestamps MVCC records carry; use --cc 2pl or occ with gsn, or another scheme \
-    (serial, taurus, pertxn, nvdisk) with --cc mvcc";
+    the commit timestamps MVCC records carry; use the 2PL or OCC concurrency control with gsn, or \
+    another scheme (serial, taurus, pertxn, nvdisk) with MVCC";
 
 /// How records are spread over the logs.
 #[derive(
@@ -269,9 +269,11 @@ impl SchemeDef for GsnConfig {
         streams: usize,
     ) -> Result<Box<dyn crate::scheme::follow::Follower>, WalError> {
         if cfg.logging == crate::scheme::LogKind::Command {
-            return Err(WalError::Unsupported {
-                detail: NO_COMMAND_LOGGING.into(),
-            });
+            return Err(WalError::Unsupported(crate::Unsupported::Scheme {
+                scheme: "gsn",
+                refused: crate::Refused::CommandLogging,
+                why: NO_COMMAND_LOGGING,
+            }));
         }
         if streams == 0 {
             return Err(WalError::StreamCount {

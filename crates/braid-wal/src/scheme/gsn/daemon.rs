@@ -22,9 +22,7 @@ pub(super) fn spawn(shared: Arc<Shared>) -> Result<JoinHandle<()>, WalError> {
     std::thread::Builder::new()
         .name("braid-gsn-commit".into())
         .spawn(move || commit::daemon(shared))
-        .map_err(|e| WalError::Thread {
-            detail: format!("cannot start the gsn commit daemon: {e}"),
-        })
+        .map_err(|e| WalError::thread_start("gsn commit daemon", e))
 }
 
 impl Shared {

@@ -282,11 +282,11 @@ impl Follower for GsnFollower {
                 return Err(WalError::Corrupt {
                     file,
                     offset,
-                    reason: format!(
-                        "gsn log {s}: GSN {} at LSN {} follows a larger GSN (GSNs grow with \
-                         LSNs in a log)",
-                        r.gsn, r.lsn
-                    ),
+                    damage: crate::Corruption::GsnOrder {
+                        log: s,
+                        gsn: r.gsn,
+                        lsn: r.lsn,
+                    },
                 });
             }
             at.push(first.map_or(sc.end.end, |i| sc.recs[i].lsn));

@@ -29,9 +29,11 @@ use crate::wait::Progress;
 /// Check the configuration and the devices; returns whether the logs are on persistent memory.
 fn check_devices(cfg: &SchemeConfig, devices: &[Arc<dyn Device>]) -> Result<bool, WalError> {
     if cfg.logging == LogKind::Command {
-        return Err(WalError::Unsupported {
-            detail: NO_COMMAND_LOGGING.into(),
-        });
+        return Err(WalError::Unsupported(crate::Unsupported::Scheme {
+            scheme: "gsn",
+            refused: crate::Refused::CommandLogging,
+            why: NO_COMMAND_LOGGING,
+        }));
     }
     if devices.is_empty() {
         return Err(WalError::StreamCount {
@@ -43,11 +45,9 @@ fn check_devices(cfg: &SchemeConfig, devices: &[Arc<dyn Device>]) -> Result<bool
     }
     let on_fill = devices.iter().filter(|d| d.durable_on_fill()).count();
     if on_fill != 0 && on_fill != devices.len() {
-        return Err(WalError::Unsupported {
-            detail:
-                "the gsn scheme needs all its logs on one kind of device (all pmem or all files)"
-                    .into(),
-        });
+        return Err(WalError::Unsupported(crate::Unsupported::MixedDevices {
+            scheme: "gsn",
+        }));
     }
     Ok(on_fill == devices.len())
 }
@@ -107,21 +107,24 @@ pub(crate) fn open_logs(
 ) -> Result<(Arc<Gsn>, RecoveryReport), WalError> {
     let pmem = check_devices(cfg, &devices)?;
     if autonomous && pmem {
-        return Err(WalError::Unsupported {
-            detail: crate::scheme::autonomous::NO_PMEM.into(),
-        });
+        return Err(WalError::Unsupported(crate::Unsupported::Scheme {
+            scheme: "autonomous",
+            refused: crate::Refused::Pmem,
+            why: crate::scheme::autonomous::NO_PMEM,
+        }));
     }
     if gcfg.rfa {
         if gcfg.partition == Partition::Page && devices.len() > 1 {
-            return Err(WalError::Unsupported {
-                detail: RFA_NEEDS_TX_PARTITION.into(),
-            });
+            return Err(WalError::Unsupported(crate::Unsupported::Scheme {
+                scheme: "gsn",
+                refused: crate::Refused::Options,
+                why: RFA_NEEDS_TX_PARTITION,
+            }));
         }
         if devices.len() >= MAX_RFA_LOGS {
             return Err(WalError::TooMany {
                 what: "gsn logs with Remote Flush Avoidance (a page names its writer's log in \
-                       16 bits)"
-                    .to_string(),
+                       16 bits)",
                 max: MAX_RFA_LOGS - 1,
                 remedy: "use fewer logs, or turn the gsn option rfa off",
             });
@@ -134,8 +137,8 @@ pub(crate) fn open_logs(
         (true, CommitProtocol::Passive) => Mode::Passive,
     };
     if mode == Mode::Passive {
-        signal::install().map_err(|e| WalError::Unsupported {
-            detail: format!("passive group commit: {e}"),
+        signal::install().map_err(|source| {
+            WalError::Unsupported(crate::Unsupported::PassiveCommit { source })
         })?;
     }
     let started = Instant::now();

@@ -91,7 +91,7 @@ use crate::record::{FLAG_COMMIT, Kind};
 use crate::scan::{ScanEnd, ScanMode, Scanner, StreamSource};
 use crate::scheme::cut::Cut;
 use crate::scheme::{LogKind, RecoveryReport, Replay, replay_failed};
-use crate::{Lsn, WalError};
+use crate::{Lsn, RecordProblem, WalError};
 
 /// Record flag (a caller bit, see [`crate::record`]): a commit acknowledged by its own log's
 /// flush under Remote Flush Avoidance (see the module doc).
@@ -174,10 +174,14 @@ pub(super) struct Recovered {
     pub base: u64,
 }
 
-fn bad(stream: usize, lsn: Lsn, what: &str) -> WalError {
-    WalError::WrongLog {
-        detail: format!("gsn log {stream}, LSN {lsn}: {what}"),
-    }
+fn bad(stream: usize, lsn: Lsn, problem: RecordProblem) -> WalError {
+    WalError::WrongLog(crate::WrongLog::Record {
+        scheme: "gsn",
+        stream,
+        txn: None,
+        lsn,
+        problem,
+    })
 }
 
 fn scan_stream(
@@ -202,7 +206,7 @@ fn scan_stream(
                     .payload
                     .get(..4)
                     .and_then(|b| b.try_into().ok())
-                    .ok_or_else(|| bad(s, h.lsn, "commit record without a part count"))?;
+                    .ok_or_else(|| bad(s, h.lsn, RecordProblem::NoPartCount))?;
                 RecKind::Commit(u32::from_le_bytes(b))
             }
             Kind::Checkpoint if r.payload.is_empty() => RecKind::Clock,
@@ -214,19 +218,13 @@ fn scan_stream(
             Kind::Abort => RecKind::Abort,
             Kind::Pad => continue,
             k => {
-                return Err(bad(
-                    s,
-                    h.lsn,
-                    &format!(
-                        "a {k:?} record, which the gsn scheme never writes (was this log written by another scheme?)"
-                    ),
-                ));
+                return Err(bad(s, h.lsn, RecordProblem::Kind(k.into())));
             }
         };
         let gsn = r
             .stamp
             .gsn()
-            .ok_or_else(|| bad(s, h.lsn, "record without a GSN stamp"))?;
+            .ok_or_else(|| bad(s, h.lsn, RecordProblem::NoStamp("GSN")))?;
         // Coverage by the checkpoint recovery started from is decided by the record that
         // commits (see the module doc); a covered one counts only for its GSN (the bound).
         let kind = match kind {
@@ -256,9 +254,10 @@ fn scan_stream(
         });
     }
     let bytes = scanner.bytes_read();
-    let end = scanner.end().cloned().ok_or_else(|| WalError::WrongLog {
-        detail: "scanner stopped without an end".into(),
-    })?;
+    let end = scanner
+        .end()
+        .cloned()
+        .ok_or_else(|| WalError::Internal(crate::Invariant::ScanWithoutEnd))?;
     Ok(StreamScan {
         recs,
         end,
@@ -521,7 +520,7 @@ pub(super) fn redo(
             loop {
                 let start = it.offset();
                 let Some(op) = it.next() else { break };
-                let op = op.map_err(|e| bad(s, r.lsn, &format!("bad redo payload: {e}")))?;
+                let op = op.map_err(|e| bad(s, r.lsn, RecordProblem::Payload(e)))?;
                 let end = it.offset();
                 let page = PageId::of(op.table(), op.key(), rpp);
                 buckets[(page.hash() % m as u64) as usize].push(Entry {

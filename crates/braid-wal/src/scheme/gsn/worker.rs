@@ -146,7 +146,7 @@ impl GsnWorker {
     pub(super) fn new(shared: Arc<Shared>, worker: usize) -> Result<GsnWorker, WalError> {
         let cell = if shared.mode == Mode::Passive {
             let c = Arc::new(PublishCell::claim().ok_or_else(|| WalError::TooMany {
-                what: "passive group commit: worker cells".to_string(),
+                what: "passive group commit: worker cells",
                 max: signal::CELLS,
                 remedy: "run fewer workers at once with passive group commit",
             })?);
@@ -243,8 +243,11 @@ impl GsnWorker {
         if req.writes.is_empty() {
             // The caller did not say what it wrote: find it in the redo payload.
             for op in decode_redo(req.payload) {
-                let op = op.map_err(|e| WalError::Misuse {
-                    detail: format!("gsn: malformed redo payload: {e}"),
+                let op = op.map_err(|source| {
+                    WalError::Misuse(crate::Misuse::Payload {
+                        scheme: "gsn",
+                        source,
+                    })
                 })?;
                 let page = pages::PageId::of(op.table(), op.key(), rpp);
                 self.parts[(page.number() % n as u64) as usize].push(&op);
@@ -252,19 +255,7 @@ impl GsnWorker {
         } else {
             for w in req.writes {
                 let page = pages::PageId::of(w.table, w.key, rpp);
-                let op = req
-                    .payload
-                    .get(w.op.start as usize..w.op.end as usize)
-                    .ok_or_else(|| WalError::WrongLog {
-                        detail: format!(
-                            "gsn: the write of table {} key {} names bytes {:?} outside the \
-                             {}-byte payload",
-                            w.table,
-                            w.key,
-                            w.op,
-                            req.payload.len()
-                        ),
-                    })?;
+                let op = w.op_in(req.payload, "gsn")?;
                 self.parts[(page.number() % n as u64) as usize]
                     .bytes
                     .extend_from_slice(op);
@@ -393,9 +384,11 @@ impl SchemeWorker for GsnWorker {
 
     fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
         if req.kind == LogKind::Command {
-            return Err(WalError::Unsupported {
-                detail: NO_COMMAND_LOGGING.into(),
-            });
+            return Err(WalError::Unsupported(crate::Unsupported::Scheme {
+                scheme: "gsn",
+                refused: crate::Refused::CommandLogging,
+                why: NO_COMMAND_LOGGING,
+            }));
         }
         self.proxy.commit();
         let rfa = self.shared.rfa();

@@ -36,7 +36,7 @@ use super::layout::{self, ENTRY_LEN, INDEX_OFF};
 use super::log::Shared;
 use crate::record::{self, Decoded, HEADER_LEN, RecordSpec, Stamp};
 use crate::stream::{Stream, StreamWriter};
-use crate::{Lsn, WalError};
+use crate::{Corruption, Lsn, WalError};
 
 /// How long the truncation thread sleeps between checks when nothing wakes it.
 const BACKUP_INTERVAL: Duration = Duration::from_millis(1);
@@ -139,26 +139,25 @@ impl Backup {
             let off = lay.slot_off(lsn);
             sh.region.read(off, &mut self.buf[..HEADER_LEN]);
             let len = record::peek_header(&self.buf).map_or(0, |(len, _, _)| len as usize);
-            let bad = |reason: String| WalError::Corrupt {
+            let bad = |damage: Corruption| WalError::Corrupt {
                 file: layout::region_name(&sh.region),
                 offset: off as u64,
-                reason,
+                damage,
             };
             if !(HEADER_LEN..=lay.slot_size).contains(&len) {
-                return Err(bad(format!(
-                    "persistent log object of LSN {lsn} has length {len}"
-                )));
+                return Err(bad(Corruption::ObjectLength { lsn, len }));
             }
             sh.region.read(off, &mut self.buf[..len]);
             let rec = match record::decode(&self.buf[..len], lsn, lay.salt) {
                 Decoded::Record(r) => r,
                 Decoded::Invalid(why) => {
-                    return Err(bad(format!("persistent log object of LSN {lsn}: {why}")));
+                    return Err(bad(Corruption::Object { lsn, fault: why }));
                 }
                 Decoded::Empty | Decoded::Truncated { .. } => {
-                    return Err(bad(format!(
-                        "persistent log object of LSN {lsn} is incomplete"
-                    )));
+                    return Err(bad(Corruption::Object {
+                        lsn,
+                        fault: crate::RecordFault::Incomplete,
+                    }));
                 }
             };
             let stamp = Stamp::Gsn(lsn);

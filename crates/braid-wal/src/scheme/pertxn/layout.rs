@@ -35,7 +35,7 @@
 
 use braid_pmem::{CACHE_LINE, Region};
 
-use crate::WalError;
+use crate::{Corruption, WalError};
 
 /// "BRDPTXN1", little endian.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"BRDPTXN1");
@@ -89,21 +89,22 @@ impl Layout {
     /// The layout a region of `len` bytes gets with slots of `slot_size` bytes.
     pub(crate) fn plan(len: usize, slot_size: usize, salt: u32) -> Result<Layout, WalError> {
         if !(MIN_SLOT..=MAX_SLOT).contains(&slot_size) || !slot_size.is_multiple_of(CACHE_LINE) {
-            return Err(WalError::BadSize {
-                detail: format!(
-                    "pertxn slot size {slot_size} must be a multiple of {CACHE_LINE} between {MIN_SLOT} and {MAX_SLOT}"
-                ),
-            });
+            return Err(WalError::BadSize(crate::BadSize::Slot {
+                bytes: slot_size,
+                align: CACHE_LINE,
+                min: MIN_SLOT,
+                max: MAX_SLOT,
+            }));
         }
         let avail = len.saturating_sub(INDEX_OFF + CACHE_LINE);
         let entries = (avail / (ENTRY_LEN + slot_size)) as u64;
         if entries < MIN_ENTRIES {
-            return Err(WalError::BadSize {
-                detail: format!(
-                    "a pertxn region of {len} bytes holds only {entries} slots of {slot_size} bytes; \
-                 at least {MIN_ENTRIES} are needed (give it a larger ring)"
-                ),
-            });
+            return Err(WalError::BadSize(crate::BadSize::Slots {
+                bytes: len,
+                entries,
+                slot: slot_size,
+                min: MIN_ENTRIES,
+            }));
         }
         let slots_off = (INDEX_OFF + entries as usize * ENTRY_LEN).next_multiple_of(CACHE_LINE);
         Ok(Layout {
@@ -204,13 +205,10 @@ pub(crate) fn format(region: &Region, slot_size: usize, salt: u32) -> Result<Lay
 /// Read the layout of a formatted region; `None` if it was never formatted (no magic).
 pub(crate) fn read(region: &Region) -> Result<Option<Layout>, WalError> {
     if region.len() < INDEX_OFF + CACHE_LINE {
-        return Err(WalError::BadSize {
-            detail: format!(
-                "{}: {} bytes is too small for a pertxn region",
-                region_name(region),
-                region.len()
-            ),
-        });
+        return Err(WalError::BadSize(crate::BadSize::PertxnRegion {
+            region: region_name(region),
+            bytes: region.len(),
+        }));
     }
     if region.load_u64(0) != MAGIC {
         return Ok(None);
@@ -219,29 +217,36 @@ pub(crate) fn read(region: &Region) -> Result<Option<Layout>, WalError> {
     for (i, w) in words.iter_mut().enumerate() {
         *w = region.load_u64(8 + 8 * i);
     }
-    let bad = |reason: String| WalError::Corrupt {
+    let bad = |damage: Corruption| WalError::Corrupt {
         file: region_name(region),
         offset: 8,
-        reason,
+        damage,
     };
     if Layout::crc(&words) != words[SB_WORDS - 1] {
-        return Err(bad("pertxn superblock checksum mismatch".into()));
+        return Err(bad(Corruption::SuperblockChecksum));
     }
     let version = (words[0] & 0xFFFF_FFFF) as u32;
     if version != VERSION {
         return Err(WalError::BadSegment {
             file: region_name(region),
-            reason: format!("pertxn layout version {version}, this build reads version {VERSION}"),
+            damage: crate::SegmentDamage::Version {
+                what: "pertxn layout",
+                version,
+                reads: VERSION,
+            },
         });
     }
     let slot_size = (words[0] >> 32) as usize;
-    let layout = Layout::plan(region.len(), slot_size, words[2] as u32)
-        .map_err(|e| bad(format!("superblock describes an impossible layout: {e}")))?;
+    let layout = Layout::plan(region.len(), slot_size, words[2] as u32).map_err(|e| {
+        bad(Corruption::SuperblockLayout {
+            source: Box::new(e),
+        })
+    })?;
     if layout.entries != words[1] {
-        return Err(bad(format!(
-            "superblock says {} entries, the region holds {}",
-            words[1], layout.entries
-        )));
+        return Err(bad(Corruption::SuperblockEntries {
+            recorded: words[1],
+            holds: layout.entries,
+        }));
     }
     Ok(Some(layout))
 }

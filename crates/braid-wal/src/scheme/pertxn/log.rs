@@ -322,10 +322,11 @@ impl Shared {
             })
             .unwrap_or_else(|| {
                 Err(WalError::LogFull {
-                    what: format!(
-                        "index of {} entries (no truncation freed an entry for LSN {lsn} within {FULL_WAIT:?})",
-                        self.layout.entries
-                    ),
+                    ring: crate::FullRing::PertxnIndex {
+                        entries: self.layout.entries,
+                        lsn,
+                        waited: FULL_WAIT,
+                    },
                 })
             });
         self.space_waiters.fetch_sub(1, SeqCst);

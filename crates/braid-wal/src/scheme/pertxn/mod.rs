@@ -355,13 +355,13 @@ impl PerTxnLog {
     ) -> Result<(PerTxnLog, RecoveryReport), WalError> {
         let o = &storage.options;
         if o.place == ObjectPlace::File && o.flush != FlushPolicy::Insert {
-            return Err(WalError::BadOption {
-                detail: format!(
-                    "scheme {NAME}: place=file writes each object through the file system as \
-                     it is inserted, which is flush=insert; flush={} is not supported with it",
-                    o.flush
-                ),
-            });
+            return Err(WalError::BadOption(crate::BadOption::Conflict {
+                scheme: NAME,
+                first: "place=file".to_string(),
+                second: format!("flush={}", o.flush),
+                why: "place=file writes each object through the file system as it is inserted, \
+                      which is flush=insert",
+            }));
         }
         let started = Instant::now();
         let mut report = RecoveryReport::default();
@@ -385,9 +385,6 @@ impl PerTxnLog {
             ..StreamConfig::default()
         };
         let backup = Stream::start(rec.backup, rec.backup_end, scfg)?;
-        let spawn_err = |what: &str, e: std::io::Error| WalError::Thread {
-            detail: format!("cannot start the pertxn {what} thread: {e}"),
-        };
         let mut threads = Vec::new();
         let job = Backup {
             sh: Arc::clone(&sh),
@@ -399,7 +396,7 @@ impl PerTxnLog {
         let h = std::thread::Builder::new()
             .name("braid-pertxn-backup".into())
             .spawn(move || job.run())
-            .map_err(|e| spawn_err("backup", e))?;
+            .map_err(|e| WalError::thread_start("pertxn backup", e))?;
         let _ = sh.backup.set(h.thread().clone());
         threads.push(h);
         if flush == FlushPolicy::Commit && sh.opts.flush_daemon {
@@ -407,7 +404,7 @@ impl PerTxnLog {
             let h = std::thread::Builder::new()
                 .name("braid-pertxn-flush".into())
                 .spawn(move || daemon::flush_daemon(d))
-                .map_err(|e| spawn_err("flush", e))?;
+                .map_err(|e| WalError::thread_start("pertxn flush", e))?;
             let _ = sh.daemon.set(h.thread().clone());
             threads.push(h);
         }
@@ -476,8 +473,8 @@ impl PerTxnLog {
         let mut result = Ok(());
         for h in handles {
             if h.join().is_err() {
-                result = Err(WalError::Thread {
-                    detail: "a pertxn background thread panicked".into(),
+                result = Err(WalError::ThreadPanicked {
+                    thread: "a pertxn background thread",
                 });
             }
         }

@@ -43,7 +43,7 @@ use crate::record::{self, Decoded, FLAG_COMMIT, HEADER_LEN, Kind};
 use crate::scan::{EndKind, ScanEnd, ScanMode, Scanner};
 use crate::scheme::cut::Cut;
 use crate::scheme::{LogKind, RecoveryReport, Replay, SchemeConfig, replay_failed};
-use crate::{Lsn, WalError};
+use crate::{Corruption, Lsn, RecordFault, WalError};
 
 /// What recovery leaves for the running log.
 pub(crate) struct Recovered {
@@ -148,7 +148,7 @@ pub(crate) fn recover(
                 return Err(WalError::Corrupt {
                     file,
                     offset,
-                    reason: "pertxn backup record without its object's LSN".into(),
+                    damage: Corruption::BackupWithoutLsn,
                 });
             };
             if first && crate::scan::StreamSource::start(&*backup) > 0 {
@@ -166,9 +166,10 @@ pub(crate) fn recover(
                 return Err(WalError::Corrupt {
                     file,
                     offset,
-                    reason: format!(
-                        "pertxn backup holds object LSN {lsn} where LSN {backed} was expected"
-                    ),
+                    damage: Corruption::BackupLsn {
+                        found: lsn,
+                        expected: backed,
+                    },
                 });
             }
             asm.feed(lsn, &rec, report)?;
@@ -182,9 +183,10 @@ pub(crate) fn recover(
         let read = sc.bytes_read();
         progress(read - last);
         report.bytes += read;
-        let end = sc.end().cloned().ok_or_else(|| WalError::Internal {
-            detail: "scanner stopped without an end".into(),
-        })?;
+        let end = sc
+            .end()
+            .cloned()
+            .ok_or_else(|| WalError::Internal(crate::Invariant::ScanWithoutEnd))?;
         let e = end.end;
         report.ends.push(end);
         e
@@ -198,10 +200,10 @@ pub(crate) fn recover(
                 return Err(WalError::Corrupt {
                     file: layout::region_name(region),
                     offset: 0,
-                    reason: format!(
-                        "the pertxn region is not formatted but {} holds {backed} backed-up objects; restore the region or move the backup away",
-                        storage.backup_dir.display()
-                    ),
+                    damage: Corruption::UnformattedWithBackup {
+                        backup: storage.backup_dir.clone(),
+                        objects: backed,
+                    },
                 });
             }
             layout::format(region, opts.slot_size, rand::random::<u32>())?
@@ -215,15 +217,15 @@ pub(crate) fn recover(
         backed = head;
     }
     if backed < head {
-        let reason = format!(
-            "the log head is at LSN {head} but the backup in {} ends at LSN {backed}: objects truncated from the index are missing",
-            storage.backup_dir.display()
-        );
         if !salvage {
             return Err(WalError::Corrupt {
                 file: name,
                 offset: layout::HEAD_OFF as u64,
-                reason,
+                damage: Corruption::BackupBehindHead {
+                    head,
+                    backup: storage.backup_dir.clone(),
+                    backed,
+                },
             });
         }
         head = backed;
@@ -236,7 +238,7 @@ pub(crate) fn recover(
     let mut buf = vec![0u8; layout.slot_size];
     let mut lsn = start;
     // (offset, reason, proven): proven damage is corruption; unproven is a torn end.
-    let mut damage: Option<(u64, String, bool)> = None;
+    let mut damage: Option<(u64, Corruption, bool)> = None;
     let mut bytes = 0u64;
     while lsn.saturating_sub(head) < layout.entries {
         let soff = layout.state_off(lsn);
@@ -248,7 +250,7 @@ pub(crate) fn recover(
         if obj != layout.slot_off(lsn) as u64 {
             damage = Some((
                 eoff as u64,
-                format!("index entry of LSN {lsn} points at offset {obj}, not at its slot"),
+                Corruption::IndexEntry { lsn, points: obj },
                 true,
             ));
             break;
@@ -259,7 +261,7 @@ pub(crate) fn recover(
         if !(HEADER_LEN..=layout.slot_size).contains(&len) {
             damage = Some((
                 off as u64,
-                format!("log object of LSN {lsn} (state bit set) has length {len}"),
+                Corruption::ObjectLength { lsn, len },
                 lsn < tail,
             ));
             break;
@@ -270,7 +272,7 @@ pub(crate) fn recover(
             Decoded::Invalid(why) => {
                 damage = Some((
                     off as u64,
-                    format!("log object of LSN {lsn} (state bit set): {why}"),
+                    Corruption::Object { lsn, fault: why },
                     lsn < tail,
                 ));
                 break;
@@ -278,7 +280,10 @@ pub(crate) fn recover(
             Decoded::Empty | Decoded::Truncated { .. } => {
                 damage = Some((
                     off as u64,
-                    format!("log object of LSN {lsn} (state bit set) is incomplete"),
+                    Corruption::Object {
+                        lsn,
+                        fault: RecordFault::Incomplete,
+                    },
                     lsn < tail,
                 ));
                 break;
@@ -291,19 +296,17 @@ pub(crate) fn recover(
     if damage.is_none() && end < tail {
         damage = Some((
             layout.state_off(end) as u64,
-            format!(
-                "the object of LSN {end} is missing from the index, but the log tail says every LSN below {tail} was persistent"
-            ),
+            Corruption::ObjectMissing { lsn: end, tail },
             true,
         ));
     }
-    if let Some((offset, reason, true)) = &damage
+    if let Some((offset, damage, true)) = &damage
         && !salvage
     {
         return Err(WalError::Corrupt {
             file: name,
             offset: *offset,
-            reason: reason.clone(),
+            damage: damage.clone(),
         });
     }
     progress(bytes);

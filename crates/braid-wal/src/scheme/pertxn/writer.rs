@@ -101,7 +101,7 @@ impl LogWriter {
         let first = sh.next_lsn.fetch_add(n, SeqCst);
         if first + n > layout::MAX_LSN {
             let e = WalError::LogFull {
-                what: "pertxn LSN space".to_string(),
+                ring: crate::FullRing::PertxnLsns,
             };
             sh.poison(&e);
             return Err(e);

@@ -95,14 +95,14 @@ pub(super) struct Merge {
     pub(super) fin: Option<Arc<Fin>>,
 }
 
-fn disagree(s: usize, k: &Key, what: &str) -> WalError {
-    WalError::WrongLog {
-        detail: format!(
-            "plover log {s}: the record of transaction {} at LSN {} {what}; this log was not written \
-         by the plover scheme",
-            k.txn, k.start
-        ),
-    }
+fn disagree(s: usize, k: &Key, what: &'static str) -> WalError {
+    WalError::WrongLog(crate::WrongLog::Record {
+        scheme: "plover",
+        stream: s,
+        txn: Some(k.txn),
+        lsn: k.start,
+        problem: crate::RecordProblem::Merge(what),
+    })
 }
 
 const DISAGREES: &str =

@@ -103,12 +103,12 @@ pub(crate) const REGISTRATION: Registration = Registration {
 /// Why Plover refuses command logging.
 pub(crate) const NO_COMMAND_LOGGING: &str = "the plover scheme cannot log commands: it splits a \
     transaction's log into one record per partition accessed, and a partitioned command \
-    record cannot be re-executed per partition; use --logging data";
+    record cannot be re-executed per partition; use data logging (LogKind::Data)";
 
 /// Why Plover refuses the engine's multi-version concurrency control.
 pub(crate) const NO_MVCC: &str = "the plover scheme cannot recover a multi-versioned database: its \
     records split a transaction's redo images by partition, without the commit timestamps \
-    MVCC records carry; use --cc 2pl or occ with plover";
+    MVCC records carry; use the 2PL or OCC concurrency control with plover";
 
 /// The `plover` scheme's configuration (it has no options of its own).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

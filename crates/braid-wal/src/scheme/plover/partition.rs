@@ -75,8 +75,11 @@ impl Split {
     pub(crate) fn add_writes(&mut self, req: &CommitRequest<'_>) -> Result<(), WalError> {
         if req.writes.is_empty() {
             for op in decode_redo(req.payload) {
-                let op = op.map_err(|e| WalError::WrongLog {
-                    detail: format!("plover: malformed redo payload: {e}"),
+                let op = op.map_err(|source| {
+                    WalError::Misuse(crate::Misuse::Payload {
+                        scheme: "plover",
+                        source,
+                    })
                 })?;
                 let p = partition_of(op.table(), op.key(), self.n);
                 self.ops[p].push(&op);
@@ -85,19 +88,7 @@ impl Split {
             return Ok(());
         }
         for w in req.writes {
-            let op = req
-                .payload
-                .get(w.op.start as usize..w.op.end as usize)
-                .ok_or_else(|| WalError::WrongLog {
-                    detail: format!(
-                        "plover: the write of table {} key {} names bytes {:?} outside the \
-                         {}-byte payload",
-                        w.table,
-                        w.key,
-                        w.op,
-                        req.payload.len()
-                    ),
-                })?;
+            let op = w.op_in(req.payload, "plover")?;
             let p = partition_of(w.table, w.key, self.n);
             self.ops[p].bytes.extend_from_slice(op);
             self.written |= 1 << p;

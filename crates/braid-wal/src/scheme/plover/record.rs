@@ -9,7 +9,7 @@
 //!   transaction only read.
 
 use crate::record::{Kind, Record, Stamp, StampKind};
-use crate::{Lsn, WalError};
+use crate::{Lsn, RecordProblem, WalError};
 
 /// The stamp of a record of a transaction with global number `seq` and `parts` records.
 pub(crate) fn stamp(seq: u64, parts: u32) -> Stamp {
@@ -37,26 +37,28 @@ pub(crate) struct Head {
 /// Decode the head of a record of log `log`; an error names what is wrong and where.
 pub(crate) fn head(rec: &Record<'_>, log: usize, n: usize) -> Result<Head, WalError> {
     let h = &rec.header;
-    let bad = |what: &str| WalError::WrongLog {
-        detail: format!(
-            "plover log {log}: the record of transaction {} at LSN {}: {what}; this log was not \
-             written by the plover scheme",
-            h.txn, h.lsn
-        ),
+    let bad = |problem: RecordProblem| {
+        WalError::WrongLog(crate::WrongLog::Record {
+            scheme: "plover",
+            stream: log,
+            txn: Some(h.txn),
+            lsn: h.lsn,
+            problem,
+        })
     };
     if h.kind != Kind::Redo {
-        return Err(bad(&format!("kind {:?}, expected Redo", h.kind)));
+        return Err(bad(RecordProblem::Kind(h.kind.into())));
     }
     if rec.stamp.kind() != StampKind::Lv || rec.stamp.lv_len() != 2 {
-        return Err(bad("its stamp is not [sequence number, records]"));
+        return Err(bad(RecordProblem::NoStamp("[sequence number, records]")));
     }
     let mut v = [0u64; 2];
     rec.stamp.lv_into(&mut v);
     if v[1] == 0 || v[1] > n as u64 {
-        return Err(bad(&format!(
-            "it claims {} records for its transaction, with {n} logs",
-            v[1]
-        )));
+        return Err(bad(RecordProblem::Parts {
+            claimed: v[1],
+            logs: n,
+        }));
     }
     Ok(Head {
         seq: v[0],

@@ -194,9 +194,11 @@ impl<'d> Reader<'d> {
             let Some(rec) = self.sc.next_record()? else {
                 self.reading = false;
                 self.out.bytes = self.sc.bytes_read();
-                self.out.end = self.sc.end().cloned().ok_or_else(|| WalError::Internal {
-                    detail: "scanner stopped without an end".into(),
-                })?;
+                self.out.end = self
+                    .sc
+                    .end()
+                    .cloned()
+                    .ok_or_else(|| WalError::Internal(crate::Invariant::ScanWithoutEnd))?;
                 break;
             };
             self.out.records += 1;
@@ -408,8 +410,8 @@ pub(super) fn recover(
         }
     }
     if panicked {
-        return Err(WalError::Thread {
-            detail: "a plover recovery thread panicked".into(),
+        return Err(WalError::ThreadPanicked {
+            thread: "a plover recovery thread",
         });
     }
     let mut merge = sh.merge.into_inner();
@@ -419,9 +421,10 @@ pub(super) fn recover(
     if let Some(e) = sh.replay_error.into_inner() {
         return Err(e);
     }
-    let fin = merge.fin.take().ok_or_else(|| WalError::Internal {
-        detail: "plover recovery ended before its cut".into(),
-    })?;
+    let fin = merge
+        .fin
+        .take()
+        .ok_or_else(|| WalError::Internal(crate::Invariant::NoCut))?;
     let mut report = RecoveryReport::default();
     let mut ends = Vec::with_capacity(n);
     let mut max_seq = 0;
@@ -489,11 +492,14 @@ fn read_one(
             continue;
         }
         report.txns += 1;
-        let bad = |e: PayloadError| WalError::WrongLog {
-            detail: format!(
-                "plover log 0: the record of transaction {} at LSN {}: {e}",
-                h.txn, h.lsn
-            ),
+        let bad = |e: PayloadError| {
+            WalError::WrongLog(crate::WrongLog::Record {
+                scheme: "plover",
+                stream: 0,
+                txn: Some(h.txn),
+                lsn: h.lsn,
+                problem: crate::RecordProblem::Payload(e),
+            })
         };
         share.runs(rec.payload, bad, |ops| {
             replay
@@ -502,9 +508,10 @@ fn read_one(
         })?;
     }
     report.bytes = sc.bytes_read();
-    let end = sc.end().cloned().ok_or_else(|| WalError::Internal {
-        detail: "scanner stopped without an end".into(),
-    })?;
+    let end = sc
+        .end()
+        .cloned()
+        .ok_or_else(|| WalError::Internal(crate::Invariant::ScanWithoutEnd))?;
     let restart = end.end;
     report.ends.push(end);
     Ok(Some(Outcome {
@@ -516,10 +523,11 @@ fn read_one(
 
 /// A log whose sequence numbers do not increase was not written by this scheme.
 fn not_increasing(s: usize, txn: u64, lsn: Lsn, seq: u64, after: u64) -> WalError {
-    WalError::WrongLog {
-        detail: format!(
-            "plover log {s}: the record of transaction {txn} at LSN {lsn} has sequence number \
-         {seq} after {after}: a log's sequence numbers must increase"
-        ),
-    }
+    WalError::WrongLog(crate::WrongLog::Record {
+        scheme: "plover",
+        stream: s,
+        txn: Some(txn),
+        lsn,
+        problem: crate::RecordProblem::Sequence { seq, after },
+    })
 }

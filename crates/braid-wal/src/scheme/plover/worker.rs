@@ -136,9 +136,11 @@ impl SchemeWorker for PloverWorker {
 
     fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
         if req.kind == LogKind::Command {
-            return Err(WalError::Unsupported {
-                detail: NO_COMMAND_LOGGING.into(),
-            });
+            return Err(WalError::Unsupported(crate::Unsupported::Scheme {
+                scheme: "plover",
+                refused: crate::Refused::CommandLogging,
+                why: NO_COMMAND_LOGGING,
+            }));
         }
         self.proxy.commit();
         if req.read_only || req.payload.is_empty() {

@@ -151,9 +151,7 @@ impl Durable {
                 .cause
                 .lock()
                 .clone()
-                .unwrap_or_else(|| WalError::Internal {
-                    detail: "silor: durable epoch stopped".into(),
-                }));
+                .unwrap_or_else(|| WalError::Internal(crate::Invariant::EpochStopped)));
         }
         if self.closed.load(SeqCst) {
             return Err(WalError::Closed(0));

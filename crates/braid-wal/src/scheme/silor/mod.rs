@@ -112,9 +112,13 @@ impl SchemeDef for SilorConfig {
             "epoch_ms" => {
                 let ms: u64 = parse_option(NAME, key, value)?;
                 if ms == 0 {
-                    return Err(WalError::BadOption {
-                        detail: "scheme silor: epoch_ms must be at least 1".into(),
-                    });
+                    return Err(WalError::BadOption(crate::BadOption::Range {
+                        scheme: NAME,
+                        key: "epoch_ms",
+                        value: ms,
+                        min: 1,
+                        max: u64::MAX,
+                    }));
                 }
                 self.epoch_ms = ms;
             }
@@ -248,14 +252,18 @@ pub(crate) fn open_silor(
     progress: &dyn Fn(u64),
 ) -> Result<(Arc<Silor>, RecoveryReport), WalError> {
     if cfg.logging == LogKind::Command {
-        return Err(WalError::Unsupported {
-            detail: NO_COMMAND_LOGGING.into(),
-        });
+        return Err(WalError::Unsupported(crate::Unsupported::Scheme {
+            scheme: "silor",
+            refused: crate::Refused::CommandLogging,
+            why: NO_COMMAND_LOGGING,
+        }));
     }
     if cfg.mvcc {
-        return Err(WalError::Unsupported {
-            detail: NO_MVCC.into(),
-        });
+        return Err(WalError::Unsupported(crate::Unsupported::Scheme {
+            scheme: "silor",
+            refused: crate::Refused::Mvcc,
+            why: NO_MVCC,
+        }));
     }
     let n = devices.len();
     if n == 0 || n > MAX_STREAMS {
@@ -309,9 +317,7 @@ pub(crate) fn open_silor(
     let handle = std::thread::Builder::new()
         .name("braid-silor-epoch".into())
         .spawn(move || logger.run())
-        .map_err(|e| WalError::Thread {
-            detail: format!("silor: starting the epoch thread: {e}"),
-        })?;
+        .map_err(|e| WalError::thread_start("silor epoch", e))?;
     Ok((
         Arc::new(Silor {
             sh,

@@ -31,6 +31,7 @@ use std::time::Instant;
 use super::durable::{Mark, decode_mark, is_void};
 use super::epoch::epoch_of;
 use super::recovery::{NO_TID, Recovered, bad};
+use crate::RecordProblem;
 use crate::device::Device;
 use crate::record::Kind;
 use crate::scan::Scanner;
@@ -68,7 +69,7 @@ impl Applier<'_> {
     fn apply(&self, lsn: Lsn, txn: u64, payload: &[u8]) -> Result<(), WalError> {
         self.share.runs(
             payload,
-            |e| bad(0, lsn, &e.to_string()),
+            |e| bad(0, lsn, RecordProblem::Payload(e)),
             |ops| self.apply_ops(lsn, txn, ops),
         )
     }
@@ -139,7 +140,7 @@ fn read(
                     let from = waiting.ops.len();
                     to.share.runs(
                         r.payload,
-                        |e| bad(0, h.lsn, &e.to_string()),
+                        |e| bad(0, h.lsn, RecordProblem::Payload(e)),
                         |run| {
                             waiting.ops.extend_from_slice(run);
                             Ok(())
@@ -161,14 +162,14 @@ fn read(
                         durable = durable.max(hi);
                         voids.push((lo, hi));
                     }
-                    None => return Err(bad(0, h.lsn, "an unknown bookkeeping record")),
+                    None => return Err(bad(0, h.lsn, RecordProblem::Bookkeeping)),
                 }
                 if durable > before && !waiting.recs.is_empty() {
                     release(&mut waiting, durable, &voids, to, &mut report)?;
                 }
             }
             Kind::Pad => {}
-            k => return Err(bad(0, h.lsn, &format!("a {k:?} record"))),
+            k => return Err(bad(0, h.lsn, RecordProblem::Kind(k.into()))),
         }
     }
     // The end decides the rest: `D` is the largest mark read.
@@ -178,7 +179,7 @@ fn read(
     let end = scanner
         .end()
         .cloned()
-        .ok_or_else(|| bad(0, 0, "the scanner stopped without an end"))?;
+        .ok_or_else(|| WalError::Internal(crate::Invariant::ScanWithoutEnd))?;
     let ends = vec![end.end];
     report.ends.push(end);
     Ok(Some(Recovered {

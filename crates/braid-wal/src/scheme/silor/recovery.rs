@@ -40,7 +40,7 @@ use crate::record::Kind;
 use crate::scan::{ScanEnd, Scanner};
 use crate::scheme::cut::Cut;
 use crate::scheme::{LogKind, Lookahead, RecoveryReport, Replay, SchemeConfig, replay_failed};
-use crate::{Lsn, WalError};
+use crate::{Lsn, RecordProblem, WalError};
 
 /// Payload chunk size: a chunk is filled and never grown, so no payload is copied twice.
 const CHUNK_BYTES: usize = 8 << 20;
@@ -122,14 +122,17 @@ pub(crate) struct Recovered {
 }
 
 /// What [`bad`] says of a redo record that carries no TID.
-pub(super) const NO_TID: &str = "a redo record without a TID stamp";
+pub(super) const NO_TID: RecordProblem = RecordProblem::NoStamp("TID");
 
-pub(super) fn bad(stream: usize, lsn: Lsn, what: &str) -> WalError {
-    WalError::WrongLog {
-        detail: format!(
-            "silor recovery: stream {stream} LSN {lsn}: {what} (was this log written by another scheme?)"
-        ),
-    }
+/// A record silor does not write (so).
+pub(super) fn bad(stream: usize, lsn: Lsn, problem: RecordProblem) -> WalError {
+    WalError::WrongLog(crate::WrongLog::Record {
+        scheme: "silor",
+        stream,
+        txn: None,
+        lsn,
+        problem,
+    })
 }
 
 /// Scan stream `s` and split the operations of its records into `buckets` by key.
@@ -160,7 +163,7 @@ fn scan(s: usize, dev: &dyn Device, cfg: &SchemeConfig, buckets: usize) -> Resul
                 loop {
                     let from = it.offset();
                     let Some(op) = it.next() else { break };
-                    let op = op.map_err(|e| bad(s, h.lsn, &e.to_string()))?;
+                    let op = op.map_err(|e| bad(s, h.lsn, RecordProblem::Payload(e)))?;
                     let (table, key) = (op.table(), op.key());
                     let tag = payload[from];
                     let hash = super::worker::row_hash(table, key);
@@ -181,10 +184,10 @@ fn scan(s: usize, dev: &dyn Device, cfg: &SchemeConfig, buckets: usize) -> Resul
             }
             Kind::Checkpoint => match decode_mark(r.payload) {
                 Some(m) => log.marks.push(m),
-                None => return Err(bad(s, h.lsn, "an unknown bookkeeping record")),
+                None => return Err(bad(s, h.lsn, RecordProblem::Bookkeeping)),
             },
             Kind::Pad => {}
-            k => return Err(bad(s, h.lsn, &format!("a {k:?} record"))),
+            k => return Err(bad(s, h.lsn, RecordProblem::Kind(k.into()))),
         }
     }
     log.bytes = scanner.bytes_read();
@@ -253,8 +256,8 @@ pub(crate) fn recover(
         hs.into_iter()
             .map(|h| {
                 h.join().unwrap_or_else(|_| {
-                    Err(WalError::Thread {
-                        detail: "silor: a scan thread panicked".into(),
+                    Err(WalError::ThreadPanicked {
+                        thread: "a silor scan thread",
                     })
                 })
             })
@@ -311,8 +314,8 @@ pub(crate) fn recover(
             .collect();
         hs.into_iter().try_for_each(|h| {
             h.join().unwrap_or_else(|_| {
-                Err(WalError::Thread {
-                    detail: "silor: a replay thread panicked".into(),
+                Err(WalError::ThreadPanicked {
+                    thread: "a silor replay thread",
                 })
             })
         })
@@ -323,10 +326,10 @@ pub(crate) fn recover(
         ("apply", (t2 - t1).as_secs_f64()),
     ];
     let mut ends = Vec::with_capacity(logs.len());
-    for (s, log) in logs.into_iter().enumerate() {
+    for log in logs {
         let end = log
             .end
-            .ok_or_else(|| bad(s, 0, "the scanner stopped without an end"))?;
+            .ok_or_else(|| WalError::Internal(crate::Invariant::ScanWithoutEnd))?;
         ends.push(end.end);
         report.ends.push(end);
     }

@@ -105,7 +105,7 @@ pub(crate) struct SilorWorker {
 impl SilorWorker {
     pub(crate) fn new(sh: Arc<Shared>, w: usize) -> Result<SilorWorker, WalError> {
         let slot = sh.epochs.claim().ok_or_else(|| WalError::TooMany {
-            what: "silor workers".to_string(),
+            what: "silor workers",
             max: sh.epochs.workers(),
             remedy: "open with a larger max_workers",
         })?;
@@ -247,9 +247,11 @@ impl SchemeWorker for SilorWorker {
         self.proxy.commit();
         if req.kind == LogKind::Command {
             self.reset();
-            return Err(WalError::Unsupported {
-                detail: super::NO_COMMAND_LOGGING.into(),
-            });
+            return Err(WalError::Unsupported(crate::Unsupported::Scheme {
+                scheme: "silor",
+                refused: crate::Refused::CommandLogging,
+                why: super::NO_COMMAND_LOGGING,
+            }));
         }
         let e = self.sh.epochs.enter(self.w);
         let r = self.commit_in(e, req);

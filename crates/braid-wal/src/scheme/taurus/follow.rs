@@ -34,12 +34,9 @@ impl TaurusFollower {
         streams: usize,
     ) -> Result<Box<dyn Follower>, WalError> {
         if compress(tc.compress, streams) {
-            return Err(WalError::Unsupported {
-                detail: format!(
-                    "a standby cannot follow a taurus log with compressed LVs ({streams} streams); \
-                 create the database with the scheme option lv_compress=off"
-                ),
-            });
+            return Err(WalError::Unsupported(
+                crate::Unsupported::StandbyCompressed { streams },
+            ));
         }
         Ok(Box::new(TaurusFollower {
             cfg: cfg.clone(),

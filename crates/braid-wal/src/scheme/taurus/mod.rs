@@ -207,16 +207,12 @@ impl LvSimd {
         match self.fixed() {
             None => Ok(crate::lv::Ops::AUTO),
             Some(i) if i.supported() => Ok(crate::lv::Ops::fixed(i)),
-            Some(_) => Err(WalError::BadOption {
-                detail: format!(
-                    "scheme taurus: simd={self}: this CPU cannot run it (it can run: {})",
-                    LvSimd::available()
-                        .iter()
-                        .map(|s| s.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            }),
+            Some(_) => Err(WalError::BadOption(crate::BadOption::Cpu {
+                scheme: "taurus",
+                key: "simd",
+                value: self.to_string(),
+                runs: LvSimd::available().iter().map(|s| s.to_string()).collect(),
+            })),
         }
     }
 }
@@ -322,9 +318,16 @@ impl SchemeDef for TaurusConfig {
                     "on" => true,
                     "off" => false,
                     _ => {
-                        return Err(WalError::BadOption {
-                            detail: format!("scheme taurus: spread={value}: use on or off"),
-                        });
+                        return Err(WalError::BadOption(crate::BadOption::Value {
+                            scheme: NAME.to_string(),
+                            key: key.to_string(),
+                            value: value.to_string(),
+                            source: std::sync::Arc::new(UnknownName::new(
+                                "spread value",
+                                value,
+                                &["on", "off"],
+                            )),
+                        }));
                     }
                 }
             }

@@ -180,13 +180,13 @@ fn read_stream(
             StampKind::Lv => {}
             StampKind::LvSparse => lv::max_into(&mut tmp[..n], &lplv[..n]),
             StampKind::None | StampKind::Gsn => {
-                return Err(WalError::WrongLog {
-                    detail: format!(
-                        "stream {id}: the record of transaction {} at LSN {} has no LSN-vector stamp: \
-                     this log was not written by the taurus scheme",
-                        h.txn, h.lsn
-                    ),
-                });
+                return Err(WalError::WrongLog(crate::WrongLog::Record {
+                    scheme: "taurus",
+                    stream: id,
+                    txn: Some(h.txn),
+                    lsn: h.lsn,
+                    problem: crate::RecordProblem::NoStamp("LSN-vector"),
+                }));
             }
         }
         let a = batch.arena.len();
@@ -209,9 +209,10 @@ fn read_stream(
         }
     }
     read.bytes = sc.bytes_read();
-    read.end = sc.end().cloned().ok_or_else(|| WalError::Internal {
-        detail: "scanner stopped without an end".into(),
-    })?;
+    read.end = sc
+        .end()
+        .cloned()
+        .ok_or_else(|| WalError::Internal(crate::Invariant::ScanWithoutEnd))?;
     batch.flags = super::pools::Flags::new(batch.recs.len());
     let last = (!batch.recs.is_empty()).then_some(batch);
     guard.finished = true;
@@ -220,12 +221,13 @@ fn read_stream(
 }
 
 fn too_wide(id: usize, lsn: Lsn, n: usize) -> WalError {
-    WalError::WrongLog {
-        detail: format!(
-            "stream {id}: the record at LSN {lsn} has an LSN vector wider than the {n} streams of this \
-         database; reopen it with the stream count it was written with"
-        ),
-    }
+    WalError::WrongLog(crate::WrongLog::Record {
+        scheme: "taurus",
+        stream: id,
+        txn: None,
+        lsn,
+        problem: crate::RecordProblem::LvWidth { streams: n },
+    })
 }
 
 /// Replay what the feed admits, as `forced` (or the planner) says; the plan used (serial when
@@ -298,8 +300,8 @@ pub(crate) fn recover(
                     read_at = read_at.max(at);
                     r
                 }
-                Err(_) => Err(WalError::Thread {
-                    detail: "a taurus log reader panicked".into(),
+                Err(_) => Err(WalError::ThreadPanicked {
+                    thread: "a taurus log reader",
                 }),
             })
             .collect::<Result<Vec<Read>, WalError>>();
@@ -309,9 +311,7 @@ pub(crate) fn recover(
     let reads = reads?;
     let plan = replayed?.ok_or_else(|| {
         // Only a failed reader stops the planner, and its error was returned above.
-        WalError::Internal {
-            detail: "taurus recovery stopped without a reader error".into(),
-        }
+        WalError::Internal(crate::Invariant::StoppedWithoutError("taurus recovery"))
     })?;
     let replay_at = started.elapsed().as_secs_f64();
     for r in &reads {

@@ -14,7 +14,7 @@ use super::name::{lock_file_name, meta_file_name, parse_segment_name};
 use super::{Inner, SEGMENT_HEADER, Segment, SegmentLog, ZERO_CHECK_CHUNK, bad, io_err};
 use crate::device::file::FileDeviceConfig;
 use crate::fs::{Fs, FsFile, OpenOpts, is_invalid_input};
-use crate::{Lsn, WalError};
+use crate::{BadSize, Lsn, SegmentDamage, Unsupported, WalError};
 
 impl SegmentLog {
     /// Open the segments of `cfg.stream` in `cfg.dir`, or create the stream (its meta file)
@@ -22,9 +22,7 @@ impl SegmentLog {
     pub(crate) fn open(fs: Arc<dyn Fs>, cfg: &FileDeviceConfig) -> Result<SegmentLog, WalError> {
         let seg_size = cfg.segment_size;
         if seg_size == 0 || seg_size & (SEGMENT_HEADER - 1) != 0 {
-            return Err(WalError::BadSize {
-                detail: format!("segment size {seg_size} must be a positive multiple of 4096"),
-            });
+            return Err(WalError::BadSize(BadSize::Segment { bytes: seg_size }));
         }
         let dir = cfg.dir.clone();
         fs.create_dir_all(&dir)
@@ -65,16 +63,19 @@ impl SegmentLog {
             if m.stream != cfg.stream {
                 return Err(bad(
                     &meta_path,
-                    format!("belongs to stream {}, not {}", m.stream, cfg.stream),
+                    SegmentDamage::OtherStream {
+                        found: m.stream,
+                        expected: cfg.stream,
+                    },
                 ));
             }
             if m.segment_size != seg_size {
                 return Err(bad(
                     &meta_path,
-                    format!(
-                        "the stream was created with segment size {}, but {} is configured; open it with its segment size",
-                        m.segment_size, seg_size
-                    ),
+                    SegmentDamage::SegmentSize {
+                        created: m.segment_size,
+                        configured: seg_size,
+                    },
                 ));
             }
             m
@@ -82,10 +83,7 @@ impl SegmentLog {
             if let Some((_, p)) = names.first() {
                 return Err(bad(
                     &meta_path,
-                    format!(
-                        "missing, but segment files of the stream exist (e.g. {})",
-                        p.display()
-                    ),
+                    SegmentDamage::MetaMissing { example: p.clone() },
                 ));
             }
             let m = Meta {
@@ -102,12 +100,10 @@ impl SegmentLog {
             match fs.open(&meta_path, OpenOpts::existing().with_direct(true)) {
                 Ok(_) => {}
                 Err(e) if is_invalid_input(&e) => {
-                    return Err(WalError::Unsupported {
-                        detail: format!(
-                            "the file system of {} refuses O_DIRECT ({e}); configure the log without direct I/O or put it on another file system",
-                            dir.display()
-                        ),
-                    });
+                    return Err(WalError::Unsupported(Unsupported::Direct {
+                        dir: dir.clone(),
+                        source: std::sync::Arc::new(e),
+                    }));
                 }
                 Err(e) => return Err(io_err("open O_DIRECT", &meta_path, e)),
             }
@@ -148,10 +144,10 @@ impl SegmentLog {
             if first % self.seg_size != 0 {
                 return Err(bad(
                     path,
-                    format!(
-                        "first LSN {first} is not a multiple of the segment size {}",
-                        self.seg_size
-                    ),
+                    SegmentDamage::Unaligned {
+                        first: *first,
+                        segment_size: self.seg_size,
+                    },
                 ));
             }
             let index = first / self.seg_size;
@@ -181,10 +177,10 @@ impl SegmentLog {
                     }
                     return Err(bad(
                         path,
-                        format!(
-                            "damaged segment header ({r}){}",
-                            if is_last { " with data after it" } else { "" }
-                        ),
+                        SegmentDamage::Header {
+                            fault: Box::new(r),
+                            data_after: is_last,
+                        },
                     ));
                 }
             }
@@ -192,10 +188,9 @@ impl SegmentLog {
             if prev_index.is_some_and(|p| index != p + 1) {
                 return Err(bad(
                     path,
-                    format!(
-                        "segment missing before it (previous segment starts at LSN {})",
-                        prev_index.unwrap_or(0) * self.seg_size
-                    ),
+                    SegmentDamage::Gap {
+                        previous: prev_index.unwrap_or(0) * self.seg_size,
+                    },
                 ));
             }
             let dfile = self.open_direct(path)?;
@@ -228,34 +223,37 @@ impl SegmentLog {
         if h.stream != self.stream {
             return Err(bad(
                 path,
-                format!("belongs to stream {}, not {}", h.stream, self.stream),
+                SegmentDamage::OtherStream {
+                    found: h.stream,
+                    expected: self.stream,
+                },
             ));
         }
         if h.first_lsn != first {
             return Err(bad(
                 path,
-                format!(
-                    "header says first LSN {}, the file name says {first}",
-                    h.first_lsn
-                ),
+                SegmentDamage::FirstLsn {
+                    header: h.first_lsn,
+                    name: first,
+                },
             ));
         }
         if h.segment_size != self.seg_size {
             return Err(bad(
                 path,
-                format!(
-                    "segment size {} in the header, the stream uses {}",
-                    h.segment_size, self.seg_size
-                ),
+                SegmentDamage::HeaderSegmentSize {
+                    found: h.segment_size,
+                    expected: self.seg_size,
+                },
             ));
         }
         if h.salt != self.salt {
             return Err(bad(
                 path,
-                format!(
-                    "salt {:#010x} differs from the stream's {:#010x} (a segment of another incarnation of the stream)",
-                    h.salt, self.salt
-                ),
+                SegmentDamage::Salt {
+                    found: h.salt,
+                    expected: self.salt,
+                },
             ));
         }
         Ok(())

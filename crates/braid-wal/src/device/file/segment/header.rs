@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::{SEGMENT_HEADER, io_err};
 use crate::fs::{Fs, OpenOpts};
-use crate::{Lsn, WalError};
+use crate::{Lsn, SegmentDamage, WalError};
 
 const SEG_MAGIC: &[u8; 8] = b"BRAIDSEG";
 const META_MAGIC: &[u8; 8] = b"BRAIDMET";
@@ -48,30 +48,32 @@ pub(super) fn encode_seg_header(h: &SegHeader) -> Vec<u8> {
 
 pub(super) enum HeaderProblem {
     /// Unreadable: short, bad magic or bad checksum (a crash while writing it, or damage).
-    Torn(&'static str),
+    Torn(SegmentDamage),
     /// Well-formed but not what this stream expects.
-    Foreign(String),
+    Foreign(SegmentDamage),
 }
 
 pub(super) fn decode_seg_header(b: &[u8]) -> Result<SegHeader, HeaderProblem> {
     if b.len() < SEG_HEADER_USED {
-        return Err(HeaderProblem::Torn(
-            "the header is incomplete (file shorter than its header)",
-        ));
+        return Err(HeaderProblem::Torn(SegmentDamage::HeaderIncomplete));
     }
     if &b[0..8] != SEG_MAGIC {
-        return Err(HeaderProblem::Torn(
-            "bad magic (not a braid segment header)",
-        ));
+        return Err(HeaderProblem::Torn(SegmentDamage::BadMagic {
+            what: "segment header",
+        }));
     }
     if crc32c::crc32c(&b[0..36]) != u32_at(b, 36) {
-        return Err(HeaderProblem::Torn("header checksum mismatch"));
+        return Err(HeaderProblem::Torn(SegmentDamage::Checksum {
+            what: "header",
+        }));
     }
     let version = u32_at(b, 8);
     if version != SEGMENT_FORMAT_VERSION {
-        return Err(HeaderProblem::Foreign(format!(
-            "segment format version {version}, this braid reads version {SEGMENT_FORMAT_VERSION}"
-        )));
+        return Err(HeaderProblem::Foreign(SegmentDamage::Version {
+            what: "segment",
+            version,
+            reads: SEGMENT_FORMAT_VERSION,
+        }));
     }
     Ok(SegHeader {
         stream: u32_at(b, 12),
@@ -101,24 +103,29 @@ pub(super) fn encode_meta(m: &Meta) -> Vec<u8> {
     b
 }
 
-pub(super) fn decode_meta(b: &[u8]) -> Result<Meta, String> {
+pub(super) fn decode_meta(b: &[u8]) -> Result<Meta, SegmentDamage> {
     if b.len() < 44 {
-        return Err(format!(
-            "meta file is {} bytes, expected {META_LEN}",
-            b.len()
-        ));
+        return Err(SegmentDamage::Short {
+            what: "meta file",
+            len: b.len(),
+            expected: META_LEN,
+        });
     }
     if &b[0..8] != META_MAGIC {
-        return Err("bad magic (not a braid stream meta file)".into());
+        return Err(SegmentDamage::BadMagic {
+            what: "stream meta file",
+        });
     }
     if crc32c::crc32c(&b[0..40]) != u32_at(b, 40) {
-        return Err("meta checksum mismatch".into());
+        return Err(SegmentDamage::Checksum { what: "meta" });
     }
     let version = u32_at(b, 8);
     if version != SEGMENT_FORMAT_VERSION {
-        return Err(format!(
-            "format version {version}, this braid reads version {SEGMENT_FORMAT_VERSION}"
-        ));
+        return Err(SegmentDamage::Version {
+            what: "meta file",
+            version,
+            reads: SEGMENT_FORMAT_VERSION,
+        });
     }
     Ok(Meta {
         stream: u32_at(b, 12),

@@ -71,7 +71,7 @@ use parking_lot::Mutex;
 use crate::fs::{Fs, FsFile, is_no_space};
 #[cfg(doc)]
 use crate::scan::StreamSource;
-use crate::{Lsn, WalError};
+use crate::{Lsn, SegmentDamage, WalError};
 
 mod discover;
 mod header;
@@ -98,10 +98,10 @@ fn io_err(op: &'static str, path: &Path, e: io::Error) -> WalError {
     }
 }
 
-fn bad(path: &Path, reason: impl Into<String>) -> WalError {
+fn bad(path: &Path, damage: SegmentDamage) -> WalError {
     WalError::BadSegment {
         file: path.display().to_string(),
-        reason: reason.into(),
+        damage,
     }
 }
 

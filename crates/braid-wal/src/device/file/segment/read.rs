@@ -3,7 +3,7 @@
 use super::name::segment_salt;
 use super::{SEGMENT_HEADER, SegmentLog, io_err};
 use crate::scan::StreamSource;
-use crate::{Lsn, WalError};
+use crate::{Lsn, Misuse, WalError};
 
 impl SegmentLog {
     /// Read exactly `buf.len()` bytes at `lsn`; an error if the range passes the limit.
@@ -43,12 +43,12 @@ impl StreamSource for SegmentLog {
         };
         let first_index = first.index;
         if lsn / self.seg_size < first_index {
-            return Err(WalError::Misuse {
-                detail: format!(
-                    "read at LSN {lsn} before the first segment (LSN {})",
-                    first_index * self.seg_size
-                ),
-            });
+            return Err(WalError::Misuse(Misuse::BeforeStart {
+                op: "read",
+                lsn,
+                start: first_index * self.seg_size,
+                on: None,
+            }));
         }
         let want = buf
             .len()

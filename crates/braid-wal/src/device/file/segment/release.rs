@@ -4,7 +4,7 @@
 use super::header::{Meta, write_meta};
 use super::name::meta_file_name;
 use super::{SEGMENT_HEADER, Segment, SegmentLog, io_err};
-use crate::{Lsn, WalError};
+use crate::{Lsn, Misuse, WalError};
 
 impl SegmentLog {
     /// Discard everything at and after `end` durably (see the module doc), leaving `end` as
@@ -14,12 +14,13 @@ impl SegmentLog {
         Self::check_failed(&inner)?;
         let limit = self.limit_of(&inner);
         if end < inner.start || end > limit {
-            return Err(WalError::Misuse {
-                detail: format!(
-                    "reset_tail({end}) outside the stream's extent [{}, {limit}]",
-                    inner.start
-                ),
-            });
+            return Err(WalError::Misuse(Misuse::Outside {
+                op: "reset_tail",
+                lsn: end,
+                from: inner.start,
+                to: limit,
+                on: None,
+            }));
         }
         let keep = end / self.seg_size;
         let mut removed = false;

@@ -5,7 +5,7 @@ use super::header::{SegHeader, encode_seg_header};
 use super::name::segment_file_name;
 use super::{Inner, SEGMENT_HEADER, Segment, SegmentLog, io_err};
 use crate::fs::{OpenOpts, is_direct_aligned};
-use crate::{Lsn, WalError};
+use crate::{Lsn, Misuse, WalError};
 
 /// How far ahead of the writes [`SegmentLog::zero_ahead`] fills a segment with zeros.
 const ZERO_AHEAD: u64 = 1 << 20;
@@ -163,24 +163,25 @@ impl SegmentLog {
         let mut inner = self.inner.lock();
         Self::check_failed(&inner)?;
         if self.direct && !is_direct_aligned(lsn, bytes.as_ptr() as usize, bytes.len()) {
-            return Err(WalError::Misuse {
-                detail: format!(
-                    "O_DIRECT segment write at LSN {lsn} of {} bytes is not 4096-aligned",
-                    bytes.len()
-                ),
-            });
+            return Err(WalError::Misuse(Misuse::Unaligned {
+                op: "O_DIRECT segment write",
+                lsn: Some(lsn),
+                len: bytes.len() as u64,
+                align: 4096,
+                on: None,
+            }));
         }
         let first_index = match inner.segs.first() {
             Some(s) => s.index,
             None => inner.start / self.seg_size,
         };
         if lsn / self.seg_size < first_index {
-            return Err(WalError::Misuse {
-                detail: format!(
-                    "write at LSN {lsn} before the first segment (LSN {})",
-                    first_index * self.seg_size
-                ),
-            });
+            return Err(WalError::Misuse(Misuse::BeforeStart {
+                op: "write",
+                lsn,
+                start: first_index * self.seg_size,
+                on: None,
+            }));
         }
         let mut pos = lsn;
         let mut rest = bytes;

@@ -56,12 +56,7 @@ impl FirstApply {
 }
 
 pub(crate) fn cycle_error() -> WalError {
-    WalError::WrongLog {
-        detail:
-            "taurus recovery: no transaction is ready although some remain (a dependency cycle in \
-         the LSN vectors): the log is damaged"
-                .into(),
-    }
+    WalError::WrongLog(crate::WrongLog::DependencyCycle)
 }
 
 fn apply(
@@ -362,8 +357,8 @@ pub(crate) fn replay_parallel(
         for h in hs {
             if h.join().is_err() {
                 failed.store(true, Ordering::Relaxed);
-                error.lock().get_or_insert(WalError::Thread {
-                    detail: "a taurus recovery worker panicked".into(),
+                error.lock().get_or_insert(WalError::ThreadPanicked {
+                    thread: "a taurus recovery worker",
                 });
             }
         }

@@ -1,7 +1,17 @@
 //! Errors of the log layer. Cloneable so one failure can be handed to every waiting commit.
+//! [`WalError`] names the file, offset, stream or service concerned; the typed kinds inside
+//! its variants ([`damage`], [`refusal`]) say what exactly went wrong.
+
+mod damage;
+mod refusal;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+
+pub use damage::{Corruption, RecordFault, RecordProblem, RingFault, SegmentDamage, WrongLog};
+pub use refusal::{
+    BadOption, BadSize, Fence, FullRing, Invariant, Misuse, Refused, RemoteFailure, Unsupported,
+};
 
 /// An error of the log layer. The `Display` text says what failed and what to do about it.
 ///
@@ -46,7 +56,7 @@ pub enum WalError {
     /// Damaged log bytes that are not a torn tail: valid records follow them, or they were
     /// known to be durable.
     #[error(
-        "corrupt log in {file} at byte offset {offset}: {reason}; valid records follow it, so this is not a torn tail (use salvage mode to keep only the prefix before it)"
+        "corrupt log in {file} at byte offset {offset}: {damage}; valid records follow it, so this is not a torn tail (use salvage mode to keep only the prefix before it)"
     )]
     Corrupt {
         /// The file (or region) holding the bad bytes.
@@ -54,7 +64,8 @@ pub enum WalError {
         /// Byte offset of the bad bytes in that file.
         offset: u64,
         /// What is wrong with them.
-        reason: String,
+        #[source]
+        damage: Corruption,
     },
     /// The log stream is open in another process, or through another handle in this one: a
     /// stream has one writer at a time.
@@ -70,12 +81,13 @@ pub enum WalError {
     },
     /// A segment file or ring header that cannot be used: damaged, of another stream, or
     /// written by a newer format version.
-    #[error("bad segment file {file}: {reason}")]
+    #[error("bad segment file {file}: {damage}")]
     BadSegment {
         /// The file (or region) concerned.
         file: String,
         /// What is wrong with it.
-        reason: String,
+        #[source]
+        damage: SegmentDamage,
     },
     /// A record larger than `MAX_RECORD_LEN`.
     #[error("log record of {len} bytes exceeds the limit of {max} bytes")]
@@ -88,11 +100,12 @@ pub enum WalError {
     /// A persistent ring (a pmem device, or the per-transaction scheme's log index) stayed
     /// full: nothing freed space in time.
     #[error(
-        "the persistent log ring {what} is full; enable de-staging to files or take checkpoints"
+        "the persistent log ring {ring} is full; enable de-staging to files or take checkpoints"
     )]
     LogFull {
         /// The ring that is full, with its stream and size.
-        what: String,
+        #[source]
+        ring: FullRing,
     },
     /// No scheme is registered under this name.
     #[error("unknown scheme {name:?}; known schemes: {known}")]
@@ -103,11 +116,8 @@ pub enum WalError {
         known: String,
     },
     /// A scheme or device option that is unknown, malformed or out of range.
-    #[error("invalid option: {detail}")]
-    BadOption {
-        /// Which option, its value and what is accepted.
-        detail: String,
-    },
+    #[error("invalid option: {0}")]
+    BadOption(#[source] BadOption),
     /// A scheme was given a number of log streams (devices) it cannot use.
     #[error("the {scheme} scheme uses {} log streams, {given} were given", stream_range(*.min, *.max))]
     StreamCount {
@@ -124,7 +134,7 @@ pub enum WalError {
     #[error("{what}: all {max} are in use; {remedy}")]
     TooMany {
         /// What ran out (worker slots of a scheme, writer slots of a stream, ...).
-        what: String,
+        what: &'static str,
         /// How many there are.
         max: usize,
         /// What to change.
@@ -132,44 +142,38 @@ pub enum WalError {
     },
     /// A size, count or alignment the log cannot work with (a buffer, segment, region or
     /// slot too small or misaligned).
-    #[error("invalid size: {detail}")]
-    BadSize {
-        /// Which size, its value and what is accepted.
-        detail: String,
-    },
+    #[error("invalid size: {0}")]
+    BadSize(#[source] BadSize),
     /// A combination this scheme or device does not support (a logging kind, a device kind,
     /// following as a standby, O_DIRECT on this file system).
-    #[error("not supported: {detail}")]
-    Unsupported {
-        /// What was asked for and why it cannot be done.
-        detail: String,
-    },
+    #[error("not supported: {0}")]
+    Unsupported(#[source] Unsupported),
     /// The log found is not what this configuration reads: records of another scheme, a
     /// region of another stream, a striping other than the one it was created with.
-    #[error("the log does not match this configuration: {detail}")]
-    WrongLog {
-        /// What was found, where, and what to do.
-        detail: String,
+    #[error("the log does not match this configuration: {0}")]
+    WrongLog(#[source] WrongLog),
+    /// A background thread of the log could not start.
+    #[error("log thread: cannot start the {thread} thread: {source}")]
+    ThreadStart {
+        /// Which thread.
+        thread: &'static str,
+        /// The operating system's error.
+        #[source]
+        source: Arc<std::io::Error>,
     },
-    /// A background thread of the log could not start or panicked.
-    #[error("log thread: {detail}")]
-    Thread {
-        /// Which thread, and the error.
-        detail: String,
+    /// A thread of the log (or one of its callers' threads it waits for) panicked.
+    #[error("log thread: {thread} panicked")]
+    ThreadPanicked {
+        /// Which thread.
+        thread: &'static str,
     },
     /// A call outside a device's or stream's contract (a position outside its extent, an
     /// unaligned length): a bug in the caller.
-    #[error("log misuse: {detail}")]
-    Misuse {
-        /// What was asked and what the contract allows.
-        detail: String,
-    },
+    #[error("log misuse: {0}")]
+    Misuse(#[source] Misuse),
     /// A state the log's own invariants rule out: a bug in braid.
-    #[error("internal error (a bug in braid, please report it): {detail}")]
-    Internal {
-        /// What went wrong.
-        detail: String,
-    },
+    #[error("internal error (a bug in braid, please report it): {0}")]
+    Internal(#[source] Invariant),
     /// A persistent-memory region failed.
     #[error(transparent)]
     Pmem(Arc<braid_pmem::PmemError>),
@@ -194,34 +198,45 @@ pub enum WalError {
     /// it (a newer writer epoch, or a stream that moved on without it). Nothing this writer
     /// writes from now on is acknowledged.
     #[error(
-        "log stream {stream}: this writer was fenced by a newer writer of the database ({detail}); nothing it writes is acknowledged any more; the newer writer recovers every commit acknowledged before"
+        "log stream {stream}: this writer was fenced by a newer writer of the database ({fence}); nothing it writes is acknowledged any more; the newer writer recovers every commit acknowledged before"
     )]
     Fenced {
         /// The stream whose write was refused.
         stream: u32,
-        /// What showed the newer writer (its epoch, the refused sequence), as text.
-        detail: String,
+        /// What showed the newer writer (its epoch, the refused sequence).
+        #[source]
+        fence: Fence,
     },
     /// A standby fell behind the log: the writer's checkpoint truncation removed records the
     /// standby had not replayed yet. Reopening the standby starts it from the newest
     /// checkpoint.
     #[error(
-        "log stream {stream}: the standby fell behind the log ({detail}); open the standby again: it starts from the newest checkpoint"
+        "log stream {stream}: the standby fell behind the log (it resumes at {unit} {resume}, but {} {unit} {start}); open the standby again: it starts from the newest checkpoint",
+        if *.purged { "the writer purged everything before" } else { "the stream now starts at" }
     )]
     Behind {
         /// The stream concerned.
         stream: u32,
-        /// What the standby needed and what the stream still holds, as text.
-        detail: String,
+        /// What the standby counts in (`"LSN"`, or a replicated log's `"sequence"`).
+        unit: &'static str,
+        /// Where the standby resumes.
+        resume: u64,
+        /// Where the stream starts now.
+        start: u64,
+        /// Whether the writer purged what the standby needed (a replicated log).
+        purged: bool,
     },
     /// A replicated log service failed or did not answer in time (a timeout names the service
     /// and the stream).
-    #[error("replicated log {service}: {what}")]
+    #[error("replicated log {service}: {during}: {failure}")]
     Remote {
         /// The service and the stream concerned (URL and stream name).
         service: String,
+        /// What was being done (e.g. "publishing to braid-db-0").
+        during: String,
         /// What failed.
-        what: String,
+        #[source]
+        failure: RemoteFailure,
     },
 }
 
@@ -251,6 +266,14 @@ impl WalError {
         WalError::Io {
             path: path.into(),
             op,
+            source: Arc::new(source),
+        }
+    }
+
+    /// A [`WalError::ThreadStart`] for `thread`.
+    pub(crate) fn thread_start(thread: &'static str, source: std::io::Error) -> WalError {
+        WalError::ThreadStart {
+            thread,
             source: Arc::new(source),
         }
     }
@@ -288,6 +311,12 @@ impl From<braid_pmem::lock::LockError> for WalError {
                 path,
                 op: "lock",
                 source: Arc::new(source),
+            },
+            // A kind of a later braid-pmem: kept whole as the I/O error's source.
+            other => WalError::Io {
+                path: PathBuf::new(),
+                op: "lock",
+                source: Arc::new(std::io::Error::other(other)),
             },
         }
     }

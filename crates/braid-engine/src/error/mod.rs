@@ -1,7 +1,12 @@
 //! Engine errors: transaction outcomes ([`TxError`]) and database-level failures
-//! ([`EngineError`], with the checkpoint failures of [`CheckpointError`]).
+//! ([`EngineError`], with the checkpoint failures of [`CheckpointError`]); the typed kinds
+//! inside their variants are in [`kind`].
+
+mod kind;
 
 use std::path::PathBuf;
+
+pub use kind::{BadParameter, BadRequest, Invariant, Mismatch, Unsupported};
 
 use braid_wal::{Lsn, WalError};
 
@@ -43,13 +48,15 @@ pub enum TxError {
         key: u64,
     },
     /// A request the engine cannot run: no such table, a row image of the wrong length, a
-    /// range scan of a hash-indexed table, or procedure parameters that end too early.
-    #[error("table {table}: {what}")]
+    /// range scan of a hash-indexed table, or procedure parameters that end too early or are
+    /// out of range.
+    #[error("table {table}: {request}")]
     BadRequest {
         /// Table id (`u32::MAX` for parameters, which belong to no table).
         table: u32,
         /// What was wrong.
-        what: String,
+        #[source]
+        request: BadRequest,
     },
     /// The transaction wrote, but the database was opened read-only
     /// ([`OpenBuilder::open_read_only`](crate::OpenBuilder::open_read_only)); nothing was logged.
@@ -142,17 +149,15 @@ pub enum EngineError {
         #[source]
         source: serde_json::Error,
     },
-    /// The database was created with other settings than it is opened with; `setting` says
-    /// which, the message how to reopen it.
-    #[error("{detail}")]
+    /// The database was created with other settings than it is opened with;
+    /// [`Mismatch::setting`] says which, the message how to reopen it.
+    #[error("{}: {mismatch}", .dir.display())]
     Mismatch {
         /// The database directory.
         dir: PathBuf,
-        /// The setting that differs: `"format"`, `"scheme"`, `"streams"`, `"device"`,
-        /// `"cc"`, `"ring_size"`, `"stripe"`, `"catalog"` or `"location"` (an external log).
-        setting: &'static str,
         /// What was found, what was asked and how to reopen it.
-        detail: String,
+        #[source]
+        mismatch: Mismatch,
     },
     /// A table of the catalog has no columns or more than 64 (column sets are 64-bit masks).
     #[error("schema: table {table} has {columns} columns; a table needs 1 to 64")]
@@ -164,17 +169,11 @@ pub enum EngineError {
     },
     /// Options that cannot work together (a scheme and a device, a logging kind and a
     /// concurrency control, ...); the message says which and what to use instead.
-    #[error("not supported: {detail}")]
-    Unsupported {
-        /// What was asked and why it cannot be done.
-        detail: String,
-    },
+    #[error("not supported: {0}")]
+    Unsupported(#[source] Unsupported),
     /// A workload's or the database's parameter out of range.
-    #[error("invalid option: {detail}")]
-    BadOption {
-        /// Which parameter, its value and what is accepted.
-        detail: String,
-    },
+    #[error("invalid option: {0}")]
+    BadOption(#[source] BadParameter),
     /// More workers at once than [`Options::max_workers`](crate::Options::max_workers).
     #[error("more than {max} workers at once; open the database with a larger max_workers")]
     TooManyWorkers {
@@ -197,11 +196,8 @@ pub enum EngineError {
         source: std::io::Error,
     },
     /// A state the engine's own invariants rule out: a bug in braid.
-    #[error("internal error (a bug in braid, please report it): {detail}")]
-    Internal {
-        /// What went wrong.
-        detail: String,
-    },
+    #[error("internal error (a bug in braid, please report it): {0}")]
+    Internal(#[source] Invariant),
     /// The application's loader (see [`OpenBuilder::loader`](crate::OpenBuilder::loader))
     /// failed with an error of its own, kept as the source; [`EngineError::load`] makes one.
     #[error("loading the initial data failed: {source}")]
@@ -269,7 +265,7 @@ pub enum CheckpointError {
         location: String,
         /// The store's error.
         #[source]
-        source: WalError,
+        source: Box<WalError>,
     },
     /// The checkpoint store could not store a checkpoint.
     #[error("checkpoint: cannot store checkpoint {name} in {location}: {source}")]
@@ -280,7 +276,7 @@ pub enum CheckpointError {
         location: String,
         /// The store's error.
         #[source]
-        source: WalError,
+        source: Box<WalError>,
     },
     /// The checkpoint store could not hand back a checkpoint it lists.
     #[error("checkpoint: cannot read checkpoint {name} from {location}: {source}")]
@@ -291,7 +287,7 @@ pub enum CheckpointError {
         location: String,
         /// The store's error.
         #[source]
-        source: WalError,
+        source: Box<WalError>,
     },
     /// The checkpoint store could not remove a checkpoint older than those kept.
     #[error("checkpoint: cannot remove checkpoint {name} from {location}: {source}")]
@@ -302,7 +298,7 @@ pub enum CheckpointError {
         location: String,
         /// The store's error.
         #[source]
-        source: WalError,
+        source: Box<WalError>,
     },
     /// The checkpoint store does not hold the checkpoint the log was about to be truncated up
     /// to, so it was not.
