@@ -22,10 +22,12 @@ here=$(dirname "$(realpath "$0")")
 work=$(mktemp -d /tmp/braid-ab.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 run() { # $1 = before|after, $2 = round
-    local bin=$before; [ "$1" = after ] && bin=$after
-    echo "== round $2: $1 ($(date +%T))"
-    (cd "$work" && "$bin" bench "$@" --json "$out/$1-$2.json" >"$out/$1-$2.txt" 2>&1) ||
-        { cat "$out/$1-$2.txt"; exit 1; }
+    local side=$1 round=$2 bin=$before
+    shift 2
+    [ "$side" = after ] && bin=$after
+    echo "== round $round: $side ($(date +%T))"
+    (cd "$work" && "$bin" bench "$@" --json "$out/$side-$round.json" >"$out/$side-$round.txt" 2>&1) ||
+        { cat "$out/$side-$round.txt"; exit 1; }
 }
 for r in $(seq 1 "$rounds"); do
     if [ $((r % 2)) -eq 1 ]; then first=before second=after; else first=after second=before; fi
