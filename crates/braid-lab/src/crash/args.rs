@@ -82,10 +82,11 @@ pub struct CrashArgs {
     /// time between this and --max-ms after the child's first acknowledged commit).
     #[arg(long, default_value_t = 5)]
     pub min_ms: u64,
-    /// Kill mode: after the random wait, wait on until the child is writing a checkpoint (a
-    /// `checkpoints/*.tmp` file exists in its database directory) and kill it then, so every
-    /// round is killed in the middle of a checkpoint. Needs automatic checkpoints (a checkpoint
-    /// flag); a round in which none is written within 30 s fails.
+    /// Kill mode: after the random wait, wait on until the child is writing a checkpoint while
+    /// an earlier one is complete (a `checkpoints/*.tmp` file beside a `*.ckpt` in its database
+    /// directory) and kill it then, so every round is killed in the middle of a checkpoint and
+    /// recovers from the one before. Needs automatic checkpoints (a checkpoint flag); a round in
+    /// which none is written within 30 s fails.
     #[arg(long)]
     pub kill_in_checkpoint: bool,
     /// With --all: kill rounds per combination (default --rounds).

@@ -192,18 +192,28 @@ pub fn kill_round(
     v
 }
 
-/// Wait until the child is writing a checkpoint: a `checkpoints/*.tmp` file exists in `db`
-/// (the checkpoint's rows are being written or sealed; it is renamed into place when done).
+/// Wait until the child is writing a checkpoint while an earlier one is complete: a
+/// `checkpoints/*.tmp` file (the new checkpoint's rows being written or sealed; it is renamed
+/// into place when done) beside a `checkpoints/*.ckpt`. Recovery then starts from the complete
+/// checkpoint and must pass over the half-written one. Waiting for the complete one too, rather
+/// than trusting the random wait to outlast the first checkpoint, keeps a loaded machine (whose
+/// first checkpoint may still be in progress when the wait ends) from killing every round
+/// before any checkpoint exists.
 fn wait_for_checkpoint_file(db: &Path, child: &mut std::process::Child) -> anyhow::Result<()> {
     let dir = db.join("checkpoints");
     let start = Instant::now();
     loop {
-        let writing = std::fs::read_dir(&dir).is_ok_and(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .any(|e| e.path().extension().is_some_and(|x| x == "tmp"))
-        });
-        if writing {
+        let (mut writing, mut complete) = (false, false);
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            for e in entries.filter_map(Result::ok) {
+                match e.path().extension().and_then(|x| x.to_str()) {
+                    Some("tmp") => writing = true,
+                    Some("ckpt") => complete = true,
+                    _ => {}
+                }
+            }
+        }
+        if writing && complete {
             return Ok(());
         }
         if let Ok(Some(status)) = child.try_wait() {
@@ -211,7 +221,8 @@ fn wait_for_checkpoint_file(db: &Path, child: &mut std::process::Child) -> anyho
         }
         if start.elapsed() > Duration::from_secs(30) {
             bail!(
-                "--kill-in-checkpoint: the child wrote no checkpoint within 30 s (in {}); \
+                "--kill-in-checkpoint: the child began no checkpoint after a complete one \
+                 within 30 s (in {}); \
                  give it automatic checkpoints (--checkpoint-log-mb, --checkpoint-interval)",
                 dir.display()
             );
