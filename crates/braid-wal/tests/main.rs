@@ -47,6 +47,7 @@ mod striped_device;
 mod taurus_commit;
 mod taurus_deps;
 mod taurus_lv;
+mod taurus_one_log;
 mod taurus_phantom;
 mod taurus_pipeline;
 mod taurus_rows;

@@ -399,7 +399,18 @@ fn run_case(c: &Case) -> Result<(), String> {
     let regions: Vec<Region> = (0..c.streams)
         .map(|_| CrashSim::region(RING, pcfg()))
         .collect();
-    let cfg = scfg(c.logging, c.threads, c.plan, c.compress);
+    // On one data-logged stream `Auto` with several threads replays each thread's share of
+    // the keys (`recovery/single.rs`), which needs redo payloads and orders each key, not each
+    // transaction; this fake engine's payloads and its order check are per transaction, so
+    // that case runs the pipeline's parallel replay here (the shared scan has its own test,
+    // `taurus_one_log_shares`).
+    let plan = match c.plan {
+        RecoveryPlan::Auto if c.streams == 1 && c.threads > 1 && c.logging == LogKind::Data => {
+            RecoveryPlan::Parallel
+        }
+        p => p,
+    };
+    let cfg = scfg(c.logging, c.threads, plan, c.compress);
     let (scheme, _) = open_taurus(
         &cfg.0,
         &cfg.1,

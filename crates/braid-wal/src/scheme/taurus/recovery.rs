@@ -53,6 +53,11 @@
 //!    planned on its final cut, as before pipelining; a longer one on the admitted prefix,
 //!    whose serial order can differ from the final cut's only where a pool runs past `C`.
 //!
+//! 6. **One data log, several threads** (`single.rs`): on `Auto` with one stream, data
+//!    logging and more than one recovery thread, every thread reads the stream and applies
+//!    its share of the keys in stream order instead, which on one log is the same recovery
+//!    without the pools' bookkeeping (`single.rs` says why).
+//!
 //! Errors: a reader that fails (corruption in the middle of a stream in strict mode, a record
 //! this scheme cannot have written) stops replay at once, and nothing past the damage was
 //! ever published, so nothing past it is applied; recovery then returns the error of the
@@ -79,6 +84,7 @@ use crate::{Lsn, WalError};
 
 mod feed;
 mod replay;
+mod single;
 
 pub(crate) use feed::BATCH_BITS;
 use feed::{Batch, Feed, Rec};
@@ -104,6 +110,19 @@ struct Read {
     max_txn: u64,
     /// Transaction records the checkpoint already holds.
     covered: u64,
+}
+
+impl Read {
+    /// Nothing read yet.
+    fn empty() -> Read {
+        Read {
+            end: ScanEnd::clean(0),
+            records: 0,
+            bytes: 0,
+            max_txn: 0,
+            covered: 0,
+        }
+    }
 }
 
 /// What recovery did, and where each stream restarts.
@@ -139,13 +158,7 @@ fn read_stream(
         finished: false,
     };
     let mut sc = Scanner::new(dev, cfg.scan_mode);
-    let mut read = Read {
-        end: ScanEnd::clean(0),
-        records: 0,
-        bytes: 0,
-        max_txn: 0,
-        covered: 0,
-    };
+    let mut read = Read::empty();
     let size = feed.batch();
     let mut batch = Batch::new(n, size);
     let mut lplv = [0u64; MAX_STREAMS];
@@ -276,9 +289,17 @@ pub(crate) fn recover(
 ) -> Result<Outcome, WalError> {
     let n = devices.len();
     let started = Instant::now();
+    let threads = cfg.recovery_threads.max(1);
+    if let [dev] = devices
+        && threads > 1
+        && forced == RecoveryPlan::Auto
+        && cfg.logging == LogKind::Data
+        && !cfg.mvcc
+    {
+        return single::recover(cfg, *dev, replay, progress, started);
+    }
     let feed = Feed::new(n, batch_bits);
     let first = FirstApply::new(started);
-    let threads = cfg.recovery_threads.max(1);
     let (reads, replayed, read_at) = std::thread::scope(|sc| {
         let feed = &feed;
         let hs: Vec<_> = devices
