@@ -24,6 +24,8 @@ pub struct Pregenerated {
     procs: Vec<u32>,
     /// The transaction [`TxnSource::next_txn`] gives next.
     next: usize,
+    /// Times every transaction was handed out.
+    cycles: usize,
 }
 
 impl Pregenerated {
@@ -43,6 +45,7 @@ impl Pregenerated {
             ends: Vec::with_capacity(n),
             procs: Vec::with_capacity(n),
             next: 0,
+            cycles: 0,
         };
         for i in 0..n {
             out.procs.push(source.next_txn(&mut p));
@@ -75,16 +78,21 @@ impl Pregenerated {
 
     /// Times the transactions were all handed out (0 until the last one has been).
     pub fn cycles(&self) -> usize {
-        self.next / self.len().max(1)
+        self.cycles
     }
 }
 
 impl TxnSource for Pregenerated {
     /// The next transaction held, the first again after the last.
     fn next_txn(&mut self, params: &mut Params) -> u32 {
-        // `draw` holds at least one transaction, so the index is in range.
-        let i = self.next % self.procs.len();
+        // `draw` holds at least one transaction and `next` stays below their count, so the
+        // index is in range.
+        let i = self.next;
         self.next += 1;
+        if self.next == self.procs.len() {
+            self.next = 0;
+            self.cycles += 1;
+        }
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
         params.clear();
         params
@@ -99,6 +107,7 @@ impl std::fmt::Debug for Pregenerated {
         f.debug_struct("Pregenerated")
             .field("len", &self.len())
             .field("next", &self.next)
+            .field("cycles", &self.cycles)
             .finish()
     }
 }
