@@ -3,6 +3,9 @@
 //! logging can re-execute the call), and [`RetryingClient`] calls it as a stored procedure,
 //! resubmitting the same call after a retryable conflict when the workload asks for it.
 //!
+//! [`RetryingClient::pregenerate`] draws the next transactions before a run
+//! ([`Pregenerated`]), so that drawing them is not timed; the client then takes them in turn.
+//!
 //! There is no backoff and no outcome counting here: a conflicted call is returned to the
 //! caller (which counts it) and resubmitted on the caller's next [`Client::run_one`] or
 //! [`Client::run_one_async`].
@@ -12,12 +15,21 @@ use std::ops::{Deref, DerefMut};
 use braid_engine::{Params, TxError, Worker, log::Ticket};
 
 use crate::Client;
+use crate::error::PregenerateError;
+use crate::pregenerated::Pregenerated;
 
 /// Chooses a client's transactions: what differs between the workloads' clients.
 pub trait TxnSource: Send {
     /// Choose the next transaction and encode its parameters into `params` (clearing it
     /// first); returns the procedure id to call.
     fn next_txn(&mut self, params: &mut Params) -> u32;
+
+    /// Whether its transactions may be drawn before the run ([`Pregenerated::draw`]): not when
+    /// whoever drives the client reads more of the source per transaction than the call
+    /// (marked YCSB's written keys, which the crash oracle records as each one is drawn).
+    fn check_pregenerate(&self) -> Result<(), PregenerateError> {
+        Ok(())
+    }
 }
 
 /// What a client does after a call fails with a retryable conflict.
@@ -37,6 +49,8 @@ pub struct RetryingClient<S> {
     on_conflict: OnConflict,
     params: Params,
     proc_id: u32,
+    /// Transactions drawn before the run, taken in place of the source's.
+    ahead: Option<Pregenerated>,
     /// The last attempt failed with a retryable conflict and is to be resubmitted.
     retry: bool,
 }
@@ -49,14 +63,36 @@ impl<S: TxnSource> RetryingClient<S> {
             on_conflict,
             params: Params::new(),
             proc_id: 0,
+            ahead: None,
             retry: false,
         }
     }
 
-    /// Choose and encode the next transaction; returns its procedure id and parameters.
+    /// Choose and encode the next transaction (the next one drawn ahead, after
+    /// [`RetryingClient::pregenerate`]); returns its procedure id and parameters.
     pub fn generate(&mut self) -> (u32, &[u8]) {
-        self.proc_id = self.source.next_txn(&mut self.params);
+        self.proc_id = match &mut self.ahead {
+            Some(ahead) => ahead.next_txn(&mut self.params),
+            None => self.source.next_txn(&mut self.params),
+        };
         (self.proc_id, &self.params.bytes)
+    }
+
+    /// Draw the source's next `n` transactions now; the client then takes them in turn (a
+    /// transaction redrawn after a conflict is the next one), and starts over at the first
+    /// once all were taken. `n` = 0 goes back to drawing each transaction as it runs.
+    /// Memory: see [`Pregenerated`].
+    pub fn pregenerate(&mut self, n: usize) -> Result<(), PregenerateError> {
+        self.ahead = match n {
+            0 => None,
+            n => Some(Pregenerated::draw(&mut self.source, n)?),
+        };
+        Ok(())
+    }
+
+    /// The transactions drawn ahead, if [`RetryingClient::pregenerate`] drew any.
+    pub fn pregenerated(&self) -> Option<&Pregenerated> {
+        self.ahead.as_ref()
     }
 
     /// Procedure id of the last generated transaction (0 before the first).
@@ -88,6 +124,7 @@ impl<S: std::fmt::Debug> std::fmt::Debug for RetryingClient<S> {
         f.debug_struct("RetryingClient")
             .field("source", &self.source)
             .field("proc_id", &self.proc_id)
+            .field("ahead", &self.ahead)
             .field("retry", &self.retry)
             .finish()
     }
@@ -118,5 +155,9 @@ impl<S: TxnSource> Client for RetryingClient<S> {
 
     fn run_one_async(&mut self, worker: &mut Worker) -> Result<Ticket, TxError> {
         self.run_with(worker, Worker::call_async)
+    }
+
+    fn pregenerate(&mut self, n: usize) -> Result<(), PregenerateError> {
+        RetryingClient::pregenerate(self, n)
     }
 }

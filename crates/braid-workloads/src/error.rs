@@ -1,5 +1,6 @@
 //! The crate's public errors: a workload's consistency conditions failing
-//! ([`Workload::check`](crate::Workload::check)), and an unknown transaction-mix name.
+//! ([`Workload::check`](crate::Workload::check)), an unknown transaction-mix name, and
+//! transactions that cannot be drawn before a run ([`Client::pregenerate`](crate::Client::pregenerate)).
 
 /// A workload's consistency conditions do not hold on a database: what was found wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -73,6 +74,21 @@ pub struct UnknownMix {
     pub given: String,
     /// The names accepted, for the message.
     pub choices: &'static str,
+}
+
+/// Why a client's transactions cannot be drawn before the run
+/// ([`Client::pregenerate`](crate::Client::pregenerate)).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PregenerateError {
+    /// No transaction was asked for.
+    #[error("drawing transactions ahead needs at least one")]
+    Empty,
+    /// The client draws each transaction as it runs it and has no source to draw ahead from.
+    #[error("this client draws its transactions as it runs them and cannot draw them ahead")]
+    Unsupported,
+    /// The source's transactions cannot be drawn ahead: why.
+    #[error("transactions cannot be drawn ahead: {0}")]
+    Refused(&'static str),
 }
 
 #[cfg(test)]

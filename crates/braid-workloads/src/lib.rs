@@ -32,6 +32,7 @@
 pub mod client;
 mod error;
 mod oltp;
+pub mod pregenerated;
 pub mod tatp;
 pub mod tpcb;
 pub mod tpcc;
@@ -43,7 +44,8 @@ use braid_engine::{
 };
 
 pub use client::{OnConflict, RetryingClient, TxnSource};
-pub use error::{ConsistencyError, UnknownMix};
+pub use error::{ConsistencyError, PregenerateError, UnknownMix};
+pub use pregenerated::Pregenerated;
 
 /// A benchmark workload.
 pub trait Workload: Send + Sync {
@@ -84,4 +86,14 @@ pub trait Client: Send {
     /// soon as its record is in the log buffer, with the ticket that resolves when it is
     /// durable. Until then the transaction is not acknowledged and a crash may lose it.
     fn run_one_async(&mut self, worker: &mut Worker) -> Result<Ticket, TxError>;
+    /// Draw the next `n` transactions now, before a timed run, and take them in turn from
+    /// then on, starting over at the first once all were taken ([`Pregenerated`]; the
+    /// Taurus paper's code draws every query before its run). `n` = 0 draws each
+    /// transaction as it runs again. Clients that cannot draw ahead say so (the default).
+    fn pregenerate(&mut self, n: usize) -> Result<(), PregenerateError> {
+        match n {
+            0 => Ok(()),
+            _ => Err(PregenerateError::Unsupported),
+        }
+    }
 }

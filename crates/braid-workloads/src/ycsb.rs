@@ -2,7 +2,18 @@
 //! keys drawn from a Zipf distribution (theta 0.6), 2 accesses per transaction, each a read with
 //! probability 0.5 and otherwise an update of one column. Every parameter is configurable;
 //! [`YcsbUpdate::Row`] updates (and so logs) the whole row instead, as the Taurus paper's own
-//! code (DBx1000) does, so that a comparison with it logs the same bytes.
+//! code (DBx1000) does, so that a comparison with it logs the same bytes, with new bytes
+//! generated for every column; [`YcsbUpdate::Increment`] does DBx1000_logging's own update
+//! (`benchmarks/ycsb_txn.cpp`, `ycsb_txn_man::run_txn`): add 1 to the first byte of every
+//! column of the row as it is and write (and log) the whole row, so that a comparison with it
+//! also does the same work per update. An increment depends on the row it finds, as TPC-B's
+//! and TPC-C's updates do: command logging's replay re-executes the calls of conflicting
+//! transactions in their commit order, so each finds the row it found when it ran (the crate's
+//! recovery round-trip tests check it).
+//!
+//! A comparison with DBx1000 also draws the transactions before the run, as DBx1000 does
+//! (`Query_thd::init` in its `system/query.cpp`; see [`crate::Pregenerated`]), so that neither
+//! the Zipf sampler nor the rest of a transaction's draw is timed.
 //!
 //! Each transaction is the stored procedure [`YCSB_TXN`] whose parameters list the accesses, so
 //! it runs under data logging (the updated column's after-image is logged) and command logging
@@ -11,7 +22,9 @@
 //! `marked` mode exists for crash tests: an update rewrites the whole row with a value that
 //! names its writer ([`row_image`]: the writing transaction's id and the key), and every read
 //! records which writer it observed, so an oracle can check durability, atomicity and closure
-//! after recovery from the rows alone.
+//! after recovery from the rows alone. Its transactions cannot be drawn ahead
+//! ([`TxnSource::check_pregenerate`]): the crash tests read each one's written keys as it is
+//! drawn.
 
 use std::cell::RefCell;
 
@@ -50,7 +63,8 @@ pub struct YcsbConfig {
     pub accesses: usize,
     /// Probability that an access is a read; otherwise it updates (see `update`).
     pub read_fraction: f64,
-    /// What an update writes: one column (the paper's text), or the whole row (its code).
+    /// What an update writes: one column (the paper's text), or the whole row (its code),
+    /// generated or incremented.
     pub update: YcsbUpdate,
     /// Crash-test mode (see the module doc).
     pub marked: bool,
@@ -75,8 +89,14 @@ pub enum YcsbUpdate {
     /// One column, drawn per access (Taurus Sec. 5.1): its after-image is what data logging logs.
     #[default]
     Column,
-    /// Every column of the row, as DBx1000 updates and logs it.
+    /// Every column of the row, as DBx1000 updates and logs it, each column's bytes generated
+    /// anew (an xorshift step per 8 bytes, from the access's seed).
     Row,
+    /// Every column of the row as DBx1000_logging's `run_txn` updates it: 1 added to the first
+    /// byte of each column of the row's current image (wrapping), the whole row written and
+    /// logged. The access's seed and column are drawn and passed all the same (the parameters
+    /// are those of the other modes) and not used.
+    Increment,
 }
 
 impl Default for YcsbConfig {
@@ -247,17 +267,29 @@ fn run_txn(cfg: &YcsbConfig, tx: &mut braid_engine::Txn<'_>, params: &[u8]) -> R
                 });
             }
         } else {
-            let columns = match cfg.update {
-                YcsbUpdate::Column => column..column + 1,
-                YcsbUpdate::Row => 0..cfg.columns,
-            };
-            // Each column's bytes are generated straight into the private image.
-            let found = tx.update(TABLE, key, |w| {
-                for c in columns {
-                    let seed = seed ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                    pattern(seed, w.column_mut(c));
+            let found = match cfg.update {
+                YcsbUpdate::Increment => tx.update(TABLE, key, |w| {
+                    // The private image starts as the row's current one.
+                    for c in 0..cfg.columns {
+                        if let Some(b) = w.column_mut(c).first_mut() {
+                            *b = b.wrapping_add(1);
+                        }
+                    }
+                })?,
+                YcsbUpdate::Column | YcsbUpdate::Row => {
+                    let columns = match cfg.update {
+                        YcsbUpdate::Column => column..column + 1,
+                        _ => 0..cfg.columns,
+                    };
+                    // Each column's bytes are generated straight into the private image.
+                    tx.update(TABLE, key, |w| {
+                        for c in columns {
+                            let seed = seed ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                            pattern(seed, w.column_mut(c));
+                        }
+                    })?
                 }
-            })?;
+            };
             if !found {
                 return Err(TxError::NotFound {
                     table: TABLE.0,
@@ -434,6 +466,16 @@ impl TxnSource for YcsbSource {
         }
         encode_params(&self.accesses, params);
         YCSB_TXN
+    }
+
+    fn check_pregenerate(&self) -> Result<(), crate::PregenerateError> {
+        if self.cfg.marked {
+            return Err(crate::PregenerateError::Refused(
+                "marked YCSB (the crash tests' mode) reports each transaction's written keys as \
+                 it is drawn",
+            ));
+        }
+        Ok(())
     }
 }
 

@@ -5,6 +5,7 @@
 
 use crate::common::{
     braid, crash_ok, kept_db, read_json, recover, result, run_failing, run_ok, small_bench,
+    small_bench_printing,
 };
 
 #[test]
@@ -381,10 +382,15 @@ fn bench_sizes_the_window_to_how_a_scheme_acknowledges() {
 
 /// `--commits N` ends a run once its workers committed their shares of N (rounded up), long
 /// before `--seconds`: the log recovery replays holds exactly that many transactions (TPC-B:
-/// every transaction writes), and the limit is recorded.
+/// every transaction writes), and the limit is recorded; so with the transactions drawn
+/// before the run (`--pregenerate`, fewer than a worker commits, so taken again).
 #[test]
 fn bench_commits_bounds_the_transactions_in_the_log() {
-    for (scheme, extra) in [("serial", &[][..]), ("silor", &["--cc", "occ"][..])] {
+    for (scheme, extra) in [
+        ("serial", &[][..]),
+        ("silor", &["--cc", "occ"][..]),
+        ("serial", &["--pregenerate", "100"][..]),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let mut args = vec![
             "--workload",
@@ -455,4 +461,43 @@ fn recover_reads_a_paced_log_at_the_device_speed() {
     let free = recover(&db_dir, &["--read-only", "--device-mbps", "0"]);
     let e = free["emulation"].as_str().unwrap_or_default();
     assert!(!e.contains("device speed"), "{free}");
+}
+
+/// `--pregenerate N` draws N transactions per worker before each run's clock starts and
+/// takes them in turn, cycling when the run outlasts them (said under the table); N is in
+/// each result's parameters (and the CSV's), beside YCSB's update mode, and the log of such a
+/// run recovers (YCSB's increments under command logging; TPC-B's in
+/// `bench_commits_bounds_the_transactions_in_the_log`).
+#[test]
+fn bench_pregenerate_draws_before_the_clock_and_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (v, out) = small_bench_printing(
+        dir.path(),
+        &[
+            "--scheme",
+            "serial",
+            "--device",
+            "file",
+            "--logging",
+            "command",
+            "--ycsb-update",
+            "increment",
+            "--pregenerate",
+            "50",
+        ],
+    );
+    let r = result(&v, "serial");
+    assert_eq!(r["params"]["pregenerate"], 50, "{r}");
+    assert_eq!(r["params"]["workload"]["update"], "increment", "{r}");
+    let drawn = r["runs"][0]["most_drawn_per_worker"].as_u64().unwrap();
+    assert!(drawn > 50, "{r}");
+    assert!(out.contains("50 per worker"), "{out}");
+    assert!(out.contains("times over"), "{out}");
+    let csv = std::fs::read_to_string(dir.path().join("bench.csv")).unwrap();
+    assert!(
+        csv.contains("\"\"pregenerate\"\":50"),
+        "the CSV's params: {csv}"
+    );
+    let rec = recover(&kept_db(&v, "serial"), &["--read-only"]);
+    assert!(rec["txns"].as_u64().unwrap() > 0, "{rec}");
 }

@@ -171,6 +171,44 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<
     Ok(())
 }
 
+/// The transactions drawn before the runs (`--pregenerate`): how many per worker, and the
+/// configurations whose workers took them more than once (the most one worker drew).
+fn pregenerate_notes(results: &[ConfigResult]) -> Vec<String> {
+    let ahead = |r: &ConfigResult| r.params["pregenerate"].as_u64().unwrap_or(0);
+    let mut counts: Vec<u64> = results.iter().map(ahead).filter(|&n| n > 0).collect();
+    counts.dedup();
+    let mut notes: Vec<String> = counts
+        .iter()
+        .map(|n| {
+            format!(
+                "transactions drawn before each run's clock started: {n} per worker, taken in \
+                 turn (--pregenerate)"
+            )
+        })
+        .collect();
+    for r in results {
+        let n = ahead(r);
+        let most = r
+            .runs
+            .iter()
+            .map(|x| x.most_drawn_per_worker)
+            .max()
+            .unwrap_or(0);
+        if n > 0 && most > n {
+            notes.push(format!(
+                "{} {} {} {}t: a worker drew {most} transactions, more than the {n} drawn \
+                 before the run: it took them {:.1} times over",
+                r.workload,
+                r.scheme,
+                r.logging,
+                r.threads,
+                most as f64 / n as f64
+            ));
+        }
+    }
+    notes
+}
+
 /// Commits over log flushes (durable-point advances) over every run of `r`.
 fn commits_per_flush(r: &ConfigResult) -> f64 {
     let (commits, flushes) = r
@@ -345,6 +383,9 @@ pub fn print_table(results: &[ConfigResult]) {
             r.params["inflight"]
         );
     }
+    for line in pregenerate_notes(results) {
+        println!("{line}");
+    }
     // Scalability proxies (braid_wal::proxy): what each commit does to memory other workers
     // also write, which is what limits a scheme on many cores.
     for r in results {
@@ -381,6 +422,29 @@ mod tests {
             }],
             ..ConfigResult::default()
         }
+    }
+
+    /// `--pregenerate` is said once per count, and a configuration whose worker drew more
+    /// transactions than were drawn ahead is named.
+    #[test]
+    fn pregenerated_transactions_are_noted_and_cycling_named() {
+        let with = |n: u64, drawn: u64| ConfigResult {
+            scheme: "serial".into(),
+            params: serde_json::json!({ "pregenerate": n }),
+            runs: vec![RunResult {
+                most_drawn_per_worker: drawn,
+                ..RunResult::default()
+            }],
+            ..ConfigResult::default()
+        };
+        assert!(pregenerate_notes(&[with(0, 5000)]).is_empty());
+        let notes = pregenerate_notes(&[with(1000, 900), with(1000, 2500)]);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[0].contains("1000 per worker"), "{notes:?}");
+        assert!(
+            notes[1].contains("2500") && notes[1].contains("2.5 times"),
+            "{notes:?}"
+        );
     }
 
     /// A flush can acknowledge at most the commits in flight: 512 per flush with 2 x 256 in

@@ -1,5 +1,7 @@
 //! One measured run of one configuration: open (load) the database, let the workers commit
-//! for the given time with their tickets pipelined, then count, check and close.
+//! for the given time with their tickets pipelined, then count, check and close. With
+//! `--pregenerate N` each worker's client draws its next N transactions before the clock
+//! starts ([`Client::pregenerate`]) and takes them in turn in the timed loop.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -29,6 +31,8 @@ struct Worked {
     cpu: Option<super::cpu::ThreadTimes>,
     /// Time spent in attempts that aborted.
     aborted: Duration,
+    /// Transactions attempted (drawn): commits and aborts.
+    attempts: u64,
 }
 
 /// A worker's measurements, or why it failed.
@@ -119,6 +123,9 @@ pub struct RunResult {
     pub lv_all_ns: f64,
     /// The workers' time in attempts that aborted, per committed transaction, ns.
     pub abort_ns_per_txn: f64,
+    /// Most transactions one worker drew in the run (its commits and aborts): above
+    /// `--pregenerate`, that worker took its transactions drawn before the run more than once.
+    pub most_drawn_per_worker: u64,
 }
 
 /// A progress bar with `template`, added to `mp`.
@@ -256,6 +263,40 @@ fn work(
         full: p.full,
         cpu,
         aborted,
+        attempts: n,
+    })
+}
+
+/// The workers' clients, each drawing its next `ahead` transactions now (in parallel, before
+/// the clock starts; none with 0).
+fn clients(
+    workload: &Arc<dyn Workload>,
+    threads: usize,
+    seed: u64,
+    ahead: usize,
+) -> anyhow::Result<Vec<Box<dyn Client>>> {
+    let client = |i: usize| -> anyhow::Result<Box<dyn Client>> {
+        let mut c = workload.client(i, seed);
+        c.pregenerate(ahead).with_context(|| {
+            format!(
+                "--pregenerate {ahead} with the {} workload",
+                workload.name()
+            )
+        })?;
+        Ok(c)
+    };
+    if ahead == 0 {
+        return (0..threads).map(client).collect();
+    }
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads).map(|i| s.spawn(move || client(i))).collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("drawing transactions panicked")))
+            })
+            .collect()
     })
 }
 
@@ -335,6 +376,8 @@ pub fn run_once(
         .iter()
         .map(|c| counter(&before.scheme_counters, c))
         .collect();
+    let seed = args.seed.wrapping_add(repeat as u64 * 1000);
+    let clients = clients(workload, threads, seed, args.pregenerate)?;
     let start = Instant::now();
     let deadline = Duration::from_secs_f64(args.seconds());
     let quota = args
@@ -345,9 +388,10 @@ pub fn run_once(
     // Every thread's CPU time from here to the end of the workers (see `super::cpu`).
     let cpu_before = super::cpu::Snapshot::take();
     let results: Vec<WorkerResult> = std::thread::scope(|s| {
-        let spawned: Vec<_> = (0..threads)
-            .map(|i| {
-                let client = workload.client(i, args.seed.wrapping_add(repeat as u64 * 1000));
+        let spawned: Vec<_> = clients
+            .into_iter()
+            .enumerate()
+            .map(|(i, client)| {
                 let (db, stop, commits) = (&db, &stop, &commits);
                 let sync_commit = args.engine.sync_commit;
                 let open_loop = args.offered_rate.map(|r| {
@@ -400,6 +444,7 @@ pub fn run_once(
     mp.remove(&run_bar);
     let mut hist = Histogram::<u64>::new(3)?;
     let (mut done, mut aborts, mut full, mut aborted) = (0, 0, Duration::ZERO, Duration::ZERO);
+    let mut most_drawn_per_worker = 0;
     let mut worker_times = Vec::new();
     for r in results {
         let w = r?;
@@ -407,6 +452,7 @@ pub fn run_once(
         aborts += w.aborts;
         full += w.full;
         aborted += w.aborted;
+        most_drawn_per_worker = most_drawn_per_worker.max(w.attempts);
         hist.add(&w.hist)?;
         worker_times.extend(w.cpu);
     }
@@ -513,6 +559,7 @@ pub fn run_once(
             lv_dropped_share,
             lv_all_ns,
             abort_ns_per_txn: aborted.as_nanos() as f64 / done.max(1) as f64,
+            most_drawn_per_worker,
         },
         bytes_per_row,
     ))

@@ -323,6 +323,7 @@ pub fn measure_variants(
                 "inflight": args.inflight(&args.engine.spec(p.scheme)?),
                 "commits": args.commits,
                 "offered_rate": args.offered_rate,
+                "pregenerate": args.pregenerate,
                 "seed": args.seed,
                 "cc": args.engine.cc.to_string(),
                 "records": args.engine.records.name(),

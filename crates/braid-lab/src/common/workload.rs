@@ -31,8 +31,10 @@ pub struct YcsbArgs {
     /// Bytes per column.
     #[arg(long, default_value_t = YcsbConfig::default().column_bytes)]
     pub column_bytes: usize,
-    /// What a YCSB update writes and logs: one column (the Taurus paper's text) or the whole
-    /// row (its code, DBx1000), recorded with every result.
+    /// What a YCSB update writes and logs: one column (the Taurus paper's text), the whole
+    /// row with new bytes in every column (row), or the whole row with 1 added to each
+    /// column's first byte (increment: its code, DBx1000_logging's run_txn); recorded with
+    /// every result.
     #[arg(long = "ycsb-update", default_value_t = YcsbConfig::default().update)]
     pub update: YcsbUpdate,
 }

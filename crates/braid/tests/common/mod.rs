@@ -79,6 +79,11 @@ pub fn crash_ok_checked(args: &[&str]) -> Value {
 /// option in `extra` replaces its default here) with `extra` options, its databases kept in
 /// `dir`; returns the JSON results.
 pub fn small_bench(dir: &Path, extra: &[&str]) -> Value {
+    small_bench_printing(dir, extra).0
+}
+
+/// [`small_bench`], with what it printed.
+pub fn small_bench_printing(dir: &Path, extra: &[&str]) -> (Value, String) {
     let json = dir.join("bench.json");
     let csv = dir.join("bench.csv");
     let defaults = [
@@ -95,8 +100,8 @@ pub fn small_bench(dir: &Path, extra: &[&str]) -> Value {
     for (flag, value) in defaults.iter().filter(|(f, _)| !extra.contains(f)) {
         cmd.args([flag, value]);
     }
-    run_ok(cmd.args(extra));
-    read_json(&json)
+    let out = run_ok(cmd.args(extra));
+    (read_json(&json), out)
 }
 
 /// The result of `scheme` among bench results.
