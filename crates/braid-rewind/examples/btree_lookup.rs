@@ -25,12 +25,11 @@ fn main() -> Result<(), Box<dyn Error>> {
         std::env::temp_dir()
     };
     let path = dir.join(format!("btree-lookup-{}", std::process::id()));
-    let cfg = PmemConfig {
-        domain: Domain::Adr,
-        flush: None,
-        write_delay_ns: 0,
-        media: braid_pmem::Media::Emulated,
-    };
+    let cfg = PmemConfig::default()
+        .domain(Domain::Adr)
+        .flush(None)
+        .write_delay_ns(0)
+        .media(braid_pmem::Media::Emulated);
     let region = if args.get(4).is_some_and(|s| s == "anon") {
         Region::anonymous(768 << 20)
     } else {

@@ -231,12 +231,10 @@ impl PmemOptions {
 
     /// The configuration of the regions these options describe.
     pub(crate) fn region_config(&self) -> PmemConfig {
-        PmemConfig {
-            domain: self.domain,
-            flush: None,
-            write_delay_ns: self.write_delay_ns,
-            media: self.media,
-        }
+        PmemConfig::default()
+            .domain(self.domain)
+            .write_delay_ns(self.write_delay_ns)
+            .media(self.media)
     }
 }
 
