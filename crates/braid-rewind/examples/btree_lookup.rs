@@ -35,13 +35,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     } else {
         Region::create(&path, 768 << 20, cfg)?
     };
-    let pool = Pool::create_in(
-        region,
-        PoolConfig {
-            layout: LogLayout::Sealed,
-            ..PoolConfig::default()
-        },
-    )?;
+    let pool = Pool::create_in(region, PoolConfig::default().layout(LogLayout::Sealed))?;
     let t = BTree::create(&mut RawMem::new(&pool), 512, 8)?;
     let mut rng = SmallRng::seed_from_u64(11);
     let ks: Vec<u64> = (0..keys).map(|_| rng.r#gen::<u64>() >> 1).collect();

@@ -34,10 +34,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         .media(braid_pmem::Media::Emulated);
     let pool = Pool::create_in(
         Region::create(&path, 64 << 20, cfg)?,
-        PoolConfig {
-            layout,
-            ..PoolConfig::default()
-        },
+        PoolConfig::default().layout(layout),
     )?;
     let words = 4096usize;
     let mut m = RawMem::new(&pool);

@@ -100,13 +100,11 @@ pub struct Variant {
 pub fn variant(label: &str, layout: LogLayout, policy: Policy, layers: Layers) -> Variant {
     Variant {
         label: label.to_string(),
-        pool: PoolConfig {
-            layout,
-            policy,
-            layers,
-            logs: LogMode::Shared,
-            ..PoolConfig::default()
-        },
+        pool: PoolConfig::default()
+            .layout(layout)
+            .policy(policy)
+            .layers(layers)
+            .logs(LogMode::Shared),
     }
 }
 
