@@ -8,11 +8,7 @@ use braid_engine::log::LogKind;
 use braid_workloads::ycsb::{Ycsb, YcsbConfig, YcsbUpdate};
 
 fn small(update: YcsbUpdate) -> Ycsb {
-    Ycsb::new(YcsbConfig {
-        rows: 2000,
-        update,
-        ..YcsbConfig::default()
-    })
+    Ycsb::new(YcsbConfig::default().rows(2000).update(update))
 }
 
 #[test]
