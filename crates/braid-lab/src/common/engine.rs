@@ -276,10 +276,11 @@ impl EngineArgs {
         if self.device_mbps.is_none() && self.device_sync_us.is_none() {
             return None;
         }
-        Some(Pace {
-            mbps: self.device_mbps.unwrap_or(0.0),
-            sync_us: self.device_sync_us.unwrap_or(0),
-        })
+        Some(
+            Pace::default()
+                .mbps(self.device_mbps.unwrap_or(0.0))
+                .sync_us(self.device_sync_us.unwrap_or(0)),
+        )
     }
 
     /// Scheme `name` configured by the schemes' flags and `--scheme-opt`.
