@@ -32,8 +32,7 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 use braid_engine::{
-    Catalog, CheckpointOptions, ColumnType, Db, IndexKind, Options, Schema, TableDef, TableId,
-    TxError, Worker,
+    Catalog, ColumnType, Db, IndexKind, Options, Schema, TableDef, TableId, TxError, Worker,
 };
 
 use super::{
