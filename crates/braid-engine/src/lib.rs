@@ -36,7 +36,7 @@
 //! drop(db);
 //!
 //! // Reopening recovers from the log; another scheme is one option away, e.g.
-//! // `Options { scheme: "taurus".parse()?, streams: 4, ..Options::default() }` for a new database.
+//! // `.options(Options::default().scheme("taurus".parse()?).streams(4))` for a new database.
 //! let (db, report) = Db::builder(&dir).catalog(catalog).loader(load).open()?;
 //! assert_eq!(report.recovery.txns, 1);
 //! assert_eq!(db.peek(accounts, 2), Some(130i64.to_le_bytes().to_vec()));

@@ -24,20 +24,14 @@ const SEGMENT: u64 = 16 << 10;
 /// The default options on `fs`, with `threshold` bytes of log per checkpoint and small
 /// segments.
 fn scaled_default(fs: &FaultFs, threshold: u64) -> Options {
-    let d = Options::default();
-    Options {
-        env: file_env(fs),
-        device: DeviceConfig::File(FileOptions {
-            segment_size: SEGMENT,
-            buffer_size: 64 << 10,
-            ..FileOptions::default()
-        }),
-        checkpoint: CheckpointOptions {
-            log_bytes: Some(threshold),
-            ..d.checkpoint.clone()
-        },
-        ..d
-    }
+    Options::default()
+        .env(file_env(fs))
+        .device(DeviceConfig::File(
+            FileOptions::default()
+                .segment_size(SEGMENT)
+                .buffer_size(64 << 10),
+        ))
+        .checkpoint(CheckpointOptions::default().log_bytes(Some(threshold)))
 }
 
 /// From one look at the public stats: the log grown since the last checkpoint (or since open:
@@ -95,11 +89,7 @@ fn the_default_checkpoints_by_log_size() {
     let dir = tempfile::tempdir().unwrap();
     let db = open(
         &dir.path().join("db"),
-        Options {
-            scheme: none,
-            device: DeviceConfig::Null,
-            ..Options::default()
-        },
+        Options::default().scheme(none).device(DeviceConfig::Null),
     )
     .unwrap();
     assert!(
@@ -114,10 +104,7 @@ fn the_default_checkpoints_by_log_size() {
     // checkpoints opens with the default, and the other way round.
     let fs = FaultFs::new();
     let dir = Path::new("/db");
-    let off = Options {
-        checkpoint: CheckpointOptions::off(),
-        ..scaled_default(&fs, 1 << 20)
-    };
+    let off = scaled_default(&fs, 1 << 20).checkpoint(CheckpointOptions::off());
     let mut h = History::default();
     for (k, o) in [off.clone(), scaled_default(&fs, 1 << 20), off]
         .into_iter()
@@ -285,10 +272,7 @@ fn a_power_cut_during_an_automatic_checkpoint_loses_nothing_acknowledged() {
         {
             let crashed = fs.crash_after(k, co).unwrap();
             let (back, r) = Db::builder(dir)
-                .options(Options {
-                    env: file_env(&crashed),
-                    ..o.clone()
-                })
+                .options(o.clone().env(file_env(&crashed)))
                 .catalog(catalog())
                 .loader(load)
                 .open()

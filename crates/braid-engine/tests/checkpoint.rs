@@ -94,15 +94,13 @@ fn file() -> DeviceConfig {
 }
 
 fn opts(scheme: &'static str, device: DeviceConfig, logging: LogKind, cc: Cc) -> Options {
-    Options {
-        scheme: scheme.parse().unwrap(),
-        device,
-        logging,
-        cc,
-        streams: 2,
-        recovery_threads: 2,
-        ..Options::default()
-    }
+    Options::default()
+        .scheme(scheme.parse().unwrap())
+        .device(device)
+        .logging(logging)
+        .cc(cc)
+        .streams(2)
+        .recovery_threads(2)
 }
 
 type State = (BTreeMap<u64, Vec<u8>>, BTreeMap<u64, Vec<u8>>);

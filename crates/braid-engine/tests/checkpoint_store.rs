@@ -112,10 +112,7 @@ fn catalog() -> Catalog {
 }
 
 fn options(device: DeviceConfig) -> Options {
-    Options {
-        device,
-        ..Options::default()
-    }
+    Options::default().device(device)
 }
 
 fn open(dir: &Path, device: DeviceConfig) -> Result<(Db, OpenReport), EngineError> {
@@ -262,12 +259,12 @@ fn checkpoints_go_to_the_store_before_the_log_is_truncated() {
 fn a_file_log_truncated_past_its_deleted_checkpoints_is_refused() {
     let base = tempfile::tempdir().unwrap();
     let dir = base.path().join("db");
-    let device = DeviceConfig::File(FileOptions {
-        segment_size: 16 << 10,
-        buffer_size: 64 << 10,
-        direct: false,
-        ..FileOptions::default()
-    });
+    let device = DeviceConfig::File(
+        FileOptions::default()
+            .segment_size(16 << 10)
+            .buffer_size(64 << 10)
+            .direct(false),
+    );
     let (db, _) = open(&dir, device.clone()).unwrap();
     for i in 0..3 {
         put_keys(&db, i * 400..(i + 1) * 400);

@@ -15,10 +15,7 @@ use braid_engine::*;
 use braid_wal::fs::{CrashOpts, FaultFs};
 
 fn defaults_on(fs: &FaultFs) -> Options {
-    Options {
-        env: file_env(fs),
-        ..Options::default()
-    }
+    Options::default().env(file_env(fs))
 }
 
 #[test]

@@ -62,12 +62,7 @@ fn load(l: &Loader<'_>) -> Result<(), EngineError> {
 }
 
 fn opts(device: DeviceConfig, logging: LogKind, cc: Cc) -> Options {
-    Options {
-        device,
-        logging,
-        cc,
-        ..Options::default()
-    }
+    Options::default().device(device).logging(logging).cc(cc)
 }
 
 fn pmem() -> DeviceConfig {
@@ -189,10 +184,7 @@ fn reopen_refusals_say_what_to_do() {
             .expect_err("refused")
     };
     let e = err(
-        Options {
-            scheme: "none".parse().unwrap(),
-            ..opts(pmem(), LogKind::Data, Cc::TwoPl)
-        },
+        opts(pmem(), LogKind::Data, Cc::TwoPl).scheme("none".parse().unwrap()),
         catalog(),
     );
     assert!(
@@ -277,10 +269,7 @@ fn mem_db(cc: Cc) -> (tempfile::TempDir, Db) {
     let base = tempfile::tempdir_in("/dev/shm").unwrap();
     let db = open(
         &base.path().join("db"),
-        Options {
-            scheme: "none".parse().unwrap(),
-            ..opts(DeviceConfig::Null, LogKind::Data, cc)
-        },
+        opts(DeviceConfig::Null, LogKind::Data, cc).scheme("none".parse().unwrap()),
     );
     (base, db)
 }
@@ -430,20 +419,15 @@ fn memory_report_counts_the_schemes_metadata() {
     assert!(m.engine_bytes_per_row > 0.0);
     db.close().unwrap();
 
-    let gsn = Options {
-        scheme: "gsn".parse().unwrap(),
-        ..opts(pmem(), LogKind::Data, Cc::TwoPl)
-    };
+    let gsn = opts(pmem(), LogKind::Data, Cc::TwoPl).scheme("gsn".parse().unwrap());
     let db = open(&base.path().join("gsn"), gsn.clone());
     let slots = GsnConfig::default().page_slots.next_power_of_two() as f64;
     assert_eq!(db.memory_report().scheme_bytes_per_row, slots * 8.0 / 10.0);
     db.close().unwrap();
 
-    let taurus = Options {
-        scheme: "taurus".parse().unwrap(),
-        streams: 2,
-        ..opts(pmem(), LogKind::Command, Cc::TwoPl)
-    };
+    let taurus = opts(pmem(), LogKind::Command, Cc::TwoPl)
+        .scheme("taurus".parse().unwrap())
+        .streams(2);
     let db = open(&base.path().join("taurus"), taurus);
     let total = |m: MemoryReport| m.scheme_bytes_per_row * m.rows as f64;
     let before = total(db.memory_report());
@@ -469,17 +453,14 @@ fn nvdisk_pays_the_pmem_devices_nvm_delay() {
         (300, 0, Some("+300 ns per 64-byte line written")),
         (0, 500, Some("+500 ns per write (its persistent barrier)")),
     ] {
-        let device = DeviceConfig::Pmem(PmemOptions {
-            ring_size: 1 << 20,
-            destage: false,
-            write_delay_ns: delay,
-            fence_delay_ns: fence,
-            ..PmemOptions::default()
-        });
-        let o = Options {
-            scheme: "nvdisk".parse().unwrap(),
-            ..opts(device, LogKind::Data, Cc::TwoPl)
-        };
+        let device = DeviceConfig::Pmem(
+            PmemOptions::default()
+                .ring_size(1 << 20)
+                .destage(false)
+                .write_delay_ns(delay)
+                .fence_delay_ns(fence),
+        );
+        let o = opts(device, LogKind::Data, Cc::TwoPl).scheme("nvdisk".parse().unwrap());
         let db = open(&base.path().join(format!("d{delay}-{fence}")), o);
         let e = db.emulation().unwrap_or_default();
         match want {
@@ -503,10 +484,8 @@ fn log_insertion_latency_is_sampled_and_counted_when_a_worker_is_dropped() {
         let fs = braid_wal::fs::FaultFs::new();
         let db = common::open(
             Path::new("/db"),
-            Options {
-                records,
-                ..common::options("serial", common::file_device(), common::file_env(&fs))
-            },
+            common::options("serial", common::file_device(), common::file_env(&fs))
+                .records(records),
         )
         .unwrap();
         let (before, access) = (db.stats().log_insert, db.stats().access);
@@ -546,11 +525,11 @@ fn for_each_row_visits_the_keys_in_range_on_hash_and_ordered_tables() {
     let ordered = catalog.add(TableDef::new("o", IndexKind::Ordered).column("v", ColumnType::U64));
     let base = tempfile::tempdir_in("/dev/shm").unwrap();
     let (db, _) = Db::builder(base.path().join("db"))
-        .options(Options {
-            scheme: "none".parse().unwrap(),
-            device: DeviceConfig::Null,
-            ..Options::default()
-        })
+        .options(
+            Options::default()
+                .scheme("none".parse().unwrap())
+                .device(DeviceConfig::Null),
+        )
         .catalog(catalog)
         .loader(|l| {
             for k in 0..10u64 {

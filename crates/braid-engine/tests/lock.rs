@@ -30,22 +30,22 @@ const CHILD_CASE: &str = "BRAID_LOCK_TEST_CASE";
 /// where its directory lives (file logs on the disk, persistent memory under /dev/shm).
 fn case(name: &str) -> (Options, &'static str) {
     let file = |stripe: usize| {
-        DeviceConfig::File(FileOptions {
-            segment_size: 64 << 10,
-            buffer_size: 256 << 10,
-            stripe,
-            stripe_unit: 4096,
-            ..FileOptions::default()
-        })
+        DeviceConfig::File(
+            FileOptions::default()
+                .segment_size(64 << 10)
+                .buffer_size(256 << 10)
+                .stripe(stripe)
+                .stripe_unit(4096),
+        )
     };
     let pmem = |destage: bool| {
-        DeviceConfig::Pmem(PmemOptions {
-            ring_size: 64 << 10,
-            destage,
-            destage_segment_size: 16 << 10,
-            media: braid_pmem::Media::Emulated,
-            ..PmemOptions::default()
-        })
+        DeviceConfig::Pmem(
+            PmemOptions::default()
+                .ring_size(64 << 10)
+                .destage(destage)
+                .destage_segment_size(16 << 10)
+                .media(braid_pmem::Media::Emulated),
+        )
     };
     let (scheme, device, base) = match name {
         "serial-file" => ("serial", file(1), "/var/tmp"),
@@ -55,13 +55,11 @@ fn case(name: &str) -> (Options, &'static str) {
         "pertxn" => ("pertxn", pmem(false), "/dev/shm"),
         other => panic!("unknown case {other}"),
     };
-    let o = Options {
-        scheme: scheme.parse().unwrap(),
-        device,
-        streams: 2,
-        max_workers: 4,
-        ..Options::default()
-    };
+    let o = Options::default()
+        .scheme(scheme.parse().unwrap())
+        .device(device)
+        .streams(2)
+        .max_workers(4);
     (o, base)
 }
 

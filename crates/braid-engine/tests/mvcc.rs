@@ -80,20 +80,16 @@ fn load(l: &Loader<'_>) -> Result<(), EngineError> {
 }
 
 fn opts(scheme: &'static str, logging: LogKind) -> Options {
-    Options {
-        scheme: scheme.parse().unwrap(),
-        logging,
-        cc: Cc::Mvcc,
-        streams: 2,
-        recovery_threads: 2,
-        recovery_plan: RecoveryPlan::Parallel,
-        device: DeviceConfig::Pmem(PmemOptions {
-            ring_size: 8 << 20,
-            destage: false,
-            ..PmemOptions::default()
-        }),
-        ..Options::default()
-    }
+    Options::default()
+        .scheme(scheme.parse().unwrap())
+        .logging(logging)
+        .cc(Cc::Mvcc)
+        .streams(2)
+        .recovery_threads(2)
+        .recovery_plan(RecoveryPlan::Parallel)
+        .device(DeviceConfig::Pmem(
+            PmemOptions::default().ring_size(8 << 20).destage(false),
+        ))
 }
 
 fn open(dir: &Path, o: Options) -> (Db, OpenReport) {
@@ -110,11 +106,9 @@ fn mem_db() -> (tempfile::TempDir, Db) {
     let d = tempfile::tempdir_in("/dev/shm").unwrap();
     let (db, _) = open(
         &d.path().join("db"),
-        Options {
-            scheme: "none".parse().unwrap(),
-            cc: Cc::Mvcc,
-            ..Options::default()
-        },
+        Options::default()
+            .scheme("none".parse().unwrap())
+            .cc(Cc::Mvcc),
     );
     (d, db)
 }
@@ -438,10 +432,7 @@ fn reopening_with_other_concurrency_control_is_refused() {
     db.close().unwrap();
     drop(db);
     let e = Db::builder(&dir)
-        .options(Options {
-            cc: Cc::Occ,
-            ..opts("taurus", LogKind::Data)
-        })
+        .options(opts("taurus", LogKind::Data).cc(Cc::Occ))
         .catalog(catalog())
         .procedures(procs())
         .loader(load)

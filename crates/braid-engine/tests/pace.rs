@@ -42,10 +42,7 @@ fn reopen(dir: &Path, o: Options) -> (u64, f64, Option<String>) {
 fn recovery_is_paced_as_recorded(scheme: &'static str) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
-    let pace = Pace {
-        mbps: MBPS,
-        sync_us: 0,
-    };
+    let pace = Pace::default().mbps(MBPS).sync_us(0);
     {
         let db = open(&dir, paced_options(scheme, Some(pace))).unwrap();
         let mut w = db.worker().unwrap();

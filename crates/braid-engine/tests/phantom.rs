@@ -104,20 +104,16 @@ fn load(l: &Loader<'_>) -> Result<(), EngineError> {
 }
 
 fn opts(cc: Cc) -> Options {
-    Options {
-        scheme: "taurus".parse().unwrap(),
-        logging: LogKind::Command,
-        cc,
-        streams: 2,
-        recovery_threads: 2,
-        recovery_plan: RecoveryPlan::Parallel,
-        device: DeviceConfig::Pmem(PmemOptions {
-            ring_size: 1 << 20,
-            destage: false,
-            ..PmemOptions::default()
-        }),
-        ..Options::default()
-    }
+    Options::default()
+        .scheme("taurus".parse().unwrap())
+        .logging(LogKind::Command)
+        .cc(cc)
+        .streams(2)
+        .recovery_threads(2)
+        .recovery_plan(RecoveryPlan::Parallel)
+        .device(DeviceConfig::Pmem(
+            PmemOptions::default().ring_size(1 << 20).destage(false),
+        ))
 }
 
 fn call(w: &mut Worker, proc_id: u32, args: &[u64]) {

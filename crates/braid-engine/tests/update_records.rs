@@ -37,19 +37,13 @@ fn load(l: &Loader<'_>) -> Result<(), EngineError> {
 /// The schemes that log per update, each on the device it is tested on.
 fn schemes() -> Vec<(&'static str, DeviceConfig)> {
     let file = || {
-        DeviceConfig::File(FileOptions {
-            segment_size: 64 << 10,
-            buffer_size: 256 << 10,
-            ..FileOptions::default()
-        })
+        DeviceConfig::File(
+            FileOptions::default()
+                .segment_size(64 << 10)
+                .buffer_size(256 << 10),
+        )
     };
-    let pmem = || {
-        DeviceConfig::Pmem(PmemOptions {
-            ring_size: 4 << 20,
-            destage: false,
-            ..PmemOptions::default()
-        })
-    };
+    let pmem = || DeviceConfig::Pmem(PmemOptions::default().ring_size(4 << 20).destage(false));
     let mut out = Vec::new();
     for reg in braid_wal::scheme::SCHEMES {
         let def = (reg.default)();
@@ -72,15 +66,13 @@ fn schemes() -> Vec<(&'static str, DeviceConfig)> {
 }
 
 fn opts(scheme: &str, device: DeviceConfig, cc: Cc) -> Options {
-    Options {
-        scheme: scheme.parse().unwrap(),
-        device,
-        cc,
-        records: Records::Update,
-        streams: 2,
-        recovery_threads: 2,
-        ..Options::default()
-    }
+    Options::default()
+        .scheme(scheme.parse().unwrap())
+        .device(device)
+        .cc(cc)
+        .records(Records::Update)
+        .streams(2)
+        .recovery_threads(2)
 }
 
 fn state(db: &Db) -> BTreeMap<u64, Vec<u8>> {

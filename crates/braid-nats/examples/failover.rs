@@ -29,12 +29,12 @@ fn catalog() -> Catalog {
 }
 
 fn options(cfg: &NatsConfig) -> Options {
-    Options {
-        scheme: SchemeSpec::new(TaurusConfig::default()),
-        streams: 2,
-        device: DeviceConfig::External(Arc::new(NatsFactory::new(cfg.clone()))),
-        ..Options::default()
-    }
+    Options::default()
+        .scheme(SchemeSpec::new(TaurusConfig::default()))
+        .streams(2)
+        .device(DeviceConfig::External(Arc::new(NatsFactory::new(
+            cfg.clone(),
+        ))))
 }
 
 /// Add one to counter `key`; returns once the increment is acknowledged (durable on a

@@ -43,11 +43,7 @@ fn catch_up_to(s: &Standby, keys: &[u64]) {
 fn follow_and_promote(scheme: &str, streams: usize) {
     let cluster = Cluster::start();
     let cfg = cluster.config(&format!("standby-{}", scheme.replace([':', '='], "-")));
-    let with = |o: Options| Options {
-        scheme: scheme.parse().unwrap(),
-        streams,
-        ..o
-    };
+    let with = |o: Options| o.scheme(scheme.parse().unwrap()).streams(streams);
     let w_dir = tempfile::tempdir().unwrap();
     let writer = open(&w_dir.path().join("db"), with(options(cfg.clone()))).unwrap();
     let first: Vec<u64> = (1..=200).collect();
@@ -108,11 +104,7 @@ fn a_gsn_standby_follows_and_takes_over() {
 fn follow_across_checkpoints(scheme: &str, streams: usize) {
     let cluster = Cluster::start();
     let cfg = cluster.config(&format!("standby-ckpt-{}", scheme.replace([':', '='], "-")));
-    let with = |o: Options| Options {
-        scheme: scheme.parse().unwrap(),
-        streams,
-        ..o
-    };
+    let with = |o: Options| o.scheme(scheme.parse().unwrap()).streams(streams);
     let w_dir = tempfile::tempdir().unwrap();
     let writer = open(&w_dir.path().join("db"), with(options(cfg.clone()))).unwrap();
     let first: Vec<u64> = (1..=150).collect();

@@ -79,10 +79,7 @@ pub fn catalog() -> Catalog {
 }
 
 pub fn options(cfg: NatsConfig) -> Options {
-    Options {
-        device: DeviceConfig::External(Arc::new(NatsFactory::new(cfg))),
-        ..Options::default()
-    }
+    Options::default().device(DeviceConfig::External(Arc::new(NatsFactory::new(cfg))))
 }
 
 pub fn open(dir: &Path, opts: Options) -> Result<Db, EngineError> {

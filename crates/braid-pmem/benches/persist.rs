@@ -11,11 +11,7 @@ const SPAN: usize = 4 << 20;
 
 fn region(dir: &std::path::Path, name: &str, domain: Domain) -> Region {
     // /dev/shm stands in for persistent memory: an emulation, not power-safe.
-    let cfg = PmemConfig {
-        domain,
-        media: Media::Emulated,
-        ..PmemConfig::default()
-    };
+    let cfg = PmemConfig::default().domain(domain).media(Media::Emulated);
     let r = Region::create(&dir.join(name), SPAN, cfg).unwrap();
     r.fill(0, SPAN, 0); // fault every page in before measuring
     r

@@ -284,8 +284,10 @@ impl FlushKind {
 }
 
 /// How a region persists: durability domain, flush instruction, emulated NVM latency, and
-/// what backs a file region.
+/// what backs a file region. Built from [`PmemConfig::default`] with the setters (or by
+/// assigning fields): `PmemConfig::default().domain(Domain::Eadr).media(Media::Emulated)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PmemConfig {
     /// Where the persistence domain ends (ADR: flush + fence; eADR: fence only).
     pub domain: Domain,
@@ -305,6 +307,29 @@ impl Default for PmemConfig {
             write_delay_ns: 0,
             media: Media::Auto,
         }
+    }
+}
+
+impl PmemConfig {
+    /// [`PmemConfig::domain`] set to `domain`.
+    pub fn domain(mut self, domain: Domain) -> PmemConfig {
+        self.domain = domain;
+        self
+    }
+    /// [`PmemConfig::flush`] set to `flush`.
+    pub fn flush(mut self, flush: Option<FlushKind>) -> PmemConfig {
+        self.flush = flush;
+        self
+    }
+    /// [`PmemConfig::write_delay_ns`] set to `ns`.
+    pub fn write_delay_ns(mut self, ns: u64) -> PmemConfig {
+        self.write_delay_ns = ns;
+        self
+    }
+    /// [`PmemConfig::media`] set to `media`.
+    pub fn media(mut self, media: Media) -> PmemConfig {
+        self.media = media;
+        self
     }
 }
 

@@ -9,10 +9,7 @@ fn adr() -> PmemConfig {
 }
 
 fn eadr() -> PmemConfig {
-    PmemConfig {
-        domain: Domain::Eadr,
-        ..PmemConfig::default()
-    }
+    PmemConfig::default().domain(Domain::Eadr)
 }
 
 fn bytes(r: &Region, off: usize, len: usize) -> Vec<u8> {
@@ -192,10 +189,7 @@ fn flush_lines_persists_the_named_lines_only() {
 #[test]
 fn direct_loads_and_stores_on_a_sim() {
     for domain in [Domain::Adr, Domain::Eadr] {
-        let cfg = PmemConfig {
-            domain,
-            ..PmemConfig::default()
-        };
+        let cfg = PmemConfig::default().domain(domain);
         let r = CrashSim::region(512, cfg);
         r.write(64, &[3; 24]);
         r.store_u64(128, 11);

@@ -5,10 +5,7 @@
 use braid_pmem::{CrashSim, Domain, Media, PmemConfig, PmemError, Region};
 
 fn media(media: Media) -> PmemConfig {
-    PmemConfig {
-        media,
-        ..PmemConfig::default()
-    }
+    PmemConfig::default().media(media)
 }
 
 /// A directory on the disk the build lives on (not /tmp, which may be tmpfs: what matters is
@@ -120,11 +117,7 @@ fn dax_is_refused_on_a_file_system_without_dax() {
 fn msync_counter_follows_flushes() {
     let dir = tmp();
     for domain in [Domain::Adr, Domain::Eadr] {
-        let cfg = PmemConfig {
-            domain,
-            media: Media::Msync,
-            ..PmemConfig::default()
-        };
+        let cfg = PmemConfig::default().domain(domain).media(Media::Msync);
         let path = dir.path().join(format!("{domain:?}.rgn"));
         let r = Region::create(&path, 3 * 4096, cfg).unwrap();
         assert_eq!(r.media(), Media::Msync);

@@ -47,13 +47,11 @@ fn variants() -> Vec<(String, PoolConfig)> {
     }
     v.into_iter()
         .map(|(label, layout, policy, layers)| {
-            let cfg = PoolConfig {
-                layout,
-                policy,
-                layers,
-                logs: LogMode::Shared,
-                ..PoolConfig::default()
-            };
+            let cfg = PoolConfig::default()
+                .layout(layout)
+                .policy(policy)
+                .layers(layers)
+                .logs(LogMode::Shared);
             (label, cfg)
         })
         .collect()

@@ -25,24 +25,17 @@ fn main() -> Result<(), Box<dyn Error>> {
         std::env::temp_dir()
     };
     let path = dir.join(format!("btree-lookup-{}", std::process::id()));
-    let cfg = PmemConfig {
-        domain: Domain::Adr,
-        flush: None,
-        write_delay_ns: 0,
-        media: braid_pmem::Media::Emulated,
-    };
+    let cfg = PmemConfig::default()
+        .domain(Domain::Adr)
+        .flush(None)
+        .write_delay_ns(0)
+        .media(braid_pmem::Media::Emulated);
     let region = if args.get(4).is_some_and(|s| s == "anon") {
         Region::anonymous(768 << 20)
     } else {
         Region::create(&path, 768 << 20, cfg)?
     };
-    let pool = Pool::create_in(
-        region,
-        PoolConfig {
-            layout: LogLayout::Sealed,
-            ..PoolConfig::default()
-        },
-    )?;
+    let pool = Pool::create_in(region, PoolConfig::default().layout(LogLayout::Sealed))?;
     let t = BTree::create(&mut RawMem::new(&pool), 512, 8)?;
     let mut rng = SmallRng::seed_from_u64(11);
     let ks: Vec<u64> = (0..keys).map(|_| rng.r#gen::<u64>() >> 1).collect();

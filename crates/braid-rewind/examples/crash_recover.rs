@@ -119,10 +119,7 @@ fn main() -> Result<()> {
     //    one refused (its `Err` rolls it back). The Optimized log persists each record as it
     //    is written; the default, Batch, persists them a group at a time, so a transaction cut
     //    short before its first group would leave no trace to undo.
-    let cfg = PoolConfig {
-        layout: LogLayout::Optimized,
-        ..PoolConfig::default()
-    };
+    let cfg = PoolConfig::default().layout(LogLayout::Optimized);
     let pool = Pool::create_in(CrashSim::region(8 << 20, PmemConfig::default()), cfg)?;
     create_bank(&pool, &[100, 100, 100])?;
     transfer(&pool, 0, 1, 30)?;

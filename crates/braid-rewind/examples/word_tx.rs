@@ -27,18 +27,14 @@ fn main() -> Result<(), Box<dyn Error>> {
         std::env::temp_dir()
     };
     let path = dir.join(format!("word-tx-{}", std::process::id()));
-    let cfg = PmemConfig {
-        domain: Domain::Adr,
-        flush: None,
-        write_delay_ns: 0,
-        media: braid_pmem::Media::Emulated,
-    };
+    let cfg = PmemConfig::default()
+        .domain(Domain::Adr)
+        .flush(None)
+        .write_delay_ns(0)
+        .media(braid_pmem::Media::Emulated);
     let pool = Pool::create_in(
         Region::create(&path, 64 << 20, cfg)?,
-        PoolConfig {
-            layout,
-            ..PoolConfig::default()
-        },
+        PoolConfig::default().layout(layout),
     )?;
     let words = 4096usize;
     let mut m = RawMem::new(&pool);

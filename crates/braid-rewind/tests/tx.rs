@@ -252,13 +252,11 @@ fn committed_uncleared_records_are_skipped_by_recovery_every_config() {
 /// unpersisted line.
 #[test]
 fn checkpoint_flushes_only_dirty_lines() {
-    let cfg = PoolConfig {
-        layout: LogLayout::Sealed,
-        policy: Policy::NoForce,
-        log_capacity: 1024,
-        bucket_records: 64,
-        ..PoolConfig::default()
-    };
+    let cfg = PoolConfig::default()
+        .layout(LogLayout::Sealed)
+        .policy(Policy::NoForce)
+        .log_capacity(1024)
+        .bucket_records(64);
     let r = CrashSim::region(SIZE, PmemConfig::default());
     let pool = Pool::create_in(r.clone(), cfg).unwrap();
     let mut m = RawMem::new(&pool);
@@ -290,10 +288,7 @@ fn checkpoint_flushes_only_dirty_lines() {
 fn refusals_are_typed() {
     let e = Pool::create_in(
         braid_rewind::Region::anonymous(8 << 20),
-        PoolConfig {
-            bucket_records: 1,
-            ..PoolConfig::default()
-        },
+        PoolConfig::default().bucket_records(1),
     )
     .err()
     .unwrap();

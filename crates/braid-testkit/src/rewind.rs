@@ -25,24 +25,25 @@ pub const SIZE: usize = 192 * 1024;
 /// (0-5), then Sealed x one / two layers (6, 7); no-force.
 pub fn configs() -> Vec<PoolConfig> {
     (0..CONFIGS)
-        .map(|i| PoolConfig {
-            layout: if i < 6 {
-                [LogLayout::Simple, LogLayout::Optimized, LogLayout::Batch][i % 3]
-            } else {
-                LogLayout::Sealed
-            },
-            policy: Policy::NoForce,
-            layers: if i < 3 || i == 6 {
-                Layers::One
-            } else {
-                Layers::Two
-            },
-            logs: LogMode::Shared,
-            bucket_records: 8,
-            log_capacity: 256,
-            batch_group: 4,
-            checkpoint_fraction: 0.9,
-            commit_clear: CommitClear::Scan,
+        .map(|i| {
+            PoolConfig::default()
+                .layout(if i < 6 {
+                    [LogLayout::Simple, LogLayout::Optimized, LogLayout::Batch][i % 3]
+                } else {
+                    LogLayout::Sealed
+                })
+                .policy(Policy::NoForce)
+                .layers(if i < 3 || i == 6 {
+                    Layers::One
+                } else {
+                    Layers::Two
+                })
+                .logs(LogMode::Shared)
+                .bucket_records(8)
+                .log_capacity(256)
+                .batch_group(4)
+                .checkpoint_fraction(0.9)
+                .commit_clear(CommitClear::Scan)
         })
         .collect()
 }

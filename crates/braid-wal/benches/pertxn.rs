@@ -133,13 +133,10 @@ fn pertxn(threads: usize, iters: u64, flush: FlushPolicy) -> Duration {
         let slot = 512;
         let objects = n as usize * threads + 1024;
         let size = 8192 + objects * (slot + 16);
-        let pcfg = PmemConfig {
-            domain: Domain::Adr,
-            flush: None,
-            write_delay_ns: 0,
-            // /dev/shm stands in for persistent memory: an emulation, not power-safe.
-            media: Media::Emulated,
-        };
+        // /dev/shm stands in for persistent memory: an emulation, not power-safe.
+        let pcfg = PmemConfig::default()
+            .domain(Domain::Adr)
+            .media(Media::Emulated);
         let region = Region::create(&dir.path().join("pertxn.region"), size, pcfg).unwrap();
         let mut options = PerTxnConfig::default();
         options.flush = flush;

@@ -36,13 +36,8 @@ fn file_device(dir: &Path) -> Arc<dyn Device> {
 }
 
 fn pmem_device(dir: &Path, domain: Domain) -> Arc<dyn Device> {
-    let cfg = PmemConfig {
-        domain,
-        flush: None,
-        write_delay_ns: 0,
-        // /dev/shm stands in for persistent memory: an emulation, not power-safe.
-        media: Media::Emulated,
-    };
+    // /dev/shm stands in for persistent memory: an emulation, not power-safe.
+    let cfg = PmemConfig::default().domain(domain).media(Media::Emulated);
     let region = Region::create(&dir.join("ring"), 64 << 20, cfg).unwrap();
     let mut dcfg = PmemDeviceConfig::new(0);
     dcfg.write = PmemWrite::NonTemporal;

@@ -22,13 +22,7 @@ fn paced(env: &Env, pace: Pace) -> PacedDevice {
 fn a_flush_waits_for_its_transfer_and_sync() {
     let env = Env::real();
     // 100 KB at 10 MB/s is 10 ms, plus 2 ms of sync.
-    let dev = paced(
-        &env,
-        Pace {
-            mbps: 10.0,
-            sync_us: 2_000,
-        },
-    );
+    let dev = paced(&env, Pace::default().mbps(10.0).sync_us(2_000));
     let bytes: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
     dev.ensure_space(bytes.len() as u64).unwrap();
     dev.fill(0, &bytes);
@@ -55,13 +49,7 @@ fn a_flush_waits_for_its_transfer_and_sync() {
 #[test]
 fn its_emulation_is_named() {
     let env = Env::real();
-    let dev = paced(
-        &env,
-        Pace {
-            mbps: 160.0,
-            sync_us: 50,
-        },
-    );
+    let dev = paced(&env, Pace::default().mbps(160.0).sync_us(50));
     let note = dev
         .info()
         .emulation

@@ -103,12 +103,10 @@ fn pmem_case(
 ) -> Result<(), TestCaseError> {
     let region = CrashSim::region(
         4096 + (32 << 10),
-        PmemConfig {
-            domain,
-            flush: None,
-            write_delay_ns: 0,
-            ..PmemConfig::default()
-        },
+        PmemConfig::default()
+            .domain(domain)
+            .flush(None)
+            .write_delay_ns(0),
     );
     let dcfg = PmemDeviceConfig {
         stream: 0,
@@ -160,12 +158,10 @@ fn pmem_case(
 fn pmem_unfrozen_case(ops: &[Op], domain: Domain, seed: u64) -> Result<(), TestCaseError> {
     let region = CrashSim::region(
         4096 + (32 << 10),
-        PmemConfig {
-            domain,
-            flush: None,
-            write_delay_ns: 0,
-            ..PmemConfig::default()
-        },
+        PmemConfig::default()
+            .domain(domain)
+            .flush(None)
+            .write_delay_ns(0),
     );
     let dcfg = PmemDeviceConfig {
         stream: 0,

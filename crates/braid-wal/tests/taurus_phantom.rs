@@ -35,12 +35,10 @@ const SET: u32 = 0;
 const OUT: u32 = 1;
 
 fn pcfg() -> PmemConfig {
-    PmemConfig {
-        domain: Domain::Adr,
-        flush: None,
-        write_delay_ns: 0,
-        ..PmemConfig::default()
-    }
+    PmemConfig::default()
+        .domain(Domain::Adr)
+        .flush(None)
+        .write_delay_ns(0)
 }
 
 fn scfg(logging: LogKind) -> (SchemeConfig, TaurusConfig) {

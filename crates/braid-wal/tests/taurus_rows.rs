@@ -34,12 +34,10 @@ fn the_row_table_holds_only_recent_rows() {
             .map(|i| {
                 let r = CrashSim::region(
                     16 << 20,
-                    PmemConfig {
-                        domain: Domain::Adr,
-                        flush: None,
-                        write_delay_ns: 0,
-                        ..PmemConfig::default()
-                    },
+                    PmemConfig::default()
+                        .domain(Domain::Adr)
+                        .flush(None)
+                        .write_delay_ns(0),
                 );
                 Arc::new(PmemDevice::open(r, PmemDeviceConfig::new(i as u32)).unwrap())
                     as Arc<dyn Device>
@@ -119,12 +117,10 @@ fn a_row_first_touched_after_reopen_follows_the_recovered_log() {
             .map(|_| {
                 CrashSim::region(
                     4 << 20,
-                    PmemConfig {
-                        domain: Domain::Adr,
-                        flush: None,
-                        write_delay_ns: 0,
-                        ..PmemConfig::default()
-                    },
+                    PmemConfig::default()
+                        .domain(Domain::Adr)
+                        .flush(None)
+                        .write_delay_ns(0),
                 )
             })
             .collect();

@@ -13,7 +13,7 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let tmp = tempfile::tempdir()?;
 //! # let dir = tmp.path();
-//! let cfg = TpcbConfig { branches: 1, accounts_per_branch: 1_000, ..TpcbConfig::default() };
+//! let cfg = TpcbConfig::default().branches(1).accounts_per_branch(1_000);
 //! let w = Tpcb::new(cfg)?;
 //! // The workload's catalog, procedures and initial rows; the default options.
 //! let (db, _) = w.db(dir).open()?;

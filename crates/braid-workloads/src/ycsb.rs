@@ -47,9 +47,12 @@ pub const YCSB_TXN: u32 = 1;
 /// The one table.
 pub const TABLE: TableId = TableId(0);
 
-/// YCSB parameters; the defaults are the Taurus paper's (see the module doc).
+/// YCSB parameters; the defaults are the Taurus paper's (see the module doc). Built from
+/// [`YcsbConfig::default`] with the setters (or by assigning fields):
+/// `YcsbConfig::default().rows(10_000).theta(0.9)`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
+#[non_exhaustive]
 pub struct YcsbConfig {
     /// Rows in the table, keys `0..rows`.
     pub rows: u64,
@@ -111,6 +114,49 @@ impl Default for YcsbConfig {
             update: YcsbUpdate::Column,
             marked: false,
         }
+    }
+}
+
+impl YcsbConfig {
+    /// [`YcsbConfig::rows`] set to `rows`.
+    pub fn rows(mut self, rows: u64) -> YcsbConfig {
+        self.rows = rows;
+        self
+    }
+    /// [`YcsbConfig::columns`] set to `columns`.
+    pub fn columns(mut self, columns: usize) -> YcsbConfig {
+        self.columns = columns;
+        self
+    }
+    /// [`YcsbConfig::column_bytes`] set to `bytes`.
+    pub fn column_bytes(mut self, bytes: usize) -> YcsbConfig {
+        self.column_bytes = bytes;
+        self
+    }
+    /// [`YcsbConfig::theta`] set to `theta`.
+    pub fn theta(mut self, theta: f64) -> YcsbConfig {
+        self.theta = theta;
+        self
+    }
+    /// [`YcsbConfig::accesses`] set to `accesses`.
+    pub fn accesses(mut self, accesses: usize) -> YcsbConfig {
+        self.accesses = accesses;
+        self
+    }
+    /// [`YcsbConfig::read_fraction`] set to `fraction`.
+    pub fn read_fraction(mut self, fraction: f64) -> YcsbConfig {
+        self.read_fraction = fraction;
+        self
+    }
+    /// [`YcsbConfig::update`] set to `update`.
+    pub fn update(mut self, update: YcsbUpdate) -> YcsbConfig {
+        self.update = update;
+        self
+    }
+    /// [`YcsbConfig::marked`] set to `on`.
+    pub fn marked(mut self, on: bool) -> YcsbConfig {
+        self.marked = on;
+        self
     }
 }
 

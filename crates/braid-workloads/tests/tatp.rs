@@ -10,12 +10,7 @@ use braid_workloads::Workload;
 use braid_workloads::tatp::*;
 
 fn small(mix: TatpMix) -> Tatp {
-    Tatp::new(TatpConfig {
-        subscribers: 2000,
-        mix,
-        ..TatpConfig::default()
-    })
-    .unwrap()
+    Tatp::new(TatpConfig::default().subscribers(2000).mix(mix)).unwrap()
 }
 
 fn mem_db(w: &Tatp) -> (tempfile::TempDir, Db) {

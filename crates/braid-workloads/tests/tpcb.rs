@@ -10,12 +10,7 @@ use braid_workloads::Workload;
 use braid_workloads::tpcb::*;
 
 fn small() -> Tpcb {
-    Tpcb::new(TpcbConfig {
-        branches: 2,
-        accounts_per_branch: 1000,
-        ..TpcbConfig::default()
-    })
-    .unwrap()
+    Tpcb::new(TpcbConfig::default().branches(2).accounts_per_branch(1000)).unwrap()
 }
 
 fn mem_db(w: &Tpcb) -> (tempfile::TempDir, Db) {

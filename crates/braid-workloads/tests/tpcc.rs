@@ -10,13 +10,13 @@ use braid_workloads::Workload;
 use braid_workloads::tpcc::*;
 
 fn small(mix: Mix) -> Tpcc {
-    Tpcc::new(TpccConfig {
-        warehouses: 2,
-        items: 1000,
-        customers_per_district: 60,
-        mix,
-        ..TpccConfig::default()
-    })
+    Tpcc::new(
+        TpccConfig::default()
+            .warehouses(2)
+            .items(1000)
+            .customers_per_district(60)
+            .mix(mix),
+    )
     .unwrap()
 }
 
@@ -43,11 +43,7 @@ fn the_initial_population_is_consistent_and_deterministic() {
     assert_eq!(db1.rows(CUSTOMER), 2 * 10 * 60);
     assert_eq!(db1.rows(NEW_ORDER), 2 * 10 * 18);
     assert_eq!(district_col(&db1, 2, 10, district::D_NEXT_O_ID), 61);
-    let other = Tpcc::new(TpccConfig {
-        seed: 1,
-        ..*w.config()
-    })
-    .unwrap();
+    let other = Tpcc::new(w.config().seed(1)).unwrap();
     let (_c, db3) = mem_db(&other);
     assert_ne!(snapshot(&db1)["customer"], snapshot(&db3)["customer"]);
 }
@@ -166,12 +162,12 @@ fn new_order_rolls_back_on_an_unused_item_and_commits_otherwise() {
 #[test]
 fn payment_by_last_name_picks_the_middle_customer_by_first_name() {
     // More than 1,000 customers per district, so some last names are shared.
-    let w = Tpcc::new(TpccConfig {
-        warehouses: 1,
-        items: 200,
-        customers_per_district: 1200,
-        ..TpccConfig::default()
-    })
+    let w = Tpcc::new(
+        TpccConfig::default()
+            .warehouses(1)
+            .items(200)
+            .customers_per_district(1200),
+    )
     .unwrap();
     let (_d, db) = mem_db(&w);
     let mut by_last: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();

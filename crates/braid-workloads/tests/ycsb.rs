@@ -11,11 +11,7 @@ use braid_workloads::ycsb::{Ycsb, YcsbConfig, YcsbUpdate, row_image};
 use braid_workloads::{PregenerateError, Workload};
 
 fn small(update: YcsbUpdate) -> Ycsb {
-    Ycsb::new(YcsbConfig {
-        rows: 2000,
-        update,
-        ..YcsbConfig::default()
-    })
+    Ycsb::new(YcsbConfig::default().rows(2000).update(update))
 }
 
 #[test]
@@ -44,11 +40,7 @@ fn increments_add_one_to_each_columns_first_byte() {
     let base = tempfile::tempdir_in("/dev/shm").unwrap();
     let db = open(&base.path().join("db"), serial_pmem(LogKind::Data), &w);
     // One worker, one update per transaction: every committed transaction is one increment.
-    let one = Ycsb::new(YcsbConfig {
-        read_fraction: 0.0,
-        accesses: 1,
-        ..w.cfg.clone()
-    });
+    let one = Ycsb::new(w.cfg.clone().read_fraction(0.0).accesses(1));
     let o = run(&db, &one, 1, 300, 5);
     let mut total = 0u64;
     for (key, img) in db_rows(&db) {
@@ -107,10 +99,7 @@ fn pregenerated_transactions_are_the_clients_own() {
     );
     assert_eq!(live, rows_after(250));
     assert_eq!(live, rows_after(1000));
-    let marked = Ycsb::new(YcsbConfig {
-        marked: true,
-        ..w.cfg.clone()
-    });
+    let marked = Ycsb::new(w.cfg.clone().marked(true));
     assert!(matches!(
         marked.client(0, 7).pregenerate(10),
         Err(PregenerateError::Refused(_))

@@ -9,8 +9,8 @@
 //!   bounded; no interval, no `log_bytes` trigger), and a checkpoint right after the load,
 //!   so the base rows are on disk as every peer's load is and recovery reads them from the
 //!   checkpoint rather than from the loader.
-//! * `braid-engine taurus`: `Options { scheme: "taurus", streams: threads, .. }`, one log
-//!   stream per worker thread.
+//! * `braid-engine taurus`: `Options::default().scheme("taurus".parse()?).streams(threads)`,
+//!   one log stream per worker thread.
 //!
 //! The TPC-B update is `read` of the balance, `update` to balance + delta, and `commit()?`;
 //! a YCSB transaction is a `read` of each row and an `update` of the rows it updates (one
@@ -32,8 +32,7 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 use braid_engine::{
-    Catalog, CheckpointOptions, ColumnType, Db, IndexKind, Options, Schema, TableDef, TableId,
-    TxError, Worker,
+    Catalog, ColumnType, Db, IndexKind, Options, Schema, TableDef, TableId, TxError, Worker,
 };
 
 use super::{
@@ -90,12 +89,11 @@ impl BraidEngine {
             o.streams = threads.max(1);
         }
         if self.tuned() {
-            o.checkpoint = CheckpointOptions {
-                interval: None,
-                log_bytes: None,
-                log_cap: Some(TUNED_LOG_CAP),
-                ..o.checkpoint
-            };
+            o.checkpoint = o
+                .checkpoint
+                .interval(None)
+                .log_bytes(None)
+                .log_cap(Some(TUNED_LOG_CAP));
         }
         o.max_workers = o.max_workers.max(threads);
         Ok(o)

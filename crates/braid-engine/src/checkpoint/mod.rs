@@ -65,7 +65,10 @@ pub(crate) const KEEP: usize = 2;
 ///
 /// The default ([`CheckpointOptions::default`]) checkpoints by log size; [`CheckpointOptions::off`]
 /// never automatically. Any triggers may be combined: a checkpoint is taken when one is due.
+/// Built from either with the setters (or by assigning fields):
+/// `CheckpointOptions::off().interval(Some(Duration::from_secs(60)))`.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct CheckpointOptions {
     /// Take one this often.
     pub interval: Option<Duration>,
@@ -122,6 +125,32 @@ impl CheckpointOptions {
     /// SQLite's autocheckpoint runs every 1,000 pages (about 4 MiB) but copies only the pages
     /// that changed; a braid checkpoint writes every row, so it is taken less often.
     pub const DEFAULT_LOG_BYTES: u64 = 16 << 20;
+
+    /// [`CheckpointOptions::interval`] set to `every`.
+    pub fn interval(mut self, every: Option<Duration>) -> CheckpointOptions {
+        self.interval = every;
+        self
+    }
+    /// [`CheckpointOptions::log_bytes`] set to `bytes`.
+    pub fn log_bytes(mut self, bytes: Option<u64>) -> CheckpointOptions {
+        self.log_bytes = bytes;
+        self
+    }
+    /// [`CheckpointOptions::log_ratio`] set to `ratio`.
+    pub fn log_ratio(mut self, ratio: Option<f64>) -> CheckpointOptions {
+        self.log_ratio = ratio;
+        self
+    }
+    /// [`CheckpointOptions::log_cap`] set to `bytes`.
+    pub fn log_cap(mut self, bytes: Option<u64>) -> CheckpointOptions {
+        self.log_cap = bytes;
+        self
+    }
+    /// [`CheckpointOptions::load_threads`] set to `n`.
+    pub fn load_threads(mut self, n: usize) -> CheckpointOptions {
+        self.load_threads = n;
+        self
+    }
 
     /// No automatic checkpoints ([`crate::Db::checkpoint`] still takes one on demand): the log
     /// grows until a checkpoint is taken, and a reopen replays all of it.

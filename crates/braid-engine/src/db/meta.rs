@@ -100,8 +100,11 @@ impl Meta {
 
     /// The emulated device speed recorded ([`Meta::pace`]).
     pub fn device_pace(&self) -> Option<braid_wal::device::Pace> {
-        self.pace
-            .map(|(mbps, sync_us)| braid_wal::device::Pace { mbps, sync_us })
+        self.pace.map(|(mbps, sync_us)| {
+            braid_wal::device::Pace::default()
+                .mbps(mbps)
+                .sync_us(sync_us)
+        })
     }
 
     /// Read `braid.json` of the database in `dir`.

@@ -52,7 +52,7 @@ pub(super) fn open_writer(
     loader: &LoaderFn<'_>,
     progress: &dyn Fn(u64),
 ) -> Result<(Db, OpenReport), EngineError> {
-    let env = opts.env();
+    let env = opts.env_in_use();
     open(
         dir,
         opts,

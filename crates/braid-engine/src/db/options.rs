@@ -53,8 +53,10 @@ fn unknown_cc(s: &str) -> UnknownName {
     UnknownName::new("concurrency control", s, &["2pl", "occ", "mvcc"])
 }
 
-/// File log device options.
+/// File log device options. Built from [`FileOptions::default`] with the setters (or by
+/// assigning fields): `FileOptions::default().segment_size(16 << 20).direct(true)`.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct FileOptions {
     /// Bytes of records per segment file (a multiple of 4096). Default 64 MiB.
     pub segment_size: u64,
@@ -98,8 +100,48 @@ impl Default for FileOptions {
     }
 }
 
-/// Persistent-memory log device options.
+impl FileOptions {
+    /// [`FileOptions::segment_size`] set to `bytes`.
+    pub fn segment_size(mut self, bytes: u64) -> FileOptions {
+        self.segment_size = bytes;
+        self
+    }
+    /// [`FileOptions::buffer_size`] set to `bytes`.
+    pub fn buffer_size(mut self, bytes: usize) -> FileOptions {
+        self.buffer_size = bytes;
+        self
+    }
+    /// [`FileOptions::direct`] set to `on`.
+    pub fn direct(mut self, on: bool) -> FileOptions {
+        self.direct = on;
+        self
+    }
+    /// [`FileOptions::nvm_write_delay_ns`] set to `ns`.
+    pub fn nvm_write_delay_ns(mut self, ns: u64) -> FileOptions {
+        self.nvm_write_delay_ns = ns;
+        self
+    }
+    /// [`FileOptions::nvm_barrier_delay_ns`] set to `ns`.
+    pub fn nvm_barrier_delay_ns(mut self, ns: u64) -> FileOptions {
+        self.nvm_barrier_delay_ns = ns;
+        self
+    }
+    /// [`FileOptions::stripe`] set to `devices`.
+    pub fn stripe(mut self, devices: usize) -> FileOptions {
+        self.stripe = devices;
+        self
+    }
+    /// [`FileOptions::stripe_unit`] set to `bytes`.
+    pub fn stripe_unit(mut self, bytes: u64) -> FileOptions {
+        self.stripe_unit = bytes;
+        self
+    }
+}
+
+/// Persistent-memory log device options. Built from [`PmemOptions::default`] with the setters
+/// (or by assigning fields): `PmemOptions::default().ring_size(16 << 20).destage(false)`.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct PmemOptions {
     /// Bytes of log ring per stream.
     pub ring_size: usize,
@@ -146,14 +188,53 @@ impl Default for PmemOptions {
 }
 
 impl PmemOptions {
+    /// [`PmemOptions::ring_size`] set to `bytes`.
+    pub fn ring_size(mut self, bytes: usize) -> PmemOptions {
+        self.ring_size = bytes;
+        self
+    }
+    /// [`PmemOptions::media`] set to `media`.
+    pub fn media(mut self, media: Media) -> PmemOptions {
+        self.media = media;
+        self
+    }
+    /// [`PmemOptions::domain`] set to `domain`.
+    pub fn domain(mut self, domain: Domain) -> PmemOptions {
+        self.domain = domain;
+        self
+    }
+    /// [`PmemOptions::write_delay_ns`] set to `ns`.
+    pub fn write_delay_ns(mut self, ns: u64) -> PmemOptions {
+        self.write_delay_ns = ns;
+        self
+    }
+    /// [`PmemOptions::fence_delay_ns`] set to `ns`.
+    pub fn fence_delay_ns(mut self, ns: u64) -> PmemOptions {
+        self.fence_delay_ns = ns;
+        self
+    }
+    /// [`PmemOptions::write`] set to `write`.
+    pub fn write(mut self, write: PmemWrite) -> PmemOptions {
+        self.write = write;
+        self
+    }
+    /// [`PmemOptions::destage`] set to `on`.
+    pub fn destage(mut self, on: bool) -> PmemOptions {
+        self.destage = on;
+        self
+    }
+    /// [`PmemOptions::destage_segment_size`] set to `bytes`.
+    pub fn destage_segment_size(mut self, bytes: u64) -> PmemOptions {
+        self.destage_segment_size = bytes;
+        self
+    }
+
     /// The configuration of the regions these options describe.
     pub(crate) fn region_config(&self) -> PmemConfig {
-        PmemConfig {
-            domain: self.domain,
-            flush: None,
-            write_delay_ns: self.write_delay_ns,
-            media: self.media,
-        }
+        PmemConfig::default()
+            .domain(self.domain)
+            .write_delay_ns(self.write_delay_ns)
+            .media(self.media)
     }
 }
 
@@ -194,7 +275,11 @@ impl DeviceConfig {
 /// so the log and the time to reopen stay bounded however long the database runs. Choose a
 /// scheme by name (`"taurus".parse()?`, with options as `"gsn:partition=page"`) or from its
 /// typed configuration (`braid_engine::log::TaurusConfig::default().into()`).
+///
+/// Built from [`Options::default`] with the setters (or by assigning fields):
+/// `Options::default().scheme("taurus".parse()?).streams(4).cc(Cc::Occ)`.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Options {
     /// The logging scheme and its own options.
     pub scheme: SchemeSpec,
@@ -278,9 +363,91 @@ impl Default for Options {
 }
 
 impl Options {
+    /// [`Options::scheme`] set to `scheme`.
+    pub fn scheme(mut self, scheme: SchemeSpec) -> Options {
+        self.scheme = scheme;
+        self
+    }
+    /// [`Options::logging`] set to `kind`.
+    pub fn logging(mut self, kind: LogKind) -> Options {
+        self.logging = kind;
+        self
+    }
+    /// [`Options::records`] set to `records`.
+    pub fn records(mut self, records: Records) -> Options {
+        self.records = records;
+        self
+    }
+    /// [`Options::cc`] set to `cc`.
+    pub fn cc(mut self, cc: Cc) -> Options {
+        self.cc = cc;
+        self
+    }
+    /// [`Options::device`] set to `device`.
+    pub fn device(mut self, device: DeviceConfig) -> Options {
+        self.device = device;
+        self
+    }
+    /// [`Options::pace`] set to `pace`.
+    pub fn pace(mut self, pace: Option<Pace>) -> Options {
+        self.pace = pace;
+        self
+    }
+    /// [`Options::streams`] set to `n`.
+    pub fn streams(mut self, n: usize) -> Options {
+        self.streams = n;
+        self
+    }
+    /// [`Options::group_delay`] set to `d`.
+    pub fn group_delay(mut self, d: Duration) -> Options {
+        self.group_delay = d;
+        self
+    }
+    /// [`Options::group_bytes`] set to `n`.
+    pub fn group_bytes(mut self, n: usize) -> Options {
+        self.group_bytes = n;
+        self
+    }
+    /// [`Options::max_workers`] set to `n`.
+    pub fn max_workers(mut self, n: usize) -> Options {
+        self.max_workers = n;
+        self
+    }
+    /// [`Options::recovery_threads`] set to `n`.
+    pub fn recovery_threads(mut self, n: usize) -> Options {
+        self.recovery_threads = n;
+        self
+    }
+    /// [`Options::scan_mode`] set to `mode`.
+    pub fn scan_mode(mut self, mode: ScanMode) -> Options {
+        self.scan_mode = mode;
+        self
+    }
+    /// [`Options::env`] set to `env` (the `testing` feature).
+    #[cfg(any(test, feature = "testing"))]
+    pub fn env(mut self, env: Env) -> Options {
+        self.env = env;
+        self
+    }
+    /// [`Options::app`] set to `app`.
+    pub fn app(mut self, app: serde_json::Value) -> Options {
+        self.app = app;
+        self
+    }
+    /// [`Options::checkpoint`] set to `checkpoint`.
+    pub fn checkpoint(mut self, checkpoint: CheckpointOptions) -> Options {
+        self.checkpoint = checkpoint;
+        self
+    }
+    /// [`Options::recovery_plan`] set to `plan`.
+    pub fn recovery_plan(mut self, plan: RecoveryPlan) -> Options {
+        self.recovery_plan = plan;
+        self
+    }
+
     /// Where the database's files and persistent memory come from: the real machine unless a
     /// test gave its simulations.
-    pub(crate) fn env(&self) -> Env {
+    pub(crate) fn env_in_use(&self) -> Env {
         #[cfg(any(test, feature = "testing"))]
         return self.env.clone();
         #[cfg(not(any(test, feature = "testing")))]

@@ -112,7 +112,7 @@ impl Standby {
         };
         let factory = factory.clone();
         let streams = opts.scheme.streams_for(opts.streams);
-        let env = opts.env();
+        let env = opts.env_in_use();
         // The local directory is this standby's (it mirrors checkpoints there), and the
         // writer's once promoted: locked like a writer's.
         let lock = super::lock::claim(dir, &env)?;

@@ -40,53 +40,47 @@ pub fn load(l: &Loader<'_>) -> Result<(), EngineError> {
 
 /// Small files, so a short run crosses several segments.
 pub fn file_device() -> DeviceConfig {
-    DeviceConfig::File(FileOptions {
-        segment_size: 4096,
-        buffer_size: 64 << 10,
-        direct: false,
-        ..FileOptions::default()
-    })
+    DeviceConfig::File(
+        FileOptions::default()
+            .segment_size(4096)
+            .buffer_size(64 << 10)
+            .direct(false),
+    )
 }
 
 /// Files with room for a whole test's log in a few segments (64 KiB segments, 256 KiB buffer).
 pub fn roomy_file_device() -> DeviceConfig {
-    DeviceConfig::File(FileOptions {
-        segment_size: 64 << 10,
-        buffer_size: 256 << 10,
-        direct: false,
-        ..FileOptions::default()
-    })
+    DeviceConfig::File(
+        FileOptions::default()
+            .segment_size(64 << 10)
+            .buffer_size(256 << 10)
+            .direct(false),
+    )
 }
 
 /// A pmem ring of `ring_size` bytes, not de-staged.
 pub fn pmem_ring(ring_size: usize) -> DeviceConfig {
-    DeviceConfig::Pmem(PmemOptions {
-        ring_size,
-        destage: false,
-        ..PmemOptions::default()
-    })
+    DeviceConfig::Pmem(PmemOptions::default().ring_size(ring_size).destage(false))
 }
 
 pub fn pmem_device(destage: bool) -> DeviceConfig {
-    DeviceConfig::Pmem(PmemOptions {
-        ring_size: 16 << 10,
-        destage,
-        destage_segment_size: 4096,
-        ..PmemOptions::default()
-    })
+    DeviceConfig::Pmem(
+        PmemOptions::default()
+            .ring_size(16 << 10)
+            .destage(destage)
+            .destage_segment_size(4096),
+    )
 }
 
 /// Two streams for the schemes that use several.
 pub fn options(scheme: &'static str, device: DeviceConfig, env: Env) -> Options {
-    Options {
-        scheme: scheme.parse().unwrap(),
-        logging: LogKind::Data,
-        device,
-        streams: 2,
-        max_workers: 4,
-        env,
-        ..Options::default()
-    }
+    Options::default()
+        .scheme(scheme.parse().unwrap())
+        .logging(LogKind::Data)
+        .device(device)
+        .streams(2)
+        .max_workers(4)
+        .env(env)
 }
 
 pub fn file_env(fs: &FaultFs) -> Env {

@@ -226,29 +226,29 @@ impl EngineArgs {
     pub fn device(&self, kind: DeviceKind) -> DeviceConfig {
         match kind {
             DeviceKind::Null => DeviceConfig::Null,
-            DeviceKind::File => DeviceConfig::File(FileOptions {
-                segment_size: self.segment_mb << 20,
-                direct: self.direct,
-                stripe: self.stripe.max(1),
-                stripe_unit: self.stripe_kb << 10,
-                ..FileOptions::default()
-            }),
-            DeviceKind::Pmem => DeviceConfig::Pmem(PmemOptions {
-                ring_size: self.ring_mb << 20,
-                media: self.pmem_media,
-                domain: self.domain,
-                write_delay_ns: match self.nvm_delay_per {
-                    NvmDelayPer::Line => self.nvm_delay_ns,
-                    NvmDelayPer::Barrier => 0,
-                },
-                fence_delay_ns: match self.nvm_delay_per {
-                    NvmDelayPer::Line => 0,
-                    NvmDelayPer::Barrier => self.nvm_delay_ns,
-                },
-                write: self.pmem_write,
-                destage: !self.no_destage,
-                ..PmemOptions::default()
-            }),
+            DeviceKind::File => DeviceConfig::File(
+                FileOptions::default()
+                    .segment_size(self.segment_mb << 20)
+                    .direct(self.direct)
+                    .stripe(self.stripe.max(1))
+                    .stripe_unit(self.stripe_kb << 10),
+            ),
+            DeviceKind::Pmem => DeviceConfig::Pmem(
+                PmemOptions::default()
+                    .ring_size(self.ring_mb << 20)
+                    .media(self.pmem_media)
+                    .domain(self.domain)
+                    .write_delay_ns(match self.nvm_delay_per {
+                        NvmDelayPer::Line => self.nvm_delay_ns,
+                        NvmDelayPer::Barrier => 0,
+                    })
+                    .fence_delay_ns(match self.nvm_delay_per {
+                        NvmDelayPer::Line => 0,
+                        NvmDelayPer::Barrier => self.nvm_delay_ns,
+                    })
+                    .write(self.pmem_write)
+                    .destage(!self.no_destage),
+            ),
             DeviceKind::Nats => {
                 let mut cfg = braid_nats::NatsConfig::new(
                     self.nats_url.clone().unwrap_or_default(),
@@ -276,10 +276,11 @@ impl EngineArgs {
         if self.device_mbps.is_none() && self.device_sync_us.is_none() {
             return None;
         }
-        Some(Pace {
-            mbps: self.device_mbps.unwrap_or(0.0),
-            sync_us: self.device_sync_us.unwrap_or(0),
-        })
+        Some(
+            Pace::default()
+                .mbps(self.device_mbps.unwrap_or(0.0))
+                .sync_us(self.device_sync_us.unwrap_or(0)),
+        )
     }
 
     /// Scheme `name` configured by the schemes' flags and `--scheme-opt`.
@@ -320,22 +321,20 @@ impl EngineArgs {
         } else {
             self.device(device)
         };
-        Options {
-            scheme,
-            logging,
-            records: self.records,
-            cc: self.cc,
-            device,
-            streams: logs.max(1),
-            group_delay: Duration::from_micros(self.group_delay_us),
-            group_bytes: self.group_kb << 10,
-            max_workers: threads.max(1) + 2,
-            recovery_threads: self.recovery_threads,
-            checkpoint: self.checkpoint_options(),
-            recovery_plan: self.taurus_recovery,
-            pace: self.pace(),
-            ..Options::default()
-        }
+        Options::default()
+            .scheme(scheme)
+            .logging(logging)
+            .records(self.records)
+            .cc(self.cc)
+            .device(device)
+            .streams(logs.max(1))
+            .group_delay(Duration::from_micros(self.group_delay_us))
+            .group_bytes(self.group_kb << 10)
+            .max_workers(threads.max(1) + 2)
+            .recovery_threads(self.recovery_threads)
+            .checkpoint(self.checkpoint_options())
+            .recovery_plan(self.taurus_recovery)
+            .pace(self.pace())
     }
 
     /// The commit the workers make, as results record it: `durable` (`--sync-commit`) or
@@ -352,14 +351,15 @@ impl EngineArgs {
     /// `CheckpointOptions::default()` (whose size trigger the flags leave off).
     pub fn checkpoint_options(&self) -> braid_engine::CheckpointOptions {
         let mb = |v: u64| (v > 0).then_some(v << 20);
-        braid_engine::CheckpointOptions {
-            interval: (self.checkpoint_interval > 0.0)
-                .then(|| Duration::from_secs_f64(self.checkpoint_interval)),
-            log_bytes: mb(self.checkpoint_log_mb),
-            log_ratio: (self.checkpoint_log_ratio > 0.0).then_some(self.checkpoint_log_ratio),
-            log_cap: mb(self.log_cap_mb),
-            load_threads: self.recovery_threads.max(1),
-        }
+        braid_engine::CheckpointOptions::default()
+            .interval(
+                (self.checkpoint_interval > 0.0)
+                    .then(|| Duration::from_secs_f64(self.checkpoint_interval)),
+            )
+            .log_bytes(mb(self.checkpoint_log_mb))
+            .log_ratio((self.checkpoint_log_ratio > 0.0).then_some(self.checkpoint_log_ratio))
+            .log_cap(mb(self.log_cap_mb))
+            .load_threads(self.recovery_threads.max(1))
     }
 }
 

@@ -41,16 +41,15 @@ pub struct YcsbArgs {
 
 impl YcsbArgs {
     pub fn config(&self, marked: bool) -> YcsbConfig {
-        YcsbConfig {
-            rows: self.rows,
-            columns: self.columns,
-            column_bytes: self.column_bytes,
-            theta: self.theta,
-            accesses: self.accesses,
-            read_fraction: self.read_fraction,
-            update: self.update,
-            marked,
-        }
+        YcsbConfig::default()
+            .rows(self.rows)
+            .columns(self.columns)
+            .column_bytes(self.column_bytes)
+            .theta(self.theta)
+            .accesses(self.accesses)
+            .read_fraction(self.read_fraction)
+            .update(self.update)
+            .marked(marked)
     }
 }
 
@@ -102,23 +101,23 @@ pub fn workload(
     use braid_workloads::{tatp, tpcb, tpcc};
     Ok(match kind {
         WorkloadKind::Ycsb => Arc::new(Ycsb::new(ycsb.config(marked))),
-        WorkloadKind::Tpcc => Arc::new(tpcc::Tpcc::new(tpcc::TpccConfig {
-            warehouses: oltp.warehouses,
-            items: oltp.items,
-            customers_per_district: oltp.customers,
-            mix: oltp.tpcc_mix.parse().map_err(anyhow::Error::msg)?,
-            ..tpcc::TpccConfig::default()
-        })?),
-        WorkloadKind::Tatp => Arc::new(tatp::Tatp::new(tatp::TatpConfig {
-            subscribers: oltp.subscribers,
-            mix: oltp.tatp_mix.parse().map_err(anyhow::Error::msg)?,
-            ..tatp::TatpConfig::default()
-        })?),
-        WorkloadKind::Tpcb => Arc::new(tpcb::Tpcb::new(tpcb::TpcbConfig {
-            branches: oltp.branches,
-            accounts_per_branch: oltp.accounts_per_branch,
-            ..tpcb::TpcbConfig::default()
-        })?),
+        WorkloadKind::Tpcc => Arc::new(tpcc::Tpcc::new(
+            tpcc::TpccConfig::default()
+                .warehouses(oltp.warehouses)
+                .items(oltp.items)
+                .customers_per_district(oltp.customers)
+                .mix(oltp.tpcc_mix.parse().map_err(anyhow::Error::msg)?),
+        )?),
+        WorkloadKind::Tatp => Arc::new(tatp::Tatp::new(
+            tatp::TatpConfig::default()
+                .subscribers(oltp.subscribers)
+                .mix(oltp.tatp_mix.parse().map_err(anyhow::Error::msg)?),
+        )?),
+        WorkloadKind::Tpcb => Arc::new(tpcb::Tpcb::new(
+            tpcb::TpcbConfig::default()
+                .branches(oltp.branches)
+                .accounts_per_branch(oltp.accounts_per_branch),
+        )?),
     })
 }
 

@@ -124,16 +124,14 @@ impl CrashArgs {
     }
 
     pub(super) fn ycsb(&self) -> YcsbConfig {
-        YcsbConfig {
-            rows: self.rows,
-            columns: 4,
-            column_bytes: 32,
-            theta: self.theta,
-            accesses: self.accesses,
-            read_fraction: 0.5,
-            update: Default::default(),
-            marked: true,
-        }
+        YcsbConfig::default()
+            .rows(self.rows)
+            .columns(4)
+            .column_bytes(32)
+            .theta(self.theta)
+            .accesses(self.accesses)
+            .read_fraction(0.5)
+            .marked(true)
     }
 
     pub(super) fn options(&self) -> anyhow::Result<braid_engine::Options> {

@@ -144,11 +144,7 @@ pub fn checkpoint_overhead(cfg: &CheckpointConfig) -> anyhow::Result<CheckpointR
     let mut points = Vec::new();
     let mut records_per_tx = f64::NAN;
     for v in &cfg.variants {
-        let base = PoolConfig {
-            log_capacity: capacity,
-            checkpoint_fraction: 1.0,
-            ..v.pool
-        };
+        let base = v.pool.log_capacity(capacity).checkpoint_fraction(1.0);
         let mut without = Vec::new();
         let mut last = None;
         for _ in 0..cfg.runs.max(1) {
@@ -168,10 +164,7 @@ pub fn checkpoint_overhead(cfg: &CheckpointConfig) -> anyhow::Result<CheckpointR
         });
         let without = median(&mut without);
         for &every in &cfg.intervals {
-            let pool = PoolConfig {
-                checkpoint_fraction: (every as f64 / capacity as f64).min(1.0),
-                ..base
-            };
+            let pool = base.checkpoint_fraction((every as f64 / capacity as f64).min(1.0));
             let mut times = Vec::new();
             let mut last = None;
             for _ in 0..cfg.runs.max(1) {

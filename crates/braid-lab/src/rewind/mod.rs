@@ -584,12 +584,12 @@ pub fn run_with_peers(args: RewindArgs, peers_dir: &Path, nvm_ns: u64) -> anyhow
         let per = if args.quick { 5_000 } else { 20_000 };
         let threads = cores().min(TPCC_PAPER_THREADS);
         let batch = |logs| {
-            Some(PoolConfig {
-                layout: LogLayout::Batch,
-                policy: Policy::NoForce,
-                logs,
-                ..PoolConfig::default()
-            })
+            Some(
+                PoolConfig::default()
+                    .layout(LogLayout::Batch)
+                    .policy(Policy::NoForce)
+                    .logs(logs),
+            )
         };
         println!("\nTPC-C New-Order ({threads} threads, {per} transactions each)");
         println!(

@@ -73,13 +73,11 @@ pub fn region(
                 std::process::id(),
                 FILE_NO.fetch_add(1, Ordering::Relaxed)
             ));
-            let cfg = PmemConfig {
-                domain: Domain::Adr,
-                flush: None,
-                write_delay_ns,
-                // A benchmark: the backing directory (e.g. /dev/shm) emulates persistent memory.
-                media: braid_pmem::Media::Emulated,
-            };
+            // A benchmark: the backing directory (e.g. /dev/shm) emulates persistent memory.
+            let cfg = PmemConfig::default()
+                .domain(Domain::Adr)
+                .write_delay_ns(write_delay_ns)
+                .media(braid_pmem::Media::Emulated);
             let region = Region::create(&path, bytes, cfg)?;
             Ok(BenchRegion {
                 region,
@@ -102,13 +100,11 @@ pub struct Variant {
 pub fn variant(label: &str, layout: LogLayout, policy: Policy, layers: Layers) -> Variant {
     Variant {
         label: label.to_string(),
-        pool: PoolConfig {
-            layout,
-            policy,
-            layers,
-            logs: LogMode::Shared,
-            ..PoolConfig::default()
-        },
+        pool: PoolConfig::default()
+            .layout(layout)
+            .policy(policy)
+            .layers(layers)
+            .logs(LogMode::Shared),
     }
 }
 

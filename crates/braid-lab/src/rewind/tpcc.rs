@@ -61,12 +61,12 @@ impl Default for TpccConfig {
             items: 100_000,
             threads: 2,
             transactions_per_thread: 20_000,
-            pool: Some(PoolConfig {
-                layout: LogLayout::Batch,
-                policy: Policy::NoForce,
-                logs: LogMode::Shared,
-                ..PoolConfig::default()
-            }),
+            pool: Some(
+                PoolConfig::default()
+                    .layout(LogLayout::Batch)
+                    .policy(Policy::NoForce)
+                    .logs(LogMode::Shared),
+            ),
             seed: 1,
             write_delay_ns: super::NVM_WRITE_NS,
             naive: false,
@@ -348,20 +348,20 @@ mod tests {
     fn new_order_small_every_log_mode() {
         for pool in [
             None,
-            Some(PoolConfig {
-                logs: LogMode::Shared,
-                log_capacity: 4096,
-                bucket_records: 64,
-                ..PoolConfig::default()
-            }),
-            Some(PoolConfig {
-                logs: LogMode::PerThread(2),
-                layout: LogLayout::Optimized,
-                policy: Policy::Force,
-                log_capacity: 4096,
-                bucket_records: 64,
-                ..PoolConfig::default()
-            }),
+            Some(
+                PoolConfig::default()
+                    .logs(LogMode::Shared)
+                    .log_capacity(4096)
+                    .bucket_records(64),
+            ),
+            Some(
+                PoolConfig::default()
+                    .logs(LogMode::PerThread(2))
+                    .layout(LogLayout::Optimized)
+                    .policy(Policy::Force)
+                    .log_capacity(4096)
+                    .bucket_records(64),
+            ),
         ] {
             let r = small(pool, false);
             assert_eq!(r.committed + r.rolled_back, 300);

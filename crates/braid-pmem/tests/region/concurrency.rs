@@ -53,10 +53,7 @@ fn write_nt_every_small_alignment() {
         if !kind.is_supported() {
             continue;
         }
-        let cfg = PmemConfig {
-            flush: Some(kind),
-            ..adr()
-        };
+        let cfg = adr().flush(Some(kind));
         let mut writes = Vec::new();
         for off in 0..CACHE_LINE + 9 {
             for len in [

@@ -24,17 +24,11 @@ fn scratch() -> tempfile::TempDir {
 /// These tests are about the accessors, the header and the persistence instructions and
 /// their counters, on tmpfs: flush + fence only (`Media` has its own tests in `media.rs`).
 fn adr() -> PmemConfig {
-    PmemConfig {
-        media: Media::Emulated,
-        ..PmemConfig::default()
-    }
+    PmemConfig::default().media(Media::Emulated)
 }
 
 fn eadr() -> PmemConfig {
-    PmemConfig {
-        domain: Domain::Eadr,
-        ..adr()
-    }
+    adr().domain(Domain::Eadr)
 }
 
 fn region_file(dir: &Path, name: &str, size: usize, cfg: PmemConfig) -> (PathBuf, Region) {
@@ -459,10 +453,7 @@ fn forced_flush_kinds_work_or_are_refused() {
         FlushKind::Clflush,
         FlushKind::None,
     ] {
-        let cfg = PmemConfig {
-            flush: Some(kind),
-            ..adr()
-        };
+        let cfg = adr().flush(Some(kind));
         let path = dir.path().join(format!("{kind:?}.rgn"));
         if !kind.is_supported() {
             let e = Region::create(&path, 4096, cfg).unwrap_err();
@@ -502,10 +493,7 @@ fn forced_flush_kinds_work_or_are_refused() {
 fn emulated_delay_keeps_semantics() {
     // The delay only costs time; the data and counters are the same.
     let dir = scratch();
-    let cfg = PmemConfig {
-        write_delay_ns: 500,
-        ..adr()
-    };
+    let cfg = adr().write_delay_ns(500);
     let (_, r) = region_file(dir.path(), "delay.rgn", 4096, cfg);
     r.write(0, &[3; 256]);
     r.persist(0, 256);

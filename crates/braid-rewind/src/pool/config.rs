@@ -61,8 +61,10 @@ impl LogMode {
 }
 
 /// How a pool logs. Stored in the pool at creation; [`Pool::open_in`](super::Pool::open_in)
-/// reads it back.
+/// reads it back. Built from [`PoolConfig::default`] with the setters (or by assigning
+/// fields): `PoolConfig::default().policy(Policy::Force).logs(LogMode::PerThread(4))`.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct PoolConfig {
     /// How each log stores its records.
     pub layout: LogLayout,
@@ -102,6 +104,52 @@ impl Default for PoolConfig {
 }
 
 impl PoolConfig {
+    /// [`PoolConfig::layout`] set to `layout`.
+    pub fn layout(mut self, layout: LogLayout) -> PoolConfig {
+        self.layout = layout;
+        self
+    }
+    /// [`PoolConfig::policy`] set to `policy`.
+    pub fn policy(mut self, policy: Policy) -> PoolConfig {
+        self.policy = policy;
+        self
+    }
+    /// [`PoolConfig::layers`] set to `layers`.
+    pub fn layers(mut self, layers: Layers) -> PoolConfig {
+        self.layers = layers;
+        self
+    }
+    /// [`PoolConfig::logs`] set to `logs`.
+    pub fn logs(mut self, logs: LogMode) -> PoolConfig {
+        self.logs = logs;
+        self
+    }
+    /// [`PoolConfig::bucket_records`] set to `n`.
+    pub fn bucket_records(mut self, n: usize) -> PoolConfig {
+        self.bucket_records = n;
+        self
+    }
+    /// [`PoolConfig::log_capacity`] set to `records`.
+    pub fn log_capacity(mut self, records: usize) -> PoolConfig {
+        self.log_capacity = records;
+        self
+    }
+    /// [`PoolConfig::batch_group`] set to `records`.
+    pub fn batch_group(mut self, records: usize) -> PoolConfig {
+        self.batch_group = records;
+        self
+    }
+    /// [`PoolConfig::checkpoint_fraction`] set to `fraction`.
+    pub fn checkpoint_fraction(mut self, fraction: f64) -> PoolConfig {
+        self.checkpoint_fraction = fraction;
+        self
+    }
+    /// [`PoolConfig::commit_clear`] set to `clear`.
+    pub fn commit_clear(mut self, clear: CommitClear) -> PoolConfig {
+        self.commit_clear = clear;
+        self
+    }
+
     pub(super) fn validate(&self) -> Result<(), RewindError> {
         let bad = |field, value: &dyn std::fmt::Display, accepted| {
             Err(RewindError::Config(ConfigError::new(

@@ -15,27 +15,25 @@ pub fn all_configs() -> Vec<PoolConfig> {
             LogLayout::Sealed,
         ] {
             for policy in [Policy::Force, Policy::NoForce] {
-                v.push(PoolConfig {
-                    layout,
-                    policy,
-                    layers,
-                    logs: LogMode::Shared,
-                    bucket_records: 8,
-                    log_capacity: 256,
-                    batch_group: 4,
-                    checkpoint_fraction: 0.5,
-                    commit_clear: CommitClear::Scan,
-                });
+                v.push(
+                    PoolConfig::default()
+                        .layout(layout)
+                        .policy(policy)
+                        .layers(layers)
+                        .logs(LogMode::Shared)
+                        .bucket_records(8)
+                        .log_capacity(256)
+                        .batch_group(4)
+                        .checkpoint_fraction(0.5)
+                        .commit_clear(CommitClear::Scan),
+                );
             }
         }
     }
     let kept: Vec<PoolConfig> = v
         .iter()
         .filter(|c| c.layers == Layers::One && c.policy == Policy::Force)
-        .map(|c| PoolConfig {
-            commit_clear: CommitClear::KeptPositions,
-            ..*c
-        })
+        .map(|c| c.commit_clear(CommitClear::KeptPositions))
         .collect();
     v.extend(kept);
     v
@@ -51,16 +49,17 @@ pub fn checkpointing_configs() -> Vec<PoolConfig> {
         LogLayout::Sealed,
     ]
     .into_iter()
-    .map(|layout| PoolConfig {
-        layout,
-        policy: Policy::NoForce,
-        layers: Layers::One,
-        logs: LogMode::Shared,
-        bucket_records: 8,
-        log_capacity: 256,
-        batch_group: 4,
-        checkpoint_fraction: 1.0 / 256.0,
-        commit_clear: CommitClear::Scan,
+    .map(|layout| {
+        PoolConfig::default()
+            .layout(layout)
+            .policy(Policy::NoForce)
+            .layers(Layers::One)
+            .logs(LogMode::Shared)
+            .bucket_records(8)
+            .log_capacity(256)
+            .batch_group(4)
+            .checkpoint_fraction(1.0 / 256.0)
+            .commit_clear(CommitClear::Scan)
     })
     .collect()
 }

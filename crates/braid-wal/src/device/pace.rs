@@ -54,7 +54,10 @@ use crate::scan::StreamSource;
 use crate::{Lsn, WalError};
 
 /// The speed of an emulated device (see the module doc). The default is unlimited: no pace.
+/// Built from [`Pace::default`] with the setters (or by assigning fields):
+/// `Pace::default().mbps(500.0).sync_us(20)`.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[non_exhaustive]
 pub struct Pace {
     /// Bandwidth in MB/s (10^6 bytes per second); 0 means unlimited.
     pub mbps: f64,
@@ -63,6 +66,17 @@ pub struct Pace {
 }
 
 impl Pace {
+    /// [`Pace::mbps`] set to `mbps`.
+    pub fn mbps(mut self, mbps: f64) -> Pace {
+        self.mbps = mbps;
+        self
+    }
+    /// [`Pace::sync_us`] set to `us`.
+    pub fn sync_us(mut self, us: u64) -> Pace {
+        self.sync_us = us;
+        self
+    }
+
     /// True if the pace slows nothing down.
     pub fn is_unlimited(&self) -> bool {
         self.mbps <= 0.0 && self.sync_us == 0

@@ -96,10 +96,7 @@ fn a_failed_msync_stops_acknowledgements_on_pmem() {
     use braid_pmem::{HEADER_SIZE, Media, PmemConfig};
     for commit in [CommitProtocol::DurableCache, CommitProtocol::Passive] {
         let dir = tempfile::tempdir().unwrap();
-        let cfg_r = PmemConfig {
-            media: Media::Msync,
-            ..PmemConfig::default()
-        };
+        let cfg_r = PmemConfig::default().media(Media::Msync);
         let regions: Vec<Region> = (0..2)
             .map(|i| {
                 let path = dir.path().join(format!("log-{i}.region"));

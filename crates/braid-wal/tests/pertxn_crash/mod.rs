@@ -62,12 +62,10 @@ fn cfg(mode: ScanMode) -> SchemeConfig {
 }
 
 fn pcfg(domain: Domain) -> PmemConfig {
-    PmemConfig {
-        domain,
-        flush: None,
-        write_delay_ns: 0,
-        ..PmemConfig::default()
-    }
+    PmemConfig::default()
+        .domain(domain)
+        .flush(None)
+        .write_delay_ns(0)
 }
 
 fn opts(flush: FlushPolicy, slot: usize, truncate: u64) -> PerTxnConfig {

@@ -65,10 +65,7 @@ fn oversized_transaction_is_refused() {
 #[test]
 fn msync_region_commits_and_a_failed_msync_poisons() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = PmemConfig {
-        media: Media::Msync,
-        ..PmemConfig::default()
-    };
+    let cfg = PmemConfig::default().media(Media::Msync);
     for flush in [FlushPolicy::Insert, FlushPolicy::Commit] {
         let path = dir.path().join(format!("pertxn-{flush:?}.region"));
         let fs = FaultFs::new();

@@ -29,12 +29,10 @@ type Expected = BTreeMap<Lsn, (u64, Vec<u8>, Lsn)>;
 type Recovered = Vec<(Lsn, u64, Vec<u8>)>;
 
 fn pcfg(domain: Domain) -> PmemConfig {
-    PmemConfig {
-        domain,
-        flush: None,
-        write_delay_ns: 0,
-        ..PmemConfig::default()
-    }
+    PmemConfig::default()
+        .domain(domain)
+        .flush(None)
+        .write_delay_ns(0)
 }
 
 fn dcfg(write: PmemWrite) -> PmemDeviceConfig {

@@ -7,10 +7,7 @@ use super::*;
 #[test]
 fn msync_region_works_end_to_end() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = PmemConfig {
-        media: Media::Msync,
-        ..PmemConfig::default()
-    };
+    let cfg = PmemConfig::default().media(Media::Msync);
     for write in [PmemWrite::NonTemporal, PmemWrite::StoreFlush] {
         let path = dir.path().join(format!("ring-{write:?}.region"));
         let region = Region::create(&path, 4096 + 16384, cfg).unwrap();
@@ -51,10 +48,7 @@ fn msync_region_works_end_to_end() {
 #[test]
 fn failed_msync_poisons_the_stream() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = PmemConfig {
-        media: Media::Msync,
-        ..PmemConfig::default()
-    };
+    let cfg = PmemConfig::default().media(Media::Msync);
     let region = Region::create(&dir.path().join("ring.region"), 4096 + 16384, cfg).unwrap();
     let dev = reopen(region.clone(), PmemWrite::StoreFlush);
     let stream = Stream::start(dev, 0, scfg(1)).unwrap();

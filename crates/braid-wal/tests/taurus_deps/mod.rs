@@ -43,12 +43,10 @@ mod scenarios;
 const RING: usize = 1 << 20;
 
 fn pcfg() -> PmemConfig {
-    PmemConfig {
-        domain: Domain::Adr,
-        flush: None,
-        write_delay_ns: 0,
-        ..PmemConfig::default()
-    }
+    PmemConfig::default()
+        .domain(Domain::Adr)
+        .flush(None)
+        .write_delay_ns(0)
 }
 
 /// One transaction of a schedule.

@@ -113,9 +113,11 @@ impl std::str::FromStr for TatpMix {
     }
 }
 
-/// TATP parameters.
+/// TATP parameters. Built from [`TatpConfig::default`] with the setters (or by assigning
+/// fields): `TatpConfig::default().subscribers(10_000).mix(TatpMix::UpdateLocationOnly)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
+#[non_exhaustive]
 pub struct TatpConfig {
     /// P, the number of subscribers.
     pub subscribers: u64,
@@ -139,6 +141,22 @@ impl Default for TatpConfig {
 }
 
 impl TatpConfig {
+    /// [`TatpConfig::subscribers`] set to `subscribers`.
+    pub fn subscribers(mut self, subscribers: u64) -> TatpConfig {
+        self.subscribers = subscribers;
+        self
+    }
+    /// [`TatpConfig::mix`] set to `mix`.
+    pub fn mix(mut self, mix: TatpMix) -> TatpConfig {
+        self.mix = mix;
+        self
+    }
+    /// [`TatpConfig::seed`] set to `seed`.
+    pub fn seed(mut self, seed: u64) -> TatpConfig {
+        self.seed = seed;
+        self
+    }
+
     /// Refuse subscriber counts the key packing cannot represent (it needs 1..2^48).
     pub fn validate(&self) -> Result<(), EngineError> {
         if self.subscribers == 0 || self.subscribers >= 1 << 48 {

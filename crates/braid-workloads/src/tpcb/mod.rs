@@ -83,9 +83,11 @@ table_schema!(history, "history", IndexKind::Hash, {
     H_FILLER: ColumnType::Bytes(10),
 });
 
-/// TPC-B parameters.
+/// TPC-B parameters. Built from [`TpcbConfig::default`] with the setters (or by assigning
+/// fields): `TpcbConfig::default().branches(8).remote_fraction(0.0)`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
+#[non_exhaustive]
 pub struct TpcbConfig {
     /// Branches, B: the scale factor.
     pub branches: u64,
@@ -112,6 +114,27 @@ impl Default for TpcbConfig {
 }
 
 impl TpcbConfig {
+    /// [`TpcbConfig::branches`] set to `branches`.
+    pub fn branches(mut self, branches: u64) -> TpcbConfig {
+        self.branches = branches;
+        self
+    }
+    /// [`TpcbConfig::tellers_per_branch`] set to `tellers`.
+    pub fn tellers_per_branch(mut self, tellers: u64) -> TpcbConfig {
+        self.tellers_per_branch = tellers;
+        self
+    }
+    /// [`TpcbConfig::accounts_per_branch`] set to `accounts`.
+    pub fn accounts_per_branch(mut self, accounts: u64) -> TpcbConfig {
+        self.accounts_per_branch = accounts;
+        self
+    }
+    /// [`TpcbConfig::remote_fraction`] set to `fraction`.
+    pub fn remote_fraction(mut self, fraction: f64) -> TpcbConfig {
+        self.remote_fraction = fraction;
+        self
+    }
+
     /// Refuse empty scales, more than 2^48 accounts, and a remote fraction outside 0..=1.
     pub fn validate(&self) -> Result<(), EngineError> {
         if self.branches == 0 || self.tellers_per_branch == 0 || self.accounts_per_branch == 0 {

@@ -322,9 +322,11 @@ impl std::str::FromStr for Mix {
     }
 }
 
-/// TPC-C parameters.
+/// TPC-C parameters. Built from [`TpccConfig::default`] with the setters (or by assigning
+/// fields): `TpccConfig::default().warehouses(4).mix(Mix::PaymentOnly)`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
+#[non_exhaustive]
 pub struct TpccConfig {
     /// Warehouses (1..65535); the database scales with them.
     pub warehouses: u64,
@@ -354,6 +356,32 @@ impl Default for TpccConfig {
 }
 
 impl TpccConfig {
+    /// [`TpccConfig::warehouses`] set to `warehouses`.
+    pub fn warehouses(mut self, warehouses: u64) -> TpccConfig {
+        self.warehouses = warehouses;
+        self
+    }
+    /// [`TpccConfig::items`] set to `items`.
+    pub fn items(mut self, items: u64) -> TpccConfig {
+        self.items = items;
+        self
+    }
+    /// [`TpccConfig::customers_per_district`] set to `customers`.
+    pub fn customers_per_district(mut self, customers: u64) -> TpccConfig {
+        self.customers_per_district = customers;
+        self
+    }
+    /// [`TpccConfig::mix`] set to `mix`.
+    pub fn mix(mut self, mix: Mix) -> TpccConfig {
+        self.mix = mix;
+        self
+    }
+    /// [`TpccConfig::seed`] set to `seed`.
+    pub fn seed(mut self, seed: u64) -> TpccConfig {
+        self.seed = seed;
+        self
+    }
+
     /// Refuse scales the key packing cannot represent.
     pub fn validate(&self) -> Result<(), EngineError> {
         let bad = |name, value: u64, accepted| {

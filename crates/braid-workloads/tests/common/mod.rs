@@ -11,25 +11,19 @@ use braid_workloads::Workload;
 
 /// Scheme none, no device.
 pub fn none() -> Options {
-    Options {
-        scheme: "none".parse().unwrap(),
-        device: DeviceConfig::Null,
-        ..Options::default()
-    }
+    Options::default()
+        .scheme("none".parse().unwrap())
+        .device(DeviceConfig::Null)
 }
 
 /// Scheme serial on a persistent-memory ring (no de-staging).
 pub fn serial_pmem(logging: LogKind) -> Options {
-    Options {
-        scheme: "serial".parse().unwrap(),
-        logging,
-        device: DeviceConfig::Pmem(PmemOptions {
-            ring_size: 8 << 20,
-            destage: false,
-            ..PmemOptions::default()
-        }),
-        ..Options::default()
-    }
+    Options::default()
+        .scheme("serial".parse().unwrap())
+        .logging(logging)
+        .device(DeviceConfig::Pmem(
+            PmemOptions::default().ring_size(8 << 20).destage(false),
+        ))
 }
 
 pub fn open(dir: &Path, opts: Options, w: &dyn Workload) -> Db {
