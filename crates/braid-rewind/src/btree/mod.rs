@@ -15,14 +15,13 @@
 //!   fingerprint word and the bitmap (one line): four logged words wherever the key goes.
 //!   Under the twin the bitmap is stored last, so a slot is never visible half written.
 //! * Inner: `meta` (count), sorted keys, children; a child `i` holds keys in
-//!   `[key[i-1], key[i])`. A search reads the first key of each cache line of the key array
-//!   (independent loads: the lines miss together), then halves its way, with conditional
-//!   moves, through the one line that holds the answer.
+//!   `[key[i-1], key[i])`. A search halves its way through the keys with conditional moves.
+//! * A search asks for every line of a node (a prefetch) as soon as it has the node's
+//!   offset, so the node's lines miss the cache together: an inner node's meta word, the
+//!   keys probed and the child taken (in the node's upper lines), a leaf's fingerprint line
+//!   and the line of the slot it names, instead of one miss after another.
 //! * Searches load through the pool's word view ([`Mem::words`], checked once per
 //!   operation) unless a transaction has stores buffered, whose own loads see them.
-//! * A lookup first loads one word of each line of the leaf it reached, so the line of the
-//!   matching slot is fetched together with the fingerprint line instead of after it (a
-//!   second cache miss in a row per lookup otherwise).
 //! * A full leaf splits at its median key, keeping the lower half (one logged word: the
 //!   bitmap, and one for the leaf chain) and copying the upper half (sorted for sorted
 //!   leaves) into a fresh leaf written with unlogged initialising stores; inner nodes split
@@ -62,12 +61,22 @@ trait Load {
         debug_assert!(off.is_multiple_of(8));
         self.word((off / 8) as usize)
     }
+
+    /// Start loading the cache lines of the `bytes` bytes at pool offset `off` (a hint; the
+    /// memory's own loads take none).
+    #[inline]
+    fn prefetch(&self, _off: u64, _bytes: usize) {}
 }
 
 impl Load for Words<'_> {
     #[inline]
     fn word(&self, i: usize) -> u64 {
         self.get(i)
+    }
+
+    #[inline]
+    fn prefetch(&self, off: u64, bytes: usize) {
+        Words::prefetch(self, (off / 8) as usize, bytes / 8);
     }
 }
 
@@ -440,33 +449,19 @@ impl BTree {
     /// Child index for `key` in an inner node with `count` keys (keys <= key go right): the
     /// number of keys <= `key`.
     ///
-    /// The key array is cut into segments at the keys that start a cache line (so each
-    /// segment but the first, which may be shorter, is one line of eight keys). The first
-    /// key of every segment is read first: independent loads, so the node's lines miss the
-    /// cache together instead of one after another (what the search of a large tree waits
-    /// on). The last of them that is <= `key` starts the one segment holding the answer,
-    /// whose keys, in a line just fetched, are then searched by halving without branches
-    /// (three probes for a full line): about 7 keys of a full 30-key node are read instead of
-    /// 30, and every branch but the loops' ends is a conditional move.
+    /// The node's lines were all asked for when the descent reached it ([`BTree::find_leaf`]),
+    /// so they miss the cache together and the probes find them on their way: the keys are
+    /// searched by halving without branches (five probes for a full 30-key node), every
+    /// branch but the loop's end a conditional move.
     #[inline]
     fn inner_search(&self, l: &impl Load, n: u64, count: usize, key: u64) -> usize {
         // Key `i` is pool word `keys + i`.
         let keys = (self.ikey_off(n, 0) / 8) as usize;
         let k = |i: usize| l.word(keys + i);
-        // The first key that starts a cache line, in 1..=8 (8 when key 0 starts one).
-        let lead = 8 - keys % 8;
-        // The last segment start <= key (0 if none is; key 0 need not be).
-        let mut lo = 0;
-        let mut at = lead;
-        while at < count {
-            lo = std::hint::select_unpredictable(k(at) <= key, at, lo);
-            at += 8;
-        }
-        let hi = if lo == 0 { lead } else { lo + 8 };
-        // Keys before `lo` are <= key, those from `hi` on greater: the answer is in
-        // `lo..=hi.min(count)`. Halve the span keeping that true, then test the one key left.
-        let mut base = lo;
-        let mut span = hi.min(count) - lo;
+        // Keys before `base` are <= key, those from `base + span` on greater: the answer is in
+        // `base..=base + span`. Halve the span keeping that true, then test the one key left.
+        let mut base = 0;
+        let mut span = count;
         while span > 1 {
             let half = span / 2;
             // A conditional move: as a branch, random keys would mispredict it half the time.
@@ -484,11 +479,17 @@ impl BTree {
         n
     }
 
+    /// The leaf that holds or would hold `key`; with `path`, the inner nodes passed and the
+    /// child taken in each. Every node's lines are asked for as soon as its offset is known:
+    /// its meta word, the keys a search probes and the child it takes (in the node's upper
+    /// lines) then miss the cache together instead of one after another, and so do the
+    /// fingerprint line of a leaf and the line of the slot it names.
     #[inline(always)]
     fn find_leaf(&self, l: &impl Load, key: u64, path: Option<&mut Path>) -> u64 {
         let mut n = l.at(self.hdr + H_ROOT);
         let mut path = path;
         loop {
+            l.prefetch(n, self.obj());
             let meta = l.at(n + N_META);
             if meta & LEAF != 0 {
                 return n;
@@ -502,23 +503,6 @@ impl BTree {
             }
             n = l.at(self.child_off(n, i));
         }
-    }
-
-    /// Load one word of every cache line of leaf `n` after its first, all independent, so
-    /// that the line of the slot a lookup reads is already on its way when the fingerprints
-    /// (first line) name it: one cache miss instead of two in a row. The words are not used.
-    #[inline]
-    fn fetch_leaf(&self, l: &impl Load, n: u64) {
-        let mut acc = 0u64;
-        // Pool word indexes: the first word of each line after the leaf's first.
-        let mut at = (((n + 64) & !63) / 8) as usize;
-        let end = ((n + self.obj() as u64) / 8) as usize;
-        while at < end {
-            acc ^= l.word(at);
-            at += 8;
-        }
-        // Keeps the loads (their values feed nothing).
-        std::hint::black_box(acc);
     }
 
     /// The leaf that holds `key`, or would hold it if inserted (its offset): for callers that
@@ -558,7 +542,6 @@ impl BTree {
     /// The leaf that would hold `key` and `key`'s slot in it, if there.
     fn lookup(&self, l: &impl Load, key: u64) -> (u64, Option<usize>) {
         let n = self.find_leaf(l, key, None);
-        self.fetch_leaf(l, n);
         (n, self.leaf_find(l, n, key).1)
     }
 

@@ -354,7 +354,7 @@ impl LogStore {
     /// until their bucket is unlinked and reused). For a checkpoint that persisted a cut
     /// covering their transactions: recovery ignores such records (see [`crate::pool`]).
     /// Returns false (doing nothing) for the other layouts.
-    pub fn forget(&self, recs: &[Pos]) -> bool {
+    pub fn forget(&self, recs: impl IntoIterator<Item = Pos>) -> bool {
         if self.layout != LogLayout::Sealed {
             return false;
         }

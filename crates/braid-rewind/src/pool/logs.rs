@@ -174,7 +174,10 @@ impl Log {
     /// the layout allows it (Sealed), else as [`Log::clear`] with no last record.
     pub fn forget(&self, recs: &[RecRef]) -> Result<(), RewindError> {
         if let Log::One(l) = self
-            && l.forget(&positions(recs))
+            && l.forget(recs.iter().filter_map(|r| match r {
+                RecRef::Pos(p) => Some(*p),
+                RecRef::Key(_) => None,
+            }))
         {
             return Ok(());
         }
