@@ -112,17 +112,19 @@ fn scan(inner: &Inner, cut: u64, out: &mut [Finished]) -> Result<(), RewindError
 /// The lines of `lines` without repeats, in no particular order: an open-addressing set kept
 /// at most half full, one probe per line (transactions of a checkpoint rewrite the same lines
 /// again and again; sorting them to drop the repeats cost more than the rest of the
-/// checkpoint). The set starts small and doubles with the distinct lines, not with all of
-/// them: 18,000 1-word transactions on 512 lines fill a set of 1,024 slots (8 KiB, in the
-/// first-level cache) instead of clearing and probing one of 65,536.
-fn distinct(lines: &[usize]) -> Vec<usize> {
-    let mut bits = (2 * lines.len())
+/// checkpoint). The set is sized for `hint` distinct lines (the previous checkpoint's) and
+/// doubles when they are more, not for all of `lines`: 18,000 1-word transactions on 512
+/// lines fill a set of 1,024 slots (8 KiB, in the first-level cache) instead of clearing and
+/// probing one of 65,536.
+fn distinct(lines: &[usize], hint: usize) -> Vec<usize> {
+    let most = (2 * lines.len()).next_power_of_two().max(16);
+    let mut bits = (2 * hint)
         .next_power_of_two()
-        .clamp(16, SET_START)
+        .clamp(16, most)
         .trailing_zeros();
     let mut set = vec![EMPTY; 1 << bits];
-    // Grown as the set is: most lines of a checkpoint are repeats.
-    let mut out = Vec::with_capacity(lines.len().min(SET_START / 2));
+    // Grown as the set is: most lines of a checkpoint may be repeats.
+    let mut out = Vec::with_capacity(lines.len().min(hint.max(8)));
     for &l in lines {
         if set_insert(&mut set, bits, l) {
             out.push(l);
@@ -161,9 +163,6 @@ fn set_insert(set: &mut [usize], bits: u32, l: usize) -> bool {
     }
 }
 
-/// Slots the set of [`distinct`] starts with at most (8 KiB).
-const SET_START: usize = 1024;
-
 /// See [`Pool::checkpoint`].
 pub(crate) fn checkpoint(inner: &Inner) -> Result<usize, RewindError> {
     let mut spare = inner.ckpt.lock().unwrap_or_else(|e| e.into_inner());
@@ -193,7 +192,8 @@ pub(crate) fn checkpoint(inner: &Inner) -> Result<usize, RewindError> {
     for f in done.iter() {
         lines.extend_from_slice(&f.lines);
     }
-    let lines = distinct(&lines);
+    let lines = distinct(&lines, inner.ckpt_lines.load(Ordering::Relaxed));
+    inner.ckpt_lines.store(lines.len(), Ordering::Relaxed);
     // The dirty lines only, in one call (a clean line between two dirty ones is not
     // written back).
     r.flush_lines(&lines);
@@ -244,18 +244,20 @@ mod tests {
                 64 * (x % 700) as usize
             })
             .collect();
-        let mut got = distinct(&lines);
+        let mut got = distinct(&lines, 0);
         got.sort_unstable();
         let mut want = lines.clone();
         want.sort_unstable();
         want.dedup();
         assert_eq!(got, want);
-        assert!(distinct(&[]).is_empty());
+        assert!(distinct(&[], 0).is_empty());
         // More distinct lines than the set starts with: it grows, and keeps each once.
         let many: Vec<usize> = (0..20_000).map(|i| 64 * (i % 9_000)).collect();
-        let mut got = distinct(&many);
-        got.sort_unstable();
-        assert_eq!(got, (0..9_000).map(|i| 64 * i).collect::<Vec<_>>());
-        assert_eq!(distinct(&[64, 64, 0]), vec![64, 0]);
+        for hint in [0, 100, 9_000, 1 << 20] {
+            let mut got = distinct(&many, hint);
+            got.sort_unstable();
+            assert_eq!(got, (0..9_000).map(|i| 64 * i).collect::<Vec<_>>());
+        }
+        assert_eq!(distinct(&[64, 64, 0], 0), vec![64, 0]);
     }
 }
