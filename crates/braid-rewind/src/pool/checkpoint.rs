@@ -116,16 +116,17 @@ fn scan(inner: &Inner, cut: u64, out: &mut [Finished]) -> Result<(), RewindError
 /// doubles when they are more, not for all of `lines`: 18,000 1-word transactions on 512
 /// lines fill a set of 1,024 slots (8 KiB, in the first-level cache) instead of clearing and
 /// probing one of 65,536.
-fn distinct(lines: &[usize], hint: usize) -> Vec<usize> {
-    let most = (2 * lines.len()).next_power_of_two().max(16);
+/// `lines` yields `count` lines (the queues' lines, not copied into one vector first).
+fn distinct(lines: impl IntoIterator<Item = usize>, count: usize, hint: usize) -> Vec<usize> {
+    let most = (2 * count).next_power_of_two().max(16);
     let mut bits = (2 * hint)
         .next_power_of_two()
         .clamp(16, most)
         .trailing_zeros();
     let mut set = vec![EMPTY; 1 << bits];
     // Grown as the set is: most lines of a checkpoint may be repeats.
-    let mut out = Vec::with_capacity(lines.len().min(hint.max(8)));
-    for &l in lines {
+    let mut out = Vec::with_capacity(count.min(hint.max(8)));
+    for l in lines {
         if set_insert(&mut set, bits, l) {
             out.push(l);
             if 2 * out.len() > set.len() {
@@ -188,11 +189,11 @@ pub(crate) fn checkpoint(inner: &Inner) -> Result<usize, RewindError> {
     // From here on the queues are consumed: a failure leaves their records for a scan.
     inner.rescan.store(true, Ordering::Relaxed);
     let r = &inner.r;
-    let mut lines: Vec<usize> = Vec::with_capacity(done.iter().map(|f| f.lines.len()).sum());
-    for f in done.iter() {
-        lines.extend_from_slice(&f.lines);
-    }
-    let lines = distinct(&lines, inner.ckpt_lines.load(Ordering::Relaxed));
+    let lines = distinct(
+        done.iter().flat_map(|f| f.lines.iter().copied()),
+        done.iter().map(|f| f.lines.len()).sum(),
+        inner.ckpt_lines.load(Ordering::Relaxed),
+    );
     inner.ckpt_lines.store(lines.len(), Ordering::Relaxed);
     // The dirty lines only, in one call (a clean line between two dirty ones is not
     // written back).
@@ -213,8 +214,7 @@ pub(crate) fn checkpoint(inner: &Inner) -> Result<usize, RewindError> {
     // below the cut, so nothing needs to reach memory.
     for (log, f) in inner.logs.iter().zip(done.iter_mut()) {
         if inner.cfg.layout == crate::LogLayout::Sealed && inner.cfg.layers == super::Layers::One {
-            f.recs.extend_from_slice(&f.ends);
-            log.forget(&f.recs)?;
+            log.forget(&f.recs, &f.ends)?;
         } else {
             log.clear_checkpoint(&f.recs, &f.ends)?;
         }
@@ -244,20 +244,20 @@ mod tests {
                 64 * (x % 700) as usize
             })
             .collect();
-        let mut got = distinct(&lines, 0);
+        let mut got = distinct(lines.iter().copied(), lines.len(), 0);
         got.sort_unstable();
         let mut want = lines.clone();
         want.sort_unstable();
         want.dedup();
         assert_eq!(got, want);
-        assert!(distinct(&[], 0).is_empty());
+        assert!(distinct([], 0, 0).is_empty());
         // More distinct lines than the set starts with: it grows, and keeps each once.
         let many: Vec<usize> = (0..20_000).map(|i| 64 * (i % 9_000)).collect();
         for hint in [0, 100, 9_000, 1 << 20] {
-            let mut got = distinct(&many, hint);
+            let mut got = distinct(many.iter().copied(), many.len(), hint);
             got.sort_unstable();
             assert_eq!(got, (0..9_000).map(|i| 64 * i).collect::<Vec<_>>());
         }
-        assert_eq!(distinct(&[64, 64, 0], 0), vec![64, 0]);
+        assert_eq!(distinct([64, 64, 0], 3, 0), vec![64, 0]);
     }
 }
