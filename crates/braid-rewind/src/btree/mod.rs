@@ -62,10 +62,10 @@ trait Load {
         self.word((off / 8) as usize)
     }
 
-    /// Start loading the cache lines of the `bytes` bytes at pool offset `off` (a hint; the
+    /// Start loading `lines` cache lines from the one holding pool offset `off` (a hint; the
     /// memory's own loads take none).
     #[inline]
-    fn prefetch(&self, _off: u64, _bytes: usize) {}
+    fn prefetch(&self, _off: u64, _lines: usize) {}
 }
 
 impl Load for Words<'_> {
@@ -75,8 +75,8 @@ impl Load for Words<'_> {
     }
 
     #[inline]
-    fn prefetch(&self, off: u64, bytes: usize) {
-        Words::prefetch(self, (off / 8) as usize, bytes / 8);
+    fn prefetch(&self, off: u64, lines: usize) {
+        self.prefetch_lines((off / 8) as usize, lines);
     }
 }
 
@@ -190,6 +190,9 @@ pub struct BTree {
     icap: usize,
     /// Offset of a leaf's first slot (`leaf_body(lcap)`, computed once).
     body: usize,
+    /// Cache lines of a node's block (the heap's blocks of 64-byte multiples are line
+    /// aligned), asked for when a search reaches the node.
+    lines: usize,
     /// How leaves keep their slots.
     order: LeafOrder,
 }
@@ -325,6 +328,7 @@ impl BTree {
             lcap,
             icap,
             body: leaf_body(lcap),
+            lines: node.div_ceil(64),
             order,
         })
     }
@@ -489,7 +493,7 @@ impl BTree {
         let mut n = l.at(self.hdr + H_ROOT);
         let mut path = path;
         loop {
-            l.prefetch(n, self.obj());
+            l.prefetch(n - BLOCK_HDR as u64, self.lines);
             let meta = l.at(n + N_META);
             if meta & LEAF != 0 {
                 return n;
