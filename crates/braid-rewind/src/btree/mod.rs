@@ -156,15 +156,12 @@ impl Path {
         }
     }
 
-    /// Record inner node `n` and child `i`; false (nothing recorded) if the path is full.
-    fn push(&mut self, n: u64, i: usize) -> bool {
-        match self.at.get_mut(self.len) {
-            Some(e) => {
-                *e = (n, i);
-                self.len += 1;
-                true
-            }
-            None => false,
+    /// Record inner node `n` and child `i` (nothing if the path is full, which
+    /// [`BTree::find_leaf`] never lets it be).
+    fn push(&mut self, n: u64, i: usize) {
+        if let Some(e) = self.at.get_mut(self.len) {
+            *e = (n, i);
+            self.len += 1;
         }
     }
 
@@ -417,12 +414,17 @@ impl BTree {
         h
     }
 
-    /// Leaf `n`'s bitmap and the slot holding `key` in it: the fingerprint words are compared
-    /// eight at a time as they are loaded, and only occupied slots whose fingerprint matches
-    /// are read, until the key is found (the words after its own are not loaded).
+    /// Leaf `n`'s meta word `meta` (the leaf flag and the bitmap, as [`BTree::find_leaf`] read
+    /// it) and the slot holding `key` in the leaf: the fingerprint words are compared eight at
+    /// a time as they are loaded, and only occupied slots whose fingerprint matches are read,
+    /// until the key is found (the words after its own are not loaded). No slot for a node
+    /// that is not a leaf (a search that went round a cycle, see [`BTree::find_leaf`]).
     #[inline(always)]
-    fn leaf_find(&self, l: &impl Load, n: u64, key: u64) -> (u64, Option<usize>) {
-        let bits = l.at(n + N_META) & !LEAF;
+    fn leaf_find(&self, l: &impl Load, n: u64, meta: u64, key: u64) -> (u64, Option<usize>) {
+        if meta & LEAF == 0 {
+            return (meta, None);
+        }
+        let bits = meta & !LEAF;
         let pat = u64::from(fingerprint(key)) * 0x0101_0101_0101_0101;
         let fps = ((n + N_BODY) / 8) as usize;
         for i in 0..self.lcap.div_ceil(8) {
@@ -430,12 +432,12 @@ impl BTree {
             while hit != 0 {
                 let s = 8 * i + (hit.trailing_zeros() / 8) as usize;
                 if bits >> s & 1 != 0 && l.at(self.slot_off(n, s)) == key {
-                    return (bits, Some(s));
+                    return (meta, Some(s));
                 }
                 hit &= hit - 1;
             }
         }
-        (bits, None)
+        (meta, None)
     }
 
     /// The occupied slots of leaf `n` with their keys, sorted by key.
@@ -488,32 +490,35 @@ impl BTree {
     /// its meta word, the keys a search probes and the child it takes (in the node's upper
     /// lines) then miss the cache together instead of one after another, and so do the
     /// fingerprint line of a leaf and the line of the slot it names.
+    ///
+    /// After [`MAX_DEPTH`] inner nodes (more than any tree has: its nodes link in a cycle) the
+    /// search stops at an inner node, which the callers check: the meta word returned with
+    /// the node (the word as loaded, so that the leaf's is not loaded twice) is then 0,
+    /// without the leaf flag.
     #[inline(always)]
-    fn find_leaf(&self, l: &impl Load, key: u64, path: Option<&mut Path>) -> u64 {
+    fn find_leaf(&self, l: &impl Load, key: u64, path: Option<&mut Path>) -> (u64, u64) {
         let mut n = l.at(self.hdr + H_ROOT);
         let mut path = path;
-        loop {
+        for _ in 0..MAX_DEPTH {
             l.prefetch(n - BLOCK_HDR as u64, self.lines);
             let meta = l.at(n + N_META);
             if meta & LEAF != 0 {
-                return n;
+                return (n, meta);
             }
             let i = self.inner_search(l, n, meta as usize, key);
-            if let Some(p) = path.as_deref_mut()
-                && !p.push(n, i)
-            {
-                // Deeper than any tree (a cycle): the caller sees the full path and fails.
-                return n;
+            if let Some(p) = path.as_deref_mut() {
+                p.push(n, i);
             }
             n = l.at(self.child_off(n, i));
         }
+        (n, 0)
     }
 
     /// The leaf that holds `key`, or would hold it if inserted (its offset): for callers that
     /// lock leaves to run transactions on one tree side by side (isolation is the user's, as
     /// in REWIND). Stable while no insert splits a node.
     pub fn leaf_of(&self, m: &impl Mem, key: u64) -> u64 {
-        with_loads!(m, |l| self.find_leaf(l, key, None))
+        with_loads!(m, |l| self.find_leaf(l, key, None).0)
     }
 
     /// Whether leaf `n` (from [`BTree::leaf_of`]) is full: an insert of a key not in it would
@@ -545,8 +550,8 @@ impl BTree {
 
     /// The leaf that would hold `key` and `key`'s slot in it, if there.
     fn lookup(&self, l: &impl Load, key: u64) -> (u64, Option<usize>) {
-        let n = self.find_leaf(l, key, None);
-        (n, self.leaf_find(l, n, key).1)
+        let (n, meta) = self.find_leaf(l, key, None);
+        (n, self.leaf_find(l, n, meta, key).1)
     }
 
     /// Whether `key` is in the tree.
@@ -554,17 +559,29 @@ impl BTree {
         with_loads!(m, |l| self.lookup(l, key).1.is_some())
     }
 
-    /// The leaf that holds or would hold `key` (its offset), its bitmap and `key`'s slot if
-    /// there; with `path`, the inner nodes passed and the child taken in each.
+    /// The leaf that holds or would hold `key` (its offset), its meta word (the leaf flag and
+    /// the bitmap) and `key`'s slot if there; with `path`, the inner nodes passed and the
+    /// child taken in each. The node is not a leaf (no leaf flag) only if the search went
+    /// round a cycle ([`BTree::find_leaf`]).
     fn locate(
         &self,
         l: &impl Load,
         key: u64,
         path: Option<&mut Path>,
     ) -> (u64, u64, Option<usize>) {
-        let n = self.find_leaf(l, key, path);
-        let (bits, s) = self.leaf_find(l, n, key);
-        (n, bits, s)
+        let (n, meta) = self.find_leaf(l, key, path);
+        let (meta, s) = self.leaf_find(l, n, meta, key);
+        (n, meta, s)
+    }
+
+    /// [`Damage::TreeDepth`](crate::Damage::TreeDepth): a search passed more inner nodes than
+    /// any tree has.
+    fn too_deep(&self, m: &impl Mem) -> RewindError {
+        crate::Damage::TreeDepth {
+            root: m.read_u64(self.hdr + H_ROOT),
+            levels: MAX_DEPTH,
+        }
+        .into()
     }
 
     /// All keys in order (walks the leaf chain).

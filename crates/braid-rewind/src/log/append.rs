@@ -114,7 +114,7 @@ impl LogStore {
 
     /// Sealed: store `rec` and its seal in the cell at `cell` of a bucket of generation
     /// `generation`, as words, little endian whatever the processor (the layout's byte order).
-    #[inline]
+    #[inline(always)]
     fn write_sealed(&self, cell: usize, rec: &Rec, generation: u64) {
         let words = rec.words();
         let mut b = [0u64; REC_WORDS + 1];
