@@ -23,6 +23,34 @@ pub fn prefetch_lines(at: *const u8, len: usize, max_lines: usize) {
     }
 }
 
+/// Ask the processor to start loading `lines` cache lines from the one holding `at`: for a
+/// reader about to probe a small object (a tree node) in an order it cannot know yet. Eight
+/// lines (a 512-byte node) take eight hints straight, other counts four lines per step.
+#[inline]
+pub(crate) fn prefetch_from_line(at: *const u8, lines: usize) {
+    let mut line = at as usize & !(LINE - 1);
+    if lines == 8 {
+        for k in 0..8 {
+            prefetch_one(line.wrapping_add(k * LINE) as *const u8);
+        }
+        return;
+    }
+    let mut left = lines;
+    while left >= 4 {
+        prefetch_one(line as *const u8);
+        prefetch_one(line.wrapping_add(LINE) as *const u8);
+        prefetch_one(line.wrapping_add(2 * LINE) as *const u8);
+        prefetch_one(line.wrapping_add(3 * LINE) as *const u8);
+        line = line.wrapping_add(4 * LINE);
+        left -= 4;
+    }
+    while left > 0 {
+        prefetch_one(line as *const u8);
+        line = line.wrapping_add(LINE);
+        left -= 1;
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn prefetch_one(p: *const u8) {
@@ -39,7 +67,7 @@ fn prefetch_one(_p: *const u8) {}
 
 #[cfg(test)]
 mod tests {
-    use super::prefetch_lines;
+    use super::{prefetch_from_line, prefetch_lines};
 
     #[test]
     fn any_address_is_harmless() {
@@ -47,6 +75,10 @@ mod tests {
         prefetch_lines(v.as_ptr(), v.len(), 32);
         prefetch_lines(std::ptr::null(), 4096, 64);
         prefetch_lines(usize::MAX as *const u8, usize::MAX, 4);
+        prefetch_from_line(v.as_ptr(), 8);
+        prefetch_from_line(v.as_ptr(), 16);
+        prefetch_from_line(std::ptr::null(), 0);
+        prefetch_from_line(usize::MAX as *const u8, 7);
         assert_eq!(v[999], 7);
     }
 }

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use braid_rewind::btree::{BTree, LeafOrder};
 use braid_rewind::list::PList;
 use braid_rewind::{
-    CrashMode, CrashSim, Layers, LogLayout, Mem, NotAPoolReason, PPtr, PmemConfig, Pool,
+    CrashMode, CrashSim, Damage, Layers, LogLayout, Mem, NotAPoolReason, PPtr, PmemConfig, Pool,
     PoolConfig, RawMem, Refusal, RewindError,
 };
 use rand::{Rng, SeedableRng, rngs::SmallRng};
@@ -285,6 +285,40 @@ fn list_remove_is_atomic() {
         }
         let _ = RawMem::new(&Pool::open_in(base).unwrap().0).read_u64(0);
     }
+}
+
+/// A tree whose nodes link in a cycle (damage): a search stops after more inner nodes than
+/// any tree has, so lookups miss and writes fail with `TreeDepth` instead of looping.
+#[test]
+fn a_cycle_is_damage_not_a_hang() {
+    let r = CrashSim::region(4 << 20, PmemConfig::default());
+    let pool = Pool::create_in(r, PoolConfig::default()).unwrap();
+    let t = new_tree(&pool);
+    let mut m = RawMem::new(&pool);
+    for k in 1..=500u64 {
+        t.insert(&mut m, 100 * k, &val(k, 0)).unwrap();
+    }
+    // The root is inner now; its first child (keys below its first key) becomes the root.
+    let root = m.read_u64(t.header());
+    assert!(t.check(&m).unwrap().height > 1);
+    let (_, icap) = t.capacities();
+    m.write_u64(root + 16 + 8 * icap as u64, root).unwrap();
+    let deep = |e: RewindError| {
+        matches!(
+            e,
+            RewindError::Corrupt {
+                damage: Damage::TreeDepth { .. }
+            }
+        )
+    };
+    let mut out = [0u8; VS];
+    assert!(!t.get(&m, 5, &mut out));
+    assert!(!t.contains(&m, 5));
+    assert!(deep(t.insert(&mut m, 5, &val(5, 1)).unwrap_err()));
+    assert!(deep(t.update(&mut m, 5, &val(5, 1)).unwrap_err()));
+    assert!(deep(t.remove(&mut m, 5).unwrap_err()));
+    // Keys on other paths are unaffected.
+    assert!(t.get(&m, 50_000, &mut out));
 }
 
 /// A tree header of another layout and a pool of an older format are refused with errors

@@ -447,6 +447,18 @@ impl Words<'_> {
     pub fn is_empty(&self) -> bool {
         self.w.is_empty()
     }
+
+    /// Start loading `lines` cache lines from the one holding word `i` of the view, for a
+    /// reader that loads them soon: a hint (as [`crate::prefetch_lines`]), which reads no word
+    /// at the language level and never faults, so the range is not checked (a part outside
+    /// the view is asked for and harmlessly dropped or fetched). A reader of a node that asks
+    /// for all of the node's lines when it reaches it waits for their misses together instead
+    /// of one after another.
+    #[inline]
+    pub fn prefetch_lines(&self, i: usize, lines: usize) {
+        let at = self.w.as_ptr().wrapping_add(i).cast::<u8>();
+        crate::prefetch::prefetch_from_line(at, lines);
+    }
 }
 
 impl std::fmt::Debug for Words<'_> {

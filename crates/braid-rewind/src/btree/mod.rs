@@ -15,14 +15,13 @@
 //!   fingerprint word and the bitmap (one line): four logged words wherever the key goes.
 //!   Under the twin the bitmap is stored last, so a slot is never visible half written.
 //! * Inner: `meta` (count), sorted keys, children; a child `i` holds keys in
-//!   `[key[i-1], key[i])`. A search reads the first key of each cache line of the key array
-//!   (independent loads: the lines miss together), then halves its way, with conditional
-//!   moves, through the one line that holds the answer.
+//!   `[key[i-1], key[i])`. A search halves its way through the keys with conditional moves.
+//! * A search asks for every line of a node (a prefetch) as soon as it has the node's
+//!   offset, so the node's lines miss the cache together: an inner node's meta word, the
+//!   keys probed and the child taken (in the node's upper lines), a leaf's fingerprint line
+//!   and the line of the slot it names, instead of one miss after another.
 //! * Searches load through the pool's word view ([`Mem::words`], checked once per
 //!   operation) unless a transaction has stores buffered, whose own loads see them.
-//! * A lookup first loads one word of each line of the leaf it reached, so the line of the
-//!   matching slot is fetched together with the fingerprint line instead of after it (a
-//!   second cache miss in a row per lookup otherwise).
 //! * A full leaf splits at its median key, keeping the lower half (one logged word: the
 //!   bitmap, and one for the leaf chain) and copying the upper half (sorted for sorted
 //!   leaves) into a fresh leaf written with unlogged initialising stores; inner nodes split
@@ -62,12 +61,22 @@ trait Load {
         debug_assert!(off.is_multiple_of(8));
         self.word((off / 8) as usize)
     }
+
+    /// Start loading `lines` cache lines from the one holding pool offset `off` (a hint; the
+    /// memory's own loads take none).
+    #[inline]
+    fn prefetch(&self, _off: u64, _lines: usize) {}
 }
 
 impl Load for Words<'_> {
     #[inline]
     fn word(&self, i: usize) -> u64 {
         self.get(i)
+    }
+
+    #[inline]
+    fn prefetch(&self, off: u64, lines: usize) {
+        self.prefetch_lines((off / 8) as usize, lines);
     }
 }
 
@@ -147,15 +156,12 @@ impl Path {
         }
     }
 
-    /// Record inner node `n` and child `i`; false (nothing recorded) if the path is full.
-    fn push(&mut self, n: u64, i: usize) -> bool {
-        match self.at.get_mut(self.len) {
-            Some(e) => {
-                *e = (n, i);
-                self.len += 1;
-                true
-            }
-            None => false,
+    /// Record inner node `n` and child `i` (nothing if the path is full, which
+    /// [`BTree::find_leaf`] never lets it be).
+    fn push(&mut self, n: u64, i: usize) {
+        if let Some(e) = self.at.get_mut(self.len) {
+            *e = (n, i);
+            self.len += 1;
         }
     }
 
@@ -181,6 +187,9 @@ pub struct BTree {
     icap: usize,
     /// Offset of a leaf's first slot (`leaf_body(lcap)`, computed once).
     body: usize,
+    /// Cache lines of a node's block (the heap's blocks of 64-byte multiples are line
+    /// aligned), asked for when a search reaches the node.
+    lines: usize,
     /// How leaves keep their slots.
     order: LeafOrder,
 }
@@ -316,6 +325,7 @@ impl BTree {
             lcap,
             icap,
             body: leaf_body(lcap),
+            lines: node.div_ceil(64),
             order,
         })
     }
@@ -404,12 +414,17 @@ impl BTree {
         h
     }
 
-    /// Leaf `n`'s bitmap and the slot holding `key` in it: the fingerprint words are compared
-    /// eight at a time as they are loaded, and only occupied slots whose fingerprint matches
-    /// are read, until the key is found (the words after its own are not loaded).
+    /// Leaf `n`'s meta word `meta` (the leaf flag and the bitmap, as [`BTree::find_leaf`] read
+    /// it) and the slot holding `key` in the leaf: the fingerprint words are compared eight at
+    /// a time as they are loaded, and only occupied slots whose fingerprint matches are read,
+    /// until the key is found (the words after its own are not loaded). No slot for a node
+    /// that is not a leaf (a search that went round a cycle, see [`BTree::find_leaf`]).
     #[inline(always)]
-    fn leaf_find(&self, l: &impl Load, n: u64, key: u64) -> (u64, Option<usize>) {
-        let bits = l.at(n + N_META) & !LEAF;
+    fn leaf_find(&self, l: &impl Load, n: u64, meta: u64, key: u64) -> (u64, Option<usize>) {
+        if meta & LEAF == 0 {
+            return (meta, None);
+        }
+        let bits = meta & !LEAF;
         let pat = u64::from(fingerprint(key)) * 0x0101_0101_0101_0101;
         let fps = ((n + N_BODY) / 8) as usize;
         for i in 0..self.lcap.div_ceil(8) {
@@ -417,12 +432,12 @@ impl BTree {
             while hit != 0 {
                 let s = 8 * i + (hit.trailing_zeros() / 8) as usize;
                 if bits >> s & 1 != 0 && l.at(self.slot_off(n, s)) == key {
-                    return (bits, Some(s));
+                    return (meta, Some(s));
                 }
                 hit &= hit - 1;
             }
         }
-        (bits, None)
+        (meta, None)
     }
 
     /// The occupied slots of leaf `n` with their keys, sorted by key.
@@ -440,33 +455,19 @@ impl BTree {
     /// Child index for `key` in an inner node with `count` keys (keys <= key go right): the
     /// number of keys <= `key`.
     ///
-    /// The key array is cut into segments at the keys that start a cache line (so each
-    /// segment but the first, which may be shorter, is one line of eight keys). The first
-    /// key of every segment is read first: independent loads, so the node's lines miss the
-    /// cache together instead of one after another (what the search of a large tree waits
-    /// on). The last of them that is <= `key` starts the one segment holding the answer,
-    /// whose keys, in a line just fetched, are then searched by halving without branches
-    /// (three probes for a full line): about 7 keys of a full 30-key node are read instead of
-    /// 30, and every branch but the loops' ends is a conditional move.
+    /// The node's lines were all asked for when the descent reached it ([`BTree::find_leaf`]),
+    /// so they miss the cache together and the probes find them on their way: the keys are
+    /// searched by halving without branches (five probes for a full 30-key node), every
+    /// branch but the loop's end a conditional move.
     #[inline]
     fn inner_search(&self, l: &impl Load, n: u64, count: usize, key: u64) -> usize {
         // Key `i` is pool word `keys + i`.
         let keys = (self.ikey_off(n, 0) / 8) as usize;
         let k = |i: usize| l.word(keys + i);
-        // The first key that starts a cache line, in 1..=8 (8 when key 0 starts one).
-        let lead = 8 - keys % 8;
-        // The last segment start <= key (0 if none is; key 0 need not be).
-        let mut lo = 0;
-        let mut at = lead;
-        while at < count {
-            lo = std::hint::select_unpredictable(k(at) <= key, at, lo);
-            at += 8;
-        }
-        let hi = if lo == 0 { lead } else { lo + 8 };
-        // Keys before `lo` are <= key, those from `hi` on greater: the answer is in
-        // `lo..=hi.min(count)`. Halve the span keeping that true, then test the one key left.
-        let mut base = lo;
-        let mut span = hi.min(count) - lo;
+        // Keys before `base` are <= key, those from `base + span` on greater: the answer is in
+        // `base..=base + span`. Halve the span keeping that true, then test the one key left.
+        let mut base = 0;
+        let mut span = count;
         while span > 1 {
             let half = span / 2;
             // A conditional move: as a branch, random keys would mispredict it half the time.
@@ -484,48 +485,40 @@ impl BTree {
         n
     }
 
+    /// The leaf that holds or would hold `key`; with `path`, the inner nodes passed and the
+    /// child taken in each. Every node's lines are asked for as soon as its offset is known:
+    /// its meta word, the keys a search probes and the child it takes (in the node's upper
+    /// lines) then miss the cache together instead of one after another, and so do the
+    /// fingerprint line of a leaf and the line of the slot it names.
+    ///
+    /// After [`MAX_DEPTH`] inner nodes (more than any tree has: its nodes link in a cycle) the
+    /// search stops at an inner node, which the callers check: the meta word returned with
+    /// the node (the word as loaded, so that the leaf's is not loaded twice) is then 0,
+    /// without the leaf flag.
     #[inline(always)]
-    fn find_leaf(&self, l: &impl Load, key: u64, path: Option<&mut Path>) -> u64 {
+    fn find_leaf(&self, l: &impl Load, key: u64, path: Option<&mut Path>) -> (u64, u64) {
         let mut n = l.at(self.hdr + H_ROOT);
         let mut path = path;
-        loop {
+        for _ in 0..MAX_DEPTH {
+            l.prefetch(n - BLOCK_HDR as u64, self.lines);
             let meta = l.at(n + N_META);
             if meta & LEAF != 0 {
-                return n;
+                return (n, meta);
             }
             let i = self.inner_search(l, n, meta as usize, key);
-            if let Some(p) = path.as_deref_mut()
-                && !p.push(n, i)
-            {
-                // Deeper than any tree (a cycle): the caller sees the full path and fails.
-                return n;
+            if let Some(p) = path.as_deref_mut() {
+                p.push(n, i);
             }
             n = l.at(self.child_off(n, i));
         }
-    }
-
-    /// Load one word of every cache line of leaf `n` after its first, all independent, so
-    /// that the line of the slot a lookup reads is already on its way when the fingerprints
-    /// (first line) name it: one cache miss instead of two in a row. The words are not used.
-    #[inline]
-    fn fetch_leaf(&self, l: &impl Load, n: u64) {
-        let mut acc = 0u64;
-        // Pool word indexes: the first word of each line after the leaf's first.
-        let mut at = (((n + 64) & !63) / 8) as usize;
-        let end = ((n + self.obj() as u64) / 8) as usize;
-        while at < end {
-            acc ^= l.word(at);
-            at += 8;
-        }
-        // Keeps the loads (their values feed nothing).
-        std::hint::black_box(acc);
+        (n, 0)
     }
 
     /// The leaf that holds `key`, or would hold it if inserted (its offset): for callers that
     /// lock leaves to run transactions on one tree side by side (isolation is the user's, as
     /// in REWIND). Stable while no insert splits a node.
     pub fn leaf_of(&self, m: &impl Mem, key: u64) -> u64 {
-        with_loads!(m, |l| self.find_leaf(l, key, None))
+        with_loads!(m, |l| self.find_leaf(l, key, None).0)
     }
 
     /// Whether leaf `n` (from [`BTree::leaf_of`]) is full: an insert of a key not in it would
@@ -557,9 +550,8 @@ impl BTree {
 
     /// The leaf that would hold `key` and `key`'s slot in it, if there.
     fn lookup(&self, l: &impl Load, key: u64) -> (u64, Option<usize>) {
-        let n = self.find_leaf(l, key, None);
-        self.fetch_leaf(l, n);
-        (n, self.leaf_find(l, n, key).1)
+        let (n, meta) = self.find_leaf(l, key, None);
+        (n, self.leaf_find(l, n, meta, key).1)
     }
 
     /// Whether `key` is in the tree.
@@ -567,17 +559,29 @@ impl BTree {
         with_loads!(m, |l| self.lookup(l, key).1.is_some())
     }
 
-    /// The leaf that holds or would hold `key` (its offset), its bitmap and `key`'s slot if
-    /// there; with `path`, the inner nodes passed and the child taken in each.
+    /// The leaf that holds or would hold `key` (its offset), its meta word (the leaf flag and
+    /// the bitmap) and `key`'s slot if there; with `path`, the inner nodes passed and the
+    /// child taken in each. The node is not a leaf (no leaf flag) only if the search went
+    /// round a cycle ([`BTree::find_leaf`]).
     fn locate(
         &self,
         l: &impl Load,
         key: u64,
         path: Option<&mut Path>,
     ) -> (u64, u64, Option<usize>) {
-        let n = self.find_leaf(l, key, path);
-        let (bits, s) = self.leaf_find(l, n, key);
-        (n, bits, s)
+        let (n, meta) = self.find_leaf(l, key, path);
+        let (meta, s) = self.leaf_find(l, n, meta, key);
+        (n, meta, s)
+    }
+
+    /// [`Damage::TreeDepth`](crate::Damage::TreeDepth): a search passed more inner nodes than
+    /// any tree has.
+    fn too_deep(&self, m: &impl Mem) -> RewindError {
+        crate::Damage::TreeDepth {
+            root: m.read_u64(self.hdr + H_ROOT),
+            levels: MAX_DEPTH,
+        }
+        .into()
     }
 
     /// All keys in order (walks the leaf chain).

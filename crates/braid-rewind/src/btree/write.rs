@@ -3,8 +3,8 @@
 //! stores through [`Mem`] (REWIND §5.2; the layout is in the parent module's documentation).
 
 use super::{
-    BTree, H_HEIGHT, H_ROOT, Head, LEAF, LeafOrder, Loads, MAX_DEPTH, MAX_SLOTS, N_BODY, N_META,
-    N_NEXT, Path, fingerprint,
+    BTree, H_HEIGHT, H_ROOT, Head, LEAF, LeafOrder, Loads, MAX_SLOTS, N_BODY, N_META, N_NEXT, Path,
+    fingerprint,
 };
 use crate::tx::Mem;
 use crate::{Damage, Refusal, RewindError};
@@ -13,7 +13,10 @@ impl BTree {
     /// Replace the value of an existing key; false if absent.
     pub fn update(&self, m: &mut impl Mem, key: u64, val: &[u8]) -> Result<bool, RewindError> {
         self.check_val(val)?;
-        let (n, _, found) = with_loads!(m, |l| self.locate(l, key, None));
+        let (n, meta, found) = with_loads!(m, |l| self.locate(l, key, None));
+        if meta & LEAF == 0 {
+            return Err(self.too_deep(m));
+        }
         match found {
             Some(s) => {
                 write_value(m, self.slot_off(n, s) + 8, val)?;
@@ -35,24 +38,27 @@ impl BTree {
     }
 
     /// Insert or replace; returns true if the key is new.
+    ///
+    /// The search records its path only when the leaf is full and splits (a second descent,
+    /// for one insert in about a dozen): the path is a kilobyte to clear on the stack.
     pub fn insert(&self, m: &mut impl Mem, key: u64, val: &[u8]) -> Result<bool, RewindError> {
         self.check_val(val)?;
-        let mut path = Path::new();
-        let (leaf, bits, found) = with_loads!(m, |l| self.locate(l, key, Some(&mut path)));
-        if path.len == MAX_DEPTH {
-            return Err(Damage::TreeDepth {
-                root: m.read_u64(self.hdr + H_ROOT),
-                levels: MAX_DEPTH,
-            }
-            .into());
+        let (leaf, meta, found) = with_loads!(m, |l| self.locate(l, key, None));
+        if meta & LEAF == 0 {
+            return Err(self.too_deep(m));
         }
         if let Some(s) = found {
             write_value(m, self.slot_off(leaf, s) + 8, val)?;
             return Ok(false);
         }
+        let bits = meta & !LEAF;
         if (bits.count_ones() as usize) < self.lcap {
             return self.leaf_insert(m, leaf, bits, key, val).map(|()| true);
         }
+        let mut path = Path::new();
+        let (again, _) = with_loads!(m, |l| self.find_leaf(l, key, Some(&mut path)));
+        // The same tree (nothing written since), searched again for the same key.
+        debug_assert_eq!(again, leaf);
         let (sep, right) = self.split_leaf(m, leaf, bits)?;
         let target = if key < sep { leaf } else { right };
         let tbits = m.read_u64(target + N_META) & !LEAF;
@@ -267,7 +273,11 @@ impl BTree {
 
     /// Remove `key`; returns true if it was present.
     pub fn remove(&self, m: &mut impl Mem, key: u64) -> Result<bool, RewindError> {
-        let (n, bits, found) = with_loads!(m, |l| self.locate(l, key, None));
+        let (n, meta, found) = with_loads!(m, |l| self.locate(l, key, None));
+        if meta & LEAF == 0 {
+            return Err(self.too_deep(m));
+        }
+        let bits = meta & !LEAF;
         let Some(s) = found else {
             return Ok(false);
         };

@@ -114,7 +114,7 @@ impl LogStore {
 
     /// Sealed: store `rec` and its seal in the cell at `cell` of a bucket of generation
     /// `generation`, as words, little endian whatever the processor (the layout's byte order).
-    #[inline]
+    #[inline(always)]
     fn write_sealed(&self, cell: usize, rec: &Rec, generation: u64) {
         let words = rec.words();
         let mut b = [0u64; REC_WORDS + 1];
@@ -354,26 +354,29 @@ impl LogStore {
     /// until their bucket is unlinked and reused). For a checkpoint that persisted a cut
     /// covering their transactions: recovery ignores such records (see [`crate::pool`]).
     /// Returns false (doing nothing) for the other layouts.
-    pub fn forget(&self, recs: &[Pos]) -> bool {
+    pub fn forget(&self, recs: impl IntoIterator<Item = Pos>) -> bool {
         if self.layout != LogLayout::Sealed {
             return false;
         }
         let mut st = self.lock();
         let mut touched = Vec::new();
+        // The bits of consecutive records in one word of one bucket's bitmap are gathered
+        // into a mask and applied together (a checkpoint's records come in log order, so a
+        // mask takes up to 64 of them): per record a compare and an or.
+        let mut run: Option<(usize, usize, u64)> = None;
         for p in recs {
-            let i = st.index_of(&self.arena, p.node);
-            let (w, bit) = self.forgotten_bit_at(i.unwrap_or(0), p.slot);
-            if st.forgotten[w] & bit != 0 {
-                continue;
+            let (node, word, bit) = (p.node, p.slot / 64, 1u64 << (p.slot % 64));
+            match &mut run {
+                Some((n, w, mask)) if *n == node && *w == word => *mask |= bit,
+                _ => {
+                    if let Some((n, w, mask)) = run.replace((node, word, bit)) {
+                        self.forget_mask(&mut st, &mut touched, n, w, mask);
+                    }
+                }
             }
-            st.forgotten[w] |= bit;
-            if let Some(i) = i {
-                st.live[i] -= 1;
-            }
-            st.total_live -= 1;
-            if touched.last() != Some(&p.node) {
-                touched.push(p.node);
-            }
+        }
+        if let Some((n, w, mask)) = run {
+            self.forget_mask(&mut st, &mut touched, n, w, mask);
         }
         touched.sort_unstable();
         touched.dedup();
@@ -381,6 +384,34 @@ impl LogStore {
             self.maybe_unlink(&mut st, n);
         }
         true
+    }
+
+    /// [`LogStore::forget`] the cells of bucket `node` whose bits are set in `mask`, word
+    /// `word` of the bucket's forgotten bitmap (cells `64 * word` on); those forgotten already
+    /// are skipped. A bucket with live records left is noted in `touched`.
+    fn forget_mask(
+        &self,
+        st: &mut State,
+        touched: &mut Vec<usize>,
+        node: usize,
+        word: usize,
+        mask: u64,
+    ) {
+        let i = st.index_of(&self.arena, node);
+        let (w, _) = self.forgotten_bit_at(i.unwrap_or(0), 64 * word);
+        let new = mask & !st.forgotten[w];
+        if new == 0 {
+            return;
+        }
+        st.forgotten[w] |= new;
+        let n = new.count_ones();
+        if let Some(i) = i {
+            st.live[i] -= n;
+        }
+        st.total_live -= n as usize;
+        if touched.last() != Some(&node) {
+            touched.push(node);
+        }
     }
 
     /// Remove records: all of `recs`, then (after a fence) `last`, which is the transaction's

@@ -170,15 +170,20 @@ impl Log {
         }
     }
 
-    /// Remove records behind a persisted checkpoint cut: from the volatile state only where
-    /// the layout allows it (Sealed), else as [`Log::clear`] with no last record.
-    pub fn forget(&self, recs: &[RecRef]) -> Result<(), RewindError> {
+    /// Remove records behind a persisted checkpoint cut, `recs` then `ends`: from the
+    /// volatile state only where the layout allows it (Sealed), else as [`Log::clear`] with
+    /// no last record.
+    pub fn forget(&self, recs: &[RecRef], ends: &[RecRef]) -> Result<(), RewindError> {
         if let Log::One(l) = self
-            && l.forget(&positions(recs))
+            && l.forget(recs.iter().chain(ends).filter_map(|r| match r {
+                RecRef::Pos(p) => Some(*p),
+                RecRef::Key(_) => None,
+            }))
         {
             return Ok(());
         }
-        self.clear(recs, None)
+        let all: Vec<RecRef> = recs.iter().chain(ends).copied().collect();
+        self.clear(&all, None)
     }
 
     /// Every record: log order (one layer) or key order (two layers).

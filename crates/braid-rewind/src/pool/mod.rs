@@ -72,6 +72,9 @@ pub(crate) struct Inner {
     pub rescan: AtomicBool,
     /// Serialises checkpoints; holds one spare queue per log to swap with `finished`.
     pub ckpt: Mutex<Vec<Finished>>,
+    /// Distinct lines the last checkpoint wrote back: the size its successor's set of
+    /// lines starts from (a hint; the set grows as needed).
+    pub ckpt_lines: AtomicUsize,
     pub stats: Counters,
 }
 

@@ -4,7 +4,7 @@
 //! recovering it (REWIND §4.5).
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex, RwLock};
 
 use braid_pmem::{PmemConfig, Region};
@@ -91,6 +91,7 @@ fn build(r: Region, cfg: PoolConfig) -> Result<Inner, RewindError> {
             .collect(),
         rescan: AtomicBool::new(false),
         ckpt: Mutex::new((0..n_logs).map(|_| Finished::default()).collect()),
+        ckpt_lines: AtomicUsize::new(0),
         stats: Counters::default(),
     })
 }
