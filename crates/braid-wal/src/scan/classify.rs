@@ -8,6 +8,9 @@ use crate::record::{
 };
 use crate::{Corruption, Lsn, RecordFault, SegmentDamage, WalError};
 
+/// Bytes the lookahead tests for zeros at once (a multiple of `ALIGN`, above `HEADER_LEN`).
+const ZERO_RUN: usize = 256;
+
 impl Scanner<'_> {
     /// Decode at `self.pos`.
     pub(super) fn step(&mut self) -> Result<Step, WalError> {
@@ -234,6 +237,16 @@ impl Scanner<'_> {
             let mut candidate = None;
             while y + HEADER_LEN as u64 <= window_end {
                 let off = (y - self.buf_lsn) as usize;
+                // A record names its own position (`y > 0`), so no header is all zeros: none
+                // starts in a run of zeros before its last `HEADER_LEN` bytes. The log's end is
+                // mostly followed by the zeros of a preallocated segment, skipped so by the
+                // block rather than looked at every `ALIGN` bytes.
+                if let Some(run) = self.buf[off..self.filled].first_chunk::<ZERO_RUN>()
+                    && run.iter().fold(0, |a, &b| a | b) == 0
+                {
+                    y += (ZERO_RUN - HEADER_LEN + ALIGN) as u64;
+                    continue;
+                }
                 // Cheap test first: a record names its own position.
                 let header = peek_header(&self.buf[off..self.filled]);
                 if let Some((len, version, _)) = header.filter(|&(_, _, lsn)| lsn == y) {

@@ -358,6 +358,27 @@ mod tests {
         m.append(&spec, synced).unwrap()
     }
 
+    /// Zeros after the last record, then a record written after they were durable: the
+    /// lookahead finds it past a gap of any length (the zero runs it skips whole included),
+    /// so the zeros are corruption.
+    #[test]
+    fn the_lookahead_finds_a_proof_past_zeros_of_any_length() {
+        for gap in (8..=1200).step_by(8) {
+            let mut m = MemSource::new("mem", 0, 9);
+            push(&mut m, 1, 0);
+            let x = m.tail();
+            m.bytes.resize(m.bytes.len() + gap, 0);
+            push(&mut m, 2, x + 8);
+            let mut s = Scanner::new(&m, ScanMode::Strict);
+            assert!(s.next_record().unwrap().is_some());
+            let r = s.next_record();
+            assert!(
+                matches!(r, Err(WalError::Corrupt { offset, .. }) if offset == x),
+                "gap {gap}: {r:?}"
+            );
+        }
+    }
+
     /// A holding scan's records stay where they were read, across buffer boundaries (a
     /// record the last buffer cut starts the next one), and the end is found as without.
     #[test]

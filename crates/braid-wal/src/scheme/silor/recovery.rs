@@ -415,6 +415,10 @@ mod tests {
             .collect();
         assert_eq!(key7, [10, 10, 20, 30, 40]);
         let tid10: Vec<u32> = got.iter().filter(|g| g.2 == 10).map(|g| g.3).collect();
-        assert_eq!(tid10, [0, 20], "one transaction's operations keep their order");
+        assert_eq!(
+            tid10,
+            [0, 20],
+            "one transaction's operations keep their order"
+        );
     }
 }
