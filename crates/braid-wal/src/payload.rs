@@ -38,6 +38,9 @@ pub(crate) const OP_DELETE: u8 = 3;
 /// Bytes of an op before its op-specific part: tag, table, key.
 const OP_HEAD: usize = 1 + 4 + 8;
 
+/// Bytes of an update before its data: head, column mask, data length.
+const UPDATE_HEAD: usize = OP_HEAD + 8 + 4;
+
 /// One operation of a redo payload, borrowing its data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RedoOp<'a> {
@@ -168,7 +171,7 @@ impl RedoBuf {
         fill: impl FnOnce(&mut [u8]),
     ) {
         let len_bytes = len_u32(len);
-        self.bytes.reserve(OP_HEAD + 12 + len);
+        self.bytes.reserve(UPDATE_HEAD + len);
         self.push_head(OP_UPDATE, table, key);
         self.bytes.extend_from_slice(&columns.to_le_bytes());
         self.bytes.extend_from_slice(&len_bytes);
@@ -250,6 +253,54 @@ impl<'a> RedoIter<'a> {
     }
 
     fn op(&mut self) -> Result<RedoOp<'a>, PayloadError> {
+        match self.whole_op() {
+            Some(op) => Ok(op),
+            None => self.checked_op(),
+        }
+    }
+
+    /// The common case, with one bounds check for the fixed fields: an op with at least
+    /// [`UPDATE_HEAD`] bytes from its start and its data all there. `None` for anything else,
+    /// which [`RedoIter::checked_op`] decodes field by field (and names what is wrong).
+    /// Recovery decodes every op several times (to route it, to prefetch its row, to apply
+    /// it), so this is most of its decoding.
+    #[inline]
+    fn whole_op(&mut self) -> Option<RedoOp<'a>> {
+        let buf = self.cur.buf;
+        let start = self.cur.at;
+        let h: &[u8; UPDATE_HEAD] = buf.get(start..)?.first_chunk()?;
+        let u32_at = |i: usize| u32::from_le_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
+        let table = u32_at(1);
+        let key = u64::from_le_bytes(*h[5..].first_chunk()?);
+        let (op, end) = match h[0] {
+            OP_UPDATE => {
+                let columns = u64::from_le_bytes(*h[OP_HEAD..].first_chunk()?);
+                let from = start + UPDATE_HEAD;
+                let to = from.checked_add(u32_at(OP_HEAD + 8) as usize)?;
+                let data = buf.get(from..to)?;
+                let op = RedoOp::Update {
+                    table,
+                    key,
+                    columns,
+                    data,
+                };
+                (op, to)
+            }
+            OP_INSERT => {
+                let from = start + OP_HEAD + 4;
+                let to = from.checked_add(u32_at(OP_HEAD) as usize)?;
+                let data = buf.get(from..to)?;
+                (RedoOp::Insert { table, key, data }, to)
+            }
+            OP_DELETE => (RedoOp::Delete { table, key }, start + OP_HEAD),
+            _ => return None,
+        };
+        self.cur.at = end;
+        Some(op)
+    }
+
+    /// An op decoded field by field, each checked.
+    fn checked_op(&mut self) -> Result<RedoOp<'a>, PayloadError> {
         let start = self.cur.at;
         let tag = self.cur.u8("truncated op tag")?;
         let table = self.cur.u32("truncated table id")?;
@@ -346,6 +397,57 @@ pub fn decode_command(payload: &[u8]) -> Result<(u32, &[u8]), PayloadError> {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+
+    /// Every op of `payload` (and the error that ends it) as the field-by-field decoder reads
+    /// them.
+    fn checked_ops(payload: &[u8]) -> Vec<Result<RedoOp<'_>, PayloadError>> {
+        let mut it = decode_redo(payload);
+        let mut out = Vec::new();
+        while it.cur.at < payload.len() {
+            let r = it.checked_op();
+            let end = r.is_err();
+            out.push(r);
+            if end {
+                break;
+            }
+        }
+        out
+    }
+
+    /// The one-check decoding of whole ops reads every payload as the field-by-field one does:
+    /// each prefix of a payload of all op kinds (data of 0 to 40 bytes, so ops end near the
+    /// fixed fields' size either way), and the payload with each byte changed.
+    #[test]
+    fn whole_ops_decode_as_checked_ones() {
+        let mut b = RedoBuf::default();
+        for (i, n) in [0usize, 3, 12, 40, 7, 1].into_iter().enumerate() {
+            let data = vec![i as u8 + 1; n];
+            let (table, key) = (i as u32 + 1, 1000 + i as u64);
+            b.push(&RedoOp::Delete { table, key });
+            b.push_update_with(table, key, 0b11 << i, n, |d| d.copy_from_slice(&data));
+            b.push(&RedoOp::Insert {
+                table,
+                key,
+                data: &data,
+            });
+        }
+        let p = b.bytes;
+        for end in 0..=p.len() {
+            let cut = &p[..end];
+            assert_eq!(
+                decode_redo(cut).collect::<Vec<_>>(),
+                checked_ops(cut),
+                "{end}"
+            );
+        }
+        for at in 0..p.len() {
+            for v in [0u8, 1, 2, 3, 4, 0x80, 0xff] {
+                let mut q = p.clone();
+                q[at] = v;
+                assert_eq!(decode_redo(&q).collect::<Vec<_>>(), checked_ops(&q), "{at}");
+            }
+        }
+    }
 
     #[test]
     fn redo_round_trip_and_errors() {
