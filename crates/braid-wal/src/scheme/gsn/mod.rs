@@ -71,7 +71,9 @@ pub(crate) mod commit;
 mod config;
 mod counters;
 mod daemon;
+pub(crate) mod deps;
 mod follow;
+mod live;
 mod log;
 pub(crate) mod open;
 pub(crate) mod pages;
@@ -213,7 +215,7 @@ impl Scheme for Gsn {
             // acknowledged.
             let top = top();
             if self.shared.blocked(top).is_ok()
-                && let Err(e) = crate::scheme::autonomous::ack::settle(&self.shared, top)
+                && let Err(e) = crate::scheme::autonomous::ack::settle_all(&self.shared, top)
             {
                 first = Some(e);
             }
@@ -251,6 +253,10 @@ impl Scheme for Gsn {
             // No passive group commit, so no straggler signals to report.
             c.retain(|(n, _)| !n.starts_with("signals"));
             c.push(("log_waits", st.log_waits));
+            // The sparse dependency vector: logs waited for by the commits that needed a
+            // remote flush (divide by `rfa_remote_commits`), and those that waited for all.
+            c.push(("remote_dep_logs", st.dep_logs));
+            c.push(("remote_all_logs", st.all_logs));
         }
         if self.shared.rfa() {
             c.push(("rfa_local_commits", st.rfa_local));
