@@ -143,13 +143,25 @@ fn durable_soon(t: &braid_wal::scheme::Ticket) -> bool {
     false
 }
 
+/// Assert `ok`, opening the gates of `devs` before failing (the scheme's streams, dropped
+/// while unwinding, flush).
+fn check(devs: &[Arc<MemDev>], ok: bool, what: &str) {
+    if !ok {
+        for d in devs {
+            d.set_gate(true);
+        }
+        panic!("{what}");
+    }
+}
+
 /// Three logs, log 2's flushes held back for good. T0 (log 0) reads T1's key (log 1): its
 /// sparse vector names log 1 alone, so it is acknowledged once logs 0 and 1 are durable,
-/// while T2 in log 2 stays volatile (waiting for every log, it never would be). A crash then
-/// loses T2 and recovery keeps T0 although its GSN lies above the bound (log 2 holds nothing
-/// new); after new work on every log and a second recovery, T0 is still kept: the first
-/// recovery's void marker records its decision (a marker that replayed local commits only
-/// would drop it).
+/// while T2 in log 2 stays volatile (waiting for every log, it never would be). T1b, after T1
+/// in log 1, read T2's key: log 1's settled GSN stops below it, and it is not acknowledged. A
+/// crash then loses T2 and recovery keeps T0 although its GSN lies above the bound (log 2
+/// holds nothing new), and drops T1b; after new work on every log and a second recovery, T0
+/// is still kept: the first recovery's void marker records its decision (a marker that
+/// replayed local commits only would drop it).
 #[test]
 fn a_remote_commit_waits_for_the_logs_it_depends_on_only() {
     let devs = [
@@ -163,19 +175,30 @@ fn a_remote_commit_waits_for_the_logs_it_depends_on_only() {
     devs[2].set_gate(false);
     let t2 = txn(&mut *w[2], 102, &[], &[9], 9);
     let t1 = txn(&mut *w[1], 101, &[], &[1], 1);
+    let t1b = txn(&mut *w[1], 103, &[9], &[8], 8);
     let t0 = txn(&mut *w[0], 100, &[1], &[2], 2);
-    assert!(
-        durable_soon(&t0),
-        "T0 waited for log 2, which it does not depend on"
+    let ok = durable_soon(&t0);
+    check(
+        &devs,
+        ok,
+        "T0 waited for log 2, which it does not depend on",
     );
-    assert!(t1.is_durable().unwrap());
-    assert!(!t2.is_durable().unwrap());
-    assert_eq!(counter(&*s, "rfa_remote_commits"), 1);
-    assert_eq!(counter(&*s, "remote_dep_logs"), 1);
-    assert_eq!(counter(&*s, "remote_all_logs"), 0);
+    let settled = t1b.is_durable().unwrap();
+    check(
+        &devs,
+        !settled,
+        "T1b acknowledged: log 1 settled past a commit that depends on the held log 2",
+    );
+    let (d1, d2) = (t1.is_durable().unwrap(), t2.is_durable().unwrap());
     let crashed: Vec<Vec<u8>> = devs.iter().map(|d| d.crash_image()).collect();
     devs[2].set_gate(true);
+    assert!(d1 && !d2);
+    // T0 and T1b needed a remote flush, of one log each.
+    assert_eq!(counter(&*s, "rfa_remote_commits"), 2);
+    assert_eq!(counter(&*s, "remote_dep_logs"), 2);
+    assert_eq!(counter(&*s, "remote_all_logs"), 0);
     t2.wait().unwrap();
+    t1b.wait().unwrap();
     drop(w);
     s.close().unwrap();
 
@@ -225,9 +248,11 @@ fn a_commit_whose_dependency_depended_on_a_lost_write_is_dropped() {
     wait_flushed(&*s, 0);
     wait_flushed(&*s, 1);
     for (name, t) in [("T1", &t1), ("T0", &t0), ("T0b", &t0b)] {
-        assert!(
-            !t.is_durable().unwrap(),
-            "{name} acknowledged while T2, which it depends on through T1, is volatile"
+        let durable = t.is_durable().unwrap();
+        check(
+            &devs,
+            !durable,
+            &format!("{name} acknowledged while T2, which it depends on through T1, is volatile"),
         );
     }
     let crashed: Vec<Vec<u8>> = devs.iter().map(|d| d.crash_image()).collect();
