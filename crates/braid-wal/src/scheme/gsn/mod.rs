@@ -64,7 +64,9 @@
 //! Files: `config.rs` (options, registration), `worker.rs` (a worker's GSN and its inserts),
 //! `log.rs` (one log and its insert), `shared.rs` (what workers, the daemon and tickets share:
 //! the commit queue), `daemon.rs` (the commit daemon's start, sleep and stop), `commit.rs`
-//! (commit protection), `pages.rs`, `recovery.rs`, `follow.rs` (a standby's rounds), `counters.rs` and `open.rs`.
+//! (commit protection), `pages.rs`, `recovery.rs`, `live.rs` (which commits recovery replays), `deps.rs` (autonomous
+//! commit's dependency vectors and the void markers' decisions as stored), `follow.rs` (a
+//! standby's rounds), `counters.rs` and `open.rs`.
 
 // Internals, hidden from the docs (`commit` is public for the loom model in `tests/loom_gsn.rs`).
 pub(crate) mod commit;

@@ -55,7 +55,11 @@
 //!   commit record leaves no trace.
 //! * `Abort`: a transaction with update records aborted (a standby stops waiting for its
 //!   commit record; recovery needs nothing from it but its GSN).
-//! * `Checkpoint`, empty payload: a clock record; 16-byte payload `lo, hi`: a void marker.
+//! * `Checkpoint`, empty payload: a clock record; otherwise a void marker `lo, hi` and the
+//!   recovery's per-log decisions above `lo` (`deps.rs`; 16 bytes without them).
+//! * A `Commit` record's payload may go on with the commit's dependencies (autonomous
+//!   commit's sparse vector, `deps.rs`); a whole transaction that has some is written as a
+//!   `Redo` part and such a `Commit` record.
 //!
 //! # Remote Flush Avoidance
 //!
@@ -66,9 +70,9 @@
 //! log was still waiting for a remote flush (`worker.rs`). So a local transaction found in a
 //! log is replayed whatever its GSN, and so are its update records: everything it depends on
 //! is replayed too (at or below `B`, or itself local), and GSN order still puts it after all
-//! of that. For the same reason a later recovery replays it although the void marker written
-//! after this one covers it (the marker voids what was *not* replayed; local transactions
-//! were).
+//! of that. A later recovery replays it although the void marker written after this one
+//! covers it: the marker records what was replayed (`live.rs`, which also decides autonomous
+//! commit's commits with dependency vectors above `B`).
 //!
 //! A checkpoint's cut ([`Cut`]) decides coverage by the record that commits: a `Redo` +
 //! COMMIT record, or a `Commit` record, whose transaction's parts follow it. Parts are never
