@@ -28,7 +28,7 @@ const ENTRY: usize = 10;
 pub(crate) struct BadPayload;
 
 fn entries(mut b: &[u8]) -> Result<Vec<(u16, u64)>, BadPayload> {
-    if b.len() % ENTRY != 0 {
+    if !b.len().is_multiple_of(ENTRY) {
         return Err(BadPayload);
     }
     let mut v = Vec::with_capacity(b.len() / ENTRY);
