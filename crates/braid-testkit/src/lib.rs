@@ -56,6 +56,7 @@ pub type Check = fn(&[u8]) -> Checked;
 pub const TARGETS: &[(&str, Check)] = &[
     ("record_decode", records::record_decode),
     ("payload_decode", records::payload_decode),
+    ("gsn_payload", records::gsn_payload),
     ("scan", records::scan),
     ("segment_open", device::segment_open),
     ("pmem_ring", device::pmem_ring),

@@ -15,8 +15,9 @@
 //! visible to the daemon when it acknowledges (docs/design.md invariant 1: nothing acknowledged
 //! can be missing after a crash), and the daemon never acknowledges past its target.
 //!
-//! A second model checks Remote Flush Avoidance's page writer ([`raise_word`]): two logs'
-//! raises of one page and a reader between them.
+//! Two more models check Remote Flush Avoidance's page writer ([`raise_word`]): two logs'
+//! raises of one page and a reader between them, and (autonomous commit) the same with the
+//! first writer's settled GSN moving meanwhile.
 //!
 //! Not modelled: the straggler signal (its handler publishes the staged value on the
 //! thread's behalf, from signal context, which loom cannot interleave) and the durable-cache
@@ -203,7 +204,7 @@ fn loom_rfa_a_page_never_hides_a_volatile_writer() {
             .map(|(i, (log, gsn))| {
                 let (page, done) = (Arc::clone(&page), Arc::clone(&done));
                 thread::spawn(move || {
-                    let after = raise_word(&*page, gsn, log, 0);
+                    let after = raise_word(&*page, gsn, log, |_| 0);
                     assert!(after >= gsn);
                     done[i].store(true, SeqCst);
                 })
@@ -227,5 +228,52 @@ fn loom_rfa_a_page_never_hides_a_volatile_writer() {
             h.join().unwrap();
         }
         assert_eq!(split(page.load()), (12, MULTI));
+    });
+}
+
+/// Autonomous commit's page test (`raise_word` with each writer log's settled GSN): log 1
+/// writes the page at GSN 10 while its settled GSN moves to 10 (a settler), and log 2 writes
+/// it at 12. Checked: once log 1's raise has returned, the page names log 2 alone only if log
+/// 1's write was settled (a reader that then finds log 2 alone records no dependency on log
+/// 1, so log 1's write must need none), and it never names log 1 alone after log 2's raise.
+#[test]
+fn loom_rfa_a_page_names_one_writer_only_past_the_others_settled_gsn() {
+    model(ROUNDS, || {
+        let page = Arc::new(Page(AtomicU64::new(0)));
+        let settled1 = Arc::new(AtomicU64::new(0));
+        let done1 = Arc::new(AtomicBool::new(false));
+        let w1 = {
+            let (page, done1) = (Arc::clone(&page), Arc::clone(&done1));
+            thread::spawn(move || {
+                raise_word(&*page, 10, 1, |_| 0);
+                done1.store(true, SeqCst);
+            })
+        };
+        let settler = {
+            let settled1 = Arc::clone(&settled1);
+            thread::spawn(move || settled1.store(10, SeqCst))
+        };
+        let w2 = {
+            let (page, settled1) = (Arc::clone(&page), Arc::clone(&settled1));
+            thread::spawn(move || {
+                raise_word(&*page, 12, 2, |w| {
+                    if w == 1 { settled1.load(SeqCst) } else { 0 }
+                });
+            })
+        };
+        let d1 = done1.load(SeqCst);
+        let (g, w) = split(page.load());
+        if d1 && w == 2 {
+            assert!(
+                settled1.load(SeqCst) >= 10,
+                "log 1's unsettled write hidden: ({g}, {w})"
+            );
+        }
+        for h in [w1, settler, w2] {
+            h.join().unwrap();
+        }
+        let (g, w) = split(page.load());
+        assert_eq!(g, 12);
+        assert!(w == 2 || w == MULTI, "log 2's write hidden: ({g}, {w})");
     });
 }

@@ -16,29 +16,39 @@
 //!   its log holds, and a log whose commits nobody waits for is written by its stream's
 //!   flusher once 64 KB are pending.
 //! * **No commit daemon.** A commit that read or wrote a row another log wrote and has not yet
-//!   made durable everywhere is acknowledged by the thread that waits for it, once every log
-//!   is durable up to its GSN (`ack.rs`): it inserts **barriers** (clock records) into logs
-//!   whose clock lags, and runs a lagging log's flush itself when none is under way (**log
-//!   stealing**). Acknowledgement is parallel: as many commits settle at once as threads wait.
-//! * **Recovery** is gsn's, unchanged: local commits carry their flag and are replayed
-//!   whatever their GSN, the others when every log reached their GSN.
+//!   settled records that log and the row's GSN in its **sparse dependency vector** (the
+//!   paper's per-transaction (worker, GSN) vector) and is acknowledged, by the thread that
+//!   waits for it, once its own log and those logs are *settled* up to those GSNs: durable,
+//!   with every commit of theirs up to there settled too, so that a transitive dependency (a
+//!   dependency that itself depended on a third log) is waited for (`ack.rs`). The waiter
+//!   inserts **barriers** (clock records) into logs whose clock lags, and runs a lagging log's
+//!   flush itself when none is under way (**log stealing**). Acknowledgement is parallel: as
+//!   many commits settle at once as threads wait.
+//! * **Recovery** is gsn's pipeline, with gsn's bound `B` and one step more (`gsn/live.rs`):
+//!   commits above `B` are decided in GSN order, a commit kept if no earlier commit of its log
+//!   was dropped and each dependency lies at or below `B` or in its log's kept prefix; the
+//!   decisions go into the recovery's void marker, so that a later recovery keeps exactly the
+//!   same commits although later records have raised the logs' clocks.
 //!
-//! Where this departs from the paper, and why: the paper keeps a sparse per-transaction
-//! vector (worker, GSN) of the logs a transaction depends on and waits for those logs alone.
-//! Here a commit that needs a remote flush waits for every log up to its GSN (the barrier
-//! makes an idle log's wait one clock record and one flush), because recovery's bound proves
-//! a commit durable only when every log reached its GSN; a sparse wait needs the vector
-//! written into the commit record and a recovery that checks it transitively (a dependency
-//! may itself have depended on a third log), which is not built. With Remote Flush Avoidance
-//! the commits that need a remote flush are 1-2% of YCSB at Zipf 0.6 (`docs/results.md`).
-//! The paper's io_uring submission with many transactions in flight per worker is the
-//! engine's pipelined commit (`commit_async`); its O_DIRECT writes are the file device's
-//! `direct` option. Command logging is refused for gsn's reason (GSNs do not order
+//! Where this departs from the paper, and why: the vector is kept sparse per log (one GSN per
+//! log a transaction touched unsettled writes of), and written into the commit record (a
+//! `Commit` record after the transaction's redo record, `gsn/deps.rs`) only by the commits
+//! that have one (1-2% of YCSB at Zipf 0.6 with Remote Flush Avoidance, `docs/results.md`),
+//! so a local commit stays one record. A page written by several logs whose writes are not all
+//! settled names no single writer (RFA's `MULTI`), and a miss over many pages reads every
+//! log's clock: such a commit depends on every log and waits, as before the vector existed,
+//! until every log is settled up to its GSN (counted: `remote_all_logs`; `remote_dep_logs`
+//! sums the logs the commits that needed a remote flush waited for). A commit waits for every
+//! earlier commit of its own log to be settled as well (the paper's worker acknowledges its
+//! transactions in order), because a transaction may read its own log's writes without
+//! recording them. The paper's io_uring submission with many transactions in flight per
+//! worker is the engine's pipelined commit (`commit_async`); its O_DIRECT writes are the file
+//! device's `direct` option. Command logging is refused for gsn's reason (GSNs do not order
 //! write-after-read dependencies), and so are persistent-memory logs (a durable cache needs
 //! no acknowledgement protocol at all: gsn's `commit = durable`).
 //!
-//! Files: `config.rs` (options, registration, refusals) and `ack.rs` (the acknowledgement of
-//! commits that need a remote flush).
+//! Files: `config.rs` (options, registration, refusals) and `ack.rs` (settled GSNs and the
+//! acknowledgement of commits that need more than their own log's flush).
 
 pub(crate) mod ack;
 mod config;

@@ -23,11 +23,13 @@ pub(crate) struct GsnCounters {
 }
 
 impl GsnCounters {
-    pub(super) fn snapshot(&self, commits: u64, rfa: (u64, u64)) -> GsnStats {
+    pub(super) fn snapshot(&self, commits: u64, rfa: (u64, u64, u64, u64)) -> GsnStats {
         GsnStats {
             commits,
             rfa_local: rfa.0,
             rfa_remote: rfa.1,
+            dep_logs: rfa.2,
+            all_logs: rfa.3,
             signals: self.signals.load(Relaxed),
             signals_helped: self.signals_helped.load(Relaxed),
             rounds: self.rounds.load(Relaxed),
@@ -57,6 +59,10 @@ pub(crate) struct GsnStats {
     pub rfa_local: u64,
     /// Remote Flush Avoidance: commits that needed a remote flush.
     pub rfa_remote: u64,
+    /// Autonomous commit: the logs those commits depended on, summed.
+    pub dep_logs: u64,
+    /// Autonomous commit: those commits that fell back to waiting for every log.
+    pub all_logs: u64,
 }
 
 impl GsnStats {

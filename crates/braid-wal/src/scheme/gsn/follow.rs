@@ -56,7 +56,8 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use super::GsnConfig;
-use super::recovery::{RecKind, StreamScan, Threads, in_void, redo, scan};
+use super::live::Voids;
+use super::recovery::{RecKind, StreamScan, Threads, redo, scan};
 use crate::scan::StreamSource;
 use crate::scheme::follow::{Follower, Resumed};
 use crate::scheme::{RecoveryReport, Replay, SchemeConfig};
@@ -73,8 +74,8 @@ pub(super) struct GsnFollower {
     /// Per log: a GSN up to which the log is known durable (`done`, or the GSN clock of the
     /// checkpoint the standby started from once the log is read past the checkpoint's end).
     floors: Vec<u64>,
-    /// The `(B', base)` ranges of every void marker read.
-    voids: Vec<(u64, u64)>,
+    /// Every void marker read: its `(B', base)` range and the writer's decisions in it.
+    voids: Voids,
 }
 
 impl GsnFollower {
@@ -88,7 +89,7 @@ impl GsnFollower {
                 .collect(),
             done: 0,
             floors: vec![0; streams],
-            voids: Vec::new(),
+            voids: Voids::default(),
         })
     }
 }
@@ -141,15 +142,7 @@ impl GsnFollower {
     /// it replays.
     fn plan(&mut self, scans: &[StreamScan]) -> (u64, HashSet<u64>, u64) {
         let cut = self.cfg.cut.as_ref();
-        for sc in scans {
-            for r in &sc.recs {
-                if let RecKind::Marker(lo, hi) = r.kind
-                    && !self.voids.contains(&(lo, hi))
-                {
-                    self.voids.push((lo, hi));
-                }
-            }
-        }
+        self.voids.read(scans);
         let voids = &self.voids;
         for (s, sc) in scans.iter().enumerate() {
             if let Some(c) = cut
@@ -164,7 +157,7 @@ impl GsnFollower {
             .map(|(sc, &floor)| {
                 sc.recs
                     .iter()
-                    .filter(|r| !in_void(voids, r.gsn))
+                    .filter(|r| !voids.void(r.gsn))
                     .map(|r| r.gsn)
                     .max()
                     .unwrap_or(0)
@@ -174,13 +167,13 @@ impl GsnFollower {
             .min()
             .unwrap_or(self.done);
         let mut split: HashMap<u64, Split> = HashMap::new();
-        for sc in scans {
+        for (s, sc) in scans.iter().enumerate() {
             for r in &sc.recs {
-                // A local commit (RFA) was replayed by the writer's recovery although its
-                // marker voids it; a part is held like any other until its commit record
-                // says (a part in a void whose commit is not local has a void commit, or one
-                // lost with the writer).
-                let void = in_void(voids, r.gsn) && !r.local;
+                // A commit the writer's recovery replayed although its marker voids it (its
+                // decisions, or the local flag for an older marker); a part is held like any
+                // other until its commit record says (a part in a void whose commit was not
+                // replayed has a void commit, or one lost with the writer).
+                let void = voids.void(r.gsn) && !voids.replayed(s, r.gsn, r.local);
                 match r.kind {
                     RecKind::Part => {
                         let e = split.entry(r.txn).or_default();
@@ -292,19 +285,21 @@ impl Follower for GsnFollower {
             at.push(first.map_or(sc.end.end, |i| sc.recs[i].lsn));
         }
         let voids = &self.voids;
-        let live = |r: &super::recovery::Rec| r.gsn <= d && (r.local || !in_void(voids, r.gsn));
+        let live = |s: usize, r: &super::recovery::Rec| {
+            r.gsn <= d && (!voids.void(r.gsn) || voids.replayed(s, r.gsn, r.local))
+        };
         report.txns = committed.len() as u64;
         report.skipped = skipped;
-        for sc in &scans {
+        for (s, sc) in scans.iter().enumerate() {
             report.txns += sc
                 .recs
                 .iter()
-                .filter(|r| r.kind == RecKind::Txn && live(r))
+                .filter(|r| r.kind == RecKind::Txn && live(s, r))
                 .count() as u64;
         }
         report.stages.push(("plan", t.elapsed().as_secs_f64()));
-        let take = |_: usize, r: &super::recovery::Rec| match r.kind {
-            RecKind::Txn => live(r),
+        let take = |s: usize, r: &super::recovery::Rec| match r.kind {
+            RecKind::Txn => live(s, r),
             RecKind::Part => r.gsn <= d && committed.contains(&r.txn),
             _ => false,
         };

@@ -32,6 +32,9 @@ pub(crate) struct LogInner {
     pub pending: VecDeque<(Lsn, u64)>,
     /// Watermark mode: GSN of the newest record known durable.
     pub durable_gsn: u64,
+    /// Autonomous commit: (GSN, dependencies) of this log's commits that depend on other logs
+    /// and are not yet known settled, oldest first (`autonomous/ack.rs`).
+    pub remote: VecDeque<(u64, Vec<(u16, u64)>)>,
 }
 
 /// One log: its stream and its state behind the insert lock.
@@ -43,6 +46,10 @@ pub(crate) struct Log {
     /// this log's flush alone only once that GSN is acknowledged: it may depend on that commit,
     /// which depends on another log (see `worker.rs`).
     pub remote_gsn: AtomicU64,
+    /// Autonomous commit: every commit of this log with a GSN up to this is durable, and so is
+    /// everything it depends on, transitively (its *settled* GSN; only grows, advanced by
+    /// whoever needs it: `autonomous/ack.rs`).
+    pub settled: AtomicU64,
 }
 
 /// Pending entries past which an insert first drops those already durable: the commit daemon

@@ -64,14 +64,18 @@
 //! Files: `config.rs` (options, registration), `worker.rs` (a worker's GSN and its inserts),
 //! `log.rs` (one log and its insert), `shared.rs` (what workers, the daemon and tickets share:
 //! the commit queue), `daemon.rs` (the commit daemon's start, sleep and stop), `commit.rs`
-//! (commit protection), `pages.rs`, `recovery.rs`, `follow.rs` (a standby's rounds), `counters.rs` and `open.rs`.
+//! (commit protection), `pages.rs`, `recovery.rs`, `live.rs` (which commits recovery replays), `deps.rs` (autonomous
+//! commit's dependency vectors and the void markers' decisions as stored), `follow.rs` (a
+//! standby's rounds), `counters.rs` and `open.rs`.
 
 // Internals, hidden from the docs (`commit` is public for the loom model in `tests/loom_gsn.rs`).
 pub(crate) mod commit;
 mod config;
 mod counters;
 mod daemon;
+pub(crate) mod deps;
 mod follow;
+mod live;
 mod log;
 pub(crate) mod open;
 pub(crate) mod pages;
@@ -213,7 +217,7 @@ impl Scheme for Gsn {
             // acknowledged.
             let top = top();
             if self.shared.blocked(top).is_ok()
-                && let Err(e) = crate::scheme::autonomous::ack::settle(&self.shared, top)
+                && let Err(e) = crate::scheme::autonomous::ack::settle_all(&self.shared, top)
             {
                 first = Some(e);
             }
@@ -251,6 +255,10 @@ impl Scheme for Gsn {
             // No passive group commit, so no straggler signals to report.
             c.retain(|(n, _)| !n.starts_with("signals"));
             c.push(("log_waits", st.log_waits));
+            // The sparse dependency vector: logs waited for by the commits that needed a
+            // remote flush (divide by `rfa_remote_commits`), and those that waited for all.
+            c.push(("remote_dep_logs", st.dep_logs));
+            c.push(("remote_all_logs", st.all_logs));
         }
         if self.shared.rfa() {
             c.push(("rfa_local_commits", st.rfa_local));

@@ -170,20 +170,25 @@ pub(crate) fn open_logs(
             writer,
             pending: VecDeque::new(),
             durable_gsn: 0,
+            remote: VecDeque::new(),
         };
         streams.push(stream.clone());
         logs.push(Log {
             stream,
             inner: Mutex::new(inner),
             remote_gsn: AtomicU64::new(0),
+            settled: AtomicU64::new(0),
         });
     }
     if !pmem {
         // Void what lies above the bound before anything new is written (see `recovery`).
-        let bound = rec.bound.min(rec.base);
-        let mut marker = [0u8; 16];
-        marker[..8].copy_from_slice(&bound.to_le_bytes());
-        marker[8..].copy_from_slice(&rec.base.to_le_bytes());
+        // With the decisions above the bound (`live.rs`), so that a later recovery replays
+        // exactly what this one did inside the marker's range.
+        let marker = super::deps::encode_marker(&super::deps::Marker {
+            lo: rec.bound.min(rec.base),
+            hi: rec.base,
+            dead: Some(rec.dead),
+        });
         let mut ends = Vec::with_capacity(logs.len());
         for log in &logs {
             let mut g = log.inner.lock();

@@ -16,12 +16,14 @@
 //! et al., SIGMOD 2020, Section 4.3: a page remembers the worker that last modified it): the
 //! GSN in the top 48 bits, a log number in the low 16. With RFA off every writer is 0 and the
 //! word is the clock shifted. With RFA on ([`PageTable::raise_by`]) the writer is the one log
-//! that may hold a write of the page that is not yet known durable everywhere (its GSN above
-//! the acknowledged GSN), or [`MULTI`] when more than one may: a later, higher write of another
-//! log must not hide an earlier one that is still volatile (a slot is shared by the rows of a
+//! that may hold a write of the page that is not yet *settled* (its GSN above what the writer
+//! log's `settled` function returns: gsn, the acknowledged GSN, every log durable up to it;
+//! autonomous commit, the writer log's own settled GSN, `autonomous/ack.rs`), or [`MULTI`]
+//! when more than one may: a later, higher write of another log must not hide an earlier one
+//! that is still volatile (a slot is shared by the rows of a
 //! page and by pages that hash alike, so writes to it need not be ordered by row locks). A
-//! reader of the page then needs a remote flush unless the page's GSN is acknowledged or its
-//! writer is the reader's own log.
+//! reader of the page then needs a remote flush unless the page's GSN is settled for its
+//! writer (for [`MULTI`], acknowledged) or its writer is the reader's own log.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
@@ -149,11 +151,17 @@ impl PageTable {
     }
 
     /// RFA: raise the clock of `slot` to at least `gsn` as a write of log `writer`, where
-    /// every GSN up to `acked` is durable in every log; returns the clock after (see
-    /// [`raise_word`]).
+    /// `settled(w)` is a GSN up to which log `w`'s writes are settled (see [`raise_word`]);
+    /// returns the clock after.
     #[inline]
-    pub(crate) fn raise_by(&self, slot: usize, gsn: u64, writer: u16, acked: u64) -> u64 {
-        raise_word(&self.slots[slot], gsn, writer, acked)
+    pub(crate) fn raise_by(
+        &self,
+        slot: usize,
+        gsn: u64,
+        writer: u16,
+        settled: impl Fn(u16) -> u64,
+    ) -> u64 {
+        raise_word(&self.slots[slot], gsn, writer, settled)
     }
 }
 
@@ -178,18 +186,26 @@ impl PageWord for AtomicU64 {
     }
 }
 
-/// RFA: raise the page clock `word` to at least `gsn` as a write of log `writer`, where every
-/// GSN up to `acked` is durable in every log; returns the clock after. The writer field
-/// becomes `writer` if the page's earlier writes are all durable (its clock at most `acked`)
-/// or were all `writer`'s, else [`MULTI`]: one compare-and-swap, retried on contention.
+/// RFA: raise the page clock `word` to at least `gsn` as a write of log `writer`, where
+/// `settled(w)` is a GSN up to which the writes of log `w` are settled (durable, and
+/// everything they depend on too; `settled(MULTI)`: of every log); returns the clock after.
+/// The writer field becomes `writer` if the page's earlier writes are all settled (its clock
+/// at most its writer's settled GSN) or were all `writer`'s, else [`MULTI`]: one
+/// compare-and-swap, retried on contention. `settled` only grows, so a stale answer only
+/// names [`MULTI`] more often.
 #[inline]
-pub(crate) fn raise_word<W: PageWord + ?Sized>(word: &W, gsn: u64, writer: u16, acked: u64) -> u64 {
+pub(crate) fn raise_word<W: PageWord + ?Sized>(
+    word: &W,
+    gsn: u64,
+    writer: u16,
+    settled: impl Fn(u16) -> u64,
+) -> u64 {
     debug_assert!(gsn < 1 << (64 - WRITER_BITS), "GSN {gsn} beyond 48 bits");
     debug_assert!(writer != MULTI);
     let mut cur = word.load();
     loop {
         let (cg, cw) = split(cur);
-        let w = if cg <= acked || cw == writer {
+        let w = if cw == writer || cg <= settled(cw) {
             writer
         } else {
             MULTI
@@ -225,21 +241,31 @@ mod tests {
         let t = PageTable::new(16, 1);
         let s = t.slot(0, 1);
         // Log 1 writes at 10 (nothing acknowledged): log 1 is the writer.
-        assert_eq!(t.raise_by(s, 10, 1, 0), 10);
+        assert_eq!(t.raise_by(s, 10, 1, |_| 0), 10);
         assert_eq!(t.get_with_writer(s), (10, 1));
         // Log 1 again, higher: still log 1.
-        assert_eq!(t.raise_by(s, 12, 1, 0), 12);
+        assert_eq!(t.raise_by(s, 12, 1, |_| 0), 12);
         assert_eq!(t.get_with_writer(s), (12, 1));
         // Log 2 writes lower than the clock while log 1's 12 is volatile: two writers.
-        assert_eq!(t.raise_by(s, 11, 2, 5), 12);
+        assert_eq!(t.raise_by(s, 11, 2, |_| 5), 12);
         assert_eq!(t.get_with_writer(s), (12, MULTI));
         // Once everything up to the clock is acknowledged, a write names its log alone.
-        assert_eq!(t.raise_by(s, 20, 3, 12), 20);
+        assert_eq!(t.raise_by(s, 20, 3, |_| 12), 20);
         assert_eq!(t.get_with_writer(s), (20, 3));
         // A higher write of another log while 20 is volatile does not hide log 3's write.
-        assert_eq!(t.raise_by(s, 30, 4, 19), 30);
+        assert_eq!(t.raise_by(s, 30, 4, |_| 19), 30);
         assert_eq!(t.get_with_writer(s), (30, MULTI));
         // The plain clock reads the GSN only.
         assert_eq!(t.get(s), 30);
+        // Per-log settled GSNs (autonomous commit): log 4's 30 is settled, log 5's write names
+        // log 5 alone although a MULTI page would need everything up to 30 acknowledged.
+        let u = t.slot(0, 2);
+        assert_eq!(t.raise_by(u, 30, 4, |_| 0), 30);
+        let settled = |w: u16| if w == 4 { 30 } else { 0 };
+        assert_eq!(t.raise_by(u, 31, 5, settled), 31);
+        assert_eq!(t.get_with_writer(u), (31, 5));
+        // Log 6 writes while log 5's 31 is not settled: both.
+        assert_eq!(t.raise_by(u, 32, 6, settled), 32);
+        assert_eq!(t.get_with_writer(u), (32, MULTI));
     }
 }

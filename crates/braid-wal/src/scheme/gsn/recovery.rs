@@ -55,7 +55,11 @@
 //!   commit record leaves no trace.
 //! * `Abort`: a transaction with update records aborted (a standby stops waiting for its
 //!   commit record; recovery needs nothing from it but its GSN).
-//! * `Checkpoint`, empty payload: a clock record; 16-byte payload `lo, hi`: a void marker.
+//! * `Checkpoint`, empty payload: a clock record; otherwise a void marker `lo, hi` and the
+//!   recovery's per-log decisions above `lo` (`deps.rs`; 16 bytes without them).
+//! * A `Commit` record's payload may go on with the commit's dependencies (autonomous
+//!   commit's sparse vector, `deps.rs`); a whole transaction that has some is written as a
+//!   `Redo` part and such a `Commit` record.
 //!
 //! # Remote Flush Avoidance
 //!
@@ -66,9 +70,9 @@
 //! log was still waiting for a remote flush (`worker.rs`). So a local transaction found in a
 //! log is replayed whatever its GSN, and so are its update records: everything it depends on
 //! is replayed too (at or below `B`, or itself local), and GSN order still puts it after all
-//! of that. For the same reason a later recovery replays it although the void marker written
-//! after this one covers it (the marker voids what was *not* replayed; local transactions
-//! were).
+//! of that. A later recovery replays it although the void marker written after this one
+//! covers it: the marker records what was replayed (`live.rs`, which also decides autonomous
+//! commit's commits with dependency vectors above `B`).
 //!
 //! A checkpoint's cut ([`Cut`]) decides coverage by the record that commits: a `Redo` +
 //! COMMIT record, or a `Commit` record, whose transaction's parts follow it. Parts are never
@@ -84,6 +88,8 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 
+use super::deps;
+use super::live::{Liveness, Voids};
 use super::pages::PageId;
 use crate::device::Device;
 use crate::payload::{RedoBuf, decode_redo};
@@ -117,6 +123,9 @@ pub(super) struct Rec {
     pub kind: RecKind,
     /// A commit (`Txn` or `Commit`) marked [`FLAG_LOCAL`].
     pub local: bool,
+    /// (log, GSN) pairs (`deps.rs`): a commit record's dependencies, a void marker's
+    /// decisions; `None` where the record has none.
+    pub pairs: Option<Vec<(u16, u64)>>,
     payload: Vec<u8>,
 }
 
@@ -172,6 +181,8 @@ pub(super) struct Recovered {
     pub bound: u64,
     /// Larger than every GSN in the logs: new GSNs start here.
     pub base: u64,
+    /// For the void marker: each log's first commit above the bound that was not replayed.
+    pub dead: Vec<(u16, u64)>,
 }
 
 fn bad(stream: usize, lsn: Lsn, problem: RecordProblem) -> WalError {
@@ -198,22 +209,25 @@ fn scan_stream(
         let h = r.header;
         max_txn = max_txn.max(h.txn);
         let commits = h.flags & FLAG_COMMIT != 0;
+        let mut pairs = None;
         let kind = match h.kind {
             Kind::Redo if commits => RecKind::Txn,
             Kind::Redo => RecKind::Part,
             Kind::Commit => {
-                let b: [u8; 4] = r
-                    .payload
-                    .get(..4)
-                    .and_then(|b| b.try_into().ok())
-                    .ok_or_else(|| bad(s, h.lsn, RecordProblem::NoPartCount))?;
-                RecKind::Commit(u32::from_le_bytes(b))
+                if r.payload.len() < 4 {
+                    return Err(bad(s, h.lsn, RecordProblem::NoPartCount));
+                }
+                let (k, deps) = deps::decode_commit(r.payload)
+                    .map_err(|_| bad(s, h.lsn, RecordProblem::Bookkeeping))?;
+                pairs = deps;
+                RecKind::Commit(k)
             }
             Kind::Checkpoint if r.payload.is_empty() => RecKind::Clock,
-            Kind::Checkpoint if r.payload.len() == 16 => {
-                let lo = u64::from_le_bytes(r.payload[..8].try_into().unwrap_or_default());
-                let hi = u64::from_le_bytes(r.payload[8..].try_into().unwrap_or_default());
-                RecKind::Marker(lo, hi)
+            Kind::Checkpoint => {
+                let m = deps::decode_marker(r.payload)
+                    .map_err(|_| bad(s, h.lsn, RecordProblem::Bookkeeping))?;
+                pairs = m.dead;
+                RecKind::Marker(m.lo, m.hi)
             }
             Kind::Abort => RecKind::Abort,
             Kind::Pad => continue,
@@ -250,6 +264,7 @@ fn scan_stream(
             gsn,
             kind,
             local,
+            pairs,
             payload,
         });
     }
@@ -290,11 +305,6 @@ pub(super) fn scan(
     }
     report.stages.push(("scan", t.elapsed().as_secs_f64()));
     Ok(scans)
-}
-
-/// Whether GSN `g` lies in the open range of one of the void markers `voids`.
-pub(super) fn in_void(voids: &[(u64, u64)], g: u64) -> bool {
-    voids.iter().any(|&(lo, hi)| lo < g && g < hi)
 }
 
 /// Run `f(i)` for `i` in `0..n` on up to `threads` scoped threads; first error wins.
@@ -364,74 +374,58 @@ pub(super) fn recover(
     let scans = scan(&srcs, scanners, mode, cut, &mut report)?;
     progress(report.bytes);
 
-    // 2. The bound and the committed set.
+    // 2. The bound and the committed set (`live.rs`).
     let t = Instant::now();
-    let mut voids: Vec<(u64, u64)> = Vec::new();
+    let mut voids = Voids::default();
+    voids.read(&scans);
     let mut max_gsn = cut.map_or(0, |c| c.marks.iter().copied().max().unwrap_or(0));
     for sc in &scans {
         for r in &sc.recs {
             max_gsn = max_gsn.max(r.gsn);
-            if let RecKind::Marker(lo, hi) = r.kind {
-                voids.push((lo, hi));
-            }
         }
     }
-    let is_void = |g: u64| in_void(&voids, g);
+    // Per log: the largest GSN up to which it is present. A log truncated after a checkpoint
+    // still proved durable up to the GSN clock noted with the cut (every record up to it was
+    // before the cut's end).
+    let tops: Vec<u64> = scans
+        .iter()
+        .enumerate()
+        .map(|(s, sc)| {
+            let floor = cut.and_then(|c| c.marks.get(s).copied()).unwrap_or(0);
+            sc.recs
+                .iter()
+                .filter(|r| !voids.void(r.gsn))
+                .map(|r| r.gsn)
+                .max()
+                .unwrap_or(0)
+                .max(floor)
+        })
+        .collect();
     let bound = if unbounded {
         u64::MAX
     } else {
-        let min_m = scans
-            .iter()
-            .enumerate()
-            .map(|(s, sc)| {
-                // A log truncated after a checkpoint still proved durable up to the GSN clock
-                // noted with the cut (every record up to it was before the cut's end).
-                let floor = cut.and_then(|c| c.marks.get(s).copied()).unwrap_or(0);
-                sc.recs
-                    .iter()
-                    .filter(|r| !is_void(r.gsn))
-                    .map(|r| r.gsn)
-                    .max()
-                    .unwrap_or(0)
-                    .max(floor)
-            })
-            .min()
-            .unwrap_or(0);
-        let marker_floor = voids.iter().map(|v| v.0).max().unwrap_or(0);
-        min_m.max(marker_floor)
-    };
-    // RFA: local commits and their update records are replayed whatever their GSN.
-    let local_txns: std::collections::HashSet<u64> = scans
-        .iter()
-        .flat_map(|sc| sc.recs.iter())
-        .filter(|r| r.local)
-        .map(|r| r.txn)
-        .collect();
-    let live = |r: &Rec| {
-        (r.gsn <= bound && !is_void(r.gsn))
-            || r.local
-            || (r.kind == RecKind::Part && local_txns.contains(&r.txn))
+        tops.iter().copied().min().unwrap_or(0).max(voids.floor())
     };
     let mut parts: HashMap<u64, u32> = HashMap::new();
     for sc in &scans {
-        for r in sc
-            .recs
-            .iter()
-            .filter(|r| r.kind == RecKind::Part && live(r))
-        {
+        for r in sc.recs.iter().filter(|r| r.kind == RecKind::Part) {
             *parts.entry(r.txn).or_default() += 1;
         }
     }
+    let live = Liveness::decide(&scans, bound, &tops, voids, &parts);
     let mut committed_parts: HashMap<u64, u64> = HashMap::new(); // txn -> commit GSN
     let mut all_part_txns: std::collections::HashSet<u64> = Default::default();
     // Covered by the checkpoint or aborted: their parts are not replayed, nor skipped.
     let mut closed: std::collections::HashSet<u64> = Default::default();
-    for sc in &scans {
+    for (s, sc) in scans.iter().enumerate() {
         for r in &sc.recs {
             match r.kind {
-                RecKind::Txn if live(r) => report.txns += 1,
+                RecKind::Txn if live.commit(s, r.gsn, r.local) => report.txns += 1,
                 RecKind::Txn => report.skipped += 1,
-                RecKind::Commit(k) if live(r) && parts.get(&r.txn).copied().unwrap_or(0) == k => {
+                RecKind::Commit(k)
+                    if live.commit(s, r.gsn, r.local)
+                        && parts.get(&r.txn).copied().unwrap_or(0) == k =>
+                {
                     committed_parts.insert(r.txn, r.gsn);
                     report.txns += 1;
                 }
@@ -451,9 +445,10 @@ pub(super) fn recover(
         .count() as u64;
     report.stages.push(("plan", t.elapsed().as_secs_f64()));
 
-    let take = |_: usize, r: &Rec| match r.kind {
-        RecKind::Txn => live(r),
-        RecKind::Part => live(r) && committed_parts.get(&r.txn).is_some_and(|&c| r.gsn < c),
+    // A part goes with its commit record.
+    let take = |s: usize, r: &Rec| match r.kind {
+        RecKind::Txn => live.commit(s, r.gsn, r.local),
+        RecKind::Part => committed_parts.get(&r.txn).is_some_and(|&c| r.gsn < c),
         _ => false,
     };
     redo(
@@ -467,11 +462,13 @@ pub(super) fn recover(
     )?;
 
     let ends = scans.iter().map(|s| s.end.end).collect();
+    let dead = live.decisions();
     Ok(Recovered {
         report,
         ends,
         bound,
         base: max_gsn + 1,
+        dead,
     })
 }
 

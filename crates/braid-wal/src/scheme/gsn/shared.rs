@@ -77,9 +77,14 @@ pub(crate) struct Lane {
     pub commits: AtomicU64,
     /// RFA: commits (read-only ones included) acknowledged by the worker's own log's flush.
     pub rfa_local: AtomicU64,
-    /// RFA: commits that needed a remote flush (waited until every log was durable up to
-    /// their GSN).
+    /// RFA: commits that needed a remote flush (gsn: waited until every log was durable up
+    /// to their GSN; autonomous commit: until the logs they depend on were settled).
     pub rfa_remote: AtomicU64,
+    /// Autonomous commit: the logs named by the dependencies of those commits, summed (every
+    /// log but its own for a fallback entry).
+    pub dep_logs: AtomicU64,
+    /// Autonomous commit: those commits that fell back to waiting for every log.
+    pub all_logs: AtomicU64,
 }
 
 impl Lane {
@@ -95,6 +100,18 @@ impl Lane {
     #[inline]
     pub(crate) fn count_commit(&self) {
         self.commits.store(self.commits.load(Relaxed) + 1, Relaxed);
+    }
+
+    /// Owner only: a commit that needed a remote flush waits for `logs` logs (`all`: every
+    /// log, the fallback).
+    #[inline]
+    pub(crate) fn count_deps(&self, logs: u64, all: bool) {
+        self.dep_logs
+            .store(self.dep_logs.load(Relaxed) + logs, Relaxed);
+        if all {
+            self.all_logs
+                .store(self.all_logs.load(Relaxed) + 1, Relaxed);
+        }
     }
 
     /// Owner only: one more RFA decision, local or remote.
@@ -124,6 +141,19 @@ impl Shared {
         self.cfg.rfa && self.mode == Mode::Watermark
     }
 
+    /// RFA: a GSN up to which the writes of log `w` are settled (durable, and everything they
+    /// depend on too): the acknowledged GSN (every log durable up to it), or under autonomous
+    /// commit the larger of that and the log's own settled GSN (`autonomous/ack.rs`).
+    /// [`super::pages::MULTI`] (several logs): the acknowledged GSN.
+    #[inline]
+    pub(crate) fn settled_of(&self, w: u16) -> u64 {
+        let acked = self.acked.load(SeqCst);
+        match self.logs.get(usize::from(w)) {
+            Some(log) if self.autonomous => acked.max(log.settled.load(SeqCst)),
+            _ => acked,
+        }
+    }
+
     /// The largest GSN any log has stamped so far (each log's clock, read under its insert
     /// lock): every record inserted before this call is at or below it.
     pub(crate) fn max_clock(&self) -> u64 {
@@ -134,13 +164,19 @@ impl Shared {
             .unwrap_or(0)
     }
 
-    /// RFA decisions so far: (local, remote), every worker's.
-    pub(crate) fn rfa_counts(&self) -> (u64, u64) {
+    /// RFA decisions so far, every worker's: (local, remote, the logs remote ones depended
+    /// on, those that fell back to every log).
+    pub(crate) fn rfa_counts(&self) -> (u64, u64, u64, u64) {
         let lanes = self.lanes.lock();
         let sum = |f: fn(&Lane) -> &AtomicU64| {
             lanes.iter().map(|l| f(l).load(Relaxed)).sum::<u64>() + f(&self.retired).load(Relaxed)
         };
-        (sum(|l| &l.rfa_local), sum(|l| &l.rfa_remote))
+        (
+            sum(|l| &l.rfa_local),
+            sum(|l| &l.rfa_remote),
+            sum(|l| &l.dep_logs),
+            sum(|l| &l.all_logs),
+        )
     }
 
     /// Worker gone: fold its lane into `retired` and drop it from the list.
@@ -155,6 +191,12 @@ impl Shared {
         self.retired
             .rfa_remote
             .fetch_add(lane.rfa_remote.load(Relaxed), Relaxed);
+        self.retired
+            .dep_logs
+            .fetch_add(lane.dep_logs.load(Relaxed), Relaxed);
+        self.retired
+            .all_logs
+            .fetch_add(lane.all_logs.load(Relaxed), Relaxed);
         self.lanes.lock().retain(|x| !Arc::ptr_eq(x, lane));
     }
 
@@ -233,7 +275,12 @@ impl Shared {
         proxy: &crate::proxy::ProxyCounter,
     ) -> Result<Ticket, WalError> {
         if self.autonomous {
-            return crate::scheme::autonomous::ack::ticket(&link.0, gsn);
+            // (Not reached: autonomous commits take their own tickets in `worker.rs`.)
+            return Ok(crate::scheme::autonomous::ack::commit_ticket(
+                &link.0,
+                super::deps::ALL_LOGS.into(),
+                gsn,
+            ));
         }
         let acked = self.acked.load(SeqCst) >= gsn;
         if !acked {

@@ -28,6 +28,7 @@ use braid_pmem::signal::{self, BUSY, DIRTY, PublishCell};
 
 use super::commit::{self, Link};
 use super::config::{NO_COMMAND_LOGGING, Partition};
+use super::deps::ALL_LOGS;
 use super::log::Mode;
 use super::pages;
 use super::recovery::FLAG_LOCAL;
@@ -74,6 +75,9 @@ pub(super) struct GsnWorker {
     /// RFA: the running transaction touched a page whose writer is another log (or several)
     /// above the acknowledged GSN, so its commit needs a remote flush.
     remote: bool,
+    /// Autonomous commit: what that remote flush is, the transaction's sparse dependency
+    /// vector ((log, GSN), at most one entry per log; [`ALL_LOGS`] for every log).
+    deps: Vec<(u16, u64)>,
 }
 
 /// What a commit's insert into its own log decided.
@@ -83,6 +87,9 @@ struct Inserted {
     end: crate::Lsn,
     /// RFA: acknowledged by that log's flush alone (the record carries [`FLAG_LOCAL`]).
     local: bool,
+    /// Autonomous commit: no commit of that log before it waited for another log when it was
+    /// inserted.
+    alone: bool,
 }
 
 /// Passive group commit's worker side around one insert (see `commit.rs`): before it, the
@@ -173,12 +180,14 @@ impl GsnWorker {
             logging: None,
             logged: 0,
             remote: false,
+            deps: Vec::new(),
         })
     }
 
     fn end_txn(&mut self, gsn: u64) {
         self.touched.clear();
         self.remote = false;
+        self.deps.clear();
         self.tx = gsn;
         self.last = gsn;
     }
@@ -191,13 +200,26 @@ impl GsnWorker {
 
     /// Raise page `slot`'s clock to `gsn` for a write of this worker's log: with RFA, naming
     /// the log as the page's writer, where `acked` is the acknowledged GSN (read once per
-    /// batch of raises: [`Self::acked`]).
+    /// batch of raises: [`Self::acked`]; autonomous commit reads each writer's settled GSN).
     fn raise(&self, slot: usize, gsn: u64, acked: u64) -> u64 {
         let s = &*self.shared;
-        if s.rfa() {
-            s.pages.raise_by(slot, gsn, self.writer(), acked)
+        if s.autonomous {
+            s.pages
+                .raise_by(slot, gsn, self.writer(), |w| s.settled_of(w))
+        } else if s.rfa() {
+            s.pages.raise_by(slot, gsn, self.writer(), |_| acked)
         } else {
             s.pages.raise(slot, gsn)
+        }
+    }
+
+    /// Autonomous commit: the transaction depends on log `w`'s writes up to `gsn`
+    /// ([`ALL_LOGS`]: every log's).
+    fn depend(&mut self, w: u16, gsn: u64) {
+        self.remote = true;
+        match self.deps.iter_mut().find(|e| e.0 == w) {
+            Some(e) => e.1 = e.1.max(gsn),
+            None => self.deps.push((w, gsn)),
         }
     }
 
@@ -231,7 +253,7 @@ impl GsnWorker {
                 FLAG_COMMIT | ef,
                 req.txn,
                 &[req.payload],
-                rfa,
+                rfa.map(|ok| (ok, &[][..])),
             )?;
             self.tx = ins.gsn;
             return Ok((ins.gsn, Some(ins)));
@@ -293,7 +315,7 @@ impl GsnWorker {
             )?;
             self.tx = ins.gsn;
         }
-        let ins = self.insert_commit_record(req, touched.len() as u32, None)?;
+        let ins = self.insert_commit_record(req, touched.len() as u32, None, &[])?;
         Ok((ins.gsn, None))
     }
 }
@@ -329,7 +351,11 @@ impl SchemeWorker for GsnWorker {
             }
         } else {
             self.tx = self.tx.max(self.shared.max_clock());
-            self.remote = self.shared.rfa();
+            if self.shared.autonomous {
+                self.depend(ALL_LOGS, self.tx);
+            } else {
+                self.remote = self.shared.rfa();
+            }
         }
     }
 
@@ -396,23 +422,39 @@ impl SchemeWorker for GsnWorker {
         // whether one was written by another log above the acknowledged GSN (Haubenschild et
         // al. 2020, Section 4.3: "a transaction needs a remote flush if it accessed a page
         // whose last modification by another worker is not yet flushed").
+        // Autonomous commit: the page's writer log, settled up to its GSN, is a dependency
+        // (Nguyen et al. 2025: the sparse per-transaction vector).
         let acked = self.shared.acked.load(SeqCst);
-        for &(slot, _) in &self.touched {
-            let (g, w) = self.shared.pages.get_with_writer(slot);
+        for i in 0..self.touched.len() {
+            let (g, w) = self.shared.pages.get_with_writer(self.touched[i].0);
             self.tx = self.tx.max(g);
             if rfa && g > acked && w != self.writer() {
-                self.remote = true;
+                if !self.shared.autonomous {
+                    self.remote = true;
+                } else if g > self.shared.settled_of(w) {
+                    self.depend(w, g);
+                }
             }
         }
         let updates = self.logging.is_some();
         if !updates && (req.read_only || req.payload.is_empty()) {
             let g = self.tx;
             let remote = self.remote;
+            let deps = std::mem::take(&mut self.deps);
             self.touched.clear();
             self.remote = false;
             if g == 0 || self.shared.mode == Mode::Immediate {
                 self.shared.fills_ok()?;
                 return Ok(Ticket::DURABLE);
+            }
+            if self.shared.autonomous {
+                self.count_deps(&deps);
+                return crate::scheme::autonomous::ack::read_ticket(
+                    &self.shared,
+                    self.home,
+                    g,
+                    deps,
+                );
             }
             if rfa {
                 let log = &self.shared.logs[self.home];
@@ -429,8 +471,15 @@ impl SchemeWorker for GsnWorker {
         // Passive group commit: dirty before taking a GSN; the floor bounds every GSN we use.
         self.dirty.begin(self.last, &mut self.tx);
         let local_ok = rfa.then_some(!self.remote);
+        let deps = std::mem::take(&mut self.deps);
         let r = if updates {
-            self.insert_commit_record(req, self.logged, local_ok)
+            self.insert_commit_record(req, self.logged, local_ok, &deps)
+                .map(|ins| (ins.gsn, Some(ins)))
+        } else if !deps.is_empty() {
+            // Autonomous commit with dependencies: the redo record without COMMIT, then a
+            // commit record that carries them (`deps.rs`; the epoch is decided before either
+            // is inserted, so a checkpoint's cut judges both by the commit record).
+            self.insert_part_and_commit(req, &deps)
                 .map(|ins| (ins.gsn, Some(ins)))
         } else {
             self.insert(req, local_ok)
@@ -466,6 +515,20 @@ impl SchemeWorker for GsnWorker {
                 Ok(Ticket::DURABLE)
             }
             Mode::Passive | Mode::Watermark => match own {
+                Some(ins) if self.shared.autonomous => {
+                    self.count_deps(&deps);
+                    if ins.local && ins.alone {
+                        // No earlier commit of this log waits for another log: acknowledged
+                        // by this log's flush.
+                        let log = &self.shared.logs[self.home];
+                        return Ok(Ticket::stream(log.stream.clone(), ins.end));
+                    }
+                    Ok(crate::scheme::autonomous::ack::commit_ticket(
+                        &self.shared,
+                        self.home,
+                        gsn,
+                    ))
+                }
                 Some(ins) if rfa => {
                     self.lane.count_rfa(ins.local);
                     if ins.local {
@@ -491,6 +554,7 @@ impl SchemeWorker for GsnWorker {
         let Some(txn) = self.logging else {
             self.touched.clear();
             self.remote = false;
+            self.deps.clear();
             self.tx = self.last;
             return;
         };
@@ -531,9 +595,10 @@ impl GsnWorker {
         req: &CommitRequest<'_>,
         parts: u32,
         rfa: Option<bool>,
+        deps: &[(u16, u64)],
     ) -> Result<Inserted, WalError> {
         let ef = crate::scheme::cut::epoch_flag(req.epoch);
-        let count = parts.to_le_bytes();
+        let payload = super::deps::encode_commit(parts, deps);
         let ins = insert_one(
             &self.shared,
             &self.proxy,
@@ -542,11 +607,49 @@ impl GsnWorker {
             Kind::Commit,
             FLAG_COMMIT | ef,
             req.txn,
-            &[&count],
-            rfa,
+            &[&payload],
+            rfa.map(|ok| (ok, deps)),
         )?;
         self.tx = ins.gsn;
         Ok(ins)
+    }
+
+    /// Autonomous commit of a transaction without update records that depends on other logs:
+    /// its redo record as a part, then its commit record with `deps`.
+    fn insert_part_and_commit(
+        &mut self,
+        req: &CommitRequest<'_>,
+        deps: &[(u16, u64)],
+    ) -> Result<Inserted, WalError> {
+        let ef = crate::scheme::cut::epoch_flag(req.epoch);
+        let part = insert_one(
+            &self.shared,
+            &self.proxy,
+            self.home,
+            self.tx,
+            Kind::Redo,
+            ef,
+            req.txn,
+            &[req.payload],
+            None,
+        )?;
+        self.tx = part.gsn;
+        self.insert_commit_record(req, 1, Some(false), deps)
+    }
+
+    /// Autonomous commit: count a commit's dependencies (read-only ones included).
+    fn count_deps(&self, deps: &[(u16, u64)]) {
+        self.lane.count_rfa(deps.is_empty());
+        if deps.is_empty() {
+            return;
+        }
+        let all = deps.iter().any(|d| d.0 == ALL_LOGS);
+        let logs = if all {
+            self.shared.logs.len() as u64 - 1
+        } else {
+            deps.len() as u64
+        };
+        self.lane.count_deps(logs, all);
     }
 
     /// The transaction's commit or abort record is in the log (or failed): forget it.
@@ -562,13 +665,18 @@ impl GsnWorker {
 /// Insert one record into log `l` under its lock, with a GSN above `floor`, counting its
 /// shared writes in `proxy`.
 ///
-/// `rfa` is `Some` for a commit record under Remote Flush Avoidance: `Some(true)` if the
+/// `rfa` is `Some` for a commit record under Remote Flush Avoidance: `Some((true, _))` if the
 /// transaction touched no page another log wrote above the acknowledged GSN. Under the log's
 /// lock, so that no commit of this log slips between the check and the insert, the commit is
 /// then *local* (acknowledged by this log's flush alone, and marked [`FLAG_LOCAL`] for
 /// recovery) only if every earlier commit of this log that needed a remote flush is
 /// acknowledged (`remote_gsn`): a transaction may depend on any earlier commit of its own
 /// log without touching another log's page. A commit that is not local raises `remote_gsn`.
+///
+/// Autonomous commit: a commit without dependencies is local whatever came before it in its
+/// log (recovery replays it only if every earlier commit of its log is replayed, and its
+/// ticket waits for those that wait for other logs: `alone`); one with dependencies (the
+/// second field) joins the log's queue of commits that are not yet settled.
 #[allow(clippy::too_many_arguments)]
 fn insert_one(
     s: &Shared,
@@ -579,21 +687,35 @@ fn insert_one(
     flags: u8,
     txn: u64,
     payload: &[&[u8]],
-    rfa: Option<bool>,
+    rfa: Option<(bool, &[(u16, u64)])>,
 ) -> Result<Inserted, WalError> {
     let log = &s.logs[l];
     let mut g = log.inner.lock();
     let track = s.mode == Mode::Watermark;
-    let local = rfa.is_some_and(|ok| ok && log.remote_gsn.load(SeqCst) <= s.acked.load(SeqCst));
+    let local = match rfa {
+        Some((ok, _)) if s.autonomous => ok,
+        Some((ok, _)) => ok && log.remote_gsn.load(SeqCst) <= s.acked.load(SeqCst),
+        None => false,
+    };
+    let alone = g.remote.is_empty();
     let flags = if local { flags | FLAG_LOCAL } else { flags };
     let (gsn, end) = log.insert_locked(&mut g, &s.cfg, floor, kind, flags, txn, payload, track)?;
-    if rfa.is_some() && !local {
-        // GSNs grow within a log (under this lock): a store keeps the largest.
-        log.remote_gsn.store(gsn, SeqCst);
+    match rfa {
+        Some((false, deps)) if s.autonomous => g.remote.push_back((gsn, deps.to_vec())),
+        Some(_) if !local => {
+            // GSNs grow within a log (under this lock): a store keeps the largest.
+            log.remote_gsn.store(gsn, SeqCst);
+        }
+        _ => {}
     }
     // The append; the log's lock (lock and unlock) on the line of its clock; the pending
     // queue's entry in watermark mode.
     proxy.append(g.writer.cost());
     proxy.shared(2, 1 + u64::from(track));
-    Ok(Inserted { gsn, end, local })
+    Ok(Inserted {
+        gsn,
+        end,
+        local,
+        alone,
+    })
 }
