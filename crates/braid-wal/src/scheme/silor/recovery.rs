@@ -76,15 +76,6 @@ struct Log {
     max_epoch: u64,
 }
 
-impl Log {
-    /// Count `n` records of `epoch`.
-    fn count(&mut self, (epoch, n): (u64, u64)) {
-        if n > 0 {
-            *self.epochs.entry(epoch).or_default() += n;
-        }
-    }
-}
-
 /// One operation to apply: where it is and what orders it.
 #[derive(Clone, Copy)]
 struct Op {
@@ -136,8 +127,6 @@ fn scan(s: usize, dev: &dyn Device, cfg: &SchemeConfig, buckets: usize) -> Resul
     let mut scanner = Scanner::new(dev, cfg.scan_mode)
         .with_chunk_size(CHUNK_BYTES)
         .holding();
-    // The records of one epoch come in runs, each counted into `log.epochs` when it ends.
-    let mut run = (0u64, 0u64);
     while let Some((r, chunk, base)) = scanner.next_held()? {
         log.records += 1;
         // A buffer holds at most CHUNK_BYTES or one record (below 4 GiB: the record header's
@@ -154,11 +143,7 @@ fn scan(s: usize, dev: &dyn Device, cfg: &SchemeConfig, buckets: usize) -> Resul
                     log.covered += 1;
                     continue;
                 }
-                if epoch != run.0 {
-                    log.count(run);
-                    run = (epoch, 0);
-                }
-                run.1 += 1;
+                *log.epochs.entry(epoch).or_default() += 1;
                 let payload = r.payload;
                 let mut it = decode_redo(payload);
                 loop {
@@ -191,7 +176,6 @@ fn scan(s: usize, dev: &dyn Device, cfg: &SchemeConfig, buckets: usize) -> Resul
             k => return Err(bad(s, h.lsn, RecordProblem::Kind(k.into()))),
         }
     }
-    log.count(run);
     log.bytes = scanner.bytes_read();
     log.end = scanner.end().cloned();
     log.payloads = Payloads {
