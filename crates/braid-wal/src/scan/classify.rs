@@ -2,7 +2,7 @@
 //! and the classification of where the valid prefix ends (clean end, torn tail or corruption)
 //! with the lookahead for durability proof (the rules are in the parent module's doc).
 
-use super::{EndKind, Found, Look, ScanEnd, ScanMode, Scanner, Step};
+use super::{EndKind, Look, ScanEnd, ScanMode, Scanner, Step};
 use crate::record::{
     ALIGN, Decoded, FORMAT_VERSION, HEADER_LEN, Kind, MAX_RECORD_LEN, align_up, decode, peek_header,
 };
@@ -35,12 +35,12 @@ impl Scanner<'_> {
                 }
                 Decoded::Record(r) if r.header.kind == Kind::Pad => return Ok(Step::Pad(r.end())),
                 Decoded::Record(r) => {
-                    return Ok(Step::Record(Found {
+                    return Ok(Step::Record {
                         header: r.header,
                         stamp: r.stamp.kind(),
                         stamp_len: r.stamp.as_bytes().len(),
                         off,
-                    }));
+                    });
                 }
                 Decoded::Empty => return Ok(Step::End(None)),
                 Decoded::Invalid(reason) => return Ok(Step::End(Some(reason))),
@@ -64,32 +64,18 @@ impl Scanner<'_> {
         let to_limit = usize::try_from(self.limit.saturating_sub(at)).unwrap_or(usize::MAX);
         let need = need.min(to_limit);
         let window_end = self.buf_lsn + self.filled as u64;
-        let want = need.max(self.chunk).min(to_limit);
-        // The bytes from `at` the buffer already holds.
-        let kept = if at >= self.buf_lsn && at <= window_end {
+        if at >= self.buf_lsn && at <= window_end {
             let off = (at - self.buf_lsn) as usize;
             if self.filled - off >= need {
                 return Ok(self.filled - off);
             }
-            off..self.filled
+            self.buf.copy_within(off..self.filled, 0);
+            self.filled -= off;
         } else {
-            0..0
-        };
-        if let Some(held) = &mut self.held {
-            // Keep the buffer, whose records may be referred to; what it holds from `at` on
-            // starts the next one (`vec!` of zeros: pages the read then fills, no pass of
-            // its own).
-            let mut next = vec![0u8; want.max(kept.len())];
-            next[..kept.len()].copy_from_slice(&self.buf[kept.clone()]);
-            let old = std::mem::replace(&mut self.buf, next);
-            if !old.is_empty() {
-                held.push(old);
-            }
-        } else {
-            self.buf.copy_within(kept.clone(), 0);
+            self.filled = 0;
         }
-        self.filled = kept.len();
         self.buf_lsn = at;
+        let want = need.max(self.chunk).min(to_limit);
         if self.buf.len() < want {
             self.buf.resize(want, 0);
         }

@@ -168,19 +168,15 @@ pub(crate) const DEFAULT_CHUNK: usize = 1 << 20;
 
 /// What was found at the current position.
 enum Step {
-    Record(Found),
+    Record {
+        header: RecordHeader,
+        stamp: StampKind,
+        stamp_len: usize,
+        off: usize,
+    },
     Pad(Lsn),
     /// No record: `None` for zeros, else the reason.
     End(Option<crate::RecordFault>),
-}
-
-/// A record [`Scanner::advance`] found in the buffer.
-struct Found {
-    header: RecordHeader,
-    stamp: StampKind,
-    stamp_len: usize,
-    /// Its offset in the buffer.
-    off: usize,
 }
 
 /// What the lookahead after a damaged position found.
@@ -207,9 +203,6 @@ pub struct Scanner<'s> {
     pos: Lsn,
     end: Option<ScanEnd>,
     error: Option<WalError>,
-    /// With [`Scanner::holding`]: the buffers read before `buf`, kept rather than reused, so
-    /// every record read stays where it was read.
-    held: Option<Vec<Vec<u8>>>,
 }
 
 impl std::fmt::Debug for Scanner<'_> {
@@ -242,18 +235,7 @@ impl<'s> Scanner<'s> {
             pos: start,
             end: None,
             error: None,
-            held: None,
         }
-    }
-
-    /// Keep every buffer read rather than reuse one: each record's bytes stay where they were
-    /// read (a new buffer starts with the few bytes of a record the last one cut), so a
-    /// recovery that holds the valid log in memory refers to its payloads by
-    /// [`Scanner::next_held`] and takes them with [`Scanner::into_held`] instead of copying
-    /// each one out.
-    pub(crate) fn holding(mut self) -> Self {
-        self.held = Some(Vec::new());
-        self
     }
 
     /// Read in chunks of `bytes` (at least a header) instead of `DEFAULT_CHUNK`.
@@ -264,22 +246,6 @@ impl<'s> Scanner<'s> {
 
     /// The next valid record, or None at the end of the valid prefix (then `end()` is set).
     pub fn next_record(&mut self) -> Result<Option<Record<'_>>, WalError> {
-        Ok(self.advance()?.map(|at| self.record(at)))
-    }
-
-    /// With [`Scanner::holding`]: the next valid record and where its payload is held: the
-    /// buffer of [`Scanner::into_held`] and the offset in it.
-    pub(crate) fn next_held(&mut self) -> Result<Option<(Record<'_>, usize, usize)>, WalError> {
-        let Some(at) = self.advance()? else {
-            return Ok(None);
-        };
-        let held = self.held.as_ref().map_or(0, Vec::len);
-        let payload = at.off + HEADER_LEN + at.stamp_len;
-        Ok(Some((self.record(at), held, payload)))
-    }
-
-    /// Step to the next valid record: where it is in the buffer.
-    fn advance(&mut self) -> Result<Option<Found>, WalError> {
         loop {
             if let Some(e) = &self.error {
                 return Err(e.clone());
@@ -290,23 +256,22 @@ impl<'s> Scanner<'s> {
             match self.step()? {
                 Step::Pad(next) => self.pos = next,
                 Step::End(reason) => self.classify(self.pos, reason)?,
-                Step::Record(found) => {
-                    let h = &found.header;
-                    self.pos = h.lsn + align_up(h.len as usize) as u64;
-                    return Ok(Some(found));
+                Step::Record {
+                    header,
+                    stamp,
+                    stamp_len,
+                    off,
+                } => {
+                    self.pos = header.lsn + align_up(header.len as usize) as u64;
+                    let body = &self.buf[off + HEADER_LEN..off + header.len as usize];
+                    let (stamp_bytes, payload) = body.split_at(stamp_len);
+                    return Ok(Some(Record {
+                        header,
+                        stamp: StampRef::from_decoded(stamp, stamp_bytes),
+                        payload,
+                    }));
                 }
             }
-        }
-    }
-
-    /// The record `at` found.
-    fn record(&self, at: Found) -> Record<'_> {
-        let body = &self.buf[at.off + HEADER_LEN..at.off + at.header.len as usize];
-        let (stamp_bytes, payload) = body.split_at(at.stamp_len);
-        Record {
-            header: at.header,
-            stamp: StampRef::from_decoded(at.stamp, stamp_bytes),
-            payload,
         }
     }
 
@@ -314,18 +279,6 @@ impl<'s> Scanner<'s> {
     /// `Ok(None)`.
     pub fn end(&self) -> Option<&ScanEnd> {
         self.end.as_ref()
-    }
-
-    /// With [`Scanner::holding`]: every buffer read, in order ([`Scanner::next_held`] indexes
-    /// them); empty without.
-    pub(crate) fn into_held(self) -> Vec<Vec<u8>> {
-        let Some(mut held) = self.held else {
-            return Vec::new();
-        };
-        if !self.buf.is_empty() {
-            held.push(self.buf);
-        }
-        held
     }
 
     /// Bytes consumed so far.
@@ -344,16 +297,12 @@ mod tests {
     use crate::record::{RecordSpec, Stamp};
 
     fn push(m: &mut MemSource, txn: u64, synced: Lsn) -> Lsn {
-        push_payload(m, txn, synced, b"abc")
-    }
-
-    fn push_payload(m: &mut MemSource, txn: u64, synced: Lsn, payload: &[u8]) -> Lsn {
         let spec = RecordSpec {
             kind: Kind::Redo,
             flags: 0,
             txn,
             stamp: &Stamp::None,
-            payload: &[payload],
+            payload: &[b"abc"],
         };
         m.append(&spec, synced).unwrap()
     }
@@ -377,34 +326,6 @@ mod tests {
                 "gap {gap}: {r:?}"
             );
         }
-    }
-
-    /// A holding scan's records stay where they were read, across buffer boundaries (a
-    /// record the last buffer cut starts the next one), and the end is found as without.
-    #[test]
-    fn a_holding_scan_keeps_every_record_where_it_was_read() {
-        let mut m = MemSource::new("mem", 0, 9);
-        let mut want = Vec::new();
-        for txn in 0..50u64 {
-            let payload = vec![txn as u8; 1 + (txn as usize * 7) % 90];
-            push_payload(&mut m, txn, 0, &payload);
-            want.push(payload);
-        }
-        let mut s = Scanner::new(&m, ScanMode::Strict)
-            .with_chunk_size(100)
-            .holding();
-        let mut at = Vec::new();
-        while let Some((r, buf, off)) = s.next_held().unwrap() {
-            at.push((buf, off, r.payload.len()));
-        }
-        assert_eq!(s.end().unwrap().kind, EndKind::Clean);
-        let held = s.into_held();
-        assert!(held.len() > 10, "{} buffers", held.len());
-        let got: Vec<Vec<u8>> = at
-            .iter()
-            .map(|&(b, o, n)| held[b][o..o + n].to_vec())
-            .collect();
-        assert_eq!(got, want);
     }
 
     #[test]

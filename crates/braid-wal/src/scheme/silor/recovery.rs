@@ -6,10 +6,9 @@
 //! a single stream is replayed while it is read (`pipeline.rs`).
 //!
 //! 1. **Scan and partition** (one thread per stream): each stream's valid prefix is read
-//!    once, into buffers of 8 MiB that are kept rather than reused ([`Scanner::holding`]), so
-//!    the log is in memory once and no payload is copied; a value-log record's operations are
-//!    split at once, while the payload is in cache, by key into `recovery_threads` buckets of
-//!    references to them. Records
+//!    once; a value-log record's payload is copied into the stream's payload chunks (8 MiB
+//!    each, never moved once written, so memory is touched once) and its operations are split
+//!    at once, while the payload is in cache, by key into `recovery_threads` buckets. Records
 //!    the checkpoint recovery starts from already holds ([`Cut`]) are counted and dropped.
 //!    The bookkeeping records (`P` durable epochs, `V` void markers, see `durable.rs`) are
 //!    kept, and each record's epoch is counted.
@@ -17,7 +16,7 @@
 //!    its epoch is `<= D` and no void marker covers its epoch; the rest are counted as
 //!    skipped.
 //! 3. **Apply** (one thread per bucket): a bucket's operations of replayed epochs are sorted
-//!    by (table, key, TID) (by 16-byte references, see `apply_order`) and each key gets its operations from its last full image (insert
+//!    by (table, key, TID) and each key gets its operations from its last full image (insert
 //!    or delete) on, in TID order, each through [`Replay::apply`] as a one-operation payload.
 //!
 //! Choices where the paper is vague or braid differs: SiloR logs whole row values, so a record
@@ -43,16 +42,35 @@ use crate::scheme::cut::Cut;
 use crate::scheme::{LogKind, Lookahead, RecoveryReport, Replay, SchemeConfig, replay_failed};
 use crate::{Lsn, RecordProblem, WalError};
 
-/// Read size of a scan: the buffers are kept, so each holds this much of the stream.
+/// Payload chunk size: a chunk is filled and never grown, so no payload is copied twice.
 const CHUNK_BYTES: usize = 8 << 20;
 
-/// The valid log of one stream, in the buffers its scan read it into (never moved).
+/// The payloads of one stream's value-log records, in chunks that never move.
 #[derive(Default)]
 struct Payloads {
     chunks: Vec<Vec<u8>>,
 }
 
 impl Payloads {
+    /// Keep `bytes`; returns (chunk, offset).
+    fn push(&mut self, bytes: &[u8]) -> (u32, u32) {
+        let fits = self
+            .chunks
+            .last()
+            .is_some_and(|c| c.capacity() - c.len() >= bytes.len());
+        if !fits {
+            self.chunks
+                .push(Vec::with_capacity(CHUNK_BYTES.max(bytes.len())));
+        }
+        let n = self.chunks.len() - 1;
+        let c = &mut self.chunks[n];
+        let at = c.len();
+        c.extend_from_slice(bytes);
+        // A chunk holds at most max(CHUNK_BYTES, one record) bytes, and a record is far below
+        // 4 GiB (the record header's length field is 32 bits).
+        (n as u32, at as u32)
+    }
+
     fn get(&self, chunk: u32, at: u32, len: u32) -> &[u8] {
         let (at, len) = (at as usize, len as usize);
         &self.chunks[chunk as usize][at..at + len]
@@ -124,14 +142,9 @@ fn scan(s: usize, dev: &dyn Device, cfg: &SchemeConfig, buckets: usize) -> Resul
         ..Log::default()
     };
     let cut = cfg.cut.as_ref();
-    let mut scanner = Scanner::new(dev, cfg.scan_mode)
-        .with_chunk_size(CHUNK_BYTES)
-        .holding();
-    while let Some((r, chunk, base)) = scanner.next_held()? {
+    let mut scanner = Scanner::new(dev, cfg.scan_mode);
+    while let Some(r) = scanner.next_record()? {
         log.records += 1;
-        // A buffer holds at most CHUNK_BYTES or one record (below 4 GiB: the record header's
-        // length field is 32 bits), and there are fewer than 2^32 buffers of a stream in memory.
-        let (chunk, base) = (chunk as u32, base as u32);
         let h = r.header;
         match h.kind {
             Kind::Redo => {
@@ -144,6 +157,7 @@ fn scan(s: usize, dev: &dyn Device, cfg: &SchemeConfig, buckets: usize) -> Resul
                     continue;
                 }
                 *log.epochs.entry(epoch).or_default() += 1;
+                let (chunk, base) = log.payloads.push(r.payload);
                 let payload = r.payload;
                 let mut it = decode_redo(payload);
                 loop {
@@ -178,45 +192,7 @@ fn scan(s: usize, dev: &dyn Device, cfg: &SchemeConfig, buckets: usize) -> Resul
     }
     log.bytes = scanner.bytes_read();
     log.end = scanner.end().cloned();
-    log.payloads = Payloads {
-        chunks: scanner.into_held(),
-    };
     Ok(log)
-}
-
-/// The order to apply `ops` in: grouped by (table, key), each group in TID order (one
-/// transaction's operations on one key in their payload order). The sort moves 16-byte
-/// entries (key, table, index) rather than the operations; a key's few operations are then
-/// put in TID order in place.
-fn apply_order(ops: &[Op]) -> Vec<usize> {
-    let by_tid = |i: &usize| (ops[*i].tid, *i);
-    if u32::try_from(ops.len()).is_err() {
-        let mut order: Vec<usize> = (0..ops.len()).collect();
-        order.sort_unstable_by_key(|&i| (ops[i].key, ops[i].table, ops[i].tid, i));
-        return order;
-    }
-    let mut keyed: Vec<u128> = ops
-        .iter()
-        .enumerate()
-        .map(|(i, o)| u128::from(o.key) << 64 | u128::from(o.table) << 32 | i as u128)
-        .collect();
-    keyed.sort_unstable();
-    // The low 32 bits are the index (below 2^32, checked above).
-    let mut order: Vec<usize> = keyed.iter().map(|&k| k as u32 as usize).collect();
-    let mut i = 0;
-    while i < keyed.len() {
-        let mut j = i + 1;
-        while j < keyed.len() && keyed[j] >> 32 == keyed[i] >> 32 {
-            j += 1;
-        }
-        // In index order a group is each stream's operations in stream order, one stream
-        // after the other: merged by TID here.
-        if j - i > 1 {
-            order[i..j].sort_unstable_by_key(by_tid);
-        }
-        i = j;
-    }
-    order
 }
 
 /// Apply one bucket: per key, from its last full image on, in TID order; operations of an
@@ -228,30 +204,29 @@ fn apply(
     replay: &dyn Replay,
 ) -> Result<(), WalError> {
     ops.retain(|o| live(epoch_of(o.tid)));
-    let order = apply_order(&ops);
-    let bytes_of = |o: &Op| payloads[o.stream as usize].get(o.chunk, o.at, o.len);
+    // Stable: one transaction's operations on one key keep their payload order.
+    ops.sort_by_key(|o| (o.table, o.key, o.tid));
     let mut i = 0;
     let mut ahead = Lookahead::default();
-    while i < order.len() {
-        ahead.before(i, order.len(), |items, step| {
-            let mut bytes = order[items].iter().map(|&k| bytes_of(&ops[k]));
+    while i < ops.len() {
+        ahead.before(i, ops.len(), |items, step| {
+            let mut bytes = ops[items]
+                .iter()
+                .map(|o| payloads[o.stream as usize].get(o.chunk, o.at, o.len));
             replay.prefetch(LogKind::Data, &mut bytes, step);
         });
-        let first = &ops[order[i]];
         let mut j = i;
         let mut from = i;
-        while j < order.len()
-            && (ops[order[j]].table, ops[order[j]].key) == (first.table, first.key)
-        {
-            if ops[order[j]].full {
+        while j < ops.len() && (ops[j].table, ops[j].key) == (ops[i].table, ops[i].key) {
+            if ops[j].full {
                 from = j;
             }
             j += 1;
         }
-        for &k in &order[from..j] {
-            let o = &ops[k];
+        for o in &ops[from..j] {
+            let bytes = payloads[o.stream as usize].get(o.chunk, o.at, o.len);
             replay
-                .apply(o.txn, LogKind::Data, bytes_of(o))
+                .apply(o.txn, LogKind::Data, bytes)
                 .map_err(|e| replay_failed(o.stream, o.lsn, o.txn, e))?;
         }
         i = j;
@@ -364,61 +339,4 @@ pub(crate) fn recover(
         durable,
         max_epoch,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{Op, apply_order};
-
-    fn op(table: u32, key: u64, tid: u64, stream: u32, at: u32) -> Op {
-        Op {
-            key,
-            tid,
-            txn: tid,
-            lsn: 0,
-            table,
-            stream,
-            chunk: 0,
-            at,
-            len: 0,
-            full: false,
-        }
-    }
-
-    /// Two streams' operations, each stream in its own order: the order groups (table, key)
-    /// and puts each group in TID order across the streams, a transaction's operations on
-    /// one key in their payload order.
-    #[test]
-    fn the_apply_order_groups_keys_and_merges_streams_by_tid() {
-        let ops = vec![
-            op(1, 7, 10, 0, 0),
-            op(1, 7, 10, 0, 20),
-            op(2, 7, 11, 0, 40),
-            op(1, 7, 30, 0, 60),
-            op(1, 3, 31, 0, 80),
-            op(1, 7, 20, 1, 0),
-            op(1, 3, 5, 1, 20),
-            op(1, 7, 40, 1, 40),
-        ];
-        let order = apply_order(&ops);
-        let got: Vec<(u32, u64, u64, u32)> = order
-            .iter()
-            .map(|&i| (ops[i].table, ops[i].key, ops[i].tid, ops[i].at))
-            .collect();
-        let mut want = got.clone();
-        want.sort_by_key(|&(table, key, tid, _)| (key, table, tid));
-        assert_eq!(got, want, "grouped by key, each key in TID order");
-        let key7: Vec<u64> = got
-            .iter()
-            .filter(|g| (g.0, g.1) == (1, 7))
-            .map(|g| g.2)
-            .collect();
-        assert_eq!(key7, [10, 10, 20, 30, 40]);
-        let tid10: Vec<u32> = got.iter().filter(|g| g.2 == 10).map(|g| g.3).collect();
-        assert_eq!(
-            tid10,
-            [0, 20],
-            "one transaction's operations keep their order"
-        );
-    }
 }
