@@ -172,8 +172,7 @@ fn data_logging_refuses_command_commits_and_a_standby_refuses_command_logs() {
             rows: &NoRows,
             updates: 0,
         })
-        .err()
-        .expect("a command commit under data logging is refused");
+        .expect_err("a command commit under data logging is refused");
     assert!(
         matches!(
             e,
