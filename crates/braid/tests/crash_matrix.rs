@@ -23,9 +23,9 @@ fn crash_test_all_short_matrix() {
     // 28 combinations (with serial on RAID-0, and silor and plover: data logging on pmem and
     // on files), per-update records of every scheme that logs them (serial, aether, baseline
     // and gsn on pmem and files, nvdisk, pertxn), gsn with Remote Flush Avoidance on files
-    // (per transaction and per update), and autonomous on files (per transaction and per
-    // update), x kill and power.
-    assert_eq!(rows.len(), 84);
+    // (per transaction and per update), and autonomous on files (data per transaction and per
+    // update, and command), x kill and power.
+    assert_eq!(rows.len(), 86);
     assert!(rows.iter().any(|r| r["logging"] == "data/upd"), "{v}");
     for s in [
         "silor",
@@ -38,6 +38,11 @@ fn crash_test_all_short_matrix() {
         assert!(rows.iter().any(|r| r["scheme"] == s), "{s}: {v}");
     }
     assert!(rows.iter().any(|r| r["device"] == "raid0x3"), "{v}");
+    assert!(
+        rows.iter()
+            .any(|r| r["scheme"] == "autonomous" && r["logging"] == "command"),
+        "{v}"
+    );
     for r in rows {
         assert_eq!(r["violations"], 0, "{r}");
         assert!(
@@ -94,7 +99,7 @@ fn crash_test_all_short_matrix_two_recovery_threads() {
     ]);
     assert_eq!(v["params"]["recovery_threads"], 2, "{}", v["params"]);
     let rows = v["combinations"].as_array().unwrap();
-    assert_eq!(rows.len(), 84);
+    assert_eq!(rows.len(), 86);
     for r in rows {
         assert_eq!(r["violations"], 0, "{r}");
         assert!(

@@ -315,34 +315,9 @@ fn a_local_commit_needs_its_own_log_only() {
     s.close().unwrap();
 }
 
-/// Command logging and persistent-memory logs are refused, saying why.
+/// Persistent-memory logs are refused, saying why (command logging is accepted: `command.rs`).
 #[test]
-fn command_logging_and_pmem_logs_are_refused() {
-    let cmd = SchemeConfig {
-        logging: LogKind::Command,
-        ..SchemeConfig::default()
-    };
-    let devs = [MemDev::new(Vec::new())];
-    let e = spec()
-        .open(
-            &cmd,
-            Storage::Devices(devices(&devs)),
-            &State::default(),
-            &|_| {},
-        )
-        .err()
-        .expect("command logging refused");
-    assert!(
-        matches!(
-            e,
-            WalError::Unsupported(braid_wal::Unsupported::Scheme {
-                refused: braid_wal::Refused::CommandLogging,
-                ..
-            })
-        ),
-        "{e}"
-    );
-    assert!(e.to_string().contains("use data logging"), "{e}");
+fn pmem_logs_are_refused() {
     let region = Region::anonymous((1 << 20) + braid_pmem::HEADER_SIZE);
     let pmem: Arc<dyn Device> =
         Arc::new(PmemDevice::open(region, PmemDeviceConfig::new(0)).unwrap());

@@ -27,6 +27,7 @@ use crate::integration::mem_device::{MemDev, OpenGates};
 
 mod absent;
 mod autonomous;
+mod command;
 mod follow;
 mod pmem;
 mod rfa;

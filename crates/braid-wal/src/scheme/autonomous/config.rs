@@ -1,5 +1,6 @@
 //! The autonomous scheme's options (the page grouping and recovery pipeline it shares with
-//! gsn), its registration and its refusals.
+//! gsn), its registration and its refusals (MVCC, persistent memory, a hot standby of command
+//! logs).
 
 use std::sync::Arc;
 
@@ -16,9 +17,9 @@ pub(crate) const NO_PMEM: &str = "the autonomous scheme acknowledges commits by 
     logs; on persistent memory with a durable cache a commit is durable when inserted, which \
     the gsn scheme does (gsn option commit = durable): use a file device, or scheme gsn";
 
-const NO_COMMAND_LOGGING: &str = "the autonomous scheme cannot log commands: its GSNs order \
-    read-after-write and write-after-write dependencies but not write-after-read ones, which \
-    re-executing stored procedures needs; use data logging (LogKind::Data)";
+const NO_COMMAND_STANDBY: &str = "a hot standby of the autonomous scheme replays redo images \
+    page by page; it cannot follow command logs (recovery re-executes them): use data logging \
+    (LogKind::Data) for a standby";
 
 const NO_MVCC: &str = "the autonomous scheme cannot recover a multi-versioned database: its \
     recovery (gsn's) applies per-page operations in GSN order, without the commit timestamps \
@@ -82,7 +83,7 @@ impl SchemeDef for AutonomousConfig {
         requested.max(1)
     }
     fn command_logging_refusal(&self) -> Option<&'static str> {
-        Some(NO_COMMAND_LOGGING)
+        None
     }
     fn mvcc_refusal(&self) -> Option<&'static str> {
         Some(NO_MVCC)
@@ -98,6 +99,13 @@ impl SchemeDef for AutonomousConfig {
         cfg: &SchemeConfig,
         streams: usize,
     ) -> Result<Box<dyn crate::scheme::follow::Follower>, WalError> {
+        if cfg.logging == crate::scheme::LogKind::Command {
+            return Err(WalError::Unsupported(crate::Unsupported::Scheme {
+                scheme: NAME,
+                refused: crate::Refused::CommandLogging,
+                why: NO_COMMAND_STANDBY,
+            }));
+        }
         self.gsn().follower(cfg, streams)
     }
     fn set_option(&mut self, key: &str, value: &str) -> Result<(), WalError> {
@@ -123,13 +131,6 @@ impl SchemeDef for AutonomousConfig {
         replay: &dyn Replay,
         progress: &dyn Fn(u64),
     ) -> Result<(Arc<dyn Scheme>, RecoveryReport), WalError> {
-        if cfg.logging == crate::scheme::LogKind::Command {
-            return Err(WalError::Unsupported(crate::Unsupported::Scheme {
-                scheme: "autonomous",
-                refused: crate::Refused::CommandLogging,
-                why: NO_COMMAND_LOGGING,
-            }));
-        }
         let (g, r) = crate::scheme::gsn::open::open_logs(
             cfg,
             &self.gsn(),

@@ -43,9 +43,25 @@
 //! transactions in order), because a transaction may read its own log's writes without
 //! recording them. The paper's io_uring submission with many transactions in flight per
 //! worker is the engine's pipelined commit (`commit_async`); its O_DIRECT writes are the file
-//! device's `direct` option. Command logging is refused for gsn's reason (GSNs do not order
-//! write-after-read dependencies), and so are persistent-memory logs (a durable cache needs
-//! no acknowledgement protocol at all: gsn's `commit = durable`).
+//! device's `direct` option. Persistent-memory logs are refused (a durable cache needs no
+//! acknowledgement protocol at all: gsn's `commit = durable`).
+//!
+//! **Command logging** (the paper logs data; this follows Taurus, Xia et al., VLDB 2021): a
+//! commit record carries the stored procedure's id and parameters (`Kind::Command`, with its
+//! dependency vector in a `Commit` record after it when it has one) instead of redo images.
+//! GSNs order read-after-write and write-after-write dependencies; re-execution also needs
+//! write-after-read ones, so each page clock gets a read GSN that a logged transaction raises
+//! to its commit GSN before its locks are released and above which a writer of the page takes
+//! its GSN (Taurus's readLV, Section 3.2; with pending marks for OCC, Section 4.3, and for
+//! inserts into scanned ranges, Section 3.4: `gsn/reads.rs`). Recovery decides which commits
+//! live exactly as for data logging (the bound, the void markers' decisions, the sparse
+//! dependencies: `gsn/live.rs`) and re-executes them one after another in GSN order
+//! (`gsn/reexec.rs`; Taurus re-executes in parallel by LSN vectors, Section 3.3: a GSN is one
+//! number, so its order is total). A dependency a read or write records in the sparse vector
+//! is unchanged: a write-after-read edge needs no durability wait (the overwritten read came
+//! from a write the reader already depended on), only re-execution order. The read GSNs exist
+//! only under command logging; a hot standby of command logs is refused (it replays redo
+//! images page by page).
 //!
 //! Files: `config.rs` (options, registration, refusals) and `ack.rs` (settled GSNs and the
 //! acknowledgement of commits that need more than their own log's flush).

@@ -57,16 +57,21 @@
 //!   writer whose image it read; the writer raised the clock before installing, so the re-read
 //!   (after validation) sees it and the transaction's GSN exceeds every GSN it depends on.
 //! * GSNs capture read-after-write and write-after-write dependencies but not write-after-read
-//!   ones, which re-executing commands would need: command logging is refused.
+//!   ones, which re-executing commands needs. The autonomous scheme, which runs on these logs,
+//!   adds them under command logging (read GSNs per page, `reads.rs`, Taurus's readLV) and
+//!   re-executes in GSN order (`reexec.rs`); gsn itself refuses command logging (its page
+//!   partitioning splits a transaction's record over the logs, and its hot standby replays
+//!   redo images).
 //! * Read-only transactions log nothing; their ticket waits for their GSN (what they read) to
 //!   be acknowledged, except with a durable cache, where what they read is already durable.
 //!
 //! Files: `config.rs` (options, registration), `worker.rs` (a worker's GSN and its inserts),
 //! `log.rs` (one log and its insert), `shared.rs` (what workers, the daemon and tickets share:
 //! the commit queue), `daemon.rs` (the commit daemon's start, sleep and stop), `commit.rs`
-//! (commit protection), `pages.rs`, `recovery.rs`, `live.rs` (which commits recovery replays), `deps.rs` (autonomous
-//! commit's dependency vectors and the void markers' decisions as stored), `follow.rs` (a
-//! standby's rounds), `counters.rs` and `open.rs`.
+//! (commit protection), `pages.rs`, `reads.rs` (command logging's read GSNs), `recovery.rs`,
+//! `reexec.rs` (command recovery), `live.rs` (which commits recovery replays), `deps.rs`
+//! (autonomous commit's dependency vectors and the void markers' decisions as stored),
+//! `follow.rs` (a standby's rounds), `counters.rs` and `open.rs`.
 
 // Internals, hidden from the docs (`commit` is public for the loom model in `tests/loom_gsn.rs`).
 pub(crate) mod commit;
@@ -79,7 +84,9 @@ mod live;
 mod log;
 pub(crate) mod open;
 pub(crate) mod pages;
+mod reads;
 pub(crate) mod recovery;
+mod reexec;
 pub(crate) mod shared;
 mod worker;
 
@@ -237,9 +244,9 @@ impl Scheme for Gsn {
         first.map_or(Ok(()), Err)
     }
 
-    /// The page clocks (one word per slot).
+    /// The page clocks (one word per slot), and under command logging the read GSNs.
     fn metadata_bytes(&self) -> u64 {
-        self.shared.pages.bytes()
+        self.shared.pages.bytes() + self.shared.reads.as_ref().map_or(0, |r| r.bytes())
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {

@@ -27,8 +27,13 @@ use crate::stream::Stream;
 use crate::wait::Progress;
 
 /// Check the configuration and the devices; returns whether the logs are on persistent memory.
-fn check_devices(cfg: &SchemeConfig, devices: &[Arc<dyn Device>]) -> Result<bool, WalError> {
-    if cfg.logging == LogKind::Command {
+/// `commands`: whether command logging is accepted (the autonomous scheme).
+fn check_devices(
+    cfg: &SchemeConfig,
+    devices: &[Arc<dyn Device>],
+    commands: bool,
+) -> Result<bool, WalError> {
+    if cfg.logging == LogKind::Command && !commands {
         return Err(WalError::Unsupported(crate::Unsupported::Scheme {
             scheme: "gsn",
             refused: crate::Refused::CommandLogging,
@@ -64,7 +69,7 @@ pub(crate) fn recover_only(
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
 ) -> Result<RecoveryReport, WalError> {
-    let pmem = check_devices(cfg, devices)?;
+    let pmem = check_devices(cfg, devices, true)?;
     let started = Instant::now();
     let rec = recovery::recover(
         devices,
@@ -105,7 +110,7 @@ pub(crate) fn open_logs(
     progress: &dyn Fn(u64),
     autonomous: bool,
 ) -> Result<(Arc<Gsn>, RecoveryReport), WalError> {
-    let pmem = check_devices(cfg, &devices)?;
+    let pmem = check_devices(cfg, &devices, autonomous)?;
     if autonomous && pmem {
         return Err(WalError::Unsupported(crate::Unsupported::Scheme {
             scheme: "autonomous",
@@ -211,6 +216,9 @@ pub(crate) fn open_logs(
     }
     report.seconds = started.elapsed().as_secs_f64();
     let pages = PageTable::new(gcfg.page_slots, gcfg.rows_per_page);
+    // Command logging: the write-after-read order (`reads.rs`), one read GSN per page clock.
+    let reads = (cfg.logging == LogKind::Command)
+        .then(|| super::reads::ReadClocks::new(gcfg.page_slots.max(1).next_power_of_two()));
     let logs_n = logs.len();
     let shared = Arc::new(Shared {
         cfg: gcfg,
@@ -218,6 +226,7 @@ pub(crate) fn open_logs(
         autonomous,
         logs,
         pages,
+        reads,
         acked: CachePadded::new(AtomicU64::new(0)),
         lanes: Mutex::new(Vec::new()),
         retired: Default::default(),

@@ -53,6 +53,10 @@
 //!   log). It is committed only if all its parts are found with smaller GSNs (fewer means
 //!   damage the scan did not flag; the transaction is skipped). A transaction without its
 //!   commit record leaves no trace.
+//! * `Command`, with or without COMMIT: as `Redo`, but the payload is a stored procedure's
+//!   call (command logging, the autonomous scheme). When the logs hold any, the live
+//!   transactions are re-executed one after another in GSN order (`reexec.rs`) instead of
+//!   steps 3 and 4; which ones live is decided as for redo.
 //! * `Abort`: a transaction with update records aborted (a standby stops waiting for its
 //!   commit record; recovery needs nothing from it but its GSN).
 //! * `Checkpoint`, empty payload: a clock record; otherwise a void marker `lo, hi` and the
@@ -126,7 +130,9 @@ pub(super) struct Rec {
     /// (log, GSN) pairs (`deps.rs`): a commit record's dependencies, a void marker's
     /// decisions; `None` where the record has none.
     pub pairs: Option<Vec<(u16, u64)>>,
-    payload: Vec<u8>,
+    /// A `Command` record (a stored procedure's call, re-executed: `reexec.rs`), not a redo.
+    pub command: bool,
+    pub(super) payload: Vec<u8>,
 }
 
 pub(super) struct StreamScan {
@@ -211,8 +217,8 @@ fn scan_stream(
         let commits = h.flags & FLAG_COMMIT != 0;
         let mut pairs = None;
         let kind = match h.kind {
-            Kind::Redo if commits => RecKind::Txn,
-            Kind::Redo => RecKind::Part,
+            Kind::Redo | Kind::Command if commits => RecKind::Txn,
+            Kind::Redo | Kind::Command => RecKind::Part,
             Kind::Commit => {
                 if r.payload.len() < 4 {
                     return Err(bad(s, h.lsn, RecordProblem::NoPartCount));
@@ -265,6 +271,7 @@ fn scan_stream(
             kind,
             local,
             pairs,
+            command: h.kind == Kind::Command,
             payload,
         });
     }
@@ -451,15 +458,20 @@ pub(super) fn recover(
         RecKind::Part => committed_parts.get(&r.txn).is_some_and(|&c| r.gsn < c),
         _ => false,
     };
-    redo(
-        &scans,
-        &take,
-        rows_per_page,
-        scanners,
-        m,
-        replay,
-        &mut report,
-    )?;
+    if scans.iter().any(|sc| sc.recs.iter().any(|r| r.command)) {
+        // Command logging: re-execute in GSN order.
+        super::reexec::reexecute(&scans, &take, &committed_parts, replay, &mut report)?;
+    } else {
+        redo(
+            &scans,
+            &take,
+            rows_per_page,
+            scanners,
+            m,
+            replay,
+            &mut report,
+        )?;
+    }
 
     let ends = scans.iter().map(|s| s.end.end).collect();
     let dead = live.decisions();

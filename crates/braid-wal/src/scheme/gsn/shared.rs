@@ -38,6 +38,8 @@ pub(crate) struct Shared {
     pub autonomous: bool,
     pub logs: Vec<Log>,
     pub pages: PageTable,
+    /// Command logging: the pages' read GSNs (`reads.rs`); `None` under data logging.
+    pub reads: Option<super::reads::ReadClocks>,
     /// Every commit with a GSN up to this is acknowledged.
     pub acked: CachePadded<AtomicU64>,
     /// The commit queue: each worker's lane (see the module doc).

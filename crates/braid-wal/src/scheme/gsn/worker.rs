@@ -31,6 +31,7 @@ use super::config::{NO_COMMAND_LOGGING, Partition};
 use super::deps::ALL_LOGS;
 use super::log::Mode;
 use super::pages;
+use super::reads::ReadMarks;
 use super::recovery::FLAG_LOCAL;
 use super::shared::Shared;
 use crate::WalError;
@@ -78,6 +79,8 @@ pub(super) struct GsnWorker {
     /// Autonomous commit: what that remote flush is, the transaction's sparse dependency
     /// vector ((log, GSN), at most one entry per log; [`ALL_LOGS`] for every log).
     deps: Vec<(u16, u64)>,
+    /// Command logging: the pages this transaction marked pending (`reads.rs`).
+    war: ReadMarks,
 }
 
 /// What a commit's insert into its own log decided.
@@ -181,15 +184,24 @@ impl GsnWorker {
             logged: 0,
             remote: false,
             deps: Vec::new(),
+            war: ReadMarks::default(),
         })
     }
 
     fn end_txn(&mut self, gsn: u64) {
+        self.release_marks();
         self.touched.clear();
         self.remote = false;
         self.deps.clear();
         self.tx = gsn;
         self.last = gsn;
+    }
+
+    /// Command logging: take back the running transaction's pending marks.
+    fn release_marks(&mut self) {
+        if let Some(r) = &self.shared.reads {
+            self.war.release(r);
+        }
     }
 
     /// This worker's log number as a page's writer (logs are fewer than [`pages::MULTI`]
@@ -249,7 +261,7 @@ impl GsnWorker {
                 &self.proxy,
                 self.home,
                 self.tx,
-                Kind::Redo,
+                req.kind.record_kind(),
                 FLAG_COMMIT | ef,
                 req.txn,
                 &[req.payload],
@@ -351,11 +363,42 @@ impl SchemeWorker for GsnWorker {
             }
         } else {
             self.tx = self.tx.max(self.shared.max_clock());
+            // Command logging: an insert into the range must follow this transaction.
+            self.war.wide |= self.shared.reads.is_some();
             if self.shared.autonomous {
                 self.depend(ALL_LOGS, self.tx);
             } else {
                 self.remote = self.shared.rfa();
             }
+        }
+    }
+
+    /// Command logging under OCC: wait for the pending readers of the pages written and mark
+    /// the pages read pending (`reads.rs`).
+    fn before_validate(&mut self, _rows: &dyn AccessSet) {
+        if let Some(r) = &self.shared.reads {
+            self.war.before_validate(r, &self.touched, &mut self.tx);
+        }
+    }
+
+    /// Command logging: a transaction that writes marks the pages of a range it scanned
+    /// pending before the engine recounts it, and raises their read GSNs at commit, so that
+    /// an insert into the range is re-executed after it (`reads.rs`).
+    fn on_scan(&mut self, table: u32, lo: Bound<u64>, hi: Bound<u64>) {
+        if let Some(r) = &self.shared.reads
+            && let Some(range) = inclusive(lo, hi)
+        {
+            let pages = &self.shared.pages;
+            let max = MAX_ABSENT_PAGES;
+            self.war
+                .scanned(r, pages, table, range, max, &mut self.touched);
+        }
+    }
+
+    /// Command logging: an insert follows every reader of its page, and every wide reader.
+    fn on_insert(&mut self, table: u32, key: u64) {
+        if let Some(r) = &self.shared.reads {
+            ReadMarks::inserted(r, self.shared.pages.slot(table, key), &mut self.tx);
         }
     }
 
@@ -409,7 +452,7 @@ impl SchemeWorker for GsnWorker {
     }
 
     fn commit(&mut self, req: &CommitRequest<'_>) -> Result<Ticket, WalError> {
-        if req.kind == LogKind::Command {
+        if req.kind == LogKind::Command && self.shared.reads.is_none() {
             return Err(WalError::Unsupported(crate::Unsupported::Scheme {
                 scheme: "gsn",
                 refused: crate::Refused::CommandLogging,
@@ -436,8 +479,12 @@ impl SchemeWorker for GsnWorker {
                 }
             }
         }
+        if let Some(r) = &self.shared.reads {
+            ReadMarks::before_insert(r, &self.touched, &mut self.tx);
+        }
         let updates = self.logging.is_some();
         if !updates && (req.read_only || req.payload.is_empty()) {
+            self.release_marks();
             let g = self.tx;
             let remote = self.remote;
             let deps = std::mem::take(&mut self.deps);
@@ -507,6 +554,10 @@ impl SchemeWorker for GsnWorker {
                 self.raise(slot, gsn, acked);
             }
         }
+        if let Some(r) = &self.shared.reads {
+            // Before the engine installs the writes and releases the locks (`reads.rs`).
+            self.war.committed(r, &self.touched, gsn);
+        }
         self.end_txn(gsn);
         self.lane.count_commit();
         match self.shared.mode {
@@ -551,6 +602,7 @@ impl SchemeWorker for GsnWorker {
     }
 
     fn abort(&mut self, _rows: &dyn AccessSet) {
+        self.release_marks();
         let Some(txn) = self.logging else {
             self.touched.clear();
             self.remote = false;
@@ -627,7 +679,7 @@ impl GsnWorker {
             &self.proxy,
             self.home,
             self.tx,
-            Kind::Redo,
+            req.kind.record_kind(),
             ef,
             req.txn,
             &[req.payload],
