@@ -154,16 +154,7 @@ impl GsnFollower {
         let bound = scans
             .iter()
             .zip(&self.floors)
-            .map(|(sc, &floor)| {
-                sc.recs
-                    .iter()
-                    .filter(|r| !voids.void(r.gsn))
-                    .map(|r| r.gsn)
-                    .max()
-                    .unwrap_or(0)
-                    .max(floor)
-                    .max(self.done)
-            })
+            .map(|(sc, &floor)| super::recovery::top(sc, voids, floor).max(self.done))
             .min()
             .unwrap_or(self.done);
         let mut split: HashMap<u64, Split> = HashMap::new();

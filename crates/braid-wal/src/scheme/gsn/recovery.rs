@@ -399,13 +399,7 @@ pub(super) fn recover(
         .enumerate()
         .map(|(s, sc)| {
             let floor = cut.and_then(|c| c.marks.get(s).copied()).unwrap_or(0);
-            sc.recs
-                .iter()
-                .filter(|r| !voids.void(r.gsn))
-                .map(|r| r.gsn)
-                .max()
-                .unwrap_or(0)
-                .max(floor)
+            top(sc, &voids, floor)
         })
         .collect();
     let bound = if unbounded {
@@ -588,4 +582,16 @@ pub(super) fn redo(
     })?;
     report.stages.push(("apply", t.elapsed().as_secs_f64()));
     Ok(())
+}
+
+/// The largest GSN log `sc` holds outside every void marker's range, at least `floor`: up to
+/// where the log is present (recovery's and the standby's bound are the least of these).
+pub(super) fn top(sc: &StreamScan, voids: &Voids, floor: u64) -> u64 {
+    sc.recs
+        .iter()
+        .filter(|r| !voids.void(r.gsn))
+        .map(|r| r.gsn)
+        .max()
+        .unwrap_or(0)
+        .max(floor)
 }
