@@ -11,12 +11,13 @@
 #   scripts/nats-cluster.sh url [DIR]            print the URLs again
 #   scripts/nats-cluster.sh stop [DIR]           stop exactly the servers started in DIR (pid files)
 #   scripts/nats-cluster.sh kill-node DIR I      kill -9 server I (0, 1 or 2), and wait until
-#                                                the others have a meta leader (if a majority
-#                                                is left)
+#                                                the others have a meta leader and every
+#                                                stream a live leader (if a majority is left)
 #   scripts/nats-cluster.sh start-node DIR I     start server I again on its ports and data, and
 #                                                wait until its health check passes, then (if
-#                                                a majority is up) for a meta leader and every
-#                                                live server healthy
+#                                                a majority is up) for a meta leader, every
+#                                                live server healthy and every stream's leader
+#                                                known alike to every live server
 #
 # Every server listens on 127.0.0.1 only, on free ports chosen at `start` and kept in DIR/ports.
 #
@@ -183,13 +184,55 @@ stop_node() {
     reap_node "$1" "$2"
 }
 
+# Wait (up to 60 s) until every live server knows a leader for every stream it holds a replica
+# of, a live server and the same one every other live server knows, and the live servers report
+# the same leaders twice in a row 0.5 s apart. A server that is a member of a stream's group but
+# knows no leader for it refuses requests on that stream ("JetStream system temporarily
+# unavailable", 503) even after the group elected one elsewhere, and passes its health check
+# meanwhile; and a server coming back can call an election of its own and unseat a leader just
+# elected.
+wait_stream_leaders() {
+    local dir=$1 ports=() i m prev="" now
+    for ((i = 0; i < N; i++)); do
+        [[ -f "$dir/n$i/pid" ]] && kill -0 "$(cat "$dir/n$i/pid")" 2> /dev/null || continue
+        read -r _ _ m <<< "$(node_ports "$dir" "$i")"
+        ports+=("n$i=$m")
+    done
+    for _ in $(seq 120); do
+        if now=$(python3 - "${ports[@]}" <<'EOF' 2> /dev/null
+import json, sys, urllib.request
+live = dict(a.split("=") for a in sys.argv[1:])
+leaders = {}
+for name, port in live.items():
+    url = f"http://127.0.0.1:{port}/jsz?accounts=true&streams=true"
+    j = json.load(urllib.request.urlopen(url, timeout=1))
+    for acc in j.get("account_details") or []:
+        for st in acc.get("stream_detail") or []:
+            key = f"{acc.get('name')}/{st.get('name')}"
+            leader = (st.get("cluster") or {}).get("leader")
+            if not leader or leader not in live or leaders.setdefault(key, leader) != leader:
+                sys.exit(1)
+print(sorted(leaders.items()))
+EOF
+        ); then
+            [[ "$now" == "$prev" ]] && return 0
+            prev=$now
+        else
+            prev=""
+        fi
+        sleep 0.5
+    done
+    die "the live servers do not agree on a live leader for every stream after 60 s; see $dir/n*/server.log"
+}
+
 # After a server was killed or started: while a majority is alive, wait for a JetStream meta
 # leader (with $2, one other than the server just killed), then until every live server answers
-# its health check (its streams' replicas current under a leader). Until the meta group has a
-# leader, JetStream requests (creating or purging a stream) go unanswered or are refused; a
-# cluster holding many streams elects many new leaders at once, and requests made meanwhile can
-# go unanswered for longer than a client's timeout. With no majority there is nothing to wait
-# for: the cluster cannot work until a server comes back.
+# its health check (its streams' replicas current under a leader) and knows the same live
+# leader for every stream (`wait_stream_leaders`). Until then, JetStream requests (creating or
+# purging a stream) go unanswered or are refused; a cluster holding many streams elects many
+# new leaders at once, and requests made meanwhile can be refused for longer than a client's
+# timeout. With no majority there is nothing to wait for: the cluster cannot work until a
+# server comes back.
 settle() {
     local dir=$1 gone=${2:-} alive=0 i
     for ((i = 0; i < N; i++)); do
@@ -200,6 +243,7 @@ settle() {
     for ((i = 0; i < N; i++)); do
         if [[ -f "$dir/n$i/pid" ]]; then wait_healthy "$dir" "$i"; fi
     done
+    wait_stream_leaders "$dir"
 }
 
 cmd=${1:-}
