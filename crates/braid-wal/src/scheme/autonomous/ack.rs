@@ -22,6 +22,10 @@
 //! 3. advance `x`'s settled GSN to its durable GSN, stopping below the first queued commit
 //!    whose dependencies are not all settled ([`advance`]).
 //!
+//! Every insert into the log runs step 3 as well (under the insert lock it holds anyway), so a
+//! log's settled GSN follows its flushes while its worker commits, not only when a commit that
+//! depends on it waits: a row whose writer's flush has completed is then no dependency.
+//!
 //! A dependency's GSN is below its commit's, so step 2 recurses on strictly smaller GSNs and
 //! ends; a transitive dependency (log `y`'s commit up to `q` depended on a third log) is
 //! settled by the recursion, because `y` is settled up to `q` only once its own queued commits
@@ -38,6 +42,7 @@ use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
 use crate::record::Kind;
 use crate::scheme::gsn::deps::ALL_LOGS;
+use crate::scheme::gsn::log::{Log, LogInner};
 use crate::scheme::gsn::shared::Shared;
 use crate::scheme::{DurabilityWait, Ticket};
 use crate::{Lsn, WalError};
@@ -158,8 +163,16 @@ fn queued_deps(s: &Shared, l: usize, gsn: u64) -> Vec<(u16, u64)> {
 /// dependencies are not all settled, dropping the queued commits now settled.
 fn advance(s: &Shared, l: usize) {
     let log = &s.logs[l];
-    let mut g = log.inner.lock();
-    log.prune(&mut g);
+    advance_locked(s, log, &mut log.inner.lock());
+}
+
+/// [`advance`] under the log's insert lock. Every insert into an autonomous log runs it too
+/// (`gsn/worker.rs`), so a log's settled GSN follows its flushes while its worker commits,
+/// not only when some commit waits for it: a page whose last writer's flush has completed
+/// then makes no dependency of the next transaction that touches it (fewer remote commits,
+/// fewer that wait for every log).
+pub(crate) fn advance_locked(s: &Shared, log: &Log, g: &mut LogInner) {
+    log.prune(g);
     let durable = g.durable_gsn;
     let mut to = durable;
     while let Some((c, deps)) = g.remote.front() {
@@ -172,7 +185,10 @@ fn advance(s: &Shared, l: usize) {
         }
         g.remote.pop_front();
     }
-    log.settled.fetch_max(to, SeqCst);
+    // Most calls move nothing: a load first keeps the line shared with the logs' readers.
+    if log.settled.load(SeqCst) < to {
+        log.settled.fetch_max(to, SeqCst);
+    }
 }
 
 /// Under log `l`'s insert lock: the end of its first record with a GSN of at least `gsn` not

@@ -48,7 +48,7 @@ pub(crate) struct Log {
     pub remote_gsn: AtomicU64,
     /// Autonomous commit: every commit of this log with a GSN up to this is durable, and so is
     /// everything it depends on, transitively (its *settled* GSN; only grows, advanced by
-    /// whoever needs it: `autonomous/ack.rs`).
+    /// whoever needs it and by every insert into the log: `autonomous/ack.rs`).
     pub settled: AtomicU64,
 }
 

@@ -81,7 +81,7 @@ mod daemon;
 pub(crate) mod deps;
 mod follow;
 mod live;
-mod log;
+pub(crate) mod log;
 pub(crate) mod open;
 pub(crate) mod pages;
 mod reads;

@@ -749,6 +749,9 @@ fn insert_one(
         Some((ok, _)) => ok && log.remote_gsn.load(SeqCst) <= s.acked.load(SeqCst),
         None => false,
     };
+    if s.autonomous {
+        crate::scheme::autonomous::ack::advance_locked(s, log, &mut g);
+    }
     let alone = g.remote.is_empty();
     let flags = if local { flags | FLAG_LOCAL } else { flags };
     let (gsn, end) = log.insert_locked(&mut g, &s.cfg, floor, kind, flags, txn, payload, track)?;
