@@ -59,25 +59,32 @@
 # --kill-rounds, --kill-after-ms, --memory-rows, --systems, --variants, --dir, --out, ...).
 #
 # RocksDB is Debian's librocksdb (installed here with apt-get if missing, with libclang for
-# the binding's bindgen), linked through rust-rocksdb 0.20 (ROCKSDB_LIB_DIR): compiling RocksDB
-# from source takes far longer on two cores. The binding's C API headers are RocksDB 7.9.2's
-# and bookworm's library is 7.8.3 (no rust-rocksdb release binds 7.8): every RocksDB row
-# records both, the version the loaded library writes into its LOG, and whether the library
-# was built with assert() (NDEBUG undefined), read from its symbols and code: Debian's is.
+# the binding's bindgen), linked through rust-rocksdb 0.20 (ROCKSDB_LIB_DIR). The binding's C
+# API headers are RocksDB 7.9.2's and bookworm's library is 7.8.3 (no rust-rocksdb release
+# binds 7.8): every RocksDB row records both, the version the loaded library writes into its
+# LOG, and whether the library was built with assert() (NDEBUG undefined), read from its
+# symbols and code: Debian's is. `--rocksdb-source` instead links the RocksDB 7.9.2 that
+# librocksdb-sys bundles, compiled from source in release with NDEBUG defined (headers and
+# library of one version, no debug assertions; the build takes a long time on two cores, once
+# per target dir: its own, the usual one's name with `-rocksdb-source` appended).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 args=()
+rocksdb_source=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds|--threads) args+=("$1" "$2"); shift 2 ;;
-        -h|--help) sed -n '2,66p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --rocksdb-source) rocksdb_source=1; shift ;;
+        -h|--help) sed -n '2,69p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) args+=("$1"); shift ;;
     esac
 done
 
 need=()
-for p in librocksdb-dev libclang-dev clang; do
+pkgs=(libclang-dev clang)
+[ "$rocksdb_source" = 1 ] || pkgs+=(librocksdb-dev)
+for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -87,24 +94,31 @@ if [ ${#need[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
-libdir=$(dirname "$(dpkg -L librocksdb-dev | grep -m1 '/librocksdb\.so$')")
-lib=$(dpkg-query -W -f='${Package} ${Version}\n' 'librocksdb[0-9]*' 2>/dev/null | grep -v -- -dev | head -n1)
-so=$(readlink -f "$libdir/librocksdb.so")
-# A library built without NDEBUG keeps its assert()s, each a call of __assert_fail (Debian's
-# 7.8.3 has thousands: its RocksDB rows run with RocksDB's debug assertions on). grep without
-# -q reads all of nm's output, so no SIGPIPE fails the pipeline under pipefail.
-if ! command -v nm >/dev/null; then
-    build="build flags not read (no nm)"
-elif ! nm -D --undefined-only "$so" 2>/dev/null | grep -w __assert_fail >/dev/null; then
-    build="no assert() calls (NDEBUG)"
-elif command -v objdump >/dev/null; then
-    calls=$(objdump -d --no-show-raw-insn "$so" | grep -c 'call.*<__assert_fail@plt>' || true)
-    build="assert() compiled in, $calls call sites (NDEBUG not defined)"
+if [ "$rocksdb_source" = 1 ]; then
+    unset ROCKSDB_LIB_DIR
+    sysver=$(awk '/^name = "librocksdb-sys"/ { getline; gsub(/version = |"/, ""); print }' "$root/peers/Cargo.lock")
+    export PEERS_ROCKSDB_LIB="built from source: RocksDB ${sysver#*+} bundled by librocksdb-sys $sysver, release, NDEBUG defined (no assert())"
+    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/peers/target}-rocksdb-source"
 else
-    build="assert() compiled in (NDEBUG not defined)"
+    libdir=$(dirname "$(dpkg -L librocksdb-dev | grep -m1 '/librocksdb\.so$')")
+    lib=$(dpkg-query -W -f='${Package} ${Version}\n' 'librocksdb[0-9]*' 2>/dev/null | grep -v -- -dev | head -n1)
+    so=$(readlink -f "$libdir/librocksdb.so")
+    # A library built without NDEBUG keeps its assert()s, each a call of __assert_fail (Debian's
+    # 7.8.3 has thousands: its RocksDB rows run with RocksDB's debug assertions on). grep without
+    # -q reads all of nm's output, so no SIGPIPE fails the pipeline under pipefail.
+    if ! command -v nm >/dev/null; then
+        build="build flags not read (no nm)"
+    elif ! nm -D --undefined-only "$so" 2>/dev/null | grep -w __assert_fail >/dev/null; then
+        build="no assert() calls (NDEBUG)"
+    elif command -v objdump >/dev/null; then
+        calls=$(objdump -d --no-show-raw-insn "$so" | grep -c 'call.*<__assert_fail@plt>' || true)
+        build="assert() compiled in, $calls call sites (NDEBUG not defined)"
+    else
+        build="assert() compiled in (NDEBUG not defined)"
+    fi
+    export ROCKSDB_LIB_DIR=$libdir
+    export PEERS_ROCKSDB_LIB="Debian ${lib:-librocksdb (version unknown)}, $(basename "$so"), $build"
 fi
-export ROCKSDB_LIB_DIR=$libdir
-export PEERS_ROCKSDB_LIB="Debian ${lib:-librocksdb (version unknown)}, $(basename "$so"), $build"
 
 cd "$root/peers"
 cargo build --release --quiet

@@ -315,6 +315,30 @@ fn a_local_commit_needs_its_own_log_only() {
     s.close().unwrap();
 }
 
+/// A log's settled GSN follows its flushes while its worker commits, not only when someone
+/// waits for it: T1 (log 1) writes key 1 and is acknowledged by log 1's own flush; T1b, its
+/// next commit, finds T1 durable on insert and settles log 1 past it. T0 (log 0) then reads key
+/// 1 and needs no remote flush (before settled GSNs advanced on insert, log 1's stayed at 0
+/// and T0 depended on it).
+#[test]
+fn a_flushed_write_is_settled_by_its_logs_next_insert_and_makes_no_dependency() {
+    let devs = [MemDev::new(Vec::new()), MemDev::new(Vec::new())];
+    let _gates = OpenGates(&devs);
+    let (s, _) = open_auto(&devs, &State::default());
+    let mut w0 = s.worker(0).unwrap();
+    let mut w1 = s.worker(1).unwrap();
+    txn(&mut *w1, 101, &[], &[1], 1).wait().unwrap();
+    txn(&mut *w1, 102, &[], &[3], 3).wait().unwrap();
+    txn(&mut *w0, 100, &[1], &[2], 2).wait().unwrap();
+    assert_eq!(
+        counter(&*s, "rfa_remote_commits"),
+        0,
+        "a read of a write whose log was flushed and has inserted since made a dependency"
+    );
+    drop((w0, w1));
+    s.close().unwrap();
+}
+
 /// Persistent-memory logs are refused, saying why (command logging is accepted: `command.rs`).
 #[test]
 fn pmem_logs_are_refused() {
