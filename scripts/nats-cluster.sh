@@ -107,9 +107,14 @@ $routes  ]
 EOF
 }
 
+# Whether server $2 of $1 runs (its pid file names a live process).
+alive() {
+    [[ -f "$1/n$2/pid" ]] && kill -0 "$(cat "$1/n$2/pid")" 2> /dev/null
+}
+
 start_node() {
     local dir=$1 i=$2
-    if [[ -f "$dir/n$i/pid" ]] && kill -0 "$(cat "$dir/n$i/pid")" 2> /dev/null; then
+    if alive "$dir" "$i"; then
         return 0
     fi
     "$SERVER" -c "$dir/n$i/server.conf" >> "$dir/n$i/server.log" 2>&1 &
@@ -194,7 +199,7 @@ stop_node() {
 wait_stream_leaders() {
     local dir=$1 ports=() i m prev="" now
     for ((i = 0; i < N; i++)); do
-        [[ -f "$dir/n$i/pid" ]] && kill -0 "$(cat "$dir/n$i/pid")" 2> /dev/null || continue
+        alive "$dir" "$i" || continue
         read -r _ _ m <<< "$(node_ports "$dir" "$i")"
         ports+=("n$i=$m")
     done
@@ -234,11 +239,11 @@ EOF
 # timeout. With no majority there is nothing to wait for: the cluster cannot work until a
 # server comes back.
 settle() {
-    local dir=$1 gone=${2:-} alive=0 i
+    local dir=$1 gone=${2:-} up=0 i
     for ((i = 0; i < N; i++)); do
-        [[ -f "$dir/n$i/pid" ]] && kill -0 "$(cat "$dir/n$i/pid")" 2> /dev/null && alive=$((alive + 1))
+        if alive "$dir" "$i"; then up=$((up + 1)); fi
     done
-    ((2 * alive > N)) || return 0
+    ((2 * up > N)) || return 0
     wait_leader "$dir" "$gone"
     for ((i = 0; i < N; i++)); do
         if [[ -f "$dir/n$i/pid" ]]; then wait_healthy "$dir" "$i"; fi
