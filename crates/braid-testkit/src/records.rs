@@ -163,8 +163,9 @@ pub fn scan(data: &[u8]) -> Checked {
     }
 }
 
-/// Fuzz target `gsn_payload`: first byte even = a gsn commit record's payload (part count and
-/// sparse dependency vector), odd = a gsn void marker's payload (bound, base and per-log
+/// Fuzz target `gsn_payload`: first byte 2 modulo 3 = a command record's payload (with its
+/// replay floor if the byte is even), else even = a gsn commit record's payload (part count
+/// and sparse dependency vector), odd = a gsn void marker's payload (bound, base and per-log
 /// decisions), then the bytes (`braid_wal::scheme::gsn::deps`). The decoders never panic, and
 /// what decodes re-encodes to the same bytes.
 pub fn gsn_payload(data: &[u8]) -> Checked {
@@ -172,7 +173,17 @@ pub fn gsn_payload(data: &[u8]) -> Checked {
     let Some((&sel, bytes)) = data.split_first() else {
         return Ok(());
     };
-    if sel % 2 == 0 {
+    if sel % 3 == 2 {
+        if let Ok((floor, call)) = gsn_deps::decode_floor(sel % 2 == 0, bytes) {
+            let out = match floor {
+                Some(f) => gsn_deps::encode_floor(f, call),
+                None => call.to_vec(),
+            };
+            ensure(out[..] == bytes[..], || {
+                "command floor re-encoding differs".into()
+            })?;
+        }
+    } else if sel % 2 == 0 {
         if let Ok((parts, deps)) = gsn_deps::decode_commit(bytes) {
             let out = gsn_deps::encode_commit(parts, deps.as_deref().unwrap_or(&[]));
             ensure(out[..] == bytes[..], || {

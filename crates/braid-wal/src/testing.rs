@@ -11,11 +11,13 @@ pub use crate::lv::Impl as LvImpl;
 pub use crate::mix::mix64;
 pub use crate::scan::mem::MemSource;
 pub use crate::scheme::gsn::Gsn;
-/// The gsn logs' commit payloads (sparse dependency vectors) and void markers, for the
+/// The gsn logs' commit payloads (sparse dependency vectors), void markers and command
+/// records' replay floors, for the
 /// `gsn_payload` fuzz target.
 pub mod gsn_deps {
     pub use crate::scheme::gsn::deps::{
-        BadPayload, Marker, decode_commit, decode_marker, encode_commit, encode_marker,
+        BadPayload, Marker, decode_commit, decode_floor, decode_marker, encode_commit,
+        encode_floor, encode_marker,
     };
 }
 pub use crate::scheme::gsn::open::{open_gsn, recover_only};

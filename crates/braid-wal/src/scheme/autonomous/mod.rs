@@ -55,9 +55,11 @@
 //! its GSN (Taurus's readLV, Section 3.2; with pending marks for OCC, Section 4.3, and for
 //! inserts into scanned ranges, Section 3.4: `gsn/reads.rs`). Recovery decides which commits
 //! live exactly as for data logging (the bound, the void markers' decisions, the sparse
-//! dependencies: `gsn/live.rs`) and re-executes them one after another in GSN order
-//! (`gsn/reexec.rs`; Taurus re-executes in parallel by LSN vectors, Section 3.3: a GSN is one
-//! number, so its order is total). A dependency a read or write records in the sparse vector
+//! dependencies: `gsn/live.rs`) and re-executes them in parallel (`gsn/reexec.rs`, Taurus
+//! Section 3.3 and Alg. 4 through its pools): each log in GSN order, and a transaction once
+//! every other log is replayed up to its *replay floor*, the largest page clock or read GSN
+//! its GSN was taken above other than its own raises, which the command record carries
+//! (`gsn/deps.rs`; one number for all other logs where Taurus keeps a vector). A dependency a read or write records in the sparse vector
 //! is unchanged: a write-after-read edge needs no durability wait (the overwritten read came
 //! from a write the reader already depended on), only re-execution order. The read GSNs exist
 //! only under command logging; a hot standby of command logs is refused (it replays redo

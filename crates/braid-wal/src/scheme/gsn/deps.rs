@@ -13,8 +13,20 @@
 //!   had every such commit replayed. A 16-byte marker (written before these decisions
 //!   existed) replayed the local commits of its range only.
 //!
+//! * A `Command` record flagged [`FLAG_FLOOR`] (autonomous command logging) starts with its
+//!   *replay floor*, a `u64` little endian, before the stored procedure's call: the largest
+//!   GSN of any page clock or read GSN the transaction's GSN was taken above, other than its
+//!   own raises (`worker.rs`). Every transaction of another log it conflicts with has a GSN at
+//!   or below it, so re-execution may start it once every other log has replayed its records
+//!   up to the floor (`reexec.rs`). A record without the flag (written before floors existed)
+//!   has none and waits, as before, for every smaller GSN.
+//!
 //! The decoders never panic and refuse any length that is not one of these forms; they are
 //! fuzzed (`fuzz/fuzz_targets/gsn_payload.rs`, with a proptest twin in braid-testkit).
+
+/// Record flag (a caller bit, see [`crate::record`], beside `FLAG_LOCAL` and the epoch's): a
+/// `Command` record whose payload starts with its replay floor.
+pub(crate) const FLAG_FLOOR: u8 = 8;
 
 /// A dependency's log number standing for every log (the page writer field's `MULTI`).
 pub(crate) const ALL_LOGS: u16 = super::pages::MULTI;
@@ -69,6 +81,29 @@ pub(crate) fn decode_commit(p: &[u8]) -> Result<(u32, Option<Vec<(u16, u64)>>), 
         return Ok((parts, None));
     }
     Ok((parts, Some(entries(rest)?)))
+}
+
+/// A `Command` record's payload with replay floor `floor` before `call` (flag it
+/// [`FLAG_FLOOR`]; the worker writes the two as slices of one record, `worker.rs`).
+#[cfg(any(test, feature = "testing"))]
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn encode_floor(floor: u64, call: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + call.len());
+    out.extend_from_slice(&floor.to_le_bytes());
+    out.extend_from_slice(call);
+    out
+}
+
+/// A `Command` record's replay floor and call: `floored`, the record carries
+/// [`FLAG_FLOOR`] (else the whole payload is the call and there is no floor).
+#[allow(clippy::type_complexity)]
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn decode_floor(floored: bool, p: &[u8]) -> Result<(Option<u64>, &[u8]), BadPayload> {
+    if !floored {
+        return Ok((None, p));
+    }
+    let (f, call) = p.split_first_chunk::<8>().ok_or(BadPayload)?;
+    Ok((Some(u64::from_le_bytes(*f)), call))
 }
 
 /// A void marker: the recovery's bound and base, and its decisions (`None`: a 16-byte
@@ -179,5 +214,17 @@ mod tests {
             dead: None,
         };
         assert!(old.replayed(1, 30, true) && !old.replayed(1, 30, false));
+    }
+
+    #[test]
+    fn a_replay_floor_goes_before_the_call_and_a_short_one_is_refused() {
+        let b = encode_floor(77, b"call");
+        assert_eq!(decode_floor(true, &b).unwrap(), (Some(77), &b"call"[..]));
+        assert_eq!(decode_floor(false, &b).unwrap(), (None, &b[..]));
+        assert_eq!(
+            decode_floor(true, &encode_floor(5, &[])).unwrap(),
+            (Some(5), &[][..])
+        );
+        assert_eq!(decode_floor(true, &b[..7]), Err(BadPayload));
     }
 }

@@ -163,6 +163,20 @@ impl PageTable {
     ) -> u64 {
         raise_word(&self.slots[slot], gsn, writer, settled)
     }
+
+    /// [`Self::raise_by`], returning also the word it replaced (GSN and writer): what every
+    /// write of the page before this one is at or below (command logging's replay floor,
+    /// `worker.rs`).
+    #[inline]
+    pub(crate) fn raise_by_seen(
+        &self,
+        slot: usize,
+        gsn: u64,
+        writer: u16,
+        settled: impl Fn(u16) -> u64,
+    ) -> ((u64, u16), u64) {
+        raise_word_seen(&self.slots[slot], gsn, writer, settled)
+    }
 }
 
 /// A page clock's word as [`raise_word`] uses it: `std`'s atomic here, loom's in
@@ -200,6 +214,18 @@ pub(crate) fn raise_word<W: PageWord + ?Sized>(
     writer: u16,
     settled: impl Fn(u16) -> u64,
 ) -> u64 {
+    raise_word_seen(word, gsn, writer, settled).1
+}
+
+/// [`raise_word`], returning also the GSN and writer of the word it replaced (or found equal
+/// to what it would write).
+#[inline]
+fn raise_word_seen<W: PageWord + ?Sized>(
+    word: &W,
+    gsn: u64,
+    writer: u16,
+    settled: impl Fn(u16) -> u64,
+) -> ((u64, u16), u64) {
     debug_assert!(gsn < 1 << (64 - WRITER_BITS), "GSN {gsn} beyond 48 bits");
     debug_assert!(writer != MULTI);
     let mut cur = word.load();
@@ -212,10 +238,10 @@ pub(crate) fn raise_word<W: PageWord + ?Sized>(
         };
         let new = join(cg.max(gsn), w);
         if new == cur {
-            return cg;
+            return ((cg, cw), cg);
         }
         match word.compare_exchange_weak(cur, new) {
-            Ok(_) => return cg.max(gsn),
+            Ok(_) => return ((cg, cw), cg.max(gsn)),
             Err(now) => cur = now,
         }
     }

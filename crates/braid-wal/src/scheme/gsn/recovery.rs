@@ -54,9 +54,10 @@
 //!   damage the scan did not flag; the transaction is skipped). A transaction without its
 //!   commit record leaves no trace.
 //! * `Command`, with or without COMMIT: as `Redo`, but the payload is a stored procedure's
-//!   call (command logging, the autonomous scheme). When the logs hold any, the live
-//!   transactions are re-executed one after another in GSN order (`reexec.rs`) instead of
-//!   steps 3 and 4; which ones live is decided as for redo.
+//!   call (command logging, the autonomous scheme), after its replay floor when flagged
+//!   (`deps.rs`). When the logs hold any, the live transactions are re-executed by M threads,
+//!   each log in GSN order and a transaction once every other log is replayed up to its floor
+//!   (`reexec.rs`), instead of steps 3 and 4; which ones live is decided as for redo.
 //! * `Abort`: a transaction with update records aborted (a standby stops waiting for its
 //!   commit record; recovery needs nothing from it but its GSN).
 //! * `Checkpoint`, empty payload: a clock record; otherwise a void marker `lo, hi` and the
@@ -132,6 +133,9 @@ pub(super) struct Rec {
     pub pairs: Option<Vec<(u16, u64)>>,
     /// A `Command` record (a stored procedure's call, re-executed: `reexec.rs`), not a redo.
     pub command: bool,
+    /// A `Command` record's replay floor (`deps.rs`); `None` for any other record and for a
+    /// command written without one.
+    pub floor: Option<u64>,
     pub(super) payload: Vec<u8>,
 }
 
@@ -258,10 +262,14 @@ fn scan_stream(
             }
             k => k,
         };
-        let payload = if matches!(kind, RecKind::Txn | RecKind::Part) {
-            r.payload.to_vec()
-        } else {
-            Vec::new()
+        let (floor, payload) = match kind {
+            RecKind::Txn | RecKind::Part if h.kind == Kind::Command => {
+                let (floor, call) = deps::decode_floor(h.flags & deps::FLAG_FLOOR != 0, r.payload)
+                    .map_err(|_| bad(s, h.lsn, RecordProblem::Bookkeeping))?;
+                (floor, call.to_vec())
+            }
+            RecKind::Txn | RecKind::Part => (None, r.payload.to_vec()),
+            _ => (None, Vec::new()),
         };
         let local = matches!(kind, RecKind::Txn | RecKind::Commit(_)) && h.flags & FLAG_LOCAL != 0;
         recs.push(Rec {
@@ -272,6 +280,7 @@ fn scan_stream(
             local,
             pairs,
             command: h.kind == Kind::Command,
+            floor,
             payload,
         });
     }
@@ -454,7 +463,7 @@ pub(super) fn recover(
     };
     if scans.iter().any(|sc| sc.recs.iter().any(|r| r.command)) {
         // Command logging: re-execute in GSN order.
-        super::reexec::reexecute(&scans, &take, &committed_parts, replay, &mut report)?;
+        super::reexec::reexecute(&scans, &take, &committed_parts, m, replay, &mut report)?;
     } else {
         redo(
             &scans,

@@ -28,7 +28,7 @@ use braid_pmem::signal::{self, BUSY, DIRTY, PublishCell};
 
 use super::commit::{self, Link};
 use super::config::{NO_COMMAND_LOGGING, Partition};
-use super::deps::ALL_LOGS;
+use super::deps::{ALL_LOGS, FLAG_FLOOR};
 use super::log::Mode;
 use super::pages;
 use super::reads::ReadMarks;
@@ -81,6 +81,12 @@ pub(super) struct GsnWorker {
     deps: Vec<(u16, u64)>,
     /// Command logging: the pages this transaction marked pending (`reads.rs`).
     war: ReadMarks,
+    /// Command logging: the transaction's replay floor (`deps.rs`), the largest page clock or
+    /// read GSN it took its GSN above that is not one of its own raises ([`Self::see`]).
+    floor: u64,
+    /// Command logging: the pages this transaction raised, each with the clock its last raise
+    /// left.
+    raised: Vec<(usize, u64)>,
 }
 
 /// What a commit's insert into its own log decided.
@@ -185,12 +191,16 @@ impl GsnWorker {
             remote: false,
             deps: Vec::new(),
             war: ReadMarks::default(),
+            floor: 0,
+            raised: Vec::new(),
         })
     }
 
     fn end_txn(&mut self, gsn: u64) {
         self.release_marks();
         self.touched.clear();
+        self.floor = 0;
+        self.raised.clear();
         self.remote = false;
         self.deps.clear();
         self.tx = gsn;
@@ -208,6 +218,23 @@ impl GsnWorker {
     /// when RFA is on: `open.rs` checks).
     fn writer(&self) -> u16 {
         self.home as u16
+    }
+
+    /// Command logging: the transaction saw page `slot` at clock `gsn` with writer `w`; raise
+    /// the replay floor to it unless it is the transaction's own raise, unchanged (the word
+    /// still names this log and holds what the raise left: no other log's write came after it,
+    /// and every write before it is at or below the word the raise replaced, which the floor
+    /// took then). A transaction of this worker's own log that it follows precedes it in the
+    /// log, and re-execution keeps each log's order, so the floor leaves the log out only for
+    /// the transaction's own raises; any other own-log write still counts.
+    fn see(&mut self, slot: usize, gsn: u64, w: u16) {
+        if self.shared.reads.is_none() {
+            return;
+        }
+        let own = w == self.writer() && self.raised.iter().any(|&(s, g)| s == slot && g == gsn);
+        if !own {
+            self.floor = self.floor.max(gsn);
+        }
     }
 
     /// Raise page `slot`'s clock to `gsn` for a write of this worker's log: with RFA, naming
@@ -256,15 +283,16 @@ impl GsnWorker {
         let n = s.logs.len();
         let ef = crate::scheme::cut::epoch_flag(req.epoch);
         if s.cfg.partition == Partition::Transaction || n == 1 {
+            let (floored, floor) = self.floor_of(req);
             let ins = insert_one(
                 s,
                 &self.proxy,
                 self.home,
                 self.tx,
                 req.kind.record_kind(),
-                FLAG_COMMIT | ef,
+                FLAG_COMMIT | ef | floored,
                 req.txn,
-                &[req.payload],
+                &[&floor, req.payload][usize::from(floored == 0)..],
                 rfa.map(|ok| (ok, &[][..])),
             )?;
             self.tx = ins.gsn;
@@ -336,7 +364,9 @@ impl SchemeWorker for GsnWorker {
     fn on_read(&mut self, row: RowRef<'_>) {
         let p = &self.shared.pages;
         let slot = p.slot(row.table, row.key);
-        self.tx = self.tx.max(p.get(slot));
+        let (g, w) = p.get_with_writer(slot);
+        self.tx = self.tx.max(g);
+        self.see(slot, g, w);
         self.touched.push((slot, false));
     }
 
@@ -357,12 +387,16 @@ impl SchemeWorker for GsnWorker {
         let (first, last) = (a / rpp, b / rpp);
         if last - first < MAX_ABSENT_PAGES {
             for page in first..=last {
+                let p = &self.shared.pages;
                 let slot = p.slot(table, page * rpp);
-                self.tx = self.tx.max(p.get(slot));
+                let (g, w) = p.get_with_writer(slot);
+                self.tx = self.tx.max(g);
+                self.see(slot, g, w);
                 self.touched.push((slot, false));
             }
         } else {
             self.tx = self.tx.max(self.shared.max_clock());
+            self.floor = self.floor.max(self.tx);
             // Command logging: an insert into the range must follow this transaction.
             self.war.wide |= self.shared.reads.is_some();
             if self.shared.autonomous {
@@ -377,7 +411,10 @@ impl SchemeWorker for GsnWorker {
     /// the pages read pending (`reads.rs`).
     fn before_validate(&mut self, _rows: &dyn AccessSet) {
         if let Some(r) = &self.shared.reads {
-            self.war.before_validate(r, &self.touched, &mut self.tx);
+            let mut g = self.floor;
+            self.war.before_validate(r, &self.touched, &mut g);
+            self.floor = g;
+            self.tx = self.tx.max(g);
         }
     }
 
@@ -398,7 +435,10 @@ impl SchemeWorker for GsnWorker {
     /// Command logging: an insert follows every reader of its page, and every wide reader.
     fn on_insert(&mut self, table: u32, key: u64) {
         if let Some(r) = &self.shared.reads {
-            ReadMarks::inserted(r, self.shared.pages.slot(table, key), &mut self.tx);
+            let mut g = self.floor;
+            ReadMarks::inserted(r, self.shared.pages.slot(table, key), &mut g);
+            self.floor = g;
+            self.tx = self.tx.max(g);
         }
     }
 
@@ -406,7 +446,22 @@ impl SchemeWorker for GsnWorker {
         let p = &self.shared.pages;
         let slot = p.slot(row.table, row.key);
         let g = self.tx.max(p.get(slot)) + 1;
-        self.tx = self.raise(slot, g, self.acked());
+        if self.shared.reads.is_some() {
+            // Command logging (autonomous, so RFA): the floor takes the word this raise
+            // replaces, which holds every earlier write of the page.
+            let s = &*self.shared;
+            let ((bg, bw), after) = s
+                .pages
+                .raise_by_seen(slot, g, self.writer(), |w| s.settled_of(w));
+            self.see(slot, bg, bw);
+            match self.raised.iter_mut().find(|e| e.0 == slot) {
+                Some(e) => e.1 = after,
+                None => self.raised.push((slot, after)),
+            }
+            self.tx = after;
+        } else {
+            self.tx = self.raise(slot, g, self.acked());
+        }
         self.touched.push((slot, true));
     }
 
@@ -469,8 +524,10 @@ impl SchemeWorker for GsnWorker {
         // (Nguyen et al. 2025: the sparse per-transaction vector).
         let acked = self.shared.acked.load(SeqCst);
         for i in 0..self.touched.len() {
-            let (g, w) = self.shared.pages.get_with_writer(self.touched[i].0);
+            let slot = self.touched[i].0;
+            let (g, w) = self.shared.pages.get_with_writer(slot);
             self.tx = self.tx.max(g);
+            self.see(slot, g, w);
             if rfa && g > acked && w != self.writer() {
                 if !self.shared.autonomous {
                     self.remote = true;
@@ -480,7 +537,10 @@ impl SchemeWorker for GsnWorker {
             }
         }
         if let Some(r) = &self.shared.reads {
-            ReadMarks::before_insert(r, &self.touched, &mut self.tx);
+            let mut g = self.floor;
+            ReadMarks::before_insert(r, &self.touched, &mut g);
+            self.floor = g;
+            self.tx = self.tx.max(g);
         }
         let updates = self.logging.is_some();
         if !updates && (req.read_only || req.payload.is_empty()) {
@@ -490,6 +550,8 @@ impl SchemeWorker for GsnWorker {
             let deps = std::mem::take(&mut self.deps);
             self.touched.clear();
             self.remote = false;
+            self.floor = 0;
+            self.raised.clear();
             if g == 0 || self.shared.mode == Mode::Immediate {
                 self.shared.fills_ok()?;
                 return Ok(Ticket::DURABLE);
@@ -607,6 +669,8 @@ impl SchemeWorker for GsnWorker {
             self.touched.clear();
             self.remote = false;
             self.deps.clear();
+            self.floor = 0;
+            self.raised.clear();
             self.tx = self.last;
             return;
         };
@@ -674,19 +738,30 @@ impl GsnWorker {
         deps: &[(u16, u64)],
     ) -> Result<Inserted, WalError> {
         let ef = crate::scheme::cut::epoch_flag(req.epoch);
+        let (floored, floor) = self.floor_of(req);
         let part = insert_one(
             &self.shared,
             &self.proxy,
             self.home,
             self.tx,
             req.kind.record_kind(),
-            ef,
+            ef | floored,
             req.txn,
-            &[req.payload],
+            &[&floor, req.payload][usize::from(floored == 0)..],
             None,
         )?;
         self.tx = part.gsn;
         self.insert_commit_record(req, 1, Some(false), deps)
+    }
+
+    /// A command record's replay floor: [`FLAG_FLOOR`] and the floor's bytes, the payload's
+    /// start (`deps.rs`); no flag for a data record.
+    fn floor_of(&self, req: &CommitRequest<'_>) -> (u8, [u8; 8]) {
+        if req.kind == LogKind::Command && self.shared.reads.is_some() {
+            (FLAG_FLOOR, self.floor.to_le_bytes())
+        } else {
+            (0, [0; 8])
+        }
     }
 
     /// Autonomous commit: count a commit's dependencies (read-only ones included).

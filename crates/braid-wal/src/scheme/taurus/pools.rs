@@ -29,7 +29,8 @@
 //! that holds the record.
 //!
 //! [`Pools`] is the fixed-size variant (every record known up front) that
-//! `tests/loom_taurus.rs` model-checks; the atomics come from [`crate::sync`].
+//! `tests/loom_taurus.rs` model-checks and the autonomous scheme's command re-execution runs
+//! (`gsn/reexec.rs`); the atomics come from [`crate::sync`].
 
 use std::sync::atomic::Ordering;
 
@@ -143,14 +144,13 @@ impl Heads {
     }
 }
 
-/// Pools whose records are all known up front.
-#[cfg(test)]
+/// Pools whose records are all known up front (the autonomous scheme's command replay,
+/// `gsn/reexec.rs`, and the loom model).
 pub(crate) struct Pools {
     heads: Heads,
     flags: Box<[Flags]>,
 }
 
-#[cfg(test)]
 impl Slots for Pools {
     #[inline]
     fn admitted(&self, s: usize) -> usize {
@@ -166,10 +166,8 @@ impl Slots for Pools {
     }
 }
 
-#[cfg(test)]
 impl Pools {
     /// Pools holding `keep[s]` records each.
-    #[cfg(test)]
     pub(crate) fn new(keep: &[usize]) -> Pools {
         Pools {
             heads: Heads::new(keep.len()),
@@ -179,13 +177,11 @@ impl Pools {
 
     /// The first record of pool `s` not known replayed (its length once all are).
     #[inline]
-    #[cfg(test)]
     pub(crate) fn head(&self, s: usize) -> usize {
         self.heads.head(s)
     }
 
     /// Claim a record no one claimed and `ready(s, k)` accepts (see [`Heads::claim_ready`]).
-    #[cfg(test)]
     pub(crate) fn claim_ready(
         &self,
         first: usize,
@@ -197,7 +193,6 @@ impl Pools {
 
     /// Record `k` of pool `s` is replayed (see [`Heads::finish`]; every record is held, so
     /// the head never stops at an unknown one).
-    #[cfg(test)]
     pub(crate) fn finish(&self, s: usize, k: usize) {
         let _ = self.heads.finish(self, s, k);
     }
