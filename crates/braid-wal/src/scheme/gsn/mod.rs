@@ -59,7 +59,8 @@
 //! * GSNs capture read-after-write and write-after-write dependencies but not write-after-read
 //!   ones, which re-executing commands needs. The autonomous scheme, which runs on these logs,
 //!   adds them under command logging (read GSNs per page, `reads.rs`, Taurus's readLV) and
-//!   re-executes in GSN order (`reexec.rs`); gsn itself refuses command logging (its page
+//!   re-executes in parallel, each log in GSN order and a command once the other logs are
+//!   replayed up to the replay floor its record carries (`reexec.rs`); gsn itself refuses command logging (its page
 //!   partitioning splits a transaction's record over the logs, and its hot standby replays
 //!   redo images).
 //! * Read-only transactions log nothing; their ticket waits for their GSN (what they read) to
