@@ -84,7 +84,7 @@ pub(crate) fn decode_commit(p: &[u8]) -> Result<(u32, Option<Vec<(u16, u64)>>), 
 }
 
 /// A `Command` record's payload with replay floor `floor` before `call` (flag it
-/// [`FLAG_FLOOR`]; the worker writes the two as slices of one record, `worker.rs`).
+/// `FLAG_FLOOR`; the worker writes the two as slices of one record, `worker.rs`).
 #[cfg(any(test, feature = "testing"))]
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn encode_floor(floor: u64, call: &[u8]) -> Vec<u8> {
@@ -95,7 +95,7 @@ pub(crate) fn encode_floor(floor: u64, call: &[u8]) -> Vec<u8> {
 }
 
 /// A `Command` record's replay floor and call: `floored`, the record carries
-/// [`FLAG_FLOOR`] (else the whole payload is the call and there is no floor).
+/// `FLAG_FLOOR` (else the whole payload is the call and there is no floor).
 #[allow(clippy::type_complexity)]
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn decode_floor(floored: bool, p: &[u8]) -> Result<(Option<u64>, &[u8]), BadPayload> {
