@@ -198,13 +198,19 @@ impl GsnWorker {
 
     fn end_txn(&mut self, gsn: u64) {
         self.release_marks();
-        self.touched.clear();
-        self.floor = 0;
-        self.raised.clear();
-        self.remote = false;
+        self.forget_accesses();
         self.deps.clear();
         self.tx = gsn;
         self.last = gsn;
+    }
+
+    /// Forget what the running transaction touched (its pages, its remote flag, its replay
+    /// floor and raises).
+    fn forget_accesses(&mut self) {
+        self.touched.clear();
+        self.remote = false;
+        self.floor = 0;
+        self.raised.clear();
     }
 
     /// Command logging: take back the running transaction's pending marks.
@@ -411,10 +417,10 @@ impl SchemeWorker for GsnWorker {
     /// the pages read pending (`reads.rs`).
     fn before_validate(&mut self, _rows: &dyn AccessSet) {
         if let Some(r) = &self.shared.reads {
-            let mut g = self.floor;
-            self.war.before_validate(r, &self.touched, &mut g);
-            self.floor = g;
-            self.tx = self.tx.max(g);
+            let (war, touched) = (&mut self.war, &self.touched);
+            above_reads(&mut self.floor, &mut self.tx, |g| {
+                war.before_validate(r, touched, g)
+            });
         }
     }
 
@@ -435,10 +441,10 @@ impl SchemeWorker for GsnWorker {
     /// Command logging: an insert follows every reader of its page, and every wide reader.
     fn on_insert(&mut self, table: u32, key: u64) {
         if let Some(r) = &self.shared.reads {
-            let mut g = self.floor;
-            ReadMarks::inserted(r, self.shared.pages.slot(table, key), &mut g);
-            self.floor = g;
-            self.tx = self.tx.max(g);
+            let slot = self.shared.pages.slot(table, key);
+            above_reads(&mut self.floor, &mut self.tx, |g| {
+                ReadMarks::inserted(r, slot, g)
+            });
         }
     }
 
@@ -537,10 +543,10 @@ impl SchemeWorker for GsnWorker {
             }
         }
         if let Some(r) = &self.shared.reads {
-            let mut g = self.floor;
-            ReadMarks::before_insert(r, &self.touched, &mut g);
-            self.floor = g;
-            self.tx = self.tx.max(g);
+            let touched = &self.touched;
+            above_reads(&mut self.floor, &mut self.tx, |g| {
+                ReadMarks::before_insert(r, touched, g)
+            });
         }
         let updates = self.logging.is_some();
         if !updates && (req.read_only || req.payload.is_empty()) {
@@ -548,10 +554,7 @@ impl SchemeWorker for GsnWorker {
             let g = self.tx;
             let remote = self.remote;
             let deps = std::mem::take(&mut self.deps);
-            self.touched.clear();
-            self.remote = false;
-            self.floor = 0;
-            self.raised.clear();
+            self.forget_accesses();
             if g == 0 || self.shared.mode == Mode::Immediate {
                 self.shared.fills_ok()?;
                 return Ok(Ticket::DURABLE);
@@ -666,11 +669,8 @@ impl SchemeWorker for GsnWorker {
     fn abort(&mut self, _rows: &dyn AccessSet) {
         self.release_marks();
         let Some(txn) = self.logging else {
-            self.touched.clear();
-            self.remote = false;
+            self.forget_accesses();
             self.deps.clear();
-            self.floor = 0;
-            self.raised.clear();
             self.tx = self.last;
             return;
         };
@@ -787,6 +787,13 @@ impl GsnWorker {
             o.clear();
         }
     }
+}
+
+/// Command logging: `raise` takes a GSN above read GSNs (`reads.rs`); the replay floor and the
+/// transaction's GSN both go above them.
+fn above_reads(floor: &mut u64, tx: &mut u64, raise: impl FnOnce(&mut u64)) {
+    raise(floor);
+    *tx = (*tx).max(*floor);
 }
 
 /// Insert one record into log `l` under its lock, with a GSN above `floor`, counting its
