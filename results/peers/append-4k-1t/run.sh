@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # 4 KiB appends at 1 thread, braid-wal beside okaywal, and the disk's floor under them.
 #
-#   results/peers/append-4k-1t/run.sh [OUT]     (OUT defaults to target/append-4k-1t)
+#   results/peers/append-4k-1t/run.sh [OUT [FLAGS...]]
+#
+# OUT defaults to target/append-4k-1t; FLAGS go to scripts/peers.sh (--rocksdb-source, which
+# the recorded sitting used, builds in <CARGO_TARGET_DIR>-rocksdb-source).
 #
 # 1. scripts/append-floor.c, five rounds alternating its four ways of preparing the file
 #    (zeroahead: braid's file device; zerosync: zeros written and synced by a second thread;
@@ -13,6 +16,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 out="${1:-$root/target/append-4k-1t}"
+shift || true
 mkdir -p "$out" "$root/target"
 gcc -O2 -Wall -pthread -o "$root/target/append-floor" "$root/scripts/append-floor.c"
 : >"$out/floor.txt"
@@ -23,7 +27,7 @@ for round in 1 2 3 4 5; do
     done
 done
 for i in 1 2 3; do
-    "$root/scripts/peers.sh" --workloads append --record-bytes 4096 --threads 1 \
+    "$root/scripts/peers.sh" "$@" --workloads append --record-bytes 4096 --threads 1 \
         --systems braid-wal,okaywal --variants default --seconds 3 --repeat 5 \
         --out "$out/peers-$i" | tee "$out/peers-$i.txt"
 done
