@@ -30,17 +30,21 @@ fn start(env: &Env, cfg: &FileDeviceConfig) -> (Arc<FileDevice>, Stream, Lsn) {
     (dev, stream, end.end)
 }
 
-fn append(w: &mut braid_wal::stream::StreamWriter, txn: u64) -> Result<(Lsn, Lsn), WalError> {
+/// Call `f` with the record of txn `txn` (its payload's length depends on `txn`).
+fn with_spec<R>(txn: u64, f: impl FnOnce(&RecordSpec<'_>) -> R) -> R {
     let p = payload(txn, (txn as usize * 37) % 700 + 1);
     let parts: [&[u8]; 1] = [&p];
-    let stamp = Stamp::None;
-    w.append(&RecordSpec {
+    f(&RecordSpec {
         kind: Kind::Redo,
         flags: FLAG_COMMIT,
         txn,
-        stamp: &stamp,
+        stamp: &Stamp::None,
         payload: &parts,
     })
+}
+
+fn append(w: &mut braid_wal::stream::StreamWriter, txn: u64) -> Result<(Lsn, Lsn), WalError> {
+    with_spec(txn, |spec| w.append(spec))
 }
 
 /// `threads` writers append `per` records each, waiting for every commit; returns the txns.
@@ -230,4 +234,71 @@ fn full_disk_stalls_and_recovers() {
     assert!(acked.iter().all(|t| got.contains(t)));
     assert!(got.contains(&last));
     stream.close().unwrap();
+}
+
+/// Reserve the record of `txn` as `append` would write it.
+fn reserve(w: &mut braid_wal::stream::StreamWriter, txn: u64) -> braid_wal::stream::Reserved {
+    with_spec(txn, |spec| w.reserve(spec.check().unwrap()).unwrap())
+}
+
+/// Fill `r` with the record of `txn`; returns its end.
+fn fill(w: &mut braid_wal::stream::StreamWriter, r: braid_wal::stream::Reserved, txn: u64) -> Lsn {
+    with_spec(txn, |spec| {
+        w.fill(r, |lsn, synced, salt, out| {
+            spec.encode(lsn, synced, salt, out)
+        })
+        .1
+    })
+}
+
+/// Space reserved by two writers lies in the order of the reservations whatever the order of
+/// the fills, and nothing after an unfilled reservation becomes durable until it is filled.
+#[test]
+fn reserved_records_lie_in_reservation_order_and_hold_back_what_follows() {
+    for env in Env::both() {
+        let cfg = env.cfg(0, 8192);
+        let (dev, stream, _) = start(&env, &cfg);
+        let mut a = stream.writer().unwrap();
+        let mut b = stream.writer().unwrap();
+        let ra = reserve(&mut a, 1);
+        let hole = ra.lsn();
+        let rb = reserve(&mut b, 2);
+        assert!(hole < rb.lsn(), "{}", env.name);
+        let end_b = fill(&mut b, rb, 2);
+        // The flusher may run, but it cannot pass the hole `a` still holds.
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(!stream.check_durable(end_b).unwrap(), "{}", env.name);
+        assert!(stream.durable() <= hole, "{}", env.name);
+        let end_a = fill(&mut a, ra, 1);
+        assert!(end_a <= end_b);
+        stream.wait_durable(end_b).unwrap();
+        drop((a, b));
+        stream.close().unwrap();
+        let (got, _) = scan(dev.as_ref(), ScanMode::Strict).unwrap();
+        let txns: Vec<u64> = got.into_iter().map(|(_, t)| t).collect();
+        assert_eq!(txns, vec![1, 2], "{}", env.name);
+    }
+}
+
+/// A writer dropped between its reservation and its fill (a thread unwinding there) poisons
+/// the stream: nothing after the hole could ever become durable, so every waiter fails.
+#[test]
+fn a_writer_dropped_with_its_reservation_unfilled_poisons_the_stream() {
+    let env = Env::real();
+    let cfg = env.cfg(0, 8192);
+    let (_, stream, _) = start(&env, &cfg);
+    let mut a = stream.writer().unwrap();
+    let mut b = stream.writer().unwrap();
+    let ra = reserve(&mut a, 1);
+    // A second reservation while the first is unfilled is refused.
+    assert!(matches!(a.reserve(64), Err(WalError::Internal(_))));
+    let hole = ra.lsn();
+    // The writer goes while its reservation is unfilled, as when its thread unwinds.
+    drop((ra, a));
+    let e = stream.wait_durable(hole + 64).unwrap_err();
+    assert!(matches!(e, WalError::Poisoned { .. }), "{e}");
+    let e = b.reserve(64).unwrap_err();
+    assert!(matches!(e, WalError::Poisoned { .. }), "{e}");
+    drop(b);
+    let _ = stream.close();
 }

@@ -444,6 +444,14 @@ pub enum Invariant {
     /// A stream poisoned without a recorded cause.
     #[error("stream poisoned without a recorded cause")]
     NoCause,
+    /// A writer reserved space while an earlier reservation of its was still unfilled.
+    #[error("stream {stream}: a writer reserved again with LSN {lsn} unfilled")]
+    Unfilled {
+        /// The stream.
+        stream: u32,
+        /// Where the unfilled reservation starts.
+        lsn: u64,
+    },
     /// A replicated device's flush failed after messages in doubt, without an error.
     #[error("{stream}: a flush of LSNs {from}..{to} after messages in doubt failed")]
     InDoubt {

@@ -109,6 +109,7 @@ use state::{FlushClock, Inner, Locked, NO_WAKE};
 
 pub(crate) use group::GroupWriter;
 pub(crate) use state::{BusyThread, spare_core};
+pub(crate) use writer::Reserved;
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) use writer::StreamWriter;
 
@@ -327,6 +328,7 @@ impl Stream {
             cost: crate::proxy::AppendCost::default(),
             defer_wake: false,
             reusable_seen: 0,
+            pending: None,
         })
     }
 

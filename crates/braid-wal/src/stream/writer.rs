@@ -33,6 +33,29 @@ pub(crate) struct StreamWriter {
     pub(super) defer_wake: bool,
     /// The device's reusable point as this writer last read it (see `Inner::reserve`).
     pub(super) reusable_seen: Lsn,
+    /// A reservation made by [`StreamWriter::reserve`] and not yet filled: dropping the
+    /// writer with one poisons the stream (the slot stays busy, so nothing after it could
+    /// ever become durable).
+    pub(super) pending: Option<Lsn>,
+}
+
+/// Space reserved by [`StreamWriter::reserve`], to be filled by [`StreamWriter::fill`] of the
+/// same writer. Its position in the stream is fixed at reservation: records reserved one
+/// after the other lie in that order, whenever they are filled.
+#[must_use = "reserved space must be filled, or nothing after it ever becomes durable"]
+#[derive(Debug)]
+pub(crate) struct Reserved {
+    lsn: Lsn,
+    len: usize,
+    attempts: u64,
+}
+
+impl Reserved {
+    /// Where the reserved space starts.
+    #[cfg(test)]
+    pub(crate) fn lsn(&self) -> Lsn {
+        self.lsn
+    }
 }
 
 impl std::fmt::Debug for StreamWriter {
@@ -46,6 +69,16 @@ impl std::fmt::Debug for StreamWriter {
 
 impl Drop for StreamWriter {
     fn drop(&mut self) {
+        if let Some(lsn) = self.pending {
+            // The slot stays busy at `lsn`, so the ready point can never pass the hole.
+            self.h.inner.poison(
+                format!("filling LSN {lsn}"),
+                WalError::ThreadPanicked {
+                    thread: "a writer between reserving its LSN and filling it",
+                },
+            );
+            return;
+        }
         self.h.inner.res.release(self.slot);
         super::state::BUSY_THREADS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
@@ -117,7 +150,24 @@ impl StreamWriter {
         kick: bool,
         encode: impl FnOnce(Lsn, Lsn, u32, &mut [u8]),
     ) -> Result<(Lsn, Lsn), WalError> {
+        let r = self.reserve(len)?;
+        Ok(self.fill_kicking(r, kick, encode))
+    }
+
+    /// Reserve `len` bytes (a positive multiple of the record alignment) at the stream's tail,
+    /// to be filled by [`StreamWriter::fill`] before this writer reserves again. Between the
+    /// two, nothing at or after the reservation becomes durable, so the caller fills it
+    /// promptly; the reservation alone fixes the record's place in the stream, which lets a
+    /// caller that orders its records under a lock (Plover's latches) hold the lock for the
+    /// reservation only and encode and copy the record after releasing it.
+    pub(crate) fn reserve(&mut self, len: usize) -> Result<Reserved, WalError> {
         let inner = &*self.h.inner;
+        if let Some(lsn) = self.pending {
+            return Err(WalError::Internal(crate::Invariant::Unfilled {
+                stream: inner.id,
+                lsn,
+            }));
+        }
         if len == 0 || !len.is_multiple_of(ALIGN) {
             return Err(WalError::Misuse(crate::Misuse::Unaligned {
                 op: "append",
@@ -136,6 +186,31 @@ impl StreamWriter {
         }
         let mut attempts = 0u64;
         let lsn = inner.reserve(self.slot, len64, &mut attempts, &mut self.reusable_seen)?;
+        self.pending = Some(lsn);
+        Ok(Reserved { lsn, len, attempts })
+    }
+
+    /// Fill space `r` reserved by this writer with `encode(lsn, synced, salt, out)`, which
+    /// must fill all of `out` with whole records for position `lsn` (as for
+    /// [`StreamWriter::append_with`]); returns (start, end). Does not wait for durability.
+    pub(crate) fn fill(
+        &mut self,
+        r: Reserved,
+        encode: impl FnOnce(Lsn, Lsn, u32, &mut [u8]),
+    ) -> (Lsn, Lsn) {
+        self.fill_kicking(r, true, encode)
+    }
+
+    fn fill_kicking(
+        &mut self,
+        r: Reserved,
+        kick: bool,
+        encode: impl FnOnce(Lsn, Lsn, u32, &mut [u8]),
+    ) -> (Lsn, Lsn) {
+        let inner = &*self.h.inner;
+        let Reserved { lsn, len, attempts } = r;
+        debug_assert_eq!(self.pending, Some(lsn), "a reservation of another writer");
+        let len64 = len as u64;
         let mut guard = FillGuard {
             inner,
             lsn,
@@ -149,6 +224,7 @@ impl StreamWriter {
         encode(lsn, synced, inner.device.salt_for(lsn), out);
         inner.device.fill(lsn, out);
         guard.armed = false;
+        self.pending = None;
         inner.res.count(self.slot, len64);
         inner.res.finish(self.slot);
         let end = lsn + len64;
@@ -168,7 +244,7 @@ impl StreamWriter {
             rmw: attempts + if locked { 2 } else { 0 },
             lines: 1 + u64::from(locked) + AppendCost::boundary_lines(lsn, end),
         };
-        Ok((lsn, end))
+        (lsn, end)
     }
 
     /// What the last successful append did to memory other writers also write: its

@@ -12,8 +12,9 @@
 //!   transaction's global sequence number and its number of records.
 //! * **Sequence numbers** (`seq.rs`): the transaction latches the per-log counters of its
 //!   partitions in partition order, takes `max + 1` as its global number, sets those
-//!   counters to it and appends its records while it holds the latches, so each log is
-//!   totally ordered by sequence number (and by position, the same order).
+//!   counters to it and reserves its records' space while it holds the latches, so each log
+//!   is totally ordered by sequence number (and by position, the same order); it encodes and
+//!   copies the records into the reserved space after releasing them.
 //! * **Commit** (`worker.rs`): acknowledged only once all of its records are durable, and
 //!   (see below) everything before them that recovery could cut them with.
 //! * **Recovery** (`recovery.rs`, the cut in `cut.rs`): read every log's valid prefix, keep a
@@ -49,7 +50,8 @@
 //!   depend on it, `B` too, losing an acknowledged commit. So a ticket waits for its own
 //!   records and, in every other log, for everything appended before the transaction took
 //!   its latches (each log's reserved end then): every transaction that precedes it in one of
-//!   its logs, transitively, had appended all of its records by then.
+//!   its logs, transitively, had reserved the space of all of its records by then, and a
+//!   log is durable up to a point only once every byte before it is filled.
 //! * **Incomplete transactions.** A transaction missing a record is dropped from every log,
 //!   and so is everything after its first record in each log (see `cut.rs`); the logs
 //!   restart at the cut (`Stream::start` resets each device's tail there), so nothing dropped

@@ -7,14 +7,14 @@
 //! record in that log. A committing transaction latches the counters of every partition it
 //! logs to, in ascending partition order (so two transactions never wait for each other in a
 //! cycle), takes `global = max(counter) + 1` over them, sets each of those counters to
-//! `global`, and appends its records while it still holds the latches. Two transactions that
-//! share a log therefore hold its latch one after the other, and the later one's number is
-//! larger: each log is totally ordered by sequence number, and by append order in the same
-//! way.
+//! `global`, and reserves its records' space in those logs while it still holds the latches
+//! (the records are encoded and copied after, `worker.rs`). Two transactions that share a log
+//! therefore hold its latch one after the other, and the later one's number is larger: each
+//! log is totally ordered by sequence number, and by position in the same way.
 //!
-//! The latch is a `parking_lot` mutex padded to its own cache line: the critical section is an
-//! append of a few hundred bytes, short enough that spinning briefly and then parking is what
-//! we want, and a hand-written lock would buy nothing here.
+//! The latch is a `parking_lot` mutex padded to its own cache line: the critical section is a
+//! compare-and-swap on each log's tail, short enough that spinning briefly and then parking is
+//! what we want, and a hand-written lock would buy nothing here.
 
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, MutexGuard};
@@ -48,7 +48,7 @@ impl SeqCounters {
 
     /// Latch the counters of the partitions in `mask` (bit `p` = partition `p`, at least one,
     /// all below [`Self::len`]) in ascending order, take the global sequence number
-    /// `max + 1` and set every latched counter to it. The records must be appended before the
+    /// `max + 1` and set every latched counter to it. The records' space must be reserved before the
     /// returned latches are dropped.
     pub(crate) fn take(&self, mask: u64) -> Held<'_> {
         let mut guards = Vec::with_capacity(mask.count_ones() as usize);

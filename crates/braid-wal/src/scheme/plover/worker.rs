@@ -1,7 +1,9 @@
 //! A Plover worker: it notes the partitions a transaction reads, and at commit splits the
 //! transaction's redo operations by partition, takes the global sequence number under the
-//! latches of every partition it accessed (`seq.rs`), appends one record to each of those
-//! logs while it holds them, and returns a ticket that waits for everything the transaction
+//! latches of every partition it accessed (`seq.rs`), reserves one record's space in each of
+//! those logs while it holds them (which orders every log by sequence number), encodes and
+//! copies the records after releasing them, and returns a ticket that waits for everything the
+//! transaction
 //! may depend on to be durable (see the module doc of `super` for why that is more than its
 //! own records).
 
@@ -16,7 +18,7 @@ use crate::scheme::cut::epoch_flag;
 use crate::scheme::{
     AccessSet, CommitRequest, DurabilityWait, LogKind, RowRef, SchemeWorker, Ticket,
 };
-use crate::stream::StreamWriter;
+use crate::stream::{Reserved, StreamWriter};
 use crate::{Lsn, WalError};
 
 /// A worker's handle on the shared state for its tickets: each ticket clones the worker's
@@ -32,6 +34,8 @@ pub(super) struct PloverWorker {
     split: Split,
     /// The transaction scanned a range (it read every partition).
     scanned: bool,
+    /// The records reserved under the latches, by partition, to be filled after them.
+    reserved: Vec<(usize, Reserved)>,
     stamp: Stamp,
     proxy: ProxyCounter,
 }
@@ -53,6 +57,7 @@ impl PloverWorker {
             writers,
             split: Split::new(sh.streams.len()),
             scanned: false,
+            reserved: Vec::new(),
             stamp: record::stamp(0, 0),
             proxy: sh.board.counter(),
             link: Arc::new(Link(sh)),
@@ -99,29 +104,52 @@ impl PloverWorker {
             .map(|(p, s)| if mask & (1 << p) != 0 { 0 } else { s.tail() })
             .collect();
         record::restamp(&mut self.stamp, held.seq(), parts);
+        // Under the latches, only the records' places in their logs are taken: the
+        // reservations order each log as the latches do (by sequence number). The records are
+        // encoded and copied after the latches go, so that two transactions sharing a log
+        // serialise on a compare-and-swap of its tail, not on the copy of their records.
+        let mut failed = None;
         for p in held.partitions() {
-            let spec = RecordSpec {
-                kind: Kind::Redo,
-                flags,
-                txn: req.txn,
-                stamp: &self.stamp,
-                payload: &[&self.split.ops[p].bytes],
-            };
-            match self.writers[p].append(&spec) {
-                Ok((_, end)) => lsns[p] = end,
+            let parts = [self.split.ops[p].bytes.as_slice()];
+            let spec = redo_spec(flags, req.txn, &self.stamp, &parts);
+            match spec.check().and_then(|len| self.writers[p].reserve(len)) {
+                Ok(r) => self.reserved.push((p, r)),
                 Err(e) => {
-                    // Some of the transaction's records may be in their logs: at recovery
-                    // they would cut every later record of those logs, acknowledged or not.
+                    // The records reserved so far will be in their logs: at recovery they
+                    // would cut every later record of those logs, acknowledged or not.
                     // Nothing may be acknowledged from now on (set before the latches go,
                     // so every later record's ticket sees it).
                     sh.break_with(&e);
-                    return Err(e);
+                    failed = Some(e);
+                    break;
                 }
             }
-            self.proxy.append(self.writers[p].cost());
         }
         drop(held);
-        Ok(lsns)
+        for (p, r) in self.reserved.drain(..) {
+            let parts = [self.split.ops[p].bytes.as_slice()];
+            let spec = redo_spec(flags, req.txn, &self.stamp, &parts);
+            let (_, end) = self.writers[p].fill(r, |lsn, synced, salt, out| {
+                spec.encode(lsn, synced, salt, out)
+            });
+            lsns[p] = end;
+            self.proxy.append(self.writers[p].cost());
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(lsns),
+        }
+    }
+}
+
+/// The record of one partition's redo operations.
+fn redo_spec<'a>(flags: u8, txn: u64, stamp: &'a Stamp, parts: &'a [&'a [u8]]) -> RecordSpec<'a> {
+    RecordSpec {
+        kind: Kind::Redo,
+        flags,
+        txn,
+        stamp,
+        payload: parts,
     }
 }
 
