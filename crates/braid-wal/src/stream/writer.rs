@@ -70,13 +70,8 @@ impl std::fmt::Debug for StreamWriter {
 impl Drop for StreamWriter {
     fn drop(&mut self) {
         if let Some(lsn) = self.pending {
-            // The slot stays busy at `lsn`, so the ready point can never pass the hole.
-            self.h.inner.poison(
-                format!("filling LSN {lsn}"),
-                WalError::ThreadPanicked {
-                    thread: "a writer between reserving its LSN and filling it",
-                },
-            );
+            // The slot stays busy: see `Inner::poison_unfilled`.
+            self.h.inner.poison_unfilled(lsn);
             return;
         }
         self.h.inner.res.release(self.slot);
@@ -94,14 +89,21 @@ pub(super) struct FillGuard<'a> {
 impl Drop for FillGuard<'_> {
     fn drop(&mut self) {
         if self.armed {
-            // The slot stays busy at `lsn`, so the ready point can never pass the hole.
-            self.inner.poison(
-                format!("filling LSN {}", self.lsn),
-                WalError::ThreadPanicked {
-                    thread: "a writer between reserving its LSN and filling it",
-                },
-            );
+            self.inner.poison_unfilled(self.lsn);
         }
+    }
+}
+
+impl Inner {
+    /// A writer went (its thread unwinding) between reserving `lsn` and filling it: its slot
+    /// stays busy at `lsn`, so the ready point can never pass the hole; fail every waiter.
+    fn poison_unfilled(&self, lsn: Lsn) {
+        self.poison(
+            format!("filling LSN {lsn}"),
+            WalError::ThreadPanicked {
+                thread: "a writer between reserving its LSN and filling it",
+            },
+        );
     }
 }
 
