@@ -3,9 +3,8 @@
 //! latches of every partition it accessed (`seq.rs`), reserves one record's space in each of
 //! those logs while it holds them (which orders every log by sequence number), encodes and
 //! copies the records after releasing them, and returns a ticket that waits for everything the
-//! transaction
-//! may depend on to be durable (see the module doc of `super` for why that is more than its
-//! own records).
+//! transaction may depend on to be durable (see the module doc of `super` for why that is more
+//! than its own records).
 
 use std::sync::Arc;
 
