@@ -76,6 +76,9 @@ pub fn machine() -> serde_json::Value {
             .iter()
             .map(|s| s.to_string())
             .collect::<Vec<_>>(),
+        // The process's allocator and whether it asked for 2 MiB pages (`braid_pmem::heap`):
+        // it changes every in-memory figure.
+        "heap": braid_pmem::heap::described(),
         "git": rev,
         "git_dirty": dirty,
     })

@@ -45,6 +45,7 @@
 
 mod crash;
 mod delay;
+pub mod heap;
 pub mod lock;
 mod persist;
 mod prefetch;

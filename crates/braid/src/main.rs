@@ -1,5 +1,10 @@
 //! `braid`: benchmark, crash-test, recover and inspect braid's logging schemes side by side.
 
+/// mimalloc, on 2 MiB pages once `main` has called `braid_pmem::heap::start`
+/// (`braid_pmem::heap` says why and what it measured).
+#[global_allocator]
+static HEAP: braid_pmem::heap::Heap = braid_pmem::heap::Heap;
+
 mod follow;
 mod inspect;
 
@@ -61,6 +66,8 @@ enum BenchSub {
 }
 
 fn main() {
+    // First, while the process has one thread: the heap's 2 MiB pages.
+    braid_pmem::heap::start();
     let cli = Cli::parse();
     // The tree's state before any command writes its outputs (see `output::revision`).
     let _ = output::revision();

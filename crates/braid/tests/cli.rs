@@ -71,6 +71,15 @@ fn bench_recover_inspect() {
     let serial = result(&v, "serial");
     assert!(serial["txn_per_s"].as_f64().unwrap() > 0.0);
     assert!(serial["ratio_to_none"].as_f64().is_some());
+    // The binary starts its heap while it has one thread, so mimalloc got the 2 MiB pages asked
+    // for (`braid_pmem::heap`), and the result says so.
+    assert!(
+        v["machine"]["heap"]
+            .as_str()
+            .is_some_and(|h| h.starts_with("mimalloc, 2 MiB pages asked")),
+        "{}",
+        v["machine"]
+    );
     // The CSV has one line per configuration under the header.
     let csv = std::fs::read_to_string(dir.path().join("bench.csv")).unwrap();
     assert!(
