@@ -5,10 +5,12 @@
 //! order (YCSB's 1 M rows of 1 KB are 1.1 GB). On 4 KiB pages almost every row access misses
 //! the TLB, and the page walk that follows misses the cache too. On 2 MiB pages the table
 //! takes about 550 pages, which the second-level TLB holds. Measured on a 2-core AMD EPYC
-//! (AVX2, 2.45 GHz), YCSB with 1 M rows of 1 KB at 2 threads, release builds alternated:
-//! no logging +22%, serial data logging +30%, taurus on two logs +18%, Silo-R's recovery of
-//! one log +12%. mimalloc without the large pages gave no logging +8% and recovery nothing
-//! (`docs/results.md`, "The heap on 2 MiB pages").
+//! (AVX2, 2.45 GHz): YCSB with 1 M rows of 1 KB at 2 threads, release builds with glibc's
+//! malloc and with this heap, alternated, medians of 3. No logging ran 1.19x as fast, serial
+//! data logging 1.25x, taurus data on two logs 1.25x, Silo-R 1.22x, plover on two logs 1.05x.
+//! Taurus data's recovery of one log ran 1.15x as fast, Silo-R's 0.97x (the rounds overlap).
+//! mimalloc without its large pages gave no logging +8%. See `results/dbx1000/heap-ab/` and
+//! `docs/results.md`, "The heap on 2 MiB pages".
 //!
 //! Why a crate rather than an arena of braid's own: rows, their images, index buckets and the
 //! logs' buffers are all allocated through the global allocator, by braid's code and by the
