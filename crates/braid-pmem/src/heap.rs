@@ -60,11 +60,20 @@ pub fn start() -> &'static str {
         if let Some(var) = MIMALLOC_VARS.iter().find(|v| std::env::var_os(v).is_some()) {
             return format!("mimalloc, large pages as {var} says (transparent huge pages: {thp})");
         }
-        if single_threaded() != Some(true) {
-            return format!(
-                "mimalloc on 4 KiB pages (started after a second thread; transparent huge \
-                 pages: {thp})"
-            );
+        match single_threaded() {
+            Some(true) => {}
+            Some(false) => {
+                return format!(
+                    "mimalloc on 4 KiB pages (started after a second thread; transparent huge \
+                     pages: {thp})"
+                );
+            }
+            None => {
+                return format!(
+                    "mimalloc on 4 KiB pages (/proc/self/status unreadable, so one thread \
+                     could not be confirmed; transparent huge pages: {thp})"
+                );
+            }
         }
         // SAFETY: the call passes two plain values and writes one entry of mimalloc's option
         // table. Its hazard is a data race with another thread allocating or setting an option
