@@ -60,20 +60,13 @@ pub fn start() -> &'static str {
         if let Some(var) = MIMALLOC_VARS.iter().find(|v| std::env::var_os(v).is_some()) {
             return format!("mimalloc, large pages as {var} says (transparent huge pages: {thp})");
         }
-        match single_threaded() {
-            Some(true) => {}
-            Some(false) => {
-                return format!(
-                    "mimalloc on 4 KiB pages (started after a second thread; transparent huge \
-                     pages: {thp})"
-                );
-            }
-            None => {
-                return format!(
-                    "mimalloc on 4 KiB pages (/proc/self/status unreadable, so one thread \
-                     could not be confirmed; transparent huge pages: {thp})"
-                );
-            }
+        let refused = match single_threaded() {
+            Some(true) => None,
+            Some(false) => Some("started after a second thread"),
+            None => Some("/proc/self/status unreadable, so one thread could not be confirmed"),
+        };
+        if let Some(why) = refused {
+            return format!("mimalloc on 4 KiB pages ({why}; transparent huge pages: {thp})");
         }
         // SAFETY: the call passes two plain values and writes one entry of mimalloc's option
         // table. Its hazard is a data race with another thread allocating or setting an option
