@@ -5,6 +5,7 @@
 #   scripts/dbx1000.sh PATH [--seconds S] [--repeat N] [--threads LIST] [--taurus L|T]
 #                           [--only LIST] [--ycsb-update increment|row] [--pregenerate N]
 #                           [--dbx-malloc-conf CONF] [--thp always|madvise|never]
+#                           [--prefetch-ahead B]
 #
 # PATH is a checkout of https://github.com/yuxiamit/DBx1000_logging (the script does not
 # download it). The script builds the variants it runs from that checkout with the code's own
@@ -48,6 +49,10 @@
 # calibration run to last about as long), threads 1,2 by default. --only takes a comma list of
 # the logging variants (serial, taurus-data, taurus-command, plover, silor; default all), and
 # runs them with the no-logging runs their ratios need.
+# Prefetch: braid's client announces the rows of the transactions it drew ahead to the engine's
+# prefetch, 8 transactions at a time (bench --prefetch-ahead 8, its default), so that one
+# transaction's index and row misses overlap the transactions before it; DBx1000 has no such
+# step. --prefetch-ahead 0 runs braid without it. Printed and recorded with the tables.
 # Heaps: braid's binary allocates through mimalloc on 2 MiB pages (transparent huge pages asked
 # with madvise; braid_pmem::heap); on equal terms DBx1000's jemalloc is asked for them too,
 # through MALLOC_CONF=thp:always,metadata_thp:always. --dbx-malloc-conf CONF gives another
@@ -66,6 +71,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 seconds=3 repeat=3 threads_arg=1,2 taurus=L dbx= only=serial,taurus-data,taurus-command,plover,silor
 ycsb_update=increment pregenerate= dbx_malloc_conf=thp:always,metadata_thp:always thp=
+prefetch_ahead=8
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) seconds=$2; shift 2 ;;
@@ -77,6 +83,7 @@ while [ $# -gt 0 ]; do
         --pregenerate) pregenerate=$2; shift 2 ;;
         --dbx-malloc-conf) dbx_malloc_conf=$2; shift 2 ;;
         --thp) thp=$2; shift 2 ;;
+        --prefetch-ahead) prefetch_ahead=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         -*) echo "unknown option $1" >&2; usage >&2; exit 2 ;;
         *) [ -z "$dbx" ] || { echo "one PATH only" >&2; exit 2; }; dbx=$1; shift ;;
@@ -96,6 +103,7 @@ case "$ycsb_update" in increment|row) ;; *) echo "--ycsb-update takes increment 
 pregenerate_given=$pregenerate
 [ -n "$pregenerate" ] || pregenerate=$(awk -v s="$seconds" 'BEGIN { printf "%.0f", s * 1000000 + 0.5 }')
 [[ "$pregenerate" =~ ^[0-9]+$ ]] || { echo "--pregenerate takes a count of transactions" >&2; exit 2; }
+[[ "$prefetch_ahead" =~ ^[0-9]+$ ]] || { echo "--prefetch-ahead takes a count of transactions" >&2; exit 2; }
 for v in ${only//,/ }; do
     case "$v" in serial|taurus-data|taurus-command|plover|silor) ;;
         *) echo "--only: unknown variant $v (serial, taurus-data, taurus-command, plover, silor)" >&2
@@ -319,7 +327,7 @@ braid_bench() {
     shift 4
     # shellcheck disable=SC2086
     "$braid" bench --workload ycsb --device file --dir "$d" --ycsb-update "$ycsb_update" \
-        --pregenerate "$pregenerate" --rows 1000000 --theta 0.6 --read-fraction 0.5 --accesses 2 \
+        --pregenerate "$pregenerate" --prefetch-ahead "$prefetch_ahead" --rows 1000000 --theta 0.6 --read-fraction 0.5 --accesses 2 \
         --threads "$t" --logs "$l" --repeat 1 \
         $bflags "$@" --json "$d/bench.json" --csv "$d/bench.csv" > "$d/bench.txt" 2>&1
 }
@@ -409,7 +417,7 @@ elapsed=$(( $(date +%s) - start ))
 cp "$results" "$out/runs.tsv"
 cp "$work/heap" "$out/heap" 2>/dev/null || rm -f "$out/heap"
 
-DBX_ONLY=$only DBX_MALLOC_CONF=$dbx_malloc_conf DBX_THP=$(thp_mode) DBX_THP_ASKED=$thp python3 - "$results" "$out" "$root" "$dbx" "$seconds" "$repeat" "$threads_arg" "$taurus" \
+DBX_ONLY=$only DBX_PREFETCH_AHEAD=$prefetch_ahead DBX_MALLOC_CONF=$dbx_malloc_conf DBX_THP=$(thp_mode) DBX_THP_ASKED=$thp python3 - "$results" "$out" "$root" "$dbx" "$seconds" "$repeat" "$threads_arg" "$taurus" \
     "$elapsed" "$(cat "$work/emulation" 2>/dev/null)" "$common" "${numa[*]:-}" "$(declare -p gx)" \
     "$braid_rev" "$braid_dirty" "$src" "$(cat "$dbx/adaptations.txt")" "$ycsb_update" "$pregenerate" <<'PY'
 import csv, json, math, os, platform, re, statistics, subprocess, sys, textwrap
@@ -417,6 +425,7 @@ import csv, json, math, os, platform, re, statistics, subprocess, sys, textwrap
 (results, out, root, dbx, seconds, repeat, threads_arg, taurus, elapsed, emulation, common,
  numa, gxdecl, braid_rev, braid_dirty, src, adaptations, ycsb_update, pregenerate) = sys.argv[1:]
 pregenerate = int(pregenerate)
+prefetch_ahead = int(os.environ["DBX_PREFETCH_AHEAD"])
 adaptations = [a for a in adaptations.split("\n") if a]
 rows = [l.rstrip("\n").split("\t") for l in open(results) if l.strip()]
 vals = {}
@@ -499,6 +508,7 @@ for v, t, l in points:
            "recovery_braid_x_dbx1000": div(rb, rd), "recovery_braid_x_dbx1000_best_logs": div(rb, rdbest),
            "dbx1000_txns_per_thread": int(gx.get(f"{v} {t} {l}", 0)),
            "braid_ycsb_update": ycsb_update, "braid_pregenerate": pregenerate,
+           "braid_prefetch_ahead": prefetch_ahead,
            "braid_most_drawn_per_worker": max(vals.get(("braid", v, t, l, "most_drawn_per_worker"), [0])),
            "runs": {f"{s}.{m}": vals.get((s, v, t, l, m), []) for s in ("dbx1000", "braid")
                     for m in ("txn_per_s", "recovery_txn_per_s", "recovery_txns",
@@ -539,7 +549,12 @@ draw = (f"braid draws {pregenerate:,} transactions per worker before each run's 
         if pregenerate else
         "braid draws each transaction (keys from a Zipf sampler) inside its timed loop "
         "(--pregenerate 0), where DBx1000 draws its queries before its run")
-harness = textwrap.fill(f"Per transaction: {upd}; {draw}.", 95)
+pre = (f"braid's client announces the rows of the drawn transactions to the engine's prefetch "
+       f"{prefetch_ahead} transactions at a time, located two batches and loaded one batch before "
+       f"they run (--prefetch-ahead {prefetch_ahead}); DBx1000 does not prefetch"
+       if prefetch_ahead and pregenerate else
+       "braid does not prefetch the coming transactions' rows (--prefetch-ahead 0), nor does DBx1000")
+harness = textwrap.fill(f"Per transaction: {upd}; {draw}; {pre}.", 95)
 cycled = [r for r in out_rows if pregenerate and r["braid_most_drawn_per_worker"] > pregenerate]
 print(f"""
 How each counts a transaction. DBx1000 counts one when it has executed and its log record is
@@ -583,6 +598,7 @@ meta = {
                                                    "--only", os.environ["DBX_ONLY"],
                                                    "--ycsb-update", ycsb_update,
                                                    "--pregenerate", str(pregenerate),
+                                                   "--prefetch-ahead", str(prefetch_ahead),
                                                    "--dbx-malloc-conf", repr(os.environ["DBX_MALLOC_CONF"])]
                                                   + (["--thp", os.environ["DBX_THP_ASKED"]] if os.environ["DBX_THP_ASKED"] else [])),
     "machine": {"cpu": cpu, "cores": os.cpu_count(), "cpu_mhz": mhz, "kernel": platform.release(),
@@ -600,11 +616,12 @@ meta = {
     "params": {"workload": "ycsb", "rows": 1000000, "row_bytes": 1000, "requests_per_txn": 2,
                "read_fraction": 0.5, "zipf_theta": 0.6, "update": "whole row", "seconds": float(seconds),
                "braid_ycsb_update": ycsb_update, "braid_pregenerate": pregenerate,
+               "braid_prefetch_ahead": prefetch_ahead,
                "harness": harness,
                "repeat": int(repeat), "threads": [int(x) for x in threads_arg.split(",")],
                "taurus_builds": taurus, "log_dir": "/dev/shm (tmpfs)", "emulation": emu,
                "braid": f"bench --workload ycsb --device file --ycsb-update {ycsb_update} "
-                        f"--pregenerate {pregenerate} (default --inflight: 256; silor 10000) "
+                        f"--pregenerate {pregenerate} --prefetch-ahead {prefetch_ahead} (default --inflight: 256; silor 10000) "
                         "(silor: --cc occ --scheme-opt silor.epoch_ms=5; none-occ: --cc occ); "
                         "recovery: a second run with --commits = DBx1000's recovered transactions "
                         "of the same round / 0.75 (the share that writes), --keep, then "

@@ -107,12 +107,13 @@ pub use crate::{
 /// from braid-wal and braid-pmem (so their versions move with those crates', not this one's):
 /// the scheme chosen at open ([`SchemeSpec`](log::SchemeSpec), by name or from a typed
 /// configuration such as [`TaurusConfig`](log::TaurusConfig)), data or command logging, what a
-/// pipelined commit returns ([`Ticket`](log::Ticket)), what recovery reports, the pacing and
+/// pipelined commit returns ([`Ticket`](log::Ticket)), what recovery reports, the steps of a
+/// prefetch ([`Prefetch`](log::Prefetch), for [`Worker::prefetch`]), the pacing and
 /// persistent-memory settings of the devices, and the log layer's error.
 pub mod log {
     pub use braid_pmem::{Domain, Media};
     pub use braid_wal::{
-        LogKind, RecoveryReport, Ticket, WalError,
+        LogKind, Prefetch, RecoveryReport, Ticket, WalError,
         device::{Pace, PmemWrite},
         scan::{EndKind, ScanEnd, ScanMode},
         scheme::{

@@ -147,6 +147,27 @@ fn recovery_round_trip(device: DeviceConfig, logging: LogKind, cc: Cc) {
     assert_eq!(total(&db), 1000);
 }
 
+/// A prefetch is a hint: it takes nothing a transaction needs (the rows of both steps, of a
+/// hash and an ordered table, stay free to read and write), skips keys and tables it does not
+/// find, and changes no row.
+#[test]
+fn prefetch_leaves_rows_free_and_unchanged() {
+    for cc in [Cc::TwoPl, Cc::Occ, Cc::Mvcc] {
+        let base = tempfile::tempdir_in("/dev/shm").unwrap();
+        let db = open(&base.path().join("db"), opts(pmem(), LogKind::Data, cc));
+        let w = db.worker().unwrap();
+        let rows = [(ACCT, 0), (ACCT, 3), (ACCT, 99), (HIST, 5), (TableId(9), 1)];
+        for step in [Prefetch::Locate, Prefetch::Body] {
+            w.prefetch(&mut rows.iter().copied(), step);
+        }
+        drop(w);
+        assert_eq!(total(&db), 1000, "{cc:?}");
+        assert_eq!(run_transfers(&db, 20), 20, "{cc:?}");
+        assert_eq!(total(&db), 1000, "{cc:?}");
+        db.close().unwrap();
+    }
+}
+
 #[test]
 fn serial_pmem_data_recovers() {
     recovery_round_trip(pmem(), LogKind::Data, Cc::TwoPl);

@@ -4,7 +4,9 @@
 //! resubmitting the same call after a retryable conflict when the workload asks for it.
 //!
 //! [`RetryingClient::pregenerate`] draws the next transactions before a run
-//! ([`Pregenerated`]), so that drawing them is not timed; the client then takes them in turn.
+//! ([`Pregenerated`]), so that drawing them is not timed; the client then takes them in turn,
+//! and with [`RetryingClient::prefetch_ahead`] announces the rows of the coming ones
+//! ([`TxnSource::rows`]) to [`Worker::prefetch`] a batch at a time.
 //!
 //! There is no backoff and no outcome counting here: a conflicted call is returned to the
 //! caller (which counts it) and resubmitted on the caller's next [`Client::run_one`] or
@@ -12,7 +14,8 @@
 
 use std::ops::{Deref, DerefMut};
 
-use braid_engine::{Params, TxError, Worker, log::Ticket};
+use braid_engine::log::{Prefetch, Ticket};
+use braid_engine::{Params, TableId, TxError, Worker};
 
 use crate::Client;
 use crate::error::PregenerateError;
@@ -29,6 +32,13 @@ pub trait TxnSource: Send {
     /// (marked YCSB's written keys, which the crash oracle records as each one is drawn).
     fn check_pregenerate(&self) -> Result<(), PregenerateError> {
         Ok(())
+    }
+
+    /// Call `row` with each (table, key) the transaction `proc_id` with `params` will touch
+    /// that its parameters name (for [`Worker::prefetch`]); none by default. A hint: keys
+    /// missed or extra only cost the prefetch.
+    fn rows(&self, proc_id: u32, params: &[u8], row: &mut dyn FnMut(TableId, u64)) {
+        let _ = (proc_id, params, row);
     }
 }
 
@@ -53,6 +63,12 @@ pub struct RetryingClient<S> {
     ahead: Option<Pregenerated>,
     /// The last attempt failed with a retryable conflict and is to be resubmitted.
     retry: bool,
+    /// Transactions per prefetch batch of the drawn-ahead ones (0: none).
+    batch: usize,
+    /// Transactions taken since the drawn-ahead ones were announced last.
+    since: usize,
+    /// The rows of the batch being announced (reused).
+    rows: Vec<(TableId, u64)>,
 }
 
 impl<S: TxnSource> RetryingClient<S> {
@@ -65,6 +81,9 @@ impl<S: TxnSource> RetryingClient<S> {
             proc_id: 0,
             ahead: None,
             retry: false,
+            batch: 0,
+            since: 0,
+            rows: Vec::new(),
         }
     }
 
@@ -93,6 +112,40 @@ impl<S: TxnSource> RetryingClient<S> {
     /// The transactions drawn ahead, if [`RetryingClient::pregenerate`] drew any.
     pub fn pregenerated(&self) -> Option<&Pregenerated> {
         self.ahead.as_ref()
+    }
+
+    /// Announce the drawn-ahead transactions to [`Worker::prefetch`] in batches of `batch`
+    /// (0: never). Every `batch` transactions taken, the next batch's rows (located a batch
+    /// earlier) start loading ([`Prefetch::Body`]) and the batch after it is located
+    /// ([`Prefetch::Locate`]), so that a transaction finds its rows in cache. Without drawn-
+    /// ahead transactions ([`RetryingClient::pregenerate`]) there is nothing to announce.
+    pub fn prefetch_ahead(&mut self, batch: usize) {
+        self.batch = batch;
+        self.since = 0;
+    }
+
+    /// Before the next transaction is taken: at a batch's start, announce the two batches
+    /// after it (see [`RetryingClient::prefetch_ahead`]).
+    fn announce(&mut self, worker: &Worker) {
+        let (Some(ahead), b) = (&self.ahead, self.batch) else {
+            return;
+        };
+        if b == 0 {
+            return;
+        }
+        if self.since == 0 {
+            let rows = &mut self.rows;
+            for (from, step) in [(b, Prefetch::Body), (2 * b, Prefetch::Locate)] {
+                rows.clear();
+                for k in from..from + b {
+                    let (proc_id, params) = ahead.peek(k);
+                    self.source
+                        .rows(proc_id, params, &mut |t, key| rows.push((t, key)));
+                }
+                worker.prefetch(&mut rows.iter().copied(), step);
+            }
+        }
+        self.since = (self.since + 1) % b;
     }
 
     /// Procedure id of the last generated transaction (0 before the first).
@@ -139,6 +192,7 @@ impl<S: TxnSource> RetryingClient<S> {
         call: impl FnOnce(&mut Worker, u32, &[u8]) -> Result<T, TxError>,
     ) -> Result<T, TxError> {
         if !self.retry {
+            self.announce(worker);
             self.generate();
         }
         let r = call(worker, self.proc_id, &self.params.bytes);
@@ -159,5 +213,9 @@ impl<S: TxnSource> Client for RetryingClient<S> {
 
     fn pregenerate(&mut self, n: usize) -> Result<(), PregenerateError> {
         RetryingClient::pregenerate(self, n)
+    }
+
+    fn prefetch_ahead(&mut self, batch: usize) {
+        RetryingClient::prefetch_ahead(self, batch)
     }
 }

@@ -96,4 +96,11 @@ pub trait Client: Send {
             _ => Err(PregenerateError::Unsupported),
         }
     }
+    /// With transactions drawn ahead ([`Client::pregenerate`]), announce the rows of the
+    /// coming ones to [`Worker::prefetch`] in batches of `batch` transactions (0: never, the
+    /// default), so their memory misses overlap the transactions that run before them.
+    /// Clients whose transactions' rows cannot be told from their parameters ignore it.
+    fn prefetch_ahead(&mut self, batch: usize) {
+        let _ = batch;
+    }
 }

@@ -76,6 +76,15 @@ impl Pregenerated {
             + self.procs.capacity() * std::mem::size_of::<u32>()
     }
 
+    /// The transaction `k` places after the one [`TxnSource::next_txn`] gives next (cycling
+    /// as it does): its procedure id and parameters.
+    pub fn peek(&self, k: usize) -> (u32, &[u8]) {
+        // `draw` holds at least one transaction, so the modulus is not zero.
+        let i = (self.next + k) % self.procs.len();
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        (self.procs[i], &self.bytes[start..self.ends[i]])
+    }
+
     /// Times the transactions were all handed out (0 until the last one has been).
     pub fn cycles(&self) -> usize {
         self.cycles
@@ -152,6 +161,21 @@ mod tests {
         }
         assert_eq!(pre.cycles(), 2);
         assert!(pre.memory_bytes() >= (1 + 2 + 3 + 4) + 5 * 12);
+    }
+
+    #[test]
+    fn peek_sees_the_coming_transactions_cycling() {
+        let mut pre = Pregenerated::draw(&mut Counting(0), 5).unwrap();
+        let mut reference = Counting(0);
+        let expected: Vec<_> = (0..5).map(|_| take(&mut reference)).collect();
+        take(&mut pre);
+        take(&mut pre);
+        for k in 0..12 {
+            let (id, bytes) = pre.peek(k);
+            assert_eq!((id, bytes.to_vec()), expected[(2 + k) % 5], "k {k}");
+        }
+        // Peeking takes nothing.
+        assert_eq!(take(&mut pre), expected[2]);
     }
 
     #[test]

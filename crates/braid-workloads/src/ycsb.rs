@@ -514,6 +514,21 @@ impl TxnSource for YcsbSource {
         YCSB_TXN
     }
 
+    /// The keys of the transaction's accesses.
+    fn rows(&self, proc_id: u32, params: &[u8], row: &mut dyn FnMut(TableId, u64)) {
+        if proc_id != YCSB_TXN {
+            return;
+        }
+        let mut r = ParamReader::new(params);
+        let Ok(n) = r.get::<u32>() else { return };
+        for _ in 0..n {
+            let (Ok(key), Ok(_), Ok(_)) = (r.get::<u64>(), r.get::<u32>(), r.get::<u64>()) else {
+                return;
+            };
+            row(TABLE, key);
+        }
+    }
+
     fn check_pregenerate(&self) -> Result<(), crate::PregenerateError> {
         if self.cfg.marked {
             return Err(crate::PregenerateError::Refused(
@@ -527,7 +542,27 @@ impl TxnSource for YcsbSource {
 
 #[cfg(test)]
 mod tests {
-    use super::pattern;
+    use super::*;
+
+    /// The rows a drawn transaction names for the prefetch are its accesses' keys, in order.
+    #[test]
+    fn rows_name_the_accesses_keys() {
+        let w = Ycsb::new(YcsbConfig::default().rows(1000).accesses(4));
+        let mut client = w.ycsb_client(0, 3);
+        for _ in 0..50 {
+            let (proc_id, params) = client.generate();
+            let params = params.to_vec();
+            let mut named = Vec::new();
+            client.rows(proc_id, &params, &mut |t, k| named.push((t, k)));
+            let keys: Vec<_> = client.accesses.iter().map(|a| (TABLE, a.key)).collect();
+            assert_eq!(named, keys);
+            assert_eq!(named.len(), 4);
+        }
+        let mut none = Vec::new();
+        client.rows(YCSB_TXN + 1, &[], &mut |t, k| none.push((t, k)));
+        client.rows(YCSB_TXN, &[1, 2], &mut |t, k| none.push((t, k)));
+        assert!(none.is_empty());
+    }
 
     /// The filler as first written (a word per chunk of 8, the last chunk cut): the bytes of
     /// logged and recovered rows must not change with its implementation.

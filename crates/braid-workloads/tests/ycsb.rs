@@ -72,25 +72,15 @@ fn db_rows(db: &braid_engine::Db) -> Vec<(u64, Vec<u8>)> {
 
 /// A client whose transactions were drawn before the run commits what the same client
 /// drawing as it runs commits: the same rows after the same number of transactions (one
-/// worker, so no conflict redraws). Marked YCSB, whose drawing the crash oracle watches,
-/// refuses.
+/// worker, so no conflict redraws), also when it announces them to the prefetch. Marked YCSB,
+/// whose drawing the crash oracle watches, refuses.
 #[test]
 fn pregenerated_transactions_are_the_clients_own() {
     let w = small(YcsbUpdate::Increment);
-    let rows_after = |ahead: usize| {
-        let base = tempfile::tempdir_in("/dev/shm").unwrap();
-        let db = open(&base.path().join("db"), serial_pmem(LogKind::Data), &w);
-        let mut worker = db.worker().unwrap();
-        let mut client = w.client(0, 7);
-        client.pregenerate(ahead).unwrap();
-        for _ in 0..250 {
-            client.run_one(&mut worker).unwrap();
-        }
-        drop(worker);
-        let rows = db_rows(&db);
-        db.close().unwrap();
-        rows
-    };
+    let rows_after = |ahead: usize| rows_after_prefetching(&w, ahead, 0);
+    // Announcing the coming transactions to the prefetch changes no row.
+    assert_eq!(rows_after(250), rows_after_prefetching(&w, 250, 8));
+    assert_eq!(rows_after(250), rows_after_prefetching(&w, 250, 1));
     let live = rows_after(0);
     assert_ne!(
         live,
@@ -104,6 +94,24 @@ fn pregenerated_transactions_are_the_clients_own() {
         marked.client(0, 7).pregenerate(10),
         Err(PregenerateError::Refused(_))
     ));
+}
+
+/// The rows after 250 transactions of one worker whose client drew `ahead` of them before the
+/// run and announces them to the prefetch `batch` at a time.
+fn rows_after_prefetching(w: &Ycsb, ahead: usize, batch: usize) -> Vec<(u64, Vec<u8>)> {
+    let base = tempfile::tempdir_in("/dev/shm").unwrap();
+    let db = open(&base.path().join("db"), serial_pmem(LogKind::Data), w);
+    let mut worker = db.worker().unwrap();
+    let mut client = w.client(0, 7);
+    client.pregenerate(ahead).unwrap();
+    client.prefetch_ahead(batch);
+    for _ in 0..250 {
+        client.run_one(&mut worker).unwrap();
+    }
+    drop(worker);
+    let rows = db_rows(&db);
+    db.close().unwrap();
+    rows
 }
 
 #[test]

@@ -3,10 +3,11 @@
 
 use std::sync::atomic::Ordering;
 
-use braid_wal::scheme::{SchemeWorker, Ticket};
+use braid_wal::scheme::{Prefetch, SchemeWorker, Ticket};
 
 use super::{Db, DbInner};
 use crate::error::{EngineError, TxError};
+use crate::schema::TableId;
 use crate::txn::{Mode, Txn, TxnState};
 
 impl Db {
@@ -123,6 +124,31 @@ impl Worker {
         before_commit: &mut dyn FnMut(u64),
     ) -> Result<Ticket, TxError> {
         self.run_procedure(proc_id, params, before_commit)
+    }
+
+    /// Start loading the rows of transactions this worker will run soon, so that finding and
+    /// reading them overlaps what runs before them instead of waiting on memory when they run.
+    /// A hint only: it locks nothing, changes nothing, and skips keys and tables it does not
+    /// find. `step` is how near the rows' use is: [`Prefetch::Locate`] well ahead (probe each
+    /// key's index and start loading its row's header), then [`Prefetch::Body`] for the same
+    /// rows nearer their use (start loading the image; its header is in cache by then). Give
+    /// a batch of rows per call: their index probes are issued back to back under one epoch
+    /// guard, so their misses overlap one another (the recoveries announce what they replay
+    /// next the same way).
+    pub fn prefetch(&self, rows: &mut dyn Iterator<Item = (TableId, u64)>, step: Prefetch) {
+        let tables = &self.db.inner.tables;
+        // Entering the hash indexes' epoch fences; one guard for the batch keeps the probes'
+        // misses overlapping.
+        let _epoch = scc::Guard::new();
+        for (table, key) in rows {
+            let Some(t) = tables.get(table.0 as usize) else {
+                continue;
+            };
+            t.peek(key, |row| match step {
+                Prefetch::Locate => row.prefetch_header(),
+                Prefetch::Body => row.prefetch_body(),
+            });
+        }
     }
 
     /// Run a stored procedure as one transaction and commit it pipelined, telling

@@ -175,14 +175,23 @@ pub fn save_quiet(args: &BenchArgs, results: &[ConfigResult]) -> anyhow::Result<
 /// configurations whose workers took them more than once (the most one worker drew).
 fn pregenerate_notes(results: &[ConfigResult]) -> Vec<String> {
     let ahead = |r: &ConfigResult| r.params["pregenerate"].as_u64().unwrap_or(0);
-    let mut counts: Vec<u64> = results.iter().map(ahead).filter(|&n| n > 0).collect();
+    let batch = |r: &ConfigResult| r.params["prefetch_ahead"].as_u64().unwrap_or(0);
+    let mut counts: Vec<(u64, u64)> = results
+        .iter()
+        .map(|r| (ahead(r), batch(r)))
+        .filter(|&(n, _)| n > 0)
+        .collect();
     counts.dedup();
     let mut notes: Vec<String> = counts
         .iter()
-        .map(|n| {
+        .map(|&(n, b)| {
+            let prefetch = match b {
+                0 => "not announced to the engine's prefetch (--prefetch-ahead 0)".to_string(),
+                b => format!("their rows announced to the engine's prefetch {b} at a time (--prefetch-ahead {b})"),
+            };
             format!(
                 "transactions drawn before each run's clock started: {n} per worker, taken in \
-                 turn (--pregenerate)"
+                 turn (--pregenerate); {prefetch}"
             )
         })
         .collect();
@@ -441,6 +450,7 @@ mod tests {
         let notes = pregenerate_notes(&[with(1000, 900), with(1000, 2500)]);
         assert_eq!(notes.len(), 2, "{notes:?}");
         assert!(notes[0].contains("1000 per worker"), "{notes:?}");
+        assert!(notes[0].contains("--prefetch-ahead 0"), "{notes:?}");
         assert!(
             notes[1].contains("2500") && notes[1].contains("2.5 times"),
             "{notes:?}"

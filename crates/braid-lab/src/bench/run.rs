@@ -268,12 +268,14 @@ fn work(
 }
 
 /// The workers' clients, each drawing its next `ahead` transactions now (in parallel, before
-/// the clock starts; none with 0).
+/// the clock starts; none with 0) and announcing them to the engine's prefetch `batch` at a
+/// time.
 fn clients(
     workload: &Arc<dyn Workload>,
     threads: usize,
     seed: u64,
     ahead: usize,
+    batch: usize,
 ) -> anyhow::Result<Vec<Box<dyn Client>>> {
     let client = |i: usize| -> anyhow::Result<Box<dyn Client>> {
         let mut c = workload.client(i, seed);
@@ -283,6 +285,7 @@ fn clients(
                 workload.name()
             )
         })?;
+        c.prefetch_ahead(batch);
         Ok(c)
     };
     if ahead == 0 {
@@ -377,7 +380,13 @@ pub fn run_once(
         .map(|c| counter(&before.scheme_counters, c))
         .collect();
     let seed = args.seed.wrapping_add(repeat as u64 * 1000);
-    let clients = clients(workload, threads, seed, args.pregenerate)?;
+    let clients = clients(
+        workload,
+        threads,
+        seed,
+        args.pregenerate,
+        args.prefetch_ahead,
+    )?;
     let start = Instant::now();
     let deadline = Duration::from_secs_f64(args.seconds());
     let quota = args

@@ -324,6 +324,7 @@ pub fn measure_variants(
                 "commits": args.commits,
                 "offered_rate": args.offered_rate,
                 "pregenerate": args.pregenerate,
+                "prefetch_ahead": args.prefetch_ahead,
                 "seed": args.seed,
                 "cc": args.engine.cc.to_string(),
                 "records": args.engine.records.name(),
