@@ -5,8 +5,9 @@
 //!
 //! [`RetryingClient::pregenerate`] draws the next transactions before a run
 //! ([`Pregenerated`]), so that drawing them is not timed; the client then takes them in turn,
-//! and with [`RetryingClient::prefetch_ahead`] announces the rows of the coming ones
-//! ([`TxnSource::rows`]) to [`Worker::prefetch`] a batch at a time.
+//! With [`RetryingClient::prefetch_ahead`] it announces the rows of the coming transactions
+//! ([`TxnSource::rows`]) to [`Worker::prefetch`] a batch at a time: those drawn before the
+//! run, or else the source's next few, drawn that much ahead (`window.rs`).
 //!
 //! There is no backoff and no outcome counting here: a conflicted call is returned to the
 //! caller (which counts it) and resubmitted on the caller's next [`Client::run_one`] or
@@ -20,6 +21,7 @@ use braid_engine::{Params, TableId, TxError, Worker};
 use crate::Client;
 use crate::error::PregenerateError;
 use crate::pregenerated::Pregenerated;
+use crate::window::Window;
 
 /// Chooses a client's transactions: what differs between the workloads' clients.
 pub trait TxnSource: Send {
@@ -65,6 +67,9 @@ pub struct RetryingClient<S> {
     retry: bool,
     /// Transactions per prefetch batch of the drawn-ahead ones (0: none).
     batch: usize,
+    /// Without transactions drawn before the run: the source's next ones, drawn three
+    /// batches ahead for the prefetch.
+    window: Option<Window>,
     /// Transactions taken since the drawn-ahead ones were announced last.
     since: usize,
     /// The rows of the batch being announced (reused).
@@ -82,6 +87,7 @@ impl<S: TxnSource> RetryingClient<S> {
             ahead: None,
             retry: false,
             batch: 0,
+            window: None,
             since: 0,
             rows: Vec::new(),
         }
@@ -90,9 +96,10 @@ impl<S: TxnSource> RetryingClient<S> {
     /// Choose and encode the next transaction (the next one drawn ahead, after
     /// [`RetryingClient::pregenerate`]); returns its procedure id and parameters.
     pub fn generate(&mut self) -> (u32, &[u8]) {
-        self.proc_id = match &mut self.ahead {
-            Some(ahead) => ahead.next_txn(&mut self.params),
-            None => self.source.next_txn(&mut self.params),
+        self.proc_id = match (&mut self.ahead, &mut self.window) {
+            (Some(ahead), _) => ahead.next_txn(&mut self.params),
+            (None, Some(window)) => window.next_txn(&mut self.source, &mut self.params),
+            (None, None) => self.source.next_txn(&mut self.params),
         };
         (self.proc_id, &self.params.bytes)
     }
@@ -114,35 +121,46 @@ impl<S: TxnSource> RetryingClient<S> {
         self.ahead.as_ref()
     }
 
-    /// Announce the drawn-ahead transactions to [`Worker::prefetch`] in batches of `batch`
-    /// (0: never). Every `batch` transactions taken, the next batch's rows (located a batch
+    /// Announce the coming transactions to [`Worker::prefetch`] in batches of `batch` (0:
+    /// never). Every `batch` transactions taken, the next batch's rows (located a batch
     /// earlier) start loading ([`Prefetch::Body`]) and the batch after it is located
-    /// ([`Prefetch::Locate`]), so that a transaction finds its rows in cache. Without drawn-
-    /// ahead transactions ([`RetryingClient::pregenerate`]) there is nothing to announce.
+    /// ([`Prefetch::Locate`]), so that a transaction finds its rows in cache. The coming
+    /// transactions are those drawn before the run ([`RetryingClient::pregenerate`]), or else
+    /// the source's own, each drawn three batches before it runs (in the source's order, so
+    /// the client runs the same transactions); a source that may not be drawn ahead
+    /// ([`TxnSource::check_pregenerate`]) is not announced. Set it before the first
+    /// transaction.
     pub fn prefetch_ahead(&mut self, batch: usize) {
         self.batch = batch;
         self.since = 0;
+        self.window =
+            (batch > 0 && self.source.check_pregenerate().is_ok()).then(|| Window::new(3 * batch));
     }
 
     /// Before the next transaction is taken: at a batch's start, announce the two batches
     /// after it (see [`RetryingClient::prefetch_ahead`]).
     fn announce(&mut self, worker: &Worker) {
-        let (Some(ahead), b) = (&self.ahead, self.batch) else {
-            return;
-        };
+        let b = self.batch;
         if b == 0 {
             return;
         }
         if self.since == 0 {
+            let (ahead, window) = (&self.ahead, &self.window);
+            let peek = |k: usize| match (ahead, window) {
+                (Some(ahead), _) => Some(ahead.peek(k)),
+                (None, Some(window)) => window.peek(k),
+                (None, None) => None,
+            };
             let rows = &mut self.rows;
             for (from, step) in [(b, Prefetch::Body), (2 * b, Prefetch::Locate)] {
                 rows.clear();
-                for k in from..from + b {
-                    let (proc_id, params) = ahead.peek(k);
+                for (proc_id, params) in (from..from + b).filter_map(peek) {
                     self.source
                         .rows(proc_id, params, &mut |t, key| rows.push((t, key)));
                 }
-                worker.prefetch(&mut rows.iter().copied(), step);
+                if !rows.is_empty() {
+                    worker.prefetch(&mut rows.iter().copied(), step);
+                }
             }
         }
         self.since = (self.since + 1) % b;

@@ -37,6 +37,7 @@ pub mod tatp;
 pub mod tpcb;
 pub mod tpcc;
 mod util;
+mod window;
 pub mod ycsb;
 
 use braid_engine::{
@@ -96,10 +97,12 @@ pub trait Client: Send {
             _ => Err(PregenerateError::Unsupported),
         }
     }
-    /// With transactions drawn ahead ([`Client::pregenerate`]), announce the rows of the
-    /// coming ones to [`Worker::prefetch`] in batches of `batch` transactions (0: never, the
-    /// default), so their memory misses overlap the transactions that run before them.
-    /// Clients whose transactions' rows cannot be told from their parameters ignore it.
+    /// Announce the rows of the coming transactions (those drawn before the run with
+    /// [`Client::pregenerate`], or else the next few, drawn that much ahead) to
+    /// [`Worker::prefetch`] in batches of `batch` transactions (0: never, the default), so
+    /// their memory misses overlap the transactions that run before them. Set it before the
+    /// first transaction. Clients whose transactions' rows cannot be told from their
+    /// parameters announce nothing.
     fn prefetch_ahead(&mut self, batch: usize) {
         let _ = batch;
     }

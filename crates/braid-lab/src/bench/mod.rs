@@ -114,12 +114,13 @@ pub struct BenchArgs {
     /// draw them before every run. Not for marked YCSB. Recorded with every result.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub pregenerate: usize,
-    /// With --pregenerate: announce the rows of the transactions drawn ahead to the engine's
-    /// prefetch (`Worker::prefetch`) in batches of B transactions, each batch located two
-    /// batches before it runs and loaded one batch before, so a transaction's index and row
-    /// misses overlap those that run before it; 0 never prefetches. Workloads whose
-    /// transactions' rows the parameters name (YCSB) use it; others ignore it. Recorded with
-    /// every result.
+    /// Announce the rows of the coming transactions to the engine's prefetch
+    /// (`Worker::prefetch`) in batches of B transactions, each batch located two batches
+    /// before it runs and loaded one batch before, so a transaction's index and row misses
+    /// overlap those that run before it; 0 never prefetches. The coming transactions are those
+    /// of --pregenerate, or else each is drawn three batches before it runs (the same
+    /// transactions in the same order; not for marked YCSB). Workloads whose transactions'
+    /// rows the parameters name (YCSB) use it; others ignore it. Recorded with every result.
     #[arg(long, value_name = "B", default_value_t = 8)]
     pub prefetch_ahead: usize,
     /// Seed of the workload generators.
