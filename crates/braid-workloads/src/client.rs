@@ -4,7 +4,7 @@
 //! resubmitting the same call after a retryable conflict when the workload asks for it.
 //!
 //! [`RetryingClient::pregenerate`] draws the next transactions before a run
-//! ([`Pregenerated`]), so that drawing them is not timed; the client then takes them in turn,
+//! ([`Pregenerated`]), so that drawing them is not timed; the client then takes them in turn.
 //! With [`RetryingClient::prefetch_ahead`] it announces the rows of the coming transactions
 //! ([`TxnSource::rows`]) to [`Worker::prefetch`] a batch at a time: those drawn before the
 //! run, or else the source's next few, drawn that much ahead (`window.rs`).

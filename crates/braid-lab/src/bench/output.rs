@@ -187,7 +187,10 @@ fn pregenerate_notes(results: &[ConfigResult]) -> Vec<String> {
         .map(|&(n, b)| {
             let prefetch = match b {
                 0 => "not announced to the engine's prefetch (--prefetch-ahead 0)".to_string(),
-                b => format!("their rows announced to the engine's prefetch {b} at a time (--prefetch-ahead {b})"),
+                b => format!(
+                    "their rows, where the workload names them (YCSB), announced to the engine's \
+                     prefetch {b} transactions at a time (--prefetch-ahead {b})"
+                ),
             };
             format!(
                 "transactions drawn before each run's clock started: {n} per worker, taken in \
