@@ -304,11 +304,9 @@ impl Replay for Replayer<'_> {
                 let Ok(RedoOp::Update { table, key, .. }) = op else {
                     continue;
                 };
-                let Ok(t) = self.table(table) else { continue };
-                t.peek(key, |row| match step {
-                    Prefetch::Locate => row.prefetch_header(),
-                    Prefetch::Body => row.prefetch_body(),
-                });
+                if let Ok(t) = self.table(table) {
+                    t.prefetch(key, step);
+                }
             }
         }
     }

@@ -6,6 +6,7 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
+use braid_wal::scheme::Prefetch;
 use scc::HashIndex;
 
 use crate::index::key_hash::KeyHash;
@@ -74,6 +75,15 @@ impl Table {
             Index::Hash(h) => h.peek_with(&key, |_, v| f(v)),
             Index::Ordered(t) => t.peek(key, |v| f(v)),
         }
+    }
+
+    /// Start loading the row at `key`, if the index has it: its header ([`Prefetch::Locate`]),
+    /// or its image once the header is in cache ([`Prefetch::Body`]). Locks nothing.
+    pub(crate) fn prefetch(&self, key: u64, step: Prefetch) {
+        self.peek(key, |row| match step {
+            Prefetch::Locate => row.prefetch_header(),
+            Prefetch::Body => row.prefetch_body(),
+        });
     }
 
     /// Insert a row; gives it back if the key is taken.

@@ -44,6 +44,22 @@ pub trait TxnSource: Send {
     }
 }
 
+/// A source for the tests of what draws from sources: transaction `i` (0, 1, ...) is procedure
+/// `i % 3` with `i` bytes, each `i`.
+#[cfg(test)]
+pub(crate) struct Counting(pub(crate) u8);
+
+#[cfg(test)]
+impl TxnSource for Counting {
+    fn next_txn(&mut self, params: &mut Params) -> u32 {
+        params.clear();
+        let i = self.0;
+        self.0 += 1;
+        params.bytes.extend(std::iter::repeat_n(i, usize::from(i)));
+        u32::from(i % 3)
+    }
+}
+
 /// What a client does after a call fails with a retryable conflict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnConflict {

@@ -80,7 +80,11 @@ impl Pregenerated {
     /// as it does): its procedure id and parameters.
     pub fn peek(&self, k: usize) -> (u32, &[u8]) {
         // `draw` holds at least one transaction, so the modulus is not zero.
-        let i = (self.next + k) % self.procs.len();
+        self.txn((self.next + k) % self.procs.len())
+    }
+
+    /// Transaction `i` (below the count): its procedure id and parameters.
+    fn txn(&self, i: usize) -> (u32, &[u8]) {
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
         (self.procs[i], &self.bytes[start..self.ends[i]])
     }
@@ -102,12 +106,10 @@ impl TxnSource for Pregenerated {
             self.next = 0;
             self.cycles += 1;
         }
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        let (proc_id, bytes) = self.txn(i);
         params.clear();
-        params
-            .bytes
-            .extend_from_slice(&self.bytes[start..self.ends[i]]);
-        self.procs[i]
+        params.bytes.extend_from_slice(bytes);
+        proc_id
     }
 }
 
@@ -125,19 +127,7 @@ impl std::fmt::Debug for Pregenerated {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-
-    /// A source of transactions of varying length: procedure `i % 3`, `i` bytes each `i`.
-    struct Counting(u8);
-
-    impl TxnSource for Counting {
-        fn next_txn(&mut self, params: &mut Params) -> u32 {
-            params.clear();
-            let i = self.0;
-            self.0 += 1;
-            params.bytes.extend(std::iter::repeat_n(i, usize::from(i)));
-            u32::from(i % 3)
-        }
-    }
+    use crate::client::Counting;
 
     fn take(s: &mut impl TxnSource) -> (u32, Vec<u8>) {
         let mut p = Params::new();

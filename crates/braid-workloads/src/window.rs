@@ -70,19 +70,7 @@ impl Window {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-
-    /// Procedure `i % 3` with `i` bytes each `i`, for `i` = 0, 1, ...
-    struct Counting(u8);
-
-    impl TxnSource for Counting {
-        fn next_txn(&mut self, params: &mut Params) -> u32 {
-            params.clear();
-            let i = self.0;
-            self.0 += 1;
-            params.bytes.extend(std::iter::repeat_n(i, usize::from(i)));
-            u32::from(i % 3)
-        }
-    }
+    use crate::client::Counting;
 
     fn txn(i: u8) -> (u32, Vec<u8>) {
         (u32::from(i % 3), vec![i; usize::from(i)])

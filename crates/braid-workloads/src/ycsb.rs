@@ -265,6 +265,12 @@ fn encode_params(accesses: &[AccessParam], p: &mut Params) {
     }
 }
 
+/// One access of [`encode_params`]'s encoding: key, flags (write in bit 0, column in bits
+/// 8-15) and seed.
+fn read_access(r: &mut ParamReader<'_>) -> Result<(u64, u32, u64), TxError> {
+    Ok((r.get::<u64>()?, r.get::<u32>()?, r.get::<u64>()?))
+}
+
 /// The body of [`YCSB_TXN`].
 fn run_txn(cfg: &YcsbConfig, tx: &mut braid_engine::Txn<'_>, params: &[u8]) -> Result<(), TxError> {
     let mut r = ParamReader::new(params);
@@ -272,9 +278,7 @@ fn run_txn(cfg: &YcsbConfig, tx: &mut braid_engine::Txn<'_>, params: &[u8]) -> R
     let width = cfg.column_bytes;
     let mut sum = 0u64;
     for _ in 0..n {
-        let key = r.get::<u64>()?;
-        let flags = r.get::<u32>()?;
-        let seed = r.get::<u64>()?;
+        let (key, flags, seed) = read_access(&mut r)?;
         let write = flags & 1 != 0;
         let column = ((flags >> 8) & 0xff) as usize;
         if !write {
@@ -522,7 +526,7 @@ impl TxnSource for YcsbSource {
         let mut r = ParamReader::new(params);
         let Ok(n) = r.get::<u32>() else { return };
         for _ in 0..n {
-            let (Ok(key), Ok(_), Ok(_)) = (r.get::<u64>(), r.get::<u32>(), r.get::<u64>()) else {
+            let Ok((key, _, _)) = read_access(&mut r) else {
                 return;
             };
             row(TABLE, key);

@@ -141,13 +141,9 @@ impl Worker {
         // misses overlapping.
         let _epoch = scc::Guard::new();
         for (table, key) in rows {
-            let Some(t) = tables.get(table.0 as usize) else {
-                continue;
-            };
-            t.peek(key, |row| match step {
-                Prefetch::Locate => row.prefetch_header(),
-                Prefetch::Body => row.prefetch_body(),
-            });
+            if let Some(t) = tables.get(table.0 as usize) {
+                t.prefetch(key, step);
+            }
         }
     }
 
