@@ -15,6 +15,7 @@
 //! [`SCHEMES`].
 
 pub(crate) mod aether;
+mod apply_queue;
 pub(crate) mod autonomous;
 mod central;
 mod config;

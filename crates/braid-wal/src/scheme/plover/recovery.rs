@@ -28,7 +28,8 @@
 //! **One log** (`recover_one`): every record of a single log stands for a whole transaction
 //! (a record claiming more is an error), so the cut is the valid prefix and there is nothing to
 //! merge; `recovery_threads` threads each read the log and apply their share of the keys
-//! (`shared_scan.rs`), with the checks of each record of step 1 (the merge's checks join a
+//! (`shared_scan.rs`), a few dozen records at a time so that the rows of the next are
+//! announced before each apply (`apply_queue.rs`), with the checks of each record of step 1 (the merge's checks join a
 //! transaction's records across logs, and one log has nothing to join).
 //!
 //! Errors: a log that cannot be read, a record of the wrong form and a transaction whose
@@ -48,6 +49,7 @@ use super::record::{self, Rec};
 use crate::device::Device;
 use crate::payload::PayloadError;
 use crate::scan::{ScanEnd, Scanner};
+use crate::scheme::apply_queue::ApplyQueue;
 use crate::scheme::cut::Cut;
 use crate::scheme::shared_scan::{self, Share};
 use crate::scheme::{LogKind, RecoveryReport, Replay, SchemeConfig, replay_failed};
@@ -475,6 +477,7 @@ fn read_one(
     let mut sc = Scanner::new(dev, cfg.scan_mode);
     let mut report = RecoveryReport::default();
     let mut last: Option<u64> = None;
+    let mut queue = ApplyQueue::default();
     while let Some(rec) = sc.next_record()? {
         if shared_scan::stopped(stop) {
             return Ok(None);
@@ -501,12 +504,9 @@ fn read_one(
                 problem: crate::RecordProblem::Payload(e),
             })
         };
-        share.runs(rec.payload, bad, |ops| {
-            replay
-                .apply(h.txn, LogKind::Data, ops)
-                .map_err(|e| replay_failed(0, h.lsn, h.txn, e))
-        })?;
+        queue.push(&share, (h.txn, h.lsn), rec.payload, bad, (replay, 0))?;
     }
+    queue.apply(replay, 0)?;
     report.bytes = sc.bytes_read();
     let end = sc
         .end()

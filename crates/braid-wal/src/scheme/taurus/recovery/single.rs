@@ -1,6 +1,8 @@
 //! Taurus recovery of a single data-logged stream by several threads: every thread reads the
 //! stream and applies the redo operations of its own share of the keys, in stream order
-//! (`shared_scan.rs`, as serial's, Silo-R's and Plover's single-log recoveries do).
+//! (`shared_scan.rs`, as serial's, Silo-R's and Plover's single-log recoveries do), a few
+//! dozen records at a time so that the rows of the next are announced before each apply
+//! (`apply_queue.rs`).
 //!
 //! Why this is the same recovery as Alg. 3-4 on one log. With one stream an LV has one entry,
 //! the position of a record's last dependency in that stream, always before the record: every
@@ -21,9 +23,10 @@ use super::{Outcome, Read, too_wide};
 use crate::lv::MAX_STREAMS;
 use crate::record::{Kind, StampKind};
 use crate::scan::{Scanner, StreamSource};
+use crate::scheme::apply_queue::ApplyQueue;
 use crate::scheme::cut::Cut;
 use crate::scheme::shared_scan::{self, Share};
-use crate::scheme::{LogKind, RecoveryReport, Replay, SchemeConfig, replay_failed};
+use crate::scheme::{RecoveryReport, Replay, SchemeConfig};
 use crate::{Lsn, RecordProblem, WalError};
 
 /// Recover the one stream `dev` through `replay` on `cfg.recovery_threads` threads.
@@ -70,6 +73,7 @@ fn scan(
     let mut read = Read::empty();
     let mut txns = 0u64;
     let mut lv = [0u64; MAX_STREAMS];
+    let mut queue = ApplyQueue::default();
     while let Some(rec) = sc.next_record()? {
         if shared_scan::stopped(stop) {
             return Ok(None);
@@ -105,13 +109,10 @@ fn scan(
             return Err(problem(h.txn, h.lsn, RecordProblem::NoStamp("LSN-vector")));
         }
         let bad = |e| problem(h.txn, h.lsn, RecordProblem::Payload(e));
-        share.runs(rec.payload, bad, |ops| {
-            replay
-                .apply(h.txn, LogKind::Data, ops)
-                .map_err(|e| replay_failed(0, h.lsn, h.txn, e))
-        })?;
+        queue.push(&share, (h.txn, h.lsn), rec.payload, bad, (replay, 0))?;
         txns += 1;
     }
+    queue.apply(replay, 0)?;
     read.bytes = sc.bytes_read();
     read.end = sc
         .end()
