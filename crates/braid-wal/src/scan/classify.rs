@@ -2,7 +2,7 @@
 //! and the classification of where the valid prefix ends (clean end, torn tail or corruption)
 //! with the lookahead for durability proof (the rules are in the parent module's doc).
 
-use super::{EndKind, Look, ScanEnd, ScanMode, Scanner, Step};
+use super::{EndKind, Look, ScanEnd, ScanMode, Scanner, Step, StreamSource};
 use crate::record::{
     ALIGN, Decoded, FORMAT_VERSION, HEADER_LEN, Kind, MAX_RECORD_LEN, align_up, decode, peek_header,
 };
@@ -11,7 +11,7 @@ use crate::{Corruption, Lsn, RecordFault, SegmentDamage, WalError};
 /// Bytes the lookahead tests for zeros at once (a multiple of `ALIGN`, above `HEADER_LEN`).
 const ZERO_RUN: usize = 256;
 
-impl Scanner<'_> {
+impl<S: StreamSource + ?Sized> Scanner<'_, S> {
     /// Decode at `self.pos`.
     pub(super) fn step(&mut self) -> Result<Step, WalError> {
         let x = self.pos;

@@ -187,9 +187,10 @@ struct Look {
     any: bool,
 }
 
-/// Lending iterator over the valid records of a stream.
-pub struct Scanner<'s> {
-    src: &'s dyn StreamSource,
+/// Lending iterator over the valid records of a stream. `S` is the source's type (a
+/// `dyn StreamSource + Sync` source makes a scanner that can move between threads).
+pub struct Scanner<'s, S: ?Sized = dyn StreamSource> {
+    src: &'s S,
     mode: ScanMode,
     chunk: usize,
     start: Lsn,
@@ -205,7 +206,7 @@ pub struct Scanner<'s> {
     error: Option<WalError>,
 }
 
-impl std::fmt::Debug for Scanner<'_> {
+impl<S: ?Sized> std::fmt::Debug for Scanner<'_, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Scanner")
             .field("mode", &self.mode)
@@ -218,9 +219,9 @@ impl std::fmt::Debug for Scanner<'_> {
     }
 }
 
-impl<'s> Scanner<'s> {
+impl<'s, S: StreamSource + ?Sized> Scanner<'s, S> {
     /// A scanner from `src.start()`; reads nothing until the first [`Scanner::next_record`].
-    pub fn new(src: &'s dyn StreamSource, mode: ScanMode) -> Scanner<'s> {
+    pub fn new(src: &'s S, mode: ScanMode) -> Scanner<'s, S> {
         let start = src.start();
         Scanner {
             src,

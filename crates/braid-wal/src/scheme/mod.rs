@@ -20,6 +20,7 @@ pub(crate) mod autonomous;
 mod central;
 mod config;
 pub(crate) mod cut;
+mod feed;
 pub(crate) mod follow;
 pub(crate) mod gsn;
 mod key_range;

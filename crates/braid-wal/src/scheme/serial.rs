@@ -35,6 +35,7 @@ use crate::payload::PayloadError;
 use crate::record::{FLAG_COMMIT, Kind};
 use crate::scan::{Scanner, StreamSource};
 use crate::scheme::cut::Cut;
+use crate::scheme::feed::Records;
 use crate::scheme::follow::{Follower, Resumed};
 use crate::scheme::shared_scan::{self, Share};
 use crate::stream::Stream;
@@ -130,7 +131,7 @@ impl Follower for SerialFollower {
         let mut report = RecoveryReport::default();
         let whole = (Share { part: 0, n: 1 }, &AtomicBool::new(false));
         self.pos = scan_and_replay(
-            &from,
+            &mut Scanner::new(&from, self.cfg.scan_mode),
             &self.cfg,
             replay,
             &|_| {},
@@ -222,7 +223,7 @@ fn replay_from(
     if cfg.recovery_threads <= 1 || cfg.logging != LogKind::Data || cfg.mvcc {
         let whole = (Share { part: 0, n: 1 }, &AtomicBool::new(false));
         return scan_and_replay(
-            src,
+            &mut Scanner::new(src, cfg.scan_mode),
             cfg,
             replay,
             progress,
@@ -232,12 +233,16 @@ fn replay_from(
         )?
         .ok_or_else(|| WalError::Internal(crate::Invariant::StoppedWithoutError("recovery")));
     }
-    let (end, share0) = shared_scan::run(cfg.recovery_threads, |share, stop| {
-        let mut r = RecoveryReport::default();
-        let open = &mut HashMap::new();
-        let end = scan_and_replay(src, cfg, replay, &|_| {}, &mut r, open, (share, stop))?;
-        Ok(end.map(|e| (e, r)))
-    })?;
+    let (end, share0) = shared_scan::run(
+        cfg.recovery_threads,
+        (src, cfg.scan_mode),
+        |share, sc, stop| {
+            let mut r = RecoveryReport::default();
+            let open = &mut HashMap::new();
+            let end = scan_and_replay(sc, cfg, replay, &|_| {}, &mut r, open, (share, stop))?;
+            Ok(end.map(|e| (e, r)))
+        },
+    )?;
     // Every share decides alike which transactions it replays: share 0's counts are the log's.
     // Progress is told once, at the end (the callback is not shared between threads).
     progress(share0.bytes);
@@ -256,7 +261,7 @@ fn replay_from(
 /// operations of `share` (all of them with a share of one), and returning `None` once the
 /// stop flag is set (another share failed).
 fn scan_and_replay(
-    src: &dyn StreamSource,
+    scanner: &mut dyn Records,
     cfg: &SchemeConfig,
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
@@ -264,7 +269,6 @@ fn scan_and_replay(
     open_txns: &mut Pending,
     (share, stop): (Share, &AtomicBool),
 ) -> Result<Option<u64>, WalError> {
-    let mut scanner = Scanner::new(src, cfg.scan_mode);
     let mut last_progress = 0u64;
     let apply = |txn: u64, lsn: Lsn, kind: LogKind, payload: &[u8]| {
         let apply_whole = |p: &[u8]| {

@@ -1,16 +1,15 @@
-//! Recovery of one log stream by several threads, each of which reads the whole stream and
-//! applies the operations of its own share of the keys (the single-log recoveries of Silo-R,
-//! Zheng et al., OSDI 2014, Section 5, and of Plover, Taurus paper Section 5.2).
+//! Recovery of one log stream by several threads, each of which sees every record of the
+//! stream and applies the operations of its own share of the keys (the single-log recoveries
+//! of Silo-R, Zheng et al., OSDI 2014, Section 5, and of Plover, Taurus paper Section 5.2).
 //!
-//! Why every thread reads the stream, rather than one thread reading and handing operations
+//! Why every thread sees the stream, rather than one thread reading and handing operations
 //! to the others: handing over copies every operation once more, and the reading thread is
-//! one more thread than the appliers on the machine's cores. Reading is the cheap part: every
-//! device reads from memory, the page cache or a local image (the replicated device keeps
-//! one), so a second read of the same bytes costs a copy and a checksum, while applying a
-//! row touches the table. Measured on a Silo-R YCSB log of 665 K whole-row transactions on
-//! tmpfs at 2 threads: a reader handing to 2 appliers replayed 450-530 K txn/s, two threads
-//! each reading the stream about twice that (the commit that added this module has the
-//! figures).
+//! one more thread than the appliers on the machine's cores. Measured on a Silo-R YCSB log of
+//! 665 K whole-row transactions on tmpfs at 2 threads: a reader handing to 2 appliers
+//! replayed 450-530 K txn/s, two threads each reading the stream about twice that (the commit
+//! that added this module has the figures). The stream itself is read and checksummed once:
+//! the threads share its blocks through a [`Feed`] (`feed.rs`), each block read by whichever
+//! thread first needs it.
 //!
 //! Correctness: a key's operations are all applied by one thread (its share), in stream
 //! order, so each key sees the order the stream has; which records are applied is decided by
@@ -19,8 +18,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::feed::{Feed, Records};
 use crate::WalError;
 use crate::payload::{PayloadError, decode_redo};
+use crate::scan::{ScanMode, Scanner, StreamSource};
 
 /// One thread's share of the keys: `part` of `n`.
 #[derive(Debug, Clone, Copy)]
@@ -65,15 +66,24 @@ impl Share {
     }
 }
 
-/// Run `scan` on `threads` threads, one per share; each returns `Ok(None)` when it saw the
-/// stop flag (another thread failed). Returns share 0's result, or the first error in share
-/// order.
+/// Run `scan` on `threads` threads, one per share, each reading the valid records of `src`
+/// (scanned in `mode`) from its own place in one [`Feed`] (with one thread, from a scanner);
+/// each returns `Ok(None)` when it saw the stop flag (another thread failed). Returns share
+/// 0's result, or the first error in share order.
 pub(crate) fn run<T: Send>(
     threads: usize,
-    scan: impl Fn(Share, &AtomicBool) -> Result<Option<T>, WalError> + Sync,
+    (src, mode): (&(dyn StreamSource + Sync), ScanMode),
+    scan: impl Fn(Share, &mut dyn Records, &AtomicBool) -> Result<Option<T>, WalError> + Sync,
 ) -> Result<T, WalError> {
     let n = threads.max(1);
     let stop = AtomicBool::new(false);
+    if n == 1 {
+        return scan(Share { part: 0, n }, &mut Scanner::new(src, mode), &stop)?.ok_or(
+            WalError::Internal(crate::Invariant::StoppedWithoutError("recovery")),
+        );
+    }
+    let feed = Feed::new(src, mode, n);
+    let scan = |share: Share, stop: &AtomicBool| scan(share, &mut feed.reader(stop), stop);
     let results: Vec<Result<Option<T>, WalError>> = std::thread::scope(|sc| {
         let (scan, stop) = (&scan, &stop);
         let hs: Vec<_> = (1..n)
@@ -215,7 +225,9 @@ mod tests {
 
     #[test]
     fn the_first_error_in_share_order_is_returned_and_stops_the_others() {
-        let r: Result<u32, WalError> = run(3, |s, stop| {
+        let m = crate::scan::MemSource::new("mem", 0, 1);
+        let src = (&m as &(dyn StreamSource + Sync), ScanMode::Strict);
+        let r: Result<u32, WalError> = run(3, src, |s, _, stop| {
             if s.part == 2 {
                 return Err(WalError::Closed(2));
             }
@@ -225,7 +237,7 @@ mod tests {
             Ok(None)
         });
         assert!(matches!(r, Err(WalError::Closed(2))));
-        let r = run(2, |s, _| Ok(Some(s.part)));
+        let r = run(2, src, |s, _, _| Ok(Some(s.part)));
         assert_eq!(r.unwrap(), 0);
     }
 }

@@ -48,9 +48,10 @@ use super::merge::{Fin, Key, Merge};
 use super::record::{self, Rec};
 use crate::device::Device;
 use crate::payload::PayloadError;
-use crate::scan::{ScanEnd, Scanner};
+use crate::scan::{ScanEnd, Scanner, StreamSource};
 use crate::scheme::apply_queue::ApplyQueue;
 use crate::scheme::cut::Cut;
+use crate::scheme::feed::Records;
 use crate::scheme::shared_scan::{self, Share};
 use crate::scheme::{LogKind, RecoveryReport, Replay, SchemeConfig, replay_failed};
 use crate::{Lsn, WalError};
@@ -152,7 +153,7 @@ impl Drop for PanicGuard<'_> {
 
 /// One log as its thread reads and replays it.
 struct Reader<'d> {
-    sc: Scanner<'d>,
+    sc: Scanner<'d, dyn Device + 'd>,
     /// Records read and not yet replayed, in log order.
     chunks: VecDeque<Chunk>,
     free: Vec<Chunk>,
@@ -459,8 +460,9 @@ fn recover_one(
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
 ) -> Result<Outcome, WalError> {
-    let out = shared_scan::run(cfg.recovery_threads, |share, stop| {
-        read_one(cfg, dev, share, stop, replay)
+    let src = (dev as &(dyn StreamSource + Sync), cfg.scan_mode);
+    let out = shared_scan::run(cfg.recovery_threads, src, |share, sc, stop| {
+        read_one(cfg, sc, share, stop, replay)
     })?;
     progress(out.report.bytes);
     Ok(out)
@@ -469,12 +471,11 @@ fn recover_one(
 /// One share's scan of the single log; `None` if another share failed first.
 fn read_one(
     cfg: &SchemeConfig,
-    dev: &dyn Device,
+    sc: &mut dyn Records,
     share: Share,
     stop: &AtomicBool,
     replay: &dyn Replay,
 ) -> Result<Option<Outcome>, WalError> {
-    let mut sc = Scanner::new(dev, cfg.scan_mode);
     let mut report = RecoveryReport::default();
     let mut last: Option<u64> = None;
     let mut queue = ApplyQueue::default();

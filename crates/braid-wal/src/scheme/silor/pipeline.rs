@@ -34,8 +34,9 @@ use super::recovery::{NO_TID, Recovered, bad};
 use crate::RecordProblem;
 use crate::device::Device;
 use crate::record::Kind;
-use crate::scan::Scanner;
+use crate::scan::StreamSource;
 use crate::scheme::cut::Cut;
+use crate::scheme::feed::Records;
 use crate::scheme::shared_scan::{self, Share};
 use crate::scheme::{LogKind, Lookahead, RecoveryReport, Replay, SchemeConfig, replay_failed};
 use crate::{Lsn, WalError};
@@ -89,8 +90,9 @@ pub(super) fn recover(
     progress: &dyn Fn(u64),
 ) -> Result<Recovered, WalError> {
     let t0 = Instant::now();
-    let mut rec = shared_scan::run(cfg.recovery_threads, |share, stop| {
-        read(cfg, dev, &Applier { share, replay }, stop)
+    let src = (dev as &(dyn StreamSource + Sync), cfg.scan_mode);
+    let mut rec = shared_scan::run(cfg.recovery_threads, src, |share, scanner, stop| {
+        read(cfg, scanner, &Applier { share, replay }, stop)
     })?;
     progress(rec.report.bytes);
     rec.report.stages = vec![("read and replay", t0.elapsed().as_secs_f64())];
@@ -101,13 +103,12 @@ pub(super) fn recover(
 /// durable; `None` if another share failed first.
 fn read(
     cfg: &SchemeConfig,
-    dev: &dyn Device,
+    scanner: &mut dyn Records,
     to: &Applier<'_>,
     stop: &AtomicBool,
 ) -> Result<Option<Recovered>, WalError> {
     let mut report = RecoveryReport::default();
     let cut = cfg.cut.as_ref();
-    let mut scanner = Scanner::new(dev, cfg.scan_mode);
     // The durable epoch proved so far, the void ranges read, and what waits for a larger one.
     let mut durable = 0u64;
     let mut voids: Vec<(u64, u64)> = Vec::new();

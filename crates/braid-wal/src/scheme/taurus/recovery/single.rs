@@ -22,9 +22,10 @@ use std::sync::atomic::AtomicBool;
 use super::{Outcome, Read, too_wide};
 use crate::lv::MAX_STREAMS;
 use crate::record::{Kind, StampKind};
-use crate::scan::{Scanner, StreamSource};
+use crate::scan::StreamSource;
 use crate::scheme::apply_queue::ApplyQueue;
 use crate::scheme::cut::Cut;
+use crate::scheme::feed::Records;
 use crate::scheme::shared_scan::{self, Share};
 use crate::scheme::{RecoveryReport, Replay, SchemeConfig};
 use crate::{Lsn, RecordProblem, WalError};
@@ -37,8 +38,9 @@ pub(super) fn recover(
     progress: &dyn Fn(u64),
     started: std::time::Instant,
 ) -> Result<Outcome, WalError> {
-    let (read, txns) = shared_scan::run(cfg.recovery_threads, |share, stop| {
-        scan(dev, cfg, replay, share, stop)
+    let src = (dev, cfg.scan_mode);
+    let (read, txns) = shared_scan::run(cfg.recovery_threads, src, |share, sc, stop| {
+        scan(sc, cfg, replay, share, stop)
     })?;
     // Every share reads the same records and decides alike: share 0's counts are the log's.
     progress(read.bytes);
@@ -63,13 +65,12 @@ pub(super) fn recover(
 /// One share's pass over the stream: the committed redo records not in the checkpoint, the
 /// operations of `share` applied; `None` once another share failed.
 fn scan(
-    dev: &dyn StreamSource,
+    sc: &mut dyn Records,
     cfg: &SchemeConfig,
     replay: &dyn Replay,
     share: Share,
     stop: &AtomicBool,
 ) -> Result<Option<(Read, u64)>, WalError> {
-    let mut sc = Scanner::new(dev, cfg.scan_mode);
     let mut read = Read::empty();
     let mut txns = 0u64;
     let mut lv = [0u64; MAX_STREAMS];
