@@ -17,8 +17,9 @@
 //! Recovery replays the stream in LSN order: every record that ends a transaction (flag
 //! COMMIT, or a commit record) is applied together with any earlier records of the same
 //! transaction; records of transactions that never committed are skipped. With several
-//! recovery threads and data logging, every thread reads the stream and applies the
-//! operations of its share of the keys (`scheme/shared_scan.rs`); command logging replays on one
+//! recovery threads and data logging, every thread sees the stream (read once, through a
+//! feed) and applies the operations of its share of the keys, queued so that their rows are
+//! announced ahead (`scheme/shared_scan.rs`, `scheme/apply_queue.rs`); command logging replays on one
 //! thread, since a command reads keys of every share. Recovering from a checkpoint, the scan
 //! starts at the checkpoint's keep position, not at the first byte the stream still holds.
 
@@ -27,6 +28,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
+use super::apply_queue::ApplyQueue;
 use super::central::{Central, Reserve};
 use super::registry::{Registration, SchemeDef};
 use super::{LogKind, RecoveryReport, Replay, Scheme, SchemeConfig, Storage, replay_failed};
@@ -37,7 +39,7 @@ use crate::scan::{Scanner, StreamSource};
 use crate::scheme::cut::Cut;
 use crate::scheme::feed::Records;
 use crate::scheme::follow::{Follower, Resumed};
-use crate::scheme::shared_scan::{self, Share};
+use crate::scheme::shared_scan::{self, Reading, Share};
 use crate::stream::Stream;
 use crate::{Lsn, RecordProblem, WalError};
 
@@ -235,7 +237,7 @@ fn replay_from(
     }
     let (end, share0) = shared_scan::run(
         cfg.recovery_threads,
-        (src, cfg.scan_mode),
+        (src, cfg.scan_mode, Reading::Once),
         |share, sc, stop| {
             let mut r = RecoveryReport::default();
             let open = &mut HashMap::new();
@@ -270,14 +272,15 @@ fn scan_and_replay(
     (share, stop): (Share, &AtomicBool),
 ) -> Result<Option<u64>, WalError> {
     let mut last_progress = 0u64;
-    let apply = |txn: u64, lsn: Lsn, kind: LogKind, payload: &[u8]| {
-        let apply_whole = |p: &[u8]| {
-            replay
-                .apply(txn, kind, p)
-                .map_err(|e| replay_failed(0, lsn, txn, e))
-        };
+    // With several shares, a share's data operations are queued so that their rows are
+    // announced before they are applied (`apply_queue.rs`). With one, every payload is
+    // applied whole as it is read (it need not be a redo payload: the log is the caller's).
+    let mut queue = ApplyQueue::default();
+    let mut apply = |txn: u64, lsn: Lsn, kind: LogKind, payload: &[u8]| {
         if share.n == 1 {
-            return apply_whole(payload);
+            return replay
+                .apply(txn, kind, payload)
+                .map_err(|e| replay_failed(0, lsn, txn, e));
         }
         if kind != LogKind::Data {
             return Err(record_problem(
@@ -287,7 +290,7 @@ fn scan_and_replay(
             ));
         }
         let bad = |e: PayloadError| record_problem(txn, lsn, RecordProblem::Payload(e));
-        share.runs(payload, bad, apply_whole)
+        queue.push(&share, (txn, lsn), payload, bad, (replay, 0))
     };
     while let Some(rec) = scanner.next_record()? {
         if shared_scan::stopped(stop) {
@@ -346,6 +349,7 @@ fn scan_and_replay(
             last_progress = read;
         }
     }
+    queue.apply(replay, 0)?;
     let read = scanner.bytes_read();
     progress(read - last_progress);
     report.bytes += read;

@@ -52,7 +52,7 @@ use crate::scan::{ScanEnd, Scanner, StreamSource};
 use crate::scheme::apply_queue::ApplyQueue;
 use crate::scheme::cut::Cut;
 use crate::scheme::feed::Records;
-use crate::scheme::shared_scan::{self, Share};
+use crate::scheme::shared_scan::{self, Reading, Share};
 use crate::scheme::{LogKind, RecoveryReport, Replay, SchemeConfig, replay_failed};
 use crate::{Lsn, WalError};
 
@@ -460,7 +460,11 @@ fn recover_one(
     replay: &dyn Replay,
     progress: &dyn Fn(u64),
 ) -> Result<Outcome, WalError> {
-    let src = (dev as &(dyn StreamSource + Sync), cfg.scan_mode);
+    let src = (
+        dev as &(dyn StreamSource + Sync),
+        cfg.scan_mode,
+        Reading::Once,
+    );
     let out = shared_scan::run(cfg.recovery_threads, src, |share, sc, stop| {
         read_one(cfg, sc, share, stop, replay)
     })?;

@@ -37,7 +37,7 @@ use crate::record::Kind;
 use crate::scan::StreamSource;
 use crate::scheme::cut::Cut;
 use crate::scheme::feed::Records;
-use crate::scheme::shared_scan::{self, Share};
+use crate::scheme::shared_scan::{self, Reading, Share};
 use crate::scheme::{LogKind, Lookahead, RecoveryReport, Replay, SchemeConfig, replay_failed};
 use crate::{Lsn, WalError};
 
@@ -90,7 +90,11 @@ pub(super) fn recover(
     progress: &dyn Fn(u64),
 ) -> Result<Recovered, WalError> {
     let t0 = Instant::now();
-    let src = (dev as &(dyn StreamSource + Sync), cfg.scan_mode);
+    let src = (
+        dev as &(dyn StreamSource + Sync),
+        cfg.scan_mode,
+        Reading::EachThread,
+    );
     let mut rec = shared_scan::run(cfg.recovery_threads, src, |share, scanner, stop| {
         read(cfg, scanner, &Applier { share, replay }, stop)
     })?;

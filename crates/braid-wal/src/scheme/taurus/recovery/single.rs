@@ -26,7 +26,7 @@ use crate::scan::StreamSource;
 use crate::scheme::apply_queue::ApplyQueue;
 use crate::scheme::cut::Cut;
 use crate::scheme::feed::Records;
-use crate::scheme::shared_scan::{self, Share};
+use crate::scheme::shared_scan::{self, Reading, Share};
 use crate::scheme::{RecoveryReport, Replay, SchemeConfig};
 use crate::{Lsn, RecordProblem, WalError};
 
@@ -38,7 +38,7 @@ pub(super) fn recover(
     progress: &dyn Fn(u64),
     started: std::time::Instant,
 ) -> Result<Outcome, WalError> {
-    let src = (dev, cfg.scan_mode);
+    let src = (dev, cfg.scan_mode, Reading::Once);
     let (read, txns) = shared_scan::run(cfg.recovery_threads, src, |share, sc, stop| {
         scan(sc, cfg, replay, share, stop)
     })?;
