@@ -75,7 +75,7 @@ pub(crate) enum Reading {
     /// Each thread with a scanner of its own: for Silo-R's pipeline, which applies in bursts
     /// (an epoch's records at each durable-epoch mark), so that a thread in a burst does not
     /// hold back the read of the other. Measured on its dbx1000 log at 2 threads, a shared
-    /// read replayed 0.87-0.95x of this (`results/dbx1000/single-log-ab`).
+    /// read replayed 0.84-0.95x of this (`results/dbx1000/single-log-ab/README.md`).
     EachThread,
 }
 
