@@ -43,7 +43,8 @@
 # DBx1000 runs with scripts/runExpr.py's RAM-disk flags, its logs in ./logs of a run
 # directory on /dev/shm; braid uses `--device file` in /dev/shm. Recovery: DBx1000 again
 # with -Lr1 on the log just written; braid `bench --commits N --keep` (N: the transactions
-# DBx1000's log of the same round held), then `braid recover`, same thread count. Rounds
+# DBx1000's log of the same round held), then `braid recover`, same thread count (Taurus data
+# logs with `--taurus-recovery shares`). Rounds
 # alternate the systems; each point is the median of --repeat rounds (default 3), runs of
 # --seconds (default 3; DBx1000 runs a transaction count per thread, sized from a short
 # calibration run to last about as long), threads 1,2 by default. --only takes a comma list of
@@ -385,7 +386,12 @@ run_braid_recovery() { # round variant threads logs
     fi
     local db
     db=$(jq_ "$d/bench.json" 'd["results"][0]["runs"][0]["dir"]')
-    if "$braid" recover --dir "$db" --threads "$t" --json "$d/rec.json" > "$d/rec.txt" 2>&1; then
+    # Taurus data logs recover with the plan for data logs on several threads (each thread
+    # walks every log in the serial order and applies its share of the keys); `auto`, the
+    # default, keeps the paper's planner for several logs.
+    local rflags=()
+    [ "$v" != taurus-data ] || rflags=(--taurus-recovery shares)
+    if "$braid" recover --dir "$db" --threads "$t" "${rflags[@]}" --json "$d/rec.json" > "$d/rec.txt" 2>&1; then
         record braid "$v" "$t" "$l" "$r" recovery_txn_per_s "$(jq_ "$d/rec.json" 'd["txn_per_s"]')"
         record braid "$v" "$t" "$l" "$r" recovery_txns "$(jq_ "$d/rec.json" 'd["txns"]')"
         echo "braid recovery $(printf %.0f "$(jq_ "$d/rec.json" 'd["txn_per_s"]')") txn/s" \
@@ -509,6 +515,7 @@ for v, t, l in points:
            "dbx1000_txns_per_thread": int(gx.get(f"{v} {t} {l}", 0)),
            "braid_ycsb_update": ycsb_update, "braid_pregenerate": pregenerate,
            "braid_prefetch_ahead": prefetch_ahead,
+           "braid_recover_flags": "--taurus-recovery shares" if v == "taurus-data" else "",
            "braid_most_drawn_per_worker": max(vals.get(("braid", v, t, l, "most_drawn_per_worker"), [0])),
            "runs": {f"{s}.{m}": vals.get((s, v, t, l, m), []) for s in ("dbx1000", "braid")
                     for m in ("txn_per_s", "recovery_txn_per_s", "recovery_txns",
@@ -567,7 +574,9 @@ DBx1000's -Lr1 run on the log just written (its Throughput: replayed transaction
 time); braid recover's replay rate (initial image load excluded) on a log written to hold as
 many transactions as DBx1000's of the same round (braid bench --commits N, N = DBx1000's
 replayed transactions / 0.75: read-only transactions log nothing on either system, and a
-quarter of them read only). Both systems log the same
+quarter of them read only); Taurus data logs with braid recover --taurus-recovery shares
+(each recovery thread walks every log in the serial order and applies its share of the keys;
+the default, auto, keeps the paper's planner for several logs). Both systems log the same
 bytes: a whole 1 KB row per update.
 {harness}
 Emulation: both systems' logs are files on tmpfs
@@ -617,6 +626,7 @@ meta = {
                "read_fraction": 0.5, "zipf_theta": 0.6, "update": "whole row", "seconds": float(seconds),
                "braid_ycsb_update": ycsb_update, "braid_pregenerate": pregenerate,
                "braid_prefetch_ahead": prefetch_ahead,
+           "braid_recover_flags": "--taurus-recovery shares" if v == "taurus-data" else "",
                "harness": harness,
                "repeat": int(repeat), "threads": [int(x) for x in threads_arg.split(",")],
                "taurus_builds": taurus, "log_dir": "/dev/shm (tmpfs)", "emulation": emu,

@@ -51,6 +51,7 @@ mod taurus_one_log;
 mod taurus_phantom;
 mod taurus_pipeline;
 mod taurus_rows;
+mod taurus_shares;
 mod taurus_simd;
 mod toy_device;
 mod toy_scheme;

@@ -17,23 +17,31 @@ use braid_wal::scheme::{
 use crate::integration::mem_device::MemDev;
 use crate::integration::redo_state::State;
 
-/// A one-stream log of `n` transactions from 3 workers, each writing 1-3 of 40 keys with a
-/// first byte that names the transaction and key.
+/// A one-stream log of `n` transactions from 3 workers (see [`log_streams`]).
 fn log(n: u64) -> Vec<u8> {
-    let dev = MemDev::new(Vec::new());
-    let cfg = SchemeConfig::default().max_workers(3);
+    log_streams(1, 3, n).remove(0)
+}
+
+/// The images of `streams` streams holding `n` transactions from `workers` workers (in
+/// turn), each writing 1-3 of 40 keys with a first byte that names the transaction and key,
+/// so that transactions overwrite each other's rows (across streams, with several).
+pub(crate) fn log_streams(streams: usize, workers: u64, n: u64) -> Vec<Vec<u8>> {
+    let devs: Vec<_> = (0..streams).map(|_| MemDev::new(Vec::new())).collect();
+    let cfg = SchemeConfig::default().max_workers(workers as usize);
     let (scheme, _) = open_taurus(
         &cfg,
         &TaurusConfig::default(),
-        vec![dev.clone() as Arc<dyn Device>],
+        devs.iter().map(|d| d.clone() as Arc<dyn Device>).collect(),
         &State::default(),
         &|_| {},
     )
     .unwrap();
-    let mut workers: Vec<_> = (0..3).map(|w| scheme.worker(w).unwrap()).collect();
+    let mut ws: Vec<_> = (0..workers as usize)
+        .map(|w| scheme.worker(w).unwrap())
+        .collect();
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     for txn in 1..=n {
-        let w = &mut workers[(txn % 3) as usize];
+        let w = &mut ws[(txn % workers) as usize];
         let mut redo = RedoBuf::default();
         for i in 0..=(txn % 3) {
             x ^= x << 13;
@@ -63,9 +71,9 @@ fn log(n: u64) -> Vec<u8> {
         .wait()
         .unwrap();
     }
-    drop(workers);
+    drop(ws);
     scheme.close().unwrap();
-    dev.crash_image()
+    devs.iter().map(|d| d.crash_image()).collect()
 }
 
 /// Recover `image` on `threads` threads with `plan`: the state and the plan reported.

@@ -64,6 +64,20 @@ fn power_file_data_occ_two_streams_compressed_parallel_replay() {
 }
 
 #[test]
+fn power_file_data_2pl_three_streams_compressed_shares_replay() {
+    crash(
+        "--device file --mode power --logs 3 --threads 3 --recovery-threads 2 --rounds 20 --lv-compress on --taurus-recovery shares",
+    );
+}
+
+#[test]
+fn kill_pmem_data_occ_two_streams_shares_replay() {
+    crash(
+        "--device pmem --mode kill --cc occ --logs 2 --recovery-threads 3 --rounds 3 --max-ms 150 --taurus-recovery shares",
+    );
+}
+
+#[test]
 fn power_pmem_command_occ_four_streams_compressed_serial_replay() {
     crash(
         "--device pmem --mode power --logging command --cc occ --logs 4 --threads 4 --lv-compress on --taurus-recovery serial",

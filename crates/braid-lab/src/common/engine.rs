@@ -192,8 +192,10 @@ pub struct EngineArgs {
     /// Keep the log under about this many MiB with checkpoints and truncation (0: no cap).
     #[arg(long, default_value_t = 0)]
     pub log_cap_mb: u64,
-    /// taurus: how recovery replays: auto (serial when the log offers little parallelism),
-    /// parallel (pools and RLV) or serial.
+    /// taurus: how recovery replays: auto (one data log on several threads: each thread its
+    /// share of the keys; else serial when the log offers little parallelism), parallel
+    /// (pools and RLV), serial, or shares (data logs on several threads: each thread walks
+    /// every log in the serial order and applies its share of the keys).
     #[arg(long, default_value_t = Options::default().recovery_plan)]
     pub taurus_recovery: RecoveryPlan,
     #[command(flatten)]

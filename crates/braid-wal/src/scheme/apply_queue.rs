@@ -23,6 +23,7 @@ use crate::{Lsn, WalError};
 
 /// One run of operations to apply: whose it is and where its bytes are in the queue.
 struct Queued {
+    stream: u32,
     txn: u64,
     lsn: Lsn,
     ops: Range<usize>,
@@ -40,8 +41,9 @@ impl ApplyQueue {
     /// [`Lookahead::BATCH`] ahead, few enough that the queued bytes stay in cache.
     const RUNS: usize = 128;
 
-    /// Queue the operations of `share` in the redo `payload` of transaction `txn` at `lsn`,
-    /// applying the queue first if it is full. A malformed payload is `bad`'s error.
+    /// Queue the operations of `share` in the redo `payload` of transaction `txn` at `lsn`
+    /// of `stream`, applying the queue first if it is full. A malformed payload is `bad`'s
+    /// error.
     pub(crate) fn push(
         &mut self,
         share: &Share,
@@ -51,22 +53,44 @@ impl ApplyQueue {
         (replay, stream): (&dyn Replay, u32),
     ) -> Result<(), WalError> {
         if self.runs.len() >= Self::RUNS {
-            self.apply(replay, stream)?;
+            self.apply(replay)?;
         }
         share.runs(payload, bad, |run| {
-            let from = self.bytes.len();
-            self.bytes.extend_from_slice(run);
-            self.runs.push(Queued {
-                txn,
-                lsn,
-                ops: from..self.bytes.len(),
-            });
+            self.queue(stream, txn, lsn, run);
             Ok(())
         })
     }
 
+    /// Queue `ops` (operations already split to a share) of transaction `txn` at `lsn` of
+    /// `stream`, applying the queue first if it is full.
+    pub(crate) fn push_ops(
+        &mut self,
+        (stream, txn, lsn): (u32, u64, Lsn),
+        ops: &[u8],
+        replay: &dyn Replay,
+    ) -> Result<(), WalError> {
+        if self.runs.len() >= Self::RUNS {
+            self.apply(replay)?;
+        }
+        if !ops.is_empty() {
+            self.queue(stream, txn, lsn, ops);
+        }
+        Ok(())
+    }
+
+    fn queue(&mut self, stream: u32, txn: u64, lsn: Lsn, ops: &[u8]) {
+        let from = self.bytes.len();
+        self.bytes.extend_from_slice(ops);
+        self.runs.push(Queued {
+            stream,
+            txn,
+            lsn,
+            ops: from..self.bytes.len(),
+        });
+    }
+
     /// Apply every queued run, in order, through `replay`; the queue is empty after.
-    pub(crate) fn apply(&mut self, replay: &dyn Replay, stream: u32) -> Result<(), WalError> {
+    pub(crate) fn apply(&mut self, replay: &dyn Replay) -> Result<(), WalError> {
         let n = self.runs.len();
         let mut ahead = Lookahead::default();
         for i in 0..n {
@@ -77,7 +101,7 @@ impl ApplyQueue {
             let q = &self.runs[i];
             replay
                 .apply(q.txn, LogKind::Data, &self.bytes[q.ops.clone()])
-                .map_err(|e| replay_failed(stream, q.lsn, q.txn, e))?;
+                .map_err(|e| replay_failed(q.stream, q.lsn, q.txn, e))?;
         }
         self.runs.clear();
         self.bytes.clear();
@@ -153,7 +177,7 @@ mod tests {
             q.push(&share, (txn, 100 * txn), &p, bad, (&seen, 0))
                 .unwrap();
         }
-        q.apply(&seen, 0).unwrap();
+        q.apply(&seen).unwrap();
         let applied = seen.applied.lock().unwrap().clone();
         let want: Vec<(u64, Vec<u64>)> = (0..n).map(|t| (t, vec![2 * t, 2 * t + 1])).collect();
         assert_eq!(applied, want, "every run once, in the order pushed");
@@ -178,7 +202,7 @@ mod tests {
             let mut q = ApplyQueue::default();
             q.push(&Share { part, n: 2 }, (7, 0), &p, bad, (&seen, 0))
                 .unwrap();
-            q.apply(&seen, 0).unwrap();
+            q.apply(&seen).unwrap();
             let mine: Vec<u64> = seen
                 .applied
                 .lock()
@@ -212,7 +236,7 @@ mod tests {
             q.push(&share, (txn, 1000 + txn), &payload(&[txn]), bad, (&seen, 3))
                 .unwrap();
         }
-        let e = q.apply(&seen, 3).unwrap_err().to_string();
+        let e = q.apply(&seen).unwrap_err().to_string();
         assert!(e.contains("1005"), "the failing record's position: {e}");
         assert_eq!(
             seen.applied.lock().unwrap().len(),

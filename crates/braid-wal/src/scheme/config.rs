@@ -115,7 +115,8 @@ pub struct SchemeConfig {
     pub records: Records,
 }
 
-/// Parallel replay, the serial fallback, or chosen by the planner from what it finds in the log.
+/// Parallel replay, the serial fallback, or chosen by the planner from what it finds in the
+/// log; or, for data logs, each recovery thread replaying its share of the keys.
 #[derive(
     Debug,
     Clone,
@@ -137,12 +138,21 @@ pub enum RecoveryPlan {
     Parallel,
     /// One thread, in an order that respects every dependency.
     Serial,
+    /// Data logging on several threads: each thread reads every stream in the serial order
+    /// and applies its own share of the keys (taurus `recovery/walk.rs`; one stream is what
+    /// `Auto` already does with several threads). Serial with one thread, command logging or
+    /// MVCC.
+    Shares,
 }
 
 impl RecoveryPlan {}
 
 fn unknown_plan(s: &str) -> UnknownName {
-    UnknownName::new("recovery plan", s, &["auto", "parallel", "serial"])
+    UnknownName::new(
+        "recovery plan",
+        s,
+        &["auto", "parallel", "serial", "shares"],
+    )
 }
 
 impl SchemeConfig {

@@ -349,7 +349,7 @@ fn scan_and_replay(
             last_progress = read;
         }
     }
-    queue.apply(replay, 0)?;
+    queue.apply(replay)?;
     let read = scanner.bytes_read();
     progress(read - last_progress);
     report.bytes += read;

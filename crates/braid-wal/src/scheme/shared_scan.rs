@@ -96,10 +96,21 @@ pub(crate) fn run<T: Send>(
         );
     }
     let feed = Feed::new(src, mode, n);
-    let scan = |share: Share, stop: &AtomicBool| match reading {
+    run_shares(n, |share: Share, stop: &AtomicBool| match reading {
         Reading::Once => scan(share, &mut feed.reader(stop), stop),
         Reading::EachThread => scan(share, &mut Scanner::new(src, mode), stop),
-    };
+    })
+}
+
+/// Run `scan` on `threads` threads (the calling one among them), one per share; each returns
+/// `Ok(None)` when it saw the stop flag (another thread failed). Returns share 0's result,
+/// or the first error in share order.
+pub(crate) fn run_shares<T: Send>(
+    threads: usize,
+    scan: impl Fn(Share, &AtomicBool) -> Result<Option<T>, WalError> + Sync,
+) -> Result<T, WalError> {
+    let n = threads.max(1);
+    let stop = AtomicBool::new(false);
     let results: Vec<Result<Option<T>, WalError>> = std::thread::scope(|sc| {
         let (scan, stop) = (&scan, &stop);
         let hs: Vec<_> = (1..n)

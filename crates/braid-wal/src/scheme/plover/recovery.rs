@@ -511,7 +511,7 @@ fn read_one(
         };
         queue.push(&share, (h.txn, h.lsn), rec.payload, bad, (replay, 0))?;
     }
-    queue.apply(replay, 0)?;
+    queue.apply(replay)?;
     report.bytes = sc.bytes_read();
     let end = sc
         .end()

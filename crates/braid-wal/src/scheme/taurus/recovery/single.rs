@@ -113,7 +113,7 @@ fn scan(
         queue.push(&share, (h.txn, h.lsn), rec.payload, bad, (replay, 0))?;
         txns += 1;
     }
-    queue.apply(replay, 0)?;
+    queue.apply(replay)?;
     read.bytes = sc.bytes_read();
     read.end = sc
         .end()
