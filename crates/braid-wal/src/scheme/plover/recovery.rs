@@ -18,7 +18,8 @@
 //!    they are in the cut (`cut.rs`) whatever the rest of the logs holds.
 //! 3. **Replay**: each thread replays its logs' admitted records in log order as the bound
 //!    moves (empty records, partitions a transaction only read, are not applied), so logs are
-//!    replayed independently and while they are read.
+//!    replayed independently and while they are read; the rows of a chunk's next records are
+//!    announced to the replay's prefetch before each apply ([`Lookahead`]).
 //! 4. **Cut** (`merge.rs`, `cut.rs`): once every log is read, the records from the first
 //!    incomplete transaction on (none for logs that end cleanly, a few at a crash) are cut: a
 //!    transaction is kept only if all of its records are in the kept prefixes, each log is cut
@@ -53,7 +54,7 @@ use crate::scheme::apply_queue::ApplyQueue;
 use crate::scheme::cut::Cut;
 use crate::scheme::feed::Records;
 use crate::scheme::shared_scan::{self, Reading, Share};
-use crate::scheme::{LogKind, RecoveryReport, Replay, SchemeConfig, replay_failed};
+use crate::scheme::{LogKind, Lookahead, RecoveryReport, Replay, SchemeConfig, replay_failed};
 use crate::{Lsn, WalError};
 
 /// A chunk is published once its payloads reach this many bytes...
@@ -78,6 +79,8 @@ struct Chunk {
     arena: Vec<u8>,
     /// Records replayed.
     next: usize,
+    /// Which of its records' rows were announced to the replay's prefetch.
+    ahead: Lookahead,
 }
 
 /// What the threads share.
@@ -248,6 +251,16 @@ impl<'d> Reader<'d> {
                     }
                     tail -= 1;
                 }
+                // The chunk's next records are announced before this one applies, so their
+                // rows' misses overlap (records past the bound too: a prefetch changes
+                // nothing, and most of them are admitted soon after).
+                c.ahead.before(c.next, c.recs.len(), |items, step| {
+                    let mut ops = c.recs[items]
+                        .iter()
+                        .filter(|r| r.payload.0 != r.payload.1)
+                        .map(|r| &c.arena[r.payload.0..r.payload.1]);
+                    replay.prefetch(LogKind::Data, &mut ops, step);
+                });
                 let (a, b) = r.payload;
                 if a != b {
                     replay
@@ -262,6 +275,7 @@ impl<'d> Reader<'d> {
                 c.recs.clear();
                 c.arena.clear();
                 c.next = 0;
+                c.ahead = Lookahead::default();
                 self.free.push(c);
             }
         }
