@@ -95,11 +95,15 @@ pub(crate) fn run<T: Send>(
             WalError::Internal(crate::Invariant::StoppedWithoutError("recovery")),
         );
     }
-    let feed = Feed::new(src, mode, n);
-    run_shares(n, |share: Share, stop: &AtomicBool| match reading {
-        Reading::Once => scan(share, &mut feed.reader(stop), stop),
-        Reading::EachThread => scan(share, &mut Scanner::new(src, mode), stop),
-    })
+    match reading {
+        Reading::Once => {
+            let feed = Feed::new(src, mode, n);
+            run_shares(n, |share, stop| scan(share, &mut feed.reader(stop), stop))
+        }
+        Reading::EachThread => run_shares(n, |share, stop| {
+            scan(share, &mut Scanner::new(src, mode), stop)
+        }),
+    }
 }
 
 /// Run `scan` on `threads` threads (the calling one among them), one per share; each returns

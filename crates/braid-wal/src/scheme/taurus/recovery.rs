@@ -81,10 +81,10 @@
 use std::time::Instant;
 
 use crate::lv::{self, MAX_STREAMS};
-use crate::record::{Kind, StampKind};
+use crate::record::{Kind, Record, StampKind};
 use crate::scan::{ScanEnd, Scanner, StreamSource};
 use crate::scheme::{LogKind, RecoveryPlan, RecoveryReport, Replay, SchemeConfig};
-use crate::{Lsn, WalError};
+use crate::{Lsn, RecordProblem, WalError};
 
 mod feed;
 mod replay;
@@ -190,23 +190,7 @@ fn read_stream(
             read.covered += 1;
             continue;
         }
-        let lv_len = rec.stamp.lv_into(&mut tmp[..n]);
-        if lv_len > n {
-            return Err(too_wide(id, h.lsn, n));
-        }
-        match rec.stamp.kind() {
-            StampKind::Lv => {}
-            StampKind::LvSparse => lv::max_into(&mut tmp[..n], &lplv[..n]),
-            StampKind::None | StampKind::Gsn => {
-                return Err(WalError::WrongLog(crate::WrongLog::Record {
-                    scheme: "taurus",
-                    stream: id,
-                    txn: Some(h.txn),
-                    lsn: h.lsn,
-                    problem: crate::RecordProblem::NoStamp("LSN-vector"),
-                }));
-            }
-        }
+        tmp = record_lv(&rec, id, n, &lplv)?;
         let a = batch.arena.len();
         batch.arena.extend_from_slice(rec.payload);
         batch.lvs.extend_from_slice(&tmp[..n]);
@@ -236,6 +220,46 @@ fn read_stream(
     guard.finished = true;
     feed.publish(id, last, read.end.end, true);
     Ok(read)
+}
+
+/// The LV of transaction record `rec` of stream `id` among `n`: its stamp, a sparse one
+/// decompressed against `anchor` (the latest anchor's LV, Alg. 5 `Decompress`). A stamp wider
+/// than `n` or without an LV is an error naming the record.
+fn record_lv(
+    rec: &Record<'_>,
+    id: usize,
+    n: usize,
+    anchor: &[u64; MAX_STREAMS],
+) -> Result<[u64; MAX_STREAMS], WalError> {
+    let h = rec.header;
+    let mut lv = [0u64; MAX_STREAMS];
+    if rec.stamp.lv_into(&mut lv[..n]) > n {
+        return Err(too_wide(id, h.lsn, n));
+    }
+    match rec.stamp.kind() {
+        StampKind::Lv => {}
+        StampKind::LvSparse => lv::max_into(&mut lv[..n], &anchor[..n]),
+        StampKind::None | StampKind::Gsn => {
+            return Err(problem(
+                id,
+                h.txn,
+                h.lsn,
+                RecordProblem::NoStamp("LSN-vector"),
+            ));
+        }
+    }
+    Ok(lv)
+}
+
+/// Transaction `txn`'s record at `lsn` of stream `stream` is not what this recovery reads.
+fn problem(stream: usize, txn: u64, lsn: Lsn, problem: RecordProblem) -> WalError {
+    WalError::WrongLog(crate::WrongLog::Record {
+        scheme: "taurus",
+        stream,
+        txn: Some(txn),
+        lsn,
+        problem,
+    })
 }
 
 fn too_wide(id: usize, lsn: Lsn, n: usize) -> WalError {

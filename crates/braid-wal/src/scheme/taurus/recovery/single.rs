@@ -19,7 +19,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use super::{Outcome, Read, too_wide};
+use super::{Outcome, Read, problem, record_lv, too_wide};
 use crate::lv::MAX_STREAMS;
 use crate::record::{Kind, StampKind};
 use crate::scan::StreamSource;
@@ -92,6 +92,7 @@ fn scan(
             Kind::Redo if rec.commits() => {}
             Kind::Command if rec.commits() => {
                 return Err(problem(
+                    0,
                     h.txn,
                     h.lsn,
                     RecordProblem::CommandLogged { threads: share.n },
@@ -103,13 +104,8 @@ fn scan(
             read.covered += 1;
             continue;
         }
-        if rec.stamp.lv_into(&mut lv[..1]) > 1 {
-            return Err(too_wide(0, h.lsn, 1));
-        }
-        if matches!(rec.stamp.kind(), StampKind::None | StampKind::Gsn) {
-            return Err(problem(h.txn, h.lsn, RecordProblem::NoStamp("LSN-vector")));
-        }
-        let bad = |e| problem(h.txn, h.lsn, RecordProblem::Payload(e));
+        record_lv(&rec, 0, 1, &lv)?;
+        let bad = |e| problem(0, h.txn, h.lsn, RecordProblem::Payload(e));
         queue.push(&share, (h.txn, h.lsn), rec.payload, bad, (replay, 0))?;
         txns += 1;
     }
@@ -120,14 +116,4 @@ fn scan(
         .cloned()
         .ok_or_else(|| WalError::Internal(crate::Invariant::ScanWithoutEnd))?;
     Ok(Some((read, txns)))
-}
-
-fn problem(txn: u64, lsn: Lsn, problem: RecordProblem) -> WalError {
-    WalError::WrongLog(crate::WrongLog::Record {
-        scheme: "taurus",
-        stream: 0,
-        txn: Some(txn),
-        lsn,
-        problem,
-    })
 }

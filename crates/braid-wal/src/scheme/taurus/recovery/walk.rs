@@ -32,9 +32,9 @@
 
 use std::sync::atomic::AtomicBool;
 
-use super::{Outcome, Read, too_wide};
+use super::{Outcome, Read, problem, record_lv, too_wide};
 use crate::lv::{self, MAX_STREAMS};
-use crate::record::{Kind, StampKind};
+use crate::record::Kind;
 use crate::scan::{ScanEnd, StreamSource};
 use crate::scheme::apply_queue::ApplyQueue;
 use crate::scheme::cut::Cut;
@@ -99,22 +99,7 @@ impl Walker<'_> {
                 self.read.covered += 1;
                 continue;
             }
-            let mut lv = [0u64; MAX_STREAMS];
-            if rec.stamp.lv_into(&mut lv[..n]) > n {
-                return Err(too_wide(self.id, h.lsn, n));
-            }
-            match rec.stamp.kind() {
-                StampKind::Lv => {}
-                StampKind::LvSparse => lv::max_into(&mut lv[..n], &self.anchor[..n]),
-                StampKind::None | StampKind::Gsn => {
-                    return Err(problem(
-                        self.id,
-                        h.txn,
-                        h.lsn,
-                        RecordProblem::NoStamp("LSN-vector"),
-                    ));
-                }
-            }
+            let lv = record_lv(&rec, self.id, n, &self.anchor)?;
             let bad = |e| problem(self.id, h.txn, h.lsn, RecordProblem::Payload(e));
             share.runs(rec.payload, bad, |run| {
                 ops.extend_from_slice(run);
@@ -267,14 +252,4 @@ fn walk(
         reads.push(w.read);
     }
     Ok(Some((reads, cuts, skipped, txns)))
-}
-
-fn problem(stream: usize, txn: u64, lsn: Lsn, problem: RecordProblem) -> WalError {
-    WalError::WrongLog(crate::WrongLog::Record {
-        scheme: "taurus",
-        stream,
-        txn: Some(txn),
-        lsn,
-        problem,
-    })
 }
