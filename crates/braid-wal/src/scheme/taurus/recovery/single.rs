@@ -21,14 +21,14 @@ use std::sync::atomic::AtomicBool;
 
 use super::{Outcome, Read, problem, record_lv, too_wide};
 use crate::lv::MAX_STREAMS;
-use crate::record::{Kind, StampKind};
+use crate::record::Kind;
 use crate::scan::StreamSource;
 use crate::scheme::apply_queue::ApplyQueue;
 use crate::scheme::cut::Cut;
 use crate::scheme::feed::Records;
 use crate::scheme::shared_scan::{self, Reading, Share};
 use crate::scheme::{RecoveryReport, Replay, SchemeConfig};
-use crate::{Lsn, RecordProblem, WalError};
+use crate::{RecordProblem, WalError};
 
 /// Recover the one stream `dev` through `replay` on `cfg.recovery_threads` threads.
 pub(super) fn recover(
