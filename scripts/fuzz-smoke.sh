@@ -13,7 +13,7 @@ secs=${1:-10}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(record_decode payload_decode gsn_payload scan segment_open pmem_ring pertxn_open region_header params rewind_open)
+    targets=(record_decode payload_decode gsn_payload silor_mark scan segment_open pmem_ring pertxn_open region_header params rewind_open)
 fi
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/../target/fuzz}
 export RUSTFLAGS="--cfg fuzzing -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \

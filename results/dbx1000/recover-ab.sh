@@ -9,7 +9,11 @@
 # A, B: "label=binary [recover flags]", e.g. "old=/tmp/braid-5f4ac44" or
 #       "shares=target/release/braid --taurus-recovery shares".
 # VARIANT: "name|bench flags|logs|commits", e.g. "plover|--scheme plover --logging data|2|487000".
+# With WRITE=each in the environment, each recovery is of a log its own binary has just
+# written (for a change of what the log holds, which the other binary cannot read); the
+# logs then differ between rounds and sides, each of the same length.
 set -euo pipefail
+write=${WRITE:-once}
 out=$1 rounds=$2 a=$3 b=$4
 shift 4
 mkdir -p "$out"
@@ -18,18 +22,23 @@ trap 'rm -rf "$d" "$d-copy"' EXIT
 label() { echo "${1%%=*}"; }
 cmd() { echo "${1#*=}"; }
 read -r -a bbin <<< "$(cmd "$b")"
-for v in "$@"; do
-  IFS='|' read -r name flags logs n <<< "$v"
+# Write the variant's log with binary $1 (bench --commits N --keep); sets db.
+write_log() {
   rm -rf "$d"; mkdir -p "$d"
   # shellcheck disable=SC2086
-  "${bbin[0]}" bench --workload ycsb --device file --dir "$d" --ycsb-update increment --pregenerate 1000000 \
+  "$1" bench --workload ycsb --device file --dir "$d" --ycsb-update increment --pregenerate 1000000 \
       --rows 1000000 --theta 0.6 --read-fraction 0.5 --accesses 2 --threads 2 --logs "$logs" --repeat 1 \
       $flags --commits "$n" --seconds 60 --keep --json "$d/bench.json" > "$out/bench-$name.txt" 2>&1
   db=$(python3 -c "import json,sys;print(json.load(open(sys.argv[1]))['results'][0]['runs'][0]['dir'])" "$d/bench.json")
+}
+for v in "$@"; do
+  IFS='|' read -r name flags logs n <<< "$v"
+  [ "$write" = each ] || write_log "${bbin[0]}"
   for r in $(seq 1 "$rounds"); do
     for side in "$a" "$b"; do
       l=$(label "$side")
       read -r -a bin <<< "$(cmd "$side")"
+      [ "$write" != each ] || write_log "${bin[0]}"
       rm -rf "$d-copy"; cp -a "$db" "$d-copy"
       "${bin[@]:0:1}" recover --dir "$d-copy" --threads 2 "${bin[@]:1}" --json "$out/$name-$l-$r.json" \
           > "$out/$name-$l-$r.txt" 2>&1

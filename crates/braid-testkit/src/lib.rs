@@ -57,6 +57,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("record_decode", records::record_decode),
     ("payload_decode", records::payload_decode),
     ("gsn_payload", records::gsn_payload),
+    ("silor_mark", records::silor_mark),
     ("scan", records::scan),
     ("segment_open", device::segment_open),
     ("pmem_ring", device::pmem_ring),

@@ -163,6 +163,31 @@ pub fn scan(data: &[u8]) -> Checked {
     }
 }
 
+/// Fuzz target `silor_mark`: a silor bookkeeping record's payload (`braid_wal`'s
+/// `scheme/silor/durable.rs`). The decoder never panics, a durable-epoch record's tails are
+/// all of its bytes after the epoch, and what decodes re-encodes to the same bytes.
+pub fn silor_mark(data: &[u8]) -> Checked {
+    use braid_wal::testing::silor_marks::{
+        Mark, decode_mark, pepoch_tails, pepoch_tails_payload, void_payload,
+    };
+    let tails: Vec<u64> = pepoch_tails(data).collect();
+    match decode_mark(data) {
+        Some(Mark::Pepoch(d)) => {
+            ensure(pepoch_tails_payload(d, &tails)[..] == data[..], || {
+                "durable-epoch record re-encoding differs".into()
+            })?;
+        }
+        Some(Mark::Void(lo, hi)) => {
+            ensure(tails.is_empty(), || "a void marker with tails".into())?;
+            ensure(void_payload(lo, hi)[..] == data[..], || {
+                "void marker re-encoding differs".into()
+            })?;
+        }
+        None => ensure(tails.is_empty(), || "tails of no record".into())?,
+    }
+    Ok(())
+}
+
 /// Fuzz target `gsn_payload`: first byte 2 modulo 3 = a command record's payload (with its
 /// replay floor if the byte is even), else even = a gsn commit record's payload (part count
 /// and sparse dependency vector), odd = a gsn void marker's payload (bound, base and per-log

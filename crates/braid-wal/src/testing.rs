@@ -20,6 +20,13 @@ pub mod gsn_deps {
         encode_floor, encode_marker,
     };
 }
+/// The silor logs' bookkeeping records (durable epoch, with or without the streams' tails;
+/// void marker), for the `silor_mark` fuzz target.
+pub mod silor_marks {
+    pub use crate::scheme::silor::{
+        Mark, decode_mark, pepoch_payload, pepoch_tails, pepoch_tails_payload, void_payload,
+    };
+}
 pub use crate::scheme::gsn::open::{open_gsn, recover_only};
 pub use crate::scheme::pertxn::{LogWriter, PerTxnLog, PerTxnStorage, PerTxnTicket};
 pub use crate::stream::{Stream, StreamConfig, StreamWriter};

@@ -2,7 +2,8 @@
 //! recovery discarding every epoch above it (and never resurrecting them), the latest TID
 //! winning per key across streams, the delete-then-insert order of a re-created row, and its
 //! options and refusals; a hand-built log recovered alike by the single-stream pipeline and
-//! the batch recovery of several streams.
+//! the recovery of several streams, and two hand-built streams recovered alike window by
+//! window and in one batch.
 //!
 //! Devices are in-memory file-like devices whose flushes can be held back by a gate; their
 //! durable bytes are the image a crash leaves.
@@ -307,7 +308,18 @@ enum Entry {
     /// txn, epoch, TID counter within the epoch, key, value (an update image of 4 bytes).
     Put(u64, u64, u64, u64, u8),
     Pepoch(u64),
+    /// A durable-epoch record with each stream's tail.
+    PepochTails(u64, Vec<u64>),
     Void(u64, u64),
+}
+
+/// Where each of `entries`' records starts in its [`image`], and where the last one ends.
+fn starts(entries: &[Entry]) -> Vec<u64> {
+    let mut at = Vec::with_capacity(entries.len() + 1);
+    for i in 0..=entries.len() {
+        at.push(image(&entries[..i]).len() as u64);
+    }
+    at
 }
 
 /// Encode `entries` as one stream's durable bytes (MemDev's salt is 7).
@@ -333,6 +345,12 @@ fn image(entries: &[Entry]) -> Vec<u8> {
                 Stamp::None,
                 silor::pepoch_payload(d).to_vec(),
             ),
+            Entry::PepochTails(d, ref tails) => (
+                Kind::Checkpoint,
+                0,
+                Stamp::None,
+                silor::pepoch_tails_payload(d, tails),
+            ),
             Entry::Void(lo, hi) => (
                 Kind::Checkpoint,
                 0,
@@ -355,13 +373,43 @@ fn image(entries: &[Entry]) -> Vec<u8> {
     out
 }
 
+/// Open silor on streams holding `images` with `threads` recovery threads; assert that keys 1,
+/// 2 and 3 hold 4-byte images of `values` and that (replayed, skipped) is `counts`.
+fn recovers(
+    images: Vec<Vec<u8>>,
+    threads: usize,
+    values: [u8; 3],
+    counts: (u64, u64),
+    at: &str,
+) -> (Arc<silor::Silor>, braid_wal::RecoveryReport) {
+    let devices: Vec<Arc<dyn Device>> = images
+        .into_iter()
+        .map(|b| MemDev::new(b) as Arc<dyn Device>)
+        .collect();
+    let state = State::default();
+    let (s, report) = silor::open_silor(
+        &cfg(threads),
+        &SilorConfig { epoch_ms: LONG },
+        devices,
+        &state,
+        &|_| {},
+    )
+    .unwrap();
+    for (key, v) in (1..).zip(values) {
+        assert_eq!(state.get(key), Some(vec![v; 4]), "key {key}, {at}");
+    }
+    assert_eq!((report.txns, report.skipped), counts, "{at}");
+    (s, report)
+}
+
 /// Records wait for a `P` covering their epoch, are released in stream order (key 1's epoch-2
 /// update after its epoch-1 image), a void marker drops the epochs it covers though a later
 /// `P` passes them, and what no `P` covers at the end is skipped. The single-stream pipeline
-/// (with 1 and 3 replay threads) and the batch recovery (the same stream beside an empty one)
-/// recover the same rows and counts.
+/// (with 1 and 3 replay threads) and the recovery of several streams (the same stream beside
+/// an empty one; its `P` records carry no tails, so in one batch) recover the same rows and
+/// counts.
 #[test]
-fn durable_epochs_decide_alike_in_the_pipeline_and_the_batch_recovery() {
+fn durable_epochs_decide_alike_in_the_pipeline_and_the_recovery_of_several_streams() {
     use Entry::{Pepoch, Put, Void};
     let log = image(&[
         Put(1, 1, 1, 1, 1),
@@ -378,26 +426,59 @@ fn durable_epochs_decide_alike_in_the_pipeline_and_the_batch_recovery() {
     ]);
     let runs: [(usize, usize); 3] = [(1, 1), (1, 3), (2, 2)];
     for (streams, threads) in runs {
-        let devices: Vec<Arc<dyn Device>> = (0..streams)
-            .map(|s| MemDev::new(if s == 0 { log.clone() } else { Vec::new() }) as Arc<dyn Device>)
-            .collect();
-        let state = State::default();
-        let (s, report) = silor::open_silor(
-            &cfg(threads),
-            &SilorConfig { epoch_ms: LONG },
-            devices,
-            &state,
-            &|_| {},
-        )
-        .unwrap();
+        let images = (0..streams).map(|s| if s == 0 { log.clone() } else { Vec::new() });
         let at = format!("{streams} streams, {threads} threads");
-        assert_eq!(state.get(1), Some(vec![3; 4]), "{at}");
-        assert_eq!(state.get(2), Some(vec![2; 4]), "{at}");
-        assert_eq!(state.get(3), Some(vec![6; 4]), "{at}");
-        assert_eq!((report.txns, report.skipped), (4, 3), "{at}");
+        let (s, _) = recovers(images.collect(), threads, [3, 2, 6], (4, 3), &at);
         // D was 5; the open voids epoch 6 (T7's) with a marker and starts above it.
         assert_eq!(s.durable_epoch(), 6, "{at}");
         s.close().unwrap();
+    }
+}
+
+/// Two streams recovered window by window: stream 1's records of a key interleave by TID with
+/// stream 0's across the windows the tails of the `P` records open (a record past a tail,
+/// read early, waits for its window), a void marker drops an old life's epoch, and what no
+/// `P` covers is skipped. The same streams with plain `P` records (no windows: one batch at
+/// the end) recover the same rows and counts, on 1, 2 and 3 threads.
+#[test]
+fn windows_between_durable_epochs_recover_what_one_batch_does() {
+    use Entry::{Pepoch, PepochTails, Put, Void};
+    let s1 = [
+        Put(10, 1, 5, 1, 11),
+        Put(11, 2, 1, 1, 12),
+        Put(12, 3, 1, 2, 13),
+        Put(13, 4, 1, 1, 14),
+        Put(14, 5, 2, 3, 15),
+    ];
+    let at1 = starts(&s1);
+    let s0 = |tails: bool| {
+        let p = |d: u64, t1: u64| {
+            if tails {
+                PepochTails(d, vec![0, t1])
+            } else {
+                Pepoch(d)
+            }
+        };
+        vec![
+            Put(1, 1, 1, 1, 1),
+            Put(2, 2, 2, 1, 2),
+            p(1, at1[1]),
+            Put(3, 3, 2, 2, 3),
+            p(3, at1[3]),
+            Put(4, 4, 2, 3, 4),
+            Void(3, 4),
+            Put(5, 5, 1, 3, 5),
+            p(5, at1[5]),
+        ]
+    };
+    for tails in [true, false] {
+        for threads in [1, 2, 3] {
+            let images = vec![image(&s0(tails)), image(&s1)];
+            let at = format!("tails {tails}, {threads} threads");
+            let (s, report) = recovers(images, threads, [2, 3, 15], (8, 2), &at);
+            assert_eq!(report.plan, Some("windows"), "{at}");
+            s.close().unwrap();
+        }
     }
 }
 

@@ -10,4 +10,5 @@ mod gsn_crash;
 mod nats_cli;
 mod pertxn_cli;
 mod rewind_peers;
+mod silor_crash;
 mod taurus_crash;

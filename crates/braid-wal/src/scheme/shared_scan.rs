@@ -32,7 +32,7 @@ pub(crate) struct Share {
 
 impl Share {
     /// The share that applies `(table, key)`.
-    fn owns(&self, table: u32, key: u64) -> bool {
+    pub(crate) fn owns(&self, table: u32, key: u64) -> bool {
         let h = (key ^ (u64::from(table) << 40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         ((h >> 32) as usize) % self.n == self.part
     }

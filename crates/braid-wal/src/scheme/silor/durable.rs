@@ -8,12 +8,16 @@
 //!
 //! Records (kind [`Kind::Checkpoint`], on stream 0, tagged by their first payload byte):
 //!
-//! * `P, u64 D`: the durable epoch. SiloR keeps it in a small file of its own (`pepoch`,
-//!   written and renamed); braid's schemes get log devices only, so it is a record on stream
-//!   0. That costs one more durable write of stream 0 per epoch, which the paper pays too (its
-//!   pepoch file is fsynced every epoch), and it survives truncation: a checkpoint's cut on
-//!   stream 0 is taken before those of the other streams, so the newest `P` record that
-//!   covers any record kept after a cut is itself after the cut on stream 0.
+//! * `P, u64 D[, u64 tail per stream]`: the durable epoch. SiloR keeps it in a small file of
+//!   its own (`pepoch`, written and renamed); braid's schemes get log devices only, so it is a
+//!   record on stream 0. That costs one more durable write of stream 0 per epoch, which the
+//!   paper pays too (its pepoch file is fsynced every epoch), and it survives truncation: a
+//!   checkpoint's cut on stream 0 is taken before those of the other streams, so the newest
+//!   `P` record that covers any record kept after a cut is itself after the cut on stream 0.
+//!   With several streams the record also carries, per stream, the tail the round waited
+//!   durable (`logger.rs`): every record of an epoch `<= D` lies before it, which lets
+//!   recovery replay window by window (`windows.rs`). A `P` without tails (one stream, or a
+//!   log written before they were added) is read as before.
 //! * `V, u64 lo, u64 hi`: epochs `lo < e <= hi` are void. Recovery discards records of epochs
 //!   above `D`; they stay in the logs (a stream cannot be cut below them: records of epochs
 //!   `<= D` may follow them), so the first open after a recovery writes this marker before
@@ -25,8 +29,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use crossbeam_utils::CachePadded;
 use parking_lot::{Condvar, Mutex};
 
-use crate::WalError;
 use crate::scheme::DurabilityWait;
+use crate::{Lsn, WalError};
 
 /// Tag of a durable-epoch record.
 pub(crate) const TAG_PEPOCH: u8 = b'P';
@@ -34,6 +38,7 @@ pub(crate) const TAG_PEPOCH: u8 = b'P';
 pub(crate) const TAG_VOID: u8 = b'V';
 
 /// The payload of a durable-epoch record.
+#[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn pepoch_payload(d: u64) -> [u8; 9] {
     let mut p = [0u8; 9];
     p[0] = TAG_PEPOCH;
@@ -41,7 +46,31 @@ pub(crate) fn pepoch_payload(d: u64) -> [u8; 9] {
     p
 }
 
+/// The payload of a durable-epoch record that also says, per stream, the tail before which
+/// every record of an epoch `<= d` lies.
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn pepoch_tails_payload(d: u64, tails: &[Lsn]) -> Vec<u8> {
+    let mut p = Vec::with_capacity(9 + 8 * tails.len());
+    p.extend_from_slice(&pepoch_payload(d));
+    for t in tails {
+        p.extend_from_slice(&t.to_le_bytes());
+    }
+    p
+}
+
+/// The per-stream tails a durable-epoch record's payload carries (none for a plain one, or
+/// for a payload that is not a durable-epoch record).
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn pepoch_tails(p: &[u8]) -> impl ExactSizeIterator<Item = Lsn> + '_ {
+    let tails = match decode_mark(p) {
+        Some(Mark::Pepoch(_)) => &p[9..],
+        _ => &[],
+    };
+    tails.chunks_exact(8).map(le)
+}
+
 /// The payload of a void marker for epochs `lo < e <= hi`.
+#[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn void_payload(lo: u64, hi: u64) -> [u8; 17] {
     let mut p = [0u8; 17];
     p[0] = TAG_VOID;
@@ -57,6 +86,7 @@ pub(crate) fn is_void(voids: &[(u64, u64)], e: u64) -> bool {
 
 /// What a bookkeeping record's payload says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) enum Mark {
     /// The durable epoch.
     Pepoch(u64),
@@ -71,9 +101,10 @@ fn le(b: &[u8]) -> u64 {
 }
 
 /// Decode a bookkeeping payload; `None` if it is neither kind.
+#[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn decode_mark(p: &[u8]) -> Option<Mark> {
     match (p.first(), p.len()) {
-        (Some(&TAG_PEPOCH), 9) => Some(Mark::Pepoch(le(&p[1..]))),
+        (Some(&TAG_PEPOCH), n) if n >= 9 && (n - 9) % 8 == 0 => Some(Mark::Pepoch(le(&p[1..9]))),
         (Some(&TAG_VOID), 17) => Some(Mark::Void(le(&p[1..9]), le(&p[9..]))),
         _ => None,
     }
@@ -211,6 +242,12 @@ mod tests {
         assert_eq!(decode_mark(&[]), None);
         assert_eq!(decode_mark(&pepoch_payload(1)[..8]), None);
         assert_eq!(decode_mark(&[TAG_VOID; 9]), None);
+        let p = pepoch_tails_payload(7, &[10, 20, 30]);
+        assert_eq!(decode_mark(&p), Some(Mark::Pepoch(7)));
+        assert_eq!(pepoch_tails(&p).collect::<Vec<_>>(), [10, 20, 30]);
+        assert_eq!(pepoch_tails(&pepoch_payload(7)).len(), 0);
+        assert_eq!(pepoch_tails(&void_payload(3, 9)).len(), 0);
+        assert_eq!(decode_mark(&p[..p.len() - 1]), None);
     }
 
     #[test]

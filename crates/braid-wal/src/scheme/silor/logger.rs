@@ -7,8 +7,9 @@
 //! writing its own device) is durable up to the tail, the stream has made that epoch durable.
 //! Workers' records do not wake the flushers (a backlog of 64 KiB does): each round wakes
 //! them, and flushes stream 0 itself.
-//! `D` is the minimum over the streams; when it grows, a `P` record saying so is appended to
-//! stream 0 and made durable, and only then is `D` published to the waiting commits.
+//! `D` is the minimum over the streams; when it grows, a `P` record saying so (and, with
+//! several streams, the tails this round waited durable) is appended to stream 0 and made
+//! durable, and only then is `D` published to the waiting commits.
 //!
 //! Choices where the paper is vague: one thread computes every stream's durable epoch (in
 //! SiloR each logger publishes its own and a separate thread takes the minimum); the streams'
@@ -23,7 +24,7 @@ use std::sync::atomic::Ordering::SeqCst;
 use std::time::Instant;
 
 use super::Shared;
-use super::durable::pepoch_payload;
+use super::durable::{pepoch_payload, pepoch_tails_payload};
 use super::epoch::{durable_epoch, stream_bound};
 use crate::WalError;
 use crate::record::{Kind, RecordSpec, Stamp};
@@ -120,7 +121,13 @@ impl Logger {
         }
         let d = durable_epoch(&self.per_stream);
         if d > self.sh.durable.get() {
-            let p = pepoch_payload(d);
+            // With several streams, say where each stream's records of epochs `<= d` end
+            // (`durable.rs`), for recovery's windows.
+            let p = if n > 1 {
+                pepoch_tails_payload(d, &tails)
+            } else {
+                pepoch_payload(d).to_vec()
+            };
             let payload = [&p[..]];
             let spec = RecordSpec {
                 kind: Kind::Checkpoint,

@@ -15,7 +15,7 @@
 //! * **Recovery** (`recovery.rs`, Section 5): read `D`, replay every stream's records of
 //!   epochs `<= D` in parallel, latest TID wins per key, discard the rest; a void marker keeps
 //!   the discarded ones from ever coming back. A single stream is replayed while it is read
-//!   (`pipeline.rs`).
+//!   (`pipeline.rs`), several window by window between durable-epoch records (`windows.rs`).
 //! * **Checkpoints**: the engine's transaction-consistent checkpoints and log cut
 //!   ([`super::cut`]), as for every scheme (SiloR's own fuzzy checkpoints are not modelled):
 //!   records carry the checkpoint epoch bit, a checkpoint waits until `D` covers every
@@ -32,11 +32,19 @@ mod epoch;
 mod logger;
 mod pipeline;
 mod recovery;
+mod windows;
 mod worker;
 
+#[cfg(not(feature = "testing"))]
 pub(crate) use durable::void_payload;
+#[cfg(feature = "testing")]
+pub use durable::{
+    Mark, decode_mark, pepoch_payload, pepoch_tails, pepoch_tails_payload, void_payload,
+};
+#[cfg(all(test, not(feature = "testing")))]
+pub(crate) use durable::{pepoch_payload, pepoch_tails_payload};
 #[cfg(test)]
-pub(crate) use {durable::pepoch_payload, epoch::first_tid};
+pub(crate) use epoch::first_tid;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};

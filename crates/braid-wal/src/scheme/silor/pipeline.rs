@@ -9,8 +9,8 @@
 //! locked and appends the record before it releases the locks (`worker.rs`), so the records
 //! writing one key appear in the stream in the order of their TIDs, and so of their epochs.
 //! Replaying each key's operations in stream order is therefore replaying them in TID order,
-//! which is what the batch recovery (`recovery.rs`) sorts for. With several streams the order
-//! across streams is known only by TID, so those logs are recovered by `recovery.rs`.
+//! which is what the recovery of several streams (`windows.rs`) sorts for: across streams the
+//! order is known only by TID.
 //!
 //! Which records are replayed is the same as in `recovery.rs`: epochs up to the durable epoch
 //! `D` (the largest `P` record, or `V` upper end) that no void marker covers. `D` is only
