@@ -23,6 +23,9 @@
 //!   `<= D` may follow them), so the first open after a recovery writes this marker before
 //!   anything new, and restarts the epochs above `hi`. A later, larger `D` therefore never
 //!   resurrects them (the gsn scheme voids its lost GSNs the same way).
+//!
+//! Their decoder is fuzzed (`fuzz/fuzz_targets/silor_mark.rs`, with a proptest twin in
+//! braid-testkit).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 

@@ -35,6 +35,7 @@ use std::time::Instant;
 
 use super::durable::{Mark, decode_mark, is_void, pepoch_tails};
 use super::epoch::epoch_of;
+use super::pipeline::HELD_RESERVE;
 use super::recovery::{NO_TID, Recovered, bad};
 use crate::device::Device;
 use crate::payload::{OP_DELETE, OP_INSERT, decode_redo};
@@ -45,10 +46,6 @@ use crate::scheme::feed::Records;
 use crate::scheme::shared_scan::{self, Share};
 use crate::scheme::{LogKind, Lookahead, RecoveryReport, Replay, SchemeConfig, replay_failed};
 use crate::{Lsn, RecordProblem, WalError};
-
-/// Address space reserved for a share's held operations (touched only when written; see
-/// `pipeline.rs`'s `HELD_RESERVE` for why not grown by doubling).
-const HELD_RESERVE: usize = 64 << 20;
 
 /// One held operation of the share.
 #[derive(Clone, Copy)]
@@ -73,11 +70,21 @@ struct Held {
     spare: Vec<u8>,
 }
 
+/// What one thread read of one stream.
+#[derive(Default, Clone)]
+struct StreamRead {
+    records: u64,
+    bytes: u64,
+    max_txn: u64,
+    /// Transaction records the cut covers.
+    covered: u64,
+    end: Option<ScanEnd>,
+}
+
 /// What one thread found, beside the rows it applied.
 #[derive(Default)]
 struct Found {
-    /// Per stream: records, bytes, largest transaction id, records the cut covers, end.
-    streams: Vec<(u64, u64, u64, u64, Option<ScanEnd>)>,
+    streams: Vec<StreamRead>,
     /// Transaction records (not covered by the cut) by epoch.
     epochs: BTreeMap<u64, u64>,
     durable: u64,
@@ -106,15 +113,15 @@ impl Reader<'_> {
     ) -> Result<Option<Vec<Lsn>>, WalError> {
         let h = &r.header;
         let st = &mut self.found.streams[s];
-        st.0 += 1;
+        st.records += 1;
         match h.kind {
             Kind::Redo => {
                 let tid = r.stamp.gsn().ok_or_else(|| bad(s, h.lsn, NO_TID))?;
-                st.2 = st.2.max(h.txn);
+                st.max_txn = st.max_txn.max(h.txn);
                 let epoch = epoch_of(tid);
                 self.found.max_epoch = self.found.max_epoch.max(epoch);
                 if Cut::covered(self.cfg.cut.as_ref(), s, h.lsn, h.flags) {
-                    st.3 += 1;
+                    st.covered += 1;
                     return Ok(None);
                 }
                 if self.run.0 == epoch {
@@ -252,13 +259,15 @@ pub(super) fn recover(
         }
     }
     let mut ends = Vec::with_capacity(devices.len());
-    for (records, bytes, max_txn, covered, end) in found.streams {
-        progress(bytes);
-        report.records += records;
-        report.bytes += bytes;
-        report.max_txn = report.max_txn.max(max_txn);
-        report.covered += covered;
-        let end = end.ok_or(WalError::Internal(crate::Invariant::ScanWithoutEnd))?;
+    for st in found.streams {
+        progress(st.bytes);
+        report.records += st.records;
+        report.bytes += st.bytes;
+        report.max_txn = report.max_txn.max(st.max_txn);
+        report.covered += st.covered;
+        let end = st
+            .end
+            .ok_or(WalError::Internal(crate::Invariant::ScanWithoutEnd))?;
         ends.push(end.end);
         report.ends.push(end);
     }
@@ -285,7 +294,7 @@ fn read(
         share,
         cfg,
         found: Found {
-            streams: vec![Default::default(); n],
+            streams: vec![StreamRead::default(); n],
             ..Found::default()
         },
         held: Held {
@@ -338,8 +347,8 @@ fn read(
         *r.found.epochs.entry(r.run.0).or_default() += r.run.1;
     }
     for (st, records) in r.found.streams.iter_mut().zip(streams.iter()) {
-        st.1 = records.bytes_read();
-        st.4 = records.end().cloned();
+        st.bytes = records.bytes_read();
+        st.end = records.end().cloned();
     }
     Ok(Some(r.found))
 }
