@@ -59,12 +59,11 @@ struct Held {
 }
 
 /// Address space [`Held`] (and `windows.rs`'s buffers) reserves for operations at the start,
-/// in bytes. A share holds about
-/// the records of the two or three epochs its `P` lags behind (measured: 12-34 MB for 1 KB
-/// rows at 5 ms epochs), and growing a buffer by doubling to that size writes every byte it
-/// has held once more into memory never touched before, which on a guest whose fresh pages
-/// cost a host fault each (0.4-1.7 s/GB measured) was a third of the replay. Reserving does
-/// not touch: a page costs only when first written.
+/// in bytes. A share holds about the records of the two or three epochs its `P` lags behind
+/// (measured: 12-34 MB for 1 KB rows at 5 ms epochs), and growing a buffer by doubling to that
+/// size writes every byte it has held once more into memory never touched before, which on a
+/// guest whose fresh pages cost a host fault each (0.4-1.7 s/GB measured) was a third of the
+/// replay. Reserving does not touch: a page costs only when first written.
 pub(super) const HELD_RESERVE: usize = 64 << 20;
 
 impl Held {
