@@ -68,6 +68,8 @@ struct Held {
     bytes: Vec<u8>,
     /// The buffer the kept operations move to after a window (swapped with `bytes`).
     spare: Vec<u8>,
+    /// The operations a window applies (kept between windows for its capacity).
+    now: Vec<Op>,
 }
 
 /// What one thread read of one stream.
@@ -127,9 +129,7 @@ impl Reader<'_> {
                 if self.run.0 == epoch {
                     self.run.1 += 1;
                 } else {
-                    if self.run.1 > 0 {
-                        *self.found.epochs.entry(self.run.0).or_default() += self.run.1;
-                    }
+                    self.count_run();
                     self.run = (epoch, 1);
                 }
                 let payload = r.payload;
@@ -178,12 +178,21 @@ impl Reader<'_> {
         }
     }
 
+    /// Add the run of records of one epoch to `found.epochs`.
+    fn count_run(&mut self) {
+        if self.run.1 > 0 {
+            *self.found.epochs.entry(self.run.0).or_default() += self.run.1;
+        }
+        self.run = (0, 0);
+    }
+
     /// Apply the held operations of epochs now durable (dropping those a void marker
     /// covers), per key in TID order from its last full image; keep the rest.
     fn apply(&mut self, replay: &dyn Replay) -> Result<(), WalError> {
         let (d, voids) = (self.found.durable, &self.found.voids);
         let held = &mut self.held;
-        let mut now: Vec<Op> = Vec::new();
+        let now = &mut held.now;
+        now.clear();
         let mut kept = 0;
         held.spare.clear();
         for i in 0..held.ops.len() {
@@ -301,6 +310,7 @@ fn read(
             ops: Vec::with_capacity(HELD_RESERVE / 1024),
             bytes: Vec::with_capacity(HELD_RESERVE),
             spare: Vec::with_capacity(HELD_RESERVE),
+            now: Vec::new(),
         },
         run: (0, 0),
     };
@@ -343,9 +353,7 @@ fn read(
             break;
         }
     }
-    if r.run.1 > 0 {
-        *r.found.epochs.entry(r.run.0).or_default() += r.run.1;
-    }
+    r.count_run();
     for (st, records) in r.found.streams.iter_mut().zip(streams.iter()) {
         st.bytes = records.bytes_read();
         st.end = records.end().cloned();
